@@ -1,0 +1,68 @@
+#pragma once
+// Generator: a pure function from pipeline shape, parameters and costs to a schedule table, with
+// its closed-form bubble and activation peak where one is published. Generators never see the
+// engine. Built-ins and plugins register them through the same Registrar.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedules/parameter.h"
+#include "schedules/stage_costs.h"
+#include "schedules/table.h"
+#include "sim/units/bytes.h"
+#include "sim/units/time.h"
+
+namespace bubblesim {
+
+/// Everything a generator may use. `costs` are per pipeline stage of the p-way split.
+struct GeneratorInput {
+  std::int32_t devices = 0;       // p
+  std::int32_t microbatches = 0;  // m
+  ParamValues params;
+  CostProfile costs;
+  Time comm_delay;                            // fixed stage-to-stage delay, if the scenario has one
+  std::optional<Bytes> memory_budget;         // per device, if the scenario sets one
+};
+
+/// Published closed forms, evaluated for one input. Either may be absent.
+struct Formula {
+  std::optional<double> bubble_ratio;           // makespan-based ratio
+  std::optional<double> peak_activation_units;  // max over devices, in stage-microbatch units
+  std::string note;                             // the formula and its conditions, for reports
+};
+
+/// A user-facing problem with the input (m, p, v or a parameter does not fit the schedule).
+/// The message says what would fit. Carries no location; the scenario loader adds it.
+class ScheduleConstraintError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct GeneratorInfo {
+  std::string name;
+  std::string description;
+  std::string placement;    // "straight", "loop", "V", ...
+  std::string source;       // paper or code it follows
+  std::vector<ParamSpec> params;
+};
+
+struct Generator {
+  GeneratorInfo info;
+  std::function<Table(const GeneratorInput&)> generate;
+  std::function<Formula(const GeneratorInput&)> formula;  // may be empty: no closed form
+};
+
+/// The host's registration interface. A generator package is one function `void f(Registrar&)`.
+class Registrar {
+ public:
+  virtual ~Registrar() = default;
+  /// Throws std::invalid_argument if the name is taken.
+  virtual void add(Generator generator) = 0;
+};
+
+using RegisterFunction = void (*)(Registrar&);
+
+}  // namespace bubblesim

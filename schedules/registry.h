@@ -1,0 +1,35 @@
+#pragma once
+// Registry: the generators known to one run of the tool (no global registry).
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedules/generator.h"
+
+namespace bubblesim {
+
+class Registry final : public Registrar {
+ public:
+  /// A registry holding every built-in generator (the CMake-generated list).
+  static Registry with_builtins();
+
+  void add(Generator generator) override;
+  /// Registers through `fn`, labelling what it adds with `origin` (a plugin's path and version).
+  void add_from(RegisterFunction fn, const std::string& origin);
+
+  const Generator* find(const std::string& name) const;
+  /// Names in registration order.
+  std::vector<std::string> names() const;
+  /// "built-in" or the plugin file a generator came from.
+  const std::string& origin(const std::string& name) const;
+
+ private:
+  std::vector<Generator> generators_;
+  std::vector<std::string> origins_;
+  std::map<std::string, std::size_t> index_;
+  std::string current_origin_ = "built-in";
+};
+
+}  // namespace bubblesim

@@ -1,0 +1,30 @@
+#include "schedules/stage_costs.h"
+
+namespace bubblesim {
+
+std::vector<StageCost> CostProfile::for_table(int chunks) const {
+  std::vector<StageCost> out;
+  out.reserve(stages.size() * static_cast<std::size_t>(chunks));
+  for (const StageCost& c : stages) {
+    StageCost part = c;
+    part.forward = c.forward / chunks;
+    part.backward_input = c.backward_input / chunks;
+    part.backward_weight = c.backward_weight / chunks;
+    part.recompute = c.recompute / chunks;
+    part.fused = c.fused / chunks;
+    part.activation = c.activation / chunks;
+    part.weight_grad = c.weight_grad / chunks;
+    part.stage_input = c.stage_input;
+    part.static_memory = c.static_memory / chunks;
+    for (int k = 0; k < chunks; ++k) out.push_back(part);
+  }
+  return out;
+}
+
+CostProfile CostProfile::uniform(int stages, const StageCost& cost) {
+  CostProfile p;
+  p.stages.assign(static_cast<std::size_t>(stages), cost);
+  return p;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,38 @@
+#pragma once
+// Per-stage costs: what one microbatch costs on one stage. The cost profile of a scenario holds
+// them per pipeline stage of the p-way split; `for_table` divides them among a table's chunks.
+
+#include <vector>
+
+#include "sim/units/bytes.h"
+#include "sim/units/time.h"
+
+namespace bubblesim {
+
+struct StageCost {
+  Time forward;           // T_F
+  Time backward_input;    // T_B: backward for inputs (I)
+  Time backward_weight;   // T_W: backward for weights
+  Time recompute;         // T_R: recomputed forward (defaults to T_F)
+  Time fused;             // T_F&B of an overlapped forward+backward pair; zero = T_F + T_B(full)
+  Bytes activation;       // M_B: held from F until B
+  Bytes weight_grad;      // M_W: part of M_B still held after B until W
+  Bytes stage_input;      // what a recomputing stage keeps from F to R (its input tensor)
+  Bytes p2p;              // bytes sent to the next stage per microbatch (and gradients back)
+  Bytes static_memory;    // weights + gradients + optimizer state of the stage
+
+  Time full_backward() const { return backward_input + backward_weight; }
+};
+
+struct CostProfile {
+  std::vector<StageCost> stages;  // one per pipeline stage of the p-way split
+
+  /// Costs per table stage for a table with `chunks` table stages per profile stage: table stage
+  /// s takes profile stage s / chunks with times and bytes divided by `chunks` (p2p bytes are not
+  /// divided: the activation tensor between chunks has the same size).
+  std::vector<StageCost> for_table(int chunks) const;
+  /// A profile where every one of `stages` stages has the same cost.
+  static CostProfile uniform(int stages, const StageCost& cost);
+};
+
+}  // namespace bubblesim

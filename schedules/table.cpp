@@ -1,0 +1,45 @@
+#include "schedules/table.h"
+
+#include <numeric>
+
+namespace bubblesim {
+
+Placement Placement::straight(std::int32_t stages) {
+  Placement p;
+  p.device_of_stage.emplace_back(static_cast<std::size_t>(stages));
+  std::iota(p.device_of_stage[0].begin(), p.device_of_stage[0].end(), 0);
+  return p;
+}
+
+Placement Placement::loop(std::int32_t devices, std::int32_t stages) {
+  Placement p;
+  p.device_of_stage.emplace_back(static_cast<std::size_t>(stages));
+  for (std::int32_t s = 0; s < stages; ++s) p.device_of_stage[0][static_cast<std::size_t>(s)] = s % devices;
+  return p;
+}
+
+Placement Placement::v_shape(std::int32_t devices) {
+  Placement p;
+  p.device_of_stage.emplace_back(static_cast<std::size_t>(2 * devices));
+  for (std::int32_t s = 0; s < 2 * devices; ++s) {
+    p.device_of_stage[0][static_cast<std::size_t>(s)] = s < devices ? s : 2 * devices - 1 - s;
+  }
+  return p;
+}
+
+std::size_t Table::op_count() const {
+  std::size_t n = 0;
+  for (const auto& ops : device_ops) n += ops.size();
+  return n;
+}
+
+bool Table::has_weight_op(std::int32_t stage, std::int32_t microbatch) const {
+  for (const auto& ops : device_ops) {
+    for (const Op& op : ops) {
+      if (op.kind == OpKind::Weight && op.stage == stage && op.microbatch == microbatch) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,635 @@
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schedules/table_index.h"
+#include "sim/engine/event_queue.h"
+#include "sim/engine/flow_network.h"
+#include "sim/engine/metrics.h"
+
+namespace bubblesim {
+namespace {
+
+constexpr std::uint32_t kNone = 0xffffffffu;
+constexpr int kStreams = 3;
+
+// Event priorities at equal time: ends free memory before arrivals start new ops.
+constexpr std::uint8_t kPriorityEnd = 0;
+constexpr std::uint8_t kPriorityNetwork = 1;
+constexpr std::uint8_t kPriorityArrival = 2;
+
+enum class EdgeKind : std::uint8_t { Local, ForwardActivation, BackwardGradient };
+
+struct Edge {
+  std::uint32_t target;
+  EdgeKind kind;
+  Bytes bytes;
+};
+
+struct Node {
+  const Op* op = nullptr;
+  std::int32_t device = 0;
+  std::int32_t position = 0;
+  std::uint8_t stream = 0;
+  bool done = false;
+  bool started = false;
+  Time duration;
+  std::int32_t deps_remaining = 0;
+  Time ready;        // latest arrival of a dependency
+  Time local_ready;  // latest end of a producer (arrival without communication)
+  Time start_time;
+  Time end_time;
+  std::uint32_t edges_begin = 0, edges_end = 0;
+};
+
+struct PendingTransfer {
+  std::uint32_t target;
+  std::uint32_t producer;
+  Time latency;
+  Bytes bytes;
+  std::uint32_t id;
+};
+
+// One activation (stage, microbatch) and what of it is resident on its device.
+struct Activation {
+  Bytes resident;
+  Bytes offloaded;
+  bool counted = false;  // holds one unit of the activation count
+};
+
+}  // namespace
+
+struct Engine::State {
+  EngineInput in;
+  const Table& table;
+  TableIndex index;
+  std::vector<EngineObserver*> observers;
+
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  std::vector<std::uint32_t> device_offset;                 // first node of each device
+  std::vector<std::vector<std::uint32_t>> stream_ops;       // [device * 3 + stream] -> nodes in order
+  std::vector<std::size_t> stream_cursor;
+  std::vector<bool> stream_busy;
+  std::vector<Time> stream_free_at;
+
+  EventQueue queue;
+  std::uint64_t events = 0;
+  std::size_t completed = 0;
+
+  // Network (Topology model).
+  std::unique_ptr<FlowNetwork> network;
+  std::uint32_t network_version = 0;
+  std::vector<PendingTransfer> flow_targets;  // indexed by FlowId
+  std::vector<std::optional<Route>> routes;   // [from * devices + to]
+  std::vector<Time> arrival_time_pending;     // per node: arrival events carry only the node
+  std::uint32_t next_transfer_id = 0;
+
+  // Memory.
+  std::vector<Activation> activations;  // [stage * m + microbatch]
+  std::vector<Bytes> static_memory;
+  std::vector<Bytes> activation_now, activation_peak, total_peak;
+  std::vector<Time> activation_peak_time;
+  std::vector<std::int64_t> count_now, count_peak;
+  std::vector<OutOfMemory> oom;
+  std::vector<bool> oom_seen;
+
+  std::vector<Time> exposed_comm;
+
+  explicit State(EngineInput input) : in(std::move(input)), table(*in.table), index(table) {}
+
+  const StageCost& cost(std::int32_t stage) const { return in.stage_costs[static_cast<std::size_t>(stage)]; }
+  Activation& activation(std::int32_t s, std::int32_t j) {
+    return activations[static_cast<std::size_t>(s) * static_cast<std::size_t>(table.microbatches) +
+                       static_cast<std::size_t>(j)];
+  }
+  std::uint32_t node_at(OpLocation loc) const {
+    return device_offset[static_cast<std::size_t>(loc.device)] + static_cast<std::uint32_t>(loc.position);
+  }
+
+  void build();
+  void add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
+                        std::vector<std::vector<std::pair<std::uint32_t, Edge>>>& incoming);
+  Time duration_of(const Op& op) const;
+  void try_start(std::size_t stream_slot, Time now);
+  void start(std::uint32_t n, Time now);
+  void finish(std::uint32_t n, Time now);
+  void deliver(std::uint32_t target, Time at, Time now);
+  void arrive(std::uint32_t target, Time now);
+  void send(std::uint32_t producer, const Edge& e, Time now);
+  void schedule_network_check();
+  void on_network_check(Time now);
+  void allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, Time now, const Op& op);
+  void release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, bool release_unit, Time now);
+  void notify_memory(std::int32_t device, Time now);
+  std::string describe_deadlock() const;
+  SimulationResult run();
+};
+
+void Engine::State::build() {
+  const auto devices = static_cast<std::size_t>(table.devices);
+  device_offset.resize(devices + 1);
+  std::uint32_t total = 0;
+  for (std::size_t d = 0; d < devices; ++d) {
+    device_offset[d] = total;
+    total += static_cast<std::uint32_t>(table.device_ops[d].size());
+  }
+  device_offset[devices] = total;
+  nodes.resize(total);
+  stream_ops.assign(devices * kStreams, {});
+  for (std::size_t d = 0; d < devices; ++d) {
+    for (std::size_t i = 0; i < table.device_ops[d].size(); ++i) {
+      Node& n = nodes[device_offset[d] + i];
+      n.op = &table.device_ops[d][i];
+      n.device = static_cast<std::int32_t>(d);
+      n.position = static_cast<std::int32_t>(i);
+      n.stream = static_cast<std::uint8_t>(stream_of(n.op->kind));
+      n.duration = duration_of(*n.op);
+      stream_ops[d * kStreams + n.stream].push_back(device_offset[d] + static_cast<std::uint32_t>(i));
+    }
+  }
+  // Incoming edges per node, then laid out as outgoing edges (CSR) for the hot loop.
+  std::vector<std::vector<std::pair<std::uint32_t, Edge>>> incoming(total);
+  for (std::uint32_t n = 0; n < total; ++n) {
+    const Op& op = *nodes[n].op;
+    if (op.kind == OpKind::ForwardBackward) {
+      add_dependencies(n, OpKind::Forward, op.stage, op.microbatch, incoming);
+      add_dependencies(n, OpKind::Backward, op.backward_stage, op.backward_microbatch, incoming);
+    } else {
+      add_dependencies(n, op.kind, op.stage, op.microbatch, incoming);
+    }
+  }
+  std::vector<std::uint32_t> out_count(total, 0);
+  for (std::uint32_t n = 0; n < total; ++n) {
+    for (const auto& [from, e] : incoming[n]) ++out_count[from];
+    nodes[n].deps_remaining = static_cast<std::int32_t>(incoming[n].size());
+  }
+  std::uint32_t offset = 0;
+  for (std::uint32_t n = 0; n < total; ++n) {
+    nodes[n].edges_begin = nodes[n].edges_end = offset;
+    offset += out_count[n];
+  }
+  edges.resize(offset);
+  for (std::uint32_t n = 0; n < total; ++n) {
+    for (const auto& [from, e] : incoming[n]) edges[nodes[from].edges_end++] = e;
+  }
+}
+
+void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
+                                     std::vector<std::vector<std::pair<std::uint32_t, Edge>>>& incoming) {
+  auto depend = [&](OpKind pred_kind, std::int32_t ps, std::int32_t pj, EdgeKind edge_kind, Bytes bytes) {
+    OpLocation loc = index.find(pred_kind, ps, pj);
+    if (!loc.present()) return;
+    std::uint32_t from = node_at(loc);
+    if (from == n) return;  // the other half of the same fused op
+    if (nodes[from].device == nodes[n].device) edge_kind = EdgeKind::Local;
+    incoming[n].emplace_back(from, Edge{n, edge_kind, edge_kind == EdgeKind::Local ? Bytes::zero() : bytes});
+  };
+  const std::int32_t last = table.stages - 1;
+  switch (kind) {
+    case OpKind::Forward:
+      if (s > 0) depend(OpKind::Forward, s - 1, j, EdgeKind::ForwardActivation, cost(s - 1).p2p);
+      break;
+    case OpKind::Backward:
+      depend(OpKind::Forward, s, j, EdgeKind::Local, Bytes::zero());
+      if (s < last) depend(OpKind::Backward, s + 1, j, EdgeKind::BackwardGradient, cost(s).p2p);
+      depend(OpKind::Recompute, s, j, EdgeKind::Local, Bytes::zero());
+      depend(OpKind::Reload, s, j, EdgeKind::Local, Bytes::zero());
+      break;
+    case OpKind::Weight: depend(OpKind::Backward, s, j, EdgeKind::Local, Bytes::zero()); break;
+    case OpKind::Recompute: depend(OpKind::Forward, s, j, EdgeKind::Local, Bytes::zero()); break;
+    case OpKind::Offload: depend(OpKind::Forward, s, j, EdgeKind::Local, Bytes::zero()); break;
+    case OpKind::Reload: depend(OpKind::Offload, s, j, EdgeKind::Local, Bytes::zero()); break;
+    case OpKind::ForwardBackward: break;  // expanded by the caller
+  }
+}
+
+Time Engine::State::duration_of(const Op& op) const {
+  auto backward = [&](std::int32_t s, std::int32_t j) {
+    return index.has_weight(s, j) ? cost(s).backward_input : cost(s).full_backward();
+  };
+  switch (op.kind) {
+    case OpKind::Forward: return cost(op.stage).forward;
+    case OpKind::Backward: return backward(op.stage, op.microbatch);
+    case OpKind::Weight: return cost(op.stage).backward_weight;
+    case OpKind::Recompute: {
+      const StageCost& c = cost(op.stage);
+      return c.recompute > Time::zero() ? c.recompute : c.forward;
+    }
+    case OpKind::ForwardBackward: {
+      const StageCost& c = cost(op.stage);
+      if (c.fused > Time::zero()) return c.fused;
+      return c.forward + backward(op.backward_stage, op.backward_microbatch);
+    }
+    case OpKind::Offload:
+    case OpKind::Reload:
+      return Time::zero();  // copy time comes from the PCIe route (Topology) in finish/start
+  }
+  return Time::zero();
+}
+
+void Engine::State::notify_memory(std::int32_t device, Time now) {
+  auto d = static_cast<std::size_t>(device);
+  for (EngineObserver* o : observers) o->on_memory(device, now, activation_now[d], activation_now[d] + static_memory[d]);
+}
+
+void Engine::State::allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, Time now, const Op& op) {
+  auto d = static_cast<std::size_t>(device);
+  Activation& a = activation(s, j);
+  a.resident += bytes;
+  activation_now[d] += bytes;
+  if (!a.counted) {
+    a.counted = true;
+    if (++count_now[d] > count_peak[d]) count_peak[d] = count_now[d];
+  }
+  if (activation_now[d] > activation_peak[d]) {
+    activation_peak[d] = activation_now[d];
+    activation_peak_time[d] = now;
+  }
+  Bytes total = activation_now[d] + static_memory[d];
+  if (total > total_peak[d]) total_peak[d] = total;
+  if (!in.memory_budget.empty()) {
+    Bytes budget = in.memory_budget[d];
+    if (total > budget && !oom_seen[d]) {
+      oom_seen[d] = true;
+      oom.push_back(OutOfMemory{device, now, to_string(op), total - budget, budget});
+    }
+  }
+  if (!observers.empty()) notify_memory(device, now);
+}
+
+void Engine::State::release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, bool release_unit,
+                            Time now) {
+  auto d = static_cast<std::size_t>(device);
+  Activation& a = activation(s, j);
+  Bytes freed = std::min(bytes, a.resident);
+  a.resident -= freed;
+  activation_now[d] -= freed;
+  if (release_unit && a.counted) {
+    a.counted = false;
+    --count_now[d];
+  }
+  if (!observers.empty()) notify_memory(device, now);
+}
+
+void Engine::State::try_start(std::size_t slot, Time now) {
+  if (stream_busy[slot]) return;
+  const auto& ops = stream_ops[slot];
+  std::size_t cursor = stream_cursor[slot];
+  if (cursor >= ops.size()) return;
+  std::uint32_t n = ops[cursor];
+  if (nodes[n].deps_remaining > 0) return;
+  start(n, now);
+}
+
+void Engine::State::start(std::uint32_t n, Time now) {
+  Node& node = nodes[n];
+  const Op& op = *node.op;
+  const std::size_t slot = static_cast<std::size_t>(node.device) * kStreams + node.stream;
+  stream_busy[slot] = true;
+  node.started = true;
+  node.start_time = now;
+  if (node.stream == 0) {
+    Time local = std::max(node.local_ready, stream_free_at[slot]);
+    if (now > local) exposed_comm[static_cast<std::size_t>(node.device)] += now - local;
+  }
+  // Allocation at start: F (or its recompute input), R, L, the forward half of F&B.
+  auto forward_alloc = [&](std::int32_t s, std::int32_t j) {
+    bool recomputed = index.find(OpKind::Recompute, s, j).present();
+    allocate(node.device, s, j, recomputed ? cost(s).stage_input : cost(s).activation, now, op);
+  };
+  switch (op.kind) {
+    case OpKind::Forward:
+    case OpKind::ForwardBackward: forward_alloc(op.stage, op.microbatch); break;
+    case OpKind::Recompute: allocate(node.device, op.stage, op.microbatch, cost(op.stage).activation, now, op); break;
+    case OpKind::Reload: {
+      Activation& a = activation(op.stage, op.microbatch);
+      Bytes back = a.offloaded;
+      a.offloaded = Bytes::zero();
+      allocate(node.device, op.stage, op.microbatch, back, now, op);
+      break;
+    }
+    default: break;
+  }
+  for (EngineObserver* o : observers) o->on_op_start(OpEvent{node.device, node.position, op, now});
+  bool copy = op.kind == OpKind::Offload || op.kind == OpKind::Reload;
+  if (copy && network && in.topology) {
+    // The copy is a flow over the route between the GPU and its host.
+    VertexId gpu = in.device_vertex[static_cast<std::size_t>(node.device)];
+    std::optional<VertexId> host = in.topology->nearest_host(gpu);
+    Bytes bytes = cost(op.stage).activation;
+    if (host && bytes > Bytes::zero()) {
+      std::optional<Route> route = op.kind == OpKind::Offload ? in.topology->route(gpu, *host)
+                                                              : in.topology->route(*host, gpu);
+      if (route && !route->links.empty()) {
+        FlowNetwork::FlowId id = network->add(route->links, bytes.as_double(), now);
+        if (flow_targets.size() <= static_cast<std::size_t>(id)) flow_targets.resize(static_cast<std::size_t>(id) + 1);
+        flow_targets[static_cast<std::size_t>(id)] = PendingTransfer{n, kNone, route->latency, bytes, kNone};
+        schedule_network_check();
+        return;
+      }
+    }
+  }
+  queue.push(now + node.duration, kPriorityEnd, EventType::OpEnd, n);
+}
+
+void Engine::State::finish(std::uint32_t n, Time now) {
+  Node& node = nodes[n];
+  const Op& op = *node.op;
+  node.done = true;
+  node.end_time = now;
+  ++completed;
+  const std::size_t slot = static_cast<std::size_t>(node.device) * kStreams + node.stream;
+  stream_busy[slot] = false;
+  stream_free_at[slot] = now;
+  ++stream_cursor[slot];
+  // Release at the end: B, W, O and the backward half of F&B.
+  auto backward_release = [&](std::int32_t s, std::int32_t j) {
+    const StageCost& c = cost(s);
+    bool split = index.has_weight(s, j);
+    Bytes input = index.find(OpKind::Recompute, s, j).present() ? c.stage_input : Bytes::zero();
+    if (!split) {
+      release(node.device, s, j, c.activation + input, true, now);
+    } else if (in.release == ReleaseConvention::Split) {
+      release(node.device, s, j, c.activation - std::min(c.weight_grad, c.activation) + input, false, now);
+    }
+  };
+  switch (op.kind) {
+    case OpKind::Backward: backward_release(op.stage, op.microbatch); break;
+    case OpKind::ForwardBackward: backward_release(op.backward_stage, op.backward_microbatch); break;
+    case OpKind::Weight: release(node.device, op.stage, op.microbatch, activation(op.stage, op.microbatch).resident, true, now); break;
+    case OpKind::Offload: {
+      Activation& a = activation(op.stage, op.microbatch);
+      a.offloaded += a.resident;
+      release(node.device, op.stage, op.microbatch, a.resident, false, now);
+      break;
+    }
+    default: break;
+  }
+  for (EngineObserver* o : observers) o->on_op_end(OpEvent{node.device, node.position, op, now});
+  for (std::uint32_t e = node.edges_begin; e < node.edges_end; ++e) {
+    const Edge& edge = edges[e];
+    Node& target = nodes[edge.target];
+    if (now > target.local_ready) target.local_ready = now;
+    if (edge.kind == EdgeKind::Local || in.network == NetworkModel::None) {
+      deliver(edge.target, now, now);
+    } else {
+      send(n, edge, now);
+    }
+  }
+  try_start(slot, now);
+}
+
+void Engine::State::send(std::uint32_t producer, const Edge& e, Time now) {
+  const Node& from = nodes[producer];
+  const Node& to = nodes[e.target];
+  std::uint32_t id = next_transfer_id++;
+  if (!observers.empty()) {
+    for (EngineObserver* o : observers) {
+      o->on_transfer_start(TransferEvent{id, from.device, to.device, e.bytes, now, *from.op, *to.op});
+    }
+  }
+  if (in.network == NetworkModel::FixedDelay) {
+    Time at = now + in.fixed_delay;
+    if (!observers.empty()) {
+      for (EngineObserver* o : observers) {
+        o->on_transfer_end(TransferEvent{id, from.device, to.device, e.bytes, at, *from.op, *to.op});
+      }
+    }
+    deliver(e.target, at, now);
+    return;
+  }
+  // Topology: a flow over the route, then the route's latency.
+  const auto devices = static_cast<std::size_t>(table.devices);
+  const std::optional<Route>& route =
+      routes[static_cast<std::size_t>(from.device) * devices + static_cast<std::size_t>(to.device)];
+  Time latency = route ? route->latency : Time::zero();
+  if (!route || route->links.empty() || e.bytes <= Bytes::zero()) {
+    Time at = now + latency;
+    for (EngineObserver* o : observers) {
+      o->on_transfer_end(TransferEvent{id, from.device, to.device, e.bytes, at, *from.op, *to.op});
+    }
+    deliver(e.target, at, now);
+    return;
+  }
+  FlowNetwork::FlowId flow = network->add(route->links, e.bytes.as_double(), now);
+  if (flow_targets.size() <= static_cast<std::size_t>(flow)) flow_targets.resize(static_cast<std::size_t>(flow) + 1);
+  flow_targets[static_cast<std::size_t>(flow)] = PendingTransfer{e.target, producer, latency, e.bytes, id};
+  schedule_network_check();
+}
+
+void Engine::State::schedule_network_check() {
+  ++network_version;
+  if (std::optional<Time> t = network->next_completion()) {
+    queue.push(*t, kPriorityNetwork, EventType::NetworkCheck, network_version);
+  }
+}
+
+void Engine::State::on_network_check(Time now) {
+  std::vector<FlowNetwork::FlowId> finished = network->complete_finished(now);
+  for (FlowNetwork::FlowId f : finished) {
+    const PendingTransfer& t = flow_targets[static_cast<std::size_t>(f)];
+    Node& node = nodes[t.target];
+    if (t.producer == kNone) {
+      // An offload or reload copy finished its transfer; the op ends after the route latency.
+      queue.push(now + t.latency, kPriorityEnd, EventType::OpEnd, t.target);
+      continue;
+    }
+    Time at = now + t.latency;
+    const Node& from = nodes[t.producer];
+    for (EngineObserver* o : observers) {
+      o->on_transfer_end(TransferEvent{t.id, from.device, node.device, t.bytes, at, *from.op, *node.op});
+    }
+    deliver(t.target, at, now);
+  }
+  schedule_network_check();
+}
+
+void Engine::State::deliver(std::uint32_t target, Time at, Time now) {
+  if (at <= now) {
+    arrive(target, now);
+    return;
+  }
+  Node& node = nodes[target];
+  if (at > node.ready) node.ready = at;
+  queue.push(at, kPriorityArrival, EventType::Arrival, target);
+}
+
+void Engine::State::arrive(std::uint32_t target, Time now) {
+  Node& node = nodes[target];
+  if (now > node.ready) node.ready = now;
+  if (--node.deps_remaining == 0) {
+    try_start(static_cast<std::size_t>(node.device) * kStreams + node.stream, now);
+  }
+}
+
+std::string Engine::State::describe_deadlock() const {
+  std::vector<std::string> blocked;
+  std::size_t shown = 0, total = 0;
+  for (std::size_t slot = 0; slot < stream_ops.size(); ++slot) {
+    const auto& ops = stream_ops[slot];
+    if (stream_cursor[slot] >= ops.size()) continue;
+    ++total;
+    if (shown >= 16) continue;
+    ++shown;
+    const Node& head = nodes[ops[stream_cursor[slot]]];
+    // Name the dependencies that never finished.
+    std::vector<std::string> waiting;
+    for (std::uint32_t n = 0; n < nodes.size(); ++n) {
+      if (nodes[n].done) continue;
+      for (std::uint32_t e = nodes[n].edges_begin; e < nodes[n].edges_end; ++e) {
+        if (edges[e].target == ops[stream_cursor[slot]]) {
+          waiting.push_back(fmt::format("{} on device {}", to_string(*nodes[n].op), nodes[n].device));
+        }
+      }
+    }
+    blocked.push_back(fmt::format("device {} is blocked at {} (position {}), waiting for {}", head.device,
+                                  to_string(*head.op), head.position,
+                                  waiting.empty() ? std::string("nothing (unreachable)") : fmt::format("{}", fmt::join(waiting, ", "))));
+  }
+  std::string msg = fmt::format("deadlock: {} of {} ops finished; ", completed, nodes.size());
+  msg += fmt::format("{}", fmt::join(blocked, "; "));
+  if (total > shown) msg += fmt::format("; and {} more blocked streams", total - shown);
+  return msg;
+}
+
+SimulationResult Engine::State::run() {
+  if (table.devices <= 0 || static_cast<std::int64_t>(table.device_ops.size()) != table.devices) {
+    throw std::invalid_argument("the engine needs a validated table");
+  }
+  if (static_cast<std::int64_t>(in.stage_costs.size()) != table.stages) {
+    throw std::invalid_argument(fmt::format("the engine needs costs for {} stages, got {}", table.stages,
+                                            in.stage_costs.size()));
+  }
+  build();
+  const auto devices = static_cast<std::size_t>(table.devices);
+  stream_cursor.assign(stream_ops.size(), 0);
+  stream_busy.assign(stream_ops.size(), false);
+  stream_free_at.assign(stream_ops.size(), Time::zero());
+  activations.assign(static_cast<std::size_t>(table.stages) * static_cast<std::size_t>(table.microbatches), {});
+  activation_now.assign(devices, Bytes::zero());
+  activation_peak.assign(devices, Bytes::zero());
+  activation_peak_time.assign(devices, Time::zero());
+  count_now.assign(devices, 0);
+  count_peak.assign(devices, 0);
+  oom_seen.assign(devices, false);
+  exposed_comm.assign(devices, Time::zero());
+  static_memory.assign(devices, Bytes::zero());
+  {
+    // Each distinct stage held by a device costs its static memory once (replicas on other
+    // devices count there: weight replication).
+    std::vector<std::vector<bool>> holds(devices, std::vector<bool>(static_cast<std::size_t>(table.stages), false));
+    for (const auto& map : table.placement.device_of_stage) {
+      for (std::size_t s = 0; s < map.size(); ++s) holds[static_cast<std::size_t>(map[s])][s] = true;
+    }
+    for (std::size_t d = 0; d < devices; ++d) {
+      for (std::size_t s = 0; s < holds[d].size(); ++s) {
+        if (holds[d][s]) static_memory[d] += in.stage_costs[s].static_memory;
+      }
+    }
+  }
+  total_peak = static_memory;
+  if (!in.memory_budget.empty() && in.memory_budget.size() != devices) {
+    throw std::invalid_argument("the memory budget needs one value per device");
+  }
+  if (in.network == NetworkModel::Topology) {
+    if (in.topology == nullptr || in.device_vertex.size() != devices) {
+      throw std::invalid_argument("the topology network model needs a topology and one GPU vertex per device");
+    }
+    std::vector<double> capacity(static_cast<std::size_t>(in.topology->link_count()));
+    for (LinkId l = 0; l < in.topology->link_count(); ++l) {
+      capacity[static_cast<std::size_t>(l)] = in.topology->link_bandwidth(l).bytes_per_second();
+    }
+    network = std::make_unique<FlowNetwork>(std::move(capacity));
+    routes.resize(devices * devices);
+    for (std::size_t a = 0; a < devices; ++a) {
+      for (std::size_t b = 0; b < devices; ++b) {
+        routes[a * devices + b] = in.topology->route(in.device_vertex[a], in.device_vertex[b]);
+      }
+    }
+  }
+  queue.reserve(devices * 4 + 16);
+  for (std::size_t slot = 0; slot < stream_ops.size(); ++slot) try_start(slot, Time::zero());
+  while (!queue.empty()) {
+    Event ev = queue.pop();
+    ++events;
+    switch (ev.type) {
+      case EventType::OpEnd: finish(ev.payload, ev.time); break;
+      case EventType::Arrival: arrive(ev.payload, ev.time); break;
+      case EventType::NetworkCheck:
+        if (ev.payload == network_version) on_network_check(ev.time);
+        break;
+    }
+  }
+
+  SimulationResult result;
+  result.events = events;
+  result.timings.resize(devices);
+  for (std::size_t d = 0; d < devices; ++d) {
+    result.timings[d].assign(table.device_ops[d].size(), OpTiming{Time::from_ps(-1), Time::from_ps(-1)});
+  }
+  for (const Node& node : nodes) {
+    if (node.done) {
+      result.timings[static_cast<std::size_t>(node.device)][static_cast<std::size_t>(node.position)] =
+          OpTiming{node.start_time, node.end_time};
+    }
+  }
+  result.out_of_memory = oom;
+  if (completed < nodes.size()) {
+    result.status = RunStatus::Deadlock;
+    result.failure = describe_deadlock();
+  } else if (!oom.empty()) {
+    result.status = RunStatus::OutOfMemory;
+    const OutOfMemory& o = oom.front();
+    result.failure = fmt::format("out of memory on device {} at {} during {}: {} over the budget of {}", o.device,
+                                 o.time, o.op, o.over, o.budget);
+  }
+  MemoryPeaks peaks;
+  peaks.activation = activation_peak;
+  peaks.activation_time = activation_peak_time;
+  peaks.total = total_peak;
+  peaks.activation_count = count_peak;
+  result.metrics = compute_metrics(table, in.stage_costs, result.timings, peaks, exposed_comm);
+  if (network) {
+    for (LinkId l = 0; l < in.topology->link_count(); ++l) {
+      Time busy = network->link_busy_time(l);
+      if (busy > Time::zero()) {
+        result.metrics.links.push_back(
+            LinkUsage{in.topology->link_name(l), busy, Bytes(static_cast<std::int64_t>(network->link_bytes(l) + 0.5))});
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace bubblesim
+
+namespace bubblesim {
+
+Engine::Engine(EngineInput input) : state_(std::make_unique<State>(std::move(input))) {
+  if (state_->in.table == nullptr) throw std::invalid_argument("the engine needs a table");
+}
+Engine::~Engine() = default;
+
+void Engine::add_observer(EngineObserver* observer) { state_->observers.push_back(observer); }
+
+SimulationResult Engine::run() { return state_->run(); }
+
+SimulationResult simulate(EngineInput input) {
+  Engine engine(std::move(input));
+  return engine.run();
+}
+
+std::string_view run_status_name(RunStatus s) {
+  switch (s) {
+    case RunStatus::Ok: return "ok";
+    case RunStatus::Deadlock: return "deadlock";
+    case RunStatus::OutOfMemory: return "out_of_memory";
+  }
+  return "?";
+}
+
+}  // namespace bubblesim

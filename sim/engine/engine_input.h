@@ -1,0 +1,38 @@
+#pragma once
+// EngineInput: everything one replay needs. The engine never knows which generator made the table.
+
+#include <cstdint>
+#include <vector>
+
+#include "schedules/stage_costs.h"
+#include "schedules/table.h"
+#include "sim/units/bytes.h"
+#include "sim/units/time.h"
+#include "topologies/topology.h"
+
+namespace bubblesim {
+
+enum class NetworkModel {
+  None,        // no communication cost at all (the idealized table)
+  FixedDelay,  // a constant delay on every cross-device F->F and B->B edge, no bandwidth limit
+  Topology,    // flows over routes with max-min fair sharing of every link, plus route latency
+};
+
+/// When activation memory is released (SCHEDULES.md 6.2).
+enum class ReleaseConvention {
+  Split,             // M_B - M_W at the end of B, M_W at the end of W (ZB paper); fused B frees all
+  BackwardComplete,  // everything at the op completing the backward (W when split, else B)
+};
+
+struct EngineInput {
+  const Table* table = nullptr;
+  std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
+  NetworkModel network = NetworkModel::None;
+  Time fixed_delay;                       // FixedDelay only
+  const Topology* topology = nullptr;     // Topology only
+  std::vector<VertexId> device_vertex;    // Topology only: device -> GPU vertex
+  ReleaseConvention release = ReleaseConvention::Split;
+  std::vector<Bytes> memory_budget;       // per device; empty = unlimited
+};
+
+}  // namespace bubblesim

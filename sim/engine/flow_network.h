@@ -1,0 +1,99 @@
+#pragma once
+// FlowNetwork: flow-level model of data transfers over directed links with capacities.
+//
+// Concurrent flows share every link by max-min fairness (progressive filling): rates are raised
+// together until a link saturates; flows through it are frozen at that rate and the rest continue.
+// Rates change only when a flow starts, finishes or a capacity changes, and only the flows that
+// share links (transitively) with the change are recomputed — max-min rates of separate
+// components are independent.
+//
+// Time is exact integer picoseconds; progress (bytes) is floating point. A flow's completion is
+// predicted when its rate is set, rounded up to a whole picosecond, and it is finished exactly at
+// that time, so next_completion() and complete_finished() always agree. Identical call sequences
+// give identical results (every loop runs in flow-id or link-id order).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "sim/units/bytes.h"
+#include "sim/units/rates.h"
+#include "sim/units/time.h"
+#include "topologies/topology.h"
+
+namespace bubblesim {
+
+class FlowNetwork {
+ public:
+  using FlowId = std::int32_t;
+
+  /// One capacity per directed link (LinkId = index), bytes/s, >= 0 (0 = cut).
+  explicit FlowNetwork(std::vector<double> link_capacity_bytes_per_s);
+  /// Capacities from a topology's link bandwidths.
+  static FlowNetwork for_topology(const Topology& topology);
+
+  /// Advances every active flow's progress to `now` at its current rate, then adds a flow over
+  /// `links` (non-empty, no link twice) carrying `bytes` (> 0) and recomputes max-min rates.
+  /// Throws std::invalid_argument on bad arguments and std::logic_error when `now` goes back.
+  FlowId add(const std::vector<LinkId>& links, double bytes, Time now);
+  FlowId add(const std::vector<LinkId>& links, Bytes bytes, Time now) {
+    return add(links, bytes.as_double(), now);
+  }
+
+  /// Advance to `now`, remove every flow whose completion time is <= now, recompute rates and
+  /// return the finished ids in ascending order.
+  std::vector<FlowId> complete_finished(Time now);
+
+  /// Earliest time (rounded UP to whole picoseconds) at which an active flow finishes at current
+  /// rates; nullopt when no flow is active or every active flow is stalled (rate 0).
+  std::optional<Time> next_completion() const;
+
+  /// Current rate of an active flow, bytes/s. Throws std::out_of_range for an id not active.
+  double rate(FlowId id) const;
+  Bandwidth bandwidth(FlowId id) const { return Bandwidth::bytes_per_second(rate(id)); }
+  /// Bytes an active flow still has to move, as of the last update time.
+  double remaining_bytes(FlowId id) const;
+  bool is_active(FlowId id) const { return flows_.count(id) != 0; }
+  std::size_t active_flows() const { return flows_.size(); }
+
+  /// Per directed link, up to the last update time: total time during which at least one flow
+  /// moved data over it, and bytes carried.
+  Time link_busy_time(LinkId l) const;
+  double link_bytes(LinkId l) const;
+  double link_capacity(LinkId l) const;
+  std::int32_t link_count() const { return static_cast<std::int32_t>(links_.size()); }
+  /// The time of the last add / complete_finished / set_link_capacity call.
+  Time last_update() const { return now_; }
+
+  /// Advance to `now`, change a link's capacity (0 = cut: flows over it stall) and recompute.
+  void set_link_capacity(LinkId l, double capacity, Time now);
+
+ private:
+  struct Flow {
+    std::vector<LinkId> links;
+    double total = 0.0;
+    double remaining = 0.0;
+    double rate = 0.0;
+    Time finish = Time::max();  // predicted completion at `rate`; max() when stalled
+  };
+  struct Link {
+    double capacity = 0.0;
+    std::vector<FlowId> flows;  // active flows over this link, ascending
+    Time busy;
+    double bytes = 0.0;
+  };
+
+  void advance(Time now);
+  void recompute(const std::vector<LinkId>& seed_links);
+  Time predict_finish(const Flow& f) const;
+  void check_link(LinkId l) const;
+  const Flow& flow(FlowId id) const;
+
+  std::vector<Link> links_;
+  std::map<FlowId, Flow> flows_;  // active flows in id order
+  FlowId next_id_ = 0;
+  Time now_;
+};
+
+}  // namespace bubblesim

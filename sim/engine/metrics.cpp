@@ -1,0 +1,59 @@
+#include "sim/engine/metrics.h"
+
+#include <algorithm>
+
+namespace bubblesim {
+
+Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_costs,
+                        const std::vector<std::vector<OpTiming>>& timings, const MemoryPeaks& peaks,
+                        const std::vector<Time>& exposed_comm) {
+  Metrics m;
+  const auto devices = static_cast<std::size_t>(table.devices);
+  m.busy_per_device.assign(devices, Time::zero());
+  m.span_per_device.assign(devices, Time::zero());
+  Time total_busy;
+  for (std::size_t d = 0; d < devices; ++d) {
+    Time first = Time::max(), last = Time::zero();
+    for (std::size_t i = 0; i < table.device_ops[d].size(); ++i) {
+      const OpTiming& t = timings[d][i];
+      if (t.end < Time::zero()) continue;  // never ran (deadlock)
+      m.makespan = std::max(m.makespan, t.end);
+      const Op& op = table.device_ops[d][i];
+      if (stream_of(op.kind) != Stream::Compute) continue;
+      m.busy_per_device[d] += t.end - t.start;
+      if (op.kind == OpKind::Recompute) m.recompute_time += t.end - t.start;
+      first = std::min(first, t.start);
+      last = std::max(last, t.end);
+    }
+    if (first <= last) m.span_per_device[d] = last - first;
+    m.stage_span_max = std::max(m.stage_span_max, m.span_per_device[d]);
+    total_busy += m.busy_per_device[d];
+  }
+  const double work = static_cast<double>(total_busy.ps());
+  if (m.makespan > Time::zero()) {
+    m.bubble_ratio = 1.0 - work / (static_cast<double>(devices) * static_cast<double>(m.makespan.ps()));
+  }
+  if (m.stage_span_max > Time::zero()) {
+    m.bubble_ratio_span = 1.0 - work / (static_cast<double>(devices) * static_cast<double>(m.stage_span_max.ps()));
+  }
+
+  m.peak_activation_per_device = peaks.activation;
+  m.peak_activation_time_per_device = peaks.activation_time;
+  m.peak_memory_per_device = peaks.total;
+  m.peak_activation_units_per_device.assign(devices, 0.0);
+  // One unit = the activation of one table stage for one microbatch (the largest stage's when
+  // stages differ, so units never overstate).
+  Bytes unit;
+  for (const StageCost& c : stage_costs) unit = std::max(unit, c.activation);
+  for (std::size_t d = 0; d < devices; ++d) {
+    m.peak_activation = std::max(m.peak_activation, peaks.activation[d]);
+    m.peak_activation_units_per_device[d] = unit > Bytes::zero() ? peaks.activation[d] / unit
+                                                                 : static_cast<double>(peaks.activation_count[d]);
+    m.peak_activation_units = std::max(m.peak_activation_units, m.peak_activation_units_per_device[d]);
+  }
+  m.exposed_comm_per_device = exposed_comm;
+  for (Time t : exposed_comm) m.exposed_comm = std::max(m.exposed_comm, t);
+  return m;
+}
+
+}  // namespace bubblesim

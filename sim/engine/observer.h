@@ -1,0 +1,41 @@
+#pragma once
+// EngineObserver: trace writers, memory timelines and statistics subscribe to engine events
+// instead of the engine growing flags. All callbacks default to doing nothing.
+
+#include <cstdint>
+
+#include "schedules/op.h"
+#include "sim/units/bytes.h"
+#include "sim/units/time.h"
+
+namespace bubblesim {
+
+struct OpEvent {
+  std::int32_t device;
+  std::int32_t position;  // index in the table's op list of that device
+  const Op& op;
+  Time time;              // start time for on_op_start, end time for on_op_end
+};
+
+struct TransferEvent {
+  std::uint32_t id;          // unique per run, same for start and end
+  std::int32_t from_device;
+  std::int32_t to_device;
+  Bytes bytes;
+  Time time;                 // send time for start, arrival time for end
+  const Op& producer;
+  const Op& consumer;
+};
+
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void on_op_start(const OpEvent&) {}
+  virtual void on_op_end(const OpEvent&) {}
+  virtual void on_transfer_start(const TransferEvent&) {}
+  virtual void on_transfer_end(const TransferEvent&) {}
+  /// Device memory changed: `activation` resident activation bytes, `total` with static memory.
+  virtual void on_memory(std::int32_t /*device*/, Time /*time*/, Bytes /*activation*/, Bytes /*total*/) {}
+};
+
+}  // namespace bubblesim

@@ -1,0 +1,40 @@
+#pragma once
+// Helpers shared by the engine tests: uniform costs, generated tables and replays.
+
+#include <string>
+
+#include "schedules/registry.h"
+#include "sim/engine/engine.h"
+
+namespace bubblesim::testing {
+
+inline StageCost stage_cost_ms(double f, double b, double w, double act_mib = 0, double wgrad_mib = 0) {
+  StageCost c;
+  c.forward = Time::from_seconds(f * 1e-3);
+  c.backward_input = Time::from_seconds(b * 1e-3);
+  c.backward_weight = Time::from_seconds(w * 1e-3);
+  c.activation = Bytes(static_cast<std::int64_t>(act_mib * 1024 * 1024));
+  c.weight_grad = Bytes(static_cast<std::int64_t>(wgrad_mib * 1024 * 1024));
+  return c;
+}
+
+inline Table generate(const std::string& name, int p, int m, const StageCost& c) {
+  static const Registry registry = Registry::with_builtins();
+  GeneratorInput in;
+  in.devices = p;
+  in.microbatches = m;
+  in.costs = CostProfile::uniform(p, c);
+  return registry.find(name)->generate(in);
+}
+
+inline SimulationResult replay(const Table& t, const StageCost& c, NetworkModel network = NetworkModel::None,
+                               Time delay = Time::zero()) {
+  EngineInput in;
+  in.table = &t;
+  in.stage_costs = CostProfile::uniform(t.stages / t.chunks, c).for_table(t.chunks);
+  in.network = network;
+  in.fixed_delay = delay;
+  return simulate(in);
+}
+
+}  // namespace bubblesim::testing

@@ -1,0 +1,170 @@
+#include "topologies/topology_loader.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace bubblesim {
+namespace {
+
+const std::string kScenarioDir = std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios";
+const std::string kDataDir = std::string(BUBBLESIM_SOURCE_DIR) + "/tests/topologies/data";
+
+struct Loaded {
+  std::optional<Topology> topology;
+  std::string errors;  // every diagnostic rendered, one per line
+};
+
+Loaded load_text(const std::string& text, const std::string& base_dir = kScenarioDir) {
+  DiagnosticList d;
+  YamlDocument doc = YamlDocument::load_string(text, "t.yaml", d);
+  REQUIRE(doc.ok());
+  MapReader top(doc.root(), d, {"topology"});
+  auto node = top.require("topology");
+  top.finish();
+  REQUIRE(node);
+  Loaded out;
+  out.topology = load_topology(*node, base_dir, d);
+  for (const Diagnostic& diag : d.items())
+    out.errors += (out.errors.empty() ? "" : "\n") + diag.render();
+  CHECK(out.topology.has_value() == d.empty());
+  return out;
+}
+
+std::string route_names(const Topology& t, const std::string& a, const std::string& b) {
+  auto r = t.route(*t.find(a), *t.find(b));
+  REQUIRE(r.has_value());
+  std::string out;
+  for (LinkId l : r->links) out += (out.empty() ? "" : " ") + t.link_name(l);
+  return out;
+}
+
+TEST_CASE("general form") {
+  auto l = load_text(R"(
+topology:
+  vertices:
+    - {name: gpu0, kind: gpu}
+    - {name: sw, kind: switch}
+    - {name: gpu1, kind: gpu}
+    - {name: host0, kind: host}
+  links:
+    - {between: [gpu0, sw], bandwidth: 10GB/s, latency: 50us}
+    - {between: [sw, gpu1], bandwidth: 10GB/s, latency: 50us}
+)");
+  REQUIRE(l.topology);
+  const Topology& t = *l.topology;
+  CHECK(l.errors.empty());
+  CHECK(t.vertex_count() == 4);
+  CHECK(t.link_count() == 4);
+  CHECK(t.vertex_kind(*t.find("sw")) == VertexKind::Switch);
+  CHECK(t.link_bandwidth(0) == Bandwidth::bytes_per_second(10e9));
+  CHECK(t.link_latency(0) == Time::from_ps(50'000'000));
+  CHECK(route_names(t, "gpu0", "gpu1") == "gpu0->sw sw->gpu1");
+  CHECK_FALSE(t.route(*t.find("gpu0"), *t.find("host0")).has_value());
+}
+
+TEST_CASE("general form errors: all reported, with positions and alternatives") {
+  auto l = load_text(R"(topology:
+  vertices:
+    - {name: gpu0, kind: gpu}
+    - {name: gpu1, kind: gpux}
+    - {name: gpu0, kind: host}
+    - {name: sw0, kind: switch}
+  links:
+    - {between: [gpu0, gpu9], bandwidth: 10GB/s, latency: 1us}
+    - {between: [sw0, sw0], bandwidth: 10GB/s, latency: 1us}
+    - {between: [gpu0, sw0], bandwidth: 10, latency: 1us}
+    - {between: [gpu0], bandwidth: 10GB/s, latency: 1us}
+    - {between: [gpu0, sw0], bandwidth: 10GB/s}
+)");
+  CHECK_FALSE(l.topology);
+  CHECK(
+      l.errors ==
+      "t.yaml:4:26: error: topology.vertices[1].kind: 'gpux' is not allowed; did you mean 'gpu'? "
+      "(allowed: gpu, host, pcie-switch, nic, switch)\n"
+      "t.yaml:5:14: error: topology.vertices[2].name: duplicate vertex name 'gpu0' (first given at "
+      "line 3)\n"
+      "t.yaml:8:24: error: topology.links[0].between[1]: unknown vertex 'gpu9'; did you mean "
+      "'gpu0'? "
+      "(vertices: gpu0, sw0)\n"
+      "t.yaml:9:17: error: topology.links[1].between: a link from 'sw0' to itself is not allowed\n"
+      "t.yaml:10:41: error: topology.links[2].bandwidth: '10' has no unit: a bandwidth needs one "
+      "of "
+      "B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s (bytes) or bps, Mbps, Gbps, Tbps (bits) "
+      "(e.g. 25GB/s)\n"
+      "t.yaml:11:17: error: topology.links[3].between: expected a list of two vertex names, e.g. "
+      "[gpu0, gpu1], "
+      "got 1 names\n"
+      "t.yaml:12:7: error: topology.links[4]: missing required key 'latency'");
+}
+
+TEST_CASE("single-node builder: GPU to GPU over NVLink, not PCIe") {
+  auto l = load_text(
+      "topology: {builder: single-node, gpus: 4, gpus_per_pcie_switch: 2,\n"
+      "  nvlink: {bandwidth: 450GB/s, latency: 1us}, pcie: {bandwidth: 32GB/s, latency: 2us}}\n");
+  REQUIRE(l.topology);
+  const Topology& t = *l.topology;
+  CHECK(t.gpus().size() == 4);
+  CHECK(route_names(t, "gpu0", "gpu1") == "gpu0->nvswitch0 nvswitch0->gpu1");
+  CHECK(route_names(t, "gpu2", "host0") == "gpu2->pcie1 pcie1->host0");
+  CHECK(t.link_latency(t.route(*t.find("gpu2"), *t.find("host0"))->links[0]) ==
+        Time::from_ps(2'000'000));
+}
+
+TEST_CASE("builder errors") {
+  auto l = load_text(
+      "topology:\n  builder: multi-node\n  nodes: 8193\n  gpu: 8\n  nic: {bandwidth: 400}\n");
+  CHECK(l.errors ==
+        "t.yaml:3:10: error: topology.nodes: 8193 nodes x 8 GPUs = 65544 GPUs is more than the "
+        "limit of 65536\n"
+        "t.yaml:5:20: error: topology.nic.bandwidth: '400' has no unit: a bandwidth needs one of "
+        "B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s (bytes) or bps, Mbps, Gbps, Tbps (bits) "
+        "(e.g. 25GB/s)\n"
+        "t.yaml:4:3: error: topology.gpu: unknown key 'gpu' (allowed: builder, "
+        "nodes, gpus_per_node, nvlink, pcie, gpus_per_pcie_switch, nic, network)");
+  auto b = load_text("topology: {builder: multinode}\n");
+  CHECK(b.errors ==
+        "t.yaml:1:21: error: topology.builder: 'multinode' is not allowed; did you mean "
+        "'multi-node'? "
+        "(allowed: single-node, multi-node, fat-tree, rail)");
+}
+
+TEST_CASE("scenario topology files load; multi-node routes cross NICs and the switch") {
+  auto one = load_text("topology: topologies/dgx-h100.yaml\n");
+  REQUIRE(one.topology);
+  CHECK(one.topology->gpus().size() == 8);
+  CHECK(route_names(*one.topology, "gpu0", "gpu5") == "gpu0->nvswitch0 nvswitch0->gpu5");
+
+  auto two = load_text("topology: topologies/dgx-h100-2nodes.yaml\n");
+  REQUIRE(two.topology);
+  const Topology& t = *two.topology;
+  CHECK(t.gpus().size() == 16);
+  CHECK(route_names(t, "n0.gpu0", "n1.gpu0") ==
+        "n0.gpu0->n0.pcie0 n0.pcie0->n0.nic0 n0.nic0->netsw0 netsw0->n1.nic0 n1.nic0->n1.pcie0 "
+        "n1.pcie0->n1.gpu0");
+  auto nic_link = t.links_between(*t.find("n0.nic0"), *t.find("netsw0"));
+  REQUIRE(nic_link.size() == 1);
+  CHECK(t.link_bandwidth(nic_link[0]) == Bandwidth::bytes_per_second(50e9));
+
+  auto four = load_text("topology: topologies/dgx-h100-4nodes.yaml\n");
+  REQUIRE(four.topology);
+  CHECK(four.topology->gpus().size() == 32);
+
+  auto small = load_text("topology: topologies/two-gpus.yaml\n");
+  REQUIRE(small.topology);
+  CHECK(route_names(*small.topology, "gpu0", "gpu1") == "gpu0->gpu1");
+  CHECK(small.topology->vertex_name(*small.topology->nearest_host(0)) == "host0");
+}
+
+TEST_CASE("errors inside a topology file name that file") {
+  auto l = load_text("topology: bad-kind.yaml\n", kDataDir);
+  CHECK(l.errors ==
+        kDataDir +
+            "/bad-kind.yaml:4:26: error: topology.vertices[1].kind: 'cpu' is not allowed; "
+            "did you mean 'gpu'? (allowed: gpu, host, pcie-switch, nic, switch)");
+  auto missing = load_text("topology: nope.yaml\n", kDataDir);
+  CHECK(missing.errors == kDataDir + "/nope.yaml: error: cannot open the file for reading");
+}
+
+}  // namespace
+}  // namespace bubblesim

@@ -1,0 +1,190 @@
+#include "topologies/topology.h"
+
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "topologies/topology_builders.h"
+
+namespace bubblesim {
+namespace {
+
+Bandwidth gbps(double gb_per_s) { return Bandwidth::bytes_per_second(gb_per_s * 1e9); }
+Time us(std::int64_t n) { return Time::from_ps(n * 1'000'000); }
+
+std::string path_names(const Topology& t, const Route& r) {
+  std::string out;
+  for (LinkId l : r.links) out += (out.empty() ? "" : " ") + t.link_name(l);
+  return out;
+}
+
+std::string route_names(const Topology& t, const std::string& a, const std::string& b) {
+  auto r = t.route(*t.find(a), *t.find(b));
+  REQUIRE(r.has_value());
+  return path_names(t, *r);
+}
+
+TEST_CASE("vertices and full-duplex links") {
+  Topology t;
+  VertexId a = t.add_vertex("gpu0", VertexKind::Gpu);
+  VertexId h = t.add_vertex("host0", VertexKind::Host);
+  VertexId b = t.add_vertex("gpu1", VertexKind::Gpu);
+  t.add_link(a, h, gbps(32), us(2));
+  CHECK(t.vertex_count() == 3);
+  CHECK(t.link_count() == 2);
+  CHECK(t.link_name(0) == "gpu0->host0");
+  CHECK(t.link_name(1) == "host0->gpu0");
+  CHECK(t.link_source(1) == h);
+  CHECK(t.link_target(1) == a);
+  CHECK(t.link_latency(0) == us(2));
+  CHECK(t.link_bandwidth(1) == gbps(32));
+  CHECK(t.gpus() == std::vector<VertexId>{a, b});
+  CHECK(t.find("host0") == h);
+  CHECK_FALSE(t.find("nope").has_value());
+  CHECK(t.vertex_kind(h) == VertexKind::Host);
+  CHECK(vertex_kind_name(VertexKind::PcieSwitch) == "pcie-switch");
+  CHECK(t.links_between(h, a) == std::vector<LinkId>{1});
+  CHECK_THROWS_WITH_AS(t.add_vertex("gpu0", VertexKind::Nic),
+                       "duplicate topology vertex name 'gpu0'", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(t.add_link(a, a, gbps(1), us(1)),
+                       "a link from 'gpu0' to itself is not allowed", std::invalid_argument);
+  CHECK_THROWS_AS(t.add_link(a, 17, gbps(1), us(1)), std::out_of_range);
+}
+
+TEST_CASE("routes: shortest by 1MiB time, unreachable is nullopt, self is empty") {
+  Topology t;
+  VertexId a = t.add_vertex("a", VertexKind::Gpu);
+  VertexId b = t.add_vertex("b", VertexKind::Gpu);
+  VertexId slow = t.add_vertex("slow", VertexKind::Switch);
+  VertexId fast = t.add_vertex("fast", VertexKind::Switch);
+  VertexId island = t.add_vertex("island", VertexKind::Gpu);
+  t.add_link(a, slow, gbps(1), us(1));
+  t.add_link(slow, b, gbps(1), us(1));
+  t.add_link(a, fast, gbps(100), us(5));
+  t.add_link(fast, b, gbps(100), us(5));
+  auto r = t.route(a, b);
+  REQUIRE(r);
+  CHECK(path_names(t, *r) == "a->fast fast->b");
+  CHECK(r->latency == us(10));
+  CHECK(path_names(t, *t.route(b, a)) == "b->fast fast->a");
+  CHECK_FALSE(t.route(a, island).has_value());
+  auto self = t.route(a, a);
+  REQUIRE(self);
+  CHECK(self->links.empty());
+  CHECK(self->latency == Time::zero());
+  // Cached answers are the same answers.
+  CHECK(path_names(t, *t.route(a, b)) == "a->fast fast->b");
+  CHECK_FALSE(t.nearest_host(a).has_value());
+}
+
+TEST_CASE("routes: equal cost prefers fewer hops, then lower vertex ids") {
+  Topology t;
+  VertexId a = t.add_vertex("a", VertexKind::Gpu);
+  VertexId z = t.add_vertex("z", VertexKind::Gpu);
+  VertexId s2 = t.add_vertex("s2", VertexKind::Switch);
+  VertexId s1 = t.add_vertex("s1", VertexKind::Switch);
+  // Two equal two-hop paths via s2 (id 2) and s1 (id 3): the lower id wins whatever the order.
+  t.add_link(a, s1, gbps(10), us(1));
+  t.add_link(s1, z, gbps(10), us(1));
+  t.add_link(a, s2, gbps(10), us(1));
+  t.add_link(s2, z, gbps(10), us(1));
+  CHECK(route_names(t, "a", "z") == "a->s2 s2->z");
+  CHECK(route_names(t, "z", "a") == "z->s2 s2->a");
+
+  // Same cost in one hop as in two: one hop wins. Cost of one 1MiB hop at 1MB/s... use exact ps:
+  // hop cost = latency + 1MiB/bw; with bw = 1MiB/s each hop costs latency + 1s.
+  Topology u;
+  VertexId p = u.add_vertex("p", VertexKind::Gpu);
+  VertexId m = u.add_vertex("m", VertexKind::Switch);
+  VertexId q = u.add_vertex("q", VertexKind::Gpu);
+  const Bandwidth mib_per_s = Bandwidth::bytes_per_second(1024.0 * 1024.0);
+  u.add_link(p, m, mib_per_s, Time::zero());
+  u.add_link(m, q, mib_per_s, Time::zero());
+  u.add_link(p, q, mib_per_s, Time::from_ps(1'000'000'000'000));  // 1s + 1s, same as two hops
+  auto r = u.route(p, q);
+  REQUIRE(r);
+  CHECK(path_names(u, *r) == "p->q");
+}
+
+TEST_CASE("single node: GPU to GPU goes over NVLink, host traffic over PCIe") {
+  Topology t = build_single_node(NodeParams{});
+  CHECK(t.gpus().size() == 8);
+  CHECK(t.vertex_name(t.gpus()[7]) == "gpu7");
+  CHECK(route_names(t, "gpu0", "gpu1") == "gpu0->nvswitch0 nvswitch0->gpu1");
+  CHECK(route_names(t, "gpu0", "gpu7") == "gpu0->nvswitch0 nvswitch0->gpu7");
+  CHECK(route_names(t, "gpu3", "host0") == "gpu3->pcie1 pcie1->host0");
+  auto host = t.nearest_host(*t.find("gpu5"));
+  REQUIRE(host);
+  CHECK(t.vertex_name(*host) == "host0");
+  // 4 PCIe switches for 8 GPUs, two per switch.
+  CHECK(t.find("pcie3").has_value());
+  CHECK_FALSE(t.find("pcie4").has_value());
+}
+
+TEST_CASE("multi-node: routes cross the NICs and the network switch") {
+  ClusterParams p;
+  p.nodes = 2;
+  Topology t = build_cluster(p);
+  CHECK(t.gpus().size() == 16);
+  CHECK(t.vertex_name(t.gpus()[8]) == "n1.gpu0");
+  CHECK(route_names(t, "n0.gpu0", "n1.gpu0") ==
+        "n0.gpu0->n0.pcie0 n0.pcie0->n0.nic0 n0.nic0->netsw0 netsw0->n1.nic0 n1.nic0->n1.pcie0 "
+        "n1.pcie0->n1.gpu0");
+  CHECK(route_names(t, "n0.gpu2", "n0.gpu6") == "n0.gpu2->n0.nvswitch0 n0.nvswitch0->n0.gpu6");
+  auto r = t.route(*t.find("n0.gpu0"), *t.find("n1.gpu0"));
+  // pcie 1us x4 + (nic 2us + half of the 1us switch) x2.
+  CHECK(r->latency == us(9));
+  CHECK(t.vertex_name(*t.nearest_host(*t.find("n1.gpu3"))) == "n1.host0");
+}
+
+TEST_CASE("fat tree and rail builders") {
+  ClusterParams p;
+  p.nodes = 4;
+  p.shape = NetworkShape::FatTree;
+  p.switch_radix = 16;  // 8 NICs per leaf: one leaf per node
+  Topology ft = build_cluster(p);
+  CHECK(ft.find("leaf3").has_value());
+  CHECK_FALSE(ft.find("leaf4").has_value());
+  CHECK(ft.find("spine7").has_value());
+  CHECK(route_names(ft, "n0.gpu0", "n1.gpu0") ==
+        "n0.gpu0->n0.pcie0 n0.pcie0->n0.nic0 n0.nic0->leaf0 leaf0->spine0 spine0->leaf1 "
+        "leaf1->n1.nic0 "
+        "n1.nic0->n1.pcie0 n1.pcie0->n1.gpu0");
+
+  p.shape = NetworkShape::Rail;
+  Topology rail = build_cluster(p);
+  // gpu2 and gpu3 share pcie1 and so both NICs on it; equal routes resolve to the lower id (nic2).
+  CHECK(route_names(rail, "n0.gpu3", "n2.gpu3") ==
+        "n0.gpu3->n0.pcie1 n0.pcie1->n0.nic2 n0.nic2->rail2 rail2->n2.nic2 n2.nic2->n2.pcie1 "
+        "n2.pcie1->n2.gpu3");
+  // One GPU per PCIe switch pins each GPU to its own NIC and rail.
+  p.node.gpus_per_pcie_switch = 1;
+  Topology rail1 = build_cluster(p);
+  CHECK(route_names(rail1, "n0.gpu3", "n2.gpu3") ==
+        "n0.gpu3->n0.pcie3 n0.pcie3->n0.nic3 n0.nic3->rail3 rail3->n2.nic3 n2.nic3->n2.pcie3 "
+        "n2.pcie3->n2.gpu3");
+}
+
+TEST_CASE("builders refuse out-of-range parameters") {
+  ClusterParams p;
+  p.nodes = 8193;
+  CHECK_THROWS_WITH_AS(build_cluster(p),
+                       "8193 nodes x 8 GPUs = 65544 GPUs is more than the limit of 65536",
+                       std::invalid_argument);
+  NodeParams n;
+  n.gpus_per_pcie_switch = 0;
+  CHECK_THROWS_AS(build_single_node(n), std::invalid_argument);
+}
+
+TEST_CASE("copies are independent") {
+  Topology a = build_single_node(NodeParams{});
+  (void)a.route(0, 1);
+  Topology b = a;
+  b.add_vertex("extra", VertexKind::Host);
+  CHECK(a.vertex_count() + 1 == b.vertex_count());
+  CHECK(b.route(0, 1)->links == a.route(0, 1)->links);
+}
+
+}  // namespace
+}  // namespace bubblesim

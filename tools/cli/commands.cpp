@@ -1,0 +1,154 @@
+#include "tools/cli/commands.h"
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "sim/engine/engine.h"
+#include "tools/report/atomic_file.h"
+#include "tools/report/grid_renderer.h"
+#include "tools/report/json_report.h"
+#include "tools/report/text_report.h"
+#include "tools/report/text_table.h"
+#include "tools/runner/scenario_runner.h"
+#include "tools/scenario/scenario_loader.h"
+
+namespace bubblesim {
+namespace {
+
+void emit(const std::string& output, const std::string& content) {
+  if (output.empty() || output == "-") {
+    std::fwrite(content.data(), 1, content.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    write_file_atomically(output, content);
+  }
+}
+
+int exit_code_for(const ScenarioRun& result) {
+  for (const ScheduleRun& r : result.runs) {
+    if (r.simulation.status != RunStatus::Ok) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int command_run(const Registry& registry, const RunOptions& options) {
+  Scenario scenario = load_scenario_file(options.scenario, registry);
+  for (const std::string& name : options.schedules) {
+    if (registry.find(name) == nullptr) {
+      std::string hint = closest_match(name, registry.names());
+      throw InputError(fmt::format("--schedule: unknown schedule '{}'{} (known: {})", name,
+                                   hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+                                   fmt::join(registry.names(), ", ")));
+    }
+    bool listed = false;
+    for (const ScheduleRequest& r : scenario.schedules) listed = listed || r.name == name;
+    if (!listed) {
+      // Named on the command line but not in the file: run it with its defaults.
+      ScheduleRequest request;
+      request.name = name;
+      for (const ParamSpec& spec : registry.find(name)->info.params) {
+        if (!spec.optional_default) request.params.set(spec.name, spec.default_value);
+      }
+      request.where = SourceLocation{options.scenario, 0, 0};
+      scenario.schedules.push_back(request);
+    }
+  }
+  ScenarioRun result = run_scenario(scenario, registry, options.schedules);
+  std::string content;
+  switch (options.format) {
+    case ReportFormat::Text: content = scenario_report_text(scenario, result); break;
+    case ReportFormat::Json: content = scenario_report_json(scenario, result).dump(2) + "\n"; break;
+    case ReportFormat::Csv: content = scenario_report_csv(scenario, result); break;
+  }
+  emit(options.output, content);
+  return exit_code_for(result);
+}
+
+int command_table(const Registry& registry, const std::string& scenario_path, const std::string& schedule,
+                  const std::string& output) {
+  Scenario scenario = load_scenario_file(scenario_path, registry);
+  const Generator* generator = registry.find(schedule);
+  if (generator == nullptr) {
+    std::string hint = closest_match(schedule, registry.names());
+    throw InputError(fmt::format("--schedule: unknown schedule '{}'{} (known: {})", schedule,
+                                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+                                 fmt::join(registry.names(), ", ")));
+  }
+  ScheduleRequest request;
+  request.name = schedule;
+  request.where = SourceLocation{scenario_path, 0, 0};
+  bool found = false;
+  for (const ScheduleRequest& r : scenario.schedules) {
+    if (r.name == schedule) {
+      request = r;
+      found = true;
+      break;
+    }
+  }
+  if (!found) {
+    for (const ParamSpec& spec : generator->info.params) {
+      if (!spec.optional_default) request.params.set(spec.name, spec.default_value);
+    }
+  }
+  Table table = generate_table(scenario, *generator, request);
+  std::vector<StageCost> costs = scenario.costs.for_table(table.chunks);
+  SimulationResult ideal = simulate(make_engine_input(scenario, table, costs, true));
+  std::string content = fmt::format("{} on {} devices, {} stages, {} microbatches (idealized: scenario costs, no "
+                                    "communication)\n",
+                                    schedule, table.devices, table.stages, table.microbatches);
+  content += render_grid(table, ideal);
+  emit(output, content);
+  return ideal.status == RunStatus::Ok ? 0 : 1;
+}
+
+int command_list(const Registry& registry) {
+  TextTable t({"schedule", "placement", "origin", "description"});
+  for (const std::string& name : registry.names()) {
+    const Generator* g = registry.find(name);
+    t.add_row({name, g->info.placement, registry.origin(name), g->info.description});
+  }
+  std::string out = t.render();
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int command_explain(const Registry& registry, const std::string& name) {
+  const Generator* g = registry.find(name);
+  if (g == nullptr) {
+    std::string hint = closest_match(name, registry.names());
+    throw InputError(fmt::format("unknown schedule '{}'{} (known: {})", name,
+                                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+                                 fmt::join(registry.names(), ", ")));
+  }
+  std::string out = fmt::format("{}: {}\n  placement: {}\n  source: {}\n  origin: {}\n", g->info.name,
+                                g->info.description, g->info.placement, g->info.source, registry.origin(name));
+  if (g->info.params.empty()) {
+    out += "  parameters: none\n";
+  } else {
+    out += "  parameters:\n";
+    for (const ParamSpec& p : g->info.params) {
+      out += fmt::format("    {} ({}, default {}): {}\n", p.name, param_type_name(p.type),
+                         p.optional_default ? std::string("derived") : to_string(p.default_value), p.help);
+      if (!p.choices.empty()) out += fmt::format("      one of: {}\n", fmt::join(p.choices, ", "));
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+int command_validate(const Registry& registry, const std::string& scenario_path) {
+  Scenario scenario = load_scenario_file(scenario_path, registry);
+  // Generate and validate every table too: a schedule that does not fit is bad input.
+  for (const ScheduleRequest& request : scenario.schedules) {
+    const Generator* g = registry.find(request.name);
+    if (g != nullptr && !scenario.schedules_defaulted) generate_table(scenario, *g, request);
+  }
+  fmt::print("{}: ok ({} schedules)\n", scenario_path, scenario.schedules.size());
+  return 0;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,29 @@
+#pragma once
+// The subcommands of the `bubblesim` CLI. Each returns the process exit code:
+// 0 ok, 1 a simulated failure (deadlock, out of memory), 2 bad input. They throw InputError for
+// bad input; main catches it.
+
+#include <string>
+#include <vector>
+
+#include "schedules/registry.h"
+
+namespace bubblesim {
+
+enum class ReportFormat { Text, Json, Csv };
+
+struct RunOptions {
+  std::string scenario;
+  std::vector<std::string> schedules;  // only these (empty: the scenario's list)
+  ReportFormat format = ReportFormat::Text;
+  std::string output;                  // "" = stdout
+};
+
+int command_run(const Registry& registry, const RunOptions& options);
+int command_table(const Registry& registry, const std::string& scenario, const std::string& schedule,
+                  const std::string& output);
+int command_list(const Registry& registry);
+int command_explain(const Registry& registry, const std::string& name);
+int command_validate(const Registry& registry, const std::string& scenario);
+
+}  // namespace bubblesim

@@ -1,0 +1,128 @@
+#include "tools/report/json_report.h"
+
+#include "tools/report/ranking.h"
+
+namespace bubblesim {
+namespace {
+
+nlohmann::json seconds_list(const std::vector<Time>& ts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (Time t : ts) out.push_back(t.seconds());
+  return out;
+}
+
+nlohmann::json bytes_list(const std::vector<Bytes>& bs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (Bytes b : bs) out.push_back(b.count());
+  return out;
+}
+
+nlohmann::json param_value_json(const ParamValue& v) {
+  struct Visitor {
+    nlohmann::json operator()(std::int64_t x) const { return x; }
+    nlohmann::json operator()(double x) const { return x; }
+    nlohmann::json operator()(bool x) const { return x; }
+    nlohmann::json operator()(const std::string& x) const { return x; }
+    nlohmann::json operator()(Time x) const { return to_string(x); }
+    nlohmann::json operator()(Bytes x) const { return to_string(x); }
+  };
+  return std::visit(Visitor{}, v);
+}
+
+}  // namespace
+
+nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
+  nlohmann::json j;
+  j["schedule"] = run.schedule;
+  j["label"] = run.label;
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [name, value] : run.params.all()) params[name] = param_value_json(value);
+  j["params"] = params;
+  j["status"] = run_status_name(run.simulation.status);
+  j["failure"] = run.simulation.failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.simulation.failure);
+  j["shape"] = {{"devices", run.table.devices},
+                {"stages", run.table.stages},
+                {"chunks", run.table.chunks},
+                {"microbatches", run.table.microbatches},
+                {"replicas", run.table.placement.replicas()},
+                {"ops", run.table.op_count()}};
+  if (run.has_formula) {
+    nlohmann::json f;
+    f["bubble_ratio"] = run.formula.bubble_ratio ? nlohmann::json(*run.formula.bubble_ratio) : nlohmann::json(nullptr);
+    f["peak_activation_units"] = run.formula.peak_activation_units ? nlohmann::json(*run.formula.peak_activation_units)
+                                                                   : nlohmann::json(nullptr);
+    f["note"] = run.formula.note;
+    j["formula"] = f;
+  } else {
+    j["formula"] = nullptr;
+  }
+  const Metrics& t = run.ideal.metrics;
+  j["table"] = {{"makespan_s", t.makespan.seconds()},
+                {"stage_span_max_s", t.stage_span_max.seconds()},
+                {"bubble_ratio", t.bubble_ratio},
+                {"bubble_ratio_span", t.bubble_ratio_span},
+                {"peak_activation_units", t.peak_activation_units}};
+  const Metrics& s = run.simulation.metrics;
+  nlohmann::json sim;
+  sim["makespan_s"] = s.makespan.seconds();
+  sim["stage_span_max_s"] = s.stage_span_max.seconds();
+  sim["bubble_ratio"] = s.bubble_ratio;
+  sim["bubble_ratio_span"] = s.bubble_ratio_span;
+  sim["peak_activation_bytes"] = s.peak_activation.count();
+  sim["peak_activation_bytes_per_device"] = bytes_list(s.peak_activation_per_device);
+  sim["peak_activation_time_s_per_device"] = seconds_list(s.peak_activation_time_per_device);
+  sim["peak_activation_units"] = s.peak_activation_units;
+  sim["peak_activation_units_per_device"] = s.peak_activation_units_per_device;
+  sim["peak_memory_bytes_per_device"] = bytes_list(s.peak_memory_per_device);
+  sim["exposed_comm_s"] = s.exposed_comm.seconds();
+  sim["exposed_comm_s_per_device"] = seconds_list(s.exposed_comm_per_device);
+  sim["recompute_s"] = s.recompute_time.seconds();
+  sim["busy_s_per_device"] = seconds_list(s.busy_per_device);
+  sim["span_s_per_device"] = seconds_list(s.span_per_device);
+  nlohmann::json links = nlohmann::json::array();
+  for (const LinkUsage& l : s.links) links.push_back({{"link", l.name}, {"busy_s", l.busy.seconds()}, {"bytes", l.bytes.count()}});
+  sim["links"] = links;
+  nlohmann::json oom = nlohmann::json::array();
+  for (const OutOfMemory& o : run.simulation.out_of_memory) {
+    oom.push_back({{"device", o.device}, {"time_s", o.time.seconds()}, {"op", o.op}, {"over_bytes", o.over.count()},
+                   {"budget_bytes", o.budget.count()}});
+  }
+  sim["out_of_memory"] = oom;
+  j["simulation"] = sim;
+  std::uint64_t events = run.ideal.events + run.simulation.events;
+  j["run"] = {{"wall_time_s", run.wall_time_s},
+              {"events", events},
+              {"events_per_s", run.wall_time_s > 0 ? static_cast<double>(events) / run.wall_time_s : 0.0}};
+  return j;
+}
+
+nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result) {
+  nlohmann::json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["scenario"] = scenario.resolved;
+  nlohmann::json results = nlohmann::json::array();
+  double wall = 0.0;
+  std::uint64_t events = 0;
+  for (const ScheduleRun& r : result.runs) {
+    results.push_back(schedule_run_to_json(r));
+    wall += r.wall_time_s;
+    events += r.ideal.events + r.simulation.events;
+  }
+  j["results"] = results;
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const SkippedSchedule& s : result.skipped) skipped.push_back({{"schedule", s.schedule}, {"reason", s.reason}});
+  j["skipped"] = skipped;
+  Ranking ranking = rank_schedules(result);
+  nlohmann::json changes = nlohmann::json::array();
+  for (const RankingChange& c : ranking.changes) {
+    changes.push_back({{"better", c.better}, {"worse", c.worse}, {"from", c.from_level}, {"to", c.to_level},
+                       {"reason", c.reason}});
+  }
+  j["ranking"] = {{"formula", ranking.formula}, {"table", ranking.table}, {"simulation", ranking.simulation},
+                  {"changes", changes}};
+  j["run"] = {{"wall_time_s", wall}, {"events", events},
+              {"events_per_s", wall > 0 ? static_cast<double>(events) / wall : 0.0}};
+  return j;
+}
+
+}  // namespace bubblesim

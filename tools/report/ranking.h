@@ -1,0 +1,26 @@
+#pragma once
+// Ranking of schedules at each abstraction level, and where the levels disagree.
+// Formula and table rank by bubble ratio (lower is better); the simulation ranks by makespan.
+
+#include <string>
+#include <vector>
+
+#include "tools/runner/scenario_runner.h"
+
+namespace bubblesim {
+
+struct RankingChange {
+  std::string better;   // ranked ahead at the earlier level
+  std::string worse;
+  std::string from_level, to_level;
+  std::string reason;   // e.g. "communication on the critical path: exposed comm 1.2ms vs 0.1ms"
+};
+
+struct Ranking {
+  std::vector<std::string> formula, table, simulation;  // labels, best first (formula: those with one)
+  std::vector<RankingChange> changes;
+};
+
+Ranking rank_schedules(const ScenarioRun& result);
+
+}  // namespace bubblesim

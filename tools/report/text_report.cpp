@@ -1,0 +1,101 @@
+#include "tools/report/text_report.h"
+
+#include <fmt/format.h>
+
+#include "tools/report/ranking.h"
+#include "tools/report/text_table.h"
+
+namespace bubblesim {
+namespace {
+
+std::string ratio(double r) { return fmt::format("{:.4f}", r); }
+std::string opt_ratio(const std::optional<double>& r) { return r ? ratio(*r) : "-"; }
+std::string ms(Time t) { return fmt::format("{:.3f}", t.milliseconds()); }
+std::string units(double u) { return fmt::format("{:.2f}", u); }
+
+std::string communication_summary(const Scenario& s) {
+  if (s.communication.kind == CommunicationKind::FixedDelay) {
+    return fmt::format("fixed-delay {}", s.communication.delay);
+  }
+  return fmt::format("topology ({} vertices, {} links)", s.communication.topology->vertex_count(),
+                     s.communication.topology->link_count() / 2);
+}
+
+}  // namespace
+
+std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result) {
+  std::string out = fmt::format("scenario {}: p={} stages, m={} microbatches, communication: {}\n\n", scenario.name,
+                                scenario.stages, scenario.microbatches, communication_summary(scenario));
+
+  TextTable formula({"formula", "bubble ratio", "peak act (units)", "closed form"});
+  for (const ScheduleRun& r : result.runs) {
+    formula.add_row({r.label, opt_ratio(r.formula.bubble_ratio),
+                     r.formula.peak_activation_units ? units(*r.formula.peak_activation_units) : "-",
+                     r.has_formula ? r.formula.note : "none published"});
+  }
+  out += formula.render() + "\n";
+
+  TextTable table({"table (no comm)", "makespan ms", "span ms", "bubble", "bubble(span)", "peak act (units)"});
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& m = r.ideal.metrics;
+    table.add_row({r.label, ms(m.makespan), ms(m.stage_span_max), ratio(m.bubble_ratio), ratio(m.bubble_ratio_span),
+                   units(m.peak_activation_units)});
+  }
+  out += table.render() + "\n";
+
+  TextTable sim({"simulation", "status", "makespan ms", "span ms", "bubble", "bubble(span)", "peak act (units)",
+                 "peak mem", "exposed comm ms"});
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& m = r.simulation.metrics;
+    Bytes peak_mem;
+    for (Bytes b : m.peak_memory_per_device) peak_mem = std::max(peak_mem, b);
+    sim.add_row({r.label, std::string(run_status_name(r.simulation.status)), ms(m.makespan), ms(m.stage_span_max),
+                 ratio(m.bubble_ratio), ratio(m.bubble_ratio_span), units(m.peak_activation_units),
+                 to_string(peak_mem), ms(m.exposed_comm)});
+  }
+  out += sim.render();
+
+  for (const ScheduleRun& r : result.runs) {
+    if (!r.simulation.failure.empty()) out += fmt::format("\n{}: {}\n", r.label, r.simulation.failure);
+  }
+  for (const SkippedSchedule& s : result.skipped) out += fmt::format("\nskipped {}: {}\n", s.schedule, s.reason);
+
+  Ranking ranking = rank_schedules(result);
+  if (!ranking.changes.empty()) {
+    out += "\nranking changes between levels:\n";
+    for (const RankingChange& c : ranking.changes) {
+      out += fmt::format("  {} beats {} at the {} level but not at the {} level: {}\n", c.better, c.worse, c.from_level,
+                         c.to_level, c.reason);
+    }
+  } else if (result.runs.size() > 1) {
+    out += "\nthe ranking of schedules is the same at every level\n";
+  }
+  return out;
+}
+
+std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result) {
+  std::string out =
+      "scenario,schedule,label,status,formula_bubble_ratio,formula_peak_activation_units,table_makespan_s,"
+      "table_bubble_ratio,makespan_s,stage_span_max_s,bubble_ratio,bubble_ratio_span,peak_activation_bytes,"
+      "peak_activation_units,exposed_comm_s,recompute_s\n";
+  auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.17g}", *v) : std::string(); };
+  auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& t = r.ideal.metrics;
+    const Metrics& m = r.simulation.metrics;
+    out += fmt::format("{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{:.17g},{:.17g}\n",
+                       quote(scenario.name), quote(r.schedule), quote(r.label), run_status_name(r.simulation.status),
+                       opt(r.formula.bubble_ratio), opt(r.formula.peak_activation_units), t.makespan.seconds(),
+                       t.bubble_ratio, m.makespan.seconds(), m.stage_span_max.seconds(), m.bubble_ratio,
+                       m.bubble_ratio_span, m.peak_activation.count(), m.peak_activation_units, m.exposed_comm.seconds(),
+                       m.recompute_time.seconds());
+  }
+  return out;
+}
+
+}  // namespace bubblesim

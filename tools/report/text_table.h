@@ -1,0 +1,20 @@
+#pragma once
+// TextTable: aligned columns for terminal output (left-aligned first column, right-aligned rest).
+
+#include <string>
+#include <vector>
+
+namespace bubblesim {
+
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace bubblesim

@@ -1,0 +1,29 @@
+#pragma once
+// ScheduleRun: one schedule of a scenario, evaluated at the three abstraction levels:
+//   formula     the generator's closed form (if it has one),
+//   table       the idealized table: scenario costs, zero communication, no memory budget,
+//   simulation  the event-driven replay with the scenario's communication and memory.
+
+#include <string>
+#include <vector>
+
+#include "schedules/generator.h"
+#include "schedules/table.h"
+#include "sim/engine/simulation_result.h"
+
+namespace bubblesim {
+
+struct ScheduleRun {
+  std::string schedule;  // generator name
+  std::string label;     // name plus non-default parameters, e.g. "interleaved-1f1b(chunks=2)"
+  ParamValues params;
+  Table table;
+  std::vector<StageCost> stage_costs;  // per table stage
+  Formula formula;
+  bool has_formula = false;
+  SimulationResult ideal;
+  SimulationResult simulation;
+  double wall_time_s = 0.0;  // generation + both replays
+};
+
+}  // namespace bubblesim

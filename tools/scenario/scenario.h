@@ -1,0 +1,80 @@
+#pragma once
+// Scenario: a validated, fully resolved description of one simulation problem, as loaded from a
+// scenario YAML file (see scenario_loader.h). Defaults are filled in; costs are resolved to a
+// per-stage CostProfile whether the file gave them explicitly or as a transformer description.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schedules/parameter.h"
+#include "schedules/stage_costs.h"
+#include "sim/units/bytes.h"
+#include "sim/units/diagnostics.h"
+#include "sim/units/rates.h"
+#include "sim/units/time.h"
+#include "topologies/topology.h"
+
+namespace bubblesim {
+
+/// `model:` — a GPT-style transformer; costs are derived from it (see transformer_costs.h).
+struct TransformerModel {
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t seq_len = 0;
+  std::int64_t micro_batch_size = 1;
+  std::int64_t vocab = 0;
+  std::int64_t dtype_bytes = 2;  // bf16/fp16 = 2, fp32 = 4
+  std::string dtype = "bf16";
+};
+
+/// `cluster.gpu:` — the GPU that runs every stage.
+struct GpuSpec {
+  FlopRate flops;          // peak
+  double efficiency = 1.0; // fraction of peak achieved
+  std::optional<Bytes> memory;
+};
+
+enum class CommunicationKind { FixedDelay, Topology };
+
+struct CommunicationSpec {
+  CommunicationKind kind = CommunicationKind::FixedDelay;
+  Time delay;                                  // FixedDelay: added on every cross-stage edge
+  std::shared_ptr<const Topology> topology;    // Topology: the cluster graph
+  std::vector<VertexId> placement;             // device (pipeline rank) -> GPU vertex
+};
+
+struct MemorySpec {
+  std::vector<Bytes> budget;  // empty: no budget; one value: every device; else per device
+};
+
+/// One entry of `schedules:` — a generator name and its raw parameters, checked against the
+/// generator's ParamSpecs by the loader.
+struct ScheduleRequest {
+  std::string name;
+  ParamValues params;
+  SourceLocation where;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // path it was loaded from ("" for built in memory)
+  std::int32_t stages = 0;        // p: pipeline stages = devices
+  std::int32_t microbatches = 0;  // m
+  CostProfile costs;              // per stage of the p-way split
+  std::optional<TransformerModel> model;
+  std::optional<GpuSpec> gpu;
+  CommunicationSpec communication;
+  MemorySpec memory;
+  std::vector<ScheduleRequest> schedules;
+  bool schedules_defaulted = false;  // `schedules:` was absent: every registered generator
+  /// The scenario as resolved (defaults filled, quantities in base units), for reports.
+  nlohmann::json resolved;
+};
+
+}  // namespace bubblesim

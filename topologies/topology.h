@@ -1,0 +1,73 @@
+#pragma once
+// Topology: the cluster as a graph (Boost.Graph underneath). Vertices are GPUs, hosts, PCIe
+// switches, NICs and network switches; every physical link is full duplex and appears as two
+// directed links (LinkId), each with its own capacity. Routes are computed by shortest path and
+// cached.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/units/rates.h"
+#include "sim/units/time.h"
+
+namespace bubblesim {
+
+using VertexId = std::int32_t;
+using LinkId = std::int32_t;  // one direction of a physical link
+
+enum class VertexKind { Gpu, Host, PcieSwitch, Nic, Switch };
+std::string_view vertex_kind_name(
+    VertexKind kind);  // "gpu", "host", "pcie-switch", "nic", "switch"
+
+struct Route {
+  std::vector<LinkId> links;  // directed links from source to destination, in order
+  Time latency;               // sum of the links' latencies
+};
+
+class Topology {
+ public:
+  Topology();
+  ~Topology();
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+  Topology(const Topology&);
+  Topology& operator=(const Topology&);
+
+  /// Throws std::invalid_argument on a duplicate name.
+  VertexId add_vertex(const std::string& name, VertexKind kind);
+  /// A full-duplex link: two directed links a->b and b->a with the same bandwidth and latency.
+  void add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latency);
+
+  std::int32_t vertex_count() const;
+  std::optional<VertexId> find(const std::string& name) const;
+  const std::string& vertex_name(VertexId v) const;
+  VertexKind vertex_kind(VertexId v) const;
+  /// GPU vertices in the order they were added (the default stage placement order).
+  std::vector<VertexId> gpus() const;
+
+  std::int32_t link_count() const;  // directed links
+  Bandwidth link_bandwidth(LinkId l) const;
+  Time link_latency(LinkId l) const;
+  VertexId link_source(LinkId l) const;
+  VertexId link_target(LinkId l) const;
+  std::string link_name(LinkId l) const;  // "gpu0->nvswitch0"
+  /// Directed links from `from` to `to` (parallel links are allowed), in id order.
+  std::vector<LinkId> links_between(VertexId from, VertexId to) const;
+
+  /// Shortest route from `from` to `to`, minimising the time to move 1 MiB over it alone (sum of
+  /// latency + 1MiB/bandwidth per link); ties broken by fewer hops, then lower vertex ids, so the
+  /// result is deterministic. nullopt when unreachable. from == to gives an empty route.
+  std::optional<Route> route(VertexId from, VertexId to) const;
+  /// The host vertex closest (by route) to a GPU (ties: lower id); nullopt when none is reachable.
+  /// route() and nearest_host() fill an internal cache; they are safe to call from several threads.
+  std::optional<VertexId> nearest_host(VertexId gpu) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bubblesim

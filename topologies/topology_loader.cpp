@@ -1,0 +1,269 @@
+// Topology YAML forms and their defaults.
+//
+// General form:
+//   {vertices: [{name: gpu0, kind: gpu}, ...],               kinds: gpu, host, pcie-switch, nic,
+//   switch
+//    links: [{between: [gpu0, gpu1], bandwidth: 10GB/s, latency: 50us}, ...]}   (links optional;
+//    bandwidth and latency required, with units)
+//
+// Builder form (every key but `builder` optional; defaults describe a DGX-H100-like node, see
+// topologies/topology_builders.h and scenarios/topologies/dgx-h100.yaml for the sources):
+//   builder: single-node | multi-node | fat-tree | rail
+//   gpus: 8                      single-node only; 1..65536
+//   nodes: 2, gpus_per_node: 8   multi-node, fat-tree, rail; nodes x gpus_per_node <= 65536
+//   nvlink: {bandwidth: 450GB/s, latency: 500ns}   each GPU to the node's NVSwitch
+//   pcie:   {bandwidth: 64GB/s,  latency: 1us}     GPU/NIC to PCIe switch, PCIe switch to host
+//   gpus_per_pcie_switch: 2      1..GPUs per node
+//   nic:    {bandwidth: 400Gbps, latency: 2us}     NIC to its network switch (one NIC per GPU)
+//   network: {latency: 1us}      one switch traversal (half on each link into/out of a switch)
+//   switch_radix: 32             fat-tree only: ports per switch, even, 2..1024
+//
+// A string is a file name (relative to base_dir) whose top-level key `topology:` holds either form.
+
+#include "topologies/topology_loader.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "topologies/topology_builders.h"
+
+namespace bubblesim {
+namespace {
+
+const std::vector<std::string>& kind_names() {
+  static const std::vector<std::string> names{"gpu", "host", "pcie-switch", "nic", "switch"};
+  return names;
+}
+
+VertexKind kind_from_name(const std::string& name) {
+  if (name == "host") return VertexKind::Host;
+  if (name == "pcie-switch") return VertexKind::PcieSwitch;
+  if (name == "nic") return VertexKind::Nic;
+  if (name == "switch") return VertexKind::Switch;
+  return VertexKind::Gpu;
+}
+
+std::string list_names(const std::vector<std::string>& names) {
+  constexpr std::size_t kShown = 12;
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < kShown; ++i)
+    out += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > kShown) out += fmt::format(", ... ({} in all)", names.size());
+  return out;
+}
+
+std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
+  const std::size_t errors_before = d.size();
+  MapReader top(node, d, {"vertices", "links"});
+  auto vertices = top.require("vertices");
+  auto links = top.get("links");
+  top.finish();
+
+  Topology t;
+  std::vector<std::string> names;
+  std::unordered_map<std::string, int> first_line;
+  if (vertices) {
+    if (!vertices->is_sequence())
+      vertices->error(d, fmt::format("expected a list of vertices, got {}", vertices->describe()));
+    for (const YamlNode& v : vertices->elements()) {
+      MapReader vr(v, d, {"name", "kind"});
+      auto name_node = vr.require("name");
+      auto name = name_node ? name_node->as_string(d) : std::nullopt;
+      auto kind_node = vr.require("kind");
+      auto kind = kind_node ? kind_node->as_choice(d, kind_names()) : std::nullopt;
+      vr.finish();
+      if (!name || !kind) continue;
+      if (name->empty()) {
+        name_node->error(d, "a vertex name must not be empty");
+        continue;
+      }
+      if (auto it = first_line.find(*name); it != first_line.end()) {
+        name_node->error(d, fmt::format("duplicate vertex name '{}' (first given at line {})",
+                                        *name, it->second));
+        continue;
+      }
+      first_line.emplace(*name, name_node->location().line);
+      names.push_back(*name);
+      t.add_vertex(*name, kind_from_name(*kind));
+    }
+  }
+
+  if (links) {
+    if (!links->is_sequence())
+      links->error(d, fmt::format("expected a list of links, got {}", links->describe()));
+    for (const YamlNode& l : links->elements()) {
+      MapReader lr(l, d, {"between", "bandwidth", "latency"});
+      auto between = lr.require("between");
+      auto bw_node = lr.require("bandwidth");
+      auto bandwidth = bw_node ? bw_node->as_bandwidth(d) : std::nullopt;
+      auto lat_node = lr.require("latency");
+      auto latency = lat_node ? lat_node->as_time(d) : std::nullopt;
+      lr.finish();
+      if (!between) continue;
+      std::vector<YamlNode> ends = between->elements();
+      if (!between->is_sequence() || ends.size() != 2) {
+        between->error(d,
+                       fmt::format("expected a list of two vertex names, e.g. [gpu0, gpu1], got {}",
+                                   between->is_sequence() ? fmt::format("{} names", ends.size())
+                                                          : between->describe()));
+        continue;
+      }
+      std::optional<VertexId> ids[2];
+      for (std::size_t i = 0; i < 2; ++i) {
+        auto name = ends[i].as_string(d);
+        if (!name) continue;
+        ids[i] = t.find(*name);
+        if (!ids[i]) {
+          std::string suggestion = closest_match(*name, names);
+          ends[i].error(
+              d,
+              fmt::format("unknown vertex '{}'{} (vertices: {})", *name,
+                          suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion),
+                          names.empty() ? "none" : list_names(names)));
+        }
+      }
+      if (!ids[0] || !ids[1]) continue;
+      if (*ids[0] == *ids[1]) {
+        between->error(
+            d, fmt::format("a link from '{}' to itself is not allowed", t.vertex_name(*ids[0])));
+        continue;
+      }
+      if (!bandwidth || !latency) continue;
+      t.add_link(*ids[0], *ids[1], *bandwidth, *latency);
+    }
+  }
+  if (d.size() != errors_before) return std::nullopt;
+  return t;
+}
+
+// Reads {bandwidth, latency} over `defaults`.
+LinkParams read_link_params(MapReader& parent, const std::string& key, LinkParams defaults,
+                            DiagnosticList& d, bool with_bandwidth = true) {
+  auto node = parent.get(key);
+  if (!node) return defaults;
+  std::vector<std::string> keys{"latency"};
+  if (with_bandwidth) keys.insert(keys.begin(), "bandwidth");
+  MapReader r(*node, d, keys);
+  if (with_bandwidth) {
+    if (auto bw = r.bandwidth("bandwidth")) defaults.bandwidth = *bw;
+  }
+  if (auto lat = r.time("latency")) defaults.latency = *lat;
+  r.finish();
+  return defaults;
+}
+
+std::optional<Topology> load_builder(const YamlNode& node, DiagnosticList& d) {
+  const std::size_t errors_before = d.size();
+  static const std::vector<std::string> builders{"single-node", "multi-node", "fat-tree", "rail"};
+  auto builder = node.child("builder").as_choice(d, builders);
+  if (!builder) return std::nullopt;
+
+  const bool single = *builder == "single-node";
+  std::vector<std::string> keys{"builder", "nvlink", "pcie", "gpus_per_pcie_switch"};
+  if (single) {
+    keys.insert(keys.begin() + 1, "gpus");
+  } else {
+    keys.insert(keys.begin() + 1, {"nodes", "gpus_per_node"});
+    keys.insert(keys.end(), {"nic", "network"});
+    if (*builder == "fat-tree") keys.push_back("switch_radix");
+  }
+  MapReader r(node, d, keys);
+
+  ClusterParams p;
+  std::optional<YamlNode> gpus_node = r.get(single ? "gpus" : "gpus_per_node");
+  if (gpus_node) {
+    if (auto g = gpus_node->as_integer(d, 1, kMaxTopologyGpus))
+      p.node.gpus = static_cast<std::int32_t>(*g);
+  }
+  p.node.nvlink = read_link_params(r, "nvlink", p.node.nvlink, d);
+  p.node.pcie = read_link_params(r, "pcie", p.node.pcie, d);
+  if (auto per = r.get("gpus_per_pcie_switch")) {
+    if (auto v = per->as_integer(d, 1, p.node.gpus))
+      p.node.gpus_per_pcie_switch = static_cast<std::int32_t>(*v);
+  } else {
+    p.node.gpus_per_pcie_switch = std::min(p.node.gpus_per_pcie_switch, p.node.gpus);
+  }
+  if (!single) {
+    auto nodes_node = r.get("nodes");
+    if (nodes_node) {
+      if (auto n = nodes_node->as_integer(d, 1, kMaxTopologyGpus)) {
+        p.nodes = static_cast<std::int32_t>(*n);
+        std::int64_t total = *n * p.node.gpus;
+        if (total > kMaxTopologyGpus) {
+          nodes_node->error(
+              d, fmt::format("{} nodes x {} GPUs = {} GPUs is more than the limit of {}", *n,
+                             p.node.gpus, total, kMaxTopologyGpus));
+        }
+      }
+    }
+    p.nic = read_link_params(r, "nic", p.nic, d);
+    LinkParams network{p.nic.bandwidth, p.network_latency};
+    p.network_latency = read_link_params(r, "network", network, d, false).latency;
+    if (*builder == "fat-tree") {
+      p.shape = NetworkShape::FatTree;
+      if (auto k = r.get("switch_radix")) {
+        if (auto v = k->as_integer(d, 2, 1024)) {
+          if (*v % 2 != 0)
+            k->error(d, fmt::format("{} is odd; a fat tree needs an even switch radix", *v));
+          p.switch_radix = static_cast<std::int32_t>(*v);
+        }
+      }
+    } else if (*builder == "rail") {
+      p.shape = NetworkShape::Rail;
+    }
+  }
+  r.finish();
+  if (d.size() != errors_before) return std::nullopt;
+  try {
+    return single ? build_single_node(p.node) : build_cluster(p);
+  } catch (const std::invalid_argument& e) {
+    node.error(d, e.what());  // the checks above should have caught it; say so rather than crash
+    return std::nullopt;
+  }
+}
+
+std::optional<Topology> load_inline(const YamlNode& node, DiagnosticList& d) {
+  if (!node.is_map()) {
+    node.error(
+        d, fmt::format(
+               "expected a topology (a mapping with vertices and links, or with builder), got {}",
+               node.describe()));
+    return std::nullopt;
+  }
+  if (!node.child("builder").is_null()) return load_builder(node, d);
+  return load_general(node, d);
+}
+
+}  // namespace
+
+std::optional<Topology> load_topology(const YamlNode& node, const std::string& base_dir,
+                                      DiagnosticList& d) {
+  if (!node.is_scalar() || node.is_null()) return load_inline(node, d);
+
+  std::filesystem::path path(node.raw().Scalar());
+  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+  const std::size_t errors_before = d.size();
+  YamlDocument doc = YamlDocument::load_file(path.string(), d);
+  if (!doc.ok()) {
+    if (d.size() == errors_before)
+      node.error(d, fmt::format("cannot read topology file '{}'", path.string()));
+    return std::nullopt;
+  }
+  MapReader top(doc.root(), d, {"topology"});
+  auto inner = top.require("topology");
+  top.finish();
+  if (!inner) return std::nullopt;
+  if (inner->is_scalar() && !inner->is_null()) {
+    inner->error(d, "a topology file must hold the topology itself, not the name of another file");
+    return std::nullopt;
+  }
+  auto t = load_inline(*inner, d);
+  if (d.size() != errors_before) return std::nullopt;
+  return t;
+}
+
+}  // namespace bubblesim
