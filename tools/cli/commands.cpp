@@ -1,7 +1,7 @@
 #include "tools/cli/commands.h"
 
 #include <cstdio>
-#include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -149,6 +149,58 @@ int command_validate(const Registry& registry, const std::string& scenario_path)
   }
   fmt::print("{}: ok ({} schedules)\n", scenario_path, scenario.schedules.size());
   return 0;
+}
+
+void add_run_commands(CLI::App& app, CommandSet& commands) {
+  struct Options {
+    RunOptions run;
+    std::string format = "text";
+  };
+  auto options = std::make_shared<Options>();
+  for (const char* name : {"run", "compare"}) {
+    CLI::App* cmd = app.add_subcommand(name, std::string(name) == "run"
+                                                 ? "run a scenario and report every schedule at three levels"
+                                                 : "compare the scenario's schedules side by side (same as run)");
+    cmd->add_option("scenario", options->run.scenario, "scenario YAML file")->required();
+    cmd->add_option("--schedule", options->run.schedules, "run only this schedule (repeatable)");
+    cmd->add_option("--format", options->format, "report format: text, json or csv")
+        ->check(CLI::IsMember({"text", "json", "csv"}));
+    cmd->add_option("-o,--output", options->run.output, "write the report to FILE (atomically) instead of stdout");
+    commands.add(cmd, [options](CommandContext& context) {
+      const std::string& f = options->format;
+      options->run.format = f == "json" ? ReportFormat::Json : f == "csv" ? ReportFormat::Csv : ReportFormat::Text;
+      return command_run(context.registry, options->run);
+    });
+  }
+}
+
+void add_table_command(CLI::App& app, CommandSet& commands) {
+  struct Options {
+    std::string scenario, schedule, output;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("table", "print a schedule's device x time-slot grid");
+  cmd->add_option("scenario", options->scenario, "scenario YAML file")->required();
+  cmd->add_option("--schedule", options->schedule, "schedule name")->required();
+  cmd->add_option("-o,--output", options->output, "write to FILE instead of stdout");
+  commands.add(cmd, [options](CommandContext& context) {
+    return command_table(context.registry, options->scenario, options->schedule, options->output);
+  });
+}
+
+void add_catalog_commands(CLI::App& app, CommandSet& commands) {
+  CLI::App* list = app.add_subcommand("list", "list the known schedules (built-in and plugins)");
+  commands.add(list, [](CommandContext& context) { return command_list(context.registry); });
+
+  auto name = std::make_shared<std::string>();
+  CLI::App* explain = app.add_subcommand("explain", "describe a schedule and its parameters");
+  explain->add_option("name", *name, "schedule name")->required();
+  commands.add(explain, [name](CommandContext& context) { return command_explain(context.registry, *name); });
+
+  auto scenario = std::make_shared<std::string>();
+  CLI::App* validate = app.add_subcommand("validate", "check a scenario file and its schedules without running");
+  validate->add_option("scenario", *scenario, "scenario YAML file")->required();
+  commands.add(validate, [scenario](CommandContext& context) { return command_validate(context.registry, *scenario); });
 }
 
 }  // namespace bubblesim

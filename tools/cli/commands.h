@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "schedules/registry.h"
+#include "tools/cli/command_set.h"
 
 namespace bubblesim {
 
