@@ -1,0 +1,35 @@
+#pragma once
+// Shared inputs for the benchmarks: uniform costs and generated tables.
+
+#include <string>
+
+#include "schedules/registry.h"
+#include "sim/engine/engine.h"
+
+namespace bubblesim::bench {
+
+inline StageCost unit_cost() {
+  StageCost c;
+  c.forward = Time::from_seconds(1e-3);
+  c.backward_input = Time::from_seconds(2e-3);
+  c.backward_weight = Time::from_seconds(1e-3);
+  c.activation = Bytes(1 << 20);
+  c.weight_grad = Bytes(1 << 19);
+  c.p2p = Bytes(8 << 20);
+  return c;
+}
+
+inline const Registry& registry() {
+  static const Registry r = Registry::with_builtins();
+  return r;
+}
+
+inline GeneratorInput input(int p, int m, const StageCost& c) {
+  GeneratorInput in;
+  in.devices = p;
+  in.microbatches = m;
+  in.costs = CostProfile::uniform(p, c);
+  return in;
+}
+
+}  // namespace bubblesim::bench
