@@ -1,61 +1,15 @@
 // Runs the real `bubblesim` binary and checks its output and exit codes.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_support.h"
+
 namespace fs = std::filesystem;
 
-namespace {
-
-struct Result {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-// A unique temporary file name per call (test binaries may run in parallel).
-std::string fmt_name() {
-  static int counter = 0;
-  return "bubblesim_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-}
-
-std::string source(const std::string& rel) { return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs from the source folder so that paths in messages are relative ("tests/errors/x.yaml").
-Result run(const std::string& args) {
-  fs::path err_file = fs::temp_directory_path() / fmt_name();
-  std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && '" + BUBBLESIM_BINARY + "' " + args + " 2>'" +
-                    err_file.string() + "'";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_file.string());
-  fs::remove(err_file);
-  return r;
-}
-
-}  // namespace
+using namespace bubblesim::cli_testing;
 
 TEST_CASE("--version and --help") {
   Result v = run("--version");

@@ -41,5 +41,6 @@ class CommandSet {
 void add_run_commands(CLI::App& app, CommandSet& commands);       // run, compare
 void add_table_command(CLI::App& app, CommandSet& commands);      // table
 void add_catalog_commands(CLI::App& app, CommandSet& commands);   // list, explain, validate
+void add_sweep_commands(CLI::App& app, CommandSet& commands);     // sweep, merge
 
 }  // namespace bubblesim

@@ -73,28 +73,34 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   return out;
 }
 
-std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result) {
-  std::string out =
-      "scenario,schedule,label,status,formula_bubble_ratio,formula_peak_activation_units,table_makespan_s,"
-      "table_bubble_ratio,makespan_s,stage_span_max_s,bubble_ratio,bubble_ratio_span,peak_activation_bytes,"
-      "peak_activation_units,exposed_comm_s,recompute_s\n";
+std::string csv_quote(const std::string& field) {
+  if (field.find_first_of(",\"\n") == std::string::npos) return field;
+  std::string q = "\"";
+  for (char c : field) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_report_header() {
+  return "scenario,schedule,label,status,formula_bubble_ratio,formula_peak_activation_units,table_makespan_s,"
+         "table_bubble_ratio,makespan_s,stage_span_max_s,bubble_ratio,bubble_ratio_span,peak_activation_bytes,"
+         "peak_activation_units,exposed_comm_s,recompute_s\n";
+}
+
+std::string csv_report_row(const Scenario& scenario, const ScheduleRun& r) {
   auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.17g}", *v) : std::string(); };
-  auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  for (const ScheduleRun& r : result.runs) {
-    const Metrics& t = r.ideal.metrics;
-    const Metrics& m = r.simulation.metrics;
-    out += fmt::format("{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{:.17g},{:.17g}\n",
-                       quote(scenario.name), quote(r.schedule), quote(r.label), run_status_name(r.simulation.status),
-                       opt(r.formula.bubble_ratio), opt(r.formula.peak_activation_units), t.makespan.seconds(),
-                       t.bubble_ratio, m.makespan.seconds(), m.stage_span_max.seconds(), m.bubble_ratio,
-                       m.bubble_ratio_span, m.peak_activation.count(), m.peak_activation_units, m.exposed_comm.seconds(),
-                       m.recompute_time.seconds());
-  }
+  const Metrics& t = r.ideal.metrics;
+  const Metrics& m = r.simulation.metrics;
+  return fmt::format("{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{:.17g},{:.17g}\n",
+                     csv_quote(scenario.name), csv_quote(r.schedule), csv_quote(r.label),
+                     run_status_name(r.simulation.status), opt(r.formula.bubble_ratio),
+                     opt(r.formula.peak_activation_units), t.makespan.seconds(), t.bubble_ratio, m.makespan.seconds(),
+                     m.stage_span_max.seconds(), m.bubble_ratio, m.bubble_ratio_span, m.peak_activation.count(),
+                     m.peak_activation_units, m.exposed_comm.seconds(), m.recompute_time.seconds());
+}
+
+std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result) {
+  std::string out = csv_report_header();
+  for (const ScheduleRun& r : result.runs) out += csv_report_row(scenario, r);
   return out;
 }
 

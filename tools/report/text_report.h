@@ -11,5 +11,10 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
 
 /// CSV: one row per schedule with the main metrics of the three levels (header first).
 std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result);
+/// The CSV header line (with newline) and one row (with newline) of scenario_report_csv.
+std::string csv_report_header();
+std::string csv_report_row(const Scenario& scenario, const ScheduleRun& run);
+/// Quotes a CSV field when it holds a comma, a quote or a newline.
+std::string csv_quote(const std::string& field);
 
 }  // namespace bubblesim

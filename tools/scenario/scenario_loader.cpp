@@ -668,7 +668,12 @@ Scenario load_scenario_file(const std::string& path, const Registry& registry) {
 }
 
 Scenario load_scenario_string(const std::string& yaml, const std::string& name, const Registry& registry) {
-  Loader loader(registry, ".");
+  return load_scenario_string(yaml, name, ".", registry);
+}
+
+Scenario load_scenario_string(const std::string& yaml, const std::string& name, const std::string& base_dir,
+                              const Registry& registry) {
+  Loader loader(registry, base_dir);
   YamlDocument doc = YamlDocument::load_string(yaml, name, loader.diags());
   Scenario sc = loader.load(doc);
   sc.file = name;

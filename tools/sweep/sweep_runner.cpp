@@ -1,0 +1,265 @@
+#include "tools/sweep/sweep_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tools/report/atomic_file.h"
+#include "tools/report/text_report.h"
+#include "tools/runner/scenario_runner.h"
+#include "tools/scenario/scenario_loader.h"
+
+namespace bubblesim {
+namespace {
+
+std::string header_for(const SweepSpec& spec) {
+  std::string h = "point,entry";
+  for (const SweepAxis& a : spec.axes) h += "," + csv_quote(a.path);
+  std::string report = csv_report_header();
+  report.pop_back();  // newline
+  return h + "," + report + ",error\n";
+}
+
+std::string axis_cells(const SweepSpec& spec, std::int64_t point) {
+  std::string cells;
+  std::vector<std::size_t> c = spec.coordinates(point);
+  for (std::size_t i = 0; i < spec.axes.size(); ++i) cells += "," + csv_quote(spec.axes[i].labels[c[i]]);
+  return cells;
+}
+
+// All rows of one point, each ending in a newline. Invalid scenarios give one row with the error.
+std::string run_point(const SweepSpec& spec, const Registry& registry, std::int64_t point, bool& failed) {
+  std::string prefix_axes = axis_cells(spec, point);
+  std::string base_dir = scenario_base_dir(spec.base_file);
+  try {
+    Scenario scenario = load_scenario_string(spec.scenario_yaml(point), spec.base_file, base_dir, registry);
+    ScenarioRun result = run_scenario(scenario, registry);
+    std::string rows;
+    for (std::size_t e = 0; e < result.runs.size(); ++e) {
+      std::string row = csv_report_row(scenario, result.runs[e]);
+      row.pop_back();
+      rows += fmt::format("{},{}{},{},\n", point, e, prefix_axes, row);
+    }
+    return rows;
+  } catch (const InputError& e) {
+    failed = true;
+    std::string message = e.diagnostics().empty() ? e.what() : e.diagnostics().front().message;
+    // Columns after the axes: scenario..recompute_s (16) empty except status, then the error.
+    return fmt::format("{},0{},,,,invalid,,,,,,,,,,,,,{}\n", point, prefix_axes, csv_quote(message));
+  }
+}
+
+// Point index of a CSV row written by this module (its first field).
+std::optional<std::int64_t> row_point(const std::string& row) {
+  std::size_t comma = row.find(',');
+  if (comma == std::string::npos || comma == 0) return std::nullopt;
+  std::int64_t v = 0;
+  for (std::size_t i = 0; i < comma; ++i) {
+    if (row[i] < '0' || row[i] > '9') return std::nullopt;
+    v = v * 10 + (row[i] - '0');
+  }
+  return v;
+}
+
+std::pair<std::int64_t, std::int64_t> row_key(const std::string& row, const std::string& file) {
+  std::size_t a = row.find(',');
+  std::size_t b = a == std::string::npos ? a : row.find(',', a + 1);
+  try {
+    if (b == std::string::npos) throw std::invalid_argument("short row");
+    return {std::stoll(row.substr(0, a)), std::stoll(row.substr(a + 1, b - a - 1))};
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: the row '{}' does not start with point,entry numbers", file, row.substr(0, 40)));
+  }
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read '{}'", path));
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+  std::size_t slash = text.find('/');
+  Shard s;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used = 0;
+    s.index = std::stoll(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("junk");
+    s.count = std::stoll(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument("junk");
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("--shard: '{}' is not of the form I/N (0-based index I below the count N)", text));
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count) {
+    throw InputError(fmt::format("--shard: '{}' needs 0 <= I < N", text));
+  }
+  return s;
+}
+
+Shard shard_from_environment() {
+  auto env = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+  };
+  if (auto id = env("SLURM_ARRAY_TASK_ID")) {
+    if (auto count = env("SLURM_ARRAY_TASK_COUNT")) return parse_shard(*id + "/" + *count);
+  }
+  if (auto id = env("JOB_COMPLETION_INDEX")) {
+    if (auto count = env("BUBBLESIM_SHARD_COUNT")) return parse_shard(*id + "/" + *count);
+    throw InputError("JOB_COMPLETION_INDEX is set but BUBBLESIM_SHARD_COUNT is not: set it to the Job's completions");
+  }
+  return Shard{};
+}
+
+SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const SweepOptions& options) {
+  const std::string header = header_for(spec);
+  std::vector<std::int64_t> points;
+  for (std::int64_t p = options.shard.index; p < spec.point_count(); p += options.shard.count) points.push_back(p);
+
+  // Rows kept from a previous run of the same sweep (--resume).
+  std::map<std::int64_t, std::string> kept;
+  if (options.resume && access(options.output.c_str(), F_OK) == 0) {
+    std::vector<std::string> lines = read_lines(options.output);
+    if (lines.empty() || lines.front() + "\n" != header) {
+      throw InputError(fmt::format("--resume: '{}' was not written by this sweep (its header differs)", options.output));
+    }
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      std::optional<std::int64_t> p = row_point(lines[i]);
+      if (!p) throw InputError(fmt::format("--resume: '{}' line {} is not a sweep row", options.output, i + 1));
+      kept[*p] += lines[i] + "\n";
+    }
+  }
+
+  // A sweep whose first point is not a valid scenario is a bad sweep file (an axis path or value
+  // the scenario does not accept), not a row to record: report it and write nothing.
+  if (spec.point_count() > 0) {
+    try {
+      (void)load_scenario_string(spec.scenario_yaml(0), spec.base_file, scenario_base_dir(spec.base_file), registry);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: the first point of the sweep is not a valid scenario:\n{}", spec.file, e.what()));
+    }
+  }
+
+  SweepSummary summary;
+  summary.points = static_cast<std::int64_t>(points.size());
+  std::vector<std::optional<std::string>> rows(points.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (auto it = kept.find(points[i]); it != kept.end()) {
+      rows[i] = it->second;
+      ++summary.resumed;
+    } else {
+      todo.push_back(i);
+    }
+  }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::exception_ptr error;
+  auto worker = [&] {
+    while (true) {
+      std::size_t t = next.fetch_add(1);
+      if (t >= todo.size()) return;
+      std::size_t i = todo[t];
+      bool failed = false;
+      std::string text;
+      try {
+        text = run_point(spec, registry, points[i], failed);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!error) error = std::current_exception();
+        next = todo.size();
+        changed.notify_all();
+        return;
+      }
+      std::lock_guard lock(mutex);
+      rows[i] = std::move(text);
+      if (failed) ++summary.failed;
+      ++done;
+      changed.notify_all();
+    }
+  };
+
+  // The file always holds the header and the longest completed prefix of points, rewritten
+  // atomically at most every 200ms and at the end.
+  std::size_t written_prefix = static_cast<std::size_t>(-1);
+  auto write_prefix = [&](bool final) {
+    std::size_t prefix = 0;
+    while (prefix < rows.size() && rows[prefix]) ++prefix;
+    if (prefix == written_prefix && !final) return;
+    std::string content = header;
+    for (std::size_t i = 0; i < prefix; ++i) content += *rows[i];
+    write_file_atomically(options.output, content);
+    written_prefix = prefix;
+  };
+
+  const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(todo.size(), 1))));
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  const bool tty = options.progress && isatty(STDERR_FILENO) != 0;
+  {
+    std::unique_lock lock(mutex);
+    while (done < todo.size() && !error) {
+      changed.wait_for(lock, std::chrono::milliseconds(200));
+      write_prefix(false);
+      if (tty) fmt::print(stderr, "\rsweep: {}/{} points", done + static_cast<std::size_t>(summary.resumed), points.size());
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  if (tty) fmt::print(stderr, "\n");
+  if (error) {
+    write_prefix(true);
+    std::rethrow_exception(error);
+  }
+  write_prefix(true);
+  for (const auto& r : rows) summary.rows += std::count(r->begin(), r->end(), '\n');
+  return summary;
+}
+
+void merge_sweep_outputs(const std::vector<std::string>& parts, const std::string& output) {
+  if (parts.empty()) throw InputError("merge: name at least one part");
+  std::string header;
+  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, std::string>> rows;
+  for (const std::string& part : parts) {
+    std::vector<std::string> lines = read_lines(part);
+    if (lines.empty()) throw InputError(fmt::format("merge: '{}' is empty", part));
+    if (header.empty()) {
+      header = lines.front();
+    } else if (lines.front() != header) {
+      throw InputError(fmt::format("merge: '{}' has a different header than '{}'", part, parts.front()));
+    }
+    for (std::size_t i = 1; i < lines.size(); ++i) rows.emplace_back(row_key(lines[i], part), lines[i]);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string content = header + "\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0 && rows[i].first == rows[i - 1].first) {
+      throw InputError(fmt::format("merge: point {} entry {} appears twice", rows[i].first.first, rows[i].first.second));
+    }
+    content += rows[i].second + "\n";
+  }
+  write_file_atomically(output, content);
+}
+
+}  // namespace bubblesim

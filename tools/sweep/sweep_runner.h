@@ -1,0 +1,51 @@
+#pragma once
+// Running a sweep: every point of the cross product (or one shard of them) on a thread pool,
+// written as CSV in point order whatever order they finish in. The output is rewritten
+// atomically as rows complete, so an interrupted sweep leaves a valid file holding a prefix of
+// the points; --resume keeps those rows and runs the rest. Shards of one sweep merge into the
+// file a single run would have written.
+//
+// CSV columns: point, entry (schedule index within the point), one column per axis (its value as
+// written), the run report's columns (tools/report/text_report.h csv_report_header), error.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedules/registry.h"
+#include "tools/sweep/sweep_spec.h"
+
+namespace bubblesim {
+
+struct Shard {
+  std::int64_t index = 0;
+  std::int64_t count = 1;
+};
+
+/// "I/N" (0-based I < N).
+Shard parse_shard(const std::string& text);
+/// From SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, or Kubernetes' JOB_COMPLETION_INDEX with
+/// BUBBLESIM_SHARD_COUNT; {0, 1} when none is set.
+Shard shard_from_environment();
+
+struct SweepOptions {
+  std::string output;  // CSV file (required)
+  int jobs = 1;
+  bool resume = false;
+  Shard shard;
+  bool progress = false;  // a progress line on stderr
+};
+
+struct SweepSummary {
+  std::int64_t points = 0;   // in this shard
+  std::int64_t resumed = 0;  // kept from a previous run
+  std::int64_t failed = 0;   // points whose scenario was invalid (rows with an error)
+  std::int64_t rows = 0;
+};
+
+SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const SweepOptions& options);
+
+/// Joins shard outputs (same header) into one file ordered by point and entry.
+void merge_sweep_outputs(const std::vector<std::string>& parts, const std::string& output);
+
+}  // namespace bubblesim

@@ -1,0 +1,47 @@
+#pragma once
+// SweepSpec: a base scenario and axes over any of its keys (dotted paths), read from a sweep
+// file:
+//
+//   base: base.yaml                  # relative to the sweep file
+//   axes:
+//     pipeline.stages: [2, 4, 8]                           # a list
+//     pipeline.microbatches: {from: 8, to: 64, factor: 2}  # a geometric range
+//     costs.forward: {from: 1, to: 4, step: 1, unit: ms}   # an arithmetic range (unit appended)
+//     communication.delay: [0ms, 0.1ms, 1ms]
+//   schedules: [gpipe, 1f1b]          # optional: replaces the base scenario's list
+//
+// The points are the cross product of the axes, first axis slowest, numbered from 0.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace bubblesim {
+
+struct SweepAxis {
+  std::string path;                 // dotted key path into the scenario, e.g. "pipeline.stages"
+  std::vector<YAML::Node> values;   // scalars or whole subtrees
+  std::vector<std::string> labels;  // each value as written in the CSV
+};
+
+struct SweepSpec {
+  std::string file;          // the sweep file
+  std::string base_file;     // the base scenario, resolved against the sweep file's folder
+  YAML::Node base;           // its parsed tree
+  std::vector<SweepAxis> axes;
+  YAML::Node schedules;      // null unless the sweep overrides them
+
+  std::int64_t point_count() const;
+  /// The value index of each axis for point `index`.
+  std::vector<std::size_t> coordinates(std::int64_t index) const;
+  /// The base tree with the point's values written at their paths, as YAML text.
+  std::string scenario_yaml(std::int64_t index) const;
+};
+
+/// Reads and checks a sweep file (InputError with file:line:col on problems); refuses sweeps of
+/// more than `max_points` points.
+SweepSpec load_sweep(const std::string& path, std::int64_t max_points = 10'000'000);
+
+}  // namespace bubblesim
