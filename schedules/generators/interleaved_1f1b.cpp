@@ -36,14 +36,14 @@ std::int32_t group_size(const GeneratorInput& in) {
   if (pytorch_grouping(in)) {
     if (in.params.has("microbatch_group_size")) {
       throw ScheduleConstraintError(
-          "interleaved-1f1b: grouping 'pytorch' derives the group size from m and p; remove "
+          "grouping 'pytorch' derives the group size from m and p; remove "
           "microbatch_group_size or use grouping 'megatron'");
     }
     const std::int32_t rounds = std::max(1, m / p);
     if (m % rounds != 0) {
       const std::int32_t below = m - m % rounds, above = below + rounds;
       throw ScheduleConstraintError(fmt::format(
-          "interleaved-1f1b (grouping 'pytorch'): m = {} microbatches must be divisible by max(1, floor(m/p)) = {} "
+          "grouping 'pytorch': m = {} microbatches must be divisible by max(1, floor(m/p)) = {} "
           "(p = {}); use m = {} or m = {}, or grouping 'megatron'",
           m, rounds, p, below, above));
     }
@@ -54,19 +54,19 @@ std::int32_t group_size(const GeneratorInput& in) {
                              : p;
   if (m < p) {
     throw ScheduleConstraintError(fmt::format(
-        "interleaved-1f1b (grouping 'megatron') needs at least p = {} microbatches, got m = {}; use m >= {} or "
+        "grouping 'megatron' needs at least p = {} microbatches, got m = {}; use m >= {} or "
         "grouping 'pytorch'",
         p, m, p));
   }
   if (g < p || g > m) {
     throw ScheduleConstraintError(fmt::format(
-        "interleaved-1f1b: microbatch_group_size must satisfy p <= g <= m, i.e. {} <= g <= {}; got g = {}", p, m,
+        "microbatch_group_size must satisfy p <= g <= m, i.e. {} <= g <= {}; got g = {}", p, m,
         g));
   }
   const std::int32_t last = m % g;
   if (last != 0 && last < p) {
     throw ScheduleConstraintError(fmt::format(
-        "interleaved-1f1b: the last microbatch group would have m mod g = {} mod {} = {} microbatches, fewer than "
+        "the last microbatch group would have m mod g = {} mod {} = {} microbatches, fewer than "
         "p = {} (dependency bubbles); use m a multiple of g (e.g. m = {}), a g dividing m, or a last group of at "
         "least p (e.g. m = {})",
         m, g, last, p, m - last + g, m - last + p));

@@ -127,23 +127,23 @@ TEST_CASE("interleaved-1f1b default group size is p and pytorch grouping derives
 
 TEST_CASE("interleaved-1f1b reports shapes it does not accept and says what would fit") {
   CHECK(constraint_error("interleaved-1f1b", input(4, 2, chunks(2))) ==
-        "interleaved-1f1b (grouping 'megatron') needs at least p = 4 microbatches, got m = 2; use m >= 4 or grouping "
+        "grouping 'megatron' needs at least p = 4 microbatches, got m = 2; use m >= 4 or grouping "
         "'pytorch'");
   ParamValues small = chunks(2);
   small.set("microbatch_group_size", std::int64_t{3});
   CHECK(constraint_error("interleaved-1f1b", input(4, 8, small)) ==
-        "interleaved-1f1b: microbatch_group_size must satisfy p <= g <= m, i.e. 4 <= g <= 8; got g = 3");
+        "microbatch_group_size must satisfy p <= g <= m, i.e. 4 <= g <= 8; got g = 3");
   ParamValues big = chunks(2);
   big.set("microbatch_group_size", std::int64_t{9});
   CHECK(constraint_error("interleaved-1f1b", input(4, 8, big)).find("got g = 9") != std::string::npos);
   CHECK(constraint_error("interleaved-1f1b", input(4, 9, chunks(3))) ==
-        "interleaved-1f1b: the last microbatch group would have m mod g = 9 mod 4 = 1 microbatches, fewer than p = 4 "
+        "the last microbatch group would have m mod g = 9 mod 4 = 1 microbatches, fewer than p = 4 "
         "(dependency bubbles); use m a multiple of g (e.g. m = 12), a g dividing m, or a last group of at least p "
         "(e.g. m = 12)");
   ParamValues py = chunks(2);
   py.set("grouping", std::string("pytorch"));
   CHECK(constraint_error("interleaved-1f1b", input(4, 11, py)) ==
-        "interleaved-1f1b (grouping 'pytorch'): m = 11 microbatches must be divisible by max(1, floor(m/p)) = 2 "
+        "grouping 'pytorch': m = 11 microbatches must be divisible by max(1, floor(m/p)) = 2 "
         "(p = 4); use m = 10 or m = 12, or grouping 'megatron'");
   py.set("microbatch_group_size", std::int64_t{4});
   CHECK(constraint_error("interleaved-1f1b", input(4, 8, py)).find("remove microbatch_group_size") != std::string::npos);
