@@ -1,6 +1,6 @@
-// Reproduces the 1F1B column of the zero-bubble paper's Table 5 from its Table 9 profiled times
+// Reproduces the 1F1B, ZB-H1 and ZB-H2 columns of the zero-bubble paper's Table 5 from its Table 9 profiled times
 // (tests/data/zb_paper_table5_subset.csv, a copy of ../shared/reference): every stage has the
-// same T_F, T_B, T_W; 1F1B runs B and W as one op; T_comm is a fixed delay on every cross-stage
+// same T_F, T_B, T_W; 1F1B runs B and W as one op, ZB-H1/H2 split them; T_comm is a fixed delay on every cross-stage
 // F->F and B->B edge; the rate is bubble_ratio_span.
 #include <doctest/doctest.h>
 
@@ -20,6 +20,8 @@ struct Row {
   int p = 0, m = 0;
   double tf = 0, tb = 0, tw = 0, tcomm = 0;
   double bubble_1f1b = 0;
+  double bubble_zb_h1 = 0;
+  double bubble_zb_h2 = 0;
 };
 
 std::vector<Row> read_rows() {
@@ -33,9 +35,9 @@ std::vector<Row> read_rows() {
     std::string cell;
     std::vector<std::string> c;
     while (std::getline(ss, cell, ',')) c.push_back(cell);
-    REQUIRE(c.size() >= 8);
+    REQUIRE(c.size() >= 10);
     rows.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stod(c[3]), std::stod(c[4]), std::stod(c[5]),
-                    std::stod(c[6]), std::stod(c[7])});
+                    std::stod(c[6]), std::stod(c[7]), std::stod(c[8]), std::stod(c[9])});
   }
   return rows;
 }
@@ -54,5 +56,24 @@ TEST_CASE("1F1B bubble rates of ZB paper Table 5 are reproduced to 4 decimals") 
     REQUIRE(r.status == RunStatus::Ok);
     double rounded = std::round(r.metrics.bubble_ratio_span * 1e4) / 1e4;
     CHECK(rounded == doctest::Approx(row.bubble_1f1b).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("ZB-H1 and ZB-H2 bubble rates of ZB paper Table 5 are reproduced to 4 decimals") {
+  auto rows = read_rows();
+  REQUIRE(rows.size() == 6);
+  for (const Row& row : rows) {
+    for (const char* name : {"zb-h1", "zb-h2"}) {
+      CAPTURE(row.model);
+      CAPTURE(row.m);
+      CAPTURE(name);
+      StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);
+      Table t = generate(name, row.p, row.m, c);
+      SimulationResult r = replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(row.tcomm * 1e-3));
+      REQUIRE(r.status == RunStatus::Ok);
+      double rounded = std::round(r.metrics.bubble_ratio_span * 1e4) / 1e4;
+      const double expected = std::string(name) == "zb-h1" ? row.bubble_zb_h1 : row.bubble_zb_h2;
+      CHECK(rounded == doctest::Approx(expected).epsilon(1e-9));
+    }
   }
 }
