@@ -41,5 +41,6 @@ class CommandSet {
 void add_run_commands(CLI::App& app, CommandSet& commands);       // run, compare
 void add_table_command(CLI::App& app, CommandSet& commands);      // table
 void add_catalog_commands(CLI::App& app, CommandSet& commands);   // list, explain, validate
+void add_regress_commands(CLI::App& app, CommandSet& commands);   // regress
 
 }  // namespace bubblesim
