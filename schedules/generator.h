@@ -25,6 +25,7 @@ struct GeneratorInput {
   CostProfile costs;
   Time comm_delay;                            // fixed stage-to-stage delay, if the scenario has one
   std::optional<Bytes> memory_budget;         // per device, if the scenario sets one
+  std::string base_dir;                       // the scenario file's folder, for relative paths in params
 };
 
 /// Published closed forms, evaluated for one input. Either may be absent.

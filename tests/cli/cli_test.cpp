@@ -122,3 +122,109 @@ TEST_CASE("a missing scenario file is bad input") {
   CHECK(r.code == 2);
   CHECK(r.err.find("no/such/file.yaml") != std::string::npos);
 }
+
+TEST_CASE("run --format md prints Markdown tables of the three levels") {
+  Result r = run("run scenarios/quickstart.yaml --format md");
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("## bubblesim: quickstart\n", 0) == 0);
+  for (const char* h : {"### Formula", "### Table (scenario costs, no communication)", "### Simulation"}) {
+    CHECK(r.out.find(h) != std::string::npos);
+  }
+  CHECK(r.out.find("| schedule | status | makespan ms |") != std::string::npos);
+  CHECK(r.out.find("| 1f1b | ok |") != std::string::npos);
+}
+
+TEST_CASE("the CSV report has one row per scenario and schedule") {
+  Result r = run("run scenarios/quickstart.yaml --format csv");
+  CHECK(r.code == 0);
+  std::istringstream in(r.out);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].rfind("scenario,schedule,label,status,", 0) == 0);
+  CHECK(lines[1].rfind("quickstart,gpipe,gpipe,ok,", 0) == 0);
+  CHECK(lines[2].rfind("quickstart,1f1b,1f1b,ok,", 0) == 0);
+}
+
+TEST_CASE("table --format torch-csv exports and from-file imports it back to the same replay") {
+  fs::path dir = fs::temp_directory_path() / fmt_name();
+  fs::create_directories(dir);
+  for (const char* schedule : {"gpipe", "1f1b"}) {
+    CAPTURE(schedule);
+    Result csv = run(std::string("table scenarios/quickstart.yaml --format torch-csv --schedule ") + schedule);
+    REQUIRE(csv.code == 0);
+    CHECK(csv.out.rfind("0F0,0F1,", 0) == 0);
+    std::ofstream(dir / "exported.csv") << csv.out;
+    // The quickstart with its schedule replaced by the exported file (path relative to the scenario).
+    std::string yaml = slurp(source("scenarios/quickstart.yaml"));
+    yaml = yaml.substr(0, yaml.find("schedules:")) +
+           "schedules: [{name: from-file, params: {path: exported.csv, dialect: current}}]\n";
+    std::ofstream(dir / "imported.yaml") << yaml;
+    Result a = run(std::string("table scenarios/quickstart.yaml --format csv --schedule ") + schedule);
+    Result b = run("table '" + (dir / "imported.yaml").string() + "' --format csv --schedule from-file");
+    REQUIRE(a.code == 0);
+    REQUIRE(b.code == 0);
+    CHECK(a.out.find("device,position,kind,stage,microbatch,backward_stage,backward_microbatch,start_s,end_s") !=
+          std::string::npos);
+    CHECK(a.out == b.out);  // same ops, same idealized start and end times
+  }
+  Result bad = run("table scenarios/quickstart.yaml --format torch-csv --dialect 2025 --schedule 1f1b");
+  CHECK(bad.code == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("regress exits 1 when a bubble ratio worsens past the tolerance and 0 when unchanged") {
+  fs::path dir = fs::temp_directory_path() / fmt_name();
+  fs::create_directories(dir);
+  std::string base = (dir / "base.json").string(), same = (dir / "same.json").string(),
+              worse = (dir / "worse.json").string(), bench = (dir / "bench.json").string();
+  REQUIRE(run("run scenarios/quickstart.yaml --format json -o '" + base + "'").code == 0);
+  REQUIRE(run("run scenarios/quickstart.yaml --format json -o '" + same + "'").code == 0);
+  // A slower link: the same schedules with more exposed communication and larger bubbles.
+  std::string yaml = slurp(source("scenarios/quickstart.yaml"));
+  yaml.replace(yaml.find("delay: 0.601ms"), 14, "delay: 3ms");
+  std::ofstream(dir / "slow.yaml") << yaml;
+  REQUIRE(run("run '" + (dir / "slow.yaml").string() + "' --format json -o '" + worse + "'").code == 0);
+
+  Result ok = run("regress --baseline '" + base + "' --current '" + same + "' --benchmark-json '" + bench + "'");
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("no regression") != std::string::npos);
+  auto entries = nlohmann::json::parse(slurp(bench));
+  REQUIRE(entries.is_array());
+  bool found = false;
+  for (const auto& e : entries) {
+    CHECK(e.contains("name"));
+    CHECK(e.contains("unit"));
+    CHECK(e["value"].is_number());
+    if (e["name"] == "quickstart/1f1b/simulation.bubble_ratio") found = true;
+  }
+  CHECK(found);
+
+  Result bad = run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1%");
+  CHECK(bad.code == 1);
+  CHECK(bad.out.find("| 1f1b | simulation.bubble_ratio |") != std::string::npos);
+  CHECK(bad.out.find("regression") != std::string::npos);
+  // A tolerance wide enough for the change passes.
+  CHECK(run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1000%").code == 0);
+
+  // Bad input: not JSON, or an unknown schema.
+  std::ofstream(dir / "broken.json") << "{\"schema_version\": 1, ";
+  Result broken = run("regress --baseline '" + base + "' --current '" + (dir / "broken.json").string() + "'");
+  CHECK(broken.code == 2);
+  CHECK(broken.err.find("not valid JSON") != std::string::npos);
+  std::ofstream(dir / "v99.json") << "{\"schema_version\": 99, \"results\": []}";
+  Result v99 = run("regress --baseline '" + base + "' --current '" + (dir / "v99.json").string() + "'");
+  CHECK(v99.code == 2);
+  CHECK(v99.err.find("unknown report schema_version 99") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the shipped CI baseline matches the quickstart") {
+  Result r = run("regress --baseline scenarios/ci/baseline.json --current scenarios/ci/baseline.json");
+  CHECK(r.code == 0);
+  fs::path now = fs::temp_directory_path() / (fmt_name() + ".json");
+  REQUIRE(run("run scenarios/quickstart.yaml --format json -o '" + now.string() + "'").code == 0);
+  CHECK(run("regress --baseline scenarios/ci/baseline.json --current '" + now.string() + "'").code == 0);
+  fs::remove(now);
+}

@@ -42,5 +42,6 @@ void add_run_commands(CLI::App& app, CommandSet& commands);       // run, compar
 void add_table_command(CLI::App& app, CommandSet& commands);      // table
 void add_catalog_commands(CLI::App& app, CommandSet& commands);   // list, explain, validate
 void add_sweep_commands(CLI::App& app, CommandSet& commands);     // sweep, merge
+void add_regress_commands(CLI::App& app, CommandSet& commands);   // regress
 
 }  // namespace bubblesim

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "schedules/table_csv.h"
+#include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/grid_renderer.h"
@@ -63,13 +65,16 @@ int command_run(const Registry& registry, const RunOptions& options) {
     case ReportFormat::Text: content = scenario_report_text(scenario, result); break;
     case ReportFormat::Json: content = scenario_report_json(scenario, result).dump(2) + "\n"; break;
     case ReportFormat::Csv: content = scenario_report_csv(scenario, result); break;
+    case ReportFormat::Markdown: content = scenario_report_markdown(scenario, result); break;
   }
   emit(options.output, content);
   return exit_code_for(result);
 }
 
-int command_table(const Registry& registry, const std::string& scenario_path, const std::string& schedule,
-                  const std::string& output) {
+int command_table(const Registry& registry, const TableOptions& options) {
+  const std::string& scenario_path = options.scenario;
+  const std::string& schedule = options.schedule;
+  const std::string& output = options.output;
   Scenario scenario = load_scenario_file(scenario_path, registry);
   const Generator* generator = registry.find(schedule);
   if (generator == nullptr) {
@@ -97,6 +102,23 @@ int command_table(const Registry& registry, const std::string& scenario_path, co
   Table table = generate_table(scenario, *generator, request);
   std::vector<StageCost> costs = scenario.costs.for_table(table.chunks);
   SimulationResult ideal = simulate(make_engine_input(scenario, table, costs, true));
+  if (options.format == "torch-csv") {
+    try {
+      emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("--format torch-csv: {} cannot be written as a PyTorch schedule file: {}", schedule,
+                                   e.what()));
+    }
+    return ideal.status == RunStatus::Ok ? 0 : 1;
+  }
+  if (options.format == "csv") {
+    OpTimes times(ideal.timings.size());
+    for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
+      for (const OpTiming& t : ideal.timings[d]) times[d].emplace_back(t.start, t.end);
+    }
+    emit(output, write_table_csv(table, times));
+    return ideal.status == RunStatus::Ok ? 0 : 1;
+  }
   std::string content = fmt::format("{} on {} devices, {} stages, {} microbatches (idealized: scenario costs, no "
                                     "communication)\n",
                                     schedule, table.devices, table.stages, table.microbatches);
@@ -163,29 +185,30 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                                                  : "compare the scenario's schedules side by side (same as run)");
     cmd->add_option("scenario", options->run.scenario, "scenario YAML file")->required();
     cmd->add_option("--schedule", options->run.schedules, "run only this schedule (repeatable)");
-    cmd->add_option("--format", options->format, "report format: text, json or csv")
-        ->check(CLI::IsMember({"text", "json", "csv"}));
+    cmd->add_option("--format", options->format, "report format: text, json, csv or md (Markdown)")
+        ->check(CLI::IsMember({"text", "json", "csv", "md"}));
     cmd->add_option("-o,--output", options->run.output, "write the report to FILE (atomically) instead of stdout");
     commands.add(cmd, [options](CommandContext& context) {
       const std::string& f = options->format;
-      options->run.format = f == "json" ? ReportFormat::Json : f == "csv" ? ReportFormat::Csv : ReportFormat::Text;
+      options->run.format = f == "json" ? ReportFormat::Json : f == "csv" ? ReportFormat::Csv
+                                                   : f == "md" ? ReportFormat::Markdown : ReportFormat::Text;
       return command_run(context.registry, options->run);
     });
   }
 }
 
 void add_table_command(CLI::App& app, CommandSet& commands) {
-  struct Options {
-    std::string scenario, schedule, output;
-  };
-  auto options = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand("table", "print a schedule's device x time-slot grid");
+  auto options = std::make_shared<TableOptions>();
+  CLI::App* cmd = app.add_subcommand("table", "print a schedule's device x time-slot grid or export its table");
   cmd->add_option("scenario", options->scenario, "scenario YAML file")->required();
   cmd->add_option("--schedule", options->schedule, "schedule name")->required();
+  cmd->add_option("--format", options->format,
+                  "grid (default), torch-csv (PyTorch per-rank CSV) or csv (bubblesim table CSV with replay times)")
+      ->check(CLI::IsMember({"grid", "torch-csv", "csv"}));
+  cmd->add_option("--dialect", options->dialect, "torch-csv dialect: current (default) or 2024")
+      ->check(CLI::IsMember({"current", "2024"}));
   cmd->add_option("-o,--output", options->output, "write to FILE instead of stdout");
-  commands.add(cmd, [options](CommandContext& context) {
-    return command_table(context.registry, options->scenario, options->schedule, options->output);
-  });
+  commands.add(cmd, [options](CommandContext& context) { return command_table(context.registry, *options); });
 }
 
 void add_catalog_commands(CLI::App& app, CommandSet& commands) {

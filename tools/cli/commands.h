@@ -11,7 +11,7 @@
 
 namespace bubblesim {
 
-enum class ReportFormat { Text, Json, Csv };
+enum class ReportFormat { Text, Json, Csv, Markdown };
 
 struct RunOptions {
   std::string scenario;
@@ -21,8 +21,14 @@ struct RunOptions {
 };
 
 int command_run(const Registry& registry, const RunOptions& options);
-int command_table(const Registry& registry, const std::string& scenario, const std::string& schedule,
-                  const std::string& output);
+/// `table` output: the grid, PyTorch's per-rank CSV, or bubblesim's table CSV with replay times.
+struct TableOptions {
+  std::string scenario, schedule, output;
+  std::string format = "grid";      // grid | torch-csv | csv
+  std::string dialect = "current";  // torch-csv: current | 2024
+};
+
+int command_table(const Registry& registry, const TableOptions& options);
 int command_list(const Registry& registry);
 int command_explain(const Registry& registry, const std::string& name);
 int command_validate(const Registry& registry, const std::string& scenario);

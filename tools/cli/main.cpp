@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add_table_command(app, commands);
   add_catalog_commands(app, commands);
   add_sweep_commands(app, commands);
+  add_regress_commands(app, commands);
 
   try {
     app.parse(argc, argv);

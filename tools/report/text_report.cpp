@@ -73,6 +73,80 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   return out;
 }
 
+namespace {
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string md_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string out = "|";
+  std::string rule = "|";
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    out += " " + md_cell(header[i]) + " |";
+    rule += i == 0 ? "---|" : "---:|";
+  }
+  out += "\n" + rule + "\n";
+  for (const auto& row : rows) {
+    out += "|";
+    for (const std::string& c : row) out += " " + md_cell(c) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result) {
+  std::string out = fmt::format("## bubblesim: {}\n\np = {} stages, m = {} microbatches, communication: {}\n\n",
+                                scenario.name, scenario.stages, scenario.microbatches, communication_summary(scenario));
+  std::vector<std::vector<std::string>> rows;
+  for (const ScheduleRun& r : result.runs) {
+    rows.push_back({r.label, opt_ratio(r.formula.bubble_ratio),
+                    r.formula.peak_activation_units ? units(*r.formula.peak_activation_units) : "-",
+                    r.has_formula ? r.formula.note : "none published"});
+  }
+  out += "### Formula\n\n" + md_table({"schedule", "bubble ratio", "peak act (units)", "closed form"}, rows) + "\n";
+  rows.clear();
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& m = r.ideal.metrics;
+    rows.push_back({r.label, ms(m.makespan), ms(m.stage_span_max), ratio(m.bubble_ratio), ratio(m.bubble_ratio_span),
+                    units(m.peak_activation_units)});
+  }
+  out += "### Table (scenario costs, no communication)\n\n" +
+         md_table({"schedule", "makespan ms", "span ms", "bubble", "bubble(span)", "peak act (units)"}, rows) + "\n";
+  rows.clear();
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& m = r.simulation.metrics;
+    Bytes peak_mem;
+    for (Bytes b : m.peak_memory_per_device) peak_mem = std::max(peak_mem, b);
+    rows.push_back({r.label, std::string(run_status_name(r.simulation.status)), ms(m.makespan), ms(m.stage_span_max),
+                    ratio(m.bubble_ratio), ratio(m.bubble_ratio_span), units(m.peak_activation_units),
+                    to_string(peak_mem), ms(m.exposed_comm)});
+  }
+  out += "### Simulation\n\n" +
+         md_table({"schedule", "status", "makespan ms", "span ms", "bubble", "bubble(span)", "peak act (units)",
+                   "peak mem", "exposed comm ms"},
+                  rows);
+  for (const ScheduleRun& r : result.runs) {
+    if (!r.simulation.failure.empty()) out += fmt::format("\n- **{}** failed: {}\n", md_cell(r.label), md_cell(r.simulation.failure));
+  }
+  for (const SkippedSchedule& s : result.skipped) out += fmt::format("\n- skipped {}: {}\n", s.schedule, md_cell(s.reason));
+  Ranking ranking = rank_schedules(result);
+  if (!ranking.changes.empty()) {
+    out += "\n### Ranking changes between levels\n\n";
+    for (const RankingChange& c : ranking.changes) {
+      out += fmt::format("- {} beats {} at the {} level but not at the {} level: {}\n", c.better, c.worse, c.from_level,
+                         c.to_level, c.reason);
+    }
+  } else if (result.runs.size() > 1) {
+    out += "\nThe ranking of schedules is the same at every level.\n";
+  }
+  return out;
+}
+
 std::string csv_quote(const std::string& field) {
   if (field.find_first_of(",\"\n") == std::string::npos) return field;
   std::string q = "\"";

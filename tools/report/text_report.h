@@ -9,7 +9,12 @@ namespace bubblesim {
 
 std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result);
 
-/// CSV: one row per schedule with the main metrics of the three levels (header first).
+/// Markdown for a CI job summary: the three levels as Markdown tables, failures, skipped
+/// schedules and the ranking changes between levels.
+std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result);
+
+/// CSV: one row per scenario and schedule (stable columns, header first; new columns are only
+/// ever appended). One row per schedule with the main metrics of the three levels (header first).
 std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result);
 /// The CSV header line (with newline) and one row (with newline) of scenario_report_csv.
 std::string csv_report_header();

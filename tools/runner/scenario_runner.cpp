@@ -6,6 +6,7 @@
 
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
+#include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
 namespace {
@@ -32,6 +33,7 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
   in.costs = scenario.costs;
   if (scenario.communication.kind == CommunicationKind::FixedDelay) in.comm_delay = scenario.communication.delay;
   if (!scenario.memory.budget.empty()) in.memory_budget = scenario.memory.budget.front();
+  if (!scenario.file.empty()) in.base_dir = scenario_base_dir(scenario.file);
   return in;
 }
 

@@ -10,6 +10,8 @@
 
 #include "sim/units/yaml_reader.h"
 #include "topologies/topology_loader.h"
+#include "schedules/torch_csv.h"
+#include "tools/scenario/cost_profile_csv.h"
 #include "tools/scenario/transformer_costs.h"
 
 namespace bubblesim {
@@ -246,12 +248,32 @@ class Loader {
     if (costs_node) {
       MapReader c(*costs_node, diags_,
                   {"forward", "backward_input", "backward_weight", "recompute", "fused_forward_backward",
-                   "activation_memory", "weight_grad_memory", "stage_input_memory", "p2p_bytes", "static_memory"});
+                   "activation_memory", "weight_grad_memory", "stage_input_memory", "p2p_bytes", "static_memory",
+                   "profile"});
       if (!costs_node->is_map()) return;
+      // A measured profile is the base; explicit keys beside it override it.
+      bool profile_has_recompute = false;
+      if (auto profile = c.get("profile")) {
+        if (auto path = profile->as_string(diags_); path && p > 0) {
+          std::filesystem::path file(*path);
+          if (file.is_relative()) file = std::filesystem::path(base_dir_) / file;
+          try {
+            MeasuredProfile measured = read_cost_profile_csv(read_text_file(file.lexically_normal().string()),
+                                                             file.lexically_normal().string(), p);
+            for (std::size_t s = 0; s < stages.size(); ++s) stages[s] = measured.stages[s];
+            profile_has_recompute = measured.ops.count("recompute") != 0;
+            costs_source_ = "profile";
+          } catch (const InputError& e) {
+            for (const Diagnostic& d : e.diagnostics()) {
+              profile->error(diags_, fmt::format("in profile {}", d.render()));
+            }
+          }
+        }
+      }
       auto read_time = [&](const YamlNode& n) { return n.as_time(diags_); };
       auto read_bytes = [&](const YamlNode& n) { return n.as_bytes(diags_); };
       auto times = [&](const std::string& key, bool required) {
-        if (required && !have_model) c.require(key);
+        if (required && !have_model && !c.has("profile")) c.require(key);
         return per_stage<Time>(c, key, p, diags_, read_time);
       };
       auto sizes = [&](const std::string& key) { return per_stage<Bytes>(c, key, p, diags_, read_bytes); };
@@ -275,7 +297,7 @@ class Loader {
         if (backward_weight) st.backward_weight = backward_weight->values[s];
         // R defaults to F: follow an explicit F unless R itself is given.
         if (recompute) st.recompute = recompute->values[s];
-        else if (forward || !derived) st.recompute = st.forward;
+        else if (forward || (!derived && !profile_has_recompute)) st.recompute = st.forward;
         if (fused) st.fused = fused->values[s];
         if (activation) st.activation = activation->values[s];
         if (weight_grad) st.weight_grad = weight_grad->values[s];
@@ -538,6 +560,7 @@ class Loader {
     if (!node) {
       sc.schedules_defaulted = true;
       for (const std::string& name : registry_.names()) {
+        if (name == "from-file") continue;  // needs a file: runs only when named
         const Generator* gen = registry_.find(name);
         ScheduleRequest req;
         req.name = name;

@@ -1,0 +1,462 @@
+#include "schedules/torch_csv.h"
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schedules/table_index.h"
+#include "sim/units/diagnostics.h"
+
+namespace bubblesim {
+namespace {
+
+constexpr std::int64_t kMaxIndex = 1'000'000;  // stages and microbatches; far beyond any real file
+
+// Every type code PyTorch has used, in either dialect. OVERLAP_F_B is only a compound's type.
+constexpr std::array<std::string_view, 14> kKnownCodes = {
+    "F",      "I",      "W",      "B",      "BW",     "UNSHARD",       "RESHARD",
+    "REDUCE_GRAD", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "SEND_F_RECV_B", "SEND_B_RECV_F"};
+
+bool is_known_code(std::string_view code) {
+  return std::find(kKnownCodes.begin(), kKnownCodes.end(), code) != kKnownCodes.end();
+}
+
+/// One `[stage][code][microbatch]` action as written, before the dialect gives it a meaning.
+struct RawAction {
+  std::int64_t stage = 0;
+  std::string code;
+  std::optional<std::int64_t> microbatch;
+  int column = 0;  // 1-based column of its first character
+};
+
+/// A non-empty cell: one action or a compound OVERLAP_F_B pair.
+struct RawCell {
+  int row = 0;     // 0-based rank
+  int column = 0;  // 1-based column of the cell's first non-blank character
+  std::string text;
+  std::vector<RawAction> actions;  // 1, or 2 for a compound
+  bool compound = false;
+};
+
+class CsvImporter {
+ public:
+  CsvImporter(std::string file, std::optional<TorchDialect> dialect) : file_(std::move(file)), dialect_(dialect) {}
+
+  TorchCsvImport run(std::string_view text) {
+    split_and_parse(text);
+    diags_.throw_if_any();
+    TorchCsvImport out;
+    out.detected = !dialect_.has_value();
+    out.dialect = dialect_ ? *dialect_ : detect();
+    diags_.throw_if_any();
+    out.table = build(out.dialect);
+    diags_.throw_if_any();
+    return out;
+  }
+
+ private:
+  void error(int row, int column, std::string message) {
+    diags_.add(SourceLocation{file_, row + 1, column}, "", std::move(message));
+  }
+
+  // Python's csv module writes plain cells here (actions contain no comma or quote), but accept a
+  // quoted cell all the same.
+  void split_and_parse(std::string_view text) {
+    std::vector<std::string_view> lines;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      std::size_t nl = text.find('\n', start);
+      std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      lines.push_back(line);
+      if (nl == std::string_view::npos) break;
+      start = nl + 1;
+    }
+    while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos) lines.pop_back();
+    rows_ = static_cast<int>(lines.size());
+    for (int row = 0; row < rows_; ++row) {
+      std::string_view line = lines[static_cast<std::size_t>(row)];
+      std::size_t i = 0;
+      while (i <= line.size()) {
+        std::size_t cell_start = i;
+        std::string cell;
+        if (i < line.size() && line[i] == '"') {
+          ++i;
+          while (i < line.size()) {
+            if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+              cell += '"';
+              i += 2;
+            } else if (line[i] == '"') {
+              ++i;
+              break;
+            } else {
+              cell += line[i++];
+            }
+          }
+          std::size_t comma = line.find(',', i);
+          i = comma == std::string_view::npos ? line.size() + 1 : comma + 1;
+          ++cell_start;  // columns count from inside the quotes
+        } else {
+          std::size_t comma = line.find(',', i);
+          std::size_t end = comma == std::string_view::npos ? line.size() : comma;
+          cell = std::string(line.substr(i, end - i));
+          i = end + 1;
+        }
+        parse_cell(row, static_cast<int>(cell_start) + 1, cell);
+      }
+    }
+  }
+
+  void parse_cell(int row, int column, const std::string& raw) {
+    std::size_t first = raw.find_first_not_of(" \t");
+    if (first == std::string::npos) return;  // idle
+    std::size_t last = raw.find_last_not_of(" \t");
+    std::string text = raw.substr(first, last - first + 1);
+    RawCell cell{row, column + static_cast<int>(first), text, {}, false};
+    if (text.front() == '(') {
+      std::size_t close = text.find(')');
+      if (close == std::string::npos) {
+        error(row, cell.column, fmt::format("'{}': a compound action needs a closing ')', as in (0F7;7B3)OVERLAP_F_B", text));
+        return;
+      }
+      std::string type = text.substr(close + 1);
+      if (type != "OVERLAP_F_B") {
+        error(row, cell.column + static_cast<int>(close) + 1,
+              fmt::format("'{}': unknown compound type '{}' (allowed: OVERLAP_F_B)", text, type));
+        return;
+      }
+      std::string inner = text.substr(1, close - 1);
+      std::size_t semi = inner.find(';');
+      if (semi == std::string::npos || inner.find(';', semi + 1) != std::string::npos) {
+        error(row, cell.column, fmt::format("'{}': OVERLAP_F_B needs exactly two actions joined by ';'", text));
+        return;
+      }
+      cell.compound = true;
+      bool ok = true;
+      for (auto [offset, part] : {std::pair{std::size_t{1}, inner.substr(0, semi)},
+                                  std::pair{semi + 2, inner.substr(semi + 1)}}) {
+        auto a = parse_action(row, cell.column + static_cast<int>(offset), part);
+        if (a) cell.actions.push_back(*a); else ok = false;
+      }
+      if (ok) cells_.push_back(std::move(cell));
+      return;
+    }
+    if (auto a = parse_action(row, cell.column, text)) {
+      cell.actions.push_back(*a);
+      cells_.push_back(std::move(cell));
+    }
+  }
+
+  // Full match of (digits)(CODE)(digits?): no trailing text, no unknown code.
+  std::optional<RawAction> parse_action(int row, int column, const std::string& s) {
+    RawAction a;
+    a.column = column;
+    std::size_t i = 0;
+    auto digits = [&](std::int64_t& value) {
+      std::size_t begin = i;
+      value = 0;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+        value = std::min<std::int64_t>(value * 10 + (s[i] - '0'), kMaxIndex + 1);
+        ++i;
+      }
+      return i > begin;
+    };
+    const std::string form = "should be [stage][action type][microbatch], e.g. 2F0";
+    if (!digits(a.stage)) {
+      error(row, column, fmt::format("invalid action '{}': it {}", s, form));
+      return std::nullopt;
+    }
+    std::size_t code_begin = i;
+    while (i < s.size() && ((s[i] >= 'A' && s[i] <= 'Z') || s[i] == '_')) ++i;
+    a.code = s.substr(code_begin, i - code_begin);
+    if (a.code.empty()) {
+      error(row, column + static_cast<int>(code_begin),
+            fmt::format("invalid action '{}': no action type after the stage; it {}", s, form));
+      return std::nullopt;
+    }
+    if (!is_known_code(a.code)) {
+      error(row, column + static_cast<int>(code_begin),
+            fmt::format("invalid action '{}': unknown action type '{}' (allowed: F, I, W, B in the current dialect; "
+                        "F, B, W, BW in the 2024 dialect)",
+                        s, a.code));
+      return std::nullopt;
+    }
+    std::int64_t mb = 0;
+    if (digits(mb)) a.microbatch = mb;
+    if (i != s.size()) {
+      error(row, column + static_cast<int>(i),
+            fmt::format("invalid action '{}': unexpected trailing text '{}' after '{}'", s, s.substr(i), s.substr(0, i)));
+      return std::nullopt;
+    }
+    if (a.stage > kMaxIndex || mb > kMaxIndex) {
+      error(row, column, fmt::format("invalid action '{}': index above {}", s, kMaxIndex));
+      return std::nullopt;
+    }
+    return a;
+  }
+
+  TorchDialect detect() {
+    std::optional<std::pair<const RawCell*, std::string>> current_sign, legacy_sign;
+    bool has_w = false;
+    for (const RawCell& c : cells_) {
+      if (c.compound && !current_sign) current_sign.emplace(&c, "OVERLAP_F_B");
+      for (const RawAction& a : c.actions) {
+        if ((a.code == "I" || a.code == "REDUCE_GRAD") && !current_sign) current_sign.emplace(&c, a.code);
+        if ((a.code == "BW" || a.code == "SEND_F_RECV_B" || a.code == "SEND_B_RECV_F") && !legacy_sign) {
+          legacy_sign.emplace(&c, a.code);
+        }
+        has_w = has_w || a.code == "W";
+      }
+    }
+    if (current_sign && legacy_sign) {
+      const RawCell& l = *legacy_sign->first;
+      error(l.row, l.column,
+            fmt::format("cannot detect the dialect: '{}' is a 2024-dialect code but '{}' (row {}) is a current-dialect "
+                        "code; give the dialect explicitly",
+                        legacy_sign->second, current_sign->second, current_sign->first->row + 1));
+      return TorchDialect::Current;
+    }
+    if (current_sign) return TorchDialect::Current;
+    if (legacy_sign) return TorchDialect::Legacy2024;
+    if (has_w) return TorchDialect::Legacy2024;  // W without I cannot validate in the current dialect
+    diags_.add(SourceLocation{file_, 0, 0}, "",
+               "cannot detect the dialect: the file has only F and B actions, and B means a full backward in the "
+               "current dialect but backward-for-inputs in the 2024 dialect; give the dialect explicitly "
+               "(dialect: current or dialect: 2024)");
+    return TorchDialect::Current;
+  }
+
+  enum class Kind { F, I, W, B };  // B = full backward
+
+  std::optional<Kind> meaning(const RawCell& c, const RawAction& a, TorchDialect d) {
+    const bool current = d == TorchDialect::Current;
+    if (a.code == "F") return Kind::F;
+    if (a.code == "W") return Kind::W;
+    if (a.code == "I" && current) return Kind::I;
+    if (a.code == "B") return current ? Kind::B : Kind::I;
+    if (a.code == "BW" && !current) return Kind::B;
+    if (a.code == "I" || a.code == "BW") {
+      error(c.row, a.column,
+            fmt::format("'{}': {} is not a code of the {} dialect (current: I, W, B = full backward; 2024: B, W, BW = "
+                        "full backward)",
+                        c.text, a.code, torch_dialect_name(d)));
+      return std::nullopt;
+    }
+    error(c.row, a.column,
+          fmt::format("'{}': {} is a communication or sharding action; a compute-only schedule file must not contain "
+                      "one (export the compute_only format)",
+                      c.text, a.code));
+    return std::nullopt;
+  }
+
+  Table build(TorchDialect dialect) {
+    struct Parsed {
+      const RawCell* cell;
+      Kind kind;
+      std::int32_t stage, microbatch;
+      int column;
+    };
+    // Meanings first, so that every bad cell is reported.
+    std::vector<std::vector<Parsed>> per_cell;
+    std::int64_t max_stage = -1, max_mb = -1;
+    for (const RawCell& c : cells_) {
+      std::vector<Parsed> ps;
+      bool ok = true;
+      if (c.compound && dialect != TorchDialect::Current) {
+        error(c.row, c.column, fmt::format("'{}': OVERLAP_F_B exists only in the current dialect", c.text));
+        continue;
+      }
+      for (const RawAction& a : c.actions) {
+        std::optional<Kind> k = meaning(c, a, dialect);
+        if (!k) { ok = false; continue; }
+        if (!a.microbatch) {
+          error(c.row, a.column, fmt::format("'{}': the action needs a microbatch number, e.g. {}{}0", c.text, a.stage, a.code));
+          ok = false;
+          continue;
+        }
+        ps.push_back({&c, *k, static_cast<std::int32_t>(a.stage), static_cast<std::int32_t>(*a.microbatch), a.column});
+        max_stage = std::max(max_stage, a.stage);
+        max_mb = std::max(max_mb, *a.microbatch);
+      }
+      if (ok && c.compound) {
+        bool forward_first = ps[0].kind == Kind::F && (ps[1].kind == Kind::B || ps[1].kind == Kind::I);
+        if (!forward_first) {
+          error(c.row, c.column,
+                fmt::format("'{}': OVERLAP_F_B pairs a forward with a backward, forward first, as in (0F7;7B3)OVERLAP_F_B",
+                            c.text));
+          ok = false;
+        }
+      }
+      if (ok) per_cell.push_back(std::move(ps));
+    }
+    diags_.throw_if_any();
+
+    Table t;
+    t.devices = rows_;
+    t.stages = static_cast<std::int32_t>(max_stage + 1);
+    t.microbatches = static_cast<std::int32_t>(max_mb + 1);
+    t.chunks = t.devices > 0 && t.stages % t.devices == 0 ? t.stages / t.devices : 1;
+    t.device_ops.resize(static_cast<std::size_t>(t.devices));
+    std::vector<std::int32_t> rank_of(static_cast<std::size_t>(t.stages), -1);
+    const std::size_t S = static_cast<std::size_t>(t.stages), M = static_cast<std::size_t>(t.microbatches);
+    std::vector<std::array<int, 4>> counts(S, {0, 0, 0, 0});
+    std::vector<std::uint8_t> seen_f(S * M, 0), seen_i(S * M, 0);
+
+    for (const auto& ps : per_cell) {
+      const RawCell& c = *ps.front().cell;
+      for (const Parsed& p : ps) {
+        const auto s = static_cast<std::size_t>(p.stage);
+        const std::size_t k = s * M + static_cast<std::size_t>(p.microbatch);
+        std::int32_t& owner = rank_of[s];
+        if (owner >= 0 && owner != c.row) {
+          error(c.row, p.column, fmt::format("'{}': stage {} is assigned to both rank {} and rank {}; a stage must live "
+                                             "on one rank",
+                                             c.text, p.stage, owner, c.row));
+        } else {
+          owner = c.row;
+        }
+        ++counts[s][static_cast<std::size_t>(p.kind)];
+        switch (p.kind) {
+          case Kind::F: seen_f[k] = 1; break;
+          case Kind::I:
+          case Kind::B:
+            if (!seen_f[k]) {
+              error(c.row, p.column, fmt::format("'{}': {} of stage {}, microbatch {} runs before its forward", c.text,
+                                                 p.kind == Kind::I ? "backward-for-inputs" : "full backward", p.stage,
+                                                 p.microbatch));
+            }
+            if (p.kind == Kind::I) seen_i[k] = 1;
+            break;
+          case Kind::W:
+            if (!seen_i[k]) {
+              error(c.row, p.column, fmt::format("'{}': weight gradient of stage {}, microbatch {} runs before its "
+                                                 "backward-for-inputs",
+                                                 c.text, p.stage, p.microbatch));
+            }
+            break;
+        }
+      }
+      std::vector<Op>& ops = t.device_ops[static_cast<std::size_t>(c.row)];
+      if (c.compound) {
+        ops.push_back(Op::fused(ps[0].stage, ps[0].microbatch, ps[1].stage, ps[1].microbatch));
+        continue;
+      }
+      const Parsed& p = ps.front();
+      switch (p.kind) {
+        case Kind::F: ops.push_back(Op::forward(p.stage, p.microbatch)); break;
+        case Kind::I:
+        case Kind::B: ops.push_back(Op::backward(p.stage, p.microbatch)); break;
+        case Kind::W: ops.push_back(Op::weight(p.stage, p.microbatch)); break;
+      }
+    }
+    const std::string i_code = dialect == TorchDialect::Current ? "I" : "B";
+    const std::string b_code = dialect == TorchDialect::Current ? "B" : "BW";
+    for (std::size_t s = 0; s < S; ++s) {
+      const auto& n = counts[s];
+      const int nf = n[0], ni = n[1], nw = n[2], nb = n[3];
+      SourceLocation whole{file_, 0, 0};
+      if (rank_of[s] < 0) {
+        diags_.add(whole, "", fmt::format("stage {} has no actions; stages must be numbered 0..{} without gaps", s, S - 1));
+        continue;
+      }
+      if (nf != t.microbatches) {
+        diags_.add(whole, "", fmt::format("stage {} has {} forwards; every stage needs {} (one per microbatch)", s, nf,
+                                          t.microbatches));
+      }
+      if (ni != nw) {
+        diags_.add(whole, "", fmt::format("stage {} has {} {} (backward-for-inputs) but {} W; the counts must be equal",
+                                          s, ni, i_code, nw));
+      }
+      if (nb * 2 + ni + nw != 2 * t.microbatches) {
+        diags_.add(whole, "", fmt::format("stage {}: {} {} (full backward) + ({} {} + {} W) / 2 must equal {} microbatches",
+                                          s, nb, b_code, ni, i_code, nw, t.microbatches));
+      }
+    }
+    t.placement.device_of_stage = {rank_of};
+    return t;
+  }
+
+  std::string file_;
+  std::optional<TorchDialect> dialect_;
+  DiagnosticList diags_;
+  int rows_ = 0;
+  std::vector<RawCell> cells_;
+};
+
+std::string action_text(std::int32_t stage, std::string_view code, std::int32_t microbatch) {
+  return fmt::format("{}{}{}", stage, code, microbatch);
+}
+
+}  // namespace
+
+std::string_view torch_dialect_name(TorchDialect dialect) {
+  return dialect == TorchDialect::Current ? "current" : "2024";
+}
+
+std::optional<TorchDialect> torch_dialect_from_name(std::string_view name) {
+  if (name == "current") return TorchDialect::Current;
+  if (name == "2024") return TorchDialect::Legacy2024;
+  return std::nullopt;
+}
+
+TorchCsvImport read_torch_csv(std::string_view text, const std::string& file, std::optional<TorchDialect> dialect) {
+  return CsvImporter(file, dialect).run(text);
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TorchCsvImport read_torch_csv_file(const std::string& path, std::optional<TorchDialect> dialect) {
+  return read_torch_csv(read_text_file(path), path, dialect);
+}
+
+std::string write_torch_csv(const Table& table, TorchDialect dialect) {
+  if (table.placement.replicas() > 1) {
+    throw std::invalid_argument("a PyTorch schedule file maps each stage to one rank; this table replicates stages");
+  }
+  const bool current = dialect == TorchDialect::Current;
+  TableIndex index(table);
+  auto backward_code = [&](std::int32_t s, std::int32_t j) -> std::string_view {
+    if (index.has_weight(s, j)) return current ? "I" : "B";
+    return current ? "B" : "BW";
+  };
+  std::string out;
+  for (const std::vector<Op>& ops : table.device_ops) {
+    bool first = true;
+    for (const Op& op : ops) {
+      if (!first) out += ',';
+      first = false;
+      switch (op.kind) {
+        case OpKind::Forward: out += action_text(op.stage, "F", op.microbatch); break;
+        case OpKind::Backward: out += action_text(op.stage, backward_code(op.stage, op.microbatch), op.microbatch); break;
+        case OpKind::Weight: out += action_text(op.stage, "W", op.microbatch); break;
+        case OpKind::ForwardBackward:
+          if (!current) throw std::invalid_argument("fused F&B ops (OVERLAP_F_B) exist only in the current dialect");
+          out += fmt::format("({};{})OVERLAP_F_B", action_text(op.stage, "F", op.microbatch),
+                             action_text(op.backward_stage, backward_code(op.backward_stage, op.backward_microbatch),
+                                         op.backward_microbatch));
+          break;
+        case OpKind::Recompute:
+        case OpKind::Offload:
+        case OpKind::Reload:
+          throw std::invalid_argument(fmt::format("{} ops ({}) have no PyTorch schedule action",
+                                                  op_kind_name(op.kind), to_string(op)));
+      }
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace bubblesim

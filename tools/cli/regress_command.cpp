@@ -1,0 +1,39 @@
+// `bubblesim regress`: compare a JSON report against a baseline for CI (see tools/report/regression.h).
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tools/cli/command_set.h"
+#include "tools/report/atomic_file.h"
+#include "tools/report/regression.h"
+
+namespace bubblesim {
+
+void add_regress_commands(CLI::App& app, CommandSet& commands) {
+  struct Options {
+    std::string baseline, current, tolerance = "1%", benchmark_json;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "regress", "compare a JSON report with a baseline; exit 1 on a regression beyond the tolerance");
+  cmd->add_option("--baseline", options->baseline, "baseline JSON report (bubblesim run --format json)")->required();
+  cmd->add_option("--current", options->current, "current JSON report")->required();
+  cmd->add_option("--tolerance", options->tolerance, "allowed relative worsening, e.g. 1% (default) or 0.01");
+  cmd->add_option("--benchmark-json", options->benchmark_json,
+                  "also write github-action-benchmark customSmallerIsBetter JSON of the current report to FILE");
+  commands.add(cmd, [options](CommandContext&) {
+    const double tolerance = parse_tolerance(options->tolerance);
+    nlohmann::json baseline = read_json_file(options->baseline);
+    nlohmann::json current = read_json_file(options->current);
+    RegressionReport report = compare_reports(baseline, current, tolerance, options->baseline, options->current);
+    if (!options->benchmark_json.empty()) {
+      write_file_atomically(options->benchmark_json, benchmark_entries(current).dump(2) + "\n");
+    }
+    std::string out = regression_markdown(report);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return report.regressed() ? 1 : 0;
+  });
+}
+
+}  // namespace bubblesim

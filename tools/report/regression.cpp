@@ -1,0 +1,195 @@
+#include "tools/report/regression.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "sim/units/diagnostics.h"
+#include "tools/report/json_report.h"
+
+namespace bubblesim {
+namespace {
+
+constexpr double kAbsoluteSlack = 1e-12;
+constexpr const char* kLevels[] = {"formula", "table", "simulation"};
+
+/// Every metric of one result as "level.name" -> value, in a stable (sorted) order.
+std::map<std::string, double> metrics_of(const nlohmann::json& result) {
+  std::map<std::string, double> out;
+  for (const char* level : kLevels) {
+    if (!result.contains(level) || !result[level].is_object()) continue;
+    for (const auto& [name, value] : result[level].items()) {
+      if (value.is_number()) {
+        out[fmt::format("{}.{}", level, name)] = value.get<double>();
+      } else if (value.is_array() && !value.empty() &&
+                 std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) { return v.is_number(); })) {
+        double m = value.front().get<double>();
+        for (const auto& v : value) m = std::max(m, v.get<double>());
+        out[fmt::format("{}.{}.max", level, name)] = m;
+      }
+    }
+  }
+  return out;
+}
+
+std::string unit_of(std::string metric) {
+  auto ends_with = [](const std::string& s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(metric, ".max")) metric.resize(metric.size() - 4);
+  if (metric.find("bytes") != std::string::npos) return "bytes";
+  if (ends_with(metric, "_s") || metric.find("_s_per_") != std::string::npos) return "s";
+  if (metric.find("units") != std::string::npos) return "stage-microbatch activations";
+  return "ratio";
+}
+
+void check_report(const nlohmann::json& j, const std::string& name) {
+  if (!j.is_object() || !j.contains("schema_version") || !j.contains("results") || !j["results"].is_array()) {
+    throw InputError(fmt::format("{}: not a bubblesim JSON report (expected schema_version and results; write one "
+                                 "with `bubblesim run SCENARIO --format json`)",
+                                 name));
+  }
+  if (!j["schema_version"].is_number_integer() || j["schema_version"].get<int>() != kReportSchemaVersion) {
+    throw InputError(fmt::format("{}: unknown report schema_version {} (this bubblesim reads version {})", name,
+                                 j["schema_version"].dump(), kReportSchemaVersion));
+  }
+}
+
+std::string scenario_name(const nlohmann::json& report) {
+  if (report.contains("scenario") && report["scenario"].is_object() && report["scenario"].contains("name") &&
+      report["scenario"]["name"].is_string()) {
+    return report["scenario"]["name"].get<std::string>();
+  }
+  return "scenario";
+}
+
+std::string number(double v) { return fmt::format("{:.6g}", v); }
+
+}  // namespace
+
+bool RegressionReport::regressed() const {
+  return !status_changes.empty() || !missing.empty() ||
+         std::any_of(metrics.begin(), metrics.end(), [](const MetricComparison& m) { return m.regression; });
+}
+
+double parse_tolerance(const std::string& text) {
+  std::string t = text;
+  t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
+  bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  double v = 0.0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !std::isfinite(v) || v < 0) {
+    throw InputError(fmt::format("--tolerance: '{}' is not a tolerance (give a percentage like 1% or a fraction like "
+                                 "0.01, not negative)",
+                                 text));
+  }
+  return percent ? v / 100.0 : v;
+}
+
+RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current, double tolerance,
+                                 const std::string& baseline_name, const std::string& current_name) {
+  check_report(baseline, baseline_name);
+  check_report(current, current_name);
+  RegressionReport out;
+  out.tolerance = tolerance;
+  std::map<std::string, const nlohmann::json*> now;
+  for (const auto& r : current["results"]) now[r.value("label", "")] = &r;
+  std::map<std::string, bool> seen;
+  for (const auto& b : baseline["results"]) {
+    const std::string label = b.value("label", "");
+    seen[label] = true;
+    auto it = now.find(label);
+    if (it == now.end()) {
+      out.missing.push_back(label);
+      continue;
+    }
+    const nlohmann::json& c = *it->second;
+    const std::string bs = b.value("status", "ok"), cs = c.value("status", "ok");
+    if (bs == "ok" && cs != "ok") out.status_changes.push_back(fmt::format("{}: {} -> {}", label, bs, cs));
+    std::map<std::string, double> bm = metrics_of(b), cm = metrics_of(c);
+    for (const auto& [metric, bv] : bm) {
+      auto cv = cm.find(metric);
+      if (cv == cm.end()) continue;
+      MetricComparison m{label, metric, bv, cv->second, false, false};
+      m.regression = m.current > m.baseline * (1.0 + tolerance) + kAbsoluteSlack;
+      m.improvement = m.current < m.baseline * (1.0 - tolerance) - kAbsoluteSlack;
+      out.metrics.push_back(m);
+    }
+  }
+  for (const auto& [label, r] : now) {
+    if (!seen.count(label)) out.added.push_back(label);
+  }
+  return out;
+}
+
+std::string regression_markdown(const RegressionReport& report) {
+  std::size_t regressions = 0, improvements = 0;
+  for (const MetricComparison& m : report.metrics) {
+    regressions += m.regression ? 1 : 0;
+    improvements += m.improvement ? 1 : 0;
+  }
+  std::string out = report.regressed()
+                        ? fmt::format("## :x: bubblesim regression check: {} metric regressions, {} status changes, {} "
+                                      "missing schedules (tolerance {}%)\n\n",
+                                      regressions, report.status_changes.size(), report.missing.size(),
+                                      number(report.tolerance * 100))
+                        : fmt::format("## :white_check_mark: bubblesim regression check: no regression (tolerance "
+                                      "{}%, {} metrics compared, {} improved)\n\n",
+                                      number(report.tolerance * 100), report.metrics.size(), improvements);
+  std::string rows;
+  for (const MetricComparison& m : report.metrics) {
+    if (m.current == m.baseline) continue;
+    double change = m.baseline != 0 ? (m.current - m.baseline) / std::abs(m.baseline) * 100.0 : 0.0;
+    std::string verdict = m.regression ? "regression" : m.improvement ? "improvement" : "within tolerance";
+    std::string pct = m.baseline != 0 ? fmt::format("{:+.3f}%", change) : "new nonzero";
+    rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.schedule, m.metric, number(m.baseline), number(m.current),
+                        pct, verdict);
+  }
+  if (!rows.empty()) {
+    out += "| schedule | metric | baseline | current | change | verdict |\n|---|---|---:|---:|---:|---|\n" + rows + "\n";
+  } else {
+    out += "Every compared metric is unchanged.\n\n";
+  }
+  for (const std::string& s : report.status_changes) out += fmt::format("- status change (regression): {}\n", s);
+  for (const std::string& s : report.missing) out += fmt::format("- missing from the current report (regression): {}\n", s);
+  for (const std::string& s : report.added) out += fmt::format("- new in the current report (not compared): {}\n", s);
+  return out;
+}
+
+nlohmann::json benchmark_entries(const nlohmann::json& report) {
+  check_report(report, "report");
+  nlohmann::json out = nlohmann::json::array();
+  const std::string scenario = scenario_name(report);
+  for (const auto& r : report["results"]) {
+    for (const auto& [metric, value] : metrics_of(r)) {
+      out.push_back({{"name", fmt::format("{}/{}/{}", scenario, r.value("label", ""), metric)},
+                     {"unit", unit_of(metric)},
+                     {"value", value}});
+    }
+  }
+  return out;
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+}
+
+}  // namespace bubblesim

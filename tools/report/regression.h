@@ -1,0 +1,56 @@
+#pragma once
+// Regression check between two JSON reports of the same scenario (a CI baseline and a new run).
+//
+// Schedules are matched by label. Every numeric metric of the `formula`, `table` and
+// `simulation` objects is compared (per-device lists are summarized by their maximum, e.g.
+// peak_memory_bytes_per_device -> peak_memory_bytes_per_device.max); all of them are
+// lower-is-better (makespans, bubble ratios, peaks, exposed communication, recompute time). A
+// metric regresses when current > baseline * (1 + tolerance) (plus 1e-12 for rounding); a status
+// change away from "ok" and a schedule missing from the current report are regressions too.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace bubblesim {
+
+struct MetricComparison {
+  std::string schedule;  // label
+  std::string metric;    // e.g. "simulation.bubble_ratio"
+  double baseline = 0.0;
+  double current = 0.0;
+  bool regression = false;
+  bool improvement = false;  // current < baseline * (1 - tolerance)
+};
+
+struct RegressionReport {
+  double tolerance = 0.0;
+  std::vector<MetricComparison> metrics;
+  std::vector<std::string> status_changes;   // "label: ok -> deadlock"; each a regression
+  std::vector<std::string> missing;          // labels in the baseline only; each a regression
+  std::vector<std::string> added;            // labels in the current report only; informational
+  bool regressed() const;
+};
+
+/// Parses "1%", "0.5 %" or "0.01" (a fraction); throws InputError for anything else or < 0.
+double parse_tolerance(const std::string& text);
+
+/// Throws InputError (naming `baseline_name`/`current_name`) when either is not a JSON report
+/// or the schema versions differ.
+RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current, double tolerance,
+                                 const std::string& baseline_name = "baseline",
+                                 const std::string& current_name = "current");
+
+/// Markdown: a verdict line, then a table of every metric that changed, status changes and
+/// missing schedules.
+std::string regression_markdown(const RegressionReport& report);
+
+/// github-action-benchmark "customSmallerIsBetter" entries for every metric of `report`:
+/// [{name: "SCENARIO/LABEL/METRIC", unit, value}].
+nlohmann::json benchmark_entries(const nlohmann::json& report);
+
+/// Reads and parses a JSON file; InputError with the parser's message for bad JSON.
+nlohmann::json read_json_file(const std::string& path);
+
+}  // namespace bubblesim

@@ -1,0 +1,152 @@
+#include "tools/scenario/cost_profile_csv.h"
+
+#include <charconv>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/units/diagnostics.h"
+#include "sim/units/quantity_parser.h"
+
+namespace bubblesim {
+namespace {
+
+constexpr std::string_view kHeader = "op,stage,duration,bytes";
+
+struct OpField {
+  std::string_view name;
+  Time StageCost::*time = nullptr;
+  Bytes StageCost::*bytes = nullptr;
+};
+
+constexpr OpField kOps[] = {
+    {"forward", &StageCost::forward, nullptr},
+    {"backward_input", &StageCost::backward_input, nullptr},
+    {"backward_weight", &StageCost::backward_weight, nullptr},
+    {"recompute", &StageCost::recompute, nullptr},
+    {"fused_forward_backward", &StageCost::fused, nullptr},
+    {"activation", nullptr, &StageCost::activation},
+    {"weight_grad", nullptr, &StageCost::weight_grad},
+    {"stage_input", nullptr, &StageCost::stage_input},
+    {"p2p", nullptr, &StageCost::p2p},
+    {"static", nullptr, &StageCost::static_memory},
+};
+
+std::string_view trim(std::string_view s) {
+  std::size_t b = s.find_first_not_of(" \t");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+}  // namespace
+
+MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& file, int stages) {
+  DiagnosticList diags;
+  MeasuredProfile out;
+  out.stages.assign(static_cast<std::size_t>(std::max(stages, 0)), StageCost{});
+  std::map<std::string, std::map<int, int>> seen;  // op -> stage -> line
+  bool header = false;
+  int line_no = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t nl = text.find('\n', start);
+    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    start = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (trim(line).empty() || trim(line).front() == '#') continue;
+    auto at = [&](int col) { return SourceLocation{file, line_no, col}; };
+    if (!header) {
+      std::string compact;
+      for (char c : line) if (c != ' ' && c != '\t') compact += c;
+      if (compact != kHeader) {
+        diags.add(at(1), "", fmt::format("expected the header line '{}', got '{}'", kHeader, line));
+        break;
+      }
+      header = true;
+      continue;
+    }
+    std::vector<std::string_view> f;
+    std::vector<int> col;
+    std::size_t b = 0;
+    while (true) {
+      std::size_t c = line.find(',', b);
+      f.push_back(line.substr(b, c == std::string_view::npos ? std::string_view::npos : c - b));
+      col.push_back(static_cast<int>(b) + 1);
+      if (c == std::string_view::npos) break;
+      b = c + 1;
+    }
+    if (f.size() != 4) {
+      diags.add(at(1), "", fmt::format("expected 4 columns ({}), got {}", kHeader, f.size()));
+      continue;
+    }
+    std::string_view op = trim(f[0]);
+    const OpField* field = nullptr;
+    for (const OpField& o : kOps) if (o.name == op) field = &o;
+    if (field == nullptr) {
+      std::vector<std::string> names;
+      for (const OpField& o : kOps) names.emplace_back(o.name);
+      std::string hint = closest_match(std::string(op), names);
+      diags.add(at(col[0]), "", fmt::format("unknown op '{}'{} (allowed: {})", op,
+                                            hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+                                            fmt::join(names, ", ")));
+      continue;
+    }
+    std::string_view stage_text = trim(f[1]);
+    int stage = -1;
+    auto [p, ec] = std::from_chars(stage_text.data(), stage_text.data() + stage_text.size(), stage);
+    if (ec != std::errc() || p != stage_text.data() + stage_text.size() || stage < 0 || stage >= stages) {
+      diags.add(at(col[1]), "", fmt::format("stage '{}' is not a stage of this pipeline (allowed: 0..{})", stage_text,
+                                            stages - 1));
+      continue;
+    }
+    auto& stage_lines = seen[std::string(op)];
+    if (stage_lines.count(stage)) {
+      diags.add(at(col[0]), "", fmt::format("{} of stage {} is given twice (also line {})", op, stage, stage_lines[stage]));
+      continue;
+    }
+    std::string_view duration = trim(f[2]), bytes = trim(f[3]);
+    StageCost& sc = out.stages[static_cast<std::size_t>(stage)];
+    try {
+      if (field->time) {
+        if (!bytes.empty()) {
+          diags.add(at(col[3]), "", fmt::format("{} is a duration; leave the bytes column empty", op));
+          continue;
+        }
+        sc.*(field->time) = parse_time(duration);
+      } else {
+        if (!duration.empty()) {
+          diags.add(at(col[2]), "", fmt::format("{} is a size; leave the duration column empty", op));
+          continue;
+        }
+        sc.*(field->bytes) = parse_bytes(bytes);
+      }
+    } catch (const QuantityError& e) {
+      diags.add(at(field->time ? col[2] : col[3]), "", fmt::format("{} of stage {}: {}", op, stage, e.what()));
+      continue;
+    }
+    stage_lines[stage] = line_no;
+    out.ops.insert(std::string(op));
+  }
+  if (!header && diags.empty()) diags.add(SourceLocation{file, 0, 0}, "", fmt::format("no header line '{}'", kHeader));
+  for (std::string_view required : {"forward", "backward_input"}) {
+    if (header && !seen.count(std::string(required))) {
+      diags.add(SourceLocation{file, 0, 0}, "", fmt::format("the profile has no {} rows; it needs one per stage", required));
+    }
+  }
+  for (const auto& [op, lines] : seen) {
+    for (int s = 0; s < stages; ++s) {
+      if (!lines.count(s)) {
+        diags.add(SourceLocation{file, 0, 0}, "",
+                  fmt::format("{} has no row for stage {} (every stage 0..{} needs one)", op, s, stages - 1));
+      }
+    }
+  }
+  diags.throw_if_any();
+  if (!out.ops.count("recompute")) {
+    for (StageCost& s : out.stages) s.recompute = s.forward;
+  }
+  return out;
+}
+
+}  // namespace bubblesim
