@@ -40,6 +40,8 @@ struct Node {
   std::int32_t deps_remaining = 0;
   Time ready;        // latest arrival of a dependency
   Time local_ready;  // latest end of a producer (arrival without communication)
+  Time other_ready;  // latest arrival of a dependency other than a reload (exposed offload)
+  Bytes copy_bytes;  // O / L: the bytes this copy moves (fixed when it starts)
   Time start_time;
   Time end_time;
   std::uint32_t edges_begin = 0, edges_end = 0;
@@ -92,12 +94,22 @@ struct Engine::State {
   std::vector<Activation> activations;  // [stage * m + microbatch]
   std::vector<Bytes> static_memory;
   std::vector<Bytes> activation_now, activation_peak, total_peak;
-  std::vector<Time> activation_peak_time;
+  std::vector<Time> activation_peak_time, total_peak_time;
   std::vector<std::int64_t> count_now, count_peak;
   std::vector<OutOfMemory> oom;
   std::vector<bool> oom_seen;
 
   std::vector<Time> exposed_comm;
+  std::vector<Time> exposed_offload;
+
+  // Offload copies: per device the route to its host and back (Topology), computed once; host
+  // memory per host (index into host_names).
+  std::vector<std::optional<Route>> d2h_route, h2d_route;
+  std::vector<std::size_t> host_of_device;
+  std::vector<std::string> host_names;
+  std::vector<Bytes> host_now;
+  std::vector<bool> host_oom_seen;
+  std::vector<Bytes> offloaded;  // per device
 
   explicit State(EngineInput input) : in(std::move(input)), table(*in.table), index(table) {}
 
@@ -117,7 +129,9 @@ struct Engine::State {
   void try_start(std::size_t stream_slot, Time now);
   void start(std::uint32_t n, Time now);
   void finish(std::uint32_t n, Time now);
-  void deliver(std::uint32_t target, Time at, Time now);
+  void deliver(std::uint32_t target, Time at, Time now, bool counts_for_offload = true);
+  void setup_offload(std::size_t devices);
+  void release_copies_after(std::uint32_t n, Time now);
   void arrive(std::uint32_t target, Time now);
   void send(std::uint32_t producer, const Edge& e, Time now);
   void schedule_network_check();
@@ -166,6 +180,15 @@ void Engine::State::build() {
   for (std::uint32_t n = 0; n < total; ++n) {
     for (const auto& [from, e] : incoming[n]) ++out_count[from];
     nodes[n].deps_remaining = static_cast<std::int32_t>(incoming[n].size());
+  }
+  // A copy op (O, L) starts no earlier than the compute op listed before it on its device: the
+  // table position of a reload is its prefetch point. Released in start() of that compute op.
+  for (std::size_t d = 0; d < devices; ++d) {
+    bool seen_compute = false;
+    for (std::uint32_t n = device_offset[d]; n < device_offset[d + 1]; ++n) {
+      if (nodes[n].stream == 0) seen_compute = true;
+      else if (seen_compute) ++nodes[n].deps_remaining;
+    }
   }
   std::uint32_t offset = 0;
   for (std::uint32_t n = 0; n < total; ++n) {
@@ -250,12 +273,16 @@ void Engine::State::allocate(std::int32_t device, std::int32_t s, std::int32_t j
     activation_peak_time[d] = now;
   }
   Bytes total = activation_now[d] + static_memory[d];
-  if (total > total_peak[d]) total_peak[d] = total;
+  if (total > total_peak[d]) {
+    total_peak[d] = total;
+    total_peak_time[d] = now;
+  }
   if (!in.memory_budget.empty()) {
     Bytes budget = in.memory_budget[d];
     if (total > budget && !oom_seen[d]) {
       oom_seen[d] = true;
-      oom.push_back(OutOfMemory{device, now, to_string(op), total - budget, budget});
+      oom.push_back(OutOfMemory{.device = device, .host = {}, .time = now, .op = to_string(op), .over = total - budget,
+                                .budget = budget});
     }
   }
   if (!observers.empty()) notify_memory(device, now);
@@ -295,6 +322,10 @@ void Engine::State::start(std::uint32_t n, Time now) {
   if (node.stream == 0) {
     Time local = std::max(node.local_ready, stream_free_at[slot]);
     if (now > local) exposed_comm[static_cast<std::size_t>(node.device)] += now - local;
+    // Waiting for a reload beyond every other dependency (the reload ends last, so that wait is
+    // not communication: local_ready includes the reload's end).
+    Time other = std::max(node.other_ready, stream_free_at[slot]);
+    if (now > other) exposed_offload[static_cast<std::size_t>(node.device)] += now - other;
   }
   // Allocation at start: F (or its recompute input), R, L, the forward half of F&B.
   auto forward_alloc = [&](std::int32_t s, std::int32_t j) {
@@ -306,34 +337,85 @@ void Engine::State::start(std::uint32_t n, Time now) {
     case OpKind::ForwardBackward: forward_alloc(op.stage, op.microbatch); break;
     case OpKind::Recompute: allocate(node.device, op.stage, op.microbatch, cost(op.stage).activation, now, op); break;
     case OpKind::Reload: {
+      // Brings back what its offload moved; allocated when the H2D copy starts.
       Activation& a = activation(op.stage, op.microbatch);
-      Bytes back = a.offloaded;
+      node.copy_bytes = a.offloaded;
       a.offloaded = Bytes::zero();
-      allocate(node.device, op.stage, op.microbatch, back, now, op);
+      allocate(node.device, op.stage, op.microbatch, node.copy_bytes, now, op);
+      break;
+    }
+    case OpKind::Offload: {
+      // Moves what is resident now (only the stage input when the activation is recomputed);
+      // host memory is taken when the copy starts, device memory freed when it ends.
+      const auto d = static_cast<std::size_t>(node.device);
+      node.copy_bytes = activation(op.stage, op.microbatch).resident;
+      offloaded[d] += node.copy_bytes;
+      const std::size_t h = host_of_device[d];
+      host_now[h] += node.copy_bytes;
+      if (in.host_capacity && host_now[h] > *in.host_capacity && !host_oom_seen[h]) {
+        host_oom_seen[h] = true;
+        oom.push_back(OutOfMemory{.device = node.device, .host = host_names[h], .time = now, .op = to_string(op),
+                                  .over = host_now[h] - *in.host_capacity, .budget = *in.host_capacity});
+      }
       break;
     }
     default: break;
   }
   for (EngineObserver* o : observers) o->on_op_start(OpEvent{node.device, node.position, op, now});
-  bool copy = op.kind == OpKind::Offload || op.kind == OpKind::Reload;
-  if (copy && network && in.topology) {
-    // The copy is a flow over the route between the GPU and its host.
-    VertexId gpu = in.device_vertex[static_cast<std::size_t>(node.device)];
-    std::optional<VertexId> host = in.topology->nearest_host(gpu);
-    Bytes bytes = cost(op.stage).activation;
-    if (host && bytes > Bytes::zero()) {
-      std::optional<Route> route = op.kind == OpKind::Offload ? in.topology->route(gpu, *host)
-                                                              : in.topology->route(*host, gpu);
-      if (route && !route->links.empty()) {
-        FlowNetwork::FlowId id = network->add(route->links, bytes.as_double(), now);
-        if (flow_targets.size() <= static_cast<std::size_t>(id)) flow_targets.resize(static_cast<std::size_t>(id) + 1);
-        flow_targets[static_cast<std::size_t>(id)] = PendingTransfer{n, kNone, route->latency, bytes, kNone};
-        schedule_network_check();
-        return;
-      }
+  if (node.stream == 0) {
+    release_copies_after(n, now);
+    queue.push(now + node.duration, kPriorityEnd, EventType::OpEnd, n);
+    return;
+  }
+  // A copy: a flow over the precomputed route between the GPU and its host (Topology), or a
+  // private link of offload_bandwidth, or free (idealized).
+  const auto d = static_cast<std::size_t>(node.device);
+  const Bytes bytes = node.copy_bytes;
+  if (network && bytes > Bytes::zero()) {
+    const std::optional<Route>& route = op.kind == OpKind::Offload ? d2h_route[d] : h2d_route[d];
+    if (route && !route->links.empty()) {
+      FlowNetwork::FlowId id = network->add(route->links, bytes.as_double(), now);
+      if (flow_targets.size() <= static_cast<std::size_t>(id)) flow_targets.resize(static_cast<std::size_t>(id) + 1);
+      flow_targets[static_cast<std::size_t>(id)] = PendingTransfer{n, kNone, route->latency, bytes, kNone};
+      schedule_network_check();
+      return;
     }
   }
-  queue.push(now + node.duration, kPriorityEnd, EventType::OpEnd, n);
+  Time copy = in.offload_bandwidth && bytes > Bytes::zero() ? transfer_time(bytes, *in.offload_bandwidth) : Time::zero();
+  queue.push(now + copy, kPriorityEnd, EventType::OpEnd, n);
+}
+
+void Engine::State::release_copies_after(std::uint32_t n, Time now) {
+  // The copy ops listed right after compute op n wait for its start (see build()).
+  const std::uint32_t end = device_offset[static_cast<std::size_t>(nodes[n].device) + 1];
+  for (std::uint32_t c = n + 1; c < end && nodes[c].stream != 0; ++c) arrive(c, now);
+}
+
+void Engine::State::setup_offload(std::size_t devices) {
+  offloaded.assign(devices, Bytes::zero());
+  host_of_device.assign(devices, 0);
+  d2h_route.assign(devices, std::nullopt);
+  h2d_route.assign(devices, std::nullopt);
+  host_names.clear();
+  if (network) {
+    std::vector<VertexId> host_vertex;
+    for (std::size_t d = 0; d < devices; ++d) {
+      VertexId gpu = in.device_vertex[d];
+      std::optional<VertexId> host = in.topology->nearest_host(gpu);
+      if (!host) continue;
+      auto it = std::find(host_vertex.begin(), host_vertex.end(), *host);
+      host_of_device[d] = static_cast<std::size_t>(it - host_vertex.begin());
+      if (it == host_vertex.end()) {
+        host_vertex.push_back(*host);
+        host_names.push_back(in.topology->vertex_name(*host));
+      }
+      d2h_route[d] = in.topology->route(gpu, *host);
+      h2d_route[d] = in.topology->route(*host, gpu);
+    }
+  }
+  if (host_names.empty()) host_names.push_back("host");
+  host_now.assign(host_names.size(), Bytes::zero());
+  host_oom_seen.assign(host_names.size(), false);
 }
 
 void Engine::State::finish(std::uint32_t n, Time now) {
@@ -361,12 +443,11 @@ void Engine::State::finish(std::uint32_t n, Time now) {
     case OpKind::Backward: backward_release(op.stage, op.microbatch); break;
     case OpKind::ForwardBackward: backward_release(op.backward_stage, op.backward_microbatch); break;
     case OpKind::Weight: release(node.device, op.stage, op.microbatch, activation(op.stage, op.microbatch).resident, true, now); break;
-    case OpKind::Offload: {
-      Activation& a = activation(op.stage, op.microbatch);
-      a.offloaded += a.resident;
-      release(node.device, op.stage, op.microbatch, a.resident, false, now);
+    case OpKind::Offload:
+      activation(op.stage, op.microbatch).offloaded += node.copy_bytes;
+      release(node.device, op.stage, op.microbatch, node.copy_bytes, false, now);
       break;
-    }
+    case OpKind::Reload: host_now[host_of_device[static_cast<std::size_t>(node.device)]] -= node.copy_bytes; break;
     default: break;
   }
   for (EngineObserver* o : observers) o->on_op_end(OpEvent{node.device, node.position, op, now});
@@ -375,7 +456,7 @@ void Engine::State::finish(std::uint32_t n, Time now) {
     Node& target = nodes[edge.target];
     if (now > target.local_ready) target.local_ready = now;
     if (edge.kind == EdgeKind::Local || in.network == NetworkModel::None) {
-      deliver(edge.target, now, now);
+      deliver(edge.target, now, now, op.kind != OpKind::Reload);
     } else {
       send(n, edge, now);
     }
@@ -448,12 +529,13 @@ void Engine::State::on_network_check(Time now) {
   schedule_network_check();
 }
 
-void Engine::State::deliver(std::uint32_t target, Time at, Time now) {
+void Engine::State::deliver(std::uint32_t target, Time at, Time now, bool counts_for_offload) {
+  Node& node = nodes[target];
+  if (counts_for_offload && at > node.other_ready) node.other_ready = at;
   if (at <= now) {
     arrive(target, now);
     return;
   }
-  Node& node = nodes[target];
   if (at > node.ready) node.ready = at;
   queue.push(at, kPriorityArrival, EventType::Arrival, target);
 }
@@ -513,6 +595,8 @@ SimulationResult Engine::State::run() {
   activation_now.assign(devices, Bytes::zero());
   activation_peak.assign(devices, Bytes::zero());
   activation_peak_time.assign(devices, Time::zero());
+  total_peak_time.assign(devices, Time::zero());
+  exposed_offload.assign(devices, Time::zero());
   count_now.assign(devices, 0);
   count_peak.assign(devices, 0);
   oom_seen.assign(devices, false);
@@ -551,6 +635,7 @@ SimulationResult Engine::State::run() {
       }
     }
   }
+  setup_offload(devices);
   queue.reserve(devices * 4 + 16);
   for (std::size_t slot = 0; slot < stream_ops.size(); ++slot) try_start(slot, Time::zero());
   while (!queue.empty()) {
@@ -584,8 +669,14 @@ SimulationResult Engine::State::run() {
   } else if (!oom.empty()) {
     result.status = RunStatus::OutOfMemory;
     const OutOfMemory& o = oom.front();
-    result.failure = fmt::format("out of memory on device {} at {} during {}: {} over the budget of {}", o.device,
-                                 o.time, o.op, o.over, o.budget);
+    if (o.host.empty()) {
+      result.failure = fmt::format("out of memory on device {} at {} during {}: {} over the budget of {}", o.device,
+                                   o.time, o.op, o.over, o.budget);
+    } else {
+      result.failure = fmt::format("out of host memory on '{}' at {} during {} of device {}: {} over the host "
+                                   "capacity of {}",
+                                   o.host, o.time, o.op, o.device, o.over, o.budget);
+    }
   }
   MemoryPeaks peaks;
   peaks.activation = activation_peak;
@@ -593,6 +684,19 @@ SimulationResult Engine::State::run() {
   peaks.total = total_peak;
   peaks.activation_count = count_peak;
   result.metrics = compute_metrics(table, in.stage_costs, result.timings, peaks, exposed_comm);
+  Metrics& m = result.metrics;
+  m.peak_memory_time_per_device = total_peak_time;
+  m.offloaded_bytes_per_device = offloaded;
+  for (Bytes b : offloaded) m.offloaded_bytes += b;
+  m.exposed_offload_per_device = exposed_offload;
+  for (Time t : exposed_offload) m.exposed_offload += t;
+  m.d2h_busy_per_device.assign(devices, Time::zero());
+  m.h2d_busy_per_device.assign(devices, Time::zero());
+  for (const Node& node : nodes) {
+    if (!node.done || node.stream == 0) continue;
+    auto& busy = node.stream == 1 ? m.d2h_busy_per_device : m.h2d_busy_per_device;
+    busy[static_cast<std::size_t>(node.device)] += node.end_time - node.start_time;
+  }
   if (network) {
     for (LinkId l = 0; l < in.topology->link_count(); ++l) {
       Time busy = network->link_busy_time(l);

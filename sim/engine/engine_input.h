@@ -2,11 +2,13 @@
 // EngineInput: everything one replay needs. The engine never knows which generator made the table.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
+#include "sim/units/rates.h"
 #include "sim/units/time.h"
 #include "topologies/topology.h"
 
@@ -33,6 +35,14 @@ struct EngineInput {
   std::vector<VertexId> device_vertex;    // Topology only: device -> GPU vertex
   ReleaseConvention release = ReleaseConvention::Split;
   std::vector<Bytes> memory_budget;       // per device; empty = unlimited
+  /// Offload (O) and reload (L) copies. Topology: a flow over the route between the GPU and its
+  /// nearest host vertex. Otherwise, when set, a private link of this bandwidth per GPU (copy
+  /// time = bytes / bandwidth, no contention between GPUs) to one shared host memory "host";
+  /// when unset, copies take no time (the idealized replay).
+  std::optional<Bandwidth> offload_bandwidth;
+  /// Host memory per host vertex (or the one "host"); offloaded bytes above it are an
+  /// out_of_memory outcome naming the host. Unset = unlimited.
+  std::optional<Bytes> host_capacity;
 };
 
 }  // namespace bubblesim

@@ -1,6 +1,8 @@
 // Runs the real `bubblesim` binary and checks its output and exit codes.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <sstream>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -227,4 +229,119 @@ TEST_CASE("the shipped CI baseline matches the quickstart") {
   REQUIRE(run("run scenarios/quickstart.yaml --format json -o '" + now.string() + "'").code == 0);
   CHECK(run("regress --baseline scenarios/ci/baseline.json --current '" + now.string() + "'").code == 0);
   fs::remove(now);
+
+// ---- memory hierarchy (docs/memory.md) ----
+
+namespace {
+
+nlohmann::json run_json(const std::string& args, int expected_code = 0) {
+  Result r = run("run " + args + " --format json");
+  REQUIRE(r.code == expected_code);
+  return nlohmann::json::parse(r.out);
+}
+
+std::string write_temp(const std::string& text) {
+  fs::path p = fs::temp_directory_path() / (fmt_name() + ".yaml");
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+// The README quotes k to two decimals, truncated: the exact values are 1.7052 and 1.4042.
+std::string two_decimals(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", std::floor(v * 100.0) / 100.0);
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("PipeOffload's k for the README example: 1.70 (h = s = 4096) and 1.40 (h = 5120)") {
+  nlohmann::json j = run_json("scenarios/memory/pipeoffload_k.yaml");
+  CHECK(two_decimals(j["analysis"]["offload_k_formula"].get<double>()) == "1.70");
+  CHECK(j["analysis"]["offload_k_formula"].get<double>() == doctest::Approx(10.0 / (3.0 * 7 * 4096) * 220e12 / 15e9));
+  CHECK(j["analysis"]["offload_hidden"] == false);
+  CHECK(j["analysis"]["offload_k"].get<double>() > 1.0);
+  std::string text = slurp(source("scenarios/memory/pipeoffload_k.yaml"));
+  text.replace(text.find("hidden: 4096"), 12, "hidden: 5120");
+  text.replace(text.find("heads: 32"), 9, "heads: 40");
+  std::string path = write_temp(text);
+  nlohmann::json k2 = run_json("'" + path + "'");
+  fs::remove(path);
+  CHECK(two_decimals(k2["analysis"]["offload_k_formula"].get<double>()) == "1.40");
+}
+
+TEST_CASE("full offload: hidden when k < 1, exposed when k > 1; passes are reported") {
+  nlohmann::json hidden = run_json("scenarios/memory/offload_hidden.yaml");
+  nlohmann::json exposed = run_json("scenarios/memory/offload_exposed.yaml");
+  CHECK(hidden["analysis"]["offload_hidden"] == true);
+  CHECK(exposed["analysis"]["offload_hidden"] == false);
+  const nlohmann::json& h = hidden["results"][0];
+  const nlohmann::json& e = exposed["results"][0];
+  CHECK(h["simulation"]["makespan_s"].get<double>() <= h["table"]["makespan_s"].get<double>() * 1.01);
+  CHECK(h["simulation"]["offloaded_bytes"].get<std::int64_t>() > 0);
+  CHECK(h["simulation"]["peak_activation_bytes_per_device"][0].get<std::int64_t>() * 2 <= 800000000);
+  CHECK(e["simulation"]["makespan_s"].get<double>() > e["table"]["makespan_s"].get<double>());
+  CHECK(e["simulation"]["exposed_offload_s"].get<double>() > 0.0);
+  REQUIRE(h["passes"].size() == 1);
+  CHECK(h["passes"][0]["name"] == "offload");
+  CHECK(h["passes"][0]["count_per_device"][0].get<int>() > 0);
+  for (const char* key : {"peak_memory_time_s_per_device", "d2h_busy_s_per_device", "h2d_utilization_per_device",
+                          "exposed_offload_s_per_device", "offloaded_bytes_per_device"}) {
+    CHECK(h["simulation"].contains(key));
+  }
+  Result text = run("run scenarios/memory/offload_exposed.yaml");
+  CHECK(text.out.find("exposed offload ms") != std::string::npos);
+  CHECK(text.out.find("offload pass (full)") != std::string::npos);
+}
+
+TEST_CASE("full recompute scenario: busy grows by m T_F and the pass is reported") {
+  nlohmann::json j = run_json("scenarios/memory/recompute.yaml");
+  const nlohmann::json& s = j["results"][0]["simulation"];
+  CHECK(s["recompute_s"].get<double>() == doctest::Approx(4 * 8 * 1e-3));
+  CHECK(s["peak_activation_bytes_per_device"][0] == 4 * 10000000 + 100000000);
+  CHECK(j["results"][0]["passes"][0]["name"] == "recompute");
+}
+
+TEST_CASE("a budget below the need is out_of_memory: exit 1, or 0 with --allow-oom") {
+  nlohmann::json j = run_json("scenarios/memory/oom.yaml", 1);
+  const nlohmann::json& r = j["results"][0];
+  CHECK(r["status"] == "out_of_memory");
+  REQUIRE(r["simulation"]["out_of_memory"].size() >= 1);
+  const nlohmann::json& o = r["simulation"]["out_of_memory"][0];
+  CHECK(o["device"] == 0);
+  CHECK(o["time_s"].get<double>() == doctest::Approx(2e-3));
+  CHECK(o["over_bytes"] == 50000000);
+  Result text = run("run scenarios/memory/oom.yaml");
+  CHECK(text.code == 1);
+  CHECK(text.out.find("out of memory on device 0") != std::string::npos);
+  CHECK(run("run scenarios/memory/oom.yaml --allow-oom").code == 0);
+}
+
+TEST_CASE("memory keys: offloading without a host, unknown keys and bad values are input errors") {
+  std::string base = slurp(source("scenarios/memory/offload_hidden.yaml"));
+  auto error_for = [&](const std::string& from, const std::string& to) {
+    std::string text = base;
+    text.replace(text.find(from), from.size(), to);
+    std::string path = write_temp(text);
+    Result r = run("run '" + path + "'");
+    fs::remove(path);
+    CHECK(r.code == 2);
+    return r.err;
+  };
+  CHECK(error_for(", bandwidth: 400GB/s", "").find("cannot offload: fixed-delay communication has no host") !=
+        std::string::npos);
+  CHECK(error_for("prefetch: 1", "prefech: 1").find("did you mean 'prefetch'") != std::string::npos);
+  CHECK(error_for("policy: full", "policy: half").find("full") != std::string::npos);
+  CHECK(error_for("prefetch: 1", "prefetch: 0").find("memory.offload.prefetch") != std::string::npos);
+  CHECK(error_for("prefetch: 1", "stages: [0]").find("only used with 'policy: selective'") != std::string::npos);
+  std::string no_host = base;
+  no_host.replace(no_host.find("communication: {model: fixed-delay, delay: 0ms}"), 47,
+                  "topology: " + source("tests/topologies/data/no_host.yaml"));
+  no_host.replace(no_host.find(", bandwidth: 400GB/s"), 20, "");
+  no_host.replace(no_host.find("stages: 8"), 9, "stages: 2");
+  std::string path = write_temp(no_host);
+  Result r = run("run '" + path + "'");
+  fs::remove(path);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("no host vertex is reachable from GPU") != std::string::npos);
 }

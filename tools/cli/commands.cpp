@@ -28,8 +28,9 @@ void emit(const std::string& output, const std::string& content) {
   }
 }
 
-int exit_code_for(const ScenarioRun& result) {
+int exit_code_for(const ScenarioRun& result, bool allow_oom) {
   for (const ScheduleRun& r : result.runs) {
+    if (r.simulation.status == RunStatus::OutOfMemory && allow_oom) continue;
     if (r.simulation.status != RunStatus::Ok) return 1;
   }
   return 0;
@@ -68,7 +69,7 @@ int command_run(const Registry& registry, const RunOptions& options) {
     case ReportFormat::Markdown: content = scenario_report_markdown(scenario, result); break;
   }
   emit(options.output, content);
-  return exit_code_for(result);
+  return exit_code_for(result, options.allow_oom);
 }
 
 int command_table(const Registry& registry, const TableOptions& options) {
@@ -188,6 +189,8 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     cmd->add_option("--format", options->format, "report format: text, json, csv or md (Markdown)")
         ->check(CLI::IsMember({"text", "json", "csv", "md"}));
     cmd->add_option("-o,--output", options->run.output, "write the report to FILE (atomically) instead of stdout");
+    cmd->add_flag("--allow-oom", options->run.allow_oom,
+                  "report out_of_memory outcomes but exit 0 (by default they exit 1)");
     commands.add(cmd, [options](CommandContext& context) {
       const std::string& f = options->format;
       options->run.format = f == "json" ? ReportFormat::Json : f == "csv" ? ReportFormat::Csv

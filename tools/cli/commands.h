@@ -18,6 +18,7 @@ struct RunOptions {
   std::vector<std::string> schedules;  // only these (empty: the scenario's list)
   ReportFormat format = ReportFormat::Text;
   std::string output;                  // "" = stdout
+  bool allow_oom = false;              // out_of_memory is reported but exits 0
 };
 
 int command_run(const Registry& registry, const RunOptions& options);

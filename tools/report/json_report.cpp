@@ -29,6 +29,22 @@ nlohmann::json param_value_json(const ParamValue& v) {
   return std::visit(Visitor{}, v);
 }
 
+nlohmann::json pass_json(const PassDecision& d) {
+  nlohmann::json j = {{"name", d.name},
+                      {"policy", memory_policy_name(d.policy)},
+                      {"count_per_device", d.count_per_device},
+                      {"bytes_per_device", bytes_list(d.bytes_per_device)},
+                      {"stages", d.stages},
+                      {"candidates", d.candidates}};
+  if (d.name == "offload") {
+    j["rejected"] = d.rejected;
+    j["prefetch"] = d.prefetch;
+  }
+  return j;
+}
+
+nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
 }  // namespace
 
 nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
@@ -76,7 +92,25 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   sim["peak_memory_bytes_per_device"] = bytes_list(s.peak_memory_per_device);
   sim["exposed_comm_s"] = s.exposed_comm.seconds();
   sim["exposed_comm_s_per_device"] = seconds_list(s.exposed_comm_per_device);
+  sim["peak_memory_time_s_per_device"] = seconds_list(s.peak_memory_time_per_device);
   sim["recompute_s"] = s.recompute_time.seconds();
+  sim["offloaded_bytes"] = s.offloaded_bytes.count();
+  sim["offloaded_bytes_per_device"] = bytes_list(s.offloaded_bytes_per_device);
+  sim["exposed_offload_s"] = s.exposed_offload.seconds();
+  sim["exposed_offload_s_per_device"] = seconds_list(s.exposed_offload_per_device);
+  sim["d2h_busy_s_per_device"] = seconds_list(s.d2h_busy_per_device);
+  sim["h2d_busy_s_per_device"] = seconds_list(s.h2d_busy_per_device);
+  {
+    // PCIe utilisation: copy-engine busy time over the makespan, per direction.
+    nlohmann::json d2h = nlohmann::json::array(), h2d = nlohmann::json::array();
+    const double span = s.makespan.seconds();
+    for (std::size_t d = 0; d < s.d2h_busy_per_device.size(); ++d) {
+      d2h.push_back(span > 0 ? s.d2h_busy_per_device[d].seconds() / span : 0.0);
+      h2d.push_back(span > 0 ? s.h2d_busy_per_device[d].seconds() / span : 0.0);
+    }
+    sim["d2h_utilization_per_device"] = d2h;
+    sim["h2d_utilization_per_device"] = h2d;
+  }
   sim["busy_s_per_device"] = seconds_list(s.busy_per_device);
   sim["span_s_per_device"] = seconds_list(s.span_per_device);
   nlohmann::json links = nlohmann::json::array();
@@ -84,11 +118,15 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   sim["links"] = links;
   nlohmann::json oom = nlohmann::json::array();
   for (const OutOfMemory& o : run.simulation.out_of_memory) {
-    oom.push_back({{"device", o.device}, {"time_s", o.time.seconds()}, {"op", o.op}, {"over_bytes", o.over.count()},
+    oom.push_back({{"device", o.device}, {"host", o.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.host)},
+                   {"time_s", o.time.seconds()}, {"op", o.op}, {"over_bytes", o.over.count()},
                    {"budget_bytes", o.budget.count()}});
   }
   sim["out_of_memory"] = oom;
   j["simulation"] = sim;
+  nlohmann::json passes = nlohmann::json::array();
+  for (const PassDecision& d : run.passes) passes.push_back(pass_json(d));
+  j["passes"] = passes;
   std::uint64_t events = run.ideal.events + run.simulation.events;
   j["run"] = {{"wall_time_s", run.wall_time_s},
               {"events", events},
@@ -109,6 +147,13 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
     events += r.ideal.events + r.simulation.events;
   }
   j["results"] = results;
+  OffloadAnalysis a = analyze_offload(scenario);
+  j["analysis"] = {{"offload_k", optional_number(a.k)},
+                   {"offload_k_stage", a.k_stage ? nlohmann::json(*a.k_stage) : nlohmann::json(nullptr)},
+                   {"offload_k_formula", optional_number(a.k_formula)},
+                   {"offload_hidden", a.hidden ? nlohmann::json(*a.hidden) : nlohmann::json(nullptr)},
+                   {"offload_bandwidth_bytes_per_s",
+                    a.bandwidth ? nlohmann::json(a.bandwidth->bytes_per_second()) : nlohmann::json(nullptr)}};
   nlohmann::json skipped = nlohmann::json::array();
   for (const SkippedSchedule& s : result.skipped) skipped.push_back({{"schedule", s.schedule}, {"reason", s.reason}});
   j["skipped"] = skipped;

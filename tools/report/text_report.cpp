@@ -55,6 +55,49 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   }
   out += sim.render();
 
+  // Memory: shown when any schedule offloaded, recomputed or waited for a reload, or with a budget.
+  bool memory = !scenario.memory.budget.empty();
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& m = r.simulation.metrics;
+    memory = memory || m.offloaded_bytes > Bytes::zero() || m.recompute_time > Time::zero() ||
+             m.exposed_offload > Time::zero();
+  }
+  if (memory) {
+    TextTable mem({"memory", "device", "peak mem", "at ms", "peak act", "offloaded", "D2H busy", "H2D busy",
+                   "exposed offload ms", "recompute ms"});
+    for (const ScheduleRun& r : result.runs) {
+      const Metrics& m = r.simulation.metrics;
+      const double span = m.makespan.seconds();
+      auto util = [&](Time t) { return span > 0 ? fmt::format("{:.1f}%", 100.0 * t.seconds() / span) : std::string("-"); };
+      for (std::size_t d = 0; d < m.peak_memory_per_device.size(); ++d) {
+        Time rec;
+        const auto& ops = r.table.device_ops[d];
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          const OpTiming& t = r.simulation.timings[d][i];
+          if (ops[i].kind == OpKind::Recompute && t.end >= t.start && t.start >= Time::zero()) rec += t.end - t.start;
+        }
+        mem.add_row({d == 0 ? r.label : "", std::to_string(d), to_string(m.peak_memory_per_device[d]),
+                     ms(m.peak_memory_time_per_device[d]), to_string(m.peak_activation_per_device[d]),
+                     to_string(m.offloaded_bytes_per_device[d]), util(m.d2h_busy_per_device[d]),
+                     util(m.h2d_busy_per_device[d]), ms(m.exposed_offload_per_device[d]), ms(rec)});
+      }
+    }
+    out += "\n" + mem.render();
+    for (const ScheduleRun& r : result.runs) {
+      for (const PassDecision& p : r.passes) {
+        std::int64_t count = 0;
+        Bytes bytes;
+        for (std::size_t d = 0; d < p.count_per_device.size(); ++d) {
+          count += p.count_per_device[d];
+          bytes += p.bytes_per_device[d];
+        }
+        out += fmt::format("{}: {} pass ({}): {} of {} activations on stages [{}], {} {}\n", r.label, p.name,
+                           memory_policy_name(p.policy), count, p.candidates, fmt::join(p.stages, ", "), bytes,
+                           p.name == "offload" ? "moved" : "not stored");
+      }
+    }
+  }
+
   for (const ScheduleRun& r : result.runs) {
     if (!r.simulation.failure.empty()) out += fmt::format("\n{}: {}\n", r.label, r.simulation.failure);
   }

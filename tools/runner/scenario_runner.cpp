@@ -1,5 +1,6 @@
 #include "tools/runner/scenario_runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -53,11 +54,111 @@ Table generate_table(const Scenario& scenario, const Generator& generator, const
   return table;
 }
 
+OffloadBandwidths offload_bandwidths(const Scenario& scenario) {
+  OffloadBandwidths out;
+  const CommunicationSpec& comm = scenario.communication;
+  const auto p = static_cast<std::size_t>(scenario.stages);
+  if (comm.kind == CommunicationKind::FixedDelay) {
+    if (scenario.memory.offload_bandwidth) {
+      out.d2h.assign(p, *scenario.memory.offload_bandwidth);
+      out.h2d = out.d2h;
+    }
+    return out;
+  }
+  if (!comm.topology) return out;
+  const Topology& topo = *comm.topology;
+  auto bottleneck = [&](const std::optional<Route>& r) {
+    double bw = 0.0;
+    if (r && !r->links.empty()) {
+      bw = topo.link_bandwidth(r->links.front()).bytes_per_second();
+      for (LinkId l : r->links) bw = std::min(bw, topo.link_bandwidth(l).bytes_per_second());
+    }
+    return Bandwidth::bytes_per_second(bw);
+  };
+  for (VertexId gpu : comm.placement) {
+    std::optional<VertexId> host = topo.nearest_host(gpu);
+    if (!host) return {};
+    out.d2h.push_back(bottleneck(topo.route(gpu, *host)));
+    out.h2d.push_back(bottleneck(topo.route(*host, gpu)));
+  }
+  return out;
+}
+
+OffloadAnalysis analyze_offload(const Scenario& scenario) {
+  OffloadAnalysis a;
+  OffloadBandwidths bw = offload_bandwidths(scenario);
+  if (bw.d2h.empty()) return a;
+  a.bandwidth = *std::min_element(bw.d2h.begin(), bw.d2h.end());
+  if (a.bandwidth->bytes_per_second() <= 0.0) return a;
+  for (std::size_t s = 0; s < scenario.costs.stages.size() && s < bw.d2h.size(); ++s) {
+    const StageCost& c = scenario.costs.stages[s];
+    Time compute = c.forward + c.backward_input + c.backward_weight;
+    if (c.activation <= Bytes::zero() || compute <= Time::zero() || bw.d2h[s].bytes_per_second() <= 0.0) continue;
+    double k = c.activation.as_double() / bw.d2h[s].bytes_per_second() / compute.seconds();
+    if (!a.k || k > *a.k) {
+      a.k = k;
+      a.k_stage = static_cast<std::int32_t>(s);
+    }
+  }
+  if (scenario.model && scenario.gpu) {
+    const double h = static_cast<double>(scenario.model->hidden);
+    const double seq = static_cast<double>(scenario.model->seq_len);
+    const double flops = scenario.gpu->flops.flops_per_second() * scenario.gpu->efficiency;
+    a.k_formula = 10.0 / (3.0 * (6.0 * h + seq)) * flops / a.bandwidth->bytes_per_second();
+  }
+  if (a.k) a.hidden = *a.k <= 1.0;
+  else if (a.k_formula) a.hidden = *a.k_formula <= 1.0;
+  return a;
+}
+
+std::vector<PassDecision> apply_memory_passes(const Scenario& scenario, Table& table,
+                                              const std::vector<StageCost>& stage_costs) {
+  const MemorySpec& mem = scenario.memory;
+  std::vector<PassDecision> out;
+  auto check_stages = [&](const std::vector<std::int32_t>& stages, const SourceLocation& where, const char* key) {
+    for (std::int32_t s : stages) {
+      if (s >= table.stages) {
+        throw InputError({Diagnostic{where, key,
+                                     fmt::format("stage {} does not exist: the table has stages 0..{}", s,
+                                                 table.stages - 1)}});
+      }
+    }
+  };
+  if (mem.recompute.policy != MemoryPolicy::None) {
+    check_stages(mem.recompute.stages, mem.recompute_where, "memory.recompute.stages");
+    PassResult r = apply_recompute_pass(table, stage_costs, mem.recompute);
+    table = std::move(r.table);
+    out.push_back(std::move(r.decision));
+  }
+  if (mem.offload.policy != MemoryPolicy::None) {
+    check_stages(mem.offload.stages, mem.offload_where, "memory.offload.stages");
+    OffloadBandwidths bw = offload_bandwidths(scenario);
+    if (bw.d2h.size() != static_cast<std::size_t>(table.devices)) {
+      throw InputError({Diagnostic{mem.offload_where, "memory.offload",
+                                   "cannot offload: no host is reachable from every GPU (see docs/memory.md)"}});
+    }
+    // The pass reads the idealized timings of the table it transforms, as data.
+    SimulationResult ideal = simulate(make_engine_input(scenario, table, stage_costs, true));
+    TableTimings timings(ideal.timings.size());
+    for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
+      for (const OpTiming& t : ideal.timings[d]) timings[d].push_back(OpWindow{t.start, t.end});
+    }
+    OffloadSettings settings = mem.offload;
+    settings.d2h = bw.d2h;
+    settings.h2d = bw.h2d;
+    PassResult o = apply_offload_pass(table, stage_costs, timings, settings);
+    table = std::move(o.table);
+    out.push_back(std::move(o.decision));
+  }
+  return out;
+}
+
 EngineInput make_engine_input(const Scenario& scenario, const Table& table, const std::vector<StageCost>& stage_costs,
                               bool idealized) {
   EngineInput in;
   in.table = &table;
   in.stage_costs = stage_costs;
+  in.release = scenario.memory.release;
   if (idealized) {
     in.network = NetworkModel::None;
     return in;
@@ -71,6 +172,8 @@ EngineInput make_engine_input(const Scenario& scenario, const Table& table, cons
     in.topology = comm.topology.get();
     in.device_vertex = comm.placement;
   }
+  in.offload_bandwidth = scenario.memory.offload_bandwidth;
+  in.host_capacity = scenario.memory.host_capacity;
   const auto& budget = scenario.memory.budget;
   if (budget.size() == 1) {
     in.memory_budget.assign(static_cast<std::size_t>(table.devices), budget.front());
@@ -95,6 +198,16 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
                                              generator.info.name, run.table.stages, run.table.chunks, scenario.stages)}});
   }
   run.stage_costs = scenario.costs.for_table(run.table.chunks);
+  // Memory passes after generation, before validation and both replays (the idealized replay is
+  // of the transformed table too; its copies take no time).
+  run.passes = apply_memory_passes(scenario, run.table, run.stage_costs);
+  if (!run.passes.empty()) {
+    try {
+      require_valid_table(run.table, generator.info.name + " after the memory passes");
+    } catch (const InvalidTableError& e) {
+      throw InputError({Diagnostic{request.where, "schedules", e.what()}});
+    }
+  }
   if (generator.formula) {
     run.formula = generator.formula(make_generator_input(scenario, request.params));
     run.has_formula = run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();

@@ -38,6 +38,34 @@ ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, con
 ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
                          const std::vector<EngineObserver*>& observers = {});
 
+/// Per device, the bottleneck bandwidth of the GPU -> host route (d2h) and back (h2d): the
+/// topology's route to the nearest host vertex, or `memory.offload.bandwidth` (a private link) for
+/// fixed-delay scenarios. Empty when the scenario has neither.
+struct OffloadBandwidths {
+  std::vector<Bandwidth> d2h, h2d;
+};
+OffloadBandwidths offload_bandwidths(const Scenario& scenario);
+
+/// PipeOffload's k (docs/memory.md): k = T_offload / T_compute with T_offload = M_B / (D2H
+/// bandwidth of the stage's route) and T_compute = T_F + T_B + T_W of that pipeline stage; the
+/// largest over stages is reported. The closed form 10 / (3 (6h + s)) * (GPU FLOP/s) / (PCIe
+/// bytes/s) needs a transformer (GPU FLOP/s = flops * efficiency; PCIe = the smallest D2H route
+/// bandwidth). hidden: k <= 1 (the scenario's k, else the closed form's).
+struct OffloadAnalysis {
+  std::optional<double> k;
+  std::optional<std::int32_t> k_stage;  // the stage giving the largest k
+  std::optional<double> k_formula;
+  std::optional<bool> hidden;
+  std::optional<Bandwidth> bandwidth;   // smallest D2H bandwidth over devices
+};
+OffloadAnalysis analyze_offload(const Scenario& scenario);
+
+/// Applies the scenario's memory passes (recompute, then offload on the idealized timings of the
+/// recomputed table) to `table`; returns the decisions. Throws InputError for a stage list that
+/// does not fit the table.
+std::vector<PassDecision> apply_memory_passes(const Scenario& scenario, Table& table,
+                                              const std::vector<StageCost>& stage_costs);
+
 /// Engine input for replaying `table` under the scenario, idealized (no communication, no
 /// budget) or simulated.
 EngineInput make_engine_input(const Scenario& scenario, const Table& table, const std::vector<StageCost>& stage_costs,

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "schedules/parameter.h"
+#include "schedules/passes/memory_passes.h"
+#include "sim/engine/engine_input.h"
 #include "schedules/stage_costs.h"
 #include "sim/units/bytes.h"
 #include "sim/units/diagnostics.h"
@@ -49,8 +51,16 @@ struct CommunicationSpec {
   std::vector<VertexId> placement;             // device (pipeline rank) -> GPU vertex
 };
 
+/// `memory:` — budgets, host memory, the release convention and the memory passes
+/// (docs/memory.md).
 struct MemorySpec {
   std::vector<Bytes> budget;  // empty: no budget; one value: every device; else per device
+  std::optional<Bytes> host_capacity;  // per host vertex (or the one host of fixed-delay); unset: unlimited
+  ReleaseConvention release = ReleaseConvention::Split;
+  OffloadSettings offload;              // d2h / h2d are filled per run from the route (or bandwidth)
+  std::optional<Bandwidth> offload_bandwidth;  // fixed-delay only: a private PCIe link per GPU
+  RecomputeSettings recompute;
+  SourceLocation offload_where, recompute_where;  // for errors found when a table is known
 };
 
 /// One entry of `schedules:` — a generator name and its raw parameters, checked against the

@@ -449,23 +449,167 @@ class Loader {
   void read_memory(MapReader& top, Scenario& sc) {
     std::optional<YamlNode> node = top.get("memory");
     if (!node) return;
-    MapReader m(*node, diags_, {"budget"});
+    MapReader m(*node, diags_, {"budget", "host_capacity", "release", "offload", "recompute"});
     if (!node->is_map()) return;
-    std::optional<YamlNode> budget = m.get("budget");
-    if (!budget) return;
-    auto read_bytes = [&](const YamlNode& n) -> std::optional<Bytes> {
+    auto positive_bytes = [&](const YamlNode& n, const char* what) -> std::optional<Bytes> {
       std::optional<Bytes> b = n.as_bytes(diags_);
       if (b && *b <= Bytes::zero()) {
-        n.error(diags_, fmt::format("a memory budget must be positive, got '{}'", n.describe()));
+        n.error(diags_, fmt::format("{} must be positive, got '{}'", what, n.describe()));
         return std::nullopt;
       }
       return b;
     };
-    if (budget->is_sequence()) {
-      auto v = per_stage<Bytes>(m, "budget", sc.stages, diags_, read_bytes);
-      if (v && sc.stages > 0) sc.memory.budget = v->values;
-    } else if (auto b = read_bytes(*budget)) {
-      sc.memory.budget = {*b};
+    if (std::optional<YamlNode> budget = m.get("budget")) {
+      auto read_bytes = [&](const YamlNode& n) { return positive_bytes(n, "a memory budget"); };
+      if (budget->is_sequence()) {
+        auto v = per_stage<Bytes>(m, "budget", sc.stages, diags_, read_bytes);
+        if (v && sc.stages > 0) sc.memory.budget = v->values;
+      } else if (auto b = read_bytes(*budget)) {
+        sc.memory.budget = {*b};
+      }
+    }
+    if (auto n = m.get("host_capacity")) sc.memory.host_capacity = positive_bytes(*n, "the host capacity");
+    if (m.has("release")) {
+      if (auto r = m.choice("release", {"split", "backward-complete"})) {
+        sc.memory.release = *r == "split" ? ReleaseConvention::Split : ReleaseConvention::BackwardComplete;
+      }
+    }
+    if (auto n = m.get("recompute")) read_recompute(*n, sc);
+    if (auto n = m.get("offload")) read_offload(*n, sc);
+  }
+
+  static MemoryPolicy policy_of(const std::string& s) {
+    return s == "full" ? MemoryPolicy::Full : s == "selective" ? MemoryPolicy::Selective : MemoryPolicy::None;
+  }
+
+  /// `stages: [..]` of a memory pass: table stages, non-negative, no duplicates.
+  std::optional<std::vector<std::int32_t>> read_stage_list(const YamlNode& n) {
+    if (!n.is_sequence()) {
+      n.error(diags_, fmt::format("expected a list of table stages, e.g. [0, 1], got {}",
+                                  n.is_scalar() ? "'" + n.describe() + "'" : n.describe()));
+      return std::nullopt;
+    }
+    std::vector<std::int32_t> out;
+    bool ok = true;
+    for (const YamlNode& e : n.elements()) {
+      if (auto v = e.as_integer(diags_, 0, kMaxStages - 1)) {
+        if (std::find(out.begin(), out.end(), *v) != out.end()) {
+          e.error(diags_, fmt::format("stage {} is listed twice", *v));
+          ok = false;
+        }
+        out.push_back(static_cast<std::int32_t>(*v));
+      } else {
+        ok = false;
+      }
+    }
+    if (ok && out.empty()) {
+      n.error(diags_, "expected at least one stage");
+      ok = false;
+    }
+    if (!ok) return std::nullopt;
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  void read_recompute(const YamlNode& node, Scenario& sc) {
+    MapReader r(node, diags_, {"policy", "stages", "fraction"});
+    if (!node.is_map()) return;
+    sc.memory.recompute_where = node.location();
+    auto policy = r.choice("policy", {"none", "full", "selective"});
+    if (!policy) {
+      if (!r.has("policy")) r.require("policy");
+      return;
+    }
+    RecomputeSettings& rs = sc.memory.recompute;
+    rs.policy = policy_of(*policy);
+    std::optional<YamlNode> stages = r.get("stages");
+    std::optional<YamlNode> fraction = r.get("fraction");
+    for (const auto& [key, n] : {std::pair{"stages", stages}, std::pair{"fraction", fraction}}) {
+      if (n && rs.policy != MemoryPolicy::Selective) {
+        n->error(diags_, fmt::format("'{}' is only used with 'policy: selective' (policy is '{}')", key, *policy));
+      }
+    }
+    if (stages && fraction) {
+      fraction->error(diags_, "give either 'stages' or 'fraction', not both");
+      return;
+    }
+    if (stages && rs.policy == MemoryPolicy::Selective) {
+      if (auto list = read_stage_list(*stages)) rs.stages = *list;
+    }
+    if (fraction && rs.policy == MemoryPolicy::Selective) {
+      auto f = fraction->as_real(diags_, 0.0, 1.0);
+      if (f && *f <= 0.0) {
+        fraction->error(diags_, fmt::format("{} is out of range (allowed: above 0 up to 1)", fraction->describe()));
+      } else if (f) {
+        rs.fraction = *f;
+      }
+    }
+  }
+
+  void read_offload(const YamlNode& node, Scenario& sc) {
+    MapReader o(node, diags_, {"policy", "prefetch", "stages", "min_idle", "bandwidth"});
+    if (!node.is_map()) return;
+    sc.memory.offload_where = node.location();
+    OffloadSettings& os = sc.memory.offload;
+    std::optional<YamlNode> policy_node = o.get("policy");
+    std::string policy = "none";
+    if (policy_node) {
+      auto p = policy_node->as_choice(diags_, {"none", "full", "selective"});
+      if (!p) return;
+      policy = *p;
+    } else {
+      o.require("policy");
+      return;
+    }
+    os.policy = policy_of(policy);
+    if (auto n = o.get("prefetch")) {
+      if (auto v = n->as_integer(diags_, 1, 1'000'000)) os.prefetch = static_cast<std::int32_t>(*v);
+    }
+    if (auto n = o.get("min_idle")) {
+      if (auto t = n->as_time(diags_)) os.min_idle = *t;
+    }
+    if (auto n = o.get("stages")) {
+      if (os.policy != MemoryPolicy::Selective) {
+        n->error(diags_, fmt::format("'stages' is only used with 'policy: selective' (policy is '{}')", policy));
+      } else if (auto list = read_stage_list(*n)) {
+        os.stages = *list;
+      }
+    }
+    std::optional<YamlNode> bandwidth = o.get("bandwidth");
+    const CommunicationSpec& comm = sc.communication;
+    if (bandwidth) {
+      if (comm.kind == CommunicationKind::Topology) {
+        bandwidth->error(diags_, "'bandwidth' is only used with fixed-delay communication; with a topology the "
+                                 "route from each GPU to its host gives the offload bandwidth");
+        return;
+      }
+      auto b = bandwidth->as_bandwidth(diags_);
+      if (b && b->bytes_per_second() <= 0.0) {
+        bandwidth->error(diags_, fmt::format("the offload bandwidth must be positive, got '{}'", bandwidth->describe()));
+        b.reset();
+      }
+      if (b) sc.memory.offload_bandwidth = *b;
+      else return;
+    }
+    if (os.policy == MemoryPolicy::None) return;
+    // Offloading needs a host to offload to.
+    if (comm.kind == CommunicationKind::FixedDelay) {
+      if (!bandwidth) {
+        policy_node->error(diags_, fmt::format("cannot offload: fixed-delay communication has no host; give "
+                                               "'memory.offload.bandwidth' (a private PCIe link per GPU, e.g. "
+                                               "25GB/s) or use a topology with a host vertex"));
+      }
+      return;
+    }
+    if (!comm.topology) return;  // the topology had errors (already reported)
+    for (VertexId gpu : comm.placement) {
+      if (!comm.topology->nearest_host(gpu)) {
+        policy_node->error(diags_, fmt::format("cannot offload: no host vertex is reachable from GPU '{}' in the "
+                                               "topology; add a host linked to it (over PCIe) or set "
+                                               "'policy: none'",
+                                               comm.topology->vertex_name(gpu)));
+        return;
+      }
     }
   }
 
@@ -651,7 +795,25 @@ class Loader {
     } else {
       for (Bytes b : sc.memory.budget) budget.push_back(b.count());
     }
-    j["memory"] = {{"budget_bytes", sc.memory.budget.empty() ? nlohmann::json(nullptr) : budget}};
+    const MemorySpec& mem = sc.memory;
+    nlohmann::json offload = {{"policy", memory_policy_name(mem.offload.policy)},
+                              {"prefetch", mem.offload.prefetch},
+                              {"stages", mem.offload.stages},
+                              {"min_idle_s", mem.offload.min_idle.seconds()},
+                              {"bandwidth_bytes_per_s", mem.offload_bandwidth
+                                                            ? nlohmann::json(mem.offload_bandwidth->bytes_per_second())
+                                                            : nlohmann::json(nullptr)}};
+    nlohmann::json recompute = {{"policy", memory_policy_name(mem.recompute.policy)},
+                                {"stages", mem.recompute.stages}};
+    if (mem.recompute.policy == MemoryPolicy::Selective && mem.recompute.stages.empty()) {
+      recompute["fraction"] = mem.recompute.fraction;
+    }
+    j["memory"] = {{"budget_bytes", sc.memory.budget.empty() ? nlohmann::json(nullptr) : budget},
+                   {"host_capacity_bytes", mem.host_capacity ? nlohmann::json(mem.host_capacity->count())
+                                                             : nlohmann::json(nullptr)},
+                   {"release", mem.release == ReleaseConvention::Split ? "split" : "backward-complete"},
+                   {"offload", offload},
+                   {"recompute", recompute}};
 
     nlohmann::json schedules = nlohmann::json::array();
     for (const ScheduleRequest& r : sc.schedules) {

@@ -1,0 +1,80 @@
+#pragma once
+// Memory passes: pure functions that add recompute (R) or offload / reload (O / L) ops to any
+// table, so they combine with every schedule. Each returns the new table and a log of what it
+// decided (reported per result). See docs/memory.md.
+//
+//   recompute  full: every (stage, microbatch) gets R(s, j) listed right before its B, so F keeps
+//              only the stage input until R rebuilds the activation. selective: only some stages
+//              (an explicit list of table stages, or the first ceil(fraction * stages) ones, which
+//              hold the most activations in 1F1B-like schedules).
+//   offload    full: every activation whose idle window on its device (F end to B start in the
+//              idealized replay given as data) is at least D2H + H2D copy time at the route's
+//              bandwidth + min_idle gets O(s, j) right after its F and L(s, j) right after the
+//              compute op `prefetch` compute ops before its B (the engine starts a copy op no
+//              earlier than the compute op listed before it). selective: among those, an explicit
+//              list of table stages, or per device the longest-lived half (PipeOffload: prefer the
+//              activations that live longest).
+// Activations that already have an R, O or L in the table are left alone; recomputed ones are not
+// offloaded.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedules/stage_costs.h"
+#include "schedules/table.h"
+#include "sim/units/rates.h"
+
+namespace bubblesim {
+
+enum class MemoryPolicy { None, Full, Selective };
+std::string_view memory_policy_name(MemoryPolicy p);  // "none", "full", "selective"
+
+/// Start and end of one op in a replay, parallel to Table::device_ops.
+struct OpWindow {
+  Time start;
+  Time end;
+};
+using TableTimings = std::vector<std::vector<OpWindow>>;
+
+struct RecomputeSettings {
+  MemoryPolicy policy = MemoryPolicy::None;
+  std::vector<std::int32_t> stages;  // selective: explicit table stages (wins over fraction)
+  double fraction = 0.5;             // selective without stages
+};
+
+struct OffloadSettings {
+  MemoryPolicy policy = MemoryPolicy::None;
+  std::int32_t prefetch = 1;         // >= 1: reload starts this many compute ops before its B
+  std::vector<std::int32_t> stages;  // selective: explicit table stages
+  Time min_idle;                     // extra idle time an activation must leave beyond the copies
+  std::vector<Bandwidth> d2h, h2d;   // per device: bottleneck bandwidth of the route to / from host
+};
+
+/// What one pass decided.
+struct PassDecision {
+  std::string name;                            // "recompute" or "offload"
+  MemoryPolicy policy = MemoryPolicy::None;
+  std::vector<std::int64_t> count_per_device;  // activations recomputed / offloaded
+  std::vector<Bytes> bytes_per_device;         // recompute: bytes not stored (M_B - input); offload: bytes moved
+  std::vector<std::int32_t> stages;            // table stages touched, ascending
+  std::int64_t candidates = 0;                 // activations considered
+  std::int64_t rejected = 0;                   // offload: window too short (time or ops) or not chosen
+  std::int32_t prefetch = 0;                   // offload only
+};
+
+struct PassResult {
+  Table table;
+  PassDecision decision;
+};
+
+PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>& stage_costs,
+                                const RecomputeSettings& settings);
+
+/// `ideal`: timings of `table` replayed without communication. Throws std::invalid_argument when
+/// the timings or bandwidths do not match the table, or prefetch < 1.
+PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& stage_costs, const TableTimings& ideal,
+                              const OffloadSettings& settings);
+
+}  // namespace bubblesim
