@@ -229,6 +229,7 @@ TEST_CASE("the shipped CI baseline matches the quickstart") {
   REQUIRE(run("run scenarios/quickstart.yaml --format json -o '" + now.string() + "'").code == 0);
   CHECK(run("regress --baseline scenarios/ci/baseline.json --current '" + now.string() + "'").code == 0);
   fs::remove(now);
+}
 
 // ---- memory hierarchy (docs/memory.md) ----
 
