@@ -18,6 +18,8 @@ struct RunOptions {
   std::vector<std::string> schedules;  // only these (empty: the scenario's list)
   ReportFormat format = ReportFormat::Text;
   std::string output;                  // "" = stdout
+  std::string trace;                   // Chrome trace JSON file ("" = none); one per schedule
+  std::string html;                    // HTML report file ("" = none)
 };
 
 int command_run(const Registry& registry, const RunOptions& options);
