@@ -346,3 +346,25 @@ TEST_CASE("memory keys: offloading without a host, unknown keys and bad values a
   CHECK(r.code == 2);
   CHECK(r.err.find("no host vertex is reachable from GPU") != std::string::npos);
 }
+
+TEST_CASE("run --trace writes one trace per schedule and --html one report") {
+  fs::path dir = fs::temp_directory_path() / fmt_name();
+  fs::create_directories(dir);
+  Result r = run("run scenarios/quickstart.yaml --trace '" + (dir / "trace.json").string() + "' --html '" +
+                 (dir / "report.html").string() + "'");
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());  // no progress line: stderr is not a terminal
+  CHECK_FALSE(fs::exists(dir / "trace.json"));
+  for (const char* label : {"gpipe", "1f1b"}) {
+    fs::path trace = dir / (std::string("trace.") + label + ".json");
+    REQUIRE(fs::exists(trace));
+    nlohmann::json j = nlohmann::json::parse(slurp(trace.string()));
+    CHECK(j.at("otherData").at("schedule") == label);
+  }
+  CHECK(slurp((dir / "report.html").string()).find("bubblesim-data") != std::string::npos);
+  // One schedule: the file name as given.
+  Result one = run("run scenarios/quickstart.yaml --schedule 1f1b --trace '" + (dir / "one.json").string() + "'");
+  CHECK(one.code == 0);
+  CHECK(fs::exists(dir / "one.json"));
+  fs::remove_all(dir);
+}

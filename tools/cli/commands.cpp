@@ -1,5 +1,8 @@
 #include "tools/cli/commands.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -9,6 +12,9 @@
 #include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
 #include "tools/report/atomic_file.h"
+#include "tools/report/chrome_trace_writer.h"
+#include "tools/report/html_report.h"
+#include "tools/report/progress.h"
 #include "tools/report/grid_renderer.h"
 #include "tools/report/json_report.h"
 #include "tools/report/text_report.h"
@@ -60,7 +66,71 @@ int command_run(const Registry& registry, const RunOptions& options) {
       scenario.schedules.push_back(request);
     }
   }
-  ScenarioRun result = run_scenario(scenario, registry, options.schedules);
+  // Recorders for --trace and --html, one set per entry of result.runs.
+  struct Recorders {
+    std::unique_ptr<ChromeTraceWriter> trace;
+    std::unique_ptr<MemoryTimeline> memory;  // --html without --trace
+  };
+  std::vector<Recorders> recorders;
+  ScenarioRunHooks hooks;
+  if (!options.trace.empty() || !options.html.empty()) {
+    hooks.observers = [&](std::size_t index) {
+      if (recorders.size() <= index) recorders.resize(index + 1);
+      Recorders& r = recorders[index] = Recorders{};  // a skipped schedule's recorders are replaced
+      std::vector<EngineObserver*> observers;
+      if (!options.trace.empty()) {
+        r.trace = std::make_unique<ChromeTraceWriter>(scenario.stages);
+        observers.push_back(r.trace.get());
+      } else {
+        r.memory = std::make_unique<MemoryTimeline>(scenario.stages);
+        observers.push_back(r.memory.get());
+      }
+      return observers;
+    };
+  }
+  std::size_t schedule_count = 0;
+  for (const ScheduleRequest& r : scenario.schedules) {
+    if (options.schedules.empty() ||
+        std::find(options.schedules.begin(), options.schedules.end(), r.name) != options.schedules.end()) {
+      ++schedule_count;
+    }
+  }
+  // Progress only when there are more than a few schedules (and stderr is a terminal).
+  ProgressReporter progress("run", schedule_count, stderr, schedule_count > 3 && ::isatty(::fileno(stderr)) != 0);
+  hooks.on_schedule = [&](std::size_t, std::size_t, const ScheduleRequest& request) { progress.step(request.name); };
+  ScenarioRun result = run_scenario(scenario, registry, options.schedules, hooks);
+  progress.finish();
+
+  if (!options.trace.empty()) {
+    const bool several = result.runs.size() > 1;
+    std::vector<std::string> written;
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      const ScheduleRun& run = result.runs[i];
+      TraceContext context;
+      context.label = run.label;
+      context.devices = run.table.devices;
+      if (scenario.communication.kind == CommunicationKind::Topology) {
+        context.topology = scenario.communication.topology.get();
+        context.device_vertex = scenario.communication.placement;
+      }
+      std::string path = several ? trace_file_for_schedule(options.trace, run.label) : options.trace;
+      // Two schedules whose labels sanitise alike get a numbered suffix.
+      std::string unique = path;
+      for (int n = 2; std::find(written.begin(), written.end(), unique) != written.end(); ++n) {
+        unique = trace_file_for_schedule(options.trace, fmt::format("{}-{}", run.label, n));
+      }
+      write_file_atomically(unique, recorders[i].trace->to_json(context));
+      written.push_back(unique);
+    }
+  }
+  if (!options.html.empty()) {
+    std::vector<const MemoryTimeline*> memory;
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      memory.push_back(recorders[i].trace ? &recorders[i].trace->memory() : recorders[i].memory.get());
+    }
+    write_file_atomically(options.html, render_html_report(scenario, result, memory));
+  }
+
   std::string content;
   switch (options.format) {
     case ReportFormat::Text: content = scenario_report_text(scenario, result); break;
@@ -191,6 +261,10 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     cmd->add_option("-o,--output", options->run.output, "write the report to FILE (atomically) instead of stdout");
     cmd->add_flag("--allow-oom", options->run.allow_oom,
                   "report out_of_memory outcomes but exit 0 (by default they exit 1)");
+    cmd->add_option("--trace", options->run.trace,
+                    "write a Chrome trace (Perfetto) of each simulation replay to FILE; with several schedules, "
+                    "one file each, named FILE with the schedule label before the extension");
+    cmd->add_option("--html", options->run.html, "write a self-contained HTML report (timelines, memory, summary) to FILE");
     commands.add(cmd, [options](CommandContext& context) {
       const std::string& f = options->format;
       options->run.format = f == "json" ? ReportFormat::Json : f == "csv" ? ReportFormat::Csv

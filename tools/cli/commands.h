@@ -19,6 +19,8 @@ struct RunOptions {
   ReportFormat format = ReportFormat::Text;
   std::string output;                  // "" = stdout
   bool allow_oom = false;              // out_of_memory is reported but exits 0
+  std::string trace;                   // Chrome trace JSON file ("" = none); one per schedule
+  std::string html;                    // HTML report file ("" = none)
 };
 
 int command_run(const Registry& registry, const RunOptions& options);

@@ -220,22 +220,31 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
   return run;
 }
 
-ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, const std::vector<std::string>& only) {
+ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, const std::vector<std::string>& only,
+                         const ScenarioRunHooks& hooks) {
   ScenarioRun out;
+  auto selected = [&](const ScheduleRequest& r) {
+    return only.empty() || std::find(only.begin(), only.end(), r.name) != only.end();
+  };
+  std::size_t total = 0, position = 0;
+  for (const ScheduleRequest& request : scenario.schedules) total += selected(request) ? 1 : 0;
   for (const ScheduleRequest& request : scenario.schedules) {
-    if (!only.empty() && std::find(only.begin(), only.end(), request.name) == only.end()) continue;
+    if (!selected(request)) continue;
     const Generator* generator = registry.find(request.name);
     if (generator == nullptr) {
       throw InputError({Diagnostic{request.where, "schedules", fmt::format("unknown schedule '{}'", request.name)}});
     }
+    if (hooks.on_schedule) hooks.on_schedule(position++, total, request);
+    std::vector<EngineObserver*> observers;
+    if (hooks.observers) observers = hooks.observers(out.runs.size());
     if (scenario.schedules_defaulted) {
       try {
-        out.runs.push_back(run_schedule(scenario, *generator, request));
+        out.runs.push_back(run_schedule(scenario, *generator, request, observers));
       } catch (const InputError& e) {
         out.skipped.push_back({request.name, e.diagnostics().front().message});
       }
     } else {
-      out.runs.push_back(run_schedule(scenario, *generator, request));
+      out.runs.push_back(run_schedule(scenario, *generator, request, observers));
     }
   }
   return out;

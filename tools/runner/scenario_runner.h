@@ -3,6 +3,7 @@
 // simulated. A generator that rejects the pipeline shape is an input error for a schedule the
 // user named, and a skipped entry (with its reason) when schedules were defaulted.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ struct ScenarioRun {
   std::vector<SkippedSchedule> skipped;
 };
 
+/// Optional callbacks of run_scenario, for progress display and per-schedule observers.
+struct ScenarioRunHooks {
+  /// Called before each schedule runs: its position among those that will run, their number.
+  std::function<void(std::size_t position, std::size_t total, const ScheduleRequest& request)> on_schedule;
+  /// Observers for the simulation replay of the schedule that becomes `result.runs[run_index]`.
+  /// When a defaulted schedule is skipped, the next schedule is asked for the same index.
+  std::function<std::vector<EngineObserver*>(std::size_t run_index)> observers;
+};
+
 /// Builds the generator input for `request` from the scenario.
 GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues& params);
 
@@ -32,7 +42,8 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
 Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request);
 
 /// Runs every schedule in `scenario.schedules` (or only those named in `only`, if not empty).
-ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, const std::vector<std::string>& only = {});
+ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, const std::vector<std::string>& only = {},
+                         const ScenarioRunHooks& hooks = {});
 
 /// Runs one schedule; `observers` watch the simulation replay (not the idealized one).
 ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,

@@ -1,0 +1,87 @@
+#pragma once
+// ChromeTraceWriter: an EngineObserver that records one simulation replay (op starts and ends,
+// transfers, device memory) and serialises it as Chrome trace JSON, which Perfetto
+// (ui.perfetto.dev) and chrome://tracing open. Layout:
+//   processes  one per GPU ("GPU d", pid d+1); one "host" process when the table offloads
+//              (O/L copies), with an offloaded-activation counter per GPU; one "network" process
+//              under the topology model, with one thread per link direction that carried data.
+//   threads    per GPU: compute, D2H, H2D (when used) and "send" (outgoing transfers). A resource
+//              whose slices overlap in time (several transfers in flight on one link) gets extra
+//              lanes, "send #2", ..., so that complete ("X") events never overlap within a thread.
+//   events     metadata first (process_name, process_sort_index, thread_name, thread_sort_index,
+//              by pid then tid), then X slices by (pid, tid, start), then memory counters ("C",
+//              per GPU: activation and total bytes), then flows ("s" on the send slice, "f" with
+//              bind point "e" on the consumer op's slice), by transfer id.
+// Timestamps are microseconds written exactly from integer picoseconds ("18522.5"), so the same
+// replay always gives byte-identical output.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedules/op.h"
+#include "sim/engine/memory_timeline.h"
+#include "sim/engine/observer.h"
+#include "topologies/topology.h"
+
+namespace bubblesim {
+
+/// What the serialiser needs besides the recorded events.
+struct TraceContext {
+  std::string label;  // schedule label, written into otherData
+  std::int32_t devices = 0;
+  const Topology* topology = nullptr;   // topology model only: link threads
+  std::vector<VertexId> device_vertex;  // topology model only: device -> GPU vertex
+};
+
+/// Exact decimal microseconds of an integer picosecond count, shortest form ("0", "1.5", "-2").
+std::string format_microseconds(std::int64_t ps);
+
+/// The trace file of one schedule when a run writes several: `label` made file-name safe (every
+/// character other than A-Z a-z 0-9 . _ - becomes '_', trailing '_' dropped) inserted before the
+/// extension: ("out/trace.json", "interleaved-1f1b(chunks=2)") ->
+/// "out/trace.interleaved-1f1b_chunks_2.json". Without an extension the label is appended after a
+/// '.'.
+std::string trace_file_for_schedule(const std::string& file, const std::string& label);
+
+class ChromeTraceWriter : public EngineObserver {
+ public:
+  explicit ChromeTraceWriter(std::int32_t devices) : memory_(devices) {}
+
+  void on_op_start(const OpEvent& e) override;
+  void on_op_end(const OpEvent& e) override;
+  void on_transfer_start(const TransferEvent& e) override;
+  void on_transfer_end(const TransferEvent& e) override;
+  void on_memory(std::int32_t device, Time time, Bytes activation, Bytes total) override;
+
+  const MemoryTimeline& memory() const { return memory_; }
+
+  /// The trace as JSON text (one event per line). Ops or transfers that never ended (deadlock)
+  /// are left out.
+  std::string to_json(const TraceContext& context) const;
+
+ private:
+  struct OpRecord {
+    std::int32_t device;
+    std::int32_t position;
+    Op op;
+    Time start;
+    Time end;
+    bool ended = false;
+  };
+  struct TransferRecord {
+    std::uint32_t id;
+    std::int32_t from, to;
+    Bytes bytes;
+    Op producer, consumer;
+    Time start;
+    Time end;
+    bool ended = false;
+  };
+  std::vector<OpRecord> ops_;
+  std::vector<TransferRecord> transfers_;
+  MemoryTimeline memory_;
+};
+
+}  // namespace bubblesim
