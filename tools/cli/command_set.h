@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "schedules/plugin_loader.h"
 #include "schedules/registry.h"
 
 namespace bubblesim {
@@ -18,8 +19,9 @@ namespace bubblesim {
 /// What every command may use. Plugins named on the command line are loaded into `registry`
 /// before the action runs.
 struct CommandContext {
+  PluginSet plugins;  // declared first: the libraries outlive the registry's generators
   Registry registry;
-  std::vector<std::string> plugin_paths;
+  std::vector<std::string> plugin_paths;  // --plugin, in command-line order
 };
 
 class CommandSet {
@@ -41,5 +43,10 @@ class CommandSet {
 void add_run_commands(CLI::App& app, CommandSet& commands);       // run, compare
 void add_table_command(CLI::App& app, CommandSet& commands);      // table
 void add_catalog_commands(CLI::App& app, CommandSet& commands);   // list, explain, validate
+void add_plugin_commands(CLI::App& app, CommandSet& commands);    // check-plugin
+
+/// Loads the plugins of BUBBLESIM_PLUGIN_PATH, then those named with --plugin, into the
+/// context's registry. Throws InputError naming the file that could not be loaded.
+void load_plugins(CommandContext& context);
 
 }  // namespace bubblesim
