@@ -203,3 +203,27 @@ TEST_CASE("a refused plugin leaves the registry as it was") {
   in.microbatches = 3;
   CHECK(registry.find("test-good")->generate(in).op_count() == 12);
 }
+
+TEST_CASE("Registry::add_from labels what it adds and is all or nothing") {
+  using namespace bubblesim;
+  auto make = [](const std::string& name) {
+    return Generator{GeneratorInfo{name, "d", "straight", "s", {}}, [](const GeneratorInput&) { return Table{}; }, {}};
+  };
+  Registry registry = Registry::with_builtins();
+  const std::vector<std::string> before = registry.names();
+  auto two_then_collide = [&make](Registrar& r) {
+    r.add(make("first-new"));
+    r.add(make("second-new"));
+    r.add(make("gpipe"));  // taken: throws
+  };
+  CHECK_THROWS_WITH_AS(registry.add_from(two_then_collide, "plugin x.so (version 1)"),
+                       "a generator named 'gpipe' is already registered (from built-in)", std::invalid_argument);
+  CHECK(registry.names() == before);
+  CHECK(registry.find("first-new") == nullptr);
+  CHECK(registry.find("second-new") == nullptr);
+
+  registry.add_from([&make](Registrar& r) { r.add(make("first-new")); }, "plugin y.so (version 2)");
+  CHECK(registry.origin("first-new") == "plugin y.so (version 2)");
+  registry.add(make("later"));
+  CHECK(registry.origin("later") == "built-in");  // the label does not leak past add_from
+}
