@@ -38,7 +38,8 @@ class PluginSet {
   ~PluginSet() = default;  // deliberately no dlclose (see above)
 
   /// Loads the plugin at `path` into `registry` and returns its record. Loading the same file a
-  /// second time returns the first record. Throws InputError naming the file.
+  /// second time returns the first record. Throws InputError naming the file. The reference is
+  /// valid until the next load.
   const LoadedPlugin& load(const std::string& path, Registry& registry);
 
   /// Loads every `*.so` file of each directory in the colon-separated `directories` (as in
