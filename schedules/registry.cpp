@@ -27,13 +27,19 @@ void Registry::add(Generator generator) {
   origins_.push_back(current_origin_);
 }
 
-void Registry::add_from(RegisterFunction fn, const std::string& origin) {
+void Registry::add_from(const std::function<void(Registrar&)>& fn, const std::string& origin) {
+  // All or nothing: if registration throws (a colliding name, a plugin's own error), remove what
+  // this call added so the registry is as before.
+  const std::size_t before = generators_.size();
   std::string saved = current_origin_;
   current_origin_ = origin;
   try {
     fn(*this);
   } catch (...) {
     current_origin_ = saved;
+    for (std::size_t i = before; i < generators_.size(); ++i) index_.erase(generators_[i].info.name);
+    generators_.resize(before);
+    origins_.resize(before);
     throw;
   }
   current_origin_ = saved;

@@ -1,6 +1,7 @@
 #pragma once
 // Registry: the generators known to one run of the tool (no global registry).
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -17,7 +18,9 @@ class Registry final : public Registrar {
 
   void add(Generator generator) override;
   /// Registers through `fn`, labelling what it adds with `origin` (a plugin's path and version).
-  void add_from(RegisterFunction fn, const std::string& origin);
+  /// All or nothing: when `fn` throws, everything it added is removed again and the exception
+  /// propagates.
+  void add_from(const std::function<void(Registrar&)>& fn, const std::string& origin);
 
   const Generator* find(const std::string& name) const;
   /// Names in registration order.

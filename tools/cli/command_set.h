@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "schedules/plugin_loader.h"
 #include "schedules/registry.h"
 
 namespace bubblesim {
@@ -18,8 +19,9 @@ namespace bubblesim {
 /// What every command may use. Plugins named on the command line are loaded into `registry`
 /// before the action runs.
 struct CommandContext {
+  PluginSet plugins;  // declared first: the libraries outlive the registry's generators
   Registry registry;
-  std::vector<std::string> plugin_paths;
+  std::vector<std::string> plugin_paths;  // --plugin, in command-line order
 };
 
 class CommandSet {
@@ -43,5 +45,10 @@ void add_table_command(CLI::App& app, CommandSet& commands);      // table
 void add_catalog_commands(CLI::App& app, CommandSet& commands);   // list, explain, validate
 void add_sweep_commands(CLI::App& app, CommandSet& commands);     // sweep, merge
 void add_regress_commands(CLI::App& app, CommandSet& commands);   // regress
+void add_plugin_commands(CLI::App& app, CommandSet& commands);    // check-plugin
+
+/// Loads the plugins of BUBBLESIM_PLUGIN_PATH, then those named with --plugin, into the
+/// context's registry. Throws InputError naming the file that could not be loaded.
+void load_plugins(CommandContext& context);
 
 }  // namespace bubblesim

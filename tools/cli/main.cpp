@@ -18,11 +18,15 @@ int main(int argc, char** argv) {
 
   CommandContext context;
   CommandSet commands;
+  app.add_option("--plugin", context.plugin_paths, "load a schedule plugin (.so file); repeatable")
+      ->type_name("PATH");
+  app.fallthrough();  // so --plugin may also follow the subcommand
   add_run_commands(app, commands);
   add_table_command(app, commands);
   add_catalog_commands(app, commands);
   add_sweep_commands(app, commands);
   add_regress_commands(app, commands);
+  add_plugin_commands(app, commands);
 
   try {
     app.parse(argc, argv);
@@ -33,6 +37,7 @@ int main(int argc, char** argv) {
 
   try {
     context.registry = Registry::with_builtins();
+    load_plugins(context);
     return commands.dispatch(context);
   } catch (const InputError& e) {
     fmt::print(stderr, "{}\n", e.what());
