@@ -1,5 +1,6 @@
 #include "schedules/table.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace bubblesim {
@@ -25,6 +26,17 @@ Placement Placement::v_shape(std::int32_t devices) {
     p.device_of_stage[0][static_cast<std::size_t>(s)] = s < devices ? s : 2 * devices - 1 - s;
   }
   return p;
+}
+
+Table Table::empty(std::int32_t devices, std::int32_t chunks, std::int32_t microbatches, Placement placement) {
+  Table t;
+  t.devices = devices;
+  t.stages = devices * chunks;
+  t.chunks = chunks;
+  t.microbatches = microbatches;
+  t.placement = std::move(placement);
+  t.device_ops.resize(static_cast<std::size_t>(std::max(devices, 0)));
+  return t;
 }
 
 std::size_t Table::op_count() const {

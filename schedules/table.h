@@ -46,6 +46,9 @@ struct Table {
   Placement placement;
   std::vector<std::vector<Op>> device_ops;  // [device] -> ops in execution order
 
+  /// A table of the given shape with an empty op list per device: stages = devices * chunks.
+  static Table empty(std::int32_t devices, std::int32_t chunks, std::int32_t microbatches, Placement placement);
+
   std::size_t op_count() const;
   /// Whether (stage, microbatch) has a separate W op (then its B is backward-for-inputs only).
   /// Computed by scanning; callers that need it per op build an index (see TableIndex).

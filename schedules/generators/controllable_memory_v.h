@@ -35,13 +35,7 @@ using BuildingBlock = std::array<std::int64_t, 4>;
 
 template <typename BlockOf>
 Table build_v_table(std::int32_t p, std::int32_t m, BlockOf block_of) {
-  Table t;
-  t.devices = p;
-  t.stages = 2 * p;
-  t.chunks = 2;
-  t.microbatches = m;
-  t.placement = Placement::v_shape(p);
-  t.device_ops.resize(static_cast<std::size_t>(p));
+  Table t = Table::empty(p, 2, m, Placement::v_shape(p));
   for (std::int32_t i = 0; i < p; ++i) {
     const BuildingBlock block = block_of(i);
     const std::int32_t stage[2] = {i, 2 * p - 1 - i};

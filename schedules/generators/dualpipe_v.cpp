@@ -28,13 +28,7 @@ Table generate_dualpipe_v(const GeneratorInput& in) {
         "dualpipe-v needs m >= 2p = {} microbatches (got m = {}); use m >= {} or fewer devices (p <= {})", 2 * p, m,
         2 * p, m / 2));
   }
-  Table t;
-  t.devices = p;
-  t.stages = 2 * p;
-  t.chunks = 2;
-  t.microbatches = m;
-  t.placement = Placement::v_shape(p);
-  t.device_ops.resize(static_cast<std::size_t>(p));
+  Table t = Table::empty(p, 2, m, Placement::v_shape(p));
   for (std::int32_t r = 0; r < p; ++r) {
     const dualpipe_detail::Phase phases[2] = {{r, 0}, {2 * p - 1 - r, 0}};
     t.device_ops[static_cast<std::size_t>(r)] = dualpipe_detail::device_order(phases, {p, r, m, overlap_of(in)});

@@ -9,12 +9,7 @@ namespace bubblesim {
 namespace {
 
 Table generate_gpipe(const GeneratorInput& in) {
-  Table t;
-  t.devices = in.devices;
-  t.stages = in.devices;
-  t.microbatches = in.microbatches;
-  t.placement = Placement::straight(in.devices);
-  t.device_ops.resize(static_cast<std::size_t>(in.devices));
+  Table t = Table::empty(in.devices, 1, in.microbatches, Placement::straight(in.devices));
   for (std::int32_t r = 0; r < in.devices; ++r) {
     auto& ops = t.device_ops[static_cast<std::size_t>(r)];
     ops.reserve(2 * static_cast<std::size_t>(in.microbatches));

@@ -101,13 +101,7 @@ Table generate_interleaved(const GeneratorInput& in) {
   const std::int32_t g = group_size(in);
   const std::vector<VirtualMicrobatch> seq = virtual_sequence(m, v, g);
   const std::int32_t total = m * v;
-  Table t;
-  t.devices = p;
-  t.stages = p * v;
-  t.chunks = v;
-  t.microbatches = m;
-  t.placement = Placement::loop(p, p * v);
-  t.device_ops.resize(static_cast<std::size_t>(p));
+  Table t = Table::empty(p, v, m, Placement::loop(p, p * v));
   for (std::int32_t r = 0; r < p; ++r) {
     auto& ops = t.device_ops[static_cast<std::size_t>(r)];
     ops.reserve(2 * static_cast<std::size_t>(total));

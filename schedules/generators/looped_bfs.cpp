@@ -20,13 +20,7 @@ std::int32_t chunks_of(const GeneratorInput& in) {
 
 Table generate_looped_bfs(const GeneratorInput& in) {
   const std::int32_t p = in.devices, m = in.microbatches, v = chunks_of(in);
-  Table t;
-  t.devices = p;
-  t.stages = p * v;
-  t.chunks = v;
-  t.microbatches = m;
-  t.placement = Placement::loop(p, p * v);
-  t.device_ops.resize(static_cast<std::size_t>(p));
+  Table t = Table::empty(p, v, m, Placement::loop(p, p * v));
   for (std::int32_t r = 0; r < p; ++r) {
     auto& ops = t.device_ops[static_cast<std::size_t>(r)];
     ops.reserve(2 * static_cast<std::size_t>(m) * static_cast<std::size_t>(v));

@@ -12,12 +12,7 @@ namespace {
 
 Table generate_one_f_one_b(const GeneratorInput& in) {
   const std::int32_t p = in.devices, m = in.microbatches;
-  Table t;
-  t.devices = p;
-  t.stages = p;
-  t.microbatches = m;
-  t.placement = Placement::straight(p);
-  t.device_ops.resize(static_cast<std::size_t>(p));
+  Table t = Table::empty(p, 1, m, Placement::straight(p));
   for (std::int32_t r = 0; r < p; ++r) {
     auto& ops = t.device_ops[static_cast<std::size_t>(r)];
     ops.reserve(2 * static_cast<std::size_t>(m));

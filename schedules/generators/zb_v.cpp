@@ -20,13 +20,7 @@ namespace {
 
 Table generate_zb_v(const GeneratorInput& in) {
   const std::int32_t p = in.devices, m = in.microbatches;
-  Table t;
-  t.devices = p;
-  t.stages = 2 * p;
-  t.chunks = 2;
-  t.microbatches = m;
-  t.placement = Placement::v_shape(p);
-  t.device_ops.resize(static_cast<std::size_t>(p));
+  Table t = Table::empty(p, 2, m, Placement::v_shape(p));
   const std::int32_t n = std::max(2 * p - 1, m);
   for (std::int32_t r = 0; r < p; ++r) {
     auto& ops = t.device_ops[static_cast<std::size_t>(r)];
