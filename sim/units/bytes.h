@@ -45,7 +45,9 @@ class Bytes {
   std::int64_t count_ = 0;
 };
 
-/// Exact rendering with a binary prefix when it divides evenly ("1GiB", "512MiB"), else "123B".
+/// Rendering with the largest binary prefix that fits: exact when it divides evenly ("1GiB"),
+/// else rounded to two decimals ("23.5GiB"); below 1KiB in bytes ("123B"). Reports that need
+/// exact values print byte counts.
 std::string to_string(Bytes b);
 
 }  // namespace bubblesim

@@ -47,10 +47,19 @@ std::string to_string(Bytes b) {
   struct Unit { std::int64_t size; const char* name; };
   static constexpr std::array kUnits{Unit{1LL << 50, "PiB"}, Unit{1LL << 40, "TiB"}, Unit{1LL << 30, "GiB"},
                                      Unit{1LL << 20, "MiB"}, Unit{1LL << 10, "KiB"}};
+  const std::int64_t n = b.count();
+  const std::int64_t mag = n < 0 ? -n : n;
   for (const Unit& u : kUnits) {
-    if (b.count() != 0 && b.count() % u.size == 0) return fmt::format("{}{}", b.count() / u.size, u.name);
+    if (mag >= u.size) {
+      if (n % u.size == 0) return fmt::format("{}{}", n / u.size, u.name);
+      // Not a whole number of units: two decimals, trailing zeros dropped ("23.5GiB").
+      std::string v = fmt::format("{:.2f}", static_cast<double>(n) / static_cast<double>(u.size));
+      while (v.back() == '0') v.pop_back();
+      if (v.back() == '.') v.pop_back();
+      return v + u.name;
+    }
   }
-  return fmt::format("{}B", b.count());
+  return fmt::format("{}B", n);
 }
 
 Time transfer_time(Bytes amount, Bandwidth rate) {

@@ -70,3 +70,11 @@ TEST_CASE("Time renders with the largest readable unit") {
   CHECK(to_string(parse_bytes("1GiB")) == "1GiB");
   CHECK(fmt::format("{}", parse_bytes("512MiB")) == "512MiB");
 }
+
+TEST_CASE("bytes render with the largest binary prefix, exact when whole") {
+  CHECK(bubblesim::to_string(bubblesim::Bytes(1LL << 30)) == "1GiB");
+  CHECK(bubblesim::to_string(bubblesim::Bytes(24064LL << 20)) == "23.5GiB");
+  CHECK(bubblesim::to_string(bubblesim::Bytes(50'000'000)) == "47.68MiB");
+  CHECK(bubblesim::to_string(bubblesim::Bytes(1000)) == "1000B");
+  CHECK(bubblesim::to_string(bubblesim::Bytes(-(3LL << 20))) == "-3MiB");
+}
