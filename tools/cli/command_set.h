@@ -46,6 +46,7 @@ void add_catalog_commands(CLI::App& app, CommandSet& commands);   // list, expla
 void add_sweep_commands(CLI::App& app, CommandSet& commands);     // sweep, merge
 void add_regress_commands(CLI::App& app, CommandSet& commands);   // regress
 void add_plugin_commands(CLI::App& app, CommandSet& commands);    // check-plugin
+void add_calibrate_commands(CLI::App& app, CommandSet& commands); // calibrate
 
 /// Loads the plugins of BUBBLESIM_PLUGIN_PATH, then those named with --plugin, into the
 /// context's registry. Throws InputError naming the file that could not be loaded.

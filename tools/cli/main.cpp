@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add_sweep_commands(app, commands);
   add_regress_commands(app, commands);
   add_plugin_commands(app, commands);
+  add_calibrate_commands(app, commands);
 
   try {
     app.parse(argc, argv);
