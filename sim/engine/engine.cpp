@@ -1,6 +1,7 @@
 #include "sim/engine/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -61,6 +62,15 @@ struct Activation {
   Bytes offloaded;
   bool counted = false;  // holds one unit of the activation count
 };
+
+// `t` times `factor`, rounded to the nearest picosecond; OverflowError when it does not fit.
+Time scaled(Time t, double factor) {
+  const double ps = std::round(static_cast<double>(t.ps()) * factor);
+  if (!std::isfinite(ps) || ps >= 9.2e18 || ps < 0.0) {
+    throw OverflowError(fmt::format("{} slowed down by {} does not fit in 64-bit picoseconds", t, factor));
+  }
+  return Time::from_ps(static_cast<std::int64_t>(ps));
+}
 
 }  // namespace
 
@@ -162,6 +172,9 @@ void Engine::State::build() {
       n.position = static_cast<std::int32_t>(i);
       n.stream = static_cast<std::uint8_t>(stream_of(n.op->kind));
       n.duration = duration_of(*n.op);
+      if (n.stream == 0 && d < in.compute_slowdown.size() && in.compute_slowdown[d] != 1.0) {
+        n.duration = scaled(n.duration, in.compute_slowdown[d]);
+      }
       stream_ops[d * kStreams + n.stream].push_back(device_offset[d] + static_cast<std::uint32_t>(i));
     }
   }
@@ -575,6 +588,25 @@ std::string Engine::State::describe_deadlock() const {
   std::string msg = fmt::format("deadlock: {} of {} ops finished; ", completed, nodes.size());
   msg += fmt::format("{}", fmt::join(blocked, "; "));
   if (total > shown) msg += fmt::format("; and {} more blocked streams", total - shown);
+  if (network && network->active_flows() > 0) {
+    // Transfers that never finished: their links were cut (or degraded to nothing).
+    std::vector<std::string> stalled;
+    for (std::size_t f = 0; f < flow_targets.size() && stalled.size() < 8; ++f) {
+      const auto id = static_cast<FlowNetwork::FlowId>(f);
+      if (!network->is_active(id)) continue;
+      const PendingTransfer& t = flow_targets[f];
+      const Node& to = nodes[t.target];
+      if (t.producer == kNone) {
+        stalled.push_back(fmt::format("copy {} on device {}", to_string(*to.op), to.device));
+      } else {
+        const Node& from = nodes[t.producer];
+        stalled.push_back(fmt::format("transfer {} (device {}) -> {} (device {}) with {:.0f} of {} left",
+                                      to_string(*from.op), from.device, to_string(*to.op), to.device,
+                                      network->remaining_bytes(id), t.bytes));
+      }
+    }
+    msg += fmt::format("; stalled on a cut link: {}", fmt::join(stalled, ", "));
+  }
   return msg;
 }
 
@@ -635,8 +667,24 @@ SimulationResult Engine::State::run() {
       }
     }
   }
+  if (!in.compute_slowdown.empty() && in.compute_slowdown.size() != devices) {
+    throw std::invalid_argument("the compute slowdown needs one factor per device");
+  }
+  for (double k : in.compute_slowdown) {
+    if (!(k > 0.0) || !std::isfinite(k)) throw std::invalid_argument("a compute slowdown must be finite and > 0");
+  }
+  if (!in.link_faults.empty() && !network) {
+    throw std::invalid_argument("link faults need the topology network model");
+  }
   setup_offload(devices);
   queue.reserve(devices * 4 + 16);
+  for (std::size_t f = 0; f < in.link_faults.size(); ++f) {
+    const LinkFault& fault = in.link_faults[f];
+    if (fault.link < 0 || fault.link >= in.topology->link_count()) {
+      throw std::invalid_argument("a link fault names a link the topology does not have");
+    }
+    queue.push(fault.at, kPriorityNetwork, EventType::LinkFault, static_cast<std::uint32_t>(f));
+  }
   for (std::size_t slot = 0; slot < stream_ops.size(); ++slot) try_start(slot, Time::zero());
   while (!queue.empty()) {
     Event ev = queue.pop();
@@ -647,6 +695,12 @@ SimulationResult Engine::State::run() {
       case EventType::NetworkCheck:
         if (ev.payload == network_version) on_network_check(ev.time);
         break;
+      case EventType::LinkFault: {
+        const LinkFault& fault = in.link_faults[ev.payload];
+        network->set_link_capacity(fault.link, fault.bytes_per_second, ev.time);
+        schedule_network_check();  // rates changed: the next completion moved
+        break;
+      }
     }
   }
 

@@ -26,6 +26,15 @@ enum class ReleaseConvention {
   BackwardComplete,  // everything at the op completing the backward (W when split, else B)
 };
 
+/// A link fault (docs/reliability.md): from time `at`, the directed link carries at most
+/// `bytes_per_second` (0 = cut: flows over it stall; a transfer stalled until the end is reported
+/// as a deadlock naming it). Routes are not recomputed.
+struct LinkFault {
+  LinkId link = 0;
+  Time at;
+  double bytes_per_second = 0.0;
+};
+
 struct EngineInput {
   const Table* table = nullptr;
   std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
@@ -43,6 +52,11 @@ struct EngineInput {
   /// Host memory per host vertex (or the one "host"); offloaded bytes above it are an
   /// out_of_memory outcome naming the host. Unset = unlimited.
   std::optional<Bytes> host_capacity;
+  /// Stragglers: per device, a factor (>= 1 typically) multiplying every compute op's duration
+  /// (F, B, W, R, fused); empty = none. Copies and transfers are not slowed.
+  std::vector<double> compute_slowdown;
+  /// Link faults, Topology only; applied in time order as engine events.
+  std::vector<LinkFault> link_faults;
 };
 
 }  // namespace bubblesim

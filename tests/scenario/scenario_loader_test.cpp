@@ -184,7 +184,7 @@ TEST_CASE("several errors are reported at once") {
                  "s.yaml:4:13: error: schedules[0]: unknown schedule 'gpip'; did you mean 'gpipe'? (known: gpipe, "
                  "1f1b, interleaved)",
                  "s.yaml:5:1: error: extra: unknown key 'extra' (allowed: name, description, pipeline, costs, model, "
-                 "cluster, communication, topology, placement, memory, schedules)",
+                 "cluster, communication, topology, placement, memory, faults, schedules)",
              });
 }
 

@@ -46,6 +46,7 @@ int exit_code_for(const ScenarioRun& result, bool allow_oom) {
 
 int command_run(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
+  scenario.max_ops = options.max_ops;
   for (const std::string& name : options.schedules) {
     if (registry.find(name) == nullptr) {
       std::string hint = closest_match(name, registry.names());
@@ -147,6 +148,7 @@ int command_table(const Registry& registry, const TableOptions& options) {
   const std::string& schedule = options.schedule;
   const std::string& output = options.output;
   Scenario scenario = load_scenario_file(scenario_path, registry);
+  scenario.max_ops = options.max_ops;
   const Generator* generator = registry.find(schedule);
   if (generator == nullptr) {
     std::string hint = closest_match(schedule, registry.names());
@@ -265,6 +267,8 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "write a Chrome trace (Perfetto) of each simulation replay to FILE; with several schedules, "
                     "one file each, named FILE with the schedule label before the extension");
     cmd->add_option("--html", options->run.html, "write a self-contained HTML report (timelines, memory, summary) to FILE");
+    cmd->add_option("--max-ops", options->run.max_ops, "refuse schedules whose table has more ops (default 50000000)")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
     commands.add(cmd, [options](CommandContext& context) {
       const std::string& f = options->format;
       options->run.format = f == "json" ? ReportFormat::Json : f == "csv" ? ReportFormat::Csv
@@ -285,6 +289,8 @@ void add_table_command(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--dialect", options->dialect, "torch-csv dialect: current (default) or 2024")
       ->check(CLI::IsMember({"current", "2024"}));
   cmd->add_option("-o,--output", options->output, "write to FILE instead of stdout");
+  cmd->add_option("--max-ops", options->max_ops, "refuse a table with more ops (default 50000000)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   commands.add(cmd, [options](CommandContext& context) { return command_table(context.registry, *options); });
 }
 

@@ -3,6 +3,7 @@
 // 0 ok, 1 a simulated failure (deadlock, out of memory), 2 bad input. They throw InputError for
 // bad input; main catches it.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct RunOptions {
   bool allow_oom = false;              // out_of_memory is reported but exits 0
   std::string trace;                   // Chrome trace JSON file ("" = none); one per schedule
   std::string html;                    // HTML report file ("" = none)
+  std::int64_t max_ops = 50'000'000;   // --max-ops: refuse larger tables (kDefaultMaxOps)
 };
 
 int command_run(const Registry& registry, const RunOptions& options);
@@ -29,6 +31,7 @@ struct TableOptions {
   std::string scenario, schedule, output;
   std::string format = "grid";      // grid | torch-csv | csv
   std::string dialect = "current";  // torch-csv: current | 2024
+  std::int64_t max_ops = 50'000'000;  // --max-ops
 };
 
 int command_table(const Registry& registry, const TableOptions& options);

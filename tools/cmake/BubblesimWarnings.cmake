@@ -7,7 +7,7 @@ function(bubblesim_set_warnings target)
                          # initializer lists as maybe-uninitialized and std::string moves as
                          # potential null dereferences (known false positives; -Wnull-dereference
                          # is left out for the same reason).
-                         -Wno-maybe-uninitialized)
+                         $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
   if(BUBBLESIM_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

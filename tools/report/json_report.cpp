@@ -56,6 +56,10 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   j["params"] = params;
   j["status"] = run_status_name(run.simulation.status);
   j["failure"] = run.simulation.failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.simulation.failure);
+  if (run.fault_free) {
+    j["fault_free"] = {{"status", run_status_name(run.fault_free->status)},
+                       {"makespan_s", run.fault_free->metrics.makespan.seconds()}};
+  }
   j["shape"] = {{"devices", run.table.devices},
                 {"stages", run.table.stages},
                 {"chunks", run.table.chunks},

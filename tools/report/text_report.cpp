@@ -23,6 +23,29 @@ std::string communication_summary(const Scenario& s) {
 
 }  // namespace
 
+std::string faults_text(const Scenario& scenario, const ScenarioRun& result) {
+  std::string out = "faults (simulation level only):\n";
+  for (std::size_t d = 0; d < scenario.faults.slowdown.size(); ++d) {
+    if (scenario.faults.slowdown[d] != 1.0) {
+      out += fmt::format("  device {}: compute {}x slower (straggler)\n", d, scenario.faults.slowdown[d]);
+    }
+  }
+  for (const LinkFaultSpec& l : scenario.faults.links) {
+    out += fmt::format("  link {} <-> {} from {}: {}\n", l.a, l.b, l.at,
+                       l.bandwidth ? fmt::format("degraded to {}", *l.bandwidth) : std::string("cut"));
+  }
+  TextTable effect({"effect of faults", "status", "makespan ms", "without faults ms", "change"});
+  for (const ScheduleRun& r : result.runs) {
+    if (!r.fault_free) continue;
+    const Time with = r.simulation.metrics.makespan, without = r.fault_free->metrics.makespan;
+    const bool ok = r.simulation.status == RunStatus::Ok;
+    effect.add_row({r.label, std::string(run_status_name(r.simulation.status)), ok ? ms(with) : "-", ms(without),
+                    ok && without > Time::zero() ? fmt::format("{:+.2f}%", 100.0 * (with / without - 1.0))
+                                                 : std::string("-")});
+  }
+  return out + effect.render();
+}
+
 std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result) {
   std::string out = fmt::format("scenario {}: p={} stages, m={} microbatches, communication: {}\n\n", scenario.name,
                                 scenario.stages, scenario.microbatches, communication_summary(scenario));
@@ -98,6 +121,7 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
     }
   }
 
+  if (scenario.faults.any()) out += "\n" + faults_text(scenario, result);
   for (const ScheduleRun& r : result.runs) {
     if (!r.simulation.failure.empty()) out += fmt::format("\n{}: {}\n", r.label, r.simulation.failure);
   }

@@ -8,6 +8,9 @@
 namespace bubblesim {
 
 std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result);
+/// The `faults:` section of the text report: what applied and each schedule's makespan with and
+/// without the faults.
+std::string faults_text(const Scenario& scenario, const ScenarioRun& result);
 
 /// Markdown for a CI job summary: the three levels as Markdown tables, failures, skipped
 /// schedules and the ranking changes between levels.

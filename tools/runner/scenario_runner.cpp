@@ -39,12 +39,28 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
 }
 
 Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request) {
+  // Every table has at least a forward and a backward per stage and microbatch: refuse what
+  // cannot fit under --max-ops before generating it (p = 65536, m = 10^6 would need terabytes).
+  const std::int64_t at_least = std::int64_t{2} * scenario.stages * scenario.microbatches;
+  if (at_least > scenario.max_ops) {
+    throw InputError({Diagnostic{request.where, "schedules",
+                                 fmt::format("{}: {} stages x {} microbatches need at least {} ops, more than the "
+                                             "limit of {} (raise it with --max-ops)",
+                                             generator.info.name, scenario.stages, scenario.microbatches, at_least,
+                                             scenario.max_ops)}});
+  }
   GeneratorInput in = make_generator_input(scenario, request.params);
   Table table;
   try {
     table = generator.generate(in);
   } catch (const ScheduleConstraintError& e) {
     throw InputError({Diagnostic{request.where, "schedules", fmt::format("{}: {}", generator.info.name, e.what())}});
+  }
+  if (static_cast<std::int64_t>(table.op_count()) > scenario.max_ops) {
+    throw InputError({Diagnostic{request.where, "schedules",
+                                 fmt::format("{}: the table has {} ops, more than the limit of {} (raise it with "
+                                             "--max-ops)",
+                                             generator.info.name, table.op_count(), scenario.max_ops)}});
   }
   try {
     require_valid_table(table, generator.info.name);
@@ -174,6 +190,12 @@ EngineInput make_engine_input(const Scenario& scenario, const Table& table, cons
   }
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
   in.host_capacity = scenario.memory.host_capacity;
+  in.compute_slowdown = scenario.faults.slowdown;
+  for (const LinkFaultSpec& f : scenario.faults.links) {
+    for (LinkId l : f.links) {
+      in.link_faults.push_back(LinkFault{l, f.at, f.bandwidth ? f.bandwidth->bytes_per_second() : 0.0});
+    }
+  }
   const auto& budget = scenario.memory.budget;
   if (budget.size() == 1) {
     in.memory_budget.assign(static_cast<std::size_t>(table.devices), budget.front());
@@ -216,6 +238,12 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
   Engine engine(make_engine_input(scenario, run.table, run.stage_costs, false));
   for (EngineObserver* o : observers) engine.add_observer(o);
   run.simulation = engine.run();
+  if (scenario.faults.any()) {
+    EngineInput healthy = make_engine_input(scenario, run.table, run.stage_costs, false);
+    healthy.compute_slowdown.clear();
+    healthy.link_faults.clear();
+    run.fault_free = simulate(std::move(healthy));
+  }
   run.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;
 }

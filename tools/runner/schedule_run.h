@@ -4,6 +4,7 @@
 //   table       the idealized table: scenario costs, zero communication, no memory budget,
 //   simulation  the event-driven replay with the scenario's communication and memory.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct ScheduleRun {
   bool has_formula = false;
   SimulationResult ideal;
   SimulationResult simulation;
+  /// With `faults:` in the scenario: the simulation replayed without them, for the report's
+  /// "effect of the faults" (unset when the scenario has no faults).
+  std::optional<SimulationResult> fault_free;
   double wall_time_s = 0.0;  // generation + both replays
 };
 

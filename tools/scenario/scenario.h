@@ -63,6 +63,22 @@ struct MemorySpec {
   SourceLocation offload_where, recompute_where;  // for errors found when a table is known
 };
 
+/// `faults:` — simulated faults (docs/reliability.md). They apply to the simulation level only:
+/// the idealized table and the formula stay fault-free, and every faulty run is also replayed
+/// without its faults so the report can show their effect.
+struct LinkFaultSpec {
+  std::string a, b;                    // the vertices the physical link joins (both directions fail)
+  std::vector<LinkId> links;           // the directed links between them
+  Time at;                             // when the fault starts
+  std::optional<Bandwidth> bandwidth;  // degraded to this; unset = cut
+};
+
+struct FaultSpec {
+  std::vector<double> slowdown;        // per device (pipeline rank); empty = no straggler
+  std::vector<LinkFaultSpec> links;
+  bool any() const { return !slowdown.empty() || !links.empty(); }
+};
+
 /// One entry of `schedules:` — a generator name and its raw parameters, checked against the
 /// generator's ParamSpecs by the loader.
 struct ScheduleRequest {
@@ -70,6 +86,10 @@ struct ScheduleRequest {
   ParamValues params;
   SourceLocation where;
 };
+
+/// The default of --max-ops: tables with more ops are refused before they are generated or
+/// replayed (about 100 bytes of engine state per op: 50 million ops is a few GB).
+inline constexpr std::int64_t kDefaultMaxOps = 50'000'000;
 
 struct Scenario {
   std::string name;
@@ -81,8 +101,11 @@ struct Scenario {
   std::optional<GpuSpec> gpu;
   CommunicationSpec communication;
   MemorySpec memory;
+  FaultSpec faults;
   std::vector<ScheduleRequest> schedules;
   bool schedules_defaulted = false;  // `schedules:` was absent: every registered generator
+  /// A resource limit from the command line (--max-ops), not from the file.
+  std::int64_t max_ops = kDefaultMaxOps;
   /// The scenario as resolved (defaults filled, quantities in base units), for reports.
   nlohmann::json resolved;
 };

@@ -109,7 +109,7 @@ class Loader {
   void read_top(const YamlNode& root, Scenario& sc) {
     MapReader top(root, diags_,
                   {"name", "description", "pipeline", "costs", "model", "cluster", "communication", "topology",
-                   "placement", "memory", "schedules"});
+                   "placement", "memory", "faults", "schedules"});
     if (!root.is_map()) return;
     if (auto name = top.require("name")) {
       if (auto s = name->as_string(diags_)) {
@@ -125,7 +125,126 @@ class Loader {
     read_costs(top, root, sc);
     read_communication(top, sc);
     read_memory(top, sc);
+    read_faults(top, sc);
     read_schedules(top, sc);
+  }
+
+  // `faults: {stragglers: [{device, slowdown}], links: [{between: [a, b], at, bandwidth | cut}]}`.
+  void read_faults(MapReader& top, Scenario& sc) {
+    std::optional<YamlNode> node = top.get("faults");
+    if (!node) return;
+    MapReader f(*node, diags_, {"stragglers", "links"});
+    if (!node->is_map()) return;
+    if (auto stragglers = f.get("stragglers")) read_stragglers(*stragglers, sc);
+    if (auto links = f.get("links")) read_link_faults(*links, sc);
+  }
+
+  void read_stragglers(const YamlNode& node, Scenario& sc) {
+    if (!node.is_sequence()) {
+      node.error(diags_, fmt::format("expected a list of stragglers, e.g. [{{device: 3, slowdown: 1.5}}], got {}",
+                                     node.is_scalar() ? "'" + node.describe() + "'" : node.describe()));
+      return;
+    }
+    std::vector<double> slowdown(static_cast<std::size_t>(std::max(sc.stages, 0)), 1.0);
+    std::vector<bool> seen(slowdown.size(), false);
+    for (const YamlNode& e : node.elements()) {
+      MapReader r(e, diags_, {"device", "slowdown"});
+      if (!e.is_map()) continue;
+      std::optional<std::int64_t> device = r.integer("device", 0, kMaxStages - 1);
+      std::optional<double> factor = r.real("slowdown", 0.01, 1000.0);
+      if (!device || !factor || sc.stages <= 0) continue;
+      if (*device >= sc.stages) {
+        r.get("device")->error(diags_, fmt::format("device {} does not exist: the pipeline has {} devices (0 to {})",
+                                                   *device, sc.stages, sc.stages - 1));
+        continue;
+      }
+      const auto d = static_cast<std::size_t>(*device);
+      if (seen[d]) {
+        r.get("device")->error(diags_, fmt::format("device {} is listed twice", *device));
+        continue;
+      }
+      seen[d] = true;
+      slowdown[d] = *factor;
+    }
+    if (std::find(seen.begin(), seen.end(), true) != seen.end()) sc.faults.slowdown = std::move(slowdown);
+  }
+
+  void read_link_faults(const YamlNode& node, Scenario& sc) {
+    if (!node.is_sequence()) {
+      node.error(diags_, fmt::format("expected a list of link faults, e.g. [{{between: [gpu0, gpu1], at: 10ms, cut: "
+                                     "true}}], got {}",
+                                     node.is_scalar() ? "'" + node.describe() + "'" : node.describe()));
+      return;
+    }
+    const Topology* topo = sc.communication.topology.get();
+    if (sc.communication.kind != CommunicationKind::Topology) {
+      node.error(diags_, "link faults need a topology (communication.model: topology)");
+      return;
+    }
+    for (const YamlNode& e : node.elements()) {
+      MapReader r(e, diags_, {"between", "at", "bandwidth", "cut"});
+      if (!e.is_map()) continue;
+      LinkFaultSpec spec;
+      std::optional<YamlNode> between = r.require("between");
+      std::optional<Time> at = r.time("at");
+      if (!r.has("at")) r.require("at");
+      const bool has_bandwidth = r.has("bandwidth"), has_cut = r.has("cut");
+      if (has_bandwidth == has_cut) {
+        e.error(diags_, "a link fault needs exactly one of 'bandwidth' (degraded) or 'cut: true'");
+        continue;
+      }
+      if (has_bandwidth) {
+        spec.bandwidth = r.bandwidth("bandwidth");
+        if (!spec.bandwidth) continue;
+      } else {
+        std::optional<bool> cut = r.boolean("cut");
+        if (!cut) continue;
+        if (!*cut) {
+          r.get("cut")->error(diags_, "'cut: false' is no fault; remove the entry or give a degraded 'bandwidth'");
+          continue;
+        }
+      }
+      if (!between || !at || topo == nullptr) continue;
+      if (at->ps() < 0) {
+        r.get("at")->error(diags_, fmt::format("the fault time must not be negative, got {}", *at));
+        continue;
+      }
+      spec.at = *at;
+      std::vector<YamlNode> ends = between->is_sequence() ? between->elements() : std::vector<YamlNode>{};
+      if (ends.size() != 2) {
+        between->error(diags_, fmt::format("expected a list of two vertex names, e.g. [gpu0, gpu1], got {}",
+                                           between->is_sequence() ? fmt::format("{} names", ends.size())
+                                                                  : between->describe()));
+        continue;
+      }
+      std::optional<VertexId> ids[2];
+      bool ok = true;
+      for (int i = 0; i < 2; ++i) {
+        std::optional<std::string> name = ends[static_cast<std::size_t>(i)].as_string(diags_);
+        if (!name) { ok = false; continue; }
+        ids[i] = topo->find(*name);
+        if (!ids[i]) {
+          std::vector<std::string> all_names;
+          for (VertexId v = 0; v < topo->vertex_count(); ++v) all_names.push_back(topo->vertex_name(v));
+          std::string suggestion = closest_match(*name, all_names);
+          ends[static_cast<std::size_t>(i)].error(
+              diags_, fmt::format("unknown vertex '{}'{}", *name,
+                                  suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion)));
+          ok = false;
+          continue;
+        }
+        (i == 0 ? spec.a : spec.b) = *name;
+      }
+      if (!ok) continue;
+      spec.links = topo->links_between(*ids[0], *ids[1]);
+      std::vector<LinkId> back = topo->links_between(*ids[1], *ids[0]);
+      spec.links.insert(spec.links.end(), back.begin(), back.end());
+      if (spec.links.empty()) {
+        between->error(diags_, fmt::format("there is no link between '{}' and '{}'", spec.a, spec.b));
+        continue;
+      }
+      sc.faults.links.push_back(std::move(spec));
+    }
   }
 
   void read_pipeline(MapReader& top, Scenario& sc) {
@@ -393,6 +512,7 @@ class Loader {
         return;
       }
       sc.communication.placement.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(p));
+      require_connected(topology_node, topo, sc.communication.placement);
       return;
     }
     if (!placement->is_sequence()) {
@@ -443,7 +563,38 @@ class Loader {
       }
       out.push_back(*v);
     }
-    if (ok) sc.communication.placement = std::move(out);
+    if (ok) {
+      sc.communication.placement = std::move(out);
+      require_connected(*placement, topo, sc.communication.placement);
+    }
+  }
+
+  // Every placed GPU must reach every other (a schedule may send between any two stages; a
+  // missing route would otherwise be an instantaneous transfer). Links are full duplex, so
+  // components of the undirected graph are what matters.
+  void require_connected(const YamlNode& where, const Topology& topo, const std::vector<VertexId>& gpus) {
+    if (gpus.size() < 2) return;
+    std::vector<VertexId> parent(static_cast<std::size_t>(topo.vertex_count()));
+    for (std::size_t v = 0; v < parent.size(); ++v) parent[v] = static_cast<VertexId>(v);
+    auto root = [&](VertexId v) {
+      while (parent[static_cast<std::size_t>(v)] != v) {
+        parent[static_cast<std::size_t>(v)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(v)])];
+        v = parent[static_cast<std::size_t>(v)];
+      }
+      return v;
+    };
+    for (LinkId l = 0; l < topo.link_count(); ++l) {
+      VertexId a = root(topo.link_source(l)), b = root(topo.link_target(l));
+      if (a != b) parent[static_cast<std::size_t>(a)] = b;
+    }
+    for (std::size_t s = 1; s < gpus.size(); ++s) {
+      if (root(gpus[s]) != root(gpus[0])) {
+        where.error(diags_, fmt::format("no route between '{}' (stage 0) and '{}' (stage {}): the topology does not "
+                                        "connect them",
+                                        topo.vertex_name(gpus[0]), topo.vertex_name(gpus[s]), s));
+        return;
+      }
+    }
   }
 
   void read_memory(MapReader& top, Scenario& sc) {
@@ -822,6 +973,17 @@ class Loader {
       schedules.push_back({{"name", r.name}, {"params", params}});
     }
     j["schedules"] = schedules;
+    if (sc.faults.any()) {
+      nlohmann::json links = nlohmann::json::array();
+      for (const LinkFaultSpec& l : sc.faults.links) {
+        links.push_back({{"between", {l.a, l.b}},
+                         {"at_s", l.at.seconds()},
+                         {"bandwidth_bytes_per_s", l.bandwidth ? nlohmann::json(l.bandwidth->bytes_per_second())
+                                                               : nlohmann::json(0.0)},
+                         {"cut", !l.bandwidth.has_value()}});
+      }
+      j["faults"] = {{"slowdown", sc.faults.slowdown}, {"links", links}};
+    }
     return j;
   }
 

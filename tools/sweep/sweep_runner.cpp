@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/units/overflow_error.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/text_report.h"
 #include "tools/runner/scenario_runner.h"
@@ -40,11 +41,13 @@ std::string axis_cells(const SweepSpec& spec, std::int64_t point) {
 }
 
 // All rows of one point, each ending in a newline. Invalid scenarios give one row with the error.
-std::string run_point(const SweepSpec& spec, const Registry& registry, std::int64_t point, bool& failed) {
+std::string run_point(const SweepSpec& spec, const Registry& registry, std::int64_t point, std::int64_t max_ops,
+                      bool& failed) {
   std::string prefix_axes = axis_cells(spec, point);
   std::string base_dir = scenario_base_dir(spec.base_file);
   try {
     Scenario scenario = load_scenario_string(spec.scenario_yaml(point), spec.base_file, base_dir, registry);
+    scenario.max_ops = max_ops;
     ScenarioRun result = run_scenario(scenario, registry);
     std::string rows;
     for (std::size_t e = 0; e < result.runs.size(); ++e) {
@@ -53,6 +56,10 @@ std::string run_point(const SweepSpec& spec, const Registry& registry, std::int6
       rows += fmt::format("{},{}{},{},\n", point, e, prefix_axes, row);
     }
     return rows;
+  } catch (const OverflowError& e) {
+    failed = true;
+    return fmt::format("{},0{},,,,invalid,,,,,,,,,,,,,{}\n", point, prefix_axes,
+                       csv_quote(fmt::format("{} (the simulated time or memory does not fit in 64 bits)", e.what())));
   } catch (const InputError& e) {
     failed = true;
     std::string message = e.diagnostics().empty() ? e.what() : e.diagnostics().front().message;
@@ -185,7 +192,7 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const Sw
       bool failed = false;
       std::string text;
       try {
-        text = run_point(spec, registry, points[i], failed);
+        text = run_point(spec, registry, points[i], options.max_ops, failed);
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();

@@ -31,6 +31,7 @@ Shard shard_from_environment();
 struct SweepOptions {
   std::string output;  // CSV file (required)
   int jobs = 1;
+  std::int64_t max_ops = 50'000'000;  // --max-ops: tables above it are invalid points
   bool resume = false;
   Shard shard;
   bool progress = false;  // a progress line on stderr
