@@ -2,6 +2,7 @@
 // EngineInput: everything one replay needs. The engine never knows which generator made the table.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -26,6 +27,8 @@ enum class ReleaseConvention {
   BackwardComplete,  // everything at the op completing the backward (W when split, else B)
 };
 
+struct SyncPlan;  // sim/engine/gradient_sync.h
+
 struct EngineInput {
   const Table* table = nullptr;
   std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
@@ -43,6 +46,8 @@ struct EngineInput {
   /// Host memory per host vertex (or the one "host"); offloaded bytes above it are an
   /// out_of_memory outcome naming the host. Unset = unlimited.
   std::optional<Bytes> host_capacity;
+  /// Gradient sync, optimizer and TP (docs/parallelism.md); Topology only. Null = none.
+  std::shared_ptr<const SyncPlan> sync;
 };
 
 }  // namespace bubblesim

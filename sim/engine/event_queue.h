@@ -9,7 +9,7 @@
 
 namespace bubblesim {
 
-enum class EventType : std::uint8_t { OpEnd, NetworkCheck, Arrival };
+enum class EventType : std::uint8_t { OpEnd, NetworkCheck, Arrival, Sync };  // Sync: gradient_sync token
 
 struct Event {
   Time time;
