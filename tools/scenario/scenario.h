@@ -20,6 +20,7 @@
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
 #include "topologies/topology.h"
+#include "tools/scenario/parallelism.h"
 
 namespace bubblesim {
 
@@ -40,6 +41,7 @@ struct GpuSpec {
   FlopRate flops;          // peak
   double efficiency = 1.0; // fraction of peak achieved
   std::optional<Bytes> memory;
+  std::optional<Bandwidth> memory_bandwidth;  // HBM: the optimizer step's default cost
 };
 
 enum class CommunicationKind { FixedDelay, Topology };
@@ -81,6 +83,7 @@ struct Scenario {
   std::optional<GpuSpec> gpu;
   CommunicationSpec communication;
   MemorySpec memory;
+  ParallelismSpec parallelism;  // dp, tp, gradient sync (docs/parallelism.md)
   std::vector<ScheduleRequest> schedules;
   bool schedules_defaulted = false;  // `schedules:` was absent: every registered generator
   /// The scenario as resolved (defaults filled, quantities in base units), for reports.
