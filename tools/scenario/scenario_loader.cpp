@@ -863,6 +863,13 @@ class Loader {
     if (mem.recompute.policy == MemoryPolicy::Selective && mem.recompute.stages.empty()) {
       recompute["fraction"] = mem.recompute.fraction;
     }
+    if (sc.parallelism.enabled) {
+      const ParallelismSpec& par = sc.parallelism;
+      j["parallelism"] = {{"dp", par.dp}, {"tp", par.tp}, {"order", par.order},
+                          {"bucket_bytes", par.bucket.count()}, {"overlap", par.overlap},
+                          {"algorithm", std::string(collective_algorithm_name(par.algorithm))},
+                          {"replica_sync", par.replica_sync}};
+    }
     j["memory"] = {{"budget_bytes", sc.memory.budget.empty() ? nlohmann::json(nullptr) : budget},
                    {"host_capacity_bytes", mem.host_capacity ? nlohmann::json(mem.host_capacity->count())
                                                              : nlohmann::json(nullptr)},
