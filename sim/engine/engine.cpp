@@ -531,11 +531,11 @@ void Engine::State::on_network_check(Time now) {
   std::vector<FlowNetwork::FlowId> finished = network->complete_finished(now);
   for (FlowNetwork::FlowId f : finished) {
     const PendingTransfer& t = flow_targets[static_cast<std::size_t>(f)];
-    Node& node = nodes[t.target];
     if (t.producer == kCollective) {  // gradient sync: arrives after the route latency
       queue.push(now + t.latency, kPriorityNetwork, EventType::Sync, t.target);
       continue;
     }
+    Node& node = nodes[t.target];
     if (t.producer == kNone) {
       // An offload or reload copy finished its transfer; the op ends after the route latency.
       queue.push(now + t.latency, kPriorityEnd, EventType::OpEnd, t.target);
