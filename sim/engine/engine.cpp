@@ -9,12 +9,14 @@
 #include "schedules/table_index.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/flow_network.h"
+#include "sim/engine/gradient_sync.h"
 #include "sim/engine/metrics.h"
 
 namespace bubblesim {
 namespace {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
+constexpr std::uint32_t kCollective = 0xfffffffeu;  // PendingTransfer.producer of a gradient-sync flow
 constexpr int kStreams = 3;
 
 // Event priorities at equal time: ends free memory before arrivals start new ops.
@@ -120,6 +122,21 @@ struct Engine::State {
   std::vector<Bytes> host_now;
   std::vector<bool> host_oom_seen;
   std::vector<Bytes> offloaded;  // per device
+
+  // --- gradient sync (docs/parallelism.md): flows and timers of sim/engine/gradient_sync ---
+  struct SyncPort : FlowPort {
+    State* state = nullptr;
+    void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token, Time now) override {
+      FlowNetwork::FlowId id = state->network->add(links, bytes, now);
+      if (state->flow_targets.size() <= static_cast<std::size_t>(id)) state->flow_targets.resize(static_cast<std::size_t>(id) + 1);
+      state->flow_targets[static_cast<std::size_t>(id)] = PendingTransfer{token, kCollective, latency, Bytes::zero(), kNone};
+      state->schedule_network_check();
+    }
+    void add_timer(Time at, std::uint32_t token) override { state->queue.push(at, kPriorityNetwork, EventType::Sync, token); }
+  };
+  SyncPort sync_port;
+  std::unique_ptr<GradientSync> sync;
+  // --- end gradient sync ---
 
   explicit State(EngineInput input) : in(std::move(input)), table(*in.table), index(table) {}
 
@@ -376,6 +393,7 @@ void Engine::State::start(std::uint32_t n, Time now) {
   }
   for (EngineObserver* o : observers) o->on_op_start(OpEvent{node.device, node.position, op, now});
   if (node.stream == 0) {
+    if (sync) sync->on_compute_start(node.device, node.position, now, now + node.duration);
     release_copies_after(n, now);
     queue.push(now + node.duration, kPriorityEnd, EventType::OpEnd, n);
     return;
@@ -526,6 +544,10 @@ void Engine::State::on_network_check(Time now) {
   std::vector<FlowNetwork::FlowId> finished = network->complete_finished(now);
   for (FlowNetwork::FlowId f : finished) {
     const PendingTransfer& t = flow_targets[static_cast<std::size_t>(f)];
+    if (t.producer == kCollective) {  // gradient sync: arrives after the route latency
+      queue.push(now + t.latency, kPriorityNetwork, EventType::Sync, t.target);
+      continue;
+    }
     Node& node = nodes[t.target];
     if (t.producer == kNone) {
       // An offload or reload copy finished its transfer; the op ends after the route latency.
@@ -677,6 +699,10 @@ SimulationResult Engine::State::run() {
     throw std::invalid_argument("link faults need the topology network model");
   }
   setup_offload(devices);
+  if (in.sync && network) {
+    sync_port.state = this;
+    sync = std::make_unique<GradientSync>(*in.sync, table, *in.topology, sync_port, observers);
+  }
   queue.reserve(devices * 4 + 16);
   for (std::size_t f = 0; f < in.link_faults.size(); ++f) {
     const LinkFault& fault = in.link_faults[f];
@@ -701,6 +727,7 @@ SimulationResult Engine::State::run() {
         schedule_network_check();  // rates changed: the next completion moved
         break;
       }
+      case EventType::Sync: sync->on_token(ev.payload, ev.time); break;
     }
   }
 
@@ -750,6 +777,10 @@ SimulationResult Engine::State::run() {
     if (!node.done || node.stream == 0) continue;
     auto& busy = node.stream == 1 ? m.d2h_busy_per_device : m.h2d_busy_per_device;
     busy[static_cast<std::size_t>(node.device)] += node.end_time - node.start_time;
+  }
+  if (sync) {
+    sync->finish(result.metrics, completed == nodes.size());
+    result.metrics.sync.link_classes = link_class_usage(*in.topology, *network);
   }
   if (network) {
     for (LinkId l = 0; l < in.topology->link_count(); ++l) {

@@ -2,6 +2,7 @@
 // EngineInput: everything one replay needs. The engine never knows which generator made the table.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct LinkFault {
   Time at;
   double bytes_per_second = 0.0;
 };
+struct SyncPlan;  // sim/engine/gradient_sync.h
 
 struct EngineInput {
   const Table* table = nullptr;
@@ -57,6 +59,8 @@ struct EngineInput {
   std::vector<double> compute_slowdown;
   /// Link faults, Topology only; applied in time order as engine events.
   std::vector<LinkFault> link_faults;
+  /// Gradient sync, optimizer and TP (docs/parallelism.md); Topology only. Null = none.
+  std::shared_ptr<const SyncPlan> sync;
 };
 
 }  // namespace bubblesim

@@ -9,7 +9,7 @@
 
 namespace bubblesim {
 
-enum class EventType : std::uint8_t { OpEnd, NetworkCheck, Arrival, LinkFault };
+enum class EventType : std::uint8_t { OpEnd, NetworkCheck, Arrival, LinkFault, Sync };  // Sync: gradient_sync token
 
 struct Event {
   Time time;

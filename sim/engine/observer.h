@@ -3,6 +3,8 @@
 // instead of the engine growing flags. All callbacks default to doing nothing.
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "schedules/op.h"
 #include "sim/units/bytes.h"
@@ -27,6 +29,18 @@ struct TransferEvent {
   const Op& consumer;
 };
 
+/// A gradient collective (DP, replica or TP all-reduce) or an optimizer step, reported once it
+/// has ended (docs/parallelism.md).
+struct CollectiveEvent {
+  std::string name;             // "dp all-reduce stage 2 bucket 0", "optimizer step", ...
+  std::int32_t device;          // the pipeline device it belongs to
+  Time start;
+  Time end;
+  Bytes bytes;                  // per rank
+  std::vector<std::int32_t> links;  // topology LinkIds that carried its flows
+  std::vector<Time> link_start, link_end;  // parallel to links: one slice per step and link
+};
+
 class EngineObserver {
  public:
   virtual ~EngineObserver() = default;
@@ -35,6 +49,7 @@ class EngineObserver {
   virtual void on_transfer_start(const TransferEvent&) {}
   virtual void on_transfer_end(const TransferEvent&) {}
   /// Device memory changed: `activation` resident activation bytes, `total` with static memory.
+  virtual void on_collective(const CollectiveEvent&) {}
   virtual void on_memory(std::int32_t /*device*/, Time /*time*/, Bytes /*activation*/, Bytes /*total*/) {}
 };
 

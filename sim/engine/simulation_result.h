@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/sync_metrics.h"
 #include "sim/units/bytes.h"
 #include "sim/units/time.h"
 
@@ -60,6 +61,7 @@ struct Metrics {
   Time exposed_comm;                   // max over devices of compute idle caused by data in flight
   std::vector<Time> exposed_comm_per_device;
   std::vector<LinkUsage> links;        // topology links that carried traffic
+  SyncMetrics sync;                    // gradient sync, optimizer, TP (docs/parallelism.md)
 };
 
 struct SimulationResult {

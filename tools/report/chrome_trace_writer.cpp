@@ -197,6 +197,20 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
                 "link", args, -1});
     }
   }
+  // Collectives (docs/parallelism.md): one slice on the device's "sync" thread, one per step and
+  // link on the network process.
+  for (const CollectiveEvent& c : collectives_) {
+    std::string args = fmt::format(R"({{"bytes":{}}})", c.bytes.count());
+    resource(c.device + 1, kSendOrder + 1, "sync")
+        .slices.push_back(Slice{c.start.ps(), c.end.ps(), c.name, "collective", args, -1});
+    if (!topology) continue;
+    for (std::size_t i = 0; i < c.links.size(); ++i) {
+      const LinkId l = c.links[i];
+      link_order.emplace(l, 0);
+      resources[{network_pid, 1000000 + l}].slices.push_back(
+          Slice{c.link_start[i].ps(), c.link_end[i].ps(), c.name, "collective", args, -1});
+    }
+  }
   for (auto& [l, order] : link_order) {
     Resource& r = resources[{network_pid, 1000000 + l}];
     r.pid = network_pid;

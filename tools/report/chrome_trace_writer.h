@@ -54,6 +54,9 @@ class ChromeTraceWriter : public EngineObserver {
   void on_transfer_start(const TransferEvent& e) override;
   void on_transfer_end(const TransferEvent& e) override;
   void on_memory(std::int32_t device, Time time, Bytes activation, Bytes total) override;
+  /// Gradient sync, TP all-reduces and optimizer steps: a "sync" thread per GPU, and their flows
+  /// on the network process's link threads (docs/parallelism.md).
+  void on_collective(const CollectiveEvent& e) override { collectives_.push_back(e); }
 
   const MemoryTimeline& memory() const { return memory_; }
 
@@ -81,6 +84,7 @@ class ChromeTraceWriter : public EngineObserver {
   };
   std::vector<OpRecord> ops_;
   std::vector<TransferRecord> transfers_;
+  std::vector<CollectiveEvent> collectives_;
   MemoryTimeline memory_;
 };
 

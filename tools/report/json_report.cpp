@@ -120,6 +120,26 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   nlohmann::json links = nlohmann::json::array();
   for (const LinkUsage& l : s.links) links.push_back({{"link", l.name}, {"busy_s", l.busy.seconds()}, {"bytes", l.bytes.count()}});
   sim["links"] = links;
+  // Gradient sync, optimizer and TP (docs/parallelism.md); zero without parallelism.
+  sim["dp_sync_s"] = s.sync.dp_sync.seconds();
+  sim["exposed_dp_sync_s"] = s.sync.exposed_dp_sync.seconds();
+  sim["replica_sync_s"] = s.sync.replica_sync.seconds();
+  sim["optimizer_s"] = s.sync.optimizer.seconds();
+  sim["tp_comm_s"] = s.sync.tp_comm.seconds();
+  if (s.sync.enabled) {
+    nlohmann::json collectives = nlohmann::json::array();
+    for (const CollectiveSummary& c : s.sync.collectives) {
+      collectives.push_back({{"name", c.name}, {"algorithm", c.algorithm}, {"ranks", c.ranks}, {"count", c.count},
+                             {"bytes", c.bytes.count()}, {"simulated_s", c.simulated.seconds()},
+                             {"closed_form_s", c.closed_form.seconds()}});
+    }
+    sim["collectives"] = collectives;
+    nlohmann::json classes = nlohmann::json::array();
+    for (const LinkClassUsage& c : s.sync.link_classes) {
+      classes.push_back({{"class", c.name}, {"busy_s", c.busy.seconds()}, {"bytes", c.bytes.count()}});
+    }
+    sim["link_classes"] = classes;
+  }
   nlohmann::json oom = nlohmann::json::array();
   for (const OutOfMemory& o : run.simulation.out_of_memory) {
     oom.push_back({{"device", o.device}, {"host", o.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.host)},

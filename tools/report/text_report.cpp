@@ -78,6 +78,23 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   }
   out += sim.render();
 
+  // Gradient sync, optimizer and TP (docs/parallelism.md): shown when the scenario has parallelism.
+  if (scenario.parallelism.enabled) {
+    TextTable sync({"sync", "dp sync ms", "exposed dp ms", "replica sync ms", "optimizer ms", "tp comm ms"});
+    TextTable coll({"collective", "schedule", "algorithm", "ranks", "count", "bytes", "simulated ms", "closed form ms"});
+    TextTable links({"link class", "schedule", "busy ms", "bytes"});
+    for (const ScheduleRun& r : result.runs) {
+      const SyncMetrics& y = r.simulation.metrics.sync;
+      sync.add_row({r.label, ms(y.dp_sync), ms(y.exposed_dp_sync), ms(y.replica_sync), ms(y.optimizer), ms(y.tp_comm)});
+      for (const CollectiveSummary& c : y.collectives) {
+        coll.add_row({c.name, r.label, c.algorithm, std::to_string(c.ranks), std::to_string(c.count), to_string(c.bytes),
+                      ms(c.simulated), ms(c.closed_form)});
+      }
+      for (const LinkClassUsage& c : y.link_classes) links.add_row({c.name, r.label, ms(c.busy), to_string(c.bytes)});
+    }
+    out += "\n" + sync.render() + "\n" + coll.render() + "\n" + links.render();
+  }
+
   // Memory: shown when any schedule offloaded, recomputed or waited for a reload, or with a budget.
   bool memory = !scenario.memory.budget.empty();
   for (const ScheduleRun& r : result.runs) {

@@ -7,6 +7,7 @@
 
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
+#include "tools/runner/sync_plan.h"
 #include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
@@ -187,6 +188,7 @@ EngineInput make_engine_input(const Scenario& scenario, const Table& table, cons
     in.network = NetworkModel::Topology;
     in.topology = comm.topology.get();
     in.device_vertex = comm.placement;
+    in.sync = make_sync_plan(scenario, table);  // docs/parallelism.md
   }
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
   in.host_capacity = scenario.memory.host_capacity;

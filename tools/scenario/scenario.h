@@ -20,6 +20,7 @@
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
 #include "topologies/topology.h"
+#include "tools/scenario/parallelism.h"
 
 namespace bubblesim {
 
@@ -40,6 +41,7 @@ struct GpuSpec {
   FlopRate flops;          // peak
   double efficiency = 1.0; // fraction of peak achieved
   std::optional<Bytes> memory;
+  std::optional<Bandwidth> memory_bandwidth;  // HBM: the optimizer step's default cost
 };
 
 enum class CommunicationKind { FixedDelay, Topology };
@@ -102,6 +104,7 @@ struct Scenario {
   CommunicationSpec communication;
   MemorySpec memory;
   FaultSpec faults;
+  ParallelismSpec parallelism;  // dp, tp, gradient sync (docs/parallelism.md)
   std::vector<ScheduleRequest> schedules;
   bool schedules_defaulted = false;  // `schedules:` was absent: every registered generator
   /// A resource limit from the command line (--max-ops), not from the file.

@@ -109,7 +109,7 @@ class Loader {
   void read_top(const YamlNode& root, Scenario& sc) {
     MapReader top(root, diags_,
                   {"name", "description", "pipeline", "costs", "model", "cluster", "communication", "topology",
-                   "placement", "memory", "faults", "schedules"});
+                   "placement", "memory", "faults", "schedules", "parallelism", "data_parallel"});
     if (!root.is_map()) return;
     if (auto name = top.require("name")) {
       if (auto s = name->as_string(diags_)) {
@@ -122,8 +122,16 @@ class Loader {
     }
     read_pipeline(top, sc);
     read_model_and_cluster(top, sc);
+    read_parallelism(top.get("parallelism"), top.get("data_parallel"), sc.parallelism, diags_);
     read_costs(top, root, sc);
     read_communication(top, sc);
+    // Parallelism (docs/parallelism.md): TP split, gradient bytes, optimizer; needs the placement.
+    if (sc.parallelism.enabled && sc.communication.kind != CommunicationKind::Topology) {
+      diags_.add(Diagnostic{sc.parallelism.where, "parallelism",
+                            "parallelism and data_parallel need a topology (communication.model: topology)"});
+    } else {
+      resolve_parallel_costs(sc, parallel_inputs_, diags_);
+    }
     read_memory(top, sc);
     read_faults(top, sc);
     read_schedules(top, sc);
@@ -309,7 +317,7 @@ class Loader {
       cluster_node_ = *node;
       MapReader cluster(*node, diags_, {"gpu"});
       if (auto gpu_node = cluster.require("gpu")) {
-        MapReader g(*gpu_node, diags_, {"flops", "efficiency", "memory"});
+        MapReader g(*gpu_node, diags_, {"flops", "efficiency", "memory", "memory_bandwidth"});
         if (gpu_node->is_map()) {
           GpuSpec gpu;
           bool ok = true;
@@ -328,6 +336,9 @@ class Loader {
           }
           if (g.has("memory")) {
             if (auto b = g.bytes("memory")) gpu.memory = *b; else ok = false;
+          }
+          if (g.has("memory_bandwidth")) {
+            if (auto b = g.bandwidth("memory_bandwidth")) gpu.memory_bandwidth = *b; else ok = false;
           }
           if (ok) sc.gpu = gpu;
           gpu_ok_ = ok;
@@ -368,7 +379,7 @@ class Loader {
       MapReader c(*costs_node, diags_,
                   {"forward", "backward_input", "backward_weight", "recompute", "fused_forward_backward",
                    "activation_memory", "weight_grad_memory", "stage_input_memory", "p2p_bytes", "static_memory",
-                   "profile"});
+                   "profile", "gradient_bytes", "optimizer_step"});
       if (!costs_node->is_map()) return;
       // A measured profile is the base; explicit keys beside it override it.
       bool profile_has_recompute = false;
@@ -407,6 +418,8 @@ class Loader {
       auto stage_input = sizes("stage_input_memory");
       auto p2p = sizes("p2p_bytes");
       auto static_memory = sizes("static_memory");
+      if (auto g = sizes("gradient_bytes")) parallel_inputs_.gradient_bytes = g->values;
+      if (auto o = times("optimizer_step", false)) parallel_inputs_.optimizer_step = o->values;
       if (p <= 0) return;
 
       for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -504,6 +517,47 @@ class Loader {
                       const Topology& topo, Scenario& sc) {
     const std::vector<VertexId> gpus = topo.gpus();
     const auto p = static_cast<std::size_t>(sc.stages);
+    ParallelismSpec& par = sc.parallelism;
+    const auto world = static_cast<std::size_t>(par.world(sc.stages));
+    if (par.enabled && (!placement || (placement->is_sequence() && placement->elements().size() == world && world != p))) {
+      // Ranks in the `order` layout over the topology's GPUs (or the placement list, rank order).
+      if (!placement && gpus.size() < world) {
+        topology_node.error(diags_, fmt::format("the topology has {} GPUs but the run needs {} (pipeline {} x dp {} x "
+                                                "tp {})",
+                                                gpus.size(), world, p, par.dp, par.tp));
+        return;
+      }
+      std::vector<VertexId> ranks(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(std::min(world, gpus.size())));
+      if (placement) {
+        ranks.clear();
+        for (const YamlNode& e : placement->elements()) {
+          auto name = e.as_string(diags_);
+          std::optional<VertexId> v = name ? topo.find(*name) : std::nullopt;
+          if (!v || topo.vertex_kind(*v) != VertexKind::Gpu) {
+            if (name) e.error(diags_, fmt::format("'{}' is not a GPU of the topology", *name));
+            return;
+          }
+          if (std::find(ranks.begin(), ranks.end(), *v) != ranks.end()) {
+            e.error(diags_, fmt::format("GPU '{}' is used twice", *name));
+            return;
+          }
+          ranks.push_back(*v);
+        }
+      }
+      par.gpus = ranks;
+      sc.communication.placement.clear();
+      for (std::size_t s = 0; s < p; ++s) {
+        sc.communication.placement.push_back(ranks[par.rank_index(sc.stages, static_cast<std::int32_t>(s), 0, 0)]);
+      }
+      return;
+    }
+    if (par.enabled && placement && world != p) {
+      placement->error(diags_, fmt::format("placement lists {} GPUs; with parallelism it lists all {} ranks (pipeline "
+                                           "{} x dp {} x tp {}) in the order layout",
+                                           placement->is_sequence() ? placement->elements().size() : 0, world, p,
+                                           par.dp, par.tp));
+      return;
+    }
     if (!placement) {
       if (gpus.size() < p) {
         topology_node.error(diags_, fmt::format("the topology has {} GPUs but the pipeline has {} stages (one GPU "
@@ -564,9 +618,10 @@ class Loader {
       out.push_back(*v);
     }
     if (ok) {
-      sc.communication.placement = std::move(out);
+      sc.communication.placement = out;
       require_connected(*placement, topo, sc.communication.placement);
     }
+    if (ok && par.enabled) par.gpus = std::move(out);  // dp = tp = 1: the ranks are the stages
   }
 
   // Every placed GPU must reach every other (a schedule may send between any two stages; a
@@ -959,6 +1014,13 @@ class Loader {
     if (mem.recompute.policy == MemoryPolicy::Selective && mem.recompute.stages.empty()) {
       recompute["fraction"] = mem.recompute.fraction;
     }
+    if (sc.parallelism.enabled) {
+      const ParallelismSpec& par = sc.parallelism;
+      j["parallelism"] = {{"dp", par.dp}, {"tp", par.tp}, {"order", par.order},
+                          {"bucket_bytes", par.bucket.count()}, {"overlap", par.overlap},
+                          {"algorithm", std::string(collective_algorithm_name(par.algorithm))},
+                          {"replica_sync", par.replica_sync}};
+    }
     j["memory"] = {{"budget_bytes", sc.memory.budget.empty() ? nlohmann::json(nullptr) : budget},
                    {"host_capacity_bytes", mem.host_capacity ? nlohmann::json(mem.host_capacity->count())
                                                              : nlohmann::json(nullptr)},
@@ -997,6 +1059,7 @@ class Loader {
   std::optional<YamlNode> cluster_node_;
   bool model_ok_ = false;
   bool gpu_ok_ = false;
+  ParallelCostInputs parallel_inputs_;  // costs.gradient_bytes / optimizer_step (docs/parallelism.md)
 };
 
 }  // namespace

@@ -3,4 +3,5 @@ set(BUBBLESIM_SCENARIO_SOURCES
   scenario/scenario_loader.cpp
   scenario/transformer_costs.cpp
   scenario/cost_profile_csv.cpp
+  scenario/parallelism.cpp
 )

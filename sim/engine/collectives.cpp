@@ -1,0 +1,311 @@
+#include "sim/engine/collectives.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <stdexcept>
+
+#include "sim/engine/flow_network.h"
+
+namespace bubblesim {
+namespace {
+
+using RouteCache = std::map<std::pair<VertexId, VertexId>, Route>;
+
+const Route& cached_route(const Topology& topology, RouteCache& cache, VertexId a, VertexId b) {
+  auto it = cache.find({a, b});
+  if (it != cache.end()) return it->second;
+  std::optional<Route> r = topology.route(a, b);
+  if (!r) {
+    throw std::invalid_argument(
+        "no route between " + topology.vertex_name(a) + " and " + topology.vertex_name(b) + " for a collective");
+  }
+  return cache.emplace(std::make_pair(a, b), std::move(*r)).first->second;
+}
+
+// Ring steps over `members` (ranks in ring order): `count` steps starting at phase `first`; in
+// each, member i sends `chunk` bytes to member i+1.
+void ring_steps(const std::vector<std::int32_t>& members, double chunk, std::int32_t count,
+                std::vector<CollectiveStep>& out, std::size_t offset) {
+  const auto n = members.size();
+  for (std::int32_t k = 0; k < count; ++k) {
+    if (out.size() <= offset + static_cast<std::size_t>(k)) out.resize(offset + static_cast<std::size_t>(k) + 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      out[offset + static_cast<std::size_t>(k)].push_back(CollectiveTransfer{members[i], members[(i + 1) % n], chunk});
+    }
+  }
+}
+
+std::int32_t ceil_log2(std::int32_t n) {
+  std::int32_t k = 0;
+  while ((std::int32_t{1} << k) < n) ++k;
+  return k;
+}
+
+}  // namespace
+
+std::string_view collective_kind_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce: return "all-reduce";
+    case CollectiveKind::ReduceScatter: return "reduce-scatter";
+    case CollectiveKind::AllGather: return "all-gather";
+  }
+  return "?";
+}
+
+std::string_view collective_algorithm_name(CollectiveAlgorithm a) {
+  switch (a) {
+    case CollectiveAlgorithm::Ring: return "ring";
+    case CollectiveAlgorithm::Tree: return "tree";
+    case CollectiveAlgorithm::Hierarchical: return "hierarchical";
+  }
+  return "?";
+}
+
+std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes,
+                                             const std::vector<std::int32_t>& node_of_rank) {
+  const auto n = static_cast<std::int32_t>(node_of_rank.size());
+  std::vector<CollectiveStep> steps;
+  if (n <= 1) return steps;
+  std::vector<std::int32_t> all(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
+  const double chunk = bytes / n;
+  if (kind != CollectiveKind::AllReduce || algorithm == CollectiveAlgorithm::Ring) {
+    // Reduce-scatter and all-gather are rings whatever the algorithm (NCCL does the same).
+    const std::int32_t count = kind == CollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
+    ring_steps(all, chunk, count, steps, 0);
+    return steps;
+  }
+  if (algorithm == CollectiveAlgorithm::Tree) {
+    const std::int32_t levels = ceil_log2(n);
+    for (std::int32_t k = 0; k < levels; ++k) {
+      CollectiveStep s;
+      const std::int32_t bit = std::int32_t{1} << k;
+      for (std::int32_t i = 0; i < n; ++i) {
+        if ((i & ((bit << 1) - 1)) == bit) s.push_back(CollectiveTransfer{i, i - bit, bytes});
+      }
+      steps.push_back(std::move(s));
+    }
+    for (std::int32_t k = levels - 1; k >= 0; --k) {
+      CollectiveStep s;
+      for (const CollectiveTransfer& t : steps[static_cast<std::size_t>(k)]) s.push_back({t.to, t.from, t.bytes});
+      steps.push_back(std::move(s));
+    }
+    return steps;
+  }
+  // Hierarchical: group ranks by node, in order of first appearance.
+  std::vector<std::int32_t> node_ids;
+  std::vector<std::vector<std::int32_t>> members;
+  for (std::int32_t i = 0; i < n; ++i) {
+    auto it = std::find(node_ids.begin(), node_ids.end(), node_of_rank[static_cast<std::size_t>(i)]);
+    if (it == node_ids.end()) {
+      node_ids.push_back(node_of_rank[static_cast<std::size_t>(i)]);
+      members.emplace_back();
+      it = node_ids.end() - 1;
+    }
+    members[static_cast<std::size_t>(it - node_ids.begin())].push_back(i);
+  }
+  const auto nodes = static_cast<std::int32_t>(members.size());
+  const auto local = static_cast<std::int32_t>(members.front().size());
+  bool equal = std::all_of(members.begin(), members.end(),
+                           [&](const auto& m) { return static_cast<std::int32_t>(m.size()) == local; });
+  if (!equal || nodes == 1 || local == 1) return collective_steps(kind, CollectiveAlgorithm::Ring, bytes, node_of_rank);
+  // 1. reduce-scatter inside each node, all nodes at once.
+  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, 0);
+  // 2. all-reduce of each S/L shard across nodes, one ring per local index.
+  const std::size_t inter = steps.size();
+  for (std::int32_t l = 0; l < local; ++l) {
+    std::vector<std::int32_t> ring;
+    for (const auto& m : members) ring.push_back(m[static_cast<std::size_t>(l)]);
+    ring_steps(ring, bytes / local / nodes, 2 * (nodes - 1), steps, inter);
+  }
+  // 3. all-gather inside each node.
+  const std::size_t gather = steps.size();
+  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, gather);
+  return steps;
+}
+
+Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes, std::int32_t ranks,
+                            std::int32_t nodes, const AlphaBeta& link) {
+  if (ranks <= 1) return Time::zero();
+  const double n = ranks;
+  auto ring = [&](double steps, double chunk, Bandwidth b, Time a) {
+    return steps * (chunk / b.bytes_per_second() + a.seconds());
+  };
+  // A flat collective runs at the slowest link it crosses.
+  const bool multi = nodes > 1;
+  const Bandwidth flat_b = multi ? std::min(link.intra, link.inter) : link.intra;
+  const Time flat_a = multi ? std::max(link.alpha_intra, link.alpha_inter) : link.alpha_intra;
+  double s = 0.0;
+  if (kind != CollectiveKind::AllReduce) {
+    s = ring(n - 1, bytes / n, flat_b, flat_a);
+  } else if (algorithm == CollectiveAlgorithm::Tree) {
+    s = 2.0 * ceil_log2(ranks) * (bytes / flat_b.bytes_per_second() + flat_a.seconds());
+  } else if (algorithm == CollectiveAlgorithm::Hierarchical && multi && ranks % nodes == 0 && ranks / nodes > 1) {
+    const double l = static_cast<double>(ranks / nodes);
+    const double nn = nodes;
+    s = 2.0 * ring(l - 1, bytes / l, link.intra, link.alpha_intra) +
+        ring(2.0 * (nn - 1), bytes / l / nn, link.inter, link.alpha_inter);
+  } else {
+    s = ring(2.0 * (n - 1), bytes / n, flat_b, flat_a);
+  }
+  return Time::from_seconds(s);
+}
+
+std::vector<std::int32_t> node_of_gpus(const Topology& topology, const std::vector<VertexId>& gpus) {
+  std::vector<std::int32_t> out;
+  for (VertexId g : gpus) {
+    std::optional<VertexId> host = topology.nearest_host(g);
+    out.push_back(host ? static_cast<std::int32_t>(*host) : -1 - static_cast<std::int32_t>(g));
+  }
+  return out;
+}
+
+AlphaBeta measure_alpha_beta(const Topology& topology, const std::vector<VertexId>& gpus) {
+  std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
+  AlphaBeta ab;
+  bool have_intra = false, have_inter = false;
+  const std::size_t n = gpus.size();
+  for (std::size_t i = 0; i < n && n > 1; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      std::optional<Route> r = topology.route(gpus[i], gpus[j]);
+      if (!r || r->links.empty()) continue;
+      double bw = topology.link_bandwidth(r->links.front()).bytes_per_second();
+      for (LinkId l : r->links) bw = std::min(bw, topology.link_bandwidth(l).bytes_per_second());
+      const bool same = node[i] == node[j];
+      Bandwidth& b = same ? ab.intra : ab.inter;
+      Time& a = same ? ab.alpha_intra : ab.alpha_inter;
+      bool& have = same ? have_intra : have_inter;
+      // Consecutive ranks are what a ring uses; over every pair this is the worst ring neighbour
+      // when the ranks are in topology order, and a safe bound otherwise.
+      if (j != (i + 1) % n && n > 2) continue;
+      if (!have || bw < b.bytes_per_second()) b = Bandwidth::bytes_per_second(bw);
+      if (!have || r->latency > a) a = r->latency;
+      have = true;
+    }
+  }
+  if (!have_intra) { ab.intra = ab.inter; ab.alpha_intra = ab.alpha_inter; }
+  if (!have_inter) { ab.inter = ab.intra; ab.alpha_inter = ab.alpha_intra; }
+  return ab;
+}
+
+CollectiveInstance::CollectiveInstance(const Topology& topology, std::vector<VertexId> ranks,
+                                       std::vector<CollectiveStep> steps)
+    : topology_(&topology), ranks_(std::move(ranks)), steps_(std::move(steps)) {}
+
+bool CollectiveInstance::start(FlowPort& port, std::uint32_t token, Time now, RouteCache& routes) {
+  start_ = now;
+  if (steps_.empty()) {
+    done_ = true;
+    end_ = now;
+    return true;
+  }
+  start_step(port, token, now, routes);
+  return false;
+}
+
+void CollectiveInstance::start_step(FlowPort& port, std::uint32_t token, Time now, RouteCache& routes) {
+  const CollectiveStep& step = steps_[step_];
+  outstanding_ = static_cast<std::int32_t>(step.size());
+  step_start_ = now;
+  step_links_.clear();
+  for (const CollectiveTransfer& t : step) {
+    const Route& r = cached_route(*topology_, routes, ranks_[static_cast<std::size_t>(t.from)],
+                                  ranks_[static_cast<std::size_t>(t.to)]);
+    if (t.bytes > 0.0 && !r.links.empty()) {
+      port.add_flow(r.links, t.bytes, r.latency, token, now);
+      step_links_.insert(step_links_.end(), r.links.begin(), r.links.end());
+    } else {
+      port.add_timer(now + r.latency, token);
+    }
+  }
+}
+
+bool CollectiveInstance::on_arrival(FlowPort& port, std::uint32_t token, Time now, RouteCache& routes) {
+  if (done_ || --outstanding_ > 0) return false;
+  std::sort(step_links_.begin(), step_links_.end());
+  step_links_.erase(std::unique(step_links_.begin(), step_links_.end()), step_links_.end());
+  for (LinkId l : step_links_) slices_.push_back(CollectiveLinkSlice{l, step_start_, now});
+  if (++step_ < steps_.size()) {
+    start_step(port, token, now, routes);
+    return false;
+  }
+  done_ = true;
+  end_ = now;
+  return true;
+}
+
+namespace {
+
+// A standalone driver: its own network and timer queue.
+class StandalonePort : public FlowPort {
+ public:
+  explicit StandalonePort(const Topology& topology) : network_(FlowNetwork::for_topology(topology)) {}
+  void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token, Time now) override {
+    FlowNetwork::FlowId id = network_.add(links, bytes, now);
+    pending_[id] = {latency, token};
+  }
+  void add_timer(Time at, std::uint32_t token) override { timers_.push({at, seq_++, token}); }
+
+  // Next event: a timer or a flow completion (turned into a timer at finish + latency).
+  bool step(std::uint32_t& token, Time& now) {
+    while (true) {
+      std::optional<Time> flow = network_.next_completion();
+      if (flow && (timers_.empty() || *flow <= timers_.top().at)) {
+        for (FlowNetwork::FlowId f : network_.complete_finished(*flow)) {
+          auto [latency, t] = pending_.at(f);
+          pending_.erase(f);
+          add_timer(*flow + latency, t);
+        }
+        continue;
+      }
+      if (timers_.empty()) return false;
+      Timer t = timers_.top();
+      timers_.pop();
+      token = t.token;
+      now = t.at;
+      return true;
+    }
+  }
+
+ private:
+  struct Timer {
+    Time at;
+    std::uint64_t seq;
+    std::uint32_t token;
+    bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  FlowNetwork network_;
+  std::map<FlowNetwork::FlowId, std::pair<Time, std::uint32_t>> pending_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::uint64_t seq_ = 0;
+};
+
+}  // namespace
+
+CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus, CollectiveKind kind,
+                                     CollectiveAlgorithm algorithm, double bytes) {
+  std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
+  CollectiveInstance c(topology, gpus, collective_steps(kind, algorithm, bytes, node));
+  StandalonePort port(topology);
+  RouteCache routes;
+  CollectiveTiming out;
+  if (!c.start(port, 0, Time::zero(), routes)) {
+    std::uint32_t token = 0;
+    Time now;
+    while (port.step(token, now)) {
+      if (c.on_arrival(port, token, now, routes)) break;
+    }
+  }
+  out.simulated = c.end_time() - c.start_time();
+  std::vector<std::int32_t> distinct = node;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  out.closed_form = collective_closed_form(kind, algorithm, bytes, static_cast<std::int32_t>(gpus.size()),
+                                           static_cast<std::int32_t>(distinct.size()), measure_alpha_beta(topology, gpus));
+  out.link_slices = c.link_slices();
+  return out;
+}
+
+}  // namespace bubblesim

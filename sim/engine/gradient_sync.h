@@ -1,0 +1,80 @@
+#pragma once
+// GradientSync: the end of a training iteration inside the engine (docs/parallelism.md).
+//
+// The engine simulates one pipeline (data-parallel replica 0). Every table stage's gradients are
+// all-reduced, in buckets, between the devices that hold the stage (replica sync: Chimera,
+// DualPipe) and then across the D data-parallel replicas of each holder (one collective per
+// tensor-parallel rank, all at once). The other replicas are assumed to run in lockstep with
+// replica 0 (symmetric), so their GPUs take part in the collectives' flows without being
+// simulated. Buckets of one stage run one after another (one communicator); different stages
+// run concurrently and share links with each other and with pipeline traffic.
+//
+// Bucket readiness: with overlap, the k buckets of stage s on a holder become ready while the
+// holder's last gradient-producing op of s (its last W, or last full backward) runs: bucket i at
+// start + (i+1)/k of that op (the last layers' gradients first, as DDP fills its buckets); a
+// bucket starts when every holder has it ready. Without overlap every bucket is ready when the
+// device's last compute op ends. After the device's syncs (and its last compute op) its
+// optimizer step runs; the makespan is the end of the last optimizer step.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "schedules/table.h"
+#include "sim/engine/collectives.h"
+#include "sim/engine/observer.h"
+#include "sim/engine/simulation_result.h"
+#include "sim/engine/sync_metrics.h"
+#include "sim/units/bytes.h"
+#include "topologies/topology.h"
+
+namespace bubblesim {
+
+class FlowNetwork;
+
+/// What the engine needs to synchronise gradients. Filled by the scenario runner.
+struct SyncPlan {
+  /// gpus[device][dp replica][tp rank] -> GPU vertex; [d][0][0] is the engine's device_vertex.
+  std::vector<std::vector<std::vector<VertexId>>> gpus;
+  /// Per table stage: gradient bytes held by one GPU (the stage's gradients / tp).
+  std::vector<Bytes> gradient_bytes;
+  Bytes bucket = Bytes(25 * 1024 * 1024);
+  bool overlap = true;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  bool replica_sync = true;
+  std::vector<Time> optimizer;  // per device; zero = no optimizer op
+  /// Per table stage: TP all-reduce time already inside each F and each B op's duration (for
+  /// traces and tp_comm); empty = no TP.
+  std::vector<Time> tp_forward, tp_backward;
+  std::vector<CollectiveSummary> tp_summaries;  // reported as given
+};
+
+class GradientSync {
+ public:
+  /// Tokens with this bit are readiness timers, the others collective arrivals.
+  static constexpr std::uint32_t kReadyBit = 0x80000000u;
+
+  GradientSync(const SyncPlan& plan, const Table& table, const Topology& topology, FlowPort& port,
+               const std::vector<EngineObserver*>& observers);
+  ~GradientSync();
+  GradientSync(const GradientSync&) = delete;
+  GradientSync& operator=(const GradientSync&) = delete;
+
+  /// A compute op (stream 0) starts at `start` and will end at `end`.
+  void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
+  /// A token handed to the port came back.
+  void on_token(std::uint32_t token, Time now);
+  /// After the event loop: optimizer steps, metrics.sync, makespan. `completed`: the table ran
+  /// to the end (no deadlock).
+  void finish(Metrics& metrics, bool completed);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).
+std::vector<LinkClassUsage> link_class_usage(const Topology& topology, const FlowNetwork& network);
+
+}  // namespace bubblesim

@@ -1,0 +1,60 @@
+#include "tools/runner/sync_plan.h"
+
+#include <algorithm>
+
+namespace bubblesim {
+
+std::shared_ptr<const SyncPlan> make_sync_plan(const Scenario& scenario, const Table& table) {
+  const ParallelismSpec& par = scenario.parallelism;
+  if (!par.enabled || scenario.communication.kind != CommunicationKind::Topology ||
+      par.gpus.size() != static_cast<std::size_t>(par.world(scenario.stages))) {
+    return nullptr;
+  }
+  auto plan = std::make_shared<SyncPlan>();
+  const auto devices = static_cast<std::size_t>(table.devices);
+  plan->gpus.resize(devices);
+  for (std::size_t d = 0; d < devices; ++d) {
+    for (std::int32_t r = 0; r < par.dp; ++r) {
+      std::vector<VertexId> tp;
+      for (std::int32_t t = 0; t < par.tp; ++t) {
+        tp.push_back(par.gpus[par.rank_index(scenario.stages, static_cast<std::int32_t>(d), r, t)]);
+      }
+      plan->gpus[d].push_back(std::move(tp));
+    }
+  }
+  const std::int64_t chunks = std::max(table.chunks, 1);
+  const auto stages = static_cast<std::size_t>(table.stages);
+  auto profile = [&](std::size_t s) { return s / static_cast<std::size_t>(chunks); };
+  plan->gradient_bytes.resize(stages);
+  plan->tp_forward.resize(stages);
+  plan->tp_backward.resize(stages);
+  for (std::size_t s = 0; s < stages; ++s) {
+    const std::size_t ps = profile(s);
+    if (ps >= par.gradient_bytes.size()) return nullptr;
+    plan->gradient_bytes[s] = Bytes(par.gradient_bytes[ps].count() / chunks);
+    plan->tp_forward[s] = Time::from_ps(par.tp_forward[ps].ps() / chunks);
+    plan->tp_backward[s] = Time::from_ps(par.tp_backward[ps].ps() / chunks);
+  }
+  if (par.tp <= 1) {
+    plan->tp_forward.clear();
+    plan->tp_backward.clear();
+  }
+  plan->optimizer.assign(devices, Time::zero());
+  std::vector<std::vector<bool>> holds(devices, std::vector<bool>(stages, false));
+  for (const auto& map : table.placement.device_of_stage) {
+    for (std::size_t s = 0; s < map.size(); ++s) holds[static_cast<std::size_t>(map[s])][s] = true;
+  }
+  for (std::size_t d = 0; d < devices; ++d) {
+    for (std::size_t s = 0; s < stages; ++s) {
+      if (holds[d][s]) plan->optimizer[d] += Time::from_ps(par.optimizer[profile(s)].ps() / chunks);
+    }
+  }
+  plan->bucket = par.bucket;
+  plan->overlap = par.overlap;
+  plan->algorithm = par.algorithm;
+  plan->replica_sync = par.replica_sync;
+  plan->tp_summaries = par.tp_summaries;
+  return plan;
+}
+
+}  // namespace bubblesim
