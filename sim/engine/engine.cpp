@@ -36,6 +36,10 @@ struct Node {
   std::uint8_t stream = 0;
   bool done = false;
   bool started = false;
+  // Looked up once in build() instead of in the TableIndex on every start / finish.
+  bool forward_recomputed = false;   // F, F&B: an R exists for the forward (stage, microbatch)
+  bool backward_split = false;       // B, F&B: a W exists for the backward (stage, microbatch)
+  bool backward_recomputed = false;  // B, F&B: an R exists for the backward (stage, microbatch)
   Time duration;
   std::int32_t deps_remaining = 0;
   Time ready;        // latest arrival of a dependency
@@ -86,7 +90,9 @@ struct Engine::State {
   std::unique_ptr<FlowNetwork> network;
   std::uint32_t network_version = 0;
   std::vector<PendingTransfer> flow_targets;  // indexed by FlowId
-  std::vector<std::optional<Route>> routes;   // [from * devices + to]
+  std::vector<std::optional<Route>> routes;   // [from * devices + to], computed on first use
+  std::vector<bool> route_known;              // [from * devices + to]
+  std::vector<FlowNetwork::FlowId> finished_flows;  // scratch for on_network_check
   std::vector<Time> arrival_time_pending;     // per node: arrival events carry only the node
   std::uint32_t next_transfer_id = 0;
 
@@ -124,7 +130,7 @@ struct Engine::State {
 
   void build();
   void add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
-                        std::vector<std::vector<std::pair<std::uint32_t, Edge>>>& incoming);
+                        std::vector<std::pair<std::uint32_t, Edge>>& incoming);
   Time duration_of(const Op& op) const;
   void try_start(std::size_t stream_slot, Time now);
   void start(std::uint32_t n, Time now);
@@ -134,6 +140,7 @@ struct Engine::State {
   void release_copies_after(std::uint32_t n, Time now);
   void arrive(std::uint32_t target, Time now);
   void send(std::uint32_t producer, const Edge& e, Time now);
+  const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
   void schedule_network_check();
   void on_network_check(Time now);
   void allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, Time now, const Op& op);
@@ -162,11 +169,24 @@ void Engine::State::build() {
       n.position = static_cast<std::int32_t>(i);
       n.stream = static_cast<std::uint8_t>(stream_of(n.op->kind));
       n.duration = duration_of(*n.op);
+      const Op& op = *n.op;
+      if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward) {
+        n.forward_recomputed = index.find(OpKind::Recompute, op.stage, op.microbatch).present();
+      }
+      if (op.kind == OpKind::Backward || op.kind == OpKind::ForwardBackward) {
+        const bool fused = op.kind == OpKind::ForwardBackward;
+        const std::int32_t s = fused ? op.backward_stage : op.stage;
+        const std::int32_t j = fused ? op.backward_microbatch : op.microbatch;
+        n.backward_split = index.has_weight(s, j);
+        n.backward_recomputed = index.find(OpKind::Recompute, s, j).present();
+      }
       stream_ops[d * kStreams + n.stream].push_back(device_offset[d] + static_cast<std::uint32_t>(i));
     }
   }
-  // Incoming edges per node, then laid out as outgoing edges (CSR) for the hot loop.
-  std::vector<std::vector<std::pair<std::uint32_t, Edge>>> incoming(total);
+  // Every (producer, edge) in consumer order, then laid out as outgoing edges (CSR) for the hot
+  // loop by a counting sort, which keeps each producer's edges in consumer order.
+  std::vector<std::pair<std::uint32_t, Edge>> incoming;
+  incoming.reserve(static_cast<std::size_t>(total) * 2);
   for (std::uint32_t n = 0; n < total; ++n) {
     const Op& op = *nodes[n].op;
     if (op.kind == OpKind::ForwardBackward) {
@@ -177,9 +197,9 @@ void Engine::State::build() {
     }
   }
   std::vector<std::uint32_t> out_count(total, 0);
-  for (std::uint32_t n = 0; n < total; ++n) {
-    for (const auto& [from, e] : incoming[n]) ++out_count[from];
-    nodes[n].deps_remaining = static_cast<std::int32_t>(incoming[n].size());
+  for (const auto& [from, e] : incoming) {
+    ++out_count[from];
+    ++nodes[e.target].deps_remaining;
   }
   // A copy op (O, L) starts no earlier than the compute op listed before it on its device: the
   // table position of a reload is its prefetch point. Released in start() of that compute op.
@@ -196,20 +216,18 @@ void Engine::State::build() {
     offset += out_count[n];
   }
   edges.resize(offset);
-  for (std::uint32_t n = 0; n < total; ++n) {
-    for (const auto& [from, e] : incoming[n]) edges[nodes[from].edges_end++] = e;
-  }
+  for (const auto& [from, e] : incoming) edges[nodes[from].edges_end++] = e;
 }
 
 void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
-                                     std::vector<std::vector<std::pair<std::uint32_t, Edge>>>& incoming) {
+                                     std::vector<std::pair<std::uint32_t, Edge>>& incoming) {
   auto depend = [&](OpKind pred_kind, std::int32_t ps, std::int32_t pj, EdgeKind edge_kind, Bytes bytes) {
     OpLocation loc = index.find(pred_kind, ps, pj);
     if (!loc.present()) return;
     std::uint32_t from = node_at(loc);
     if (from == n) return;  // the other half of the same fused op
     if (nodes[from].device == nodes[n].device) edge_kind = EdgeKind::Local;
-    incoming[n].emplace_back(from, Edge{n, edge_kind, edge_kind == EdgeKind::Local ? Bytes::zero() : bytes});
+    incoming.emplace_back(from, Edge{n, edge_kind, edge_kind == EdgeKind::Local ? Bytes::zero() : bytes});
   };
   const std::int32_t last = table.stages - 1;
   switch (kind) {
@@ -329,8 +347,7 @@ void Engine::State::start(std::uint32_t n, Time now) {
   }
   // Allocation at start: F (or its recompute input), R, L, the forward half of F&B.
   auto forward_alloc = [&](std::int32_t s, std::int32_t j) {
-    bool recomputed = index.find(OpKind::Recompute, s, j).present();
-    allocate(node.device, s, j, recomputed ? cost(s).stage_input : cost(s).activation, now, op);
+    allocate(node.device, s, j, node.forward_recomputed ? cost(s).stage_input : cost(s).activation, now, op);
   };
   switch (op.kind) {
     case OpKind::Forward:
@@ -431,8 +448,8 @@ void Engine::State::finish(std::uint32_t n, Time now) {
   // Release at the end: B, W, O and the backward half of F&B.
   auto backward_release = [&](std::int32_t s, std::int32_t j) {
     const StageCost& c = cost(s);
-    bool split = index.has_weight(s, j);
-    Bytes input = index.find(OpKind::Recompute, s, j).present() ? c.stage_input : Bytes::zero();
+    const bool split = node.backward_split;
+    Bytes input = node.backward_recomputed ? c.stage_input : Bytes::zero();
     if (!split) {
       release(node.device, s, j, c.activation + input, true, now);
     } else if (in.release == ReleaseConvention::Split) {
@@ -484,9 +501,7 @@ void Engine::State::send(std::uint32_t producer, const Edge& e, Time now) {
     return;
   }
   // Topology: a flow over the route, then the route's latency.
-  const auto devices = static_cast<std::size_t>(table.devices);
-  const std::optional<Route>& route =
-      routes[static_cast<std::size_t>(from.device) * devices + static_cast<std::size_t>(to.device)];
+  const std::optional<Route>& route = route_between(from.device, to.device);
   Time latency = route ? route->latency : Time::zero();
   if (!route || route->links.empty() || e.bytes <= Bytes::zero()) {
     Time at = now + latency;
@@ -502,6 +517,18 @@ void Engine::State::send(std::uint32_t producer, const Edge& e, Time now) {
   schedule_network_check();
 }
 
+const std::optional<Route>& Engine::State::route_between(std::int32_t from, std::int32_t to) {
+  // Only the device pairs that exchange data need a route (a few per device, not p * p).
+  const std::size_t k = static_cast<std::size_t>(from) * static_cast<std::size_t>(table.devices) +
+                        static_cast<std::size_t>(to);
+  if (!route_known[k]) {
+    routes[k] = in.topology->route(in.device_vertex[static_cast<std::size_t>(from)],
+                                   in.device_vertex[static_cast<std::size_t>(to)]);
+    route_known[k] = true;
+  }
+  return routes[k];
+}
+
 void Engine::State::schedule_network_check() {
   ++network_version;
   if (std::optional<Time> t = network->next_completion()) {
@@ -510,8 +537,8 @@ void Engine::State::schedule_network_check() {
 }
 
 void Engine::State::on_network_check(Time now) {
-  std::vector<FlowNetwork::FlowId> finished = network->complete_finished(now);
-  for (FlowNetwork::FlowId f : finished) {
+  network->complete_finished(now, finished_flows);
+  for (FlowNetwork::FlowId f : finished_flows) {
     const PendingTransfer& t = flow_targets[static_cast<std::size_t>(f)];
     Node& node = nodes[t.target];
     if (t.producer == kNone) {
@@ -628,12 +655,8 @@ SimulationResult Engine::State::run() {
       capacity[static_cast<std::size_t>(l)] = in.topology->link_bandwidth(l).bytes_per_second();
     }
     network = std::make_unique<FlowNetwork>(std::move(capacity));
-    routes.resize(devices * devices);
-    for (std::size_t a = 0; a < devices; ++a) {
-      for (std::size_t b = 0; b < devices; ++b) {
-        routes[a * devices + b] = in.topology->route(in.device_vertex[a], in.device_vertex[b]);
-      }
-    }
+    routes.assign(devices * devices, std::nullopt);
+    route_known.assign(devices * devices, false);
   }
   setup_offload(devices);
   queue.reserve(devices * 4 + 16);
