@@ -129,8 +129,11 @@ struct Engine::State {
   }
 
   void build();
-  void add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
-                        std::vector<std::pair<std::uint32_t, Edge>>& incoming);
+  // Calls sink(producer, edge) for every dependency of node n (one half of a fused op).
+  template <typename Sink>
+  void add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j, Sink&& sink);
+  template <typename Sink>
+  void for_each_dependency(Sink&& sink);
   Time duration_of(const Op& op) const;
   void try_start(std::size_t stream_slot, Time now);
   void start(std::uint32_t n, Time now);
@@ -183,24 +186,14 @@ void Engine::State::build() {
       stream_ops[d * kStreams + n.stream].push_back(device_offset[d] + static_cast<std::uint32_t>(i));
     }
   }
-  // Every (producer, edge) in consumer order, then laid out as outgoing edges (CSR) for the hot
-  // loop by a counting sort, which keeps each producer's edges in consumer order.
-  std::vector<std::pair<std::uint32_t, Edge>> incoming;
-  incoming.reserve(static_cast<std::size_t>(total) * 2);
-  for (std::uint32_t n = 0; n < total; ++n) {
-    const Op& op = *nodes[n].op;
-    if (op.kind == OpKind::ForwardBackward) {
-      add_dependencies(n, OpKind::Forward, op.stage, op.microbatch, incoming);
-      add_dependencies(n, OpKind::Backward, op.backward_stage, op.backward_microbatch, incoming);
-    } else {
-      add_dependencies(n, op.kind, op.stage, op.microbatch, incoming);
-    }
-  }
+  // Outgoing edges (CSR) for the hot loop, by a counting sort in two passes over the
+  // dependencies (count, then fill), which keeps each producer's edges in consumer order and
+  // needs no per-node lists.
   std::vector<std::uint32_t> out_count(total, 0);
-  for (const auto& [from, e] : incoming) {
+  for_each_dependency([&](std::uint32_t from, const Edge& e) {
     ++out_count[from];
     ++nodes[e.target].deps_remaining;
-  }
+  });
   // A copy op (O, L) starts no earlier than the compute op listed before it on its device: the
   // table position of a reload is its prefetch point. Released in start() of that compute op.
   for (std::size_t d = 0; d < devices; ++d) {
@@ -216,18 +209,31 @@ void Engine::State::build() {
     offset += out_count[n];
   }
   edges.resize(offset);
-  for (const auto& [from, e] : incoming) edges[nodes[from].edges_end++] = e;
+  for_each_dependency([&](std::uint32_t from, const Edge& e) { edges[nodes[from].edges_end++] = e; });
 }
 
-void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
-                                     std::vector<std::pair<std::uint32_t, Edge>>& incoming) {
+template <typename Sink>
+void Engine::State::for_each_dependency(Sink&& sink) {
+  for (std::uint32_t n = 0; n < static_cast<std::uint32_t>(nodes.size()); ++n) {
+    const Op& op = *nodes[n].op;
+    if (op.kind == OpKind::ForwardBackward) {
+      add_dependencies(n, OpKind::Forward, op.stage, op.microbatch, sink);
+      add_dependencies(n, OpKind::Backward, op.backward_stage, op.backward_microbatch, sink);
+    } else {
+      add_dependencies(n, op.kind, op.stage, op.microbatch, sink);
+    }
+  }
+}
+
+template <typename Sink>
+void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j, Sink&& sink) {
   auto depend = [&](OpKind pred_kind, std::int32_t ps, std::int32_t pj, EdgeKind edge_kind, Bytes bytes) {
     OpLocation loc = index.find(pred_kind, ps, pj);
     if (!loc.present()) return;
     std::uint32_t from = node_at(loc);
     if (from == n) return;  // the other half of the same fused op
     if (nodes[from].device == nodes[n].device) edge_kind = EdgeKind::Local;
-    incoming.emplace_back(from, Edge{n, edge_kind, edge_kind == EdgeKind::Local ? Bytes::zero() : bytes});
+    sink(from, Edge{n, edge_kind, edge_kind == EdgeKind::Local ? Bytes::zero() : bytes});
   };
   const std::int32_t last = table.stages - 1;
   switch (kind) {
