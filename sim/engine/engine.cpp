@@ -39,6 +39,10 @@ struct Node {
   std::uint8_t stream = 0;
   bool done = false;
   bool started = false;
+  // Looked up once in build() instead of in the TableIndex on every start / finish.
+  bool forward_recomputed = false;   // F, F&B: an R exists for the forward (stage, microbatch)
+  bool backward_split = false;       // B, F&B: a W exists for the backward (stage, microbatch)
+  bool backward_recomputed = false;  // B, F&B: an R exists for the backward (stage, microbatch)
   Time duration;
   std::int32_t deps_remaining = 0;
   Time ready;        // latest arrival of a dependency
@@ -98,7 +102,9 @@ struct Engine::State {
   std::unique_ptr<FlowNetwork> network;
   std::uint32_t network_version = 0;
   std::vector<PendingTransfer> flow_targets;  // indexed by FlowId
-  std::vector<std::optional<Route>> routes;   // [from * devices + to]
+  std::vector<std::optional<Route>> routes;   // [from * devices + to], computed on first use
+  std::vector<bool> route_known;              // [from * devices + to]
+  std::vector<FlowNetwork::FlowId> finished_flows;  // scratch for on_network_check
   std::vector<Time> arrival_time_pending;     // per node: arrival events carry only the node
   std::uint32_t next_transfer_id = 0;
 
@@ -150,8 +156,11 @@ struct Engine::State {
   }
 
   void build();
-  void add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
-                        std::vector<std::vector<std::pair<std::uint32_t, Edge>>>& incoming);
+  // Calls sink(producer, edge) for every dependency of node n (one half of a fused op).
+  template <typename Sink>
+  void add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j, Sink&& sink);
+  template <typename Sink>
+  void for_each_dependency(Sink&& sink);
   Time duration_of(const Op& op) const;
   void try_start(std::size_t stream_slot, Time now);
   void start(std::uint32_t n, Time now);
@@ -161,6 +170,7 @@ struct Engine::State {
   void release_copies_after(std::uint32_t n, Time now);
   void arrive(std::uint32_t target, Time now);
   void send(std::uint32_t producer, const Edge& e, Time now);
+  const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
   void schedule_network_check();
   void on_network_check(Time now);
   void allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, Time now, const Op& op);
@@ -192,25 +202,28 @@ void Engine::State::build() {
       if (n.stream == 0 && d < in.compute_slowdown.size() && in.compute_slowdown[d] != 1.0) {
         n.duration = scaled(n.duration, in.compute_slowdown[d]);
       }
+      const Op& op = *n.op;
+      if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward) {
+        n.forward_recomputed = index.find(OpKind::Recompute, op.stage, op.microbatch).present();
+      }
+      if (op.kind == OpKind::Backward || op.kind == OpKind::ForwardBackward) {
+        const bool fused = op.kind == OpKind::ForwardBackward;
+        const std::int32_t s = fused ? op.backward_stage : op.stage;
+        const std::int32_t j = fused ? op.backward_microbatch : op.microbatch;
+        n.backward_split = index.has_weight(s, j);
+        n.backward_recomputed = index.find(OpKind::Recompute, s, j).present();
+      }
       stream_ops[d * kStreams + n.stream].push_back(device_offset[d] + static_cast<std::uint32_t>(i));
     }
   }
-  // Incoming edges per node, then laid out as outgoing edges (CSR) for the hot loop.
-  std::vector<std::vector<std::pair<std::uint32_t, Edge>>> incoming(total);
-  for (std::uint32_t n = 0; n < total; ++n) {
-    const Op& op = *nodes[n].op;
-    if (op.kind == OpKind::ForwardBackward) {
-      add_dependencies(n, OpKind::Forward, op.stage, op.microbatch, incoming);
-      add_dependencies(n, OpKind::Backward, op.backward_stage, op.backward_microbatch, incoming);
-    } else {
-      add_dependencies(n, op.kind, op.stage, op.microbatch, incoming);
-    }
-  }
+  // Outgoing edges (CSR) for the hot loop, by a counting sort in two passes over the
+  // dependencies (count, then fill), which keeps each producer's edges in consumer order and
+  // needs no per-node lists.
   std::vector<std::uint32_t> out_count(total, 0);
-  for (std::uint32_t n = 0; n < total; ++n) {
-    for (const auto& [from, e] : incoming[n]) ++out_count[from];
-    nodes[n].deps_remaining = static_cast<std::int32_t>(incoming[n].size());
-  }
+  for_each_dependency([&](std::uint32_t from, const Edge& e) {
+    ++out_count[from];
+    ++nodes[e.target].deps_remaining;
+  });
   // A copy op (O, L) starts no earlier than the compute op listed before it on its device: the
   // table position of a reload is its prefetch point. Released in start() of that compute op.
   for (std::size_t d = 0; d < devices; ++d) {
@@ -226,20 +239,31 @@ void Engine::State::build() {
     offset += out_count[n];
   }
   edges.resize(offset);
-  for (std::uint32_t n = 0; n < total; ++n) {
-    for (const auto& [from, e] : incoming[n]) edges[nodes[from].edges_end++] = e;
+  for_each_dependency([&](std::uint32_t from, const Edge& e) { edges[nodes[from].edges_end++] = e; });
+}
+
+template <typename Sink>
+void Engine::State::for_each_dependency(Sink&& sink) {
+  for (std::uint32_t n = 0; n < static_cast<std::uint32_t>(nodes.size()); ++n) {
+    const Op& op = *nodes[n].op;
+    if (op.kind == OpKind::ForwardBackward) {
+      add_dependencies(n, OpKind::Forward, op.stage, op.microbatch, sink);
+      add_dependencies(n, OpKind::Backward, op.backward_stage, op.backward_microbatch, sink);
+    } else {
+      add_dependencies(n, op.kind, op.stage, op.microbatch, sink);
+    }
   }
 }
 
-void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
-                                     std::vector<std::vector<std::pair<std::uint32_t, Edge>>>& incoming) {
+template <typename Sink>
+void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j, Sink&& sink) {
   auto depend = [&](OpKind pred_kind, std::int32_t ps, std::int32_t pj, EdgeKind edge_kind, Bytes bytes) {
     OpLocation loc = index.find(pred_kind, ps, pj);
     if (!loc.present()) return;
     std::uint32_t from = node_at(loc);
     if (from == n) return;  // the other half of the same fused op
     if (nodes[from].device == nodes[n].device) edge_kind = EdgeKind::Local;
-    incoming[n].emplace_back(from, Edge{n, edge_kind, edge_kind == EdgeKind::Local ? Bytes::zero() : bytes});
+    sink(from, Edge{n, edge_kind, edge_kind == EdgeKind::Local ? Bytes::zero() : bytes});
   };
   const std::int32_t last = table.stages - 1;
   switch (kind) {
@@ -359,8 +383,7 @@ void Engine::State::start(std::uint32_t n, Time now) {
   }
   // Allocation at start: F (or its recompute input), R, L, the forward half of F&B.
   auto forward_alloc = [&](std::int32_t s, std::int32_t j) {
-    bool recomputed = index.find(OpKind::Recompute, s, j).present();
-    allocate(node.device, s, j, recomputed ? cost(s).stage_input : cost(s).activation, now, op);
+    allocate(node.device, s, j, node.forward_recomputed ? cost(s).stage_input : cost(s).activation, now, op);
   };
   switch (op.kind) {
     case OpKind::Forward:
@@ -462,8 +485,8 @@ void Engine::State::finish(std::uint32_t n, Time now) {
   // Release at the end: B, W, O and the backward half of F&B.
   auto backward_release = [&](std::int32_t s, std::int32_t j) {
     const StageCost& c = cost(s);
-    bool split = index.has_weight(s, j);
-    Bytes input = index.find(OpKind::Recompute, s, j).present() ? c.stage_input : Bytes::zero();
+    const bool split = node.backward_split;
+    Bytes input = node.backward_recomputed ? c.stage_input : Bytes::zero();
     if (!split) {
       release(node.device, s, j, c.activation + input, true, now);
     } else if (in.release == ReleaseConvention::Split) {
@@ -515,9 +538,7 @@ void Engine::State::send(std::uint32_t producer, const Edge& e, Time now) {
     return;
   }
   // Topology: a flow over the route, then the route's latency.
-  const auto devices = static_cast<std::size_t>(table.devices);
-  const std::optional<Route>& route =
-      routes[static_cast<std::size_t>(from.device) * devices + static_cast<std::size_t>(to.device)];
+  const std::optional<Route>& route = route_between(from.device, to.device);
   Time latency = route ? route->latency : Time::zero();
   if (!route || route->links.empty() || e.bytes <= Bytes::zero()) {
     Time at = now + latency;
@@ -533,6 +554,18 @@ void Engine::State::send(std::uint32_t producer, const Edge& e, Time now) {
   schedule_network_check();
 }
 
+const std::optional<Route>& Engine::State::route_between(std::int32_t from, std::int32_t to) {
+  // Only the device pairs that exchange data need a route (a few per device, not p * p).
+  const std::size_t k = static_cast<std::size_t>(from) * static_cast<std::size_t>(table.devices) +
+                        static_cast<std::size_t>(to);
+  if (!route_known[k]) {
+    routes[k] = in.topology->route(in.device_vertex[static_cast<std::size_t>(from)],
+                                   in.device_vertex[static_cast<std::size_t>(to)]);
+    route_known[k] = true;
+  }
+  return routes[k];
+}
+
 void Engine::State::schedule_network_check() {
   ++network_version;
   if (std::optional<Time> t = network->next_completion()) {
@@ -541,8 +574,8 @@ void Engine::State::schedule_network_check() {
 }
 
 void Engine::State::on_network_check(Time now) {
-  std::vector<FlowNetwork::FlowId> finished = network->complete_finished(now);
-  for (FlowNetwork::FlowId f : finished) {
+  network->complete_finished(now, finished_flows);
+  for (FlowNetwork::FlowId f : finished_flows) {
     const PendingTransfer& t = flow_targets[static_cast<std::size_t>(f)];
     if (t.producer == kCollective) {  // gradient sync: arrives after the route latency
       queue.push(now + t.latency, kPriorityNetwork, EventType::Sync, t.target);
@@ -682,12 +715,8 @@ SimulationResult Engine::State::run() {
       capacity[static_cast<std::size_t>(l)] = in.topology->link_bandwidth(l).bytes_per_second();
     }
     network = std::make_unique<FlowNetwork>(std::move(capacity));
-    routes.resize(devices * devices);
-    for (std::size_t a = 0; a < devices; ++a) {
-      for (std::size_t b = 0; b < devices; ++b) {
-        routes[a * devices + b] = in.topology->route(in.device_vertex[a], in.device_vertex[b]);
-      }
-    }
+    routes.assign(devices * devices, std::nullopt);
+    route_known.assign(devices * devices, false);
   }
   if (!in.compute_slowdown.empty() && in.compute_slowdown.size() != devices) {
     throw std::invalid_argument("the compute slowdown needs one factor per device");

@@ -1,7 +1,9 @@
 #pragma once
 // EventQueue: a binary min-heap keyed by (time, priority, sequence). The sequence number makes
-// ties deterministic: events at the same time and priority pop in insertion order.
+// ties deterministic: events at the same time and priority pop in insertion order. Keys are
+// unique, so the pop order is fixed by the keys alone, whatever the heap's shape.
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -22,14 +24,14 @@ struct Event {
 class EventQueue {
  public:
   void push(Time time, std::uint8_t priority, EventType type, std::uint32_t payload) {
-    heap_.push_back(Event{time, priority, type, payload, next_sequence_++});
+    heap_.push_back(Entry{time.ps(), (std::uint64_t{priority} << kSequenceBits) | next_sequence_++, payload, type});
     sift_up(heap_.size() - 1);
   }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.front(); }
+  Event top() const { return to_event(heap_.front()); }
   Event pop() {
-    Event e = heap_.front();
+    Event e = to_event(heap_.front());
     heap_.front() = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) sift_down(0);
@@ -38,15 +40,29 @@ class EventQueue {
   void reserve(std::size_t n) { heap_.reserve(n); }
 
  private:
-  static bool before(const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.priority != b.priority) return a.priority < b.priority;
-    return a.sequence < b.sequence;
+  // (priority, sequence) packed into one word, so an ordering test is two integer comparisons.
+  // 2^56 events per run is far beyond any replay.
+  static constexpr int kSequenceBits = 56;
+  static constexpr std::uint64_t kSequenceMask = (std::uint64_t{1} << kSequenceBits) - 1;
+  // A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
+  static constexpr std::size_t kArity = 4;
+  struct Entry {
+    std::int64_t time;
+    std::uint64_t order;
+    std::uint32_t payload;
+    EventType type;
+  };
+  static Event to_event(const Entry& e) {
+    return Event{Time::from_ps(e.time), static_cast<std::uint8_t>(e.order >> kSequenceBits), e.type, e.payload,
+                 e.order & kSequenceMask};
+  }
+  static bool before(const Entry& a, const Entry& b) {
+    return a.time < b.time || (a.time == b.time && a.order < b.order);
   }
   void sift_up(std::size_t i) {
-    Event e = heap_[i];
+    Entry e = heap_[i];
     while (i > 0) {
-      std::size_t parent = (i - 1) / 2;
+      std::size_t parent = (i - 1) / kArity;
       if (!before(e, heap_[parent])) break;
       heap_[i] = heap_[parent];
       i = parent;
@@ -54,20 +70,24 @@ class EventQueue {
     heap_[i] = e;
   }
   void sift_down(std::size_t i) {
-    Event e = heap_[i];
+    Entry e = heap_[i];
     const std::size_t n = heap_.size();
     while (true) {
-      std::size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
-      if (!before(heap_[child], e)) break;
-      heap_[i] = heap_[child];
-      i = child;
+      const std::size_t first = kArity * i + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t last = std::min(first + kArity, n);
+      for (std::size_t c = first + 1; c < last; ++c) {
+        if (before(heap_[c], heap_[best])) best = c;
+      }
+      if (!before(heap_[best], e)) break;
+      heap_[i] = heap_[best];
+      i = best;
     }
     heap_[i] = e;
   }
 
-  std::vector<Event> heap_;
+  std::vector<Entry> heap_;
   std::uint64_t next_sequence_ = 0;
 };
 

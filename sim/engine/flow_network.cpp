@@ -44,9 +44,9 @@ void FlowNetwork::check_link(LinkId l) const {
 }
 
 const FlowNetwork::Flow& FlowNetwork::flow(FlowId id) const {
-  auto it = flows_.find(id);
-  if (it == flows_.end()) throw std::out_of_range(fmt::format("flow {} is not active", id));
-  return it->second;
+  std::int32_t slot = find_slot(id);
+  if (slot < 0) throw std::out_of_range(fmt::format("flow {} is not active", id));
+  return flows_[static_cast<std::size_t>(slot)];
 }
 
 FlowNetwork::FlowId FlowNetwork::add(const std::vector<LinkId>& links, double bytes, Time now) {
@@ -56,52 +56,72 @@ FlowNetwork::FlowId FlowNetwork::add(const std::vector<LinkId>& links, double by
         fmt::format("a flow must carry a positive, finite number of bytes (got {})", bytes));
   }
   for (LinkId l : links) check_link(l);
-  std::vector<LinkId> sorted = links;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    throw std::invalid_argument("a flow must not cross the same link twice");
+  // Routes are short: a pairwise check allocates nothing.
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    for (std::size_t k = i + 1; k < links.size(); ++k) {
+      if (links[i] == links[k]) throw std::invalid_argument("a flow must not cross the same link twice");
+    }
   }
   if (next_id_ == std::numeric_limits<FlowId>::max()) throw std::overflow_error("too many flows");
 
   advance(now);
   FlowId id = next_id_++;
   Flow f;
-  f.links = links;
+  f.id = id;
+  if (!spare_links_.empty()) {
+    f.links = std::move(spare_links_.back());
+    spare_links_.pop_back();
+  }
+  f.links.assign(links.begin(), links.end());
   f.total = bytes;
   f.remaining = bytes;
-  flows_.emplace(id, std::move(f));
+  slot_of_.push_back(static_cast<std::int32_t>(flows_.size()));  // ids are dense: slot_of_[id]
+  flows_.push_back(std::move(f));
   for (LinkId l : links) links_[l].flows.push_back(id);  // ids grow, so the lists stay sorted
   recompute(links);
   return id;
 }
 
 std::vector<FlowNetwork::FlowId> FlowNetwork::complete_finished(Time now) {
-  advance(now);
   std::vector<FlowId> done;
-  std::vector<LinkId> touched;
-  for (auto it = flows_.begin(); it != flows_.end();) {
-    Flow& f = it->second;
+  complete_finished(now, done);
+  return done;
+}
+
+void FlowNetwork::complete_finished(Time now, std::vector<FlowId>& done) {
+  done.clear();
+  advance(now);
+  touched_.clear();
+  // Finished flows leave; the rest move down, keeping id order.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < flows_.size(); ++i) {
+    Flow& f = flows_[i];
     if (f.finish > now_) {
-      ++it;
+      if (kept != i) {
+        slot_of_[static_cast<std::size_t>(f.id)] = static_cast<std::int32_t>(kept);
+        std::swap(flows_[kept], f);
+      }
+      ++kept;
       continue;
     }
-    done.push_back(it->first);
+    done.push_back(f.id);
     for (LinkId l : f.links) {
       // Rounding left a sliver unaccounted; the whole flow did cross the link.
       links_[l].bytes += f.remaining;
       auto& on_link = links_[l].flows;
-      on_link.erase(std::lower_bound(on_link.begin(), on_link.end(), it->first));
-      touched.push_back(l);
+      on_link.erase(std::lower_bound(on_link.begin(), on_link.end(), f.id));
+      touched_.push_back(l);
     }
-    it = flows_.erase(it);
+    slot_of_[static_cast<std::size_t>(f.id)] = -1;
   }
-  if (!touched.empty()) recompute(touched);
-  return done;
+  for (std::size_t i = kept; i < flows_.size(); ++i) spare_links_.push_back(std::move(flows_[i].links));
+  flows_.resize(kept);
+  if (!touched_.empty()) recompute(touched_);
 }
 
 std::optional<Time> FlowNetwork::next_completion() const {
   std::optional<Time> best;
-  for (const auto& [id, f] : flows_) {
+  for (const Flow& f : flows_) {
     if (f.finish == Time::max()) continue;
     if (!best || f.finish < *best) best = f.finish;
   }
@@ -143,8 +163,9 @@ void FlowNetwork::advance(Time now) {
   }
   if (now == now_) return;
   // A link is busy from now_ until the last of its moving flows stops (flows all start at now_).
-  std::vector<std::pair<LinkId, Time>> busy_until;
-  for (auto& [id, f] : flows_) {
+  if (busy_end_.size() != links_.size()) busy_end_.assign(links_.size(), Time::zero());
+  busy_links_.clear();
+  for (Flow& f : flows_) {
     if (f.rate <= 0.0) continue;
     Time end = std::min(now, f.finish);
     if (end <= now_) continue;
@@ -153,14 +174,15 @@ void FlowNetwork::advance(Time now) {
     f.remaining -= moved;
     for (LinkId l : f.links) {
       links_[l].bytes += moved;
-      busy_until.emplace_back(l, end);
+      Time& until = busy_end_[static_cast<std::size_t>(l)];
+      if (until == Time::zero()) busy_links_.push_back(l);  // end > now_ >= 0: zero means unset
+      if (end > until) until = end;
     }
   }
-  std::sort(busy_until.begin(), busy_until.end());
-  for (std::size_t i = 0; i < busy_until.size(); ++i) {
-    // Sorted by (link, end): the last entry of each link has its latest end.
-    if (i + 1 < busy_until.size() && busy_until[i + 1].first == busy_until[i].first) continue;
-    links_[busy_until[i].first].busy += busy_until[i].second - now_;
+  for (LinkId l : busy_links_) {
+    Time& until = busy_end_[static_cast<std::size_t>(l)];
+    links_[l].busy += until - now_;
+    until = Time::zero();
   }
   now_ = now;
 }
@@ -180,50 +202,60 @@ Time FlowNetwork::predict_finish(const Flow& f) const {
 
 void FlowNetwork::recompute(const std::vector<LinkId>& seed_links) {
   // The connected component of flows sharing links with the seeds, transitively.
-  std::vector<char> link_seen(links_.size(), 0);
-  std::vector<LinkId> comp_links;
-  std::vector<FlowId> comp_flows;
-  std::vector<LinkId> queue;
+  if (link_seen_.size() != links_.size()) {
+    link_seen_.assign(links_.size(), 0);
+    cap_.assign(links_.size(), 0.0);
+    unfrozen_.assign(links_.size(), 0);
+  }
+  if (frozen_.size() < flows_.size()) {
+    frozen_.resize(flows_.size(), 0);
+    new_rate_.resize(flows_.size(), 0.0);
+  }
+  comp_links_.clear();
+  comp_flows_.clear();
+  queue_.clear();
   for (LinkId l : seed_links) {
-    if (!link_seen[l]) {
-      link_seen[l] = 1;
-      queue.push_back(l);
+    if (!link_seen_[static_cast<std::size_t>(l)]) {
+      link_seen_[static_cast<std::size_t>(l)] = 1;
+      queue_.push_back(l);
     }
   }
-  std::map<FlowId, bool> frozen;  // component flows -> rate fixed yet
-  while (!queue.empty()) {
-    LinkId l = queue.back();
-    queue.pop_back();
-    comp_links.push_back(l);
+  // frozen_ marks component flows: 1 = found (rate not fixed yet), 2 = rate fixed.
+  while (!queue_.empty()) {
+    LinkId l = queue_.back();
+    queue_.pop_back();
+    comp_links_.push_back(l);
     for (FlowId id : links_[l].flows) {
-      if (!frozen.emplace(id, false).second) continue;
-      for (LinkId l2 : flows_.at(id).links) {
-        if (!link_seen[l2]) {
-          link_seen[l2] = 1;
-          queue.push_back(l2);
+      const std::int32_t slot = slot_of_[static_cast<std::size_t>(id)];
+      char& mark = frozen_[static_cast<std::size_t>(slot)];
+      if (mark != 0) continue;
+      mark = 1;
+      comp_flows_.push_back(slot);
+      for (LinkId l2 : flows_[static_cast<std::size_t>(slot)].links) {
+        if (!link_seen_[static_cast<std::size_t>(l2)]) {
+          link_seen_[static_cast<std::size_t>(l2)] = 1;
+          queue_.push_back(l2);
         }
       }
     }
   }
-  if (frozen.empty()) return;
-  std::sort(comp_links.begin(), comp_links.end());
+  for (LinkId l : comp_links_) link_seen_[static_cast<std::size_t>(l)] = 0;
+  if (comp_flows_.empty()) return;
+  std::sort(comp_links_.begin(), comp_links_.end());
 
   // Progressive filling: the link with the smallest fair share (lowest id on ties) saturates
   // first; its flows get that share, which is taken out of every other link they cross.
-  std::vector<double> cap(links_.size(), 0.0);
-  std::vector<std::int32_t> unfrozen(links_.size(), 0);
-  for (LinkId l : comp_links) {
-    cap[l] = links_[l].capacity;
-    unfrozen[l] = static_cast<std::int32_t>(links_[l].flows.size());
+  for (LinkId l : comp_links_) {
+    cap_[static_cast<std::size_t>(l)] = links_[l].capacity;
+    unfrozen_[static_cast<std::size_t>(l)] = static_cast<std::int32_t>(links_[l].flows.size());
   }
-  std::map<FlowId, double> new_rate;
-  std::size_t left = frozen.size();
+  std::size_t left = comp_flows_.size();
   while (left > 0) {
     LinkId best = -1;
     double best_share = 0.0;
-    for (LinkId l : comp_links) {
-      if (unfrozen[l] == 0) continue;
-      double share = cap[l] / unfrozen[l];
+    for (LinkId l : comp_links_) {
+      if (unfrozen_[static_cast<std::size_t>(l)] == 0) continue;
+      double share = cap_[static_cast<std::size_t>(l)] / unfrozen_[static_cast<std::size_t>(l)];
       if (best < 0 || share < best_share) {
         best = l;
         best_share = share;
@@ -231,19 +263,25 @@ void FlowNetwork::recompute(const std::vector<LinkId>& seed_links) {
     }
     if (best < 0) break;  // cannot happen: every flow crosses a link
     for (FlowId id : links_[best].flows) {
-      bool& is_frozen = frozen.at(id);
-      if (is_frozen) continue;
-      is_frozen = true;
+      const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(id)]);
+      if (frozen_[slot] == 2) continue;
+      frozen_[slot] = 2;
       --left;
-      new_rate[id] = best_share;
-      for (LinkId l : flows_.at(id).links) {
-        cap[l] = std::max(0.0, cap[l] - best_share);
-        --unfrozen[l];
+      new_rate_[slot] = best_share;
+      for (LinkId l : flows_[slot].links) {
+        double& c = cap_[static_cast<std::size_t>(l)];
+        c = std::max(0.0, c - best_share);
+        --unfrozen_[static_cast<std::size_t>(l)];
       }
     }
   }
-  for (const auto& [id, r] : new_rate) {
-    Flow& f = flows_.at(id);
+  for (std::int32_t s : comp_flows_) {
+    const auto slot = static_cast<std::size_t>(s);
+    const bool fixed = frozen_[slot] == 2;
+    frozen_[slot] = 0;
+    if (!fixed) continue;
+    Flow& f = flows_[slot];
+    const double r = new_rate_[slot];
     // An unchanged rate keeps its prediction, so repeated recomputes cannot drift it.
     if (r == f.rate && f.finish != Time::max()) continue;
     f.rate = r;

@@ -11,9 +11,13 @@
 // predicted when its rate is set, rounded up to a whole picosecond, and it is finished exactly at
 // that time, so next_completion() and complete_finished() always agree. Identical call sequences
 // give identical results (every loop runs in flow-id or link-id order).
+//
+// Cost: active flows live in one contiguous array in id order (no node allocation per flow, link
+// lists recycled), and every update reuses scratch arrays, so adding or finishing a flow
+// allocates nothing in the steady state. advance() still touches every active flow (progress is
+// accumulated eagerly, interval by interval, which fixes the floating-point results).
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <vector>
 
@@ -44,6 +48,8 @@ class FlowNetwork {
   /// Advance to `now`, remove every flow whose completion time is <= now, recompute rates and
   /// return the finished ids in ascending order.
   std::vector<FlowId> complete_finished(Time now);
+  /// The same, appending the finished ids to `finished` (cleared first) so a caller can reuse it.
+  void complete_finished(Time now, std::vector<FlowId>& finished);
 
   /// Earliest time (rounded UP to whole picoseconds) at which an active flow finishes at current
   /// rates; nullopt when no flow is active or every active flow is stalled (rate 0).
@@ -54,7 +60,7 @@ class FlowNetwork {
   Bandwidth bandwidth(FlowId id) const { return Bandwidth::bytes_per_second(rate(id)); }
   /// Bytes an active flow still has to move, as of the last update time.
   double remaining_bytes(FlowId id) const;
-  bool is_active(FlowId id) const { return flows_.count(id) != 0; }
+  bool is_active(FlowId id) const { return find_slot(id) >= 0; }
   std::size_t active_flows() const { return flows_.size(); }
 
   /// Per directed link, up to the last update time: total time during which at least one flow
@@ -71,6 +77,7 @@ class FlowNetwork {
 
  private:
   struct Flow {
+    FlowId id = 0;
     std::vector<LinkId> links;
     double total = 0.0;
     double remaining = 0.0;
@@ -89,11 +96,28 @@ class FlowNetwork {
   Time predict_finish(const Flow& f) const;
   void check_link(LinkId l) const;
   const Flow& flow(FlowId id) const;
+  std::int32_t find_slot(FlowId id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < slot_of_.size() ? slot_of_[static_cast<std::size_t>(id)] : -1;
+  }
 
   std::vector<Link> links_;
-  std::map<FlowId, Flow> flows_;  // active flows in id order
+  std::vector<Flow> flows_;            // active flows in id order
+  std::vector<std::int32_t> slot_of_;  // flow id -> index in flows_, -1 once finished
   FlowId next_id_ = 0;
   Time now_;
+
+  // Scratch space reused by every update (sized to the links or the active flows).
+  std::vector<std::vector<LinkId>> spare_links_;  // link lists of finished flows, for reuse
+  std::vector<LinkId> touched_;
+  std::vector<Time> busy_end_;                    // per link, during advance(); zero otherwise
+  std::vector<LinkId> busy_links_;
+  std::vector<char> link_seen_;                   // per link, during recompute(); zero otherwise
+  std::vector<LinkId> comp_links_, queue_;
+  std::vector<std::int32_t> comp_flows_;          // slots
+  std::vector<char> frozen_;                      // per slot, during recompute(); zero otherwise
+  std::vector<double> new_rate_;                  // per slot
+  std::vector<double> cap_;                       // per link
+  std::vector<std::int32_t> unfrozen_;            // per link
 };
 
 }  // namespace bubblesim
