@@ -158,6 +158,23 @@ ParamSpec typed_param(std::string name, ParamType type, ParamValue value, std::s
   return s;
 }
 
+/// offload / recompute: part of the interface, not decided by the optimizer yet (docs/optimizer.md);
+/// `true` is rejected so that no result silently ignores it. The memory passes (memory.offload,
+/// memory.recompute) still apply to the optimized table like to every other one.
+ParamSpec not_yet(std::string name, std::string help) {
+  ParamSpec s = boolean_param(std::move(name), false,
+                              std::move(help) + " (not implemented yet: only false; the scenario's memory passes "
+                                                "still apply)");
+  s.check = [](const ParamValue& v) -> std::optional<std::string> {
+    if (std::get<bool>(v)) {
+      return "false: the optimizer does not decide offload or recompute yet; use the scenario's memory.offload / "
+             "memory.recompute passes";
+    }
+    return std::nullopt;
+  };
+  return s;
+}
+
 }  // namespace
 
 void register_optimized(Registrar& registrar) {
@@ -189,15 +206,14 @@ void register_optimized(Registrar& registrar) {
                        "budget minus the stage's static memory",
                        true),
            budget_units,
-           boolean_param("offload", false,
-                         "may offload activations (decided by the heuristic; see docs/optimizer.md for status)"),
-           boolean_param("recompute", false, "may recompute activations (see docs/optimizer.md for status)"),
+           not_yet("offload", "may the optimizer offload activations"),
+           not_yet("recompute", "may the optimizer recompute activations"),
            time_limit,
            choice_param("method", "auto", {"auto", "milp", "heuristic"},
-                        "auto: the MILP when p m <= 128 (and the heuristic has not met the lower bound), else the "
+                        "auto: the MILP when p m <= 32 (and the heuristic has not met the lower bound), else the "
                         "heuristic"),
            typed_param("evaluations", ParamType::Integer, std::int64_t{0},
-                       "local-search replays (default: about 1e8 / ops, 100 to 4000)", true)}},
+                       "local-search replays (default: about 2e7 / ops, 50 to 2000)", true)}},
       [cache](const GeneratorInput& in) { return to_table(in, *cache->get(in)); },
       [cache](const GeneratorInput& in) { return to_formula(in, *cache->get(in)); }});
 }

@@ -97,7 +97,7 @@ HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& s
   const std::int64_t lb = lower_bound(problem);
   const std::size_t ops = 3 * static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
   std::int64_t budget = settings.max_evaluations;
-  if (budget <= 0) budget = std::clamp<std::int64_t>(static_cast<std::int64_t>(100'000'000 / ops), 100, 4'000);
+  if (budget <= 0) budget = std::clamp<std::int64_t>(static_cast<std::int64_t>(20'000'000 / ops), 50, 2'000);
 
   std::mt19937_64 rng(settings.seed);
   Order current = result.order;

@@ -15,7 +15,7 @@
 namespace bubblesim::optimizer {
 
 struct HeuristicSettings {
-  std::int64_t max_evaluations = 0;  // 0: derived from the problem size (about 1e8 op replays, 100 to 4000 replays)
+  std::int64_t max_evaluations = 0;  // 0: derived from the problem size (about 2e7 op replays, 50 to 2000 replays)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::uint64_t seed = 1;
 };

@@ -35,7 +35,7 @@ struct OptimizeOutcome {
 
 OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& settings);
 
-/// Auto picks the MILP for at most this many ops per device times devices (p m <= 128).
-inline constexpr std::int64_t kAutoMilpMaxCells = 128;
+/// Auto picks the MILP for at most this many ops per device times devices (p m <= 32).
+inline constexpr std::int64_t kAutoMilpMaxCells = 32;
 
 }  // namespace bubblesim::optimizer
