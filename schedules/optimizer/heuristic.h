@@ -1,0 +1,40 @@
+#pragma once
+// The scalable method: seeds from memory-aware list scheduling (every flag combination, at the
+// activation limit and at smaller limits), from the handcrafted zero-bubble orders (ZB-H1, ZB-H2)
+// and from 1F1B with a split backward, each checked by the exact timing model; the best feasible
+// one is improved by local search (move a W, swap two adjacent ops of different kinds) with every
+// candidate evaluated by the same model. Anytime: the best order so far is kept; the search stops
+// after `max_evaluations` replays (deterministic) or at the deadline, whichever comes first.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "schedules/optimizer/problem.h"
+
+namespace bubblesim::optimizer {
+
+struct HeuristicSettings {
+  std::int64_t max_evaluations = 0;  // 0: derived from the problem size (about 2e7 op replays, 50 to 2000 replays)
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::uint64_t seed = 1;
+};
+
+struct HeuristicResult {
+  bool feasible = false;     // false: no seed fits the activation limit
+  Order order;
+  std::int64_t cost = 0;     // under the problem's objective
+  std::string seed_name;     // which seed the search started from
+  std::int64_t seed_cost = 0;
+  std::int64_t evaluations = 0;
+  std::int64_t improvements = 0;
+};
+
+HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& settings);
+
+/// The 1F1B order with split backward (warm-up p-r forwards, then (B, W, F) triples) and the
+/// zero-bubble handcrafted orders: warm-up `warmup(r)` forwards, `rounds(r)` (B, F) pairs, then
+/// (B, W, F) triples (SCHEDULES.md 4.6-4.7).
+Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor, std::int32_t rounds_factor);
+
+}  // namespace bubblesim::optimizer

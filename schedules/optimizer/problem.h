@@ -1,0 +1,65 @@
+#pragma once
+// The optimizer's view of one scheduling problem: p stages on p devices (straight placement), m
+// microbatches, split backward (F, B = backward for inputs, W = backward for weights), a fixed delay
+// on cross-device F->F and B->B edges, and a per-device activation limit with the zero-bubble
+// paper's memory deltas: F +M_B, B -(M_B - M_W), W -M_W (SCHEDULES.md 4.8).
+//
+// Times are integer picoseconds and memory integer bytes, so the timing model is exact.
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace bubblesim::optimizer {
+
+enum class StepKind : std::uint8_t { F, B, W };
+inline constexpr int kStepKinds = 3;
+
+/// One compute op of a device's order: kind and microbatch (the stage is the device).
+struct Step {
+  StepKind kind = StepKind::F;
+  std::int32_t microbatch = 0;
+  friend bool operator==(const Step&, const Step&) = default;
+};
+
+/// Per device, the ops in execution order.
+using Order = std::vector<std::vector<Step>>;
+
+enum class Objective { Makespan, StageSpan };
+std::string_view objective_name(Objective o);  // "makespan", "stage-span"
+
+struct Problem {
+  std::int32_t stages = 0;        // p (= devices)
+  std::int32_t microbatches = 0;  // m
+  std::vector<std::int64_t> forward_ps, backward_ps, weight_ps;  // per stage
+  std::int64_t comm_ps = 0;                                      // fixed delay on F->F and B->B edges
+  std::vector<std::int64_t> activation_bytes;  // M_B per stage
+  std::vector<std::int64_t> weight_grad_bytes; // M_W per stage
+  std::vector<std::int64_t> limit_bytes;       // activation limit per device
+  Objective objective = Objective::StageSpan;
+
+  std::int64_t duration(StepKind k, std::int32_t stage) const {
+    const auto s = static_cast<std::size_t>(stage);
+    return k == StepKind::F ? forward_ps[s] : k == StepKind::B ? backward_ps[s] : weight_ps[s];
+  }
+  /// Memory change of one op on its device (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W).
+  std::int64_t memory_delta(StepKind k, std::int32_t stage) const {
+    const auto s = static_cast<std::size_t>(stage);
+    return k == StepKind::F   ? activation_bytes[s]
+           : k == StepKind::B ? weight_grad_bytes[s] - activation_bytes[s]
+                              : -weight_grad_bytes[s];
+  }
+  /// Work per device: m (T_F + T_B + T_W).
+  std::int64_t work_ps(std::int32_t stage) const {
+    const auto s = static_cast<std::size_t>(stage);
+    return microbatches * (forward_ps[s] + backward_ps[s] + weight_ps[s]);
+  }
+};
+
+/// A certified lower bound on the objective (any order, any memory): for every device, its own work
+/// plus the time before its first op can start (forward fill from stage 0 with delays; makespan
+/// only) and the time after its last B until the end (the drain it cannot avoid: its last op is at
+/// best a W after the last B of its stage).
+std::int64_t lower_bound(const Problem& problem);
+
+}  // namespace bubblesim::optimizer

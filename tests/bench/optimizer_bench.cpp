@@ -1,0 +1,85 @@
+// The optimizer's speed targets (issue 5): the heuristic on p = 16, m = 128 in under 30 s on one
+// core, p = 64, m = 512 in seconds, and the MILP proving optimality for p = 8, m = 16 at unit costs
+// and limit p M_B within 60 s. Each iteration is a fresh optimizer run (no generator cache).
+//   build/bin/bubblesim_bench --benchmark_filter=Optimizer
+#include <benchmark/benchmark.h>
+
+#include "bench_support.h"
+#include "schedules/optimizer/optimize.h"
+
+namespace {
+
+using namespace bubblesim;
+
+optimizer::Problem problem(int p, int m, double f, double b, double w, double comm_ms, double limit_units) {
+  optimizer::Problem pr;
+  pr.stages = p;
+  pr.microbatches = m;
+  pr.comm_ps = Time::from_seconds(comm_ms * 1e-3).ps();
+  for (int s = 0; s < p; ++s) {
+    pr.forward_ps.push_back(Time::from_seconds(f * 1e-3).ps());
+    pr.backward_ps.push_back(Time::from_seconds(b * 1e-3).ps());
+    pr.weight_ps.push_back(Time::from_seconds(w * 1e-3).ps());
+    pr.activation_bytes.push_back(1000);
+    pr.weight_grad_bytes.push_back(400);
+    pr.limit_bytes.push_back(static_cast<std::int64_t>(limit_units * 1000));
+  }
+  return pr;
+}
+
+void OptimizerHeuristic(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  // ZB Table 9's 1.5B times; limit 2p M_B.
+  const optimizer::Problem pr = problem(p, m, 18.522, 18.086, 9.337, 0.601, 2.0 * p);
+  optimizer::OptimizeSettings s;
+  s.method = optimizer::Method::Heuristic;
+  s.time_limit_s = 60;
+  optimizer::OptimizeOutcome out;
+  for (auto _ : state) {
+    out = optimizer::optimize(pr, s);
+    benchmark::DoNotOptimize(out.cost);
+  }
+  state.counters["replays"] = static_cast<double>(out.heuristic.evaluations);
+  state.counters["gap"] = out.gap;
+  state.counters["bubble_span"] =
+      1.0 - static_cast<double>(pr.work_ps(0)) / static_cast<double>(out.cost);
+}
+BENCHMARK(OptimizerHeuristic)->Args({16, 128})->Args({64, 512})->Unit(benchmark::kSecond)->Iterations(1);
+
+void OptimizerMilpProof(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const optimizer::Problem pr = problem(p, m, 1, 1, 1, 0, p);
+  optimizer::OptimizeSettings s;
+  s.method = optimizer::Method::Milp;
+  s.time_limit_s = 60;
+  optimizer::OptimizeOutcome out;
+  for (auto _ : state) {
+    out = optimizer::optimize(pr, s);
+    benchmark::DoNotOptimize(out.cost);
+  }
+  state.counters["proven_optimal"] = out.proven_optimal ? 1 : 0;
+  state.counters["gap"] = out.gap;
+}
+BENCHMARK(OptimizerMilpProof)->Args({8, 16})->Unit(benchmark::kSecond)->Iterations(1);
+
+// Uneven stage costs, so the heuristic does not meet the certified bound and CBC has to work.
+void OptimizerMilpUneven(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  optimizer::Problem pr = problem(p, m, 1.0, 1.3, 0.7, 0.1, p);
+  for (int s = 0; s < p; ++s) pr.forward_ps[static_cast<std::size_t>(s)] += Time::from_seconds(s * 0.05e-3).ps();
+  optimizer::OptimizeSettings s;
+  s.method = optimizer::Method::Milp;
+  s.time_limit_s = 60;
+  optimizer::OptimizeOutcome out;
+  for (auto _ : state) {
+    out = optimizer::optimize(pr, s);
+    benchmark::DoNotOptimize(out.cost);
+  }
+  state.counters["proven_optimal"] = out.proven_optimal ? 1 : 0;
+  state.counters["gap"] = out.gap;
+  state.counters["binaries"] = static_cast<double>(out.milp.binaries);
+  state.counters["milp_s"] = out.milp.seconds;
+}
+BENCHMARK(OptimizerMilpUneven)->Args({4, 8})->Args({8, 16})->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
