@@ -270,6 +270,6 @@ TEST_CASE("pinned replay: offload copies over PCIe routes and private links, wit
     in.host_capacity = Bytes(std::int64_t{1} << 30);
     SimulationResult r = simulate(in);
     REQUIRE(r.out_of_memory.size() >= 2);  // a device and the host
-    check_pin(r, Pin{169974880000, 838860800, 218, 0x9cdf31865442c580ull}, RunStatus::OutOfMemory);
+    check_pin(r, Pin{169974880000, 838860800, 218, 0xa0e11faee30c18faull}, RunStatus::OutOfMemory);
   }
 }

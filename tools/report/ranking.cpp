@@ -34,6 +34,12 @@ std::string reason_for(const ScheduleRun& better, const ScheduleRun& worse, cons
     if (worse.simulation.status != RunStatus::Ok) {
       return fmt::format("{} ends with {}", worse.label, run_status_name(worse.simulation.status));
     }
+    if (w.sync.enabled && w.sync.exposed_dp_sync > b.sync.exposed_dp_sync) {
+      return fmt::format("gradient synchronisation after the pipeline: {} exposed for {} (replica sync {}, DP sync {}) "
+                         "vs {} for {}",
+                         w.sync.exposed_dp_sync, worse.label, w.sync.replica_sync, w.sync.dp_sync,
+                         b.sync.exposed_dp_sync, better.label);
+    }
     return fmt::format("communication on the critical path: exposed comm {} for {} vs {} for {}", w.exposed_comm,
                        worse.label, b.exposed_comm, better.label);
   }
@@ -43,12 +49,14 @@ std::string reason_for(const ScheduleRun& better, const ScheduleRun& worse, cons
 }  // namespace
 
 Ranking rank_schedules(const ScenarioRun& result) {
-  std::vector<Entry> formula, table, simulation;
+  std::vector<Entry> formula, table_bubble, table, simulation;
   for (std::size_t i = 0; i < result.runs.size(); ++i) {
     const ScheduleRun& r = result.runs[i];
     if (r.formula.bubble_ratio) formula.push_back({r.label, r.formula.bubble_ratio, i});
-    table.push_back({r.label, r.ideal.metrics.bubble_ratio, i});
-    double sim = r.simulation.status == RunStatus::Deadlock ? 2.0 : r.simulation.metrics.bubble_ratio;
+    table_bubble.push_back({r.label, r.ideal.metrics.bubble_ratio, i});
+    table.push_back({r.label, r.ideal.metrics.makespan.seconds(), i});
+    // A schedule that deadlocks ranks last.
+    double sim = r.simulation.status == RunStatus::Deadlock ? 1e300 : r.simulation.metrics.makespan.seconds();
     simulation.push_back({r.label, sim, i});
   }
   Ranking ranking{ranked(formula), ranked(table), ranked(simulation), {}};
@@ -71,7 +79,7 @@ Ranking rank_schedules(const ScenarioRun& result) {
       }
     }
   };
-  compare_levels(formula, table, "formula", "table");
+  compare_levels(formula, table_bubble, "formula", "table");
   compare_levels(table, simulation, "table", "simulation");
   return ranking;
 }

@@ -1,6 +1,9 @@
 #pragma once
 // Ranking of schedules at each abstraction level, and where the levels disagree.
-// Formula and table rank by bubble ratio (lower is better); the simulation ranks by makespan.
+// The formula level ranks by closed-form bubble ratio; the table and simulation levels rank by
+// iteration time (makespan: it includes gradient sync and the optimizer step, which bubble ratios
+// do not). A change formula -> table compares bubble ratios at both levels (the closed form has
+// no time), a change table -> simulation compares makespans. Lower is better everywhere.
 
 #include <string>
 #include <vector>
