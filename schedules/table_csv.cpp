@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/units/csv_fields.h"
 #include "sim/units/diagnostics.h"
 
 namespace bubblesim {
@@ -97,16 +98,9 @@ Table read_table_csv(std::string_view text, const std::string& file) {
       header_seen = true;
       continue;
     }
-    std::vector<std::string_view> f;
-    std::vector<int> col;
-    std::size_t b = 0;
-    while (true) {
-      std::size_t c = line.find(',', b);
-      f.push_back(line.substr(b, c == std::string_view::npos ? std::string_view::npos : c - b));
-      col.push_back(static_cast<int>(b) + 1);
-      if (c == std::string_view::npos) break;
-      b = c + 1;
-    }
+    CsvFields fields = split_csv_fields(line);
+    const std::vector<std::string_view>& f = fields.values;
+    const std::vector<int>& col = fields.columns;
     if (f.size() != 9 && f.size() != 7) {
       diags.add(SourceLocation{file, line_no, 1}, "", fmt::format("expected 9 columns ({}), got {}", kHeader, f.size()));
       continue;

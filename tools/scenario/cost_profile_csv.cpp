@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/units/csv_fields.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/quantity_parser.h"
 
@@ -66,16 +67,9 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
       header = true;
       continue;
     }
-    std::vector<std::string_view> f;
-    std::vector<int> col;
-    std::size_t b = 0;
-    while (true) {
-      std::size_t c = line.find(',', b);
-      f.push_back(line.substr(b, c == std::string_view::npos ? std::string_view::npos : c - b));
-      col.push_back(static_cast<int>(b) + 1);
-      if (c == std::string_view::npos) break;
-      b = c + 1;
-    }
+    CsvFields fields = split_csv_fields(line);
+    const std::vector<std::string_view>& f = fields.values;
+    const std::vector<int>& col = fields.columns;
     if (f.size() != 4) {
       diags.add(at(1), "", fmt::format("expected 4 columns ({}), got {}", kHeader, f.size()));
       continue;
