@@ -13,6 +13,7 @@
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
+#include "sim/units/rates.h"
 #include "sim/units/time.h"
 
 namespace bubblesim {
@@ -26,6 +27,12 @@ struct GeneratorInput {
   Time comm_delay;                            // fixed stage-to-stage delay, if the scenario has one
   std::optional<Bytes> memory_budget;         // per device, if the scenario sets one
   std::string base_dir;                       // the scenario file's folder, for relative paths in params
+  /// Per device: bandwidth of the route to and from its host memory (the offload copies), or
+  /// `memory.offload.bandwidth` under fixed-delay; empty when no host is reachable.
+  std::vector<Bandwidth> offload_d2h, offload_h2d;
+  /// A long-running generator may report a one-line status now and then; may be empty. The host
+  /// shows it on a terminal only.
+  std::function<void(const std::string&)> progress;
 };
 
 /// Published closed forms, evaluated for one input. Either may be absent.

@@ -3,7 +3,9 @@
 // placement, split backward (B and W). Minimizes the largest per-device span (the zero-bubble
 // paper's cost) or the makespan under a per-device activation limit, with the exact fixed-delay
 // replay semantics, by memory-aware list scheduling plus local search (any size) and, for small
-// inputs, a MILP solved with CBC. See docs/optimizer.md.
+// inputs, a MILP solved with CBC. With offload: true / recompute: true it also decides which
+// activations go to host memory (O / L ops on the copy engines) or are recomputed (R ops), so an
+// order that needs more memory than the limit can still fit it. See docs/optimizer.md.
 #include <cmath>
 #include <limits>
 #include <map>
@@ -51,6 +53,26 @@ Problem make_problem(const GeneratorInput& in) {
       limit = budget.count() - c.static_memory.count();
     }
     pr.limit_bytes.push_back(limit);
+    pr.recompute_ps.push_back((c.recompute > Time::zero() ? c.recompute : c.forward).ps());
+    pr.stage_input_bytes.push_back(std::min(c.stage_input.count(), c.activation.count()));
+  }
+  pr.allow_offload = in.params.has("offload") && in.params.boolean("offload");
+  pr.allow_recompute = in.params.has("recompute") && in.params.boolean("recompute");
+  if (pr.allow_offload) {
+    const auto n = static_cast<std::size_t>(p);
+    if (in.offload_d2h.size() != n || in.offload_h2d.size() != n) {
+      throw ScheduleConstraintError(
+          "offload: true needs a host for every GPU: memory.offload.bandwidth with fixed-delay communication, or a "
+          "topology whose GPUs reach a host vertex");
+    }
+    for (std::size_t s = 0; s < n; ++s) {
+      const Bytes moved = in.costs.stages[s].activation;
+      pr.d2h_ps.push_back(transfer_time(moved, in.offload_d2h[s]).ps());
+      pr.h2d_ps.push_back(transfer_time(moved, in.offload_h2d[s]).ps());
+    }
+  } else {
+    pr.d2h_ps.assign(static_cast<std::size_t>(p), 0);
+    pr.h2d_ps.assign(static_cast<std::size_t>(p), 0);
   }
   return pr;
 }
@@ -59,6 +81,7 @@ optimizer::OptimizeSettings make_settings(const GeneratorInput& in) {
   optimizer::OptimizeSettings s;
   if (in.params.has("time_limit")) s.time_limit_s = in.params.duration("time_limit").seconds();
   if (in.params.has("evaluations")) s.max_evaluations = in.params.integer("evaluations");
+  s.progress = in.progress;
   const std::string method = in.params.has("method") ? in.params.text("method") : "auto";
   s.method = method == "milp" ? optimizer::Method::Milp
              : method == "heuristic" ? optimizer::Method::Heuristic
@@ -67,12 +90,13 @@ optimizer::OptimizeSettings make_settings(const GeneratorInput& in) {
 }
 
 std::string cache_key(const Problem& pr, const optimizer::OptimizeSettings& s) {
-  std::string key = fmt::format("{} {} {} {} {} {} {}|", pr.stages, pr.microbatches, pr.comm_ps,
+  std::string key = fmt::format("{} {} {} {} {} {} {} {} {}|", pr.stages, pr.microbatches, pr.comm_ps,
                                 static_cast<int>(pr.objective), static_cast<int>(s.method), s.time_limit_s,
-                                s.max_evaluations);
+                                s.max_evaluations, pr.allow_offload, pr.allow_recompute);
   for (std::size_t i = 0; i < pr.forward_ps.size(); ++i) {
-    key += fmt::format("{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i], pr.weight_ps[i],
-                       pr.activation_bytes[i], pr.weight_grad_bytes[i], pr.limit_bytes[i]);
+    key += fmt::format("{},{},{},{},{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i], pr.weight_ps[i],
+                       pr.activation_bytes[i], pr.weight_grad_bytes[i], pr.limit_bytes[i], pr.recompute_ps[i],
+                       pr.stage_input_bytes[i], pr.d2h_ps[i], pr.h2d_ps[i]);
   }
   return key;
 }
@@ -99,11 +123,24 @@ class OutcomeCache {
   std::map<std::string, std::shared_ptr<const OptimizeOutcome>> outcomes_;
 };
 
+OpKind op_kind(StepKind k) {
+  switch (k) {
+    case StepKind::F: return OpKind::Forward;
+    case StepKind::B: return OpKind::Backward;
+    case StepKind::W: return OpKind::Weight;
+    case StepKind::R: return OpKind::Recompute;
+    case StepKind::O: return OpKind::Offload;
+    case StepKind::L: return OpKind::Reload;
+  }
+  return OpKind::Forward;
+}
+
 Table to_table(const GeneratorInput& in, const OptimizeOutcome& outcome) {
   if (!outcome.feasible) {
     throw ScheduleConstraintError(
         "optimized: no order fits the activation limit; every device needs room for at least one activation "
-        "(M_B) and the weight-gradient memory (M_W) its pending W's keep; raise budget or budget_units");
+        "(M_B) and the weight-gradient memory (M_W) its pending W's keep; raise budget or budget_units, or allow "
+        "offload: true / recompute: true");
   }
   Table t;
   t.devices = in.devices;
@@ -113,9 +150,7 @@ Table to_table(const GeneratorInput& in, const OptimizeOutcome& outcome) {
   t.device_ops.resize(static_cast<std::size_t>(in.devices));
   for (std::int32_t d = 0; d < in.devices; ++d) {
     for (const optimizer::Step& st : outcome.order[static_cast<std::size_t>(d)]) {
-      t.device_ops[static_cast<std::size_t>(d)].push_back(st.kind == StepKind::F   ? Op::forward(d, st.microbatch)
-                                                          : st.kind == StepKind::B ? Op::backward(d, st.microbatch)
-                                                                                   : Op::weight(d, st.microbatch));
+      t.device_ops[static_cast<std::size_t>(d)].push_back(Op{op_kind(st.kind), d, st.microbatch});
     }
   }
   return t;
@@ -145,6 +180,14 @@ Formula to_formula(const GeneratorInput& in, const OptimizeOutcome& o) {
                  : std::string(),
       o.seconds, limit, o.heuristic.seed_name, static_cast<double>(o.heuristic.seed_cost) * ms,
       o.heuristic.evaluations, o.heuristic.improvements);
+  if (pr.memory_ops_allowed()) {
+    const std::int64_t offloaded = o.plan.count(optimizer::ActivationChoice::Offloaded);
+    const std::int64_t recomputed = o.plan.count(optimizer::ActivationChoice::Recomputed);
+    f.note += fmt::format("; decided: {} of {} activations offloaded{}, {} recomputed{}", offloaded,
+                          o.plan.choice.size(), pr.allow_offload ? "" : " (not allowed)", recomputed,
+                          pr.allow_recompute ? "" : " (not allowed)");
+  }
+  if (!o.milp_skipped.empty()) f.note += fmt::format("; MILP not run: {}", o.milp_skipped);
   return f;
 }
 
@@ -155,23 +198,6 @@ ParamSpec typed_param(std::string name, ParamType type, ParamValue value, std::s
   s.default_value = std::move(value);
   s.help = std::move(help);
   s.optional_default = optional;
-  return s;
-}
-
-/// offload / recompute: part of the interface, not decided by the optimizer yet (docs/optimizer.md);
-/// `true` is rejected so that no result silently ignores it. The memory passes (memory.offload,
-/// memory.recompute) still apply to the optimized table like to every other one.
-ParamSpec not_yet(std::string name, std::string help) {
-  ParamSpec s = boolean_param(std::move(name), false,
-                              std::move(help) + " (not implemented yet: only false; the scenario's memory passes "
-                                                "still apply)");
-  s.check = [](const ParamValue& v) -> std::optional<std::string> {
-    if (std::get<bool>(v)) {
-      return "false: the optimizer does not decide offload or recompute yet; use the scenario's memory.offload / "
-             "memory.recompute passes";
-    }
-    return std::nullopt;
-  };
   return s;
 }
 
@@ -206,14 +232,19 @@ void register_optimized(Registrar& registrar) {
                        "budget minus the stage's static memory",
                        true),
            budget_units,
-           not_yet("offload", "may the optimizer offload activations"),
-           not_yet("recompute", "may the optimizer recompute activations"),
+           boolean_param("offload", false,
+                         "may the optimizer offload activations to host memory (O after the F, L before the B, at the "
+                         "host route's bandwidth); needs memory.offload.bandwidth or a topology with a host"),
+           boolean_param("recompute", false,
+                         "may the optimizer recompute activations (the F keeps the stage input, R before the B)"),
            time_limit,
            choice_param("method", "auto", {"auto", "milp", "heuristic"},
                         "auto: the MILP when p m <= 32 (and the heuristic has not met the lower bound), else the "
-                        "heuristic"),
+                        "heuristic; with offload or recompute always the heuristic (the MILP does not model them)"),
            typed_param("evaluations", ParamType::Integer, std::int64_t{0},
-                       "local-search replays (default: about 2e7 / ops, 50 to 2000)", true)}},
+                       "local-search replays (default: about 2e7 / ops, 50 to 2000; with offload or recompute 1e8 / ops, "
+                       "200 to 100000)",
+                       true)}},
       [cache](const GeneratorInput& in) { return to_table(in, *cache->get(in)); },
       [cache](const GeneratorInput& in) { return to_formula(in, *cache->get(in)); }});
 }

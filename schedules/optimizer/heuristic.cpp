@@ -4,6 +4,8 @@
 #include <random>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "schedules/optimizer/list_scheduler.h"
 #include "schedules/optimizer/timing_model.h"
 
@@ -50,8 +52,12 @@ std::vector<Seed> seeds(const Problem& problem) {
   out.push_back({"zb-h2", handcrafted_order(p, m, 2, 2)});
   // List scheduling at the limit and at smaller limits (multiples of p M_B below it), so a larger
   // budget never has fewer candidates than a smaller one.
+  // With offload or recompute the order may hold more than the limit (fit_memory makes room), so
+  // larger limits are tried too, up to unlimited.
+  const bool larger = problem.memory_ops_allowed();
   std::set<std::int64_t> fractions_x4;  // limit scale factors in quarters of p M_B
   for (std::int64_t q = 4; q <= 4 * 4; q += 2) fractions_x4.insert(q);
+  if (larger) fractions_x4.insert({5, 7, 9, 20, 24, 32});
   std::vector<std::vector<std::int64_t>> limits{problem.limit_bytes};
   for (std::int64_t q : fractions_x4) {
     std::vector<std::int64_t> lim(problem.limit_bytes.size());
@@ -60,7 +66,12 @@ std::vector<Seed> seeds(const Problem& problem) {
       lim[s] = q * p * problem.activation_bytes[s] / 4;
       if (lim[s] >= problem.limit_bytes[s]) smaller = false;
     }
-    if (smaller) limits.push_back(lim);
+    if (smaller || larger) limits.push_back(lim);
+  }
+  if (larger) {
+    std::vector<std::int64_t> unlimited(problem.limit_bytes.size());
+    for (std::size_t s = 0; s < unlimited.size(); ++s) unlimited[s] = m * problem.activation_bytes[s];
+    limits.push_back(unlimited);
   }
   const auto flags = all_list_flags();
   for (std::size_t li = 0; li < limits.size(); ++li) {
@@ -75,9 +86,178 @@ std::vector<Seed> seeds(const Problem& problem) {
   return out;
 }
 
+/// One random change of an order (F, B, W only): swap two adjacent ops of different kinds, or
+/// move a W by up to 8 places without crossing another W. False when the draw changed nothing.
+bool random_order_move(Order& order, std::mt19937_64& rng) {
+  const std::size_t d = std::uniform_int_distribution<std::size_t>(0, order.size() - 1)(rng);
+  auto& c = order[d];
+  const std::size_t n = c.size();
+  if (n < 2) return false;
+  const std::size_t i = std::uniform_int_distribution<std::size_t>(0, n - 2)(rng);
+  if (std::uniform_int_distribution<int>(0, 1)(rng) == 0) {
+    if (c[i].kind == c[i + 1].kind) return false;
+    std::swap(c[i], c[i + 1]);
+    return true;
+  }
+  std::size_t w = i;
+  while (w < n && c[w].kind != StepKind::W) ++w;
+  if (w >= n) return false;
+  const int delta = std::uniform_int_distribution<int>(-8, 8)(rng);
+  if (delta == 0) return false;
+  const std::vector<Step> before = c;
+  const Step moved = c[w];
+  std::size_t target = w;
+  for (int k = 0; k < std::abs(delta); ++k) {
+    const std::size_t next = delta < 0 ? target - 1 : target + 1;
+    if ((delta < 0 && target == 0) || next >= n || c[next].kind == StepKind::W) {
+      c = before;
+      return false;
+    }
+    c[target] = c[next];
+    target = next;
+  }
+  c[target] = moved;
+  return true;
+}
+
+/// One random change of a plan: an activation kept -> offloaded (reload as late as the last replay
+/// allows) or recomputed, offloaded or recomputed -> kept, or a reload one op earlier or later.
+bool random_plan_move(const Problem& problem, const Order& compute, const Evaluation& eval, MemoryPlan& plan,
+                      std::mt19937_64& rng) {
+  const std::size_t i = std::uniform_int_distribution<std::size_t>(0, plan.choice.size() - 1)(rng);
+  const auto stage = static_cast<std::int32_t>(i / static_cast<std::size_t>(problem.microbatches));
+  const auto microbatch = static_cast<std::int32_t>(i % static_cast<std::size_t>(problem.microbatches));
+  const int draw = std::uniform_int_distribution<int>(0, 3)(rng);
+  switch (plan.choice[i]) {
+    case ActivationChoice::Kept:
+      if (problem.allow_offload && (draw < 2 || !problem.allow_recompute)) {
+        const std::int32_t lead = best_reload_lead(problem, compute, eval, stage, microbatch);
+        if (lead < 1) return false;
+        plan.choice[i] = ActivationChoice::Offloaded;
+        plan.reload_lead[i] = lead;
+        return true;
+      }
+      if (!problem.allow_recompute) return false;
+      plan.choice[i] = ActivationChoice::Recomputed;
+      return true;
+    case ActivationChoice::Offloaded:
+      if (draw == 0) {
+        plan.choice[i] = ActivationChoice::Kept;
+        plan.reload_lead[i] = 0;
+        return true;
+      }
+      if (draw == 1 && plan.reload_lead[i] <= 1) return false;
+      plan.reload_lead[i] += draw == 1 ? -1 : 1;
+      return true;
+    case ActivationChoice::Recomputed:
+      plan.choice[i] = ActivationChoice::Kept;
+      return true;
+  }
+  return false;
+}
+
+/// Local-search replays: about 2e7 op replays (50 to 2000) for the order alone; the search with a
+/// plan has a larger space (every activation's choice and reload point) and gets about 1e8 (200 to
+/// 100000), a second or so for p = 8, m = 24.
+std::int64_t derived_budget(const Problem& problem, const HeuristicSettings& settings) {
+  if (settings.max_evaluations > 0) return settings.max_evaluations;
+  const std::size_t ops = 3 * static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+  if (problem.memory_ops_allowed()) {
+    return std::clamp<std::int64_t>(static_cast<std::int64_t>(100'000'000 / ops), 200, 100'000);
+  }
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(20'000'000 / ops), 50, 2'000);
+}
+
+bool past(const HeuristicSettings& settings) { return std::chrono::steady_clock::now() >= settings.deadline; }
+
+void report(const HeuristicSettings& settings, const std::string& phase, std::int64_t done, std::int64_t total,
+            std::int64_t best) {
+  if (!settings.progress) return;
+  if (best >= TimingModel::kInfeasible) {
+    settings.progress(fmt::format("optimized: {} {}/{}, nothing fits yet", phase, done, total));
+  } else {
+    settings.progress(fmt::format("optimized: {} {}/{}, best {:.6g} ms", phase, done, total, static_cast<double>(best) * 1e-9));
+  }
+}
+
+/// The search when offload or recompute may be used: the state is a compute order and a plan.
+HeuristicResult run_memory_search(const Problem& problem, const HeuristicSettings& settings) {
+  HeuristicResult result;
+  TimingModel model(problem);
+  std::int64_t best = TimingModel::kInfeasible;
+  std::vector<Seed> all = seeds(problem);
+  const auto seed_count = static_cast<std::int64_t>(all.size());
+  for (std::int64_t k = 0; k < seed_count; ++k) {
+    Seed& seed = all[static_cast<std::size_t>(k)];
+    if (k > 0 && past(settings)) break;
+    if ((k & 7) == 0) report(settings, "seeds", k, seed_count, best);
+    std::optional<FittedPlan> fitted = fit_memory(problem, seed.order, model);
+    ++result.evaluations;
+    if (!fitted || fitted->cost >= TimingModel::kInfeasible) continue;
+    const std::int64_t decisions = fitted->plan.count(ActivationChoice::Offloaded) + fitted->plan.count(ActivationChoice::Recomputed);
+    const std::int64_t best_decisions =
+        result.plan.choice.empty() ? 0 : result.plan.count(ActivationChoice::Offloaded) + result.plan.count(ActivationChoice::Recomputed);
+    if (fitted->cost < best || (fitted->cost == best && decisions < best_decisions)) {
+      best = fitted->cost;
+      result.order = std::move(fitted->order);
+      result.compute_order = std::move(seed.order);
+      result.plan = std::move(fitted->plan);
+      result.seed_name = seed.name;
+    }
+  }
+  if (best >= TimingModel::kInfeasible) return result;
+  result.feasible = true;
+  result.seed_cost = best;
+
+  const std::int64_t lb = lower_bound(problem);
+  const std::int64_t budget = derived_budget(problem, settings);
+  std::mt19937_64 rng(settings.seed);
+  Order compute = result.compute_order;
+  MemoryPlan plan = result.plan;
+  std::int64_t current_cost = best;
+  auto decisions = [](const MemoryPlan& pl) {
+    return pl.count(ActivationChoice::Offloaded) + pl.count(ActivationChoice::Recomputed);
+  };
+  std::int64_t current_decisions = decisions(plan);
+  model.cost(result.order);
+  Evaluation current_eval = model.last();
+  for (std::int64_t it = 0; it < budget && (best > lb || current_decisions > 0); ++it) {
+    if ((it & 63) == 0 && past(settings)) break;
+    if ((it & 255) == 0) report(settings, "local search", it, budget, best);
+    Order candidate_compute = compute;
+    MemoryPlan candidate_plan = plan;
+    const bool changed = std::uniform_int_distribution<int>(0, 1)(rng) == 0
+                             ? random_order_move(candidate_compute, rng)
+                             : random_plan_move(problem, compute, current_eval, candidate_plan, rng);
+    if (!changed) continue;
+    std::optional<Order> candidate = materialize(problem, candidate_compute, candidate_plan);
+    if (!candidate) continue;
+    const std::int64_t cost = model.cost(*candidate);
+    ++result.evaluations;
+    const std::int64_t n = decisions(candidate_plan);
+    if (cost < current_cost || (cost == current_cost && n <= current_decisions)) {
+      compute = std::move(candidate_compute);
+      plan = std::move(candidate_plan);
+      current_cost = cost;
+      current_decisions = n;
+      current_eval = model.last();
+      if (cost < best || (cost == best && n < decisions(result.plan))) {
+        best = cost;
+        result.order = std::move(*candidate);
+        result.compute_order = compute;
+        result.plan = plan;
+        ++result.improvements;
+      }
+    }
+  }
+  result.cost = best;
+  return result;
+}
+
 }  // namespace
 
 HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& settings) {
+  if (problem.memory_ops_allowed()) return run_memory_search(problem, settings);
   HeuristicResult result;
   TimingModel model(problem);
   std::int64_t best = TimingModel::kInfeasible;
@@ -95,48 +275,15 @@ HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& s
   result.seed_cost = best;
 
   const std::int64_t lb = lower_bound(problem);
-  const std::size_t ops = 3 * static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
-  std::int64_t budget = settings.max_evaluations;
-  if (budget <= 0) budget = std::clamp<std::int64_t>(static_cast<std::int64_t>(20'000'000 / ops), 50, 2'000);
-
+  const std::int64_t budget = derived_budget(problem, settings);
   std::mt19937_64 rng(settings.seed);
   Order current = result.order;
   std::int64_t current_cost = best;
-  const auto p = static_cast<std::size_t>(problem.stages);
   for (std::int64_t it = 0; it < budget && best > lb; ++it) {
-    if ((it & 63) == 0 && std::chrono::steady_clock::now() >= settings.deadline) break;
-    const std::size_t d = std::uniform_int_distribution<std::size_t>(0, p - 1)(rng);
-    auto& ops_d = current[d];
-    const std::size_t n = ops_d.size();
-    const std::size_t i = std::uniform_int_distribution<std::size_t>(0, n - 2)(rng);
+    if ((it & 63) == 0 && past(settings)) break;
+    if ((it & 1023) == 0) report(settings, "local search", it, budget, best);
     Order candidate = current;
-    auto& c = candidate[d];
-    if (std::uniform_int_distribution<int>(0, 1)(rng) == 0) {
-      // Swap two adjacent ops of different kinds.
-      if (c[i].kind == c[i + 1].kind) continue;
-      std::swap(c[i], c[i + 1]);
-    } else {
-      // Move a W by up to 8 places, not across another W (W's stay in microbatch order).
-      std::size_t w = i;
-      while (w < n && c[w].kind != StepKind::W) ++w;
-      if (w >= n) continue;
-      const int delta = std::uniform_int_distribution<int>(-8, 8)(rng);
-      if (delta == 0) continue;
-      const Step moved = c[w];
-      std::size_t target = w;
-      bool ok = true;
-      for (int k = 0; k < std::abs(delta); ++k) {
-        const std::size_t next = delta < 0 ? target - 1 : target + 1;
-        if ((delta < 0 && target == 0) || next >= n || c[next].kind == StepKind::W) {
-          ok = false;
-          break;
-        }
-        c[target] = c[next];
-        target = next;
-      }
-      if (!ok) continue;
-      c[target] = moved;
-    }
+    if (!random_order_move(candidate, rng)) continue;
     const std::int64_t cost = model.cost(candidate);
     ++result.evaluations;
     if (cost <= current_cost) {
@@ -150,6 +297,8 @@ HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& s
     }
   }
   result.cost = best;
+  result.compute_order = result.order;
+  result.plan = MemoryPlan::keep_all(problem);
   return result;
 }
 

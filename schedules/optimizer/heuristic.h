@@ -5,24 +5,37 @@
 // one is improved by local search (move a W, swap two adjacent ops of different kinds) with every
 // candidate evaluated by the same model. Anytime: the best order so far is kept; the search stops
 // after `max_evaluations` replays (deterministic) or at the deadline, whichever comes first.
+//
+// When the problem allows offload or recompute, every seed is also tried at larger activation
+// limits (up to unlimited) and made to fit the real one by fit_memory (memory_plan.h); the local
+// search then also moves the plan: keep / offload / recompute one activation, reload one op
+// earlier or later. A candidate of equal cost with fewer decisions is preferred.
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
+#include <functional>
+
+#include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/problem.h"
 
 namespace bubblesim::optimizer {
 
 struct HeuristicSettings {
-  std::int64_t max_evaluations = 0;  // 0: derived from the problem size (about 2e7 op replays, 50 to 2000 replays)
+  std::int64_t max_evaluations = 0;  // 0: derived from the problem size (about 2e7 op replays, 50 to 2000
+                                     // replays; with offload / recompute 1e8, 200 to 100000)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::uint64_t seed = 1;
+  /// Called now and then with a one-line status (may be empty).
+  std::function<void(const std::string&)> progress;
 };
 
 struct HeuristicResult {
   bool feasible = false;     // false: no seed fits the activation limit
-  Order order;
+  Order order;               // with the plan's R, O and L when the problem allows them
+  Order compute_order;       // F, B, W only
+  MemoryPlan plan;           // keep everything unless offload / recompute are allowed
   std::int64_t cost = 0;     // under the problem's objective
   std::string seed_name;     // which seed the search started from
   std::int64_t seed_cost = 0;

@@ -4,6 +4,11 @@
 // on cross-device F->F and B->B edges, and a per-device activation limit with the zero-bubble
 // paper's memory deltas: F +M_B, B -(M_B - M_W), W -M_W (SCHEDULES.md 4.8).
 //
+// When the problem allows them, the optimizer also decides per activation whether to keep it,
+// offload it to host memory (O on the device's D2H copy engine right after its F, L on the H2D
+// engine before its B) or recompute it (R right before its B; the F keeps only the stage input),
+// with the engine's memory semantics (docs/memory.md).
+//
 // Times are integer picoseconds and memory integer bytes, so the timing model is exact.
 
 #include <cstdint>
@@ -12,17 +17,21 @@
 
 namespace bubblesim::optimizer {
 
-enum class StepKind : std::uint8_t { F, B, W };
-inline constexpr int kStepKinds = 3;
+/// F, B, W and R run on the device's compute stream, O (offload) on its D2H copy engine, L
+/// (reload) on its H2D copy engine.
+enum class StepKind : std::uint8_t { F, B, W, R, O, L };
+inline constexpr int kStepKinds = 6;
+inline constexpr bool is_copy(StepKind k) { return k == StepKind::O || k == StepKind::L; }
 
-/// One compute op of a device's order: kind and microbatch (the stage is the device).
+/// One op of a device's order: kind and microbatch (the stage is the device).
 struct Step {
   StepKind kind = StepKind::F;
   std::int32_t microbatch = 0;
   friend bool operator==(const Step&, const Step&) = default;
 };
 
-/// Per device, the ops in execution order.
+/// Per device, the ops in list order (copy ops start no earlier than the compute op listed before
+/// them, as in the engine).
 using Order = std::vector<std::vector<Step>>;
 
 enum class Objective { Makespan, StageSpan };
@@ -37,17 +46,33 @@ struct Problem {
   std::vector<std::int64_t> weight_grad_bytes; // M_W per stage
   std::vector<std::int64_t> limit_bytes;       // activation limit per device
   Objective objective = Objective::StageSpan;
+  // Offload and recompute (used only when allowed):
+  bool allow_offload = false, allow_recompute = false;
+  std::vector<std::int64_t> d2h_ps, h2d_ps;     // per stage: copy time of one M_B to / from host
+  std::vector<std::int64_t> recompute_ps;       // per stage: duration of R
+  std::vector<std::int64_t> stage_input_bytes;  // per stage: what a recomputed F keeps
 
   std::int64_t duration(StepKind k, std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
-    return k == StepKind::F ? forward_ps[s] : k == StepKind::B ? backward_ps[s] : weight_ps[s];
+    switch (k) {
+      case StepKind::F: return forward_ps[s];
+      case StepKind::B: return backward_ps[s];
+      case StepKind::W: return weight_ps[s];
+      case StepKind::R: return recompute_ps[s];
+      case StepKind::O: return d2h_ps[s];
+      case StepKind::L: return h2d_ps[s];
+    }
+    return 0;
   }
-  /// Memory change of one op on its device (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W).
+  bool memory_ops_allowed() const { return allow_offload || allow_recompute; }
+  /// Memory change of one F, B or W on its device (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W),
+  /// for an activation that is kept.
   std::int64_t memory_delta(StepKind k, std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
     return k == StepKind::F   ? activation_bytes[s]
            : k == StepKind::B ? weight_grad_bytes[s] - activation_bytes[s]
-                              : -weight_grad_bytes[s];
+           : k == StepKind::W ? -weight_grad_bytes[s]
+                              : 0;
   }
   /// Work per device: m (T_F + T_B + T_W).
   std::int64_t work_ps(std::int32_t stage) const {

@@ -1,6 +1,7 @@
 #include "schedules/optimizer/timing_model.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace bubblesim::optimizer {
 
@@ -24,7 +25,10 @@ std::int64_t lower_bound(const Problem& problem) {
       gap += problem.forward_ps[su] + problem.backward_ps[su] + 2 * problem.comm_ps;
     }
     std::int64_t k = m;
-    if (problem.activation_bytes[du] > 0) k = std::min<std::int64_t>(k, problem.limit_bytes[du] / problem.activation_bytes[du]);
+    // Offload and recompute free memory, so the limit bounds the warm-up only without them.
+    if (problem.activation_bytes[du] > 0 && !problem.memory_ops_allowed()) {
+      k = std::min<std::int64_t>(k, problem.limit_bytes[du] / problem.activation_bytes[du]);
+    }
     const std::int64_t idle = std::max<std::int64_t>(0, gap - k * problem.forward_ps[du]);
     std::int64_t bound = problem.work_ps(d) + idle;
     if (problem.objective == Objective::Makespan) {
@@ -37,15 +41,23 @@ std::int64_t lower_bound(const Problem& problem) {
   return best;
 }
 
-TimingModel::TimingModel(const Problem& problem) : problem_(problem) {
+TimingModel::TimingModel(const Problem& problem) : problem_(problem), memory_ops_(problem.memory_ops_allowed()) {
   const auto p = static_cast<std::size_t>(problem.stages);
   const auto n = p * static_cast<std::size_t>(problem.microbatches);
-  for (auto& e : eval_.end) e.assign(n, -1);
+  for (int k = 0; k < kStepKinds; ++k) {
+    if (k < 3 || memory_ops_) eval_.end[k].assign(n, -1);
+    if (k >= 3 && memory_ops_) has_[k].assign(n, 0);
+  }
   eval_.span.assign(p, 0);
   eval_.peak_bytes.assign(p, 0);
+  eval_.first_over.assign(p, -1);
   position_.assign(p, 0);
+  for (int e = 0; e < 2; ++e) {
+    copy_position_[e].assign(p, 0);
+    copy_free_[e].assign(p, 0);
+  }
   free_.assign(p, 0);
-  memory_.assign(p, 0);
+  first_start_.assign(p, -1);
   queued_.assign(p, 0);
 }
 
@@ -54,85 +66,314 @@ std::int64_t TimingModel::cost(const Order& order) {
   return eval_.feasible_cost(problem_.objective);
 }
 
+void TimingModel::wake(std::int32_t d) {
+  if (d < 0 || d >= problem_.stages || queued_[static_cast<std::size_t>(d)]) return;
+  queued_[static_cast<std::size_t>(d)] = 1;
+  queue_.push_back(d);
+}
+
+bool TimingModel::mark_memory_ops(const Order& order) {
+  has_copies_ = false;
+  for (int k = 3; k < kStepKinds; ++k) std::fill(has_[k].begin(), has_[k].end(), 0);
+  const std::int32_t m = problem_.microbatches;
+  for (std::size_t d = 0; d < order.size(); ++d) {
+    for (const Step& st : order[d]) {
+      if (st.kind == StepKind::F || st.kind == StepKind::B || st.kind == StepKind::W) continue;
+      if (st.microbatch < 0 || st.microbatch >= m) return false;
+      char& flag = has_[static_cast<int>(st.kind)][index(static_cast<std::int32_t>(d), st.microbatch)];
+      if (flag) return false;  // listed twice
+      flag = 1;
+      if (is_copy(st.kind)) has_copies_ = true;
+    }
+  }
+  // An activation is kept, offloaded (O and L) or recomputed (R), never both.
+  const auto& r = has_[static_cast<int>(StepKind::R)];
+  const auto& o = has_[static_cast<int>(StepKind::O)];
+  const auto& l = has_[static_cast<int>(StepKind::L)];
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (o[i] != l[i] || (r[i] && o[i])) return false;
+  }
+  return true;
+}
+
+// Runs the device's compute ops as far as their dependencies allow; true when one ran.
+bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) {
+  const std::int32_t p = problem_.stages, m = problem_.microbatches;
+  const auto du = static_cast<std::size_t>(d);
+  const auto& fe = eval_.end[0];
+  const auto& be = eval_.end[1];
+  bool ran = false;
+  std::size_t& pos = position_[du];
+  while (pos < ops.size()) {
+    const Step st = ops[pos];
+    if (is_copy(st.kind)) {
+      ++pos;
+      continue;
+    }
+    if (st.microbatch < 0 || st.microbatch >= m) {
+      malformed_ = true;
+      return ran;
+    }
+    std::int64_t ready = 0;
+    const std::size_t i = index(d, st.microbatch);
+    switch (st.kind) {
+      case StepKind::F:
+        if (d > 0) {
+          const std::int64_t e = fe[index(d - 1, st.microbatch)];
+          if (e < 0) return ran;
+          ready = e + problem_.comm_ps;
+        }
+        break;
+      case StepKind::B:
+        if (fe[i] < 0) return ran;
+        ready = fe[i];
+        if (d + 1 < p) {
+          const std::int64_t e = be[index(d + 1, st.microbatch)];
+          if (e < 0) return ran;
+          ready = std::max(ready, e + problem_.comm_ps);
+        }
+        if (memory_ops_) {
+          for (StepKind k : {StepKind::R, StepKind::L}) {
+            if (!has_[static_cast<int>(k)][i]) continue;
+            const std::int64_t e = eval_.end[static_cast<int>(k)][i];
+            if (e < 0) return ran;
+            ready = std::max(ready, e);
+          }
+        }
+        break;
+      case StepKind::W:
+        if (be[i] < 0) return ran;
+        ready = be[i];
+        break;
+      default:  // R
+        if (fe[i] < 0) return ran;
+        ready = fe[i];
+        break;
+    }
+    if (st.kind == StepKind::R && !memory_ops_) {
+      malformed_ = true;
+      return ran;
+    }
+    const std::int64_t start = std::max(free_[du], ready);
+    const std::int64_t end = start + problem_.duration(st.kind, d);
+    auto& slot = eval_.end[static_cast<int>(st.kind)][i];
+    if (slot >= 0) {  // listed twice
+      malformed_ = true;
+      return ran;
+    }
+    slot = end;
+    if (first_start_[du] < 0) first_start_[du] = start;
+    free_[du] = end;
+    ++pos;
+    ran = true;
+    if (st.kind == StepKind::F) wake(d + 1);
+    if (st.kind == StepKind::B) wake(d - 1);
+  }
+  return ran;
+}
+
+// Runs the device's copies of one engine (0: O, 1: L) as far as they can go; true when one ran.
+bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine) {
+  const auto du = static_cast<std::size_t>(d);
+  const StepKind kind = engine == 0 ? StepKind::O : StepKind::L;
+  const auto& source = eval_.end[engine == 0 ? static_cast<int>(StepKind::F) : static_cast<int>(StepKind::O)];
+  std::size_t& pos = copy_position_[engine][du];
+  bool ran = false;
+  while (pos < ops.size()) {
+    const Step st = ops[pos];
+    if (st.kind != kind) {
+      ++pos;
+      continue;
+    }
+    const std::size_t i = index(d, st.microbatch);
+    if (source[i] < 0) return ran;
+    std::int64_t ready = source[i];
+    // The prefetch point: the start of the compute op listed just before the copy.
+    for (std::size_t k = pos; k-- > 0;) {
+      const Step before = ops[k];
+      if (is_copy(before.kind)) continue;
+      if (before.microbatch < 0 || before.microbatch >= problem_.microbatches) {
+        malformed_ = true;
+        return ran;
+      }
+      const std::int64_t e = eval_.end[static_cast<int>(before.kind)][index(d, before.microbatch)];
+      if (e < 0) return ran;
+      ready = std::max(ready, e - problem_.duration(before.kind, d));
+      break;
+    }
+    const std::int64_t start = std::max(copy_free_[engine][du], ready);
+    const std::int64_t end = start + problem_.duration(kind, d);
+    eval_.end[static_cast<int>(kind)][i] = end;
+    copy_free_[engine][du] = end;
+    ++pos;
+    ran = true;
+  }
+  return ran;
+}
+
 void TimingModel::run(const Order& order) {
   const std::int32_t p = problem_.stages, m = problem_.microbatches;
   const auto pu = static_cast<std::size_t>(p);
   eval_.complete = false;
   eval_.memory_ok = false;
+  malformed_ = false;
   for (auto& e : eval_.end) std::fill(e.begin(), e.end(), -1);
   std::fill(position_.begin(), position_.end(), 0);
   std::fill(free_.begin(), free_.end(), 0);
-  std::fill(memory_.begin(), memory_.end(), 0);
-  std::fill(eval_.peak_bytes.begin(), eval_.peak_bytes.end(), 0);
-  std::vector<std::int64_t> first_start(pu, -1);
+  std::fill(first_start_.begin(), first_start_.end(), -1);
+  for (int e = 0; e < 2; ++e) {
+    std::fill(copy_position_[e].begin(), copy_position_[e].end(), 0);
+    std::fill(copy_free_[e].begin(), copy_free_[e].end(), 0);
+  }
+  has_copies_ = false;
+  if (order.size() != pu) return;
+  if (memory_ops_ && !mark_memory_ops(order)) return;
   queue_.clear();
   for (std::int32_t d = 0; d < p; ++d) {
     queue_.push_back(d);
     queued_[static_cast<std::size_t>(d)] = 1;
   }
-  auto& fe = eval_.end[0];
-  auto& be = eval_.end[1];
-  auto index = [m](std::int32_t s, std::int32_t j) { return static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j); };
-  auto wake = [this, p](std::int32_t d) {
-    if (d < 0 || d >= p || queued_[static_cast<std::size_t>(d)]) return;
-    queued_[static_cast<std::size_t>(d)] = 1;
-    queue_.push_back(d);
-  };
   std::size_t head = 0;
   while (head < queue_.size()) {
     const std::int32_t d = queue_[head++];
     const auto du = static_cast<std::size_t>(d);
     queued_[du] = 0;
     const auto& ops = order[du];
-    while (position_[du] < ops.size()) {
-      const Step st = ops[position_[du]];
-      if (st.microbatch < 0 || st.microbatch >= m) return;  // malformed: stays incomplete
-      std::int64_t ready = 0;
-      const std::size_t i = index(d, st.microbatch);
-      if (st.kind == StepKind::F) {
-        if (d > 0) {
-          const std::int64_t e = fe[index(d - 1, st.microbatch)];
-          if (e < 0) break;
-          ready = e + problem_.comm_ps;
-        }
-      } else if (st.kind == StepKind::B) {
-        if (fe[i] < 0) break;
-        ready = fe[i];
-        if (d + 1 < p) {
-          const std::int64_t e = be[index(d + 1, st.microbatch)];
-          if (e < 0) break;
-          ready = std::max(ready, e + problem_.comm_ps);
-        }
-      } else {
-        if (be[i] < 0) break;
-        ready = be[i];
+    if (!has_copies_) {
+      advance_compute(d, ops);
+    } else {
+      // Compute and copies depend on each other on one device: go round until none can move.
+      bool moved = true;
+      while (moved && !malformed_) {
+        moved = advance_compute(d, ops);
+        moved = advance_copies(d, ops, 0) || moved;
+        moved = advance_copies(d, ops, 1) || moved;
       }
-      const std::int64_t start = std::max(free_[du], ready);
-      const std::int64_t end = start + problem_.duration(st.kind, d);
-      auto& slot = eval_.end[static_cast<int>(st.kind)][i];
-      if (slot >= 0) return;  // listed twice: incomplete
-      slot = end;
-      if (first_start[du] < 0) first_start[du] = start;
-      free_[du] = end;
-      const std::int64_t delta = problem_.memory_delta(st.kind, d);
-      if (delta > 0) eval_.peak_bytes[du] = std::max(eval_.peak_bytes[du], memory_[du] + delta);
-      memory_[du] += delta;
-      ++position_[du];
-      if (st.kind == StepKind::F) wake(d + 1);
-      if (st.kind == StepKind::B) wake(d - 1);
     }
+    if (malformed_) return;
   }
+  std::size_t compute_ops = 3 * static_cast<std::size_t>(m);
   eval_.complete = true;
-  eval_.memory_ok = true;
   eval_.makespan = 0;
   eval_.span_max = 0;
-  const auto need = 3 * static_cast<std::size_t>(m);
   for (std::size_t d = 0; d < pu; ++d) {
-    if (position_[d] != order[d].size() || order[d].size() != need) eval_.complete = false;
-    if (eval_.peak_bytes[d] > problem_.limit_bytes[d]) eval_.memory_ok = false;
-    eval_.span[d] = first_start[d] < 0 ? 0 : free_[d] - first_start[d];
-    eval_.makespan = std::max(eval_.makespan, free_[d]);
+    std::size_t recomputed = 0;
+    if (memory_ops_) {
+      for (std::int32_t j = 0; j < m; ++j) recomputed += has_[static_cast<int>(StepKind::R)][index(static_cast<std::int32_t>(d), j)] ? 1 : 0;
+    }
+    std::size_t copies = 0;
+    if (has_copies_) {
+      for (const Step& st : order[d]) copies += is_copy(st.kind) ? 1 : 0;
+    }
+    if (position_[d] != order[d].size() || order[d].size() != compute_ops + recomputed + copies) eval_.complete = false;
+    if (has_copies_ && (copy_position_[0][d] != order[d].size() || copy_position_[1][d] != order[d].size())) {
+      eval_.complete = false;
+    }
+    eval_.span[d] = first_start_[d] < 0 ? 0 : free_[d] - first_start_[d];
+    eval_.makespan = std::max({eval_.makespan, free_[d], copy_free_[0][d], copy_free_[1][d]});
     eval_.span_max = std::max(eval_.span_max, eval_.span[d]);
+  }
+  if (!eval_.complete) return;
+  account_memory(order);
+}
+
+std::int64_t TimingModel::allocation_at_forward(std::int32_t d, std::int32_t j) const {
+  const auto s = static_cast<std::size_t>(d);
+  if (memory_ops_ && has_[static_cast<int>(StepKind::R)][index(d, j)]) {
+    return std::min(problem_.stage_input_bytes[s], problem_.activation_bytes[s]);
+  }
+  return problem_.activation_bytes[s];
+}
+
+void TimingModel::account_memory(const Order& order) {
+  const auto pu = static_cast<std::size_t>(problem_.stages);
+  eval_.memory_ok = true;
+  for (std::size_t du = 0; du < pu; ++du) {
+    const auto d = static_cast<std::int32_t>(du);
+    eval_.peak_bytes[du] = 0;
+    eval_.first_over[du] = -1;
+    if (has_copies_) {
+      account_device_with_copies(d, order[du]);
+    } else {
+      // One op at a time: the memory when an op allocates is the sum of the deltas before it.
+      const std::int64_t limit = problem_.limit_bytes[du];
+      const std::int64_t mb = problem_.activation_bytes[du], mw = problem_.weight_grad_bytes[du];
+      std::int64_t memory = 0;
+      for (const Step& st : order[du]) {
+        std::int64_t delta = 0;
+        switch (st.kind) {
+          case StepKind::F: delta = allocation_at_forward(d, st.microbatch); break;
+          case StepKind::R: delta = mb; break;
+          case StepKind::B:
+            delta = mw - mb;
+            if (memory_ops_ && has_[static_cast<int>(StepKind::R)][index(d, st.microbatch)]) {
+              delta -= allocation_at_forward(d, st.microbatch);
+            }
+            break;
+          case StepKind::W: delta = -mw; break;
+          default: break;
+        }
+        memory += delta;
+        if (delta > 0) {
+          eval_.peak_bytes[du] = std::max(eval_.peak_bytes[du], memory);
+          if (memory > limit && eval_.first_over[du] < 0) {
+            eval_.first_over[du] = eval_.end[static_cast<int>(st.kind)][index(d, st.microbatch)] -
+                                   problem_.duration(st.kind, d);
+          }
+        }
+      }
+    }
+    if (eval_.peak_bytes[du] > problem_.limit_bytes[du]) eval_.memory_ok = false;
+  }
+}
+
+void TimingModel::account_device_with_copies(std::int32_t d, const std::vector<Step>& ops) {
+  const auto du = static_cast<std::size_t>(d);
+  const std::int64_t mb = problem_.activation_bytes[du], mw = problem_.weight_grad_bytes[du];
+  compute_events_.clear();
+  reload_events_.clear();
+  offload_events_.clear();
+  for (const Step& st : ops) {
+    const std::size_t i = index(d, st.microbatch);
+    const std::int64_t end = eval_.end[static_cast<int>(st.kind)][i];
+    const std::int64_t start = end - problem_.duration(st.kind, d);
+    switch (st.kind) {
+      case StepKind::F: compute_events_.push_back({start, allocation_at_forward(d, st.microbatch)}); break;
+      case StepKind::R: compute_events_.push_back({start, mb}); break;
+      case StepKind::B: {
+        std::int64_t freed = mb - mw;
+        if (has_[static_cast<int>(StepKind::R)][i]) freed += allocation_at_forward(d, st.microbatch);
+        compute_events_.push_back({end, -freed});
+        break;
+      }
+      case StepKind::W: compute_events_.push_back({end, -mw}); break;
+      case StepKind::O: offload_events_.push_back({end, -mb}); break;
+      case StepKind::L: reload_events_.push_back({start, mb}); break;
+    }
+  }
+  // Each list is in time order (one stream each). Merge; on equal times an L's allocation comes
+  // first and an O's release last (the worse order, see the header).
+  const std::int64_t limit = problem_.limit_bytes[du];
+  std::size_t c = 0, r = 0, o = 0;
+  std::int64_t memory = 0;
+  auto allocate = [&](const MemoryEvent& e) {
+    memory += e.delta;
+    if (e.delta <= 0) return;
+    eval_.peak_bytes[du] = std::max(eval_.peak_bytes[du], memory);
+    if (memory > limit && eval_.first_over[du] < 0) eval_.first_over[du] = e.time;
+  };
+  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  while (c < compute_events_.size() || r < reload_events_.size() || o < offload_events_.size()) {
+    const std::int64_t tc = c < compute_events_.size() ? compute_events_[c].time : kNever;
+    const std::int64_t tr = r < reload_events_.size() ? reload_events_[r].time : kNever;
+    const std::int64_t to = o < offload_events_.size() ? offload_events_[o].time : kNever;
+    if (tr <= tc && tr <= to) {
+      allocate(reload_events_[r++]);
+    } else if (tc <= to) {
+      allocate(compute_events_[c++]);
+    } else {
+      allocate(offload_events_[o++]);
+    }
   }
 }
 

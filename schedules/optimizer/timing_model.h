@@ -1,11 +1,19 @@
 #pragma once
 // Exact timing and memory of an order under the fixed-delay replay semantics (SCHEDULES.md 4.8,
-// docs/memory.md): every device runs its ops in order, one at a time; an op starts at
-// max(device free, every dependency's end + delay), the delay being comm on the cross-device edges
-// F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) and zero on same-device edges (F(p-1, j) -> B(p-1, j),
-// F -> B, B -> W of one stage). Memory is counted at op boundaries: since a device runs one op at a
-// time, the memory when an F starts is the sum of the deltas of every op before it, which is what
-// the engine sees under the `split` release convention.
+// docs/memory.md): every device runs its compute ops (F, B, W, R) in list order, one at a time,
+// and its copies on two engines, O (D2H) and L (H2D), each in list order; an op starts at
+// max(its stream free, every dependency's end + delay), the delay being comm on the cross-device
+// edges F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) and zero on same-device edges (F -> B, B -> W,
+// F -> R -> B, F -> O -> L -> B of one stage); a copy also starts no earlier than the start of the
+// compute op listed just before it (the engine's prefetch point).
+//
+// Memory per device (the engine's `split` release): F start +M_B (the stage input when the
+// activation is recomputed), R start +M_B, L start +M_B; O end -M_B, B end -(M_B - M_W) (and the
+// stage input when recomputed), W end -M_W. Without copies the device runs one op at a time and
+// the memory when an F starts is the sum of the deltas before it. With copies the events are
+// merged in time, and where a copy event and a compute event fall on the same instant the order
+// the engine would use is not fixed, so the model takes the worse one (an L's allocation before,
+// an O's release after): a plan it accepts never goes over the limit in the engine.
 
 #include <cstdint>
 #include <limits>
@@ -22,7 +30,10 @@ struct Evaluation {
   std::int64_t span_max = 0;               // largest per-device span (first op start to last op end)
   std::vector<std::int64_t> span;          // per device
   std::vector<std::int64_t> peak_bytes;    // per device
-  /// End time of every op: end[kind][stage * m + microbatch]; -1 when it never ran.
+  /// Per device: the time of the first allocation that goes over the limit, or -1.
+  std::vector<std::int64_t> first_over;
+  /// End time of every op: end[kind][stage * m + microbatch]; -1 when it never ran (R, O and L are
+  /// only tracked when the problem allows them).
   std::vector<std::int64_t> end[kStepKinds];
   std::int64_t cost(Objective o) const { return o == Objective::Makespan ? makespan : span_max; }
   /// The cost, or a huge value when the order is infeasible (deadlock or over memory).
@@ -43,13 +54,35 @@ class TimingModel {
 
  private:
   void run(const Order& order);
+  bool mark_memory_ops(const Order& order);
+  bool advance_compute(std::int32_t d, const std::vector<Step>& ops);
+  bool advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine);
+  void wake(std::int32_t d);
+  void account_memory(const Order& order);
+  void account_device_with_copies(std::int32_t d, const std::vector<Step>& ops);
+  std::size_t index(std::int32_t s, std::int32_t j) const {
+    return static_cast<std::size_t>(s) * static_cast<std::size_t>(problem_.microbatches) + static_cast<std::size_t>(j);
+  }
+  std::int64_t allocation_at_forward(std::int32_t d, std::int32_t j) const;
+
   const Problem& problem_;
+  const bool memory_ops_;  // the problem allows R, O, L
   Evaluation eval_;
-  std::vector<std::size_t> position_;
+  std::vector<std::size_t> position_;            // compute cursor per device
+  std::vector<std::size_t> copy_position_[2];    // O and L cursors per device
+  std::vector<std::int64_t> copy_free_[2];
   std::vector<std::int64_t> free_;
-  std::vector<std::int64_t> memory_;
+  std::vector<std::int64_t> first_start_;
   std::vector<std::int32_t> queue_;
   std::vector<char> queued_;
+  std::vector<char> has_[kStepKinds];            // R, O, L present per (stage, microbatch)
+  bool has_copies_ = false;
+  bool malformed_ = false;
+  struct MemoryEvent {
+    std::int64_t time;
+    std::int64_t delta;
+  };
+  std::vector<MemoryEvent> compute_events_, reload_events_, offload_events_;
 };
 
 }  // namespace bubblesim::optimizer

@@ -4,11 +4,8 @@
 // small instance and is never worse than the heuristic; more memory never gives more bubble.
 #include <doctest/doctest.h>
 
-#include <cmath>
-#include <fstream>
-#include <sstream>
-
 #include "engine_test_support.h"
+#include "optimizer_test_support.h"
 #include "schedules/optimizer/heuristic.h"
 #include "schedules/optimizer/list_scheduler.h"
 #include "schedules/optimizer/optimize.h"
@@ -18,57 +15,6 @@ using namespace bubblesim;
 using namespace bubblesim::testing;
 
 namespace {
-
-struct Row {
-  std::string model;
-  int p = 0, m = 0;
-  double tf = 0, tb = 0, tw = 0, tcomm = 0;
-  double bubble_1f1b = 0, zb_1p = 0, zb_2p = 0;
-};
-
-std::vector<Row> read_rows() {
-  std::ifstream in(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/zb_paper_table5_subset.csv");
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string cell;
-    std::vector<std::string> c;
-    while (std::getline(ss, cell, ',')) c.push_back(cell);
-    REQUIRE(c.size() == 12);
-    rows.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stod(c[3]), std::stod(c[4]), std::stod(c[5]),
-                    std::stod(c[6]), std::stod(c[7]), std::stod(c[10]), std::stod(c[11])});
-  }
-  return rows;
-}
-
-/// Per-layer activation bytes of the ZB paper's models (its Table 3: 1.5B h = 2304, a = 24; 6.2B
-/// h = 4096, a = 32; s = 1024, b = 1): M_B = s b (34h + 5as), M_W = 32 s b h. Only M_W / M_B matters.
-StageCost row_cost(const Row& row) {
-  const double h = row.model == "1.5B" ? 2304 : 4096, a = row.model == "1.5B" ? 24 : 32, s = 1024;
-  StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);
-  c.activation = Bytes(static_cast<std::int64_t>(s * (34 * h + 5 * a * s)));
-  c.weight_grad = Bytes(static_cast<std::int64_t>(32 * s * h));
-  return c;
-}
-
-const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
-  return r;
-}
-
-GeneratorInput input(int p, int m, const StageCost& c, Time comm, double units, const std::string& method = "auto") {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  in.costs = CostProfile::uniform(p, c);
-  in.comm_delay = comm;
-  in.params.set("budget_units", units);
-  in.params.set("method", method);
-  return in;
-}
 
 SimulationResult replay_budget(const Table& t, const StageCost& c, Time comm, Bytes budget) {
   EngineInput in;

@@ -36,6 +36,9 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
   if (scenario.communication.kind == CommunicationKind::FixedDelay) in.comm_delay = scenario.communication.delay;
   if (!scenario.memory.budget.empty()) in.memory_budget = scenario.memory.budget.front();
   if (!scenario.file.empty()) in.base_dir = scenario_base_dir(scenario.file);
+  OffloadBandwidths bw = offload_bandwidths(scenario);
+  in.offload_d2h = std::move(bw.d2h);
+  in.offload_h2d = std::move(bw.h2d);
   return in;
 }
 

@@ -1,0 +1,220 @@
+#include "schedules/optimizer/memory_plan.h"
+
+#include <algorithm>
+
+namespace bubblesim::optimizer {
+namespace {
+
+/// Where each F and B sits in a device's F/B/W order (rank among the device's ops).
+struct Ranks {
+  std::vector<std::int32_t> forward, backward;  // per stage * m + microbatch
+
+  Ranks(const Problem& problem, const Order& compute) {
+    const auto n = static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+    forward.assign(n, -1);
+    backward.assign(n, -1);
+    for (std::size_t d = 0; d < compute.size(); ++d) {
+      for (std::size_t r = 0; r < compute[d].size(); ++r) {
+        const Step st = compute[d][r];
+        const std::size_t i = d * static_cast<std::size_t>(problem.microbatches) + static_cast<std::size_t>(st.microbatch);
+        if (st.kind == StepKind::F) forward[i] = static_cast<std::int32_t>(r);
+        if (st.kind == StepKind::B) backward[i] = static_cast<std::int32_t>(r);
+      }
+    }
+  }
+};
+
+std::size_t flat(const Problem& problem, std::int32_t stage, std::int32_t microbatch) {
+  return static_cast<std::size_t>(stage) * static_cast<std::size_t>(problem.microbatches) +
+         static_cast<std::size_t>(microbatch);
+}
+
+std::int64_t start_of(const Problem& problem, const Evaluation& eval, std::int32_t stage, Step st) {
+  return eval.end[static_cast<int>(st.kind)][flat(problem, stage, st.microbatch)] - problem.duration(st.kind, stage);
+}
+
+std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks& ranks, const Evaluation& eval,
+                      std::int32_t stage, std::int32_t microbatch) {
+  const std::size_t i = flat(problem, stage, microbatch);
+  const std::int32_t rf = ranks.forward[i], rb = ranks.backward[i];
+  if (rf < 0 || rb < 0 || rb - rf < 2) return 0;
+  const std::int64_t b_start = eval.end[static_cast<int>(StepKind::B)][i] - problem.duration(StepKind::B, stage);
+  const std::int64_t copy = problem.duration(StepKind::L, stage);
+  const auto& ops = compute[static_cast<std::size_t>(stage)];
+  // The latest op whose start leaves the copy time before the B; else the earliest after the F.
+  for (std::int32_t r = rb - 1; r > rf; --r) {
+    if (start_of(problem, eval, stage, ops[static_cast<std::size_t>(r)]) + copy <= b_start) return rb - r;
+  }
+  return rb - rf - 1;
+}
+
+}  // namespace
+
+MemoryPlan MemoryPlan::keep_all(const Problem& problem) {
+  MemoryPlan plan;
+  const auto n = static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+  plan.choice.assign(n, ActivationChoice::Kept);
+  plan.reload_lead.assign(n, 0);
+  return plan;
+}
+
+std::int64_t MemoryPlan::count(ActivationChoice c) const {
+  return static_cast<std::int64_t>(std::count(choice.begin(), choice.end(), c));
+}
+
+std::optional<Order> materialize(const Problem& problem, const Order& compute, const MemoryPlan& plan) {
+  Order out(compute.size());
+  std::vector<std::vector<Step>> reloads_after;  // per rank of the device's order
+  for (std::size_t d = 0; d < compute.size(); ++d) {
+    const auto stage = static_cast<std::int32_t>(d);
+    const auto& ops = compute[d];
+    reloads_after.assign(ops.size(), {});
+    std::vector<std::int32_t> forward_rank(static_cast<std::size_t>(problem.microbatches), -1);
+    for (std::size_t r = 0; r < ops.size(); ++r) {
+      const Step st = ops[r];
+      if (st.kind == StepKind::F) forward_rank[static_cast<std::size_t>(st.microbatch)] = static_cast<std::int32_t>(r);
+      if (st.kind != StepKind::B) continue;
+      const std::size_t i = flat(problem, stage, st.microbatch);
+      if (plan.choice[i] != ActivationChoice::Offloaded) continue;
+      const auto trigger = static_cast<std::int64_t>(r) - plan.reload_lead[i];
+      if (plan.reload_lead[i] < 1 || trigger <= forward_rank[static_cast<std::size_t>(st.microbatch)]) {
+        return std::nullopt;  // the reload must be listed after its forward
+      }
+      reloads_after[static_cast<std::size_t>(trigger)].push_back(Step{StepKind::L, st.microbatch});  // in B order
+    }
+    auto& list = out[d];
+    list.reserve(ops.size() + 2 * reloads_after.size());
+    for (std::size_t r = 0; r < ops.size(); ++r) {
+      const Step st = ops[r];
+      const ActivationChoice c = plan.choice[flat(problem, stage, st.microbatch)];
+      if (st.kind == StepKind::B && c == ActivationChoice::Recomputed) list.push_back(Step{StepKind::R, st.microbatch});
+      list.push_back(st);
+      if (st.kind == StepKind::F && c == ActivationChoice::Offloaded) list.push_back(Step{StepKind::O, st.microbatch});
+      list.insert(list.end(), reloads_after[r].begin(), reloads_after[r].end());
+    }
+  }
+  return out;
+}
+
+std::int32_t best_reload_lead(const Problem& problem, const Order& compute, const Evaluation& eval,
+                              std::int32_t stage, std::int32_t microbatch) {
+  return lead_for(problem, compute, Ranks(problem, compute), eval, stage, microbatch);
+}
+
+std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute, TimingModel& model) {
+  const std::int32_t p = problem.stages, m = problem.microbatches;
+  const Ranks ranks(problem, compute);
+  MemoryPlan plan = MemoryPlan::keep_all(problem);
+  bool fits = false;
+  std::int64_t cost = TimingModel::kInfeasible;
+  Order order;
+  const std::int32_t max_rounds = 6 * m + 64;
+  for (std::int32_t round = 0; round < max_rounds; ++round) {
+    std::optional<Order> next = materialize(problem, compute, plan);
+    if (!next) return std::nullopt;
+    order = std::move(*next);
+    cost = model.cost(order);
+    const Evaluation& ev = model.last();
+    if (!ev.complete) return std::nullopt;
+    bool changed = false;
+    const auto& fe = ev.end[static_cast<int>(StepKind::F)];
+    const auto& be = ev.end[static_cast<int>(StepKind::B)];
+    for (std::int32_t d = 0; d < p; ++d) {
+      const auto du = static_cast<std::size_t>(d);
+      const auto& ops = compute[du];
+      // Reloads that made their B wait: trigger them one op earlier.
+      for (std::int32_t j = 0; j < m && problem.allow_offload; ++j) {
+        const std::size_t i = flat(problem, d, j);
+        if (plan.choice[i] != ActivationChoice::Offloaded) continue;
+        const std::int64_t b_start = be[i] - problem.duration(StepKind::B, d);
+        std::int64_t other = fe[i];
+        if (d + 1 < p) other = std::max(other, be[flat(problem, d + 1, j)] + problem.comm_ps);
+        const std::int32_t rb = ranks.backward[i];
+        if (rb > 0) {
+          const Step before = ops[static_cast<std::size_t>(rb - 1)];
+          other = std::max(other, ev.end[static_cast<int>(before.kind)][flat(problem, d, before.microbatch)]);
+        }
+        const std::int64_t reload_end = ev.end[static_cast<int>(StepKind::L)][i];
+        if (reload_end > other && b_start > other && rb - (plan.reload_lead[i] + 1) > ranks.forward[i]) {
+          ++plan.reload_lead[i];
+          changed = true;
+        }
+      }
+      const std::int64_t t = ev.first_over[du];
+      if (t < 0) continue;
+      // The D2H engine runs the O's in F order: when would a new O for each microbatch end?
+      std::vector<std::int64_t> offload_end(static_cast<std::size_t>(m), 0);
+      std::int64_t engine_free = 0;
+      for (const Step& st : ops) {
+        if (st.kind != StepKind::F) continue;
+        const std::size_t i = flat(problem, d, st.microbatch);
+        const std::int64_t start = std::max(engine_free, fe[i]);
+        offload_end[static_cast<std::size_t>(st.microbatch)] = start + problem.duration(StepKind::O, d);
+        if (plan.choice[i] == ActivationChoice::Offloaded) engine_free = ev.end[static_cast<int>(StepKind::O)][i];
+      }
+      std::int32_t best_offload = -1, best_recompute = -1;
+      std::int64_t best_window = -1, latest_b = -1;
+      std::int32_t best_lead = 0;
+      for (std::int32_t j = 0; j < m; ++j) {
+        const std::size_t i = flat(problem, d, j);
+        if (plan.choice[i] != ActivationChoice::Kept) continue;
+        const std::int64_t f_start = fe[i] - problem.duration(StepKind::F, d);
+        const std::int64_t b_start = be[i] - problem.duration(StepKind::B, d);
+        if (f_start > t || be[i] <= t) continue;  // not resident at t
+        if (problem.allow_offload && offload_end[static_cast<std::size_t>(j)] <= t &&
+            b_start - problem.duration(StepKind::L, d) > t) {
+          const std::int64_t window = b_start - fe[i];
+          if (window > best_window) {
+            const std::int32_t lead = lead_for(problem, compute, ranks, ev, d, j);
+            if (lead >= 1) {
+              best_window = window;
+              best_offload = j;
+              best_lead = lead;
+            }
+          }
+        }
+        if (problem.allow_recompute && b_start > t && b_start > latest_b) {
+          latest_b = b_start;
+          best_recompute = j;
+        }
+      }
+      if (best_offload >= 0) {
+        const std::size_t i = flat(problem, d, best_offload);
+        plan.choice[i] = ActivationChoice::Offloaded;
+        plan.reload_lead[i] = best_lead;
+      } else if (best_recompute >= 0) {
+        plan.choice[flat(problem, d, best_recompute)] = ActivationChoice::Recomputed;
+      } else {
+        return std::nullopt;  // nothing resident at t can leave
+      }
+      changed = true;
+    }
+    if (!changed) {
+      fits = ev.memory_ok;
+      break;
+    }
+  }
+  if (!fits) return std::nullopt;
+
+  // Drop the decisions that are not needed (latest first: the greedy took them in time order).
+  const std::size_t ops_per_replay = order.empty() ? 1 : order.size() * order.front().size();
+  std::int64_t replays_left = std::max<std::int64_t>(16, static_cast<std::int64_t>(20'000'000 / std::max<std::size_t>(1, ops_per_replay)));
+  for (std::size_t k = plan.choice.size(); k-- > 0 && replays_left > 0;) {
+    if (plan.choice[k] == ActivationChoice::Kept) continue;
+    MemoryPlan trial = plan;
+    trial.choice[k] = ActivationChoice::Kept;
+    trial.reload_lead[k] = 0;
+    std::optional<Order> candidate = materialize(problem, compute, trial);
+    if (!candidate) continue;
+    const std::int64_t c = model.cost(*candidate);
+    --replays_left;
+    if (c <= cost) {
+      plan = std::move(trial);
+      order = std::move(*candidate);
+      cost = c;
+    }
+  }
+  return FittedPlan{std::move(plan), std::move(order), cost};
+}
+
+}  // namespace bubblesim::optimizer
