@@ -174,9 +174,9 @@ void report(const HeuristicSettings& settings, const std::string& phase, std::in
             std::int64_t best) {
   if (!settings.progress) return;
   if (best >= TimingModel::kInfeasible) {
-    settings.progress(fmt::format("optimized: {} {}/{}, nothing fits yet", phase, done, total));
+    settings.progress(fmt::format("{} {}/{}, nothing fits yet", phase, done, total));
   } else {
-    settings.progress(fmt::format("optimized: {} {}/{}, best {:.6g} ms", phase, done, total, static_cast<double>(best) * 1e-9));
+    settings.progress(fmt::format("{} {}/{}, best {:.6g} ms", phase, done, total, static_cast<double>(best) * 1e-9));
   }
 }
 

@@ -31,7 +31,7 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
   } else if (want_milp && !milp_available()) {
     out.milp_skipped = "this build has no CBC";
   } else if (want_milp && !out.proven_optimal) {
-    if (settings.progress) settings.progress("optimized: MILP (CBC) running, warm-started from the heuristic");
+    if (settings.progress) settings.progress("MILP (CBC) running, warm-started from the heuristic");
     const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     out.milp = solve_milp(problem, out.order, std::max(0.5, settings.time_limit_s - used));
     out.milp_run = true;

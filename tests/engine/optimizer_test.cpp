@@ -156,11 +156,11 @@ TEST_CASE("optimized: an activation limit below one M_B is a constraint error") 
   CHECK_THROWS_AS(registry().find("optimized")->generate(input(4, 8, c, Time::zero(), 0.5)), ScheduleConstraintError);
 }
 
-TEST_CASE("optimized: the formula note names the method, the gap and the solve time") {
+TEST_CASE("optimized: the formula note names the method and the gap, and no wall-clock time") {
   StageCost c = stage_cost_ms(1, 1, 1, 1.0, 0.5);
   GeneratorInput in = input(4, 8, c, Time::zero(), 4.0, "heuristic");
   const Formula f = registry().find("optimized")->formula(in);
   CHECK(f.note.find("optimized by heuristic") != std::string::npos);
   CHECK(f.note.find("gap") != std::string::npos);
-  CHECK(f.note.find("solve time") != std::string::npos);
+  CHECK(f.note.find("solve time") == std::string::npos);  // deterministic: the time is the run's generate_s
 }

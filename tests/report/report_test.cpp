@@ -282,10 +282,14 @@ TEST_CASE("the progress reporter writes only when enabled and erases its line") 
     ProgressReporter shown("run", 2, f, true);
     shown.step("gpipe");
     shown.step("1f1b");
+    shown.detail("local search 0/10");  // the first status is shown
+    shown.detail("local search 5/10");  // within 100 ms of the last: not redrawn
   }
   std::string out = contents();
   CHECK(out.find("[1/2] run: gpipe") != std::string::npos);
   CHECK(out.find("[2/2] run: 1f1b") != std::string::npos);
+  CHECK(out.find("[2/2] run: 1f1b - local search 0/10") != std::string::npos);
+  CHECK(out.find("local search 5/10") == std::string::npos);
   CHECK(out.back() == '\r');  // the destructor erased the line and returned to its start
   std::fclose(f);
   // A file is not a terminal: the default constructor stays quiet.

@@ -96,9 +96,10 @@ int command_run(const Registry& registry, const RunOptions& options) {
       ++schedule_count;
     }
   }
-  // Progress only when there are more than a few schedules (and stderr is a terminal).
-  ProgressReporter progress("run", schedule_count, stderr, schedule_count > 3 && ::isatty(::fileno(stderr)) != 0);
+  // Progress only on a terminal: a line per schedule, with the optimizer's status while it searches.
+  ProgressReporter progress("run", schedule_count, stderr);
   hooks.on_schedule = [&](std::size_t, std::size_t, const ScheduleRequest& request) { progress.step(request.name); };
+  hooks.on_progress = [&](const std::string& status) { progress.detail(status); };
   ScenarioRun result = run_scenario(scenario, registry, options.schedules, hooks);
   progress.finish();
 

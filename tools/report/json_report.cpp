@@ -66,7 +66,7 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
                 {"microbatches", run.table.microbatches},
                 {"replicas", run.table.placement.replicas()},
                 {"ops", run.table.op_count()}};
-  if (run.has_formula) {
+  if (run.has_formula || !run.formula.note.empty()) {  // a note without a closed form: the optimizer's
     nlohmann::json f;
     f["bubble_ratio"] = run.formula.bubble_ratio ? nlohmann::json(*run.formula.bubble_ratio) : nlohmann::json(nullptr);
     f["peak_activation_units"] = run.formula.peak_activation_units ? nlohmann::json(*run.formula.peak_activation_units)
@@ -153,6 +153,7 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   j["passes"] = passes;
   std::uint64_t events = run.ideal.events + run.simulation.events;
   j["run"] = {{"wall_time_s", run.wall_time_s},
+              {"generate_s", run.generate_s},
               {"events", events},
               {"events_per_s", run.wall_time_s > 0 ? static_cast<double>(events) / run.wall_time_s : 0.0}};
   return j;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -30,14 +31,17 @@ class ProgressReporter {
   /// Announces the next item ("[done+1/total] what: item").
   void step(std::string_view item) {
     ++done_;
-    if (!enabled_) return;
-    std::string line = fmt::format("[{}/{}] {}: {}", done_, total_, what_, item);
-    if (line.size() > 100) line = line.substr(0, 97) + "...";
-    // Pad to the previous line's width so a shorter line fully covers it.
-    std::size_t width = std::max(line.size(), shown_);
-    fmt::print(stream_, "\r{:<{}}", line, width);
-    std::fflush(stream_);
-    shown_ = line.size();
+    item_ = std::string(item);
+    show(fmt::format("[{}/{}] {}: {}", done_, total_, what_, item_));
+  }
+
+  /// A status of the current item, e.g. an optimizer's best cost so far ("[2/4] run: optimized -
+  /// status"); redrawn at most ten times a second.
+  void detail(std::string_view status) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!enabled_ || now - last_detail_ < std::chrono::milliseconds(100)) return;
+    last_detail_ = now;
+    show(fmt::format("[{}/{}] {}: {} - {}", done_, total_, what_, item_, status));
   }
 
   /// Erases the progress line (idempotent).
@@ -49,7 +53,19 @@ class ProgressReporter {
   }
 
  private:
+  void show(std::string line) {
+    if (!enabled_) return;
+    if (line.size() > 100) line = line.substr(0, 97) + "...";
+    // Pad to the previous line's width so a shorter line fully covers it.
+    std::size_t width = std::max(line.size(), shown_);
+    fmt::print(stream_, "\r{:<{}}", line, width);
+    std::fflush(stream_);
+    shown_ = line.size();
+  }
+
   std::string what_;
+  std::string item_;
+  std::chrono::steady_clock::time_point last_detail_{};
   std::size_t total_;
   std::size_t done_ = 0;
   std::size_t shown_ = 0;

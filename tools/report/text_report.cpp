@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tools/report/ranking.h"
 #include "tools/report/text_table.h"
 
@@ -54,9 +56,14 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   for (const ScheduleRun& r : result.runs) {
     formula.add_row({r.label, opt_ratio(r.formula.bubble_ratio),
                      r.formula.peak_activation_units ? units(*r.formula.peak_activation_units) : "-",
-                     r.has_formula ? r.formula.note : "none published"});
+                     r.has_formula ? r.formula.note : r.formula.note.empty() ? "none published" : "none published (note below)"});
   }
   out += formula.render() + "\n";
+  // Generators without a closed form may still explain their result (the optimizer: method, gap,
+  // bound, what it offloaded and recomputed).
+  for (const ScheduleRun& r : result.runs) {
+    if (!r.has_formula && !r.formula.note.empty()) out += fmt::format("{}: {}\n\n", r.label, r.formula.note);
+  }
 
   TextTable table({"table (no comm)", "makespan ms", "span ms", "bubble", "bubble(span)", "peak act (units)"});
   for (const ScheduleRun& r : result.runs) {
@@ -193,6 +200,13 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
                     r.has_formula ? r.formula.note : "none published"});
   }
   out += "### Formula\n\n" + md_table({"schedule", "bubble ratio", "peak act (units)", "closed form"}, rows) + "\n";
+  for (const ScheduleRun& r : result.runs) {
+    if (!r.has_formula && !r.formula.note.empty()) out += fmt::format("- {}: {}\n", r.label, r.formula.note);
+  }
+  if (std::any_of(result.runs.begin(), result.runs.end(),
+                  [](const ScheduleRun& r) { return !r.has_formula && !r.formula.note.empty(); })) {
+    out += "\n";
+  }
   rows.clear();
   for (const ScheduleRun& r : result.runs) {
     const Metrics& m = r.ideal.metrics;

@@ -42,7 +42,8 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
   return in;
 }
 
-Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request) {
+Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+                     const std::function<void(const std::string&)>& progress) {
   // Every table has at least a forward and a backward per stage and microbatch: refuse what
   // cannot fit under --max-ops before generating it (p = 65536, m = 10^6 would need terabytes).
   const std::int64_t at_least = std::int64_t{2} * scenario.stages * scenario.microbatches;
@@ -54,6 +55,7 @@ Table generate_table(const Scenario& scenario, const Generator& generator, const
                                              scenario.max_ops)}});
   }
   GeneratorInput in = make_generator_input(scenario, request.params);
+  in.progress = progress;
   Table table;
   try {
     table = generator.generate(in);
@@ -211,13 +213,15 @@ EngineInput make_engine_input(const Scenario& scenario, const Table& table, cons
 }
 
 ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
-                         const std::vector<EngineObserver*>& observers) {
+                         const std::vector<EngineObserver*>& observers,
+                         const std::function<void(const std::string&)>& progress) {
   auto started = std::chrono::steady_clock::now();
   ScheduleRun run;
   run.schedule = generator.info.name;
   run.params = request.params;
   run.label = make_label(generator, request.params);
-  run.table = generate_table(scenario, generator, request);
+  run.table = generate_table(scenario, generator, request, progress);
+  run.generate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (run.table.stages != scenario.stages * run.table.chunks) {
     throw InputError({Diagnostic{request.where, "schedules",
                                  fmt::format("{}: the table has {} stages with {} chunks, but the scenario has {} "
@@ -272,12 +276,12 @@ ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, con
     if (hooks.observers) observers = hooks.observers(out.runs.size());
     if (scenario.schedules_defaulted) {
       try {
-        out.runs.push_back(run_schedule(scenario, *generator, request, observers));
+        out.runs.push_back(run_schedule(scenario, *generator, request, observers, hooks.on_progress));
       } catch (const InputError& e) {
         out.skipped.push_back({request.name, e.diagnostics().front().message});
       }
     } else {
-      out.runs.push_back(run_schedule(scenario, *generator, request, observers));
+      out.runs.push_back(run_schedule(scenario, *generator, request, observers, hooks.on_progress));
     }
   }
   return out;

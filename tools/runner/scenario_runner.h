@@ -32,6 +32,8 @@ struct ScenarioRunHooks {
   /// Observers for the simulation replay of the schedule that becomes `result.runs[run_index]`.
   /// When a defaulted schedule is skipped, the next schedule is asked for the same index.
   std::function<std::vector<EngineObserver*>(std::size_t run_index)> observers;
+  /// One-line status from a long-running generator (the optimizer), for a terminal display.
+  std::function<void(const std::string& status)> on_progress;
 };
 
 /// Builds the generator input for `request` from the scenario.
@@ -39,15 +41,19 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
 
 /// Generates and validates one table. Throws InputError (located at the schedule entry) when the
 /// generator rejects the input or produces an invalid table.
-Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request);
+/// `progress` (may be empty) receives the generator's status lines.
+Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+                     const std::function<void(const std::string&)>& progress = {});
 
 /// Runs every schedule in `scenario.schedules` (or only those named in `only`, if not empty).
 ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, const std::vector<std::string>& only = {},
                          const ScenarioRunHooks& hooks = {});
 
-/// Runs one schedule; `observers` watch the simulation replay (not the idealized one).
+/// Runs one schedule; `observers` watch the simulation replay (not the idealized one); `progress`
+/// (may be empty) receives the generator's status lines.
 ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
-                         const std::vector<EngineObserver*>& observers = {});
+                         const std::vector<EngineObserver*>& observers = {},
+                         const std::function<void(const std::string&)>& progress = {});
 
 /// Per device, the bottleneck bandwidth of the GPU -> host route (d2h) and back (h2d): the
 /// topology's route to the nearest host vertex, or `memory.offload.bandwidth` (a private link) for

@@ -30,6 +30,7 @@ struct ScheduleRun {
   /// "effect of the faults" (unset when the scenario has no faults).
   std::optional<SimulationResult> fault_free;
   double wall_time_s = 0.0;  // generation + both replays
+  double generate_s = 0.0;   // generation alone (the optimizer's solve time)
 };
 
 }  // namespace bubblesim
