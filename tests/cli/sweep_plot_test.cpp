@@ -87,9 +87,11 @@ const std::string kOptimized = "optimized(method=heuristic,evaluations=200)";
 
 }  // namespace
 
-TEST_CASE("sweep --html: bubble vs memory, one polyline per schedule, out-of-memory points marked") {
+TEST_CASE(
+    "sweep --html: bubble vs memory, one polyline per schedule, out-of-memory points marked") {
   PlotDir dir;
-  Result r = run("sweep " + kSpec + " --jobs 2 -o " + dir.file("curve.csv") + " --html " + dir.file("curve.html"));
+  Result r = run("sweep " + kSpec + " --jobs 2 -o " + dir.file("curve.csv") + " --html " +
+                 dir.file("curve.html"));
   REQUIRE(r.code == 0);
   const std::string html = slurp(dir.file("curve.html"));
   std::vector<std::map<std::string, std::string>> rows = read_csv(dir.file("curve.csv"));
@@ -115,7 +117,8 @@ TEST_CASE("sweep --html: bubble vs memory, one polyline per schedule, out-of-mem
     CHECK(count(html, "<circle class=\"point\" data-label=\"" + label + "\"") == ok);
     CHECK(count(html, "<g class=\"legend-entry\" data-label=\"" + label + "\">") == 1);
     for (const auto& row : series) {
-      std::string marker = "data-label=\"" + label + "\" data-x=\"" + row.at("memory.budget") + "\"";
+      std::string marker =
+          "data-label=\"" + label + "\" data-x=\"" + row.at("memory.budget") + "\"";
       if (row.at("status") == "ok") {
         // The drawn value is the CSV's.
         std::size_t at = html.find("<circle class=\"point\" " + marker + " data-y=\"");
@@ -126,8 +129,9 @@ TEST_CASE("sweep --html: bubble vs memory, one polyline per schedule, out-of-mem
         CHECK(count(html, "<circle class=\"missing\" " + marker) == 0);
       } else {
         CHECK(count(html, "<circle class=\"missing\" " + marker) == 1);
-        CHECK(count(html, "<li class=\"missing\" data-label=\"" + label + "\">" + label + " at memory.budget = " +
-                              row.at("memory.budget") + ": out of memory</li>") == 1);
+        CHECK(count(html, "<li class=\"missing\" data-label=\"" + label + "\">" + label +
+                              " at memory.budget = " + row.at("memory.budget") +
+                              ": out of memory</li>") == 1);
       }
     }
   }
@@ -142,22 +146,30 @@ TEST_CASE("sweep --html: bubble vs memory, one polyline per schedule, out-of-mem
   for (std::size_t i = 0; i < optimized.size(); ++i) {
     CAPTURE(optimized[i].at("memory.budget"));
     CHECK(optimized[i].at("status") == "ok");
-    if (i > 0) CHECK(std::stod(optimized[i].at("bubble_ratio_span")) <= std::stod(optimized[i - 1].at("bubble_ratio_span")));
+    if (i > 0)
+      CHECK(std::stod(optimized[i].at("bubble_ratio_span")) <=
+            std::stod(optimized[i - 1].at("bubble_ratio_span")));
   }
-  CHECK(std::stod(optimized.back().at("bubble_ratio_span")) < std::stod(optimized.front().at("bubble_ratio_span")));
+  CHECK(std::stod(optimized.back().at("bubble_ratio_span")) <
+        std::stod(optimized.front().at("bubble_ratio_span")));
 }
 
 TEST_CASE("sweep plots are the same bytes for the same CSV, sharded and merged or not") {
   PlotDir dir;
-  REQUIRE(run("sweep " + kSpec + " --jobs 1 -o " + dir.file("a.csv") + " --html " + dir.file("a.html")).code == 0);
-  REQUIRE(run("sweep " + kSpec + " --jobs 2 -o " + dir.file("b.csv") + " --html " + dir.file("b.html")).code == 0);
+  REQUIRE(
+      run("sweep " + kSpec + " --jobs 1 -o " + dir.file("a.csv") + " --html " + dir.file("a.html"))
+          .code == 0);
+  REQUIRE(
+      run("sweep " + kSpec + " --jobs 2 -o " + dir.file("b.csv") + " --html " + dir.file("b.html"))
+          .code == 0);
   CHECK(slurp(dir.file("a.html")) == slurp(dir.file("b.html")));
   for (int i = 0; i < 2; ++i) {
-    REQUIRE(run("sweep " + kSpec + " --shard " + std::to_string(i) + "/2 -o " + dir.file("p" + std::to_string(i) + ".csv"))
+    REQUIRE(run("sweep " + kSpec + " --shard " + std::to_string(i) + "/2 -o " +
+                dir.file("p" + std::to_string(i) + ".csv"))
                 .code == 0);
   }
-  Result m = run("merge -o " + dir.file("m.csv") + " " + dir.file("p0.csv") + " " + dir.file("p1.csv") + " --html " +
-                 dir.file("m.html"));
+  Result m = run("merge -o " + dir.file("m.csv") + " " + dir.file("p0.csv") + " " +
+                 dir.file("p1.csv") + " --html " + dir.file("m.html"));
   REQUIRE(m.code == 0);
   CHECK(slurp(dir.file("m.csv")) == slurp(dir.file("a.csv")));
   CHECK(slurp(dir.file("m.html")) == slurp(dir.file("a.html")));
@@ -166,12 +178,14 @@ TEST_CASE("sweep plots are the same bytes for the same CSV, sharded and merged o
               " --plot-metric peak_activation_units")
               .code == 0);
   std::string c = slurp(dir.file("c.html"));
-  CHECK(c.find("data-label=\"" + kOptimized + "\" data-x=\"6GiB\" data-y=\"6\"") != std::string::npos);
+  CHECK(c.find("data-label=\"" + kOptimized + "\" data-x=\"6GiB\" data-y=\"6\"") !=
+        std::string::npos);
 }
 
 TEST_CASE("sweep --html with two axes: one chart per value of the second") {
   PlotDir dir;
-  Result r = run("sweep tests/cli/sweep_plot/budget_delay.yaml -o " + dir.file("d.csv") + " --html " + dir.file("d.html"));
+  Result r = run("sweep tests/cli/sweep_plot/budget_delay.yaml -o " + dir.file("d.csv") +
+                 " --html " + dir.file("d.html"));
   REQUIRE(r.code == 0);
   std::string html = slurp(dir.file("d.html"));
   CHECK(count(html, "<svg class=\"chart\"") == 2);
@@ -185,19 +199,21 @@ TEST_CASE("sweep plot input errors") {
   Result r = run("sweep " + kSpec + " -o " + dir.file("x.csv") + " --html " + dir.file("x.html") +
                  " --plot-metric bubble");
   CHECK(r.code == 2);
-  CHECK(r.err.find("--plot-metric: 'bubble' is not a numeric column of the sweep CSV") != std::string::npos);
+  CHECK(r.err.find("--plot-metric: 'bubble' is not a numeric column of the sweep CSV") !=
+        std::string::npos);
   CHECK(r.err.find("allowed: formula_bubble_ratio,") != std::string::npos);
   CHECK(r.err.find("bubble_ratio_span") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("x.csv")));  // refused before running anything
   CHECK_FALSE(fs::exists(dir.file("x.html")));
 
-  Result s = run("sweep " + kSpec + " --shard 0/2 -o " + dir.file("s.csv") + " --html " + dir.file("s.html"));
+  Result s = run("sweep " + kSpec + " --shard 0/2 -o " + dir.file("s.csv") + " --html " +
+                 dir.file("s.html"));
   CHECK(s.code == 2);
   CHECK(s.err.find("bubblesim merge") != std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("s.html")));
 
-  Result m = run("merge -o " + dir.file("m.csv") + " " + dir.file("none.csv") + " --html " + dir.file("m.html") +
-                 " --plot-metric nope");
+  Result m = run("merge -o " + dir.file("m.csv") + " " + dir.file("none.csv") + " --html " +
+                 dir.file("m.html") + " --plot-metric nope");
   CHECK(m.code == 2);
   CHECK(m.err.find("--plot-metric: 'nope'") != std::string::npos);
 }

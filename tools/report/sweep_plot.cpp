@@ -1,13 +1,13 @@
 #include "tools/report/sweep_plot.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
@@ -24,7 +24,8 @@ std::vector<std::string> split_header(std::string line) {
   std::size_t begin = 0;
   while (true) {
     std::size_t comma = line.find(',', begin);
-    fields.push_back(line.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    fields.push_back(
+        line.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
     if (comma == std::string::npos) return fields;
     begin = comma + 1;
   }
@@ -79,7 +80,8 @@ std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std
 std::optional<double> parse_number(std::string_view s) {
   double v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+    return std::nullopt;
   return v;
 }
 
@@ -97,7 +99,9 @@ double nice_step(double span, double target) {
   return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
-int decimals_for(double step) { return std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9))); }
+int decimals_for(double step) {
+  return std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
+}
 
 std::string tick_label(double v, double step) {
   if (step >= 1e6 || step < 1e-4) return fmt::format("{:.3g}", v);
@@ -108,7 +112,8 @@ std::string tick_label(double v, double step) {
 std::vector<double> ticks(double lo, double hi, double step) {
   std::vector<double> t;
   auto first = static_cast<std::int64_t>(std::ceil(lo / step - 1e-9));
-  for (std::int64_t k = first; static_cast<double>(k) * step <= hi + step * 1e-9; ++k) t.push_back(static_cast<double>(k) * step);
+  for (std::int64_t k = first; static_cast<double>(k) * step <= hi + step * 1e-9; ++k)
+    t.push_back(static_cast<double>(k) * step);
   return t;
 }
 
@@ -132,7 +137,8 @@ XAxis make_x_axis(std::vector<std::string> labels) {
     }
     return v;
   };
-  auto with_unit = [&](std::vector<double> base, const std::vector<std::pair<double, const char*>>& units) {
+  auto with_unit = [&](std::vector<double> base,
+                       const std::vector<std::pair<double, const char*>>& units) {
     double top = 0;
     for (double b : base) top = std::max(top, std::abs(b));
     std::size_t u = 0;
@@ -153,7 +159,10 @@ XAxis make_x_axis(std::vector<std::string> labels) {
                  return std::nullopt;
                }
              })) {
-    with_unit(*b, {{1, "B"}, {1024.0, "KiB"}, {1024.0 * 1024, "MiB"}, {1024.0 * 1024 * 1024, "GiB"},
+    with_unit(*b, {{1, "B"},
+                   {1024.0, "KiB"},
+                   {1024.0 * 1024, "MiB"},
+                   {1024.0 * 1024 * 1024, "GiB"},
                    {1024.0 * 1024 * 1024 * 1024, "TiB"}});
   } else if (auto t = all([](const std::string& l) -> std::optional<double> {
                try {
@@ -201,8 +210,8 @@ struct ChartInput {
   std::string title;
   const XAxis* x = nullptr;
   std::string x_title, y_title;
-  std::vector<std::string> series;                     // labels drawn in this chart, in order
-  std::map<std::string, std::size_t> color;            // label -> palette index
+  std::vector<std::string> series;           // labels drawn in this chart, in order
+  std::map<std::string, std::size_t> color;  // label -> palette index
   std::map<std::pair<std::size_t, std::string>, double> value;  // (x, label) -> valid y
   std::vector<Missing> missing;
 };
@@ -251,35 +260,41 @@ std::string render_chart(const ChartInput& c, std::size_t index) {
   for (const std::string& label : c.series) longest = std::max(longest, label.size());
   const double width = kLegendX + 40 + 6.5 * static_cast<double>(longest);
   std::string s = fmt::format(
-      "<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">\n", index,
-      num(width), num(height), num(width), num(height));
+      "<svg class=\"chart\" data-chart=\"{}\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "role=\"img\">\n",
+      index, num(width), num(height), num(width), num(height));
   s += fmt::format("<title>{}</title>\n", escape_html(c.title));
   // The "no value" strip and the plot frame.
-  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbeeee\"/>\n", num(kLeft), num(kStripTop),
-                   num(kPlotW), num(kStripH));
-  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#b00\">no value</text>\n", num(kLeft - 6),
-                   num(kStripTop + kStripH / 2 + 4));
-  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#bbb\"/>\n", num(kLeft),
-                   num(kTop), num(kPlotW), num(kPlotH));
+  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbeeee\"/>\n",
+                   num(kLeft), num(kStripTop), num(kPlotW), num(kStripH));
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#b00\">no value</text>\n",
+                   num(kLeft - 6), num(kStripTop + kStripH / 2 + 4));
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#bbb\"/>\n",
+      num(kLeft), num(kTop), num(kPlotW), num(kPlotH));
   // Ticks and grid.
   for (double t : ticks(ylo, yhi, ystep)) {
     double y = py(t);
-    s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#e4e4e4\"/>\n", num(kLeft), num(kLeft + kPlotW),
-                     num(y), num(y));
-    s += fmt::format("<text class=\"ytick\" x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#555\">{}</text>\n",
-                     num(kLeft - 6), num(y + 4), tick_label(t, ystep));
+    s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#e4e4e4\"/>\n",
+                     num(kLeft), num(kLeft + kPlotW), num(y), num(y));
+    s += fmt::format(
+        "<text class=\"ytick\" x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#555\">{}</text>\n",
+        num(kLeft - 6), num(y + 4), tick_label(t, ystep));
   }
   const double base = kTop + kPlotH;
   for (const auto& [xp, text] : xticks) {
-    s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#888\"/>\n", num(xp), num(xp), num(base),
-                     num(base + 4));
-    s += fmt::format("<text class=\"xtick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">{}</text>\n", num(xp),
-                     num(base + 16), escape_html(text));
+    s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#888\"/>\n", num(xp),
+                     num(xp), num(base), num(base + 4));
+    s += fmt::format(
+        "<text class=\"xtick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">{}</text>\n",
+        num(xp), num(base + 16), escape_html(text));
   }
-  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#333\">{}</text>\n", num(kLeft + kPlotW / 2),
-                   num(base + 36), escape_html(c.x_title));
-  s += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" fill=\"#333\" transform=\"rotate(-90 {0} {1})\">{2}</text>\n",
-                   num(16), num(kTop + kPlotH / 2), escape_html(c.y_title));
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#333\">{}</text>\n",
+                   num(kLeft + kPlotW / 2), num(base + 36), escape_html(c.x_title));
+  s += fmt::format(
+      "<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" fill=\"#333\" transform=\"rotate(-90 {0} "
+      "{1})\">{2}</text>\n",
+      num(16), num(kTop + kPlotH / 2), escape_html(c.y_title));
   // Series: a polyline per run of consecutive valid points, a filled marker per valid point.
   for (const std::string& label : c.series) {
     const char* color = kColors[c.color.at(label) % std::size(kColors)];
@@ -297,17 +312,19 @@ std::string render_chart(const ChartInput& c, std::size_t index) {
       std::string points;
       for (const auto& [a, b] : run) points += (points.empty() ? "" : " ") + num(a) + "," + num(b);
       s += fmt::format(
-          "<polyline class=\"series\" data-label=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+          "<polyline class=\"series\" data-label=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
+          "stroke-width=\"2\"/>\n",
           escape_html(label), points, color);
     }
     for (std::size_t i = 0; i < n; ++i) {
       auto it = c.value.find({i, label});
       if (it == c.value.end()) continue;
       s += fmt::format(
-          "<circle class=\"point\" data-label=\"{}\" data-x=\"{}\" data-y=\"{:.17g}\" cx=\"{}\" cy=\"{}\" r=\"3.5\" "
+          "<circle class=\"point\" data-label=\"{}\" data-x=\"{}\" data-y=\"{:.17g}\" cx=\"{}\" "
+          "cy=\"{}\" r=\"3.5\" "
           "fill=\"{}\"><title>{} at {}: {:.6g}</title></circle>\n",
-          escape_html(label), escape_html(x.labels[i]), it->second, num(px[i]), num(py(it->second)), color,
-          escape_html(label), escape_html(x.labels[i]), it->second);
+          escape_html(label), escape_html(x.labels[i]), it->second, num(px[i]), num(py(it->second)),
+          color, escape_html(label), escape_html(x.labels[i]), it->second);
     }
   }
   // Hollow markers in the strip, side by side when several series miss the same x.
@@ -317,34 +334,39 @@ std::string render_chart(const ChartInput& c, std::size_t index) {
     if (pos == c.series.end()) continue;
     double offset = (static_cast<double>(pos - c.series.begin()) - (ns - 1) / 2) * 9;
     s += fmt::format(
-        "<circle class=\"missing\" data-label=\"{}\" data-x=\"{}\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#fff\" "
+        "<circle class=\"missing\" data-label=\"{}\" data-x=\"{}\" cx=\"{}\" cy=\"{}\" r=\"4\" "
+        "fill=\"#fff\" "
         "stroke=\"{}\" stroke-width=\"1.5\"><title>{} at {}: {}</title></circle>\n",
-        escape_html(m.label), escape_html(x.labels[m.x]), num(px[m.x] + offset), num(kStripTop + kStripH / 2),
-        kColors[c.color.at(m.label) % std::size(kColors)], escape_html(m.label), escape_html(x.labels[m.x]),
-        escape_html(m.reason));
+        escape_html(m.label), escape_html(x.labels[m.x]), num(px[m.x] + offset),
+        num(kStripTop + kStripH / 2), kColors[c.color.at(m.label) % std::size(kColors)],
+        escape_html(m.label), escape_html(x.labels[m.x]), escape_html(m.reason));
   }
   // Legend.
   double ly = kTop + 6;
   for (const std::string& label : c.series) {
     const char* color = kColors[c.color.at(label) % std::size(kColors)];
     s += fmt::format(
-        "<g class=\"legend-entry\" data-label=\"{0}\"><line x1=\"{1}\" x2=\"{2}\" y1=\"{3}\" y2=\"{3}\" stroke=\"{4}\" "
-        "stroke-width=\"2\"/><circle cx=\"{5}\" cy=\"{3}\" r=\"3.5\" fill=\"{4}\"/><text x=\"{6}\" y=\"{7}\">{0}</text></g>\n",
-        escape_html(label), num(kLegendX), num(kLegendX + 24), num(ly), color, num(kLegendX + 12), num(kLegendX + 30),
-        num(ly + 4));
+        "<g class=\"legend-entry\" data-label=\"{0}\"><line x1=\"{1}\" x2=\"{2}\" y1=\"{3}\" "
+        "y2=\"{3}\" stroke=\"{4}\" "
+        "stroke-width=\"2\"/><circle cx=\"{5}\" cy=\"{3}\" r=\"3.5\" fill=\"{4}\"/><text x=\"{6}\" "
+        "y=\"{7}\">{0}</text></g>\n",
+        escape_html(label), num(kLegendX), num(kLegendX + 24), num(ly), color, num(kLegendX + 12),
+        num(kLegendX + 30), num(ly + 4));
     ly += 18;
   }
   s += fmt::format(
-      "<g class=\"legend-hollow\"><circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#fff\" stroke=\"#555\" stroke-width=\"1.5\"/>"
+      "<g class=\"legend-hollow\"><circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#fff\" "
+      "stroke=\"#555\" stroke-width=\"1.5\"/>"
       "<text x=\"{}\" y=\"{}\">no value (listed below)</text></g>\n",
       num(kLegendX + 12), num(ly), num(kLegendX + 30), num(ly + 4));
   s += "</svg>\n";
   if (!c.missing.empty()) {
     s += "<ul class=\"missing-list\">\n";
     for (const Missing& m : c.missing) {
-      s += fmt::format("<li class=\"missing\" data-label=\"{}\">{} at {} = {}: {}</li>\n", escape_html(m.label),
-                       m.label.empty() ? "every schedule" : escape_html(m.label), escape_html(c.x_title),
-                       escape_html(x.labels[m.x]), escape_html(m.reason));
+      s += fmt::format("<li class=\"missing\" data-label=\"{}\">{} at {} = {}: {}</li>\n",
+                       escape_html(m.label),
+                       m.label.empty() ? "every schedule" : escape_html(m.label),
+                       escape_html(c.x_title), escape_html(x.labels[m.x]), escape_html(m.reason));
     }
     s += "</ul>\n";
   }
@@ -370,19 +392,22 @@ void check_sweep_plot_metric(const std::string& metric) {
   std::vector<std::string> allowed = sweep_plot_metrics();
   if (std::find(allowed.begin(), allowed.end(), metric) != allowed.end()) return;
   std::string hint = closest_match(metric, allowed);
-  throw InputError(fmt::format("--plot-metric: '{}' is not a numeric column of the sweep CSV{}; allowed: {}", metric,
-                               hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint),
-                               fmt::join(allowed, ", ")));
+  throw InputError(fmt::format(
+      "--plot-metric: '{}' is not a numeric column of the sweep CSV{}; allowed: {}", metric,
+      hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint), fmt::join(allowed, ", ")));
 }
 
-std::string render_sweep_plot(std::string_view csv, const std::string& metric, const std::string& file) {
+std::string render_sweep_plot(std::string_view csv, const std::string& metric,
+                              const std::string& file) {
   check_sweep_plot_metric(metric);
   std::vector<std::vector<std::string>> records = parse_csv(csv, file);
   const std::vector<std::string> report = report_columns();
-  if (records.empty() || records.front().size() < 3 + report.size() || records.front()[0] != "point" ||
-      records.front()[1] != "entry" || records.front().back() != "error") {
-    throw InputError(fmt::format("{}: not a sweep CSV (its header is not point,entry,<axes>,{},error)", file,
-                                 fmt::join(report, ",")));
+  if (records.empty() || records.front().size() < 3 + report.size() ||
+      records.front()[0] != "point" || records.front()[1] != "entry" ||
+      records.front().back() != "error") {
+    throw InputError(
+        fmt::format("{}: not a sweep CSV (its header is not point,entry,<axes>,{},error)", file,
+                    fmt::join(report, ",")));
   }
   const std::vector<std::string>& header = records.front();
   const std::size_t axes = header.size() - 3 - report.size();
@@ -390,8 +415,9 @@ std::string render_sweep_plot(std::string_view csv, const std::string& metric, c
     auto it = std::find(report.begin(), report.end(), name);
     return 2 + axes + static_cast<std::size_t>(it - report.begin());
   };
-  const std::size_t c_scenario = column("scenario"), c_label = column("label"), c_status = column("status"),
-                    c_value = column(metric), c_error = header.size() - 1;
+  const std::size_t c_scenario = column("scenario"), c_label = column("label"),
+                    c_status = column("status"), c_value = column(metric),
+                    c_error = header.size() - 1;
 
   // Group the rows: chart (the other axes' values), x (the first axis' value), label.
   std::vector<std::vector<std::string>> charts;
@@ -408,11 +434,13 @@ std::string render_sweep_plot(std::string_view csv, const std::string& metric, c
   for (std::size_t r = 1; r < records.size(); ++r) {
     const std::vector<std::string>& f = records[r];
     if (f.size() != header.size()) {
-      throw InputError(fmt::format("{}: record {} has {} fields, the header {}", file, r + 1, f.size(), header.size()));
+      throw InputError(fmt::format("{}: record {} has {} fields, the header {}", file, r + 1,
+                                   f.size(), header.size()));
     }
     if (scenario.empty()) scenario = f[c_scenario];
-    std::size_t chart = index_of(charts, std::vector<std::string>(f.begin() + 2 + std::min<std::size_t>(axes, 1),
-                                                                   f.begin() + 2 + static_cast<std::ptrdiff_t>(axes)));
+    std::size_t chart = index_of(
+        charts, std::vector<std::string>(f.begin() + 2 + std::min<std::size_t>(axes, 1),
+                                         f.begin() + 2 + static_cast<std::ptrdiff_t>(axes)));
     std::size_t x = index_of(x_labels, axes > 0 ? f[2] : std::string());
     Row row{f[c_label], f[c_status], f[c_value], f[c_error]};
     if (row.label.empty()) {
@@ -437,8 +465,10 @@ std::string render_sweep_plot(std::string_view csv, const std::string& metric, c
     in.y_title = metric;
     in.color = color;
     std::vector<std::string> parts;
-    for (std::size_t a = 1; a < axes; ++a) parts.push_back(header[2 + a] + " = " + charts[ch][a - 1]);
-    in.title = parts.empty() ? metric + " vs " + x_title : fmt::format("{}", fmt::join(parts, ", "));
+    for (std::size_t a = 1; a < axes; ++a)
+      parts.push_back(header[2 + a] + " = " + charts[ch][a - 1]);
+    in.title =
+        parts.empty() ? metric + " vs " + x_title : fmt::format("{}", fmt::join(parts, ", "));
     for (const std::string& label : labels) {
       for (std::size_t x = 0; x < x_labels.size(); ++x) {
         if (cells.count({ch, x, label}) != 0) {
@@ -456,11 +486,13 @@ std::string render_sweep_plot(std::string_view csv, const std::string& metric, c
         auto it = cells.find({ch, x, label});
         if (it == cells.end()) {
           in.missing.push_back({x, label,
-                                invalid != invalid_points.end() ? "invalid scenario: " + invalid->second
-                                                                : "absent (the schedule did not run at this point)"});
+                                invalid != invalid_points.end()
+                                    ? "invalid scenario: " + invalid->second
+                                    : "absent (the schedule did not run at this point)"});
           continue;
         }
-        std::optional<double> v = it->second.status == "ok" ? parse_number(it->second.value) : std::nullopt;
+        std::optional<double> v =
+            it->second.status == "ok" ? parse_number(it->second.value) : std::nullopt;
         if (v) {
           in.value[{x, label}] = *v;
         } else {
@@ -473,13 +505,17 @@ std::string render_sweep_plot(std::string_view csv, const std::string& metric, c
   }
   if (charts.empty()) body = "<p class=\"none\">the CSV holds no rows</p>\n";
 
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape_html(title) +
-         "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n<h1>" + escape_html(title) + "</h1>\n" +
-         fmt::format("<p>y: {}; x: {}; {} chart(s), {} schedule(s). Filled markers are valid points; hollow markers in "
-                     "the red strip are points without a value (out of memory, invalid, skipped), listed under each "
-                     "chart.</p>\n",
-                     escape_html(metric), escape_html(x_title.empty() ? "(no axis)" : x_title), charts.size(),
-                     labels.size()) +
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+         escape_html(title) + "</title>\n<style>" + std::string(kStyle) +
+         "</style>\n</head>\n<body>\n<h1>" + escape_html(title) + "</h1>\n" +
+         fmt::format(
+             "<p>y: {}; x: {}; {} chart(s), {} schedule(s). Filled markers are valid points; "
+             "hollow markers in "
+             "the red strip are points without a value (out of memory, invalid, skipped), listed "
+             "under each "
+             "chart.</p>\n",
+             escape_html(metric), escape_html(x_title.empty() ? "(no axis)" : x_title),
+             charts.size(), labels.size()) +
          body + "</body>\n</html>\n";
 }
 

@@ -30,6 +30,7 @@ void check_sweep_plot_metric(const std::string& metric);
 
 /// Renders the page from the text of a sweep CSV (`file` only names it in error messages).
 /// Throws InputError when the text is not a sweep CSV.
-std::string render_sweep_plot(std::string_view csv, const std::string& metric, const std::string& file);
+std::string render_sweep_plot(std::string_view csv, const std::string& metric,
+                              const std::string& file);
 
 }  // namespace bubblesim
