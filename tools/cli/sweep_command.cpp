@@ -1,13 +1,30 @@
 // `bubblesim sweep` and `bubblesim merge`: parameter sweeps, sharded across machines.
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "sim/units/diagnostics.h"
 #include "tools/cli/command_set.h"
+#include "tools/report/atomic_file.h"
+#include "tools/report/sweep_plot.h"
 #include "tools/sweep/sweep_runner.h"
 
 namespace bubblesim {
+namespace {
+
+// The plot of a finished sweep CSV (tools/report/sweep_plot.h), written atomically.
+void write_plot(const std::string& csv_path, const std::string& html_path, const std::string& metric) {
+  std::ifstream in(csv_path);
+  if (!in) throw InputError(fmt::format("cannot read '{}'", csv_path));
+  std::stringstream csv;
+  csv << in.rdbuf();
+  write_file_atomically(html_path, render_sweep_plot(csv.str(), metric, csv_path));
+}
+
+}  // namespace
 
 void add_sweep_commands(CLI::App& app, CommandSet& commands) {
   struct Options {
@@ -17,6 +34,8 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     bool resume = false;
     std::vector<std::string> parts;
     std::string merged;
+    std::string html, metric = "bubble_ratio_span";
+    std::string merge_html, merge_metric = "bubble_ratio_span";
   };
   auto o = std::make_shared<Options>();
   CLI::App* sweep = app.add_subcommand("sweep", "run a base scenario over axes of its keys, rows to CSV");
@@ -29,7 +48,12 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
   sweep->add_option("--shard", o->shard,
                     "run slice I of N (0-based I/N); default from SLURM_ARRAY_TASK_ID/COUNT or "
                     "JOB_COMPLETION_INDEX with BUBBLESIM_SHARD_COUNT");
+  sweep->add_option("--html", o->html,
+                    "also write a self-contained HTML page with one line chart per sweep (x: the first axis), "
+                    "after the CSV is complete");
+  sweep->add_option("--plot-metric", o->metric, "the CSV column the plot shows (default bubble_ratio_span)");
   commands.add(sweep, [o](CommandContext& context) {
+    if (!o->html.empty()) check_sweep_plot_metric(o->metric);
     SweepSpec spec = load_sweep(o->sweep);
     SweepOptions options;
     options.output = o->output;
@@ -38,17 +62,30 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     options.max_ops = o->max_ops;
     options.shard = o->shard.empty() ? shard_from_environment() : parse_shard(o->shard);
     options.progress = true;
+    if (!o->html.empty() && options.shard.count > 1) {
+      throw InputError(fmt::format("--html: shard {}/{} holds part of the sweep; plot the whole sweep with "
+                                   "`bubblesim merge -o FILE PARTS... --html {}`",
+                                   options.shard.index, options.shard.count, o->html));
+    }
     SweepSummary s = run_sweep(spec, context.registry, options);
     fmt::print(stderr, "sweep: {} points ({} resumed, {} invalid), {} rows -> {}\n", s.points, s.resumed, s.failed,
                s.rows, o->output);
+    if (!o->html.empty()) {
+      write_plot(o->output, o->html, o->metric);
+      fmt::print(stderr, "sweep: plot of {} -> {}\n", o->metric, o->html);
+    }
     return 0;
   });
 
   CLI::App* merge = app.add_subcommand("merge", "join sharded sweep outputs into the file one run would write");
   merge->add_option("-o,--output", o->merged, "merged CSV file")->required();
   merge->add_option("parts", o->parts, "shard outputs")->required();
+  merge->add_option("--html", o->merge_html, "also write the HTML plot of the merged sweep (as `sweep --html`)");
+  merge->add_option("--plot-metric", o->merge_metric, "the CSV column the plot shows (default bubble_ratio_span)");
   commands.add(merge, [o](CommandContext&) {
+    if (!o->merge_html.empty()) check_sweep_plot_metric(o->merge_metric);
     merge_sweep_outputs(o->parts, o->merged);
+    if (!o->merge_html.empty()) write_plot(o->merged, o->merge_html, o->merge_metric);
     return 0;
   });
 }

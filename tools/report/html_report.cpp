@@ -4,33 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/report/html_escape.h"
 #include "tools/report/ranking.h"
 
 namespace bubblesim {
 namespace {
-
-std::string escape_html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
