@@ -1,6 +1,6 @@
 // The optimizer's speed targets (issue 5): the heuristic on p = 16, m = 128 in under 30 s on one
 // core, p = 64, m = 512 in seconds, and the MILP proving optimality for p = 8, m = 16 at unit costs
-// and limit p M_B within 60 s. Each iteration is a fresh optimizer run (no generator cache).
+// and limit p M_B within 60 s; the search with offload / recompute decisions. Each iteration is a fresh optimizer run (no generator cache).
 //   build/bin/bubblesim_bench --benchmark_filter=Optimizer
 #include <benchmark/benchmark.h>
 
@@ -45,6 +45,33 @@ void OptimizerHeuristic(benchmark::State& state) {
       1.0 - static_cast<double>(pr.work_ps(0)) / static_cast<double>(out.cost);
 }
 BENCHMARK(OptimizerHeuristic)->Args({16, 128})->Args({64, 512})->Unit(benchmark::kSecond)->Iterations(1);
+
+// The search with offload and recompute decisions: limit p M_B, PCIe copy of one M_B taking
+// T_F + T_B + T_W (PipeOffload's k = 1), a recomputed F keeping a tenth of M_B.
+void OptimizerOffload(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  optimizer::Problem pr = problem(p, m, 18.522, 18.086, 9.337, 0.601, p);
+  pr.allow_offload = pr.allow_recompute = true;
+  const std::int64_t copy = pr.forward_ps[0] + pr.backward_ps[0] + pr.weight_ps[0];
+  pr.d2h_ps.assign(static_cast<std::size_t>(p), copy);
+  pr.h2d_ps.assign(static_cast<std::size_t>(p), copy);
+  pr.recompute_ps = pr.forward_ps;
+  pr.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
+  optimizer::OptimizeSettings s;
+  s.method = optimizer::Method::Heuristic;
+  s.time_limit_s = 600;
+  optimizer::OptimizeOutcome out;
+  for (auto _ : state) {
+    out = optimizer::optimize(pr, s);
+    benchmark::DoNotOptimize(out.cost);
+  }
+  state.counters["replays"] = static_cast<double>(out.heuristic.evaluations);
+  state.counters["offloaded"] = static_cast<double>(out.plan.count(optimizer::ActivationChoice::Offloaded));
+  state.counters["recomputed"] = static_cast<double>(out.plan.count(optimizer::ActivationChoice::Recomputed));
+  state.counters["bubble_span"] =
+      1.0 - static_cast<double>(pr.work_ps(0)) / static_cast<double>(out.cost);
+}
+BENCHMARK(OptimizerOffload)->Args({8, 24})->Args({16, 128})->Unit(benchmark::kSecond)->Iterations(1);
 
 void OptimizerMilpProof(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
