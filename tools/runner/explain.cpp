@@ -102,11 +102,12 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
       out.rows.push_back({run_schedule(scenario, g, request), false, true});
     }
   }
-  for (const std::string& baseline : explain_default_baselines()) {
+  for (std::string_view view : kExplainBaselines) {
+    const std::string baseline(view);
     const bool present = baseline == name || std::any_of(scenario.schedules.begin(), scenario.schedules.end(),
                                                          [&](const ScheduleRequest& r) { return r.name == baseline; });
     const Generator* g = registry.find(baseline);
-    if (present || g == nullptr) continue;
+    if (present || g == nullptr) continue;  // a registry without it (plugins only) has no such baseline
     try {
       out.rows.push_back({run_schedule(scenario, *g, default_request(*g, scenario)), false, false});
     } catch (const InputError& e) {

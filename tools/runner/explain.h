@@ -6,8 +6,10 @@
 // The memory decisions are read from the replayed table's O / L / R ops, so they cover the
 // generator's own decisions and the scenario's memory passes alike, for any schedule.
 
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedules/registry.h"
@@ -45,10 +47,7 @@ struct ScheduleExplanation {
 };
 
 /// The baselines added when the scenario does not list them.
-inline const std::vector<std::string>& explain_default_baselines() {
-  static const std::vector<std::string> names = {"1f1b", "zb-h1", "zb-h2"};
-  return names;
-}
+inline constexpr std::array<std::string_view, 3> kExplainBaselines = {"1f1b", "zb-h1", "zb-h2"};
 
 /// Runs `name` and its baselines on `scenario`. Throws InputError for an unknown name (with a
 /// did-you-mean) or when the explained schedule or a listed one does not fit the scenario.
