@@ -13,12 +13,14 @@
 #include "sim/engine/engine.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/chrome_trace_writer.h"
+#include "tools/report/explain_report.h"
 #include "tools/report/html_report.h"
 #include "tools/report/progress.h"
 #include "tools/report/grid_renderer.h"
 #include "tools/report/json_report.h"
 #include "tools/report/text_report.h"
 #include "tools/report/text_table.h"
+#include "tools/runner/explain.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
 
@@ -212,7 +214,8 @@ int command_list(const Registry& registry) {
   return 0;
 }
 
-int command_explain(const Registry& registry, const std::string& name) {
+int command_explain(const Registry& registry, const ExplainOptions& options) {
+  const std::string& name = options.name;
   const Generator* g = registry.find(name);
   if (g == nullptr) {
     std::string hint = closest_match(name, registry.names());
@@ -220,6 +223,15 @@ int command_explain(const Registry& registry, const std::string& name) {
                                  hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
                                  fmt::join(registry.names(), ", ")));
   }
+  if (!options.scenario.empty()) {
+    // The scenario form: run NAME and its baselines at the scenario (docs/optimizer.md, "Explain").
+    Scenario scenario = load_scenario_file(options.scenario, registry);
+    ScheduleExplanation explanation = explain_schedule(scenario, registry, name);
+    emit("", options.format == "json" ? explain_report_json(scenario, *g, explanation).dump(2) + "\n"
+                                      : explain_report_text(scenario, *g, explanation));
+    return explanation.subject().run.simulation.status == RunStatus::Ok ? 0 : 1;
+  }
+  if (options.format != "text") throw InputError("--format json: needs a SCENARIO (explain NAME SCENARIO)");
   std::string out = fmt::format("{}: {}\n  placement: {}\n  source: {}\n  origin: {}\n", g->info.name,
                                 g->info.description, g->info.placement, g->info.source, registry.origin(name));
   if (g->info.params.empty()) {
@@ -299,10 +311,19 @@ void add_catalog_commands(CLI::App& app, CommandSet& commands) {
   CLI::App* list = app.add_subcommand("list", "list the known schedules (built-in and plugins)");
   commands.add(list, [](CommandContext& context) { return command_list(context.registry); });
 
-  auto name = std::make_shared<std::string>();
-  CLI::App* explain = app.add_subcommand("explain", "describe a schedule and its parameters");
-  explain->add_option("name", *name, "schedule name")->required();
-  commands.add(explain, [name](CommandContext& context) { return command_explain(context.registry, *name); });
+  auto explain_options = std::make_shared<ExplainOptions>();
+  CLI::App* explain = app.add_subcommand(
+      "explain", "describe a schedule and its parameters; with SCENARIO, run it there: memory decisions and the "
+                 "bubble against the baselines at the same memory budget");
+  explain->add_option("name", explain_options->name, "schedule name")->required();
+  explain->add_option("scenario", explain_options->scenario,
+                      "scenario YAML file: run the schedule there and compare it with the scenario's other schedules "
+                      "and 1f1b, zb-h1, zb-h2");
+  explain->add_option("--format", explain_options->format, "with SCENARIO: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  commands.add(explain, [explain_options](CommandContext& context) {
+    return command_explain(context.registry, *explain_options);
+  });
 
   auto scenario = std::make_shared<std::string>();
   CLI::App* validate = app.add_subcommand("validate", "check a scenario file and its schedules without running");

@@ -36,7 +36,15 @@ struct TableOptions {
 
 int command_table(const Registry& registry, const TableOptions& options);
 int command_list(const Registry& registry);
-int command_explain(const Registry& registry, const std::string& name);
+/// `explain NAME [SCENARIO]`: without a scenario, the schedule and its parameters; with one, the
+/// schedule run at the scenario, its memory decisions and a comparison with the baselines.
+struct ExplainOptions {
+  std::string name;
+  std::string scenario;         // "" = the plain description
+  std::string format = "text";  // text | json (scenario form only)
+};
+
+int command_explain(const Registry& registry, const ExplainOptions& options);
 int command_validate(const Registry& registry, const std::string& scenario);
 
 }  // namespace bubblesim

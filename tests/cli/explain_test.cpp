@@ -1,0 +1,248 @@
+// `bubblesim explain NAME [SCENARIO]`: the plain form is the generator's description, the scenario
+// form runs the schedule and its baselines at the scenario's memory budget (docs/optimizer.md).
+#include <doctest/doctest.h>
+
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+#include "tools/runner/explain.h"
+#include "tools/scenario/scenario_loader.h"
+
+using namespace bubblesim;
+using namespace bubblesim::cli_testing;
+
+namespace {
+
+const char* kSmall = "tests/cli/explain_p4m8.yaml";
+const char* kPasses = "tests/cli/explain_memory_passes.yaml";
+
+const nlohmann::json* row_of(const nlohmann::json& j, const std::string& schedule) {
+  for (const nlohmann::json& r : j["comparison"]) {
+    if (r["schedule"] == schedule) return &r;
+  }
+  return nullptr;
+}
+
+/// The comparison table's line for `label` (the first line starting with it).
+std::string text_row(const std::string& out, const std::string& label) {
+  std::istringstream in(out);
+  std::string line;
+  bool table = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("comparison at", 0) == 0) table = true;
+    if (table && line.rfind(label + " ", 0) == 0) return line;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("explain NAME without a scenario prints exactly the description and the parameters") {
+  Registry registry = Registry::with_builtins();
+  for (const char* name : {"1f1b", "optimized", "interleaved-1f1b"}) {
+    CAPTURE(name);
+    const Generator* g = registry.find(name);
+    REQUIRE(g != nullptr);
+    // The format as it was before the scenario form existed.
+    std::string expected = fmt::format("{}: {}\n  placement: {}\n  source: {}\n  origin: built-in\n", g->info.name,
+                                       g->info.description, g->info.placement, g->info.source);
+    if (g->info.params.empty()) {
+      expected += "  parameters: none\n";
+    } else {
+      expected += "  parameters:\n";
+      for (const ParamSpec& p : g->info.params) {
+        expected += fmt::format("    {} ({}, default {}): {}\n", p.name, param_type_name(p.type),
+                                p.optional_default ? std::string("derived") : to_string(p.default_value), p.help);
+        if (!p.choices.empty()) expected += fmt::format("      one of: {}\n", fmt::join(p.choices, ", "));
+      }
+    }
+    Result r = run(std::string("explain ") + name);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == expected);
+  }
+}
+
+TEST_CASE("explain optimized SCENARIO compares with every baseline at the same budget") {
+  Result text = run(std::string("explain optimized ") + kSmall);
+  REQUIRE(text.code == 0);
+  CHECK(text.err.empty());
+  CHECK(text.out.find("formula: optimized by heuristic") != std::string::npos);
+  CHECK(text.out.find("memory decisions of optimized") != std::string::npos);
+  CHECK(text.out.find("memory budget 4GiB per device") != std::string::npos);
+  // Every baseline has a row: the one the scenario lists (gpipe) and the three added ones.
+  for (const char* label : {"gpipe", "1f1b", "zb-h1", "zb-h2"}) {
+    CAPTURE(label);
+    CHECK_FALSE(text_row(text.out, label).empty());
+  }
+  // GPipe (8 activations) and ZB-H2 go out of memory at 4 M_B: shown and marked, not dropped.
+  CHECK(text_row(text.out, "gpipe").find("YES") != std::string::npos);
+  CHECK(text_row(text.out, "zb-h2").find("YES") != std::string::npos);
+  CHECK(text_row(text.out, "1f1b").find("YES") == std::string::npos);
+  CHECK(text.out.find("zb-h2: out_of_memory: out of memory on device") != std::string::npos);
+
+  Result json = run(std::string("explain optimized ") + kSmall + " --format json");
+  REQUIRE(json.code == 0);
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  CHECK(j["explain_schema_version"] == 1);
+  CHECK(j["schedule"] == "optimized");
+  CHECK(j["listed"] == true);
+  CHECK(j["formula"]["note"].get<std::string>().find("optimized by heuristic") == 0);
+  std::set<std::string> names;
+  for (const nlohmann::json& r : j["comparison"]) names.insert(r["schedule"].get<std::string>());
+  CHECK(names == std::set<std::string>{"optimized", "gpipe", "1f1b", "zb-h1", "zb-h2"});
+  CHECK(j["comparison"][0]["role"] == "explained");
+  const nlohmann::json* opt = row_of(j, "optimized");
+  const nlohmann::json* one = row_of(j, "1f1b");
+  REQUIRE(opt != nullptr);
+  REQUIRE(one != nullptr);
+  CHECK((*row_of(j, "gpipe"))["role"] == "listed");
+  CHECK((*one)["role"] == "added");
+  // At the same memory, the optimized order's bubble is at most 1F1B's, at both levels.
+  const double opt_sim = (*opt)["simulation"]["bubble_ratio_span"];
+  const double one_sim = (*one)["simulation"]["bubble_ratio_span"];
+  CHECK(opt_sim <= one_sim);
+  CHECK((*opt)["table"]["bubble_ratio_span"].get<double>() <= (*one)["table"]["bubble_ratio_span"].get<double>());
+  CHECK((*one)["bubble_vs_explained"]["simulation"].get<double>() == doctest::Approx(one_sim / opt_sim));
+  CHECK((*opt)["bubble_vs_explained"]["simulation"].get<double>() == 1.0);
+  // The optimized schedule fits the budget; the out-of-memory baselines are marked.
+  CHECK((*opt)["out_of_memory"] == false);
+  CHECK((*opt)["simulation"]["peak_memory_bytes"].get<std::int64_t>() <= std::int64_t{4} << 30);
+  for (const char* oom : {"gpipe", "zb-h2"}) {
+    CAPTURE(oom);
+    const nlohmann::json& r = *row_of(j, oom);
+    CHECK(r["out_of_memory"] == true);
+    CHECK(r["status"] == "out_of_memory");
+    CHECK(r["simulation"].is_null());
+    CHECK(r["table"]["peak_memory_bytes"].get<std::int64_t>() > std::int64_t{4} << 30);
+  }
+  // The optimizer decides no offload or recompute here and the scenario has no passes.
+  for (const nlohmann::json& d : j["memory_decisions"]["devices"]) {
+    CHECK(d["offloaded"] == 0);
+    CHECK(d["recomputed"] == 0);
+    CHECK(d["peak_memory_bytes"].get<std::int64_t>() <= d["budget_bytes"].get<std::int64_t>());
+  }
+}
+
+TEST_CASE("explain optimized on the optimizer's base scenario beats 1F1B and marks ZB-H2 out of memory") {
+  Result r = run("explain optimized scenarios/optimizer/base.yaml --format json");
+  REQUIRE(r.code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json* opt = row_of(j, "optimized");
+  const nlohmann::json* one = row_of(j, "1f1b");
+  const nlohmann::json* h2 = row_of(j, "zb-h2");
+  REQUIRE(opt != nullptr);
+  REQUIRE(one != nullptr);
+  REQUIRE(h2 != nullptr);
+  REQUIRE(row_of(j, "zb-h1") != nullptr);
+  CHECK((*opt)["simulation"]["bubble_ratio_span"].get<double>() <= (*one)["simulation"]["bubble_ratio_span"].get<double>());
+  CHECK((*h2)["out_of_memory"] == true);
+  CHECK((*one)["role"] == "listed");  // base.yaml lists all three baselines
+}
+
+TEST_CASE("explain reads offload, reload and recompute decisions from the replayed table") {
+  Result a = run(std::string("explain 1f1b ") + kPasses + " --format json");
+  REQUIRE(a.code == 0);
+  nlohmann::json j = nlohmann::json::parse(a.out);
+  const nlohmann::json& devices = j["memory_decisions"]["devices"];
+  REQUIRE(devices.size() == 4);
+  const std::int64_t gib = std::int64_t{1} << 30, mib = std::int64_t{1} << 20;
+  // Stage 0 recomputes every microbatch: M_B - stage input not stored each time.
+  CHECK(devices[0]["recomputed"] == 8);
+  CHECK(devices[0]["recompute_not_stored_bytes"] == 8 * (gib - 128 * mib));
+  CHECK(devices[0]["offloaded"] == 0);
+  // Stage 1 offloads what the pass chose; every offload has its reload; the table agrees with the
+  // pass's own log.
+  const nlohmann::json* offload = nullptr;
+  for (const nlohmann::json& p : j["memory_decisions"]["passes"]) {
+    if (p["name"] == "offload") offload = &p;
+  }
+  REQUIRE(offload != nullptr);
+  const std::int64_t moved = (*offload)["count_per_device"][1];
+  CHECK(moved > 0);
+  CHECK(devices[1]["offloaded"] == moved);
+  CHECK(devices[1]["reloaded"] == moved);
+  CHECK(devices[1]["offloaded_bytes"] == moved * gib);
+  CHECK(devices[1]["offloaded_bytes"] == (*offload)["bytes_per_device"][1]);
+  CHECK(devices[1]["recomputed"] == 0);
+  for (int d : {2, 3}) {
+    CHECK(devices[d]["offloaded"] == 0);
+    CHECK(devices[d]["recomputed"] == 0);
+  }
+  // The scenario lists zb-h1 (a listed baseline); zb-h2 is added and out of memory.
+  CHECK((*row_of(j, "zb-h1"))["role"] == "listed");
+  CHECK((*row_of(j, "zb-h2"))["out_of_memory"] == true);
+
+  Result text = run(std::string("explain 1f1b ") + kPasses);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("scenario's recompute pass (selective): 8 of 32 activations on stages [0]") != std::string::npos);
+  // Deterministic: no timing-dependent number without a solver in the note.
+  CHECK(run(std::string("explain 1f1b ") + kPasses).out == text.out);
+  CHECK(run(std::string("explain 1f1b ") + kPasses + " --format json").out == a.out);
+}
+
+TEST_CASE("explain SCENARIO errors: unknown schedule, bad scenario, json without a scenario") {
+  Result bad = run(std::string("explain gpip ") + kSmall);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.rfind("error: unknown schedule 'gpip'; did you mean 'gpipe'? (known: ", 0) == 0);
+  CHECK(bad.out.empty());
+
+  Result scenario = run("explain 1f1b tests/errors/budget_wrong_length.yaml");
+  Result same = run("run tests/errors/budget_wrong_length.yaml");
+  CHECK(scenario.code == 2);
+  CHECK(scenario.err == same.err);
+  CHECK(scenario.err.rfind("tests/errors/budget_wrong_length.yaml:", 0) == 0);
+
+  Result missing = run("explain 1f1b tests/cli/no_such_scenario.yaml");
+  CHECK(missing.code == 2);
+
+  Result json = run("explain 1f1b --format json");
+  CHECK(json.code == 2);
+  CHECK(json.err.find("needs a SCENARIO") != std::string::npos);
+}
+
+TEST_CASE("explain exits 1 when the explained schedule itself runs out of memory, after reporting") {
+  Result r = run(std::string("explain gpipe ") + kSmall);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("out_of_memory at the simulation level") != std::string::npos);
+  CHECK(r.out.find("entry: gpipe (from the scenario's schedules)") != std::string::npos);
+  // 1f1b is not listed there: it runs with its defaults.
+  Result d = run(std::string("explain 1f1b ") + kSmall);
+  CHECK(d.code == 0);
+  CHECK(d.out.find("entry: 1f1b (not listed in the scenario: the generator's defaults)") != std::string::npos);
+  CHECK_FALSE(text_row(d.out, "optimized(time_limit=10s,method=heuristic)").empty());
+}
+
+TEST_CASE("explain_schedule skips a default baseline whose generator refuses the scenario") {
+  const Registry builtins = Registry::with_builtins();
+  Registry registry;
+  registry.add(*builtins.find("gpipe"));
+  registry.add(*builtins.find("1f1b"));
+  registry.add(*builtins.find("zb-h1"));
+  Generator refusing = *builtins.find("zb-h2");
+  refusing.generate = [](const GeneratorInput&) -> Table {
+    throw ScheduleConstraintError("needs more microbatches (test)");
+  };
+  registry.add(refusing);
+  Scenario scenario = load_scenario_file(source(kSmall), builtins);
+  scenario.schedules.erase(scenario.schedules.begin());  // keep gpipe only
+  ScheduleExplanation e = explain_schedule(scenario, registry, "1f1b");
+  REQUIRE(e.rows.size() == 3);  // 1f1b, gpipe (listed), zb-h1 (added)
+  CHECK(e.rows[0].run.schedule == "1f1b");
+  CHECK(e.rows[0].subject);
+  CHECK_FALSE(e.listed);
+  CHECK(e.rows[1].run.schedule == "gpipe");
+  CHECK(e.rows[1].listed);
+  CHECK(e.rows[2].run.schedule == "zb-h1");
+  CHECK_FALSE(e.rows[2].listed);
+  REQUIRE(e.skipped.size() == 1);
+  CHECK(e.skipped[0].schedule == "zb-h2");
+  CHECK(e.skipped[0].reason == "zb-h2: needs more microbatches (test)");
+  CHECK(e.devices.size() == 4);
+  CHECK(bubble_factor(0.2, 0.1).value() == doctest::Approx(2.0));
+  CHECK_FALSE(bubble_factor(0.2, 0.0).has_value());
+}
