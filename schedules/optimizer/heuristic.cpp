@@ -180,9 +180,14 @@ void report(const HeuristicSettings& settings, const std::string& phase, std::in
   }
 }
 
-/// The search when offload or recompute may be used: the state is a compute order and a plan.
-HeuristicResult run_memory_search(const Problem& problem, const HeuristicSettings& settings) {
+}  // namespace
+
+HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& settings) {
+  // Without offload or recompute every plan keeps everything: the state is the order alone, no
+  // plan move is drawn and the materialized order is the order itself.
+  const bool plans = problem.memory_ops_allowed();
   HeuristicResult result;
+  result.plan = MemoryPlan::keep_all(problem);
   TimingModel model(problem);
   std::int64_t best = TimingModel::kInfeasible;
   std::vector<Seed> all = seeds(problem);
@@ -194,10 +199,7 @@ HeuristicResult run_memory_search(const Problem& problem, const HeuristicSetting
     std::optional<FittedPlan> fitted = fit_memory(problem, seed.order, model);
     ++result.evaluations;
     if (!fitted || fitted->cost >= TimingModel::kInfeasible) continue;
-    const std::int64_t decisions = fitted->plan.count(ActivationChoice::Offloaded) + fitted->plan.count(ActivationChoice::Recomputed);
-    const std::int64_t best_decisions =
-        result.plan.choice.empty() ? 0 : result.plan.count(ActivationChoice::Offloaded) + result.plan.count(ActivationChoice::Recomputed);
-    if (fitted->cost < best || (fitted->cost == best && decisions < best_decisions)) {
+    if (fitted->cost < best || (fitted->cost == best && fitted->plan.decisions() < result.plan.decisions())) {
       best = fitted->cost;
       result.order = std::move(fitted->order);
       result.compute_order = std::move(seed.order);
@@ -215,90 +217,51 @@ HeuristicResult run_memory_search(const Problem& problem, const HeuristicSetting
   Order compute = result.compute_order;
   MemoryPlan plan = result.plan;
   std::int64_t current_cost = best;
-  auto decisions = [](const MemoryPlan& pl) {
-    return pl.count(ActivationChoice::Offloaded) + pl.count(ActivationChoice::Recomputed);
-  };
-  std::int64_t current_decisions = decisions(plan);
-  model.cost(result.order);
-  Evaluation current_eval = model.last();
+  std::int64_t current_decisions = plan.decisions();
+  Evaluation current_eval;  // the replay of the current state, where plan moves look for reload points
+  if (plans) {
+    model.cost(result.order);
+    current_eval = model.last();
+  }
   for (std::int64_t it = 0; it < budget && (best > lb || current_decisions > 0); ++it) {
     if ((it & 63) == 0 && past(settings)) break;
     if ((it & 255) == 0) report(settings, "local search", it, budget, best);
-    Order candidate_compute = compute;
-    MemoryPlan candidate_plan = plan;
-    const bool changed = std::uniform_int_distribution<int>(0, 1)(rng) == 0
-                             ? random_order_move(candidate_compute, rng)
-                             : random_plan_move(problem, compute, current_eval, candidate_plan, rng);
-    if (!changed) continue;
-    std::optional<Order> candidate = materialize(problem, candidate_compute, candidate_plan);
-    if (!candidate) continue;
-    const std::int64_t cost = model.cost(*candidate);
-    ++result.evaluations;
-    const std::int64_t n = decisions(candidate_plan);
-    if (cost < current_cost || (cost == current_cost && n <= current_decisions)) {
-      compute = std::move(candidate_compute);
-      plan = std::move(candidate_plan);
-      current_cost = cost;
-      current_decisions = n;
-      current_eval = model.last();
-      if (cost < best || (cost == best && n < decisions(result.plan))) {
-        best = cost;
-        result.order = std::move(*candidate);
-        result.compute_order = compute;
-        result.plan = plan;
-        ++result.improvements;
-      }
+    const bool plan_move = plans && std::uniform_int_distribution<int>(0, 1)(rng) != 0;
+    Order candidate_compute;
+    MemoryPlan candidate_plan;
+    std::optional<Order> materialized;
+    if (plan_move) {
+      candidate_plan = plan;
+      if (!random_plan_move(problem, compute, current_eval, candidate_plan, rng)) continue;
+      materialized = materialize(problem, compute, candidate_plan);
+    } else {
+      candidate_compute = compute;
+      if (!random_order_move(candidate_compute, rng)) continue;
+      if (plans) materialized = materialize(problem, candidate_compute, plan);
     }
-  }
-  result.cost = best;
-  return result;
-}
-
-}  // namespace
-
-HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& settings) {
-  if (problem.memory_ops_allowed()) return run_memory_search(problem, settings);
-  HeuristicResult result;
-  TimingModel model(problem);
-  std::int64_t best = TimingModel::kInfeasible;
-  for (Seed& seed : seeds(problem)) {
-    const std::int64_t c = model.cost(seed.order);
-    ++result.evaluations;
-    if (c < best) {
-      best = c;
-      result.order = std::move(seed.order);
-      result.seed_name = seed.name;
-    }
-  }
-  if (best >= TimingModel::kInfeasible) return result;
-  result.feasible = true;
-  result.seed_cost = best;
-
-  const std::int64_t lb = lower_bound(problem);
-  const std::int64_t budget = derived_budget(problem, settings);
-  std::mt19937_64 rng(settings.seed);
-  Order current = result.order;
-  std::int64_t current_cost = best;
-  for (std::int64_t it = 0; it < budget && best > lb; ++it) {
-    if ((it & 63) == 0 && past(settings)) break;
-    if ((it & 1023) == 0) report(settings, "local search", it, budget, best);
-    Order candidate = current;
-    if (!random_order_move(candidate, rng)) continue;
+    if (plans && !materialized) continue;  // a reload would come before its forward
+    const Order& candidate = plans ? *materialized : candidate_compute;
     const std::int64_t cost = model.cost(candidate);
     ++result.evaluations;
-    if (cost <= current_cost) {
-      current = std::move(candidate);
-      current_cost = cost;
-      if (cost < best) {
-        best = cost;
-        result.order = current;
-        ++result.improvements;
-      }
+    const std::int64_t n = plan_move ? candidate_plan.decisions() : current_decisions;
+    if (cost > current_cost || (cost == current_cost && n > current_decisions)) continue;
+    if (cost < best || (cost == best && n < result.plan.decisions())) {
+      best = cost;
+      result.order = candidate;
+      result.compute_order = plan_move ? compute : candidate_compute;
+      result.plan = plan_move ? candidate_plan : plan;
+      ++result.improvements;
     }
+    if (plan_move) {
+      plan = std::move(candidate_plan);
+    } else {
+      compute = std::move(candidate_compute);
+    }
+    current_cost = cost;
+    current_decisions = n;
+    if (plans) current_eval = model.last();
   }
   result.cost = best;
-  result.compute_order = result.order;
-  result.plan = MemoryPlan::keep_all(problem);
   return result;
 }
 

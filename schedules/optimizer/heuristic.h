@@ -6,16 +6,17 @@
 // candidate evaluated by the same model. Anytime: the best order so far is kept; the search stops
 // after `max_evaluations` replays (deterministic) or at the deadline, whichever comes first.
 //
-// When the problem allows offload or recompute, every seed is also tried at larger activation
-// limits (up to unlimited) and made to fit the real one by fit_memory (memory_plan.h); the local
-// search then also moves the plan: keep / offload / recompute one activation, reload one op
-// earlier or later. A candidate of equal cost with fewer decisions is preferred.
+// Every seed goes through fit_memory (memory_plan.h). When the problem allows offload or
+// recompute, seeds are also list-scheduled at larger activation limits (up to unlimited) and
+// fit_memory makes them fit the real one; the local search then also moves the plan: keep /
+// offload / recompute one activation, reload one op earlier or later. A candidate of equal cost
+// with fewer decisions is preferred. Without them every plan keeps everything and fit_memory only
+// checks the limit, so the search is over orders alone.
 
 #include <chrono>
 #include <cstdint>
-#include <string>
-
 #include <functional>
+#include <string>
 
 #include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/problem.h"

@@ -62,6 +62,10 @@ std::int64_t MemoryPlan::count(ActivationChoice c) const {
   return static_cast<std::int64_t>(std::count(choice.begin(), choice.end(), c));
 }
 
+std::int64_t MemoryPlan::decisions() const {
+  return static_cast<std::int64_t>(choice.size()) - count(ActivationChoice::Kept);
+}
+
 std::optional<Order> materialize(const Problem& problem, const Order& compute, const MemoryPlan& plan) {
   Order out(compute.size());
   std::vector<std::vector<Step>> reloads_after;  // per rank of the device's order
@@ -142,6 +146,7 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
       }
       const std::int64_t t = ev.first_over[du];
       if (t < 0) continue;
+      if (!problem.memory_ops_allowed()) return std::nullopt;  // only the order could make room
       // The D2H engine runs the O's in F order: when would a new O for each microbatch end?
       std::vector<std::int64_t> offload_end(static_cast<std::size_t>(m), 0);
       std::int64_t engine_free = 0;

@@ -26,6 +26,8 @@ struct MemoryPlan {
 
   static MemoryPlan keep_all(const Problem& problem);
   std::int64_t count(ActivationChoice c) const;
+  /// Activations not kept (offloaded or recomputed): the search prefers fewer at equal cost.
+  std::int64_t decisions() const;
 };
 
 /// `compute` (F, B, W only) with the plan's R, O and L inserted; nullopt when a reload lead does
@@ -43,7 +45,8 @@ struct FittedPlan {
 /// idle window (when offload is allowed), else recomputes the resident activation whose backward
 /// is latest (when recompute is allowed); reloads that arrive late get an earlier prefetch point;
 /// repeated until the order fits. Then drops every decision that is not needed (same cost, still
-/// fits). nullopt: no plan found (a device cannot make room).
+/// fits). nullopt: no plan found (a device cannot make room; without offload and recompute: the
+/// order does not fit as it is).
 std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute, TimingModel& model);
 
 /// The reload lead that starts the H2D copy as late as possible while finishing before the B
