@@ -79,7 +79,7 @@ class Placer {
  private:
   std::int32_t count(StepKind k, std::int32_t j) const { return count_[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)]; }
   std::int64_t end(StepKind k, std::int32_t j, std::int32_t i) const {
-    return end_[static_cast<std::size_t>(k)][static_cast<std::size_t>(j) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(i)];
+    return end_[static_cast<std::size_t>(k)][pr_.index(j, i)];
   }
   std::int64_t last(std::int32_t j) const { return last_[static_cast<std::size_t>(j)]; }
   std::int64_t memory(std::int32_t j) const { return memory_[static_cast<std::size_t>(j)]; }
@@ -97,7 +97,7 @@ class Placer {
     if (k == StepKind::B && j + 1 < p_) e = std::max(e, end(StepKind::B, j + 1, i) + pr_.comm_ps + cost);
     if (count(StepKind::F, j) > 0) bubble_[ju] += e - no_wait;
     last_[ju] = e;
-    end_[static_cast<std::size_t>(k)][ju * static_cast<std::size_t>(m_) + static_cast<std::size_t>(i)] = e;
+    end_[static_cast<std::size_t>(k)][pr_.index(j, i)] = e;
     memory_[ju] += pr_.memory_delta(k, j);
     ++count_[static_cast<std::size_t>(k)][ju];
     order_[ju].push_back(Step{k, i});

@@ -16,7 +16,7 @@ struct Ranks {
     for (std::size_t d = 0; d < compute.size(); ++d) {
       for (std::size_t r = 0; r < compute[d].size(); ++r) {
         const Step st = compute[d][r];
-        const std::size_t i = d * static_cast<std::size_t>(problem.microbatches) + static_cast<std::size_t>(st.microbatch);
+        const std::size_t i = problem.index(static_cast<std::int32_t>(d), st.microbatch);
         if (st.kind == StepKind::F) forward[i] = static_cast<std::int32_t>(r);
         if (st.kind == StepKind::B) backward[i] = static_cast<std::int32_t>(r);
       }
@@ -24,21 +24,16 @@ struct Ranks {
   }
 };
 
-std::size_t flat(const Problem& problem, std::int32_t stage, std::int32_t microbatch) {
-  return static_cast<std::size_t>(stage) * static_cast<std::size_t>(problem.microbatches) +
-         static_cast<std::size_t>(microbatch);
-}
-
 std::int64_t start_of(const Problem& problem, const Evaluation& eval, std::int32_t stage, Step st) {
-  return eval.end[static_cast<int>(st.kind)][flat(problem, stage, st.microbatch)] - problem.duration(st.kind, stage);
+  return eval.end[static_cast<int>(st.kind)][problem.index(stage, st.microbatch)] - problem.duration(st.kind, stage);
 }
 
 std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks& ranks, const Evaluation& eval,
                       std::int32_t stage, std::int32_t microbatch) {
-  const std::size_t i = flat(problem, stage, microbatch);
+  const std::size_t i = problem.index(stage, microbatch);
   const std::int32_t rf = ranks.forward[i], rb = ranks.backward[i];
   if (rf < 0 || rb < 0 || rb - rf < 2) return 0;
-  const std::int64_t b_start = eval.end[static_cast<int>(StepKind::B)][i] - problem.duration(StepKind::B, stage);
+  const std::int64_t b_start = start_of(problem, eval, stage, Step{StepKind::B, microbatch});
   const std::int64_t copy = problem.duration(StepKind::L, stage);
   const auto& ops = compute[static_cast<std::size_t>(stage)];
   // The latest op whose start leaves the copy time before the B; else the earliest after the F.
@@ -78,7 +73,7 @@ std::optional<Order> materialize(const Problem& problem, const Order& compute, c
       const Step st = ops[r];
       if (st.kind == StepKind::F) forward_rank[static_cast<std::size_t>(st.microbatch)] = static_cast<std::int32_t>(r);
       if (st.kind != StepKind::B) continue;
-      const std::size_t i = flat(problem, stage, st.microbatch);
+      const std::size_t i = problem.index(stage, st.microbatch);
       if (plan.choice[i] != ActivationChoice::Offloaded) continue;
       const auto trigger = static_cast<std::int64_t>(r) - plan.reload_lead[i];
       if (plan.reload_lead[i] < 1 || trigger <= forward_rank[static_cast<std::size_t>(st.microbatch)]) {
@@ -90,7 +85,7 @@ std::optional<Order> materialize(const Problem& problem, const Order& compute, c
     list.reserve(ops.size() + 2 * reloads_after.size());
     for (std::size_t r = 0; r < ops.size(); ++r) {
       const Step st = ops[r];
-      const ActivationChoice c = plan.choice[flat(problem, stage, st.microbatch)];
+      const ActivationChoice c = plan.choice[problem.index(stage, st.microbatch)];
       if (st.kind == StepKind::B && c == ActivationChoice::Recomputed) list.push_back(Step{StepKind::R, st.microbatch});
       list.push_back(st);
       if (st.kind == StepKind::F && c == ActivationChoice::Offloaded) list.push_back(Step{StepKind::O, st.microbatch});
@@ -128,15 +123,15 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
       const auto& ops = compute[du];
       // Reloads that made their B wait: trigger them one op earlier.
       for (std::int32_t j = 0; j < m && problem.allow_offload; ++j) {
-        const std::size_t i = flat(problem, d, j);
+        const std::size_t i = problem.index(d, j);
         if (plan.choice[i] != ActivationChoice::Offloaded) continue;
         const std::int64_t b_start = be[i] - problem.duration(StepKind::B, d);
         std::int64_t other = fe[i];
-        if (d + 1 < p) other = std::max(other, be[flat(problem, d + 1, j)] + problem.comm_ps);
+        if (d + 1 < p) other = std::max(other, be[problem.index(d + 1, j)] + problem.comm_ps);
         const std::int32_t rb = ranks.backward[i];
         if (rb > 0) {
           const Step before = ops[static_cast<std::size_t>(rb - 1)];
-          other = std::max(other, ev.end[static_cast<int>(before.kind)][flat(problem, d, before.microbatch)]);
+          other = std::max(other, ev.end[static_cast<int>(before.kind)][problem.index(d, before.microbatch)]);
         }
         const std::int64_t reload_end = ev.end[static_cast<int>(StepKind::L)][i];
         if (reload_end > other && b_start > other && rb - (plan.reload_lead[i] + 1) > ranks.forward[i]) {
@@ -152,7 +147,7 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
       std::int64_t engine_free = 0;
       for (const Step& st : ops) {
         if (st.kind != StepKind::F) continue;
-        const std::size_t i = flat(problem, d, st.microbatch);
+        const std::size_t i = problem.index(d, st.microbatch);
         const std::int64_t start = std::max(engine_free, fe[i]);
         offload_end[static_cast<std::size_t>(st.microbatch)] = start + problem.duration(StepKind::O, d);
         if (plan.choice[i] == ActivationChoice::Offloaded) engine_free = ev.end[static_cast<int>(StepKind::O)][i];
@@ -161,7 +156,7 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
       std::int64_t best_window = -1, latest_b = -1;
       std::int32_t best_lead = 0;
       for (std::int32_t j = 0; j < m; ++j) {
-        const std::size_t i = flat(problem, d, j);
+        const std::size_t i = problem.index(d, j);
         if (plan.choice[i] != ActivationChoice::Kept) continue;
         const std::int64_t f_start = fe[i] - problem.duration(StepKind::F, d);
         const std::int64_t b_start = be[i] - problem.duration(StepKind::B, d);
@@ -184,11 +179,11 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
         }
       }
       if (best_offload >= 0) {
-        const std::size_t i = flat(problem, d, best_offload);
+        const std::size_t i = problem.index(d, best_offload);
         plan.choice[i] = ActivationChoice::Offloaded;
         plan.reload_lead[i] = best_lead;
       } else if (best_recompute >= 0) {
-        plan.choice[flat(problem, d, best_recompute)] = ActivationChoice::Recomputed;
+        plan.choice[problem.index(d, best_recompute)] = ActivationChoice::Recomputed;
       } else {
         return std::nullopt;  // nothing resident at t can leave
       }

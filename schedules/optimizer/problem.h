@@ -11,6 +11,7 @@
 //
 // Times are integer picoseconds and memory integer bytes, so the timing model is exact.
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,11 @@ struct Problem {
   std::vector<std::int64_t> recompute_ps;       // per stage: duration of R
   std::vector<std::int64_t> stage_input_bytes;  // per stage: what a recomputed F keeps
 
+  /// Position of (stage, microbatch) in per-activation arrays: stage * m + microbatch.
+  std::size_t index(std::int32_t stage, std::int32_t microbatch) const {
+    return static_cast<std::size_t>(stage) * static_cast<std::size_t>(microbatches) +
+           static_cast<std::size_t>(microbatch);
+  }
   std::int64_t duration(StepKind k, std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
     switch (k) {

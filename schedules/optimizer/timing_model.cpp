@@ -80,7 +80,7 @@ bool TimingModel::mark_memory_ops(const Order& order) {
     for (const Step& st : order[d]) {
       if (st.kind == StepKind::F || st.kind == StepKind::B || st.kind == StepKind::W) continue;
       if (st.microbatch < 0 || st.microbatch >= m) return false;
-      char& flag = has_[static_cast<int>(st.kind)][index(static_cast<std::int32_t>(d), st.microbatch)];
+      char& flag = has_[static_cast<int>(st.kind)][problem_.index(static_cast<std::int32_t>(d), st.microbatch)];
       if (flag) return false;  // listed twice
       flag = 1;
       if (is_copy(st.kind)) has_copies_ = true;
@@ -115,11 +115,11 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
       return ran;
     }
     std::int64_t ready = 0;
-    const std::size_t i = index(d, st.microbatch);
+    const std::size_t i = problem_.index(d, st.microbatch);
     switch (st.kind) {
       case StepKind::F:
         if (d > 0) {
-          const std::int64_t e = fe[index(d - 1, st.microbatch)];
+          const std::int64_t e = fe[problem_.index(d - 1, st.microbatch)];
           if (e < 0) return ran;
           ready = e + problem_.comm_ps;
         }
@@ -128,7 +128,7 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
         if (fe[i] < 0) return ran;
         ready = fe[i];
         if (d + 1 < p) {
-          const std::int64_t e = be[index(d + 1, st.microbatch)];
+          const std::int64_t e = be[problem_.index(d + 1, st.microbatch)];
           if (e < 0) return ran;
           ready = std::max(ready, e + problem_.comm_ps);
         }
@@ -185,7 +185,7 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
       ++pos;
       continue;
     }
-    const std::size_t i = index(d, st.microbatch);
+    const std::size_t i = problem_.index(d, st.microbatch);
     if (source[i] < 0) return ran;
     std::int64_t ready = source[i];
     // The prefetch point: the start of the compute op listed just before the copy.
@@ -196,7 +196,7 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
         malformed_ = true;
         return ran;
       }
-      const std::int64_t e = eval_.end[static_cast<int>(before.kind)][index(d, before.microbatch)];
+      const std::int64_t e = eval_.end[static_cast<int>(before.kind)][problem_.index(d, before.microbatch)];
       if (e < 0) return ran;
       ready = std::max(ready, e - problem_.duration(before.kind, d));
       break;
@@ -259,7 +259,7 @@ void TimingModel::run(const Order& order) {
   for (std::size_t d = 0; d < pu; ++d) {
     std::size_t recomputed = 0;
     if (memory_ops_) {
-      for (std::int32_t j = 0; j < m; ++j) recomputed += has_[static_cast<int>(StepKind::R)][index(static_cast<std::int32_t>(d), j)] ? 1 : 0;
+      for (std::int32_t j = 0; j < m; ++j) recomputed += has_[static_cast<int>(StepKind::R)][problem_.index(static_cast<std::int32_t>(d), j)] ? 1 : 0;
     }
     std::size_t copies = 0;
     if (has_copies_) {
@@ -279,7 +279,7 @@ void TimingModel::run(const Order& order) {
 
 std::int64_t TimingModel::allocation_at_forward(std::int32_t d, std::int32_t j) const {
   const auto s = static_cast<std::size_t>(d);
-  if (memory_ops_ && has_[static_cast<int>(StepKind::R)][index(d, j)]) {
+  if (memory_ops_ && has_[static_cast<int>(StepKind::R)][problem_.index(d, j)]) {
     return std::min(problem_.stage_input_bytes[s], problem_.activation_bytes[s]);
   }
   return problem_.activation_bytes[s];
@@ -306,7 +306,7 @@ void TimingModel::account_memory(const Order& order) {
           case StepKind::R: delta = mb; break;
           case StepKind::B:
             delta = mw - mb;
-            if (memory_ops_ && has_[static_cast<int>(StepKind::R)][index(d, st.microbatch)]) {
+            if (memory_ops_ && has_[static_cast<int>(StepKind::R)][problem_.index(d, st.microbatch)]) {
               delta -= allocation_at_forward(d, st.microbatch);
             }
             break;
@@ -317,7 +317,7 @@ void TimingModel::account_memory(const Order& order) {
         if (delta > 0) {
           eval_.peak_bytes[du] = std::max(eval_.peak_bytes[du], memory);
           if (memory > limit && eval_.first_over[du] < 0) {
-            eval_.first_over[du] = eval_.end[static_cast<int>(st.kind)][index(d, st.microbatch)] -
+            eval_.first_over[du] = eval_.end[static_cast<int>(st.kind)][problem_.index(d, st.microbatch)] -
                                    problem_.duration(st.kind, d);
           }
         }
@@ -334,7 +334,7 @@ void TimingModel::account_device_with_copies(std::int32_t d, const std::vector<S
   reload_events_.clear();
   offload_events_.clear();
   for (const Step& st : ops) {
-    const std::size_t i = index(d, st.microbatch);
+    const std::size_t i = problem_.index(d, st.microbatch);
     const std::int64_t end = eval_.end[static_cast<int>(st.kind)][i];
     const std::int64_t start = end - problem_.duration(st.kind, d);
     switch (st.kind) {

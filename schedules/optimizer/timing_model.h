@@ -60,9 +60,6 @@ class TimingModel {
   void wake(std::int32_t d);
   void account_memory(const Order& order);
   void account_device_with_copies(std::int32_t d, const std::vector<Step>& ops);
-  std::size_t index(std::int32_t s, std::int32_t j) const {
-    return static_cast<std::size_t>(s) * static_cast<std::size_t>(problem_.microbatches) + static_cast<std::size_t>(j);
-  }
   std::int64_t allocation_at_forward(std::int32_t d, std::int32_t j) const;
 
   const Problem& problem_;
