@@ -100,121 +100,127 @@ std::int32_t best_reload_lead(const Problem& problem, const Order& compute, cons
   return lead_for(problem, compute, Ranks(problem, compute), eval, stage, microbatch);
 }
 
-std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute, TimingModel& model) {
-  const std::int32_t p = problem.stages, m = problem.microbatches;
-  const Ranks ranks(problem, compute);
-  MemoryPlan plan = MemoryPlan::keep_all(problem);
-  bool fits = false;
-  std::int64_t cost = TimingModel::kInfeasible;
-  Order order;
-  const std::int32_t max_rounds = 6 * m + 64;
-  for (std::int32_t round = 0; round < max_rounds; ++round) {
-    std::optional<Order> next = materialize(problem, compute, plan);
-    if (!next) return std::nullopt;
-    order = std::move(*next);
-    cost = model.cost(order);
-    const Evaluation& ev = model.last();
-    if (!ev.complete) return std::nullopt;
-    bool changed = false;
-    const auto& fe = ev.end[static_cast<int>(StepKind::F)];
-    const auto& be = ev.end[static_cast<int>(StepKind::B)];
-    for (std::int32_t d = 0; d < p; ++d) {
-      const auto du = static_cast<std::size_t>(d);
-      const auto& ops = compute[du];
-      // Reloads that made their B wait: trigger them one op earlier.
-      for (std::int32_t j = 0; j < m && problem.allow_offload; ++j) {
-        const std::size_t i = problem.index(d, j);
-        if (plan.choice[i] != ActivationChoice::Offloaded) continue;
-        const std::int64_t b_start = be[i] - problem.duration(StepKind::B, d);
-        std::int64_t other = fe[i];
-        if (d + 1 < p) other = std::max(other, be[problem.index(d + 1, j)] + problem.comm_ps);
-        const std::int32_t rb = ranks.backward[i];
-        if (rb > 0) {
-          const Step before = ops[static_cast<std::size_t>(rb - 1)];
-          other = std::max(other, ev.end[static_cast<int>(before.kind)][problem.index(d, before.microbatch)]);
-        }
-        const std::int64_t reload_end = ev.end[static_cast<int>(StepKind::L)][i];
-        if (reload_end > other && b_start > other && rb - (plan.reload_lead[i] + 1) > ranks.forward[i]) {
-          ++plan.reload_lead[i];
-          changed = true;
-        }
-      }
-      const std::int64_t t = ev.first_over[du];
-      if (t < 0) continue;
-      if (!problem.memory_ops_allowed()) return std::nullopt;  // only the order could make room
-      // The D2H engine runs the O's in F order: when would a new O for each microbatch end?
-      std::vector<std::int64_t> offload_end(static_cast<std::size_t>(m), 0);
-      std::int64_t engine_free = 0;
-      for (const Step& st : ops) {
-        if (st.kind != StepKind::F) continue;
-        const std::size_t i = problem.index(d, st.microbatch);
-        const std::int64_t start = std::max(engine_free, fe[i]);
-        offload_end[static_cast<std::size_t>(st.microbatch)] = start + problem.duration(StepKind::O, d);
-        if (plan.choice[i] == ActivationChoice::Offloaded) engine_free = ev.end[static_cast<int>(StepKind::O)][i];
-      }
-      std::int32_t best_offload = -1, best_recompute = -1;
-      std::int64_t best_window = -1, latest_b = -1;
-      std::int32_t best_lead = 0;
-      for (std::int32_t j = 0; j < m; ++j) {
-        const std::size_t i = problem.index(d, j);
-        if (plan.choice[i] != ActivationChoice::Kept) continue;
-        const std::int64_t f_start = fe[i] - problem.duration(StepKind::F, d);
-        const std::int64_t b_start = be[i] - problem.duration(StepKind::B, d);
-        if (f_start > t || be[i] <= t) continue;  // not resident at t
-        if (problem.allow_offload && offload_end[static_cast<std::size_t>(j)] <= t &&
-            b_start - problem.duration(StepKind::L, d) > t) {
-          const std::int64_t window = b_start - fe[i];
-          if (window > best_window) {
-            const std::int32_t lead = lead_for(problem, compute, ranks, ev, d, j);
-            if (lead >= 1) {
-              best_window = window;
-              best_offload = j;
-              best_lead = lead;
-            }
-          }
-        }
-        if (problem.allow_recompute && b_start > t && b_start > latest_b) {
-          latest_b = b_start;
-          best_recompute = j;
-        }
-      }
-      if (best_offload >= 0) {
-        const std::size_t i = problem.index(d, best_offload);
-        plan.choice[i] = ActivationChoice::Offloaded;
-        plan.reload_lead[i] = best_lead;
-      } else if (best_recompute >= 0) {
-        plan.choice[problem.index(d, best_recompute)] = ActivationChoice::Recomputed;
-      } else {
-        return std::nullopt;  // nothing resident at t can leave
-      }
-      changed = true;
-    }
-    if (!changed) {
-      fits = ev.memory_ok;
-      break;
+namespace {
+
+/// Offloaded activations whose B waited for the reload get it one op earlier (while it stays after
+/// the F); true when one moved.
+bool advance_late_reloads(const Ranks& ranks, const Evaluation& eval, MemoryPlan& plan) {
+  bool moved = false;
+  for (std::size_t i = 0; i < plan.choice.size(); ++i) {
+    if (plan.choice[i] != ActivationChoice::Offloaded || eval.reload_wait[i] == 0) continue;
+    if (ranks.backward[i] - (plan.reload_lead[i] + 1) > ranks.forward[i]) {
+      ++plan.reload_lead[i];
+      moved = true;
     }
   }
-  if (!fits) return std::nullopt;
+  return moved;
+}
 
-  // Drop the decisions that are not needed (latest first: the greedy took them in time order).
-  const std::size_t ops_per_replay = order.empty() ? 1 : order.size() * order.front().size();
-  std::int64_t replays_left = std::max<std::int64_t>(16, static_cast<std::int64_t>(20'000'000 / std::max<std::size_t>(1, ops_per_replay)));
-  for (std::size_t k = plan.choice.size(); k-- > 0 && replays_left > 0;) {
-    if (plan.choice[k] == ActivationChoice::Kept) continue;
-    MemoryPlan trial = plan;
+/// At time t, device d's first allocation over the limit: offload the resident activation that
+/// lives longest and whose copies fit (the D2H engine, in F order, done by t; the reload after t),
+/// else recompute the resident one whose B is latest. False when no resident activation can leave.
+bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks, const Evaluation& eval,
+               std::int32_t d, std::int64_t t, MemoryPlan& plan) {
+  const std::int32_t m = problem.microbatches;
+  const auto& fe = eval.end[static_cast<int>(StepKind::F)];
+  const auto& be = eval.end[static_cast<int>(StepKind::B)];
+  const auto& ops = compute[static_cast<std::size_t>(d)];
+  // When would a new O for each microbatch end, queued behind the O's already decided?
+  std::vector<std::int64_t> offload_end(static_cast<std::size_t>(m), 0);
+  std::int64_t engine_free = 0;
+  for (const Step& st : ops) {
+    if (st.kind != StepKind::F) continue;
+    const std::size_t i = problem.index(d, st.microbatch);
+    offload_end[static_cast<std::size_t>(st.microbatch)] = std::max(engine_free, fe[i]) + problem.duration(StepKind::O, d);
+    if (plan.choice[i] == ActivationChoice::Offloaded) engine_free = eval.end[static_cast<int>(StepKind::O)][i];
+  }
+  std::int32_t best_offload = -1, best_recompute = -1, best_lead = 0;
+  std::int64_t best_window = -1, latest_b = -1;
+  for (std::int32_t j = 0; j < m; ++j) {
+    const std::size_t i = problem.index(d, j);
+    if (plan.choice[i] != ActivationChoice::Kept) continue;
+    const std::int64_t b_start = start_of(problem, eval, d, Step{StepKind::B, j});
+    if (start_of(problem, eval, d, Step{StepKind::F, j}) > t || be[i] <= t) continue;  // not resident at t
+    const std::int64_t window = b_start - fe[i];
+    if (problem.allow_offload && offload_end[static_cast<std::size_t>(j)] <= t &&
+        b_start - problem.duration(StepKind::L, d) > t && window > best_window) {
+      const std::int32_t lead = lead_for(problem, compute, ranks, eval, d, j);
+      if (lead >= 1) {
+        best_window = window;
+        best_offload = j;
+        best_lead = lead;
+      }
+    }
+    if (problem.allow_recompute && b_start > t && b_start > latest_b) {
+      latest_b = b_start;
+      best_recompute = j;
+    }
+  }
+  if (best_offload >= 0) {
+    const std::size_t i = problem.index(d, best_offload);
+    plan.choice[i] = ActivationChoice::Offloaded;
+    plan.reload_lead[i] = best_lead;
+    return true;
+  }
+  if (best_recompute < 0) return false;
+  plan.choice[problem.index(d, best_recompute)] = ActivationChoice::Recomputed;
+  return true;
+}
+
+/// Keeps again every activation whose decision is not needed (same cost, still fits), latest
+/// first: the greedy took them in time order. Bounded to about 2e7 op replays.
+void drop_unneeded(const Problem& problem, const Order& compute, TimingModel& model, FittedPlan& fitted) {
+  // Sized like the first device's list times the devices (the most loaded device first).
+  const std::size_t ops_per_replay =
+      std::max<std::size_t>(1, fitted.order.empty() ? 1 : fitted.order.size() * fitted.order.front().size());
+  std::int64_t replays_left = std::max<std::int64_t>(16, static_cast<std::int64_t>(20'000'000 / ops_per_replay));
+  for (std::size_t k = fitted.plan.choice.size(); k-- > 0 && replays_left > 0;) {
+    if (fitted.plan.choice[k] == ActivationChoice::Kept) continue;
+    MemoryPlan trial = fitted.plan;
     trial.choice[k] = ActivationChoice::Kept;
     trial.reload_lead[k] = 0;
     std::optional<Order> candidate = materialize(problem, compute, trial);
     if (!candidate) continue;
     const std::int64_t c = model.cost(*candidate);
     --replays_left;
-    if (c <= cost) {
-      plan = std::move(trial);
-      order = std::move(*candidate);
-      cost = c;
+    if (c <= fitted.cost) {
+      fitted.plan = std::move(trial);
+      fitted.order = std::move(*candidate);
+      fitted.cost = c;
     }
   }
-  return FittedPlan{std::move(plan), std::move(order), cost};
+}
+
+}  // namespace
+
+std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute, TimingModel& model) {
+  const Ranks ranks(problem, compute);
+  FittedPlan fitted{MemoryPlan::keep_all(problem), {}, TimingModel::kInfeasible};
+  const std::int32_t max_rounds = 6 * problem.microbatches + 64;
+  for (std::int32_t round = 0; round < max_rounds; ++round) {
+    std::optional<Order> next = materialize(problem, compute, fitted.plan);
+    if (!next) return std::nullopt;
+    fitted.order = std::move(*next);
+    fitted.cost = model.cost(fitted.order);
+    const Evaluation& ev = model.last();
+    if (!ev.complete) return std::nullopt;
+    bool changed = problem.allow_offload && advance_late_reloads(ranks, ev, fitted.plan);
+    for (std::int32_t d = 0; d < problem.stages; ++d) {
+      const std::int64_t t = ev.first_over[static_cast<std::size_t>(d)];
+      if (t < 0) continue;
+      // Without offload and recompute only the order could make room.
+      if (!problem.memory_ops_allowed() || !make_room(problem, compute, ranks, ev, d, t, fitted.plan)) {
+        return std::nullopt;
+      }
+      changed = true;
+    }
+    if (!changed) {
+      if (!ev.memory_ok) return std::nullopt;
+      drop_unneeded(problem, compute, model, fitted);
+      return fitted;
+    }
+  }
+  return std::nullopt;  // did not settle within the rounds
 }
 
 }  // namespace bubblesim::optimizer

@@ -51,6 +51,7 @@ TimingModel::TimingModel(const Problem& problem) : problem_(problem), memory_ops
   eval_.span.assign(p, 0);
   eval_.peak_bytes.assign(p, 0);
   eval_.first_over.assign(p, -1);
+  if (memory_ops_) eval_.reload_wait.assign(n, 0);
   position_.assign(p, 0);
   for (int e = 0; e < 2; ++e) {
     copy_position_[e].assign(p, 0);
@@ -133,12 +134,19 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
           ready = std::max(ready, e + problem_.comm_ps);
         }
         if (memory_ops_) {
-          for (StepKind k : {StepKind::R, StepKind::L}) {
-            if (!has_[static_cast<int>(k)][i]) continue;
-            const std::int64_t e = eval_.end[static_cast<int>(k)][i];
+          std::int64_t reload_end = 0;
+          if (has_[static_cast<int>(StepKind::R)][i]) {
+            const std::int64_t e = eval_.end[static_cast<int>(StepKind::R)][i];
             if (e < 0) return ran;
             ready = std::max(ready, e);
           }
+          if (has_[static_cast<int>(StepKind::L)][i]) {
+            reload_end = eval_.end[static_cast<int>(StepKind::L)][i];
+            if (reload_end < 0) return ran;
+          }
+          const std::int64_t without_reload = std::max(free_[du], ready);
+          eval_.reload_wait[i] = std::max<std::int64_t>(0, reload_end - without_reload);
+          ready = std::max(ready, reload_end);
         }
         break;
       case StepKind::W:
@@ -218,6 +226,7 @@ void TimingModel::run(const Order& order) {
   eval_.memory_ok = false;
   malformed_ = false;
   for (auto& e : eval_.end) std::fill(e.begin(), e.end(), -1);
+  std::fill(eval_.reload_wait.begin(), eval_.reload_wait.end(), 0);
   std::fill(position_.begin(), position_.end(), 0);
   std::fill(free_.begin(), free_.end(), 0);
   std::fill(first_start_.begin(), first_start_.end(), -1);

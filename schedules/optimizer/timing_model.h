@@ -32,6 +32,9 @@ struct Evaluation {
   std::vector<std::int64_t> peak_bytes;    // per device
   /// Per device: the time of the first allocation that goes over the limit, or -1.
   std::vector<std::int64_t> first_over;
+  /// Per activation (problem.index): how long its B waited for its reload beyond every other
+  /// dependency and its stream (only when the problem allows offload or recompute).
+  std::vector<std::int64_t> reload_wait;
   /// End time of every op: end[kind][stage * m + microbatch]; -1 when it never ran (R, O and L are
   /// only tracked when the problem allows them).
   std::vector<std::int64_t> end[kStepKinds];
