@@ -170,7 +170,7 @@ bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
 /// Keeps again every activation whose decision is not needed (same cost, still fits), latest
 /// first: the greedy took them in time order. Bounded to about 2e7 op replays.
 void drop_unneeded(const Problem& problem, const Order& compute, TimingModel& model, FittedPlan& fitted) {
-  // Sized like the first device's list times the devices (the most loaded device first).
+  // The replay size estimated as devices x the first device's list.
   const std::size_t ops_per_replay =
       std::max<std::size_t>(1, fitted.order.empty() ? 1 : fitted.order.size() * fitted.order.front().size());
   std::int64_t replays_left = std::max<std::int64_t>(16, static_cast<std::int64_t>(20'000'000 / ops_per_replay));

@@ -294,6 +294,37 @@ std::int64_t TimingModel::allocation_at_forward(std::int32_t d, std::int32_t j) 
   return problem_.activation_bytes[s];
 }
 
+std::int64_t TimingModel::memory_delta(std::int32_t d, Step st) const {
+  const auto du = static_cast<std::size_t>(d);
+  const std::int64_t mb = problem_.activation_bytes[du], mw = problem_.weight_grad_bytes[du];
+  switch (st.kind) {
+    case StepKind::F: return allocation_at_forward(d, st.microbatch);
+    case StepKind::R:
+    case StepKind::L: return mb;
+    case StepKind::B: {
+      std::int64_t freed = mb - mw;
+      if (memory_ops_ && has_[static_cast<int>(StepKind::R)][problem_.index(d, st.microbatch)]) {
+        freed += allocation_at_forward(d, st.microbatch);
+      }
+      return -freed;
+    }
+    case StepKind::W: return -mw;
+    case StepKind::O: return -mb;
+  }
+  return 0;
+}
+
+std::int64_t TimingModel::memory_time(std::int32_t d, Step st) const {
+  const std::int64_t end = eval_.end[static_cast<int>(st.kind)][problem_.index(d, st.microbatch)];
+  const bool allocates = st.kind == StepKind::F || st.kind == StepKind::R || st.kind == StepKind::L;
+  return allocates ? end - problem_.duration(st.kind, d) : end;
+}
+
+bool TimingModel::first_over_limit(std::size_t device, std::int64_t memory) {
+  eval_.peak_bytes[device] = std::max(eval_.peak_bytes[device], memory);
+  return memory > problem_.limit_bytes[device] && eval_.first_over[device] < 0;
+}
+
 void TimingModel::account_memory(const Order& order) {
   const auto pu = static_cast<std::size_t>(problem_.stages);
   eval_.memory_ok = true;
@@ -305,31 +336,11 @@ void TimingModel::account_memory(const Order& order) {
       account_device_with_copies(d, order[du]);
     } else {
       // One op at a time: the memory when an op allocates is the sum of the deltas before it.
-      const std::int64_t limit = problem_.limit_bytes[du];
-      const std::int64_t mb = problem_.activation_bytes[du], mw = problem_.weight_grad_bytes[du];
       std::int64_t memory = 0;
       for (const Step& st : order[du]) {
-        std::int64_t delta = 0;
-        switch (st.kind) {
-          case StepKind::F: delta = allocation_at_forward(d, st.microbatch); break;
-          case StepKind::R: delta = mb; break;
-          case StepKind::B:
-            delta = mw - mb;
-            if (memory_ops_ && has_[static_cast<int>(StepKind::R)][problem_.index(d, st.microbatch)]) {
-              delta -= allocation_at_forward(d, st.microbatch);
-            }
-            break;
-          case StepKind::W: delta = -mw; break;
-          default: break;
-        }
+        const std::int64_t delta = memory_delta(d, st);
         memory += delta;
-        if (delta > 0) {
-          eval_.peak_bytes[du] = std::max(eval_.peak_bytes[du], memory);
-          if (memory > limit && eval_.first_over[du] < 0) {
-            eval_.first_over[du] = eval_.end[static_cast<int>(st.kind)][problem_.index(d, st.microbatch)] -
-                                   problem_.duration(st.kind, d);
-          }
-        }
+        if (delta > 0 && first_over_limit(du, memory)) eval_.first_over[du] = memory_time(d, st);
       }
     }
     if (eval_.peak_bytes[du] > problem_.limit_bytes[du]) eval_.memory_ok = false;
@@ -338,38 +349,20 @@ void TimingModel::account_memory(const Order& order) {
 
 void TimingModel::account_device_with_copies(std::int32_t d, const std::vector<Step>& ops) {
   const auto du = static_cast<std::size_t>(d);
-  const std::int64_t mb = problem_.activation_bytes[du], mw = problem_.weight_grad_bytes[du];
   compute_events_.clear();
   reload_events_.clear();
   offload_events_.clear();
   for (const Step& st : ops) {
-    const std::size_t i = problem_.index(d, st.microbatch);
-    const std::int64_t end = eval_.end[static_cast<int>(st.kind)][i];
-    const std::int64_t start = end - problem_.duration(st.kind, d);
-    switch (st.kind) {
-      case StepKind::F: compute_events_.push_back({start, allocation_at_forward(d, st.microbatch)}); break;
-      case StepKind::R: compute_events_.push_back({start, mb}); break;
-      case StepKind::B: {
-        std::int64_t freed = mb - mw;
-        if (has_[static_cast<int>(StepKind::R)][i]) freed += allocation_at_forward(d, st.microbatch);
-        compute_events_.push_back({end, -freed});
-        break;
-      }
-      case StepKind::W: compute_events_.push_back({end, -mw}); break;
-      case StepKind::O: offload_events_.push_back({end, -mb}); break;
-      case StepKind::L: reload_events_.push_back({start, mb}); break;
-    }
+    auto& list = st.kind == StepKind::O ? offload_events_ : st.kind == StepKind::L ? reload_events_ : compute_events_;
+    list.push_back({memory_time(d, st), memory_delta(d, st)});
   }
   // Each list is in time order (one stream each). Merge; on equal times an L's allocation comes
   // first and an O's release last (the worse order, see the header).
-  const std::int64_t limit = problem_.limit_bytes[du];
   std::size_t c = 0, r = 0, o = 0;
   std::int64_t memory = 0;
-  auto allocate = [&](const MemoryEvent& e) {
+  auto apply = [&](const MemoryEvent& e) {
     memory += e.delta;
-    if (e.delta <= 0) return;
-    eval_.peak_bytes[du] = std::max(eval_.peak_bytes[du], memory);
-    if (memory > limit && eval_.first_over[du] < 0) eval_.first_over[du] = e.time;
+    if (e.delta > 0 && first_over_limit(du, memory)) eval_.first_over[du] = e.time;
   };
   constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   while (c < compute_events_.size() || r < reload_events_.size() || o < offload_events_.size()) {
@@ -377,11 +370,11 @@ void TimingModel::account_device_with_copies(std::int32_t d, const std::vector<S
     const std::int64_t tr = r < reload_events_.size() ? reload_events_[r].time : kNever;
     const std::int64_t to = o < offload_events_.size() ? offload_events_[o].time : kNever;
     if (tr <= tc && tr <= to) {
-      allocate(reload_events_[r++]);
+      apply(reload_events_[r++]);
     } else if (tc <= to) {
-      allocate(compute_events_[c++]);
+      apply(compute_events_[c++]);
     } else {
-      allocate(offload_events_[o++]);
+      apply(offload_events_[o++]);
     }
   }
 }

@@ -61,6 +61,17 @@ class TimingModel {
   bool advance_compute(std::int32_t d, const std::vector<Step>& ops);
   bool advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine);
   void wake(std::int32_t d);
+  struct MemoryEvent {
+    std::int64_t time;
+    std::int64_t delta;
+  };
+  /// The memory change of one op on device d, and when it happens after the replay (F, R, L
+  /// allocate at their start; B, W, O release at their end).
+  std::int64_t memory_delta(std::int32_t d, Step st) const;
+  std::int64_t memory_time(std::int32_t d, Step st) const;
+  /// Records `memory` after an allocation in the device's peak; true when it is the device's
+  /// first allocation over the limit.
+  bool first_over_limit(std::size_t device, std::int64_t memory);
   void account_memory(const Order& order);
   void account_device_with_copies(std::int32_t d, const std::vector<Step>& ops);
   std::int64_t allocation_at_forward(std::int32_t d, std::int32_t j) const;
@@ -78,10 +89,6 @@ class TimingModel {
   std::vector<char> has_[kStepKinds];            // R, O, L present per (stage, microbatch)
   bool has_copies_ = false;
   bool malformed_ = false;
-  struct MemoryEvent {
-    std::int64_t time;
-    std::int64_t delta;
-  };
   std::vector<MemoryEvent> compute_events_, reload_events_, offload_events_;
 };
 
