@@ -35,35 +35,6 @@ GeneratorInput offload_input(const Row& row, const StageCost& c, double units, B
   return in;
 }
 
-SimulationResult replay_with_link(const Table& t, const StageCost& c, Time comm, Bytes budget, Bandwidth link) {
-  EngineInput in;
-  in.table = &t;
-  in.stage_costs = CostProfile::uniform(t.stages, c).for_table(1);
-  in.network = NetworkModel::FixedDelay;
-  in.fixed_delay = comm;
-  in.memory_budget.assign(static_cast<std::size_t>(t.devices), budget);
-  in.offload_bandwidth = link;
-  return simulate(in);
-}
-
-optimizer::StepKind step_kind(OpKind k) {
-  switch (k) {
-    case OpKind::Forward: return optimizer::StepKind::F;
-    case OpKind::Backward: return optimizer::StepKind::B;
-    case OpKind::Weight: return optimizer::StepKind::W;
-    case OpKind::Recompute: return optimizer::StepKind::R;
-    case OpKind::Offload: return optimizer::StepKind::O;
-    default: return optimizer::StepKind::L;
-  }
-}
-
-optimizer::Order order_of(const Table& t) {
-  optimizer::Order order(static_cast<std::size_t>(t.devices));
-  for (std::size_t d = 0; d < order.size(); ++d)
-    for (const Op& op : t.device_ops[d]) order[d].push_back({step_kind(op.kind), op.microbatch});
-  return order;
-}
-
 Table table_of(const optimizer::Order& order) {
   Table t;
   t.devices = t.stages = static_cast<std::int32_t>(order.size());
@@ -80,27 +51,6 @@ Table table_of(const optimizer::Order& order) {
   return t;
 }
 
-optimizer::Problem memory_problem(const StageCost& c, int p, int m, Time comm, double units, Bandwidth link) {
-  optimizer::Problem pr;
-  pr.stages = p;
-  pr.microbatches = m;
-  pr.comm_ps = comm.ps();
-  for (int s = 0; s < p; ++s) {
-    pr.forward_ps.push_back(c.forward.ps());
-    pr.backward_ps.push_back(c.backward_input.ps());
-    pr.weight_ps.push_back(c.backward_weight.ps());
-    pr.activation_bytes.push_back(c.activation.count());
-    pr.weight_grad_bytes.push_back(c.weight_grad.count());
-    pr.limit_bytes.push_back(static_cast<std::int64_t>(units * c.activation.as_double() + 0.5));
-    pr.recompute_ps.push_back(c.forward.ps());
-    pr.stage_input_bytes.push_back(c.stage_input.count());
-    pr.d2h_ps.push_back(transfer_time(c.activation, link).ps());
-    pr.h2d_ps.push_back(transfer_time(c.activation, link).ps());
-  }
-  pr.allow_offload = pr.allow_recompute = true;
-  return pr;
-}
-
 }  // namespace
 
 TEST_CASE("optimizer timing model: random offload / recompute plans replay exactly like the engine") {
@@ -110,7 +60,7 @@ TEST_CASE("optimizer timing model: random offload / recompute plans replay exact
   const Time comm = Time::from_seconds(row.tcomm * 1e-3);
   const int p = 4, m = 8;
   const Bandwidth link = link_for_k(c, 0.4);
-  const optimizer::Problem pr = memory_problem(c, p, m, comm, 1e9, link);
+  const optimizer::Problem pr = problem_of(input(p, m, c, comm, 1e9), 1e9, link);
   const optimizer::Order compute = optimizer::handcrafted_order(p, m, 2, 2);  // ZB-H2
   std::mt19937_64 rng(7);
   int checked = 0;
@@ -136,7 +86,7 @@ TEST_CASE("optimizer timing model: random offload / recompute plans replay exact
     const optimizer::Evaluation ev = optimizer::evaluate(pr, *order);
     REQUIRE(ev.complete);
     const Table t = table_of(*order);
-    SimulationResult r = replay_with_link(t, c, comm, Bytes(std::int64_t{1} << 50), link);
+    SimulationResult r = replay_budget(t, c, comm, Bytes(std::int64_t{1} << 50), link);
     REQUIRE(r.status == RunStatus::Ok);
     CHECK(r.metrics.makespan.ps() == ev.makespan);
     CHECK(r.metrics.stage_span_max.ps() == ev.span_max);
@@ -163,7 +113,7 @@ TEST_CASE("optimized with offload: at p M_B and k = 1 the bubble is at most half
     const Generator& g = *registry().find("optimized");
     const Table t = g.generate(in);
     const Bytes budget(static_cast<std::int64_t>(units * c.activation.as_double() + 0.5));
-    SimulationResult r = replay_with_link(t, c, comm, budget, link);
+    SimulationResult r = replay_budget(t, c, comm, budget, link);
     REQUIRE(r.status == RunStatus::Ok);  // never over p M_B
     CHECK(r.metrics.bubble_ratio_span <= row.bubble_1f1b / 2);
     // Offload is what makes it possible: ZB-1p (the best at p M_B without it) is above half.
@@ -175,7 +125,7 @@ TEST_CASE("optimized with offload: at p M_B and k = 1 the bubble is at most half
     // The generator's prediction is the engine's replay.
     const Formula f = g.formula(in);
     CHECK(f.note.find("offloaded") != std::string::npos);
-    const optimizer::Problem pr = memory_problem(c, row.p, row.m, comm, units, link);
+    const optimizer::Problem pr = problem_of(in, units, link);
     const optimizer::Evaluation ev = optimizer::evaluate(pr, order_of(t));
     CHECK(ev.memory_ok);
     CHECK(r.metrics.stage_span_max.ps() == ev.span_max);
@@ -193,8 +143,8 @@ TEST_CASE("optimized with recompute: a tight limit fits, and beats the order alo
   const Generator& g = *registry().find("optimized");
   const Table plain = g.generate(offload_input(row, c, units, unused, false, false));
   const Table recomputed = g.generate(offload_input(row, c, units, unused, false, true));
-  SimulationResult a = replay_with_link(plain, c, comm, budget, unused);
-  SimulationResult b = replay_with_link(recomputed, c, comm, budget, unused);
+  SimulationResult a = replay_budget(plain, c, comm, budget, unused);
+  SimulationResult b = replay_budget(recomputed, c, comm, budget, unused);
   REQUIRE(a.status == RunStatus::Ok);
   REQUIRE(b.status == RunStatus::Ok);
   CHECK(b.metrics.stage_span_max < a.metrics.stage_span_max);

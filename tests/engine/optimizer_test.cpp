@@ -14,36 +14,6 @@
 using namespace bubblesim;
 using namespace bubblesim::testing;
 
-namespace {
-
-SimulationResult replay_budget(const Table& t, const StageCost& c, Time comm, Bytes budget) {
-  EngineInput in;
-  in.table = &t;
-  in.stage_costs = CostProfile::uniform(t.stages, c).for_table(1);
-  in.network = NetworkModel::FixedDelay;
-  in.fixed_delay = comm;
-  in.memory_budget.assign(static_cast<std::size_t>(t.devices), budget);
-  return simulate(in);
-}
-
-optimizer::Problem problem_of(const GeneratorInput& in, double units) {
-  optimizer::Problem pr;
-  pr.stages = in.devices;
-  pr.microbatches = in.microbatches;
-  pr.comm_ps = in.comm_delay.ps();
-  for (const StageCost& c : in.costs.stages) {
-    pr.forward_ps.push_back(c.forward.ps());
-    pr.backward_ps.push_back(c.backward_input.ps());
-    pr.weight_ps.push_back(c.backward_weight.ps());
-    pr.activation_bytes.push_back(c.activation.count());
-    pr.weight_grad_bytes.push_back(c.weight_grad.count());
-    pr.limit_bytes.push_back(static_cast<std::int64_t>(units * c.activation.as_double() + 0.5));
-  }
-  return pr;
-}
-
-}  // namespace
-
 TEST_CASE("optimized: the predicted span and makespan equal the engine's fixed-delay replay") {
   const Row row = read_rows().front();
   const StageCost c = row_cost(row);
@@ -51,14 +21,7 @@ TEST_CASE("optimized: the predicted span and makespan equal the engine's fixed-d
   for (double units : {8.0, 13.0, 16.0}) {
     GeneratorInput in = input(row.p, row.m, c, comm, units, "heuristic");
     const Table t = registry().find("optimized")->generate(in);
-    optimizer::Order order(static_cast<std::size_t>(t.devices));
-    for (int d = 0; d < t.devices; ++d)
-      for (const Op& op : t.device_ops[static_cast<std::size_t>(d)])
-        order[static_cast<std::size_t>(d)].push_back(
-            {op.kind == OpKind::Forward ? optimizer::StepKind::F
-             : op.kind == OpKind::Backward ? optimizer::StepKind::B : optimizer::StepKind::W,
-             op.microbatch});
-    const optimizer::Evaluation ev = optimizer::evaluate(problem_of(in, units), order);
+    const optimizer::Evaluation ev = optimizer::evaluate(problem_of(in, units), order_of(t));
     REQUIRE(ev.complete);
     CHECK(ev.memory_ok);
     const Bytes budget(static_cast<std::int64_t>(units * c.activation.as_double() + 0.5));
