@@ -27,22 +27,32 @@ optimizer::Problem problem(int p, int m, double f, double b, double w, double co
   return pr;
 }
 
-void OptimizerHeuristic(benchmark::State& state) {
-  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
-  // ZB Table 9's 1.5B times; limit 2p M_B.
-  const optimizer::Problem pr = problem(p, m, 18.522, 18.086, 9.337, 0.601, 2.0 * p);
+/// Runs the optimizer once per benchmark iteration; the last outcome, for the counters.
+optimizer::OptimizeOutcome optimize_each(benchmark::State& state, const optimizer::Problem& pr,
+                                         optimizer::Method method, double time_limit_s) {
   optimizer::OptimizeSettings s;
-  s.method = optimizer::Method::Heuristic;
-  s.time_limit_s = 60;
+  s.method = method;
+  s.time_limit_s = time_limit_s;
   optimizer::OptimizeOutcome out;
   for (auto _ : state) {
     out = optimizer::optimize(pr, s);
     benchmark::DoNotOptimize(out.cost);
   }
+  return out;
+}
+
+double bubble_span(const optimizer::Problem& pr, const optimizer::OptimizeOutcome& out) {
+  return 1.0 - static_cast<double>(pr.work_ps(0)) / static_cast<double>(out.cost);
+}
+
+void OptimizerHeuristic(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  // ZB Table 9's 1.5B times; limit 2p M_B.
+  const optimizer::Problem pr = problem(p, m, 18.522, 18.086, 9.337, 0.601, 2.0 * p);
+  const optimizer::OptimizeOutcome out = optimize_each(state, pr, optimizer::Method::Heuristic, 60);
   state.counters["replays"] = static_cast<double>(out.heuristic.evaluations);
   state.counters["gap"] = out.gap;
-  state.counters["bubble_span"] =
-      1.0 - static_cast<double>(pr.work_ps(0)) / static_cast<double>(out.cost);
+  state.counters["bubble_span"] = bubble_span(pr, out);
 }
 BENCHMARK(OptimizerHeuristic)->Args({16, 128})->Args({64, 512})->Unit(benchmark::kSecond)->Iterations(1);
 
@@ -57,33 +67,18 @@ void OptimizerOffload(benchmark::State& state) {
   pr.h2d_ps.assign(static_cast<std::size_t>(p), copy);
   pr.recompute_ps = pr.forward_ps;
   pr.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
-  optimizer::OptimizeSettings s;
-  s.method = optimizer::Method::Heuristic;
-  s.time_limit_s = 600;
-  optimizer::OptimizeOutcome out;
-  for (auto _ : state) {
-    out = optimizer::optimize(pr, s);
-    benchmark::DoNotOptimize(out.cost);
-  }
+  const optimizer::OptimizeOutcome out = optimize_each(state, pr, optimizer::Method::Heuristic, 600);
   state.counters["replays"] = static_cast<double>(out.heuristic.evaluations);
   state.counters["offloaded"] = static_cast<double>(out.plan.count(optimizer::ActivationChoice::Offloaded));
   state.counters["recomputed"] = static_cast<double>(out.plan.count(optimizer::ActivationChoice::Recomputed));
-  state.counters["bubble_span"] =
-      1.0 - static_cast<double>(pr.work_ps(0)) / static_cast<double>(out.cost);
+  state.counters["bubble_span"] = bubble_span(pr, out);
 }
 BENCHMARK(OptimizerOffload)->Args({8, 24})->Args({16, 128})->Unit(benchmark::kSecond)->Iterations(1);
 
 void OptimizerMilpProof(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   const optimizer::Problem pr = problem(p, m, 1, 1, 1, 0, p);
-  optimizer::OptimizeSettings s;
-  s.method = optimizer::Method::Milp;
-  s.time_limit_s = 60;
-  optimizer::OptimizeOutcome out;
-  for (auto _ : state) {
-    out = optimizer::optimize(pr, s);
-    benchmark::DoNotOptimize(out.cost);
-  }
+  const optimizer::OptimizeOutcome out = optimize_each(state, pr, optimizer::Method::Milp, 60);
   state.counters["proven_optimal"] = out.proven_optimal ? 1 : 0;
   state.counters["gap"] = out.gap;
 }
@@ -94,14 +89,7 @@ void OptimizerMilpUneven(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   optimizer::Problem pr = problem(p, m, 1.0, 1.3, 0.7, 0.1, p);
   for (int s = 0; s < p; ++s) pr.forward_ps[static_cast<std::size_t>(s)] += Time::from_seconds(s * 0.05e-3).ps();
-  optimizer::OptimizeSettings s;
-  s.method = optimizer::Method::Milp;
-  s.time_limit_s = 60;
-  optimizer::OptimizeOutcome out;
-  for (auto _ : state) {
-    out = optimizer::optimize(pr, s);
-    benchmark::DoNotOptimize(out.cost);
-  }
+  const optimizer::OptimizeOutcome out = optimize_each(state, pr, optimizer::Method::Milp, 60);
   state.counters["proven_optimal"] = out.proven_optimal ? 1 : 0;
   state.counters["gap"] = out.gap;
   state.counters["binaries"] = static_cast<double>(out.milp.binaries);
