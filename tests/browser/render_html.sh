@@ -4,7 +4,7 @@
 # script errors, and saves a screenshot.
 #   usage: render_html.sh BUBBLESIM SCENARIO OUT_DIR
 # Leaves OUT_DIR/report.html, report.json, dom.html, chromium.log and html-report.png.
-# Fails (exit 1) when chromium is missing: install it with BUBBLESIM_WITH_BROWSER=1 tools/setup.
+# Fails (exit 1) when chromium is missing (tests/browser/headless_chromium.sh).
 set -euo pipefail
 
 if (($# != 3)); then
@@ -13,17 +13,8 @@ if (($# != 3)); then
 fi
 bubblesim=$1 scenario=$2 out=$3
 
-browser=$(command -v chromium || true)
-if [[ -z "$browser" ]]; then
-  echo "FAIL: chromium is not installed; the browser test needs it (run BUBBLESIM_WITH_BROWSER=1 tools/setup," \
-       "or apt-get install chromium)" >&2
-  exit 1
-fi
-
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
+source "$(dirname "$0")/headless_chromium.sh"
+start_chromium "$out"
 
 "$bubblesim" run "$scenario" --format json -o "$out/report.json" --html "$out/report.html"
 
@@ -34,13 +25,9 @@ if ((table_ops == 0)); then
   exit 1
 fi
 
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
-       --disable-component-update --disable-sync --user-data-dir="$profile")
 url="file://$out/report.html"
 
-# The DOM after the page's scripts ran; console messages (uncaught errors included) go to the log.
-timeout 90 "$browser" "${flags[@]}" --enable-logging=stderr --v=0 --dump-dom "$url" >"$out/dom.html" \
-  2>"$out/chromium.log" || { echo "FAIL: chromium --dump-dom failed (see $out/chromium.log)" >&2; exit 1; }
+dump_dom "$url"
 
 status=0
 drawn=$(grep -o 'data-op="' "$out/dom.html" | wc -l)
@@ -61,15 +48,11 @@ if grep -q 'data-errors="' "$out/dom.html"; then
   echo "FAIL: the page recorded script errors: $(grep -o 'data-errors="[0-9]*"' "$out/dom.html")" >&2
   status=1
 fi
-if grep -E 'CONSOLE.*(Uncaught|[Ee]rror)' "$out/chromium.log" >&2; then
-  echo "FAIL: console errors while rendering (above)" >&2
+if console_errors; then
   status=1
 fi
 
-timeout 90 "$browser" "${flags[@]}" --hide-scrollbars --window-size=1400,900 --screenshot="$out/html-report.png" \
-  "$url" >/dev/null 2>>"$out/chromium.log" || { echo "FAIL: chromium --screenshot failed" >&2; exit 1; }
-if [[ ! -s "$out/html-report.png" ]]; then
-  echo "FAIL: no screenshot written" >&2
+if ! screenshot "$url" "$out/html-report.png" 1400,900; then
   status=1
 fi
 

@@ -4,7 +4,7 @@
 # file, that nothing was logged as an error, and saves a screenshot.
 #   usage: render_sweep_plot.sh BUBBLESIM SWEEP OUT_DIR
 # Leaves OUT_DIR/sweep.csv, sweep.html, dom.html, chromium.log and sweep-plot.png.
-# Fails (exit 1) when chromium is missing: install it with BUBBLESIM_WITH_BROWSER=1 tools/setup.
+# Fails (exit 1) when chromium is missing (tests/browser/headless_chromium.sh).
 set -euo pipefail
 
 if (($# != 3)); then
@@ -13,26 +13,14 @@ if (($# != 3)); then
 fi
 bubblesim=$1 sweep=$2 out=$3
 
-browser=$(command -v chromium || true)
-if [[ -z "$browser" ]]; then
-  echo "FAIL: chromium is not installed; the browser test needs it (run BUBBLESIM_WITH_BROWSER=1 tools/setup," \
-       "or apt-get install chromium)" >&2
-  exit 1
-fi
-
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-profile=$(mktemp -d)
-trap 'rm -rf "$profile"' EXIT
+source "$(dirname "$0")/headless_chromium.sh"
+start_chromium "$out"
 
 "$bubblesim" sweep "$sweep" --jobs 2 -o "$out/sweep.csv" --html "$out/sweep.html"
 
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
-       --disable-component-update --disable-sync --user-data-dir="$profile")
 url="file://$out/sweep.html"
 
-timeout 90 "$browser" "${flags[@]}" --enable-logging=stderr --v=0 --dump-dom "$url" >"$out/dom.html" \
-  2>"$out/chromium.log" || { echo "FAIL: chromium --dump-dom failed (see $out/chromium.log)" >&2; exit 1; }
+dump_dom "$url"
 
 status=0
 for element in '<svg class="chart"' '<polyline class="series"' '<circle class="point"' '<g class="legend-entry"'; do
@@ -43,15 +31,11 @@ for element in '<svg class="chart"' '<polyline class="series"' '<circle class="p
     status=1
   fi
 done
-if grep -E 'CONSOLE.*(Uncaught|[Ee]rror)' "$out/chromium.log" >&2; then
-  echo "FAIL: console errors while rendering (above)" >&2
+if console_errors; then
   status=1
 fi
 
-timeout 90 "$browser" "${flags[@]}" --hide-scrollbars --window-size=1100,700 --screenshot="$out/sweep-plot.png" \
-  "$url" >/dev/null 2>>"$out/chromium.log" || { echo "FAIL: chromium --screenshot failed" >&2; exit 1; }
-if [[ ! -s "$out/sweep-plot.png" ]]; then
-  echo "FAIL: no screenshot written" >&2
+if ! screenshot "$url" "$out/sweep-plot.png" 1100,700; then
   status=1
 fi
 
