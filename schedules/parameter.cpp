@@ -31,6 +31,14 @@ std::string to_string(const ParamValue& value) {
   return std::visit(Visitor{}, value);
 }
 
+ParamValues ParamValues::defaults(const std::vector<ParamSpec>& specs) {
+  ParamValues values;
+  for (const ParamSpec& spec : specs) {
+    if (!spec.optional_default) values.set(spec.name, spec.default_value);
+  }
+  return values;
+}
+
 const ParamValue& ParamValues::get(const std::string& name) const {
   auto it = values_.find(name);
   if (it == values_.end()) throw std::logic_error(fmt::format("parameter '{}' has no value", name));

@@ -35,6 +35,8 @@ struct ParamSpec {
 /// The values given to one generator, already typed and checked against its specs.
 class ParamValues {
  public:
+  /// The defaults of `specs` (a parameter without a default, "derived", stays absent).
+  static ParamValues defaults(const std::vector<ParamSpec>& specs);
   void set(const std::string& name, ParamValue value) { values_[name] = std::move(value); }
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   std::int64_t integer(const std::string& name) const;

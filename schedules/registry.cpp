@@ -3,6 +3,9 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/units/diagnostics.h"
 
 namespace bubblesim {
 
@@ -48,6 +51,13 @@ void Registry::add_from(const std::function<void(Registrar&)>& fn, const std::st
 const Generator* Registry::find(const std::string& name) const {
   auto it = index_.find(name);
   return it == index_.end() ? nullptr : &generators_[it->second];
+}
+
+std::string Registry::unknown_name_message(const std::string& name) const {
+  const std::vector<std::string> known = names();
+  const std::string hint = closest_match(name, known);
+  return fmt::format("unknown schedule '{}'{} (known: {})", name,
+                     hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint), fmt::join(known, ", "));
 }
 
 std::vector<std::string> Registry::names() const {

@@ -23,6 +23,8 @@ class Registry final : public Registrar {
   void add_from(const std::function<void(Registrar&)>& fn, const std::string& origin);
 
   const Generator* find(const std::string& name) const;
+  /// "unknown schedule 'NAME'; did you mean 'X'? (known: ...)" for a name find() does not know.
+  std::string unknown_name_message(const std::string& name) const;
   /// Names in registration order.
   std::vector<std::string> names() const;
   /// "built-in" or the plugin file a generator came from.

@@ -50,21 +50,14 @@ int command_run(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
   scenario.max_ops = options.max_ops;
   for (const std::string& name : options.schedules) {
-    if (registry.find(name) == nullptr) {
-      std::string hint = closest_match(name, registry.names());
-      throw InputError(fmt::format("--schedule: unknown schedule '{}'{} (known: {})", name,
-                                   hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
-                                   fmt::join(registry.names(), ", ")));
-    }
+    if (registry.find(name) == nullptr) throw InputError("--schedule: " + registry.unknown_name_message(name));
     bool listed = false;
     for (const ScheduleRequest& r : scenario.schedules) listed = listed || r.name == name;
     if (!listed) {
       // Named on the command line but not in the file: run it with its defaults.
       ScheduleRequest request;
       request.name = name;
-      for (const ParamSpec& spec : registry.find(name)->info.params) {
-        if (!spec.optional_default) request.params.set(spec.name, spec.default_value);
-      }
+      request.params = ParamValues::defaults(registry.find(name)->info.params);
       request.where = SourceLocation{options.scenario, 0, 0};
       scenario.schedules.push_back(request);
     }
@@ -153,12 +146,7 @@ int command_table(const Registry& registry, const TableOptions& options) {
   Scenario scenario = load_scenario_file(scenario_path, registry);
   scenario.max_ops = options.max_ops;
   const Generator* generator = registry.find(schedule);
-  if (generator == nullptr) {
-    std::string hint = closest_match(schedule, registry.names());
-    throw InputError(fmt::format("--schedule: unknown schedule '{}'{} (known: {})", schedule,
-                                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
-                                 fmt::join(registry.names(), ", ")));
-  }
+  if (generator == nullptr) throw InputError("--schedule: " + registry.unknown_name_message(schedule));
   ScheduleRequest request;
   request.name = schedule;
   request.where = SourceLocation{scenario_path, 0, 0};
@@ -170,11 +158,7 @@ int command_table(const Registry& registry, const TableOptions& options) {
       break;
     }
   }
-  if (!found) {
-    for (const ParamSpec& spec : generator->info.params) {
-      if (!spec.optional_default) request.params.set(spec.name, spec.default_value);
-    }
-  }
+  if (!found) request.params = ParamValues::defaults(generator->info.params);
   Table table = generate_table(scenario, *generator, request);
   std::vector<StageCost> costs = scenario.costs.for_table(table.chunks);
   SimulationResult ideal = simulate(make_engine_input(scenario, table, costs, true));
@@ -217,12 +201,7 @@ int command_list(const Registry& registry) {
 int command_explain(const Registry& registry, const ExplainOptions& options) {
   const std::string& name = options.name;
   const Generator* g = registry.find(name);
-  if (g == nullptr) {
-    std::string hint = closest_match(name, registry.names());
-    throw InputError(fmt::format("unknown schedule '{}'{} (known: {})", name,
-                                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
-                                 fmt::join(registry.names(), ", ")));
-  }
+  if (g == nullptr) throw InputError(registry.unknown_name_message(name));
   if (!options.scenario.empty()) {
     // The scenario form: run NAME and its baselines at the scenario (docs/optimizer.md, "Explain").
     Scenario scenario = load_scenario_file(options.scenario, registry);

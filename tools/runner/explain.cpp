@@ -11,21 +11,14 @@ namespace {
 ScheduleRequest default_request(const Generator& generator, const Scenario& scenario) {
   ScheduleRequest request;
   request.name = generator.info.name;
-  for (const ParamSpec& spec : generator.info.params) {
-    if (!spec.optional_default) request.params.set(spec.name, spec.default_value);
-  }
+  request.params = ParamValues::defaults(generator.info.params);
   request.where = SourceLocation{scenario.file, 0, 0};
   return request;
 }
 
 const Generator& find_generator(const Registry& registry, const std::string& name) {
   const Generator* g = registry.find(name);
-  if (g == nullptr) {
-    std::string hint = closest_match(name, registry.names());
-    throw InputError(fmt::format("unknown schedule '{}'{} (known: {})", name,
-                                 hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
-                                 fmt::join(registry.names(), ", ")));
-  }
+  if (g == nullptr) throw InputError(registry.unknown_name_message(name));
   return *g;
 }
 

@@ -875,11 +875,7 @@ class Loader {
     if (!name) return;
     const Generator* gen = registry_.find(*name);
     if (!gen) {
-      std::vector<std::string> known = registry_.names();
-      std::string suggestion = closest_match(*name, known);
-      name_node->error(diags_, fmt::format("unknown schedule '{}'{} (known: {})", *name,
-                                           suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion),
-                                           join_list(known)));
+      name_node->error(diags_, registry_.unknown_name_message(*name));
       return;
     }
     ScheduleRequest req;
@@ -914,9 +910,7 @@ class Loader {
         const Generator* gen = registry_.find(name);
         ScheduleRequest req;
         req.name = name;
-        for (const ParamSpec& spec : gen->info.params) {
-          if (!spec.optional_default) req.params.set(spec.name, spec.default_value);
-        }
+        req.params = ParamValues::defaults(gen->info.params);
         sc.schedules.push_back(std::move(req));
       }
       return;
