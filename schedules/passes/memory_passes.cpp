@@ -6,6 +6,9 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "schedules/table_index.h"
 
 namespace bubblesim {
@@ -35,6 +38,17 @@ PassDecision empty_decision(const char* name, MemoryPolicy policy, const Table& 
 }
 
 }  // namespace
+
+std::string PassDecision::summary() const {
+  std::int64_t count = 0;
+  Bytes bytes;
+  for (std::size_t d = 0; d < count_per_device.size(); ++d) {
+    count += count_per_device[d];
+    bytes += bytes_per_device[d];
+  }
+  return fmt::format("{} pass ({}): {} of {} activations on stages [{}], {} {}", name, memory_policy_name(policy),
+                     count, candidates, fmt::join(stages, ", "), bytes, name == "offload" ? "moved" : "not stored");
+}
 
 std::string_view memory_policy_name(MemoryPolicy p) {
   switch (p) {

@@ -62,6 +62,9 @@ struct PassDecision {
   std::int64_t candidates = 0;                 // activations considered
   std::int64_t rejected = 0;                   // offload: window too short (time or ops) or not chosen
   std::int32_t prefetch = 0;                   // offload only
+
+  /// "offload pass (full): 12 of 24 activations on stages [0, 1], 12GiB moved" for reports.
+  std::string summary() const;
 };
 
 struct PassResult {

@@ -94,17 +94,7 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   if (total.offloaded == 0 && total.reloaded == 0 && total.recomputed == 0) {
     out += "  nothing is offloaded, reloaded or recomputed: the memory is shaped by the order of the ops alone\n";
   }
-  for (const PassDecision& p : subject.passes) {
-    std::int64_t count = 0;
-    Bytes bytes;
-    for (std::size_t d = 0; d < p.count_per_device.size(); ++d) {
-      count += p.count_per_device[d];
-      bytes += p.bytes_per_device[d];
-    }
-    out += fmt::format("  scenario's {} pass ({}): {} of {} activations on stages [{}], {} {}\n", p.name,
-                       memory_policy_name(p.policy), count, p.candidates, fmt::join(p.stages, ", "), bytes,
-                       p.name == "offload" ? "moved" : "not stored");
-  }
+  for (const PassDecision& p : subject.passes) out += fmt::format("  scenario's {}\n", p.summary());
   if (!finished(subject)) {
     out += fmt::format("  {} at the simulation level: {}\n", run_status_name(subject.simulation.status),
                        subject.simulation.failure);

@@ -131,17 +131,7 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
     }
     out += "\n" + mem.render();
     for (const ScheduleRun& r : result.runs) {
-      for (const PassDecision& p : r.passes) {
-        std::int64_t count = 0;
-        Bytes bytes;
-        for (std::size_t d = 0; d < p.count_per_device.size(); ++d) {
-          count += p.count_per_device[d];
-          bytes += p.bytes_per_device[d];
-        }
-        out += fmt::format("{}: {} pass ({}): {} of {} activations on stages [{}], {} {}\n", r.label, p.name,
-                           memory_policy_name(p.policy), count, p.candidates, fmt::join(p.stages, ", "), bytes,
-                           p.name == "offload" ? "moved" : "not stored");
-      }
+      for (const PassDecision& p : r.passes) out += fmt::format("{}: {}\n", r.label, p.summary());
     }
   }
 
