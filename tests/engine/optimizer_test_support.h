@@ -1,54 +1,18 @@
 #pragma once
-// Helpers shared by the optimizer tests: the zero-bubble paper's Table 5 rows
-// (tests/data/zb_paper_table5_subset.csv), their per-stage costs and generator inputs.
+// Helpers shared by the optimizer tests: generator inputs, the engine's replay with a budget, the
+// optimizer's problem built independently of the generator, and tables as steps.
 
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine_test_support.h"
+#include "zb_table5_rows.h"
 #include "schedules/optimizer/problem.h"
 
 namespace bubblesim::testing {
-
-struct Row {
-  std::string model;
-  int p = 0, m = 0;
-  double tf = 0, tb = 0, tw = 0, tcomm = 0;
-  double bubble_1f1b = 0, zb_1p = 0, zb_2p = 0;
-};
-
-inline std::vector<Row> read_rows() {
-  std::ifstream in(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/zb_paper_table5_subset.csv");
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string cell;
-    std::vector<std::string> c;
-    while (std::getline(ss, cell, ',')) c.push_back(cell);
-    REQUIRE(c.size() == 12);
-    rows.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stod(c[3]), std::stod(c[4]), std::stod(c[5]),
-                    std::stod(c[6]), std::stod(c[7]), std::stod(c[10]), std::stod(c[11])});
-  }
-  return rows;
-}
-
-/// Per-layer activation bytes of the ZB paper's models (its Table 3, checked: 1.5B h = 2304, a = 24; 6.2B
-/// h = 4096, a = 32; s = 1024, b = 1): M_B = s b (34h + 5as), M_W = 32 s b h. Only M_W / M_B matters.
-inline StageCost row_cost(const Row& row) {
-  const double h = row.model == "1.5B" ? 2304 : 4096, a = row.model == "1.5B" ? 24 : 32, s = 1024;
-  StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);
-  c.activation = Bytes(static_cast<std::int64_t>(s * (34 * h + 5 * a * s)));
-  c.weight_grad = Bytes(static_cast<std::int64_t>(32 * s * h));
-  return c;
-}
 
 inline const Registry& registry() {
   static const Registry r = Registry::with_builtins();

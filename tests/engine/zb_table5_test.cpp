@@ -5,44 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "engine_test_support.h"
+#include "zb_table5_rows.h"
 
 using namespace bubblesim;
 using namespace bubblesim::testing;
-
-namespace {
-
-struct Row {
-  std::string model;
-  int p = 0, m = 0;
-  double tf = 0, tb = 0, tw = 0, tcomm = 0;
-  double bubble_1f1b = 0;
-  double bubble_zb_h1 = 0;
-  double bubble_zb_h2 = 0;
-};
-
-std::vector<Row> read_rows() {
-  std::ifstream in(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/zb_paper_table5_subset.csv");
-  REQUIRE(in.good());
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string cell;
-    std::vector<std::string> c;
-    while (std::getline(ss, cell, ',')) c.push_back(cell);
-    REQUIRE(c.size() >= 10);
-    rows.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stod(c[3]), std::stod(c[4]), std::stod(c[5]),
-                    std::stod(c[6]), std::stod(c[7]), std::stod(c[8]), std::stod(c[9])});
-  }
-  return rows;
-}
-
-}  // namespace
 
 TEST_CASE("1F1B bubble rates of ZB paper Table 5 are reproduced to 4 decimals") {
   auto rows = read_rows();
