@@ -59,14 +59,10 @@ Table read_table_csv(std::string_view text, const std::string& file) {
   std::vector<Row> rows;
   std::map<std::string, std::int64_t> shape;
   bool header_seen = false;
-  int line_no = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t nl = text.find('\n', start);
-    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    start = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const std::vector<std::string_view> text_lines = split_lines(text);
+  for (std::size_t line_index = 0; line_index < text_lines.size(); ++line_index) {
+    const int line_no = static_cast<int>(line_index) + 1;
+    std::string_view line = text_lines[line_index];
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     if (line.front() == '#') {
       if (line.substr(0, kShapePrefix.size()) == kShapePrefix) {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "schedules/table_index.h"
+#include "sim/units/csv_fields.h"
 #include "sim/units/diagnostics.h"
 
 namespace bubblesim {
@@ -68,16 +69,7 @@ class CsvImporter {
   // Python's csv module writes plain cells here (actions contain no comma or quote), but accept a
   // quoted cell all the same.
   void split_and_parse(std::string_view text) {
-    std::vector<std::string_view> lines;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      std::size_t nl = text.find('\n', start);
-      std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      lines.push_back(line);
-      if (nl == std::string_view::npos) break;
-      start = nl + 1;
-    }
+    std::vector<std::string_view> lines = split_lines(text);
     while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos) lines.pop_back();
     rows_ = static_cast<int>(lines.size());
     for (int row = 0; row < rows_; ++row) {

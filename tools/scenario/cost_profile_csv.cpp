@@ -47,14 +47,10 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
   out.stages.assign(static_cast<std::size_t>(std::max(stages, 0)), StageCost{});
   std::map<std::string, std::map<int, int>> seen;  // op -> stage -> line
   bool header = false;
-  int line_no = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t nl = text.find('\n', start);
-    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    start = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  const std::vector<std::string_view> text_lines = split_lines(text);
+  for (std::size_t line_index = 0; line_index < text_lines.size(); ++line_index) {
+    const int line_no = static_cast<int>(line_index) + 1;
+    const std::string_view line = text_lines[line_index];
     if (trim(line).empty() || trim(line).front() == '#') continue;
     auto at = [&](int col) { return SourceLocation{file, line_no, col}; };
     if (!header) {
