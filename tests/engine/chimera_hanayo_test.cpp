@@ -13,20 +13,6 @@ using namespace bubblesim::testing;
 
 namespace {
 
-const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
-  return r;
-}
-
-GeneratorInput make_input(int p, int m, const StageCost& c, ParamValues params = {}) {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  in.costs = CostProfile::uniform(p, c);
-  in.params = std::move(params);
-  return in;
-}
-
 ParamValues chimera_params(const std::string& concatenation, int pipelines) {
   ParamValues v;
   v.set("concatenation", concatenation);
@@ -52,7 +38,7 @@ constexpr std::int64_t kMs = 1'000'000'000LL;  // ps per ms: one unit step
 
 TEST_CASE("chimera with p = 4: device 0 runs the down pipeline's ends around the up pipeline's last stage") {
   StageCost c = stage_cost_ms(1, 1, 0);
-  Table t = registry().find("chimera")->generate(make_input(4, 4, c));
+  Table t = registry().find("chimera")->generate(generator_input(4, 4, c));
   REQUIRE(validate_table(t).empty());
   // Down microbatches 0, 1 (stage 0 here), up microbatches 2, 3 (stage 3 here).
   CHECK(order(t.device_ops[0]) == "F0.0 F0.1 F3.2 B3.2 F3.3 B3.3 B0.0 B0.1");
@@ -69,7 +55,7 @@ TEST_CASE("chimera at F = B, no communication, m = p: 2m + p - 2 steps, ratio (p
     StageCost c = stage_cost_ms(1, 1, 0);
     for (const char* mode : {"direct", "overlapped"}) {
       CAPTURE(mode);
-      Table t = registry().find("chimera")->generate(make_input(p, m, c, chimera_params(mode, 1)));
+      Table t = registry().find("chimera")->generate(generator_input(p, m, c, chimera_params(mode, 1)));
       REQUIRE(validate_table(t).empty());
       SimulationResult r = replay(t, c);
       REQUIRE(r.status == RunStatus::Ok);
@@ -87,7 +73,7 @@ TEST_CASE("chimera for m > p: overlapped keeps 2m + p - 2, direct pays every uni
       CAPTURE(m);
       StageCost c = stage_cost_ms(1, 1, 0);
       auto makespan = [&](const char* mode) {
-        Table t = registry().find("chimera")->generate(make_input(p, m, c, chimera_params(mode, 1)));
+        Table t = registry().find("chimera")->generate(generator_input(p, m, c, chimera_params(mode, 1)));
         REQUIRE(validate_table(t).empty());
         SimulationResult r = replay(t, c);
         REQUIRE(r.status == RunStatus::Ok);
@@ -107,7 +93,7 @@ TEST_CASE("chimera peak activations: p/2+1 at the end devices up to p in the mid
       CAPTURE(mode);
       const int scale = std::string(mode) == "forward-doubling" ? 2 : 1;
       StageCost c = stage_cost_ms(1, 1, 0, 1);
-      const GeneratorInput in = make_input(p, 4 * p, c, chimera_params(mode, 1));
+      const GeneratorInput in = generator_input(p, 4 * p, c, chimera_params(mode, 1));
       SimulationResult r = replay(registry().find("chimera")->generate(in), c);
       REQUIRE(r.status == RunStatus::Ok);
       for (int d = 0; d < p; ++d) {
@@ -125,7 +111,7 @@ TEST_CASE("chimera holds two stages per device: static memory doubles against 1f
   StageCost c = stage_cost_ms(1, 1, 0);
   c.static_memory = Bytes(1'000'000);
   const int p = 6;
-  SimulationResult chimera = replay(registry().find("chimera")->generate(make_input(p, p, c)), c);
+  SimulationResult chimera = replay(registry().find("chimera")->generate(generator_input(p, p, c)), c);
   SimulationResult one = replay(generate("1f1b", p, p, c), c);
   REQUIRE(chimera.status == RunStatus::Ok);
   for (int d = 0; d < p; ++d) {
@@ -133,7 +119,7 @@ TEST_CASE("chimera holds two stages per device: static memory doubles against 1f
     CHECK(chimera.metrics.peak_memory_per_device[static_cast<std::size_t>(d)] == Bytes(2 * c.static_memory.count()));
   }
   // f = 3 pipelines per direction: each device holds 6 distinct stage replicas.
-  SimulationResult six = replay(registry().find("chimera")->generate(make_input(p, p, c, chimera_params("direct", 3))), c);
+  SimulationResult six = replay(registry().find("chimera")->generate(generator_input(p, p, c, chimera_params("direct", 3))), c);
   REQUIRE(six.status == RunStatus::Ok);
   for (Bytes b : six.metrics.peak_memory_per_device) CHECK(b == Bytes(6 * c.static_memory.count()));
 }
@@ -151,7 +137,7 @@ TEST_CASE("chimera tables validate, replay and match their formula over a grid o
           CAPTURE(mode);
           CAPTURE(m);
           StageCost unit_cost = stage_cost_ms(1, 1, 0);
-          const GeneratorInput in = make_input(p, m, unit_cost, chimera_params(mode, f));
+          const GeneratorInput in = generator_input(p, m, unit_cost, chimera_params(mode, f));
           Table t = registry().find("chimera")->generate(in);
           REQUIRE(validate_table(t).empty());
           SimulationResult r = replay(t, unit_cost);
@@ -162,7 +148,7 @@ TEST_CASE("chimera tables validate, replay and match their formula over a grid o
           // Other costs and a delay: the order still never deadlocks.
           StageCost uneven = stage_cost_ms(1, 1.2, 0.6);
           CHECK(replay(t, uneven, NetworkModel::FixedDelay, Time::from_seconds(0.1e-3)).status == RunStatus::Ok);
-          CHECK_FALSE(registry().find("chimera")->formula(make_input(p, m, uneven, chimera_params(mode, f)))
+          CHECK_FALSE(registry().find("chimera")->formula(generator_input(p, m, uneven, chimera_params(mode, f)))
                           .bubble_ratio.has_value());
         }
       }
@@ -173,12 +159,12 @@ TEST_CASE("chimera tables validate, replay and match their formula over a grid o
 TEST_CASE("chimera rejects shapes it cannot build, saying what would fit") {
   const Generator& g = *registry().find("chimera");
   StageCost c = stage_cost_ms(1, 1, 0);
-  CHECK_THROWS_WITH_AS(g.generate(make_input(5, 10, c)), doctest::Contains("even number of devices"),
+  CHECK_THROWS_WITH_AS(g.generate(generator_input(5, 10, c)), doctest::Contains("even number of devices"),
                        ScheduleConstraintError);
-  CHECK_THROWS_WITH_AS(g.generate(make_input(8, 8, c, chimera_params("direct", 3))),
+  CHECK_THROWS_WITH_AS(g.generate(generator_input(8, 8, c, chimera_params("direct", 3))),
                        doctest::Contains("must divide p/2 = 4"), ScheduleConstraintError);
-  CHECK_THROWS_WITH_AS(g.generate(make_input(4, 6, c)), doctest::Contains("use m = 8"), ScheduleConstraintError);
-  CHECK_THROWS_WITH_AS(g.generate(make_input(4, 4, c, chimera_params("forward-doubling", 1))),
+  CHECK_THROWS_WITH_AS(g.generate(generator_input(4, 6, c)), doctest::Contains("use m = 8"), ScheduleConstraintError);
+  CHECK_THROWS_WITH_AS(g.generate(generator_input(4, 4, c, chimera_params("forward-doubling", 1))),
                        doctest::Contains("multiple of 8"), ScheduleConstraintError);
 }
 
@@ -191,7 +177,7 @@ TEST_CASE("hanayo tables validate and replay without deadlock over a grid of (p,
         CAPTURE(w);
         CAPTURE(m);
         StageCost c = stage_cost_ms(2.0 * w, 4.0 * w, 0, 1);
-        Table t = registry().find("hanayo")->generate(make_input(p, m, c, hanayo_params(w)));
+        Table t = registry().find("hanayo")->generate(generator_input(p, m, c, hanayo_params(w)));
         REQUIRE(validate_table(t).empty());
         CHECK(t.chunks == 2 * w);
         CHECK(t.placement.replicas() == 1);
@@ -214,7 +200,7 @@ TEST_CASE("hanayo replays to its slot grid at F = 1, B = 2 chunk slots (values f
     CAPTURE(k.w);
     CAPTURE(k.m);
     StageCost c = stage_cost_ms(2.0 * k.w, 4.0 * k.w, 0);
-    SimulationResult r = replay(registry().find("hanayo")->generate(make_input(k.p, k.m, c, hanayo_params(k.w))), c);
+    SimulationResult r = replay(registry().find("hanayo")->generate(generator_input(k.p, k.m, c, hanayo_params(k.w))), c);
     REQUIRE(r.status == RunStatus::Ok);
     CHECK(r.metrics.makespan == Time::from_ps(kMs * k.slots));
   }
@@ -229,7 +215,7 @@ TEST_CASE("hanayo beats 1f1b's bubble at equal costs for m <= 2p (W = 1) and m <
         CAPTURE(w);
         CAPTURE(m);
         StageCost c = stage_cost_ms(2.0 * w, 4.0 * w, 0);
-        SimulationResult h = replay(registry().find("hanayo")->generate(make_input(p, m, c, hanayo_params(w))), c);
+        SimulationResult h = replay(registry().find("hanayo")->generate(generator_input(p, m, c, hanayo_params(w))), c);
         SimulationResult one = replay(generate("1f1b", p, m, c), c);
         REQUIRE(h.status == RunStatus::Ok);
         const bool regime = k <= 2 || w == 2;
@@ -246,6 +232,6 @@ TEST_CASE("hanayo beats 1f1b's bubble at equal costs for m <= 2p (W = 1) and m <
 TEST_CASE("hanayo needs m to be a multiple of p") {
   const Generator& g = *registry().find("hanayo");
   StageCost c = stage_cost_ms(1, 2, 0);
-  CHECK_THROWS_WITH_AS(g.generate(make_input(4, 6, c)), doctest::Contains("use m = 8"), ScheduleConstraintError);
-  CHECK_THROWS_WITH_AS(g.generate(make_input(4, 2, c)), doctest::Contains("use m = 4"), ScheduleConstraintError);
+  CHECK_THROWS_WITH_AS(g.generate(generator_input(4, 6, c)), doctest::Contains("use m = 8"), ScheduleConstraintError);
+  CHECK_THROWS_WITH_AS(g.generate(generator_input(4, 2, c)), doctest::Contains("use m = 4"), ScheduleConstraintError);
 }

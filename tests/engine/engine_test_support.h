@@ -18,13 +18,24 @@ inline StageCost stage_cost_ms(double f, double b, double w, double act_mib = 0,
   return c;
 }
 
-inline Table generate(const std::string& name, int p, int m, const StageCost& c) {
-  static const Registry registry = Registry::with_builtins();
+/// The built-in generators, built once per test binary.
+inline const Registry& registry() {
+  static const Registry r = Registry::with_builtins();
+  return r;
+}
+
+/// p stages of cost c, m microbatches, with `params`.
+inline GeneratorInput generator_input(int p, int m, const StageCost& c, ParamValues params = {}) {
   GeneratorInput in;
   in.devices = p;
   in.microbatches = m;
   in.costs = CostProfile::uniform(p, c);
-  return registry.find(name)->generate(in);
+  in.params = std::move(params);
+  return in;
+}
+
+inline Table generate(const std::string& name, int p, int m, const StageCost& c, ParamValues params = {}) {
+  return registry().find(name)->generate(generator_input(p, m, c, std::move(params)));
 }
 
 inline SimulationResult replay(const Table& t, const StageCost& c, NetworkModel network = NetworkModel::None,

@@ -14,16 +14,8 @@
 
 namespace bubblesim::testing {
 
-inline const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
-  return r;
-}
-
 inline GeneratorInput input(int p, int m, const StageCost& c, Time comm, double units, const std::string& method = "auto") {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  in.costs = CostProfile::uniform(p, c);
+  GeneratorInput in = generator_input(p, m, c);
   in.comm_delay = comm;
   in.params.set("budget_units", units);
   in.params.set("method", method);

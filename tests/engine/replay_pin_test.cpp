@@ -124,13 +124,9 @@ StageCost uneven_cost() {
 }
 
 Table generate_with(const std::string& name, int p, int m, const StageCost& c, std::int64_t chunks) {
-  static const Registry registry = Registry::with_builtins();
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  in.costs = CostProfile::uniform(p, c);
-  if (chunks > 1) in.params.set("chunks", chunks);
-  return registry.find(name)->generate(in);
+  ParamValues params;
+  if (chunks > 1) params.set("chunks", chunks);
+  return generate(name, p, m, c, std::move(params));
 }
 
 EngineInput input_for(const Table& t, const StageCost& c, NetworkModel network) {

@@ -13,20 +13,6 @@ using namespace bubblesim::testing;
 
 namespace {
 
-const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
-  return r;
-}
-
-GeneratorInput input(int p, int m, const StageCost& c, ParamValues params = {}) {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  in.costs = CostProfile::uniform(p, c);
-  in.params = std::move(params);
-  return in;
-}
-
 ParamValues chunks(int v) {
   ParamValues pv;
   pv.set("chunks", std::int64_t{v});
@@ -58,7 +44,7 @@ TEST_CASE("interleaved-1f1b with equal costs: bubble (p-1)/(v m+p-1), peak 2(p-r
           ParamValues pv = chunks(v);
           if (m % p != 0) pv.set("microbatch_group_size", std::int64_t{m});
           const int g = m % p != 0 ? m : p;
-          GeneratorInput in = input(p, m, c, pv);
+          GeneratorInput in = generator_input(p, m, c, pv);
           SimulationResult r = run("interleaved-1f1b", in, c);
           const double expected = static_cast<double>(p - 1) / (v * m + p - 1);
           CHECK(r.metrics.bubble_ratio == doctest::Approx(expected).epsilon(1e-12));
@@ -89,7 +75,7 @@ TEST_CASE("interleaved-1f1b with PyTorch grouping: the closed form for m >= p, a
         CAPTURE(v);
         ParamValues pv = chunks(v);
         pv.set("grouping", std::string("pytorch"));
-        GeneratorInput in = input(p, m, c, pv);
+        GeneratorInput in = generator_input(p, m, c, pv);
         SimulationResult r = run("interleaved-1f1b", in, c);
         const double closed_form = static_cast<double>(p - 1) / (v * m + p - 1);
         Formula f = registry().find("interleaved-1f1b")->formula(in);
@@ -116,7 +102,7 @@ TEST_CASE("looped-bfs holds v m chunk units on every device and matches interlea
         CAPTURE(p);
         CAPTURE(v);
         CAPTURE(m);
-        GeneratorInput in = input(p, m, c, chunks(v));
+        GeneratorInput in = generator_input(p, m, c, chunks(v));
         SimulationResult r = run("looped-bfs", in, c);
         for (double u : r.metrics.peak_activation_units_per_device) CHECK(u == v * m);
         CHECK(r.metrics.bubble_ratio == doctest::Approx(static_cast<double>(p - 1) / (v * m + p - 1)).epsilon(1e-12));
@@ -125,7 +111,7 @@ TEST_CASE("looped-bfs holds v m chunk units on every device and matches interlea
     }
   }
   // With m < p a chunk waits for the previous chunk to come round: the formula is not reported.
-  GeneratorInput few = input(4, 2, c, chunks(2));
+  GeneratorInput few = generator_input(4, 2, c, chunks(2));
   SimulationResult r = run("looped-bfs", few, c);
   CHECK(r.metrics.bubble_ratio > 3.0 / (2 * 2 + 3));
   CHECK_FALSE(registry().find("looped-bfs")->formula(few).bubble_ratio.has_value());
@@ -137,15 +123,15 @@ TEST_CASE("eager-1f1b has 1F1B's makespan and peak min(2(p-r)-1, m) on device r"
     for (int m : {1, p, 3 * p}) {
       CAPTURE(p);
       CAPTURE(m);
-      SimulationResult eager = run("eager-1f1b", input(p, m, c), c);
-      SimulationResult one = run("1f1b", input(p, m, c), c);
+      SimulationResult eager = run("eager-1f1b", generator_input(p, m, c), c);
+      SimulationResult one = run("1f1b", generator_input(p, m, c), c);
       CHECK(eager.metrics.makespan == one.metrics.makespan);
       CHECK(eager.metrics.bubble_ratio == doctest::Approx(static_cast<double>(p - 1) / (m + p - 1)).epsilon(1e-12));
       for (int dev = 0; dev < p; ++dev) {
         CHECK(eager.metrics.peak_activation_units_per_device[static_cast<std::size_t>(dev)] ==
               std::min(2 * (p - dev) - 1, m));
       }
-      CHECK(*registry().find("eager-1f1b")->formula(input(p, m, c)).peak_activation_units ==
+      CHECK(*registry().find("eager-1f1b")->formula(generator_input(p, m, c)).peak_activation_units ==
             eager.metrics.peak_activation_units);
     }
   }
@@ -163,11 +149,11 @@ TEST_CASE("(T_F, T_B, T_W) = (1, 1.2, 0.6), p = 8, m = 24: per-stage bubble 19.6
   };
   for (Expected e : {Expected{"1f1b", 19.6}, Expected{"zb-h1", 11.2}, Expected{"zb-h2", 7.0}}) {
     CAPTURE(e.name);
-    SimulationResult r = run(e.name, input(p, m, c), c);
+    SimulationResult r = run(e.name, generator_input(p, m, c), c);
     CHECK(ms(r.metrics.stage_span_max) - work == doctest::Approx(e.bubble).epsilon(1e-9));
   }
-  SimulationResult h1 = run("zb-h1", input(p, m, c), c);
-  SimulationResult h2 = run("zb-h2", input(p, m, c), c);
+  SimulationResult h1 = run("zb-h1", generator_input(p, m, c), c);
+  SimulationResult h2 = run("zb-h2", generator_input(p, m, c), c);
   CHECK(h1.metrics.peak_activation == Bytes(p * m_b.count()));
   CHECK(h2.metrics.peak_activation == Bytes((2 * p - 1) * m_b.count()));
   for (int r = 0; r < p; ++r) {
@@ -178,8 +164,8 @@ TEST_CASE("(T_F, T_B, T_W) = (1, 1.2, 0.6), p = 8, m = 24: per-stage bubble 19.6
     CHECK(h2.metrics.peak_activation_per_device[static_cast<std::size_t>(r)] ==
           Bytes((2 * p - 2 * r - 1) * m_b.count() + 2 * r * m_w.count()));
   }
-  CHECK(*registry().find("zb-h1")->formula(input(p, m, c)).peak_activation_units == h1.metrics.peak_activation_units);
-  CHECK(*registry().find("zb-h2")->formula(input(p, m, c)).peak_activation_units == h2.metrics.peak_activation_units);
+  CHECK(*registry().find("zb-h1")->formula(generator_input(p, m, c)).peak_activation_units == h1.metrics.peak_activation_units);
+  CHECK(*registry().find("zb-h2")->formula(generator_input(p, m, c)).peak_activation_units == h2.metrics.peak_activation_units);
 }
 
 TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are reported") {
@@ -193,7 +179,7 @@ TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are repor
             if (m < 1) continue;
             StageCost c = stage_cost_ms(tf, tb, tw);
             for (const char* name : {"zb-h1", "zb-h2"}) {
-              Formula f = registry().find(name)->formula(input(p, m, c));
+              Formula f = registry().find(name)->formula(generator_input(p, m, c));
               if (!f.bubble_ratio) continue;
               CAPTURE(name);
               CAPTURE(tf);
@@ -201,7 +187,7 @@ TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are repor
               CAPTURE(tw);
               CAPTURE(p);
               CAPTURE(m);
-              SimulationResult r = run(name, input(p, m, c), c);
+              SimulationResult r = run(name, generator_input(p, m, c), c);
               CHECK(*f.bubble_ratio == doctest::Approx(r.metrics.bubble_ratio).epsilon(1e-9));
               const bool h2 = std::string(name) == "zb-h2";
               (h2 ? reported_h2 : reported_h1) += 1;
@@ -217,6 +203,6 @@ TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are repor
   CHECK(reported_h1 > 100);
   CHECK(reported_h2 > 100);
   // Outside the conditions the formula is withheld: with T_W > T_F the cool-down cannot hide W.
-  CHECK_FALSE(registry().find("zb-h1")->formula(input(4, 8, stage_cost_ms(1, 1, 2))).bubble_ratio.has_value());
-  CHECK_FALSE(registry().find("zb-h2")->formula(input(4, 6, stage_cost_ms(1, 1, 1))).bubble_ratio.has_value());
+  CHECK_FALSE(registry().find("zb-h1")->formula(generator_input(4, 8, stage_cost_ms(1, 1, 2))).bubble_ratio.has_value());
+  CHECK_FALSE(registry().find("zb-h2")->formula(generator_input(4, 6, stage_cost_ms(1, 1, 1))).bubble_ratio.has_value());
 }

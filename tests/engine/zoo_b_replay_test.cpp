@@ -31,17 +31,8 @@ Time largest_idle(const SimulationResult& r) {
 
 Time ms(double x) { return Time::from_seconds(x * 1e-3); }
 
-const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
-  return r;
-}
-
 Formula formula(const std::string& name, int p, int m, const StageCost& c) {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  in.costs = CostProfile::uniform(p, c);
-  return registry().find(name)->formula(in);
+  return registry().find(name)->formula(generator_input(p, m, c));
 }
 
 }  // namespace
