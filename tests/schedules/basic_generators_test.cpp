@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "generator_test_support.h"
 #include "schedules/registry.h"
 #include "schedules/validator.h"
 
@@ -7,15 +8,12 @@ using namespace bubblesim;
 
 namespace {
 
+/// T_F = 1 ns, full backward T_B = 2 ns, no W.
 GeneratorInput input(int p, int m) {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
   StageCost c;
   c.forward = Time::from_ps(1000);
   c.backward_input = Time::from_ps(2000);
-  in.costs = CostProfile::uniform(p, c);
-  return in;
+  return testing::input(p, m, {}, c);
 }
 
 std::string order(const std::vector<Op>& ops) {

@@ -5,30 +5,14 @@
 
 #include <string>
 
+#include "generator_test_support.h"
 #include "schedules/registry.h"
 #include "schedules/validator.h"
 
 using namespace bubblesim;
+using namespace bubblesim::testing;
 
 namespace {
-
-const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
-  return r;
-}
-
-GeneratorInput input(int p, int m, ParamValues params = {}) {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  in.params = std::move(params);
-  StageCost c;
-  c.forward = Time::from_ps(1000);
-  c.backward_input = Time::from_ps(1000);
-  c.backward_weight = Time::from_ps(1000);
-  in.costs = CostProfile::uniform(p, c);
-  return in;
-}
 
 ParamValues chunks(int v) {
   ParamValues pv;

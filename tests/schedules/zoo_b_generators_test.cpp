@@ -7,30 +7,15 @@
 #include <regex>
 #include <sstream>
 
+#include "generator_test_support.h"
 #include "schedules/registry.h"
 #include "schedules/table_index.h"
 #include "schedules/validator.h"
 
 using namespace bubblesim;
+using namespace bubblesim::testing;
 
 namespace {
-
-GeneratorInput input(int p, int m) {
-  GeneratorInput in;
-  in.devices = p;
-  in.microbatches = m;
-  StageCost c;
-  c.forward = Time::from_ps(1000);
-  c.backward_input = Time::from_ps(1000);
-  c.backward_weight = Time::from_ps(1000);
-  in.costs = CostProfile::uniform(p, c);
-  return in;
-}
-
-const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
-  return r;
-}
 
 Table generate(const std::string& name, int p, int m) { return registry().find(name)->generate(input(p, m)); }
 
