@@ -37,10 +37,11 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-inline Result run(const std::string& args) {
+/// Runs `bubblesim ARGS` from the source folder; `env` is prepended (e.g. "BUBBLESIM_PLUGIN_PATH=x").
+inline Result run(const std::string& args, const std::string& env = "") {
   std::filesystem::path err_file = std::filesystem::temp_directory_path() / fmt_name();
-  std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && '" + BUBBLESIM_BINARY + "' " + args + " 2>'" +
-                    err_file.string() + "'";
+  std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && " + env + " '" + BUBBLESIM_BINARY + "' " +
+                    args + " 2>'" + err_file.string() + "'";
   Result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);

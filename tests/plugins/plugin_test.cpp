@@ -15,50 +15,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../cli/cli_support.h"
 #include "schedules/plugin_loader.h"
 #include "sim/units/diagnostics.h"
 
 namespace fs = std::filesystem;
 
+using namespace bubblesim::cli_testing;
+
 namespace {
-
-struct Result {
-  int code = -1;       // exit status; -1 when the process did not exit normally (a crash)
-  std::string out;
-  std::string err;
-};
-
-std::string temp_name(const std::string& suffix) {
-  static int counter = 0;
-  return (fs::temp_directory_path() /
-          ("bubblesim_plugin_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + suffix))
-      .string();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Runs `bubblesim ARGS` from the source folder; `env` is prepended (e.g. "BUBBLESIM_PLUGIN_PATH=x").
-Result run(const std::string& args, const std::string& env = "") {
-  std::string err_file = temp_name(".err");
-  std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && " + env + " '" + BUBBLESIM_BINARY + "' " +
-                    args + " 2>'" + err_file + "'";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_file);
-  fs::remove(err_file);
-  return r;
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -123,7 +88,7 @@ TEST_CASE("a plugin schedule runs in run and compare, and equals 1F1B at its def
   CHECK(runs[0].at("simulation").at("makespan_s") == runs[1].at("simulation").at("makespan_s"));
 
   // More warm-up: more activations in flight on device 0 (min(warmup+1, m)), still a valid run.
-  std::string scenario = temp_name(".yaml");
+  std::string scenario = (fs::temp_directory_path() / (fmt_name() + ".yaml")).string();
   std::string text = slurp(std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios/quickstart.yaml");
   text = text.substr(0, text.find("schedules:")) + "schedules: [1f1b, {name: 1f1b-warmup, params: {warmup: 11}}]\n";
   std::ofstream(scenario) << text;
