@@ -123,18 +123,6 @@ class OutcomeCache {
   std::map<std::string, std::shared_ptr<const OptimizeOutcome>> outcomes_;
 };
 
-OpKind op_kind(StepKind k) {
-  switch (k) {
-    case StepKind::F: return OpKind::Forward;
-    case StepKind::B: return OpKind::Backward;
-    case StepKind::W: return OpKind::Weight;
-    case StepKind::R: return OpKind::Recompute;
-    case StepKind::O: return OpKind::Offload;
-    case StepKind::L: return OpKind::Reload;
-  }
-  return OpKind::Forward;
-}
-
 Table to_table(const GeneratorInput& in, const OptimizeOutcome& outcome) {
   if (!outcome.feasible) {
     throw ScheduleConstraintError(
@@ -150,7 +138,7 @@ Table to_table(const GeneratorInput& in, const OptimizeOutcome& outcome) {
   t.device_ops.resize(static_cast<std::size_t>(in.devices));
   for (std::int32_t d = 0; d < in.devices; ++d) {
     for (const optimizer::Step& st : outcome.order[static_cast<std::size_t>(d)]) {
-      t.device_ops[static_cast<std::size_t>(d)].push_back(Op{op_kind(st.kind), d, st.microbatch});
+      t.device_ops[static_cast<std::size_t>(d)].push_back(Op{optimizer::op_kind(st.kind), d, st.microbatch});
     }
   }
   return t;

@@ -47,7 +47,6 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
   }
   if (out.proven_optimal) bound = static_cast<double>(out.cost);
   out.gap = out.cost > 0 ? std::max(0.0, (static_cast<double>(out.cost) - bound) / static_cast<double>(out.cost)) : 0.0;
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
 

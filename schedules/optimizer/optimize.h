@@ -31,7 +31,6 @@ struct OptimizeOutcome {
   double gap = 0;                 // (cost - best bound) / cost
   std::string method;             // "heuristic" or "milp"
   bool proven_optimal = false;
-  double seconds = 0;
   HeuristicResult heuristic;
   MilpResult milp;
   bool milp_run = false;

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "schedules/op.h"
+
 namespace bubblesim::optimizer {
 
 /// F, B, W and R run on the device's compute stream, O (offload) on its D2H copy engine, L
@@ -23,6 +25,18 @@ namespace bubblesim::optimizer {
 enum class StepKind : std::uint8_t { F, B, W, R, O, L };
 inline constexpr int kStepKinds = 6;
 inline constexpr bool is_copy(StepKind k) { return k == StepKind::O || k == StepKind::L; }
+/// The table's op kind of a step.
+inline constexpr OpKind op_kind(StepKind k) {
+  switch (k) {
+    case StepKind::F: return OpKind::Forward;
+    case StepKind::B: return OpKind::Backward;
+    case StepKind::W: return OpKind::Weight;
+    case StepKind::R: return OpKind::Recompute;
+    case StepKind::O: return OpKind::Offload;
+    case StepKind::L: return OpKind::Reload;
+  }
+  return OpKind::Forward;
+}
 
 /// One op of a device's order: kind and microbatch (the stage is the device).
 struct Step {

@@ -42,9 +42,7 @@ Table table_of(const optimizer::Order& order) {
   t.device_ops.resize(order.size());
   for (std::size_t d = 0; d < order.size(); ++d) {
     for (const optimizer::Step& st : order[d]) {
-      static constexpr OpKind kinds[] = {OpKind::Forward, OpKind::Backward, OpKind::Weight,
-                                         OpKind::Recompute, OpKind::Offload, OpKind::Reload};
-      t.device_ops[d].push_back(Op{kinds[static_cast<int>(st.kind)], static_cast<std::int32_t>(d), st.microbatch});
+      t.device_ops[d].push_back(Op{optimizer::op_kind(st.kind), static_cast<std::int32_t>(d), st.microbatch});
       t.microbatches = std::max(t.microbatches, st.microbatch + 1);
     }
   }
