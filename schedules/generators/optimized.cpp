@@ -23,7 +23,6 @@ namespace {
 using optimizer::Objective;
 using optimizer::OptimizeOutcome;
 using optimizer::Problem;
-using optimizer::StepKind;
 
 /// Problem from the input: per-stage costs of the p-way split, the fixed delay, the limit.
 Problem make_problem(const GeneratorInput& in) {
