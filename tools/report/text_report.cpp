@@ -190,13 +190,11 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
                     r.has_formula ? r.formula.note : "none published"});
   }
   out += "### Formula\n\n" + md_table({"schedule", "bubble ratio", "peak act (units)", "closed form"}, rows) + "\n";
+  std::string notes;  // generators without a closed form but with a note (the optimizer)
   for (const ScheduleRun& r : result.runs) {
-    if (!r.has_formula && !r.formula.note.empty()) out += fmt::format("- {}: {}\n", r.label, r.formula.note);
+    if (!r.has_formula && !r.formula.note.empty()) notes += fmt::format("- {}: {}\n", r.label, r.formula.note);
   }
-  if (std::any_of(result.runs.begin(), result.runs.end(),
-                  [](const ScheduleRun& r) { return !r.has_formula && !r.formula.note.empty(); })) {
-    out += "\n";
-  }
+  if (!notes.empty()) out += notes + "\n";
   rows.clear();
   for (const ScheduleRun& r : result.runs) {
     const Metrics& m = r.ideal.metrics;
