@@ -4,13 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "tools/report/report_format.h"
 #include "tools/report/text_table.h"
 
 namespace bubblesim {
 namespace {
 
-std::string ratio(double r) { return fmt::format("{:.4f}", r); }
-std::string ms(Time t) { return fmt::format("{:.3f}", t.milliseconds()); }
+using namespace report_format;
+
 std::string factor(const std::optional<double>& f) { return f ? fmt::format("{:.2f}x", *f) : std::string("-"); }
 
 Bytes worst(const std::vector<Bytes>& per_device) {
@@ -20,14 +21,6 @@ Bytes worst(const std::vector<Bytes>& per_device) {
 }
 
 bool finished(const ScheduleRun& r) { return r.simulation.status == RunStatus::Ok; }
-
-std::string communication_summary(const Scenario& s) {
-  if (s.communication.kind == CommunicationKind::FixedDelay) {
-    return fmt::format("fixed-delay {}", s.communication.delay);
-  }
-  return fmt::format("topology ({} vertices, {} links)", s.communication.topology->vertex_count(),
-                     s.communication.topology->link_count() / 2);
-}
 
 std::string budget_summary(const Scenario& s) {
   const auto& b = s.memory.budget;
@@ -44,10 +37,6 @@ std::string role(const ExplainedSchedule& r) { return r.subject ? "explained" : 
 /// (no budget there: what the schedule would need).
 Bytes row_peak(const ScheduleRun& r) {
   return finished(r) ? worst(r.simulation.metrics.peak_memory_per_device) : worst(r.ideal.metrics.peak_memory_per_device);
-}
-
-nlohmann::json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 }  // namespace

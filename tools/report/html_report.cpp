@@ -6,6 +6,7 @@
 
 #include "tools/report/html_escape.h"
 #include "tools/report/ranking.h"
+#include "tools/report/report_format.h"
 
 namespace bubblesim {
 namespace {
@@ -57,8 +58,9 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
   return j;
 }
 
-std::string ratio(const std::optional<double>& r) { return r ? fmt::format("{:.4f}", *r) : "-"; }
-std::string ms(Time t) { return fmt::format("{:.3f}", t.milliseconds()); }
+using report_format::ms;
+using report_format::opt_ratio;
+using report_format::ratio;
 
 std::string summary_table(const ScenarioRun& result) {
   std::string h =
@@ -77,7 +79,7 @@ std::string summary_table(const ScenarioRun& result) {
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td "
         "class=\"{}\">{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>\n",
-        escape_html(r.label), ratio(r.formula.bubble_ratio),
+        escape_html(r.label), opt_ratio(r.formula.bubble_ratio),
         r.formula.peak_activation_units ? fmt::format("{:.2f}", *r.formula.peak_activation_units)
                                         : "-",
         ms(t.makespan), ratio(t.bubble_ratio), r.simulation.status == RunStatus::Ok ? "ok" : "fail",

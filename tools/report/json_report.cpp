@@ -1,8 +1,12 @@
 #include "tools/report/json_report.h"
 
 #include "tools/report/ranking.h"
+#include "tools/report/report_format.h"
 
 namespace bubblesim {
+
+using report_format::optional_number;
+
 namespace {
 
 nlohmann::json seconds_list(const std::vector<Time>& ts) {
@@ -42,8 +46,6 @@ nlohmann::json pass_json(const PassDecision& d) {
   }
   return j;
 }
-
-nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 }  // namespace
 

@@ -5,25 +5,11 @@
 #include <algorithm>
 
 #include "tools/report/ranking.h"
+#include "tools/report/report_format.h"
 #include "tools/report/text_table.h"
 
 namespace bubblesim {
-namespace {
-
-std::string ratio(double r) { return fmt::format("{:.4f}", r); }
-std::string opt_ratio(const std::optional<double>& r) { return r ? ratio(*r) : "-"; }
-std::string ms(Time t) { return fmt::format("{:.3f}", t.milliseconds()); }
-std::string units(double u) { return fmt::format("{:.2f}", u); }
-
-std::string communication_summary(const Scenario& s) {
-  if (s.communication.kind == CommunicationKind::FixedDelay) {
-    return fmt::format("fixed-delay {}", s.communication.delay);
-  }
-  return fmt::format("topology ({} vertices, {} links)", s.communication.topology->vertex_count(),
-                     s.communication.topology->link_count() / 2);
-}
-
-}  // namespace
+using namespace report_format;
 
 std::string faults_text(const Scenario& scenario, const ScenarioRun& result) {
   std::string out = "faults (simulation level only):\n";
