@@ -42,8 +42,11 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
   return in;
 }
 
-Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
-                     const std::function<void(const std::string&)>& progress) {
+namespace {
+
+/// generate_table with the generator input already built (run_schedule also gives it to formula()).
+Table generate_from(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+                    const GeneratorInput& in) {
   // Every table has at least a forward and a backward per stage and microbatch: refuse what
   // cannot fit under --max-ops before generating it (p = 65536, m = 10^6 would need terabytes).
   const std::int64_t at_least = std::int64_t{2} * scenario.stages * scenario.microbatches;
@@ -54,8 +57,6 @@ Table generate_table(const Scenario& scenario, const Generator& generator, const
                                              generator.info.name, scenario.stages, scenario.microbatches, at_least,
                                              scenario.max_ops)}});
   }
-  GeneratorInput in = make_generator_input(scenario, request.params);
-  in.progress = progress;
   Table table;
   try {
     table = generator.generate(in);
@@ -74,6 +75,15 @@ Table generate_table(const Scenario& scenario, const Generator& generator, const
     throw InputError({Diagnostic{request.where, "schedules", e.what()}});
   }
   return table;
+}
+
+}  // namespace
+
+Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+                     const std::function<void(const std::string&)>& progress) {
+  GeneratorInput in = make_generator_input(scenario, request.params);
+  in.progress = progress;
+  return generate_from(scenario, generator, request, in);
 }
 
 OffloadBandwidths offload_bandwidths(const Scenario& scenario) {
@@ -220,7 +230,9 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
   run.schedule = generator.info.name;
   run.params = request.params;
   run.label = make_label(generator, request.params);
-  run.table = generate_table(scenario, generator, request, progress);
+  GeneratorInput in = make_generator_input(scenario, request.params);
+  in.progress = progress;
+  run.table = generate_from(scenario, generator, request, in);
   run.generate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (run.table.stages != scenario.stages * run.table.chunks) {
     throw InputError({Diagnostic{request.where, "schedules",
@@ -240,7 +252,7 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
     }
   }
   if (generator.formula) {
-    run.formula = generator.formula(make_generator_input(scenario, request.params));
+    run.formula = generator.formula(in);
     run.has_formula = run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();
   }
   run.ideal = simulate(make_engine_input(scenario, run.table, run.stage_costs, true));
