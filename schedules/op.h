@@ -8,12 +8,12 @@
 namespace bubblesim {
 
 enum class OpKind : std::uint8_t {
-  Forward,          // F(s, j)
-  Backward,         // B(s, j): backward for inputs when the table has W(s, j), else the full backward
-  Weight,           // W(s, j): weight-gradient half of a split backward
-  Recompute,        // R(s, j): re-run F(s, j) before its backward (full recomputation)
-  Offload,          // O(s, j): copy the stored activation of (s, j) to host memory (D2H engine)
-  Reload,           // L(s, j): copy it back before the backward needs it (H2D engine)
+  Forward,    // F(s, j)
+  Backward,   // B(s, j): backward for inputs when the table has W(s, j), else the full backward
+  Weight,     // W(s, j): weight-gradient half of a split backward
+  Recompute,  // R(s, j): re-run F(s, j) before its backward (full recomputation)
+  Offload,    // O(s, j): copy the stored activation of (s, j) to host memory (D2H engine)
+  Reload,     // L(s, j): copy it back before the backward needs it (H2D engine)
   ForwardBackward,  // F&B: F of one (stage, microbatch) overlapped with B of another, as one op
 };
 
@@ -32,8 +32,8 @@ Stream stream_of(OpKind kind);
 
 struct Op {
   OpKind kind = OpKind::Forward;
-  std::int32_t stage = 0;       // global stage; for F&B the forward half's stage
-  std::int32_t microbatch = 0;  // for F&B the forward half's microbatch
+  std::int32_t stage = 0;                 // global stage; for F&B the forward half's stage
+  std::int32_t microbatch = 0;            // for F&B the forward half's microbatch
   std::int32_t backward_stage = -1;       // F&B only: the backward half's stage
   std::int32_t backward_microbatch = -1;  // F&B only: the backward half's microbatch
 

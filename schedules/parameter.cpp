@@ -1,20 +1,27 @@
 #include "schedules/parameter.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 namespace bubblesim {
 
 std::string_view param_type_name(ParamType type) {
   switch (type) {
-    case ParamType::Integer: return "integer";
-    case ParamType::Real: return "real";
-    case ParamType::Boolean: return "boolean";
-    case ParamType::Choice: return "choice";
-    case ParamType::Duration: return "duration";
-    case ParamType::Size: return "size";
-    case ParamType::Text: return "text";
+    case ParamType::Integer:
+      return "integer";
+    case ParamType::Real:
+      return "real";
+    case ParamType::Boolean:
+      return "boolean";
+    case ParamType::Choice:
+      return "choice";
+    case ParamType::Duration:
+      return "duration";
+    case ParamType::Size:
+      return "size";
+    case ParamType::Text:
+      return "text";
   }
   return "?";
 }
@@ -51,19 +58,31 @@ static const T& typed(const ParamValue& v, const std::string& name, const char* 
   throw std::logic_error(fmt::format("parameter '{}' is not of type {}", name, type));
 }
 
-std::int64_t ParamValues::integer(const std::string& name) const { return typed<std::int64_t>(get(name), name, "integer"); }
+std::int64_t ParamValues::integer(const std::string& name) const {
+  return typed<std::int64_t>(get(name), name, "integer");
+}
 double ParamValues::real(const std::string& name) const {
   const ParamValue& v = get(name);
   if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
   return typed<double>(v, name, "real");
 }
-bool ParamValues::boolean(const std::string& name) const { return typed<bool>(get(name), name, "boolean"); }
-const std::string& ParamValues::text(const std::string& name) const { return typed<std::string>(get(name), name, "text"); }
-Time ParamValues::duration(const std::string& name) const { return typed<Time>(get(name), name, "duration"); }
-Bytes ParamValues::size(const std::string& name) const { return typed<Bytes>(get(name), name, "size"); }
+bool ParamValues::boolean(const std::string& name) const {
+  return typed<bool>(get(name), name, "boolean");
+}
+const std::string& ParamValues::text(const std::string& name) const {
+  return typed<std::string>(get(name), name, "text");
+}
+Time ParamValues::duration(const std::string& name) const {
+  return typed<Time>(get(name), name, "duration");
+}
+Bytes ParamValues::size(const std::string& name) const {
+  return typed<Bytes>(get(name), name, "size");
+}
 
-ParamSpec integer_param(std::string name, std::int64_t default_value, std::string help, std::int64_t minimum) {
-  ParamSpec spec{std::move(name), ParamType::Integer, default_value, std::move(help), {}, {}, false};
+ParamSpec integer_param(std::string name, std::int64_t default_value, std::string help,
+                        std::int64_t minimum) {
+  ParamSpec spec{
+      std::move(name), ParamType::Integer, default_value, std::move(help), {}, {}, false};
   spec.check = [minimum](const ParamValue& v) -> std::optional<std::string> {
     auto i = std::get<std::int64_t>(v);
     if (i < minimum) return fmt::format("must be at least {}", minimum);
@@ -79,13 +98,19 @@ ParamSpec optional_integer_param(std::string name, std::string help, std::int64_
 }
 
 ParamSpec boolean_param(std::string name, bool default_value, std::string help) {
-  return ParamSpec{std::move(name), ParamType::Boolean, default_value, std::move(help), {}, {}, false};
+  return ParamSpec{
+      std::move(name), ParamType::Boolean, default_value, std::move(help), {}, {}, false};
 }
 
-ParamSpec choice_param(std::string name, std::string default_value, std::vector<std::string> choices,
-                       std::string help) {
-  return ParamSpec{std::move(name), ParamType::Choice, std::move(default_value), std::move(help), std::move(choices),
-                   {}, false};
+ParamSpec choice_param(std::string name, std::string default_value,
+                       std::vector<std::string> choices, std::string help) {
+  return ParamSpec{std::move(name),
+                   ParamType::Choice,
+                   std::move(default_value),
+                   std::move(help),
+                   std::move(choices),
+                   {},
+                   false};
 }
 
 }  // namespace bubblesim

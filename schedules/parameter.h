@@ -58,7 +58,7 @@ ParamSpec integer_param(std::string name, std::int64_t default_value, std::strin
 /// Integer parameter with no default: absent means "derive it"; with a minimum.
 ParamSpec optional_integer_param(std::string name, std::string help, std::int64_t minimum);
 ParamSpec boolean_param(std::string name, bool default_value, std::string help);
-ParamSpec choice_param(std::string name, std::string default_value, std::vector<std::string> choices,
-                       std::string help);
+ParamSpec choice_param(std::string name, std::string default_value,
+                       std::vector<std::string> choices, std::string help);
 
 }  // namespace bubblesim

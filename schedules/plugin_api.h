@@ -17,12 +17,12 @@
 
 #include <cstdint>
 
-#include "schedules/generator.h"   // Generator, GeneratorInfo, GeneratorInput, Formula, Registrar
-#include "schedules/op.h"          // Op, OpKind
-#include "schedules/parameter.h"   // ParamSpec, ParamValues, integer_param, choice_param, ...
-#include "schedules/stage_costs.h" // StageCost, CostProfile
-#include "schedules/table.h"       // Table, Placement
-#include "schedules/version.h"     // BUBBLESIM_VERSION_STRING
+#include "schedules/generator.h"    // Generator, GeneratorInfo, GeneratorInput, Formula, Registrar
+#include "schedules/op.h"           // Op, OpKind
+#include "schedules/parameter.h"    // ParamSpec, ParamValues, integer_param, choice_param, ...
+#include "schedules/stage_costs.h"  // StageCost, CostProfile
+#include "schedules/table.h"        // Table, Placement
+#include "schedules/version.h"      // BUBBLESIM_VERSION_STRING
 
 /// Layout version of BubblesimPluginInfo and of the calling convention of register_generators.
 /// Bumped whenever either changes; a plugin with another value is refused before any call into it.
@@ -32,10 +32,10 @@ extern "C" {
 
 /// What a plugin's entry point returns. Plain constant data: reading it runs no plugin code.
 struct BubblesimPluginInfo {
-  std::uint32_t abi_version;         // BUBBLESIM_PLUGIN_ABI_VERSION the plugin was built with
-  const char* bubblesim_version;     // BUBBLESIM_VERSION_STRING the plugin was built against
-  const char* name;                  // the plugin's name, e.g. "1f1b-warmup"
-  const char* plugin_version;        // the plugin's own version, shown by `list` and `explain`
+  std::uint32_t abi_version;      // BUBBLESIM_PLUGIN_ABI_VERSION the plugin was built with
+  const char* bubblesim_version;  // BUBBLESIM_VERSION_STRING the plugin was built against
+  const char* name;               // the plugin's name, e.g. "1f1b-warmup"
+  const char* plugin_version;     // the plugin's own version, shown by `list` and `explain`
   /// Registers the plugin's generators with the host's registrar. Called only after the checks.
   void (*register_generators)(bubblesim::Registrar* registrar);
 };
@@ -51,12 +51,16 @@ const BubblesimPluginInfo* bubblesim_plugin_info(void);
 /// Defines the entry point of a plugin whose generators are registered by
 /// `void REGISTER_FUNCTION(bubblesim::Registrar&)` (the same shape as the built-ins). NAME and
 /// VERSION are string literals.
-#define BUBBLESIM_PLUGIN(NAME, VERSION, REGISTER_FUNCTION)                                              \
-  namespace {                                                                                           \
-  void bubblesim_plugin_register_trampoline(bubblesim::Registrar* registrar) { REGISTER_FUNCTION(*registrar); } \
-  }                                                                                                     \
-  extern "C" __attribute__((visibility("default"))) const BubblesimPluginInfo* bubblesim_plugin_info(void) { \
-    static constexpr BubblesimPluginInfo info{BUBBLESIM_PLUGIN_ABI_VERSION, BUBBLESIM_VERSION_STRING, NAME,   \
-                                              VERSION, &bubblesim_plugin_register_trampoline};            \
-    return &info;                                                                                       \
+#define BUBBLESIM_PLUGIN(NAME, VERSION, REGISTER_FUNCTION)                             \
+  namespace {                                                                          \
+  void bubblesim_plugin_register_trampoline(bubblesim::Registrar* registrar) {         \
+    REGISTER_FUNCTION(*registrar);                                                     \
+  }                                                                                    \
+  }                                                                                    \
+  extern "C" __attribute__((visibility("default"))) const BubblesimPluginInfo*         \
+  bubblesim_plugin_info(void) {                                                        \
+    static constexpr BubblesimPluginInfo info{BUBBLESIM_PLUGIN_ABI_VERSION,            \
+                                              BUBBLESIM_VERSION_STRING, NAME, VERSION, \
+                                              &bubblesim_plugin_register_trampoline};  \
+    return &info;                                                                      \
   }

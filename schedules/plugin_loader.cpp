@@ -1,14 +1,13 @@
 #include "schedules/plugin_loader.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "schedules/plugin_api.h"
 #include "sim/units/diagnostics.h"
@@ -29,7 +28,9 @@ std::string last_dl_error() {
 
 // A C string from the info, or "" for null. Bounded so a garbage pointer in a broken plugin's
 // data cannot make us scan forever (it can still fault; the ABI check above makes that unlikely).
-std::string info_text(const char* s) { return s == nullptr ? std::string() : std::string(s, strnlen(s, 256)); }
+std::string info_text(const char* s) {
+  return s == nullptr ? std::string() : std::string(s, strnlen(s, 256));
+}
 
 }  // namespace
 
@@ -46,31 +47,39 @@ const LoadedPlugin& PluginSet::load(const std::string& path, Registry& registry)
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   dlerror();
   void* handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) refuse(path, fmt::format("not a loadable shared library: {}", last_dl_error()));
+  if (handle == nullptr)
+    refuse(path, fmt::format("not a loadable shared library: {}", last_dl_error()));
   // From here on the handle is never closed (see plugin_loader.h).
 
   dlerror();
   void* symbol = dlsym(handle, BUBBLESIM_PLUGIN_ENTRY_POINT);
   if (symbol == nullptr) {
-    refuse(path, fmt::format("no entry point: the library does not export '{}' (define it with BUBBLESIM_PLUGIN "
-                             "from schedules/plugin_api.h)",
-                             BUBBLESIM_PLUGIN_ENTRY_POINT));
+    refuse(path,
+           fmt::format(
+               "no entry point: the library does not export '{}' (define it with BUBBLESIM_PLUGIN "
+               "from schedules/plugin_api.h)",
+               BUBBLESIM_PLUGIN_ENTRY_POINT));
   }
   // POSIX guarantees that a dlsym result for a function converts to a function pointer.
   using InfoFunction = const BubblesimPluginInfo* (*)();
   auto entry = reinterpret_cast<InfoFunction>(symbol);
   const BubblesimPluginInfo* info = entry();
-  if (info == nullptr) refuse(path, fmt::format("'{}' returned no plugin information", BUBBLESIM_PLUGIN_ENTRY_POINT));
+  if (info == nullptr)
+    refuse(path, fmt::format("'{}' returned no plugin information", BUBBLESIM_PLUGIN_ENTRY_POINT));
   if (info->abi_version != BUBBLESIM_PLUGIN_ABI_VERSION) {
-    refuse(path, fmt::format("plugin ABI version {}, but this bubblesim loads ABI version {}; rebuild the plugin "
-                             "against bubblesim {}",
-                             info->abi_version, BUBBLESIM_PLUGIN_ABI_VERSION, BUBBLESIM_VERSION_STRING));
+    refuse(path,
+           fmt::format(
+               "plugin ABI version {}, but this bubblesim loads ABI version {}; rebuild the plugin "
+               "against bubblesim {}",
+               info->abi_version, BUBBLESIM_PLUGIN_ABI_VERSION, BUBBLESIM_VERSION_STRING));
   }
   const std::string built_for = info_text(info->bubblesim_version);
   if (built_for != BUBBLESIM_VERSION_STRING) {
-    refuse(path, fmt::format("built against bubblesim '{}', but this is bubblesim {}; rebuild the plugin against "
-                             "this version's headers",
-                             built_for, BUBBLESIM_VERSION_STRING));
+    refuse(path,
+           fmt::format(
+               "built against bubblesim '{}', but this is bubblesim {}; rebuild the plugin against "
+               "this version's headers",
+               built_for, BUBBLESIM_VERSION_STRING));
   }
   LoadedPlugin record;
   record.path = path;
@@ -79,16 +88,19 @@ const LoadedPlugin& PluginSet::load(const std::string& path, Registry& registry)
   record.version = info_text(info->plugin_version);
   record.bubblesim_version = built_for;
   if (record.name.empty()) refuse(path, "the plugin information has no name");
-  if (info->register_generators == nullptr) refuse(path, "the plugin information has no register_generators function");
+  if (info->register_generators == nullptr)
+    refuse(path, "the plugin information has no register_generators function");
   for (const LoadedPlugin& p : loaded_) {
     if (p.name == record.name) {
-      refuse(path, fmt::format("a plugin named '{}' is already loaded from {}", record.name, p.path));
+      refuse(path,
+             fmt::format("a plugin named '{}' is already loaded from {}", record.name, p.path));
     }
   }
 
   const std::vector<std::string> before = registry.names();
   auto register_generators = info->register_generators;
-  const std::string origin = fmt::format("plugin {} (version {})", path, record.version.empty() ? "?" : record.version);
+  const std::string origin =
+      fmt::format("plugin {} (version {})", path, record.version.empty() ? "?" : record.version);
   try {
     registry.add_from([&register_generators](Registrar& r) { register_generators(&r); }, origin);
   } catch (const std::exception& e) {
@@ -97,7 +109,8 @@ const LoadedPlugin& PluginSet::load(const std::string& path, Registry& registry)
     refuse(path, "registration failed: it threw something that is not a std::exception");
   }
   for (const std::string& name : registry.names()) {
-    if (std::find(before.begin(), before.end(), name) == before.end()) record.generators.push_back(name);
+    if (std::find(before.begin(), before.end(), name) == before.end())
+      record.generators.push_back(name);
   }
   if (record.generators.empty()) refuse(path, "the plugin registered no generator");
   loaded_.push_back(std::move(record));
@@ -120,7 +133,9 @@ void PluginSet::load_directories(const std::string& directories, Registry& regis
     for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
       if (entry.path().extension() == ".so") files.push_back(entry.path().string());
     }
-    if (ec) throw InputError(fmt::format("{}: cannot read directory '{}': {}", kPluginPathVariable, dir, ec.message()));
+    if (ec)
+      throw InputError(fmt::format("{}: cannot read directory '{}': {}", kPluginPathVariable, dir,
+                                   ec.message()));
     std::sort(files.begin(), files.end());
     for (const std::string& file : files) load(file, registry);
   }

@@ -23,7 +23,7 @@ struct LoadedPlugin {
   std::string path;            // as given
   std::string canonical_path;  // to recognise the same file named twice
   std::string name;
-  std::string version;         // the plugin's own version
+  std::string version;  // the plugin's own version
   std::string bubblesim_version;
   std::vector<std::string> generators;  // what it registered
 };

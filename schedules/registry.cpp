@@ -1,9 +1,9 @@
 #include "schedules/registry.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <stdexcept>
 
 #include "sim/units/diagnostics.h"
 
@@ -20,10 +20,11 @@ Registry Registry::with_builtins() {
 void Registry::add(Generator generator) {
   const std::string& name = generator.info.name;
   if (name.empty()) throw std::invalid_argument("a generator needs a name");
-  if (!generator.generate) throw std::invalid_argument(fmt::format("generator '{}' has no generate function", name));
+  if (!generator.generate)
+    throw std::invalid_argument(fmt::format("generator '{}' has no generate function", name));
   if (auto it = index_.find(name); it != index_.end()) {
-    throw std::invalid_argument(fmt::format("a generator named '{}' is already registered (from {})", name,
-                                            origins_[it->second]));
+    throw std::invalid_argument(fmt::format(
+        "a generator named '{}' is already registered (from {})", name, origins_[it->second]));
   }
   index_.emplace(name, generators_.size());
   generators_.push_back(std::move(generator));
@@ -40,7 +41,8 @@ void Registry::add_from(const std::function<void(Registrar&)>& fn, const std::st
     fn(*this);
   } catch (...) {
     current_origin_ = saved;
-    for (std::size_t i = before; i < generators_.size(); ++i) index_.erase(generators_[i].info.name);
+    for (std::size_t i = before; i < generators_.size(); ++i)
+      index_.erase(generators_[i].info.name);
     generators_.resize(before);
     origins_.resize(before);
     throw;
@@ -57,7 +59,8 @@ std::string Registry::unknown_name_message(const std::string& name) const {
   const std::vector<std::string> known = names();
   const std::string hint = closest_match(name, known);
   return fmt::format("unknown schedule '{}'{} (known: {})", name,
-                     hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint), fmt::join(known, ", "));
+                     hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+                     fmt::join(known, ", "));
 }
 
 std::vector<std::string> Registry::names() const {
@@ -67,6 +70,8 @@ std::vector<std::string> Registry::names() const {
   return out;
 }
 
-const std::string& Registry::origin(const std::string& name) const { return origins_.at(index_.at(name)); }
+const std::string& Registry::origin(const std::string& name) const {
+  return origins_.at(index_.at(name));
+}
 
 }  // namespace bubblesim

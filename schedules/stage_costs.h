@@ -10,16 +10,16 @@
 namespace bubblesim {
 
 struct StageCost {
-  Time forward;           // T_F
-  Time backward_input;    // T_B: backward for inputs (I)
-  Time backward_weight;   // T_W: backward for weights
-  Time recompute;         // T_R: recomputed forward (defaults to T_F)
-  Time fused;             // T_F&B of an overlapped forward+backward pair; zero = T_F + T_B(full)
-  Bytes activation;       // M_B: held from F until B
-  Bytes weight_grad;      // M_W: part of M_B still held after B until W
-  Bytes stage_input;      // what a recomputing stage keeps from F to R (its input tensor)
-  Bytes p2p;              // bytes sent to the next stage per microbatch (and gradients back)
-  Bytes static_memory;    // weights + gradients + optimizer state of the stage
+  Time forward;          // T_F
+  Time backward_input;   // T_B: backward for inputs (I)
+  Time backward_weight;  // T_W: backward for weights
+  Time recompute;        // T_R: recomputed forward (defaults to T_F)
+  Time fused;            // T_F&B of an overlapped forward+backward pair; zero = T_F + T_B(full)
+  Bytes activation;      // M_B: held from F until B
+  Bytes weight_grad;     // M_W: part of M_B still held after B until W
+  Bytes stage_input;     // what a recomputing stage keeps from F to R (its input tensor)
+  Bytes p2p;             // bytes sent to the next stage per microbatch (and gradients back)
+  Bytes static_memory;   // weights + gradients + optimizer state of the stage
 
   Time full_backward() const { return backward_input + backward_weight; }
 };

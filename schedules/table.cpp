@@ -15,7 +15,8 @@ Placement Placement::straight(std::int32_t stages) {
 Placement Placement::loop(std::int32_t devices, std::int32_t stages) {
   Placement p;
   p.device_of_stage.emplace_back(static_cast<std::size_t>(stages));
-  for (std::int32_t s = 0; s < stages; ++s) p.device_of_stage[0][static_cast<std::size_t>(s)] = s % devices;
+  for (std::int32_t s = 0; s < stages; ++s)
+    p.device_of_stage[0][static_cast<std::size_t>(s)] = s % devices;
   return p;
 }
 
@@ -28,7 +29,8 @@ Placement Placement::v_shape(std::int32_t devices) {
   return p;
 }
 
-Table Table::empty(std::int32_t devices, std::int32_t chunks, std::int32_t microbatches, Placement placement) {
+Table Table::empty(std::int32_t devices, std::int32_t chunks, std::int32_t microbatches,
+                   Placement placement) {
   Table t;
   t.devices = devices;
   t.stages = devices * chunks;
@@ -48,7 +50,8 @@ std::size_t Table::op_count() const {
 bool Table::has_weight_op(std::int32_t stage, std::int32_t microbatch) const {
   for (const auto& ops : device_ops) {
     for (const Op& op : ops) {
-      if (op.kind == OpKind::Weight && op.stage == stage && op.microbatch == microbatch) return true;
+      if (op.kind == OpKind::Weight && op.stage == stage && op.microbatch == microbatch)
+        return true;
     }
   }
   return false;

@@ -23,10 +23,13 @@ struct Placement {
   std::vector<std::int32_t> replica_of_microbatch;
 
   std::int32_t replica_of(std::int32_t microbatch) const {
-    return replica_of_microbatch.empty() ? 0 : replica_of_microbatch[static_cast<std::size_t>(microbatch)];
+    return replica_of_microbatch.empty()
+               ? 0
+               : replica_of_microbatch[static_cast<std::size_t>(microbatch)];
   }
   std::int32_t device_of(std::int32_t stage, std::int32_t microbatch) const {
-    return device_of_stage[static_cast<std::size_t>(replica_of(microbatch))][static_cast<std::size_t>(stage)];
+    return device_of_stage[static_cast<std::size_t>(replica_of(microbatch))]
+                          [static_cast<std::size_t>(stage)];
   }
   std::int32_t replicas() const { return static_cast<std::int32_t>(device_of_stage.size()); }
 
@@ -40,14 +43,15 @@ struct Placement {
 
 struct Table {
   std::int32_t devices = 0;
-  std::int32_t stages = 0;        // global stages, devices * chunks for uniform shapes
-  std::int32_t chunks = 1;        // table stages per cost-profile stage
+  std::int32_t stages = 0;  // global stages, devices * chunks for uniform shapes
+  std::int32_t chunks = 1;  // table stages per cost-profile stage
   std::int32_t microbatches = 0;
   Placement placement;
   std::vector<std::vector<Op>> device_ops;  // [device] -> ops in execution order
 
   /// A table of the given shape with an empty op list per device: stages = devices * chunks.
-  static Table empty(std::int32_t devices, std::int32_t chunks, std::int32_t microbatches, Placement placement);
+  static Table empty(std::int32_t devices, std::int32_t chunks, std::int32_t microbatches,
+                     Placement placement);
 
   std::size_t op_count() const;
   /// Whether (stage, microbatch) has a separate W op (then its B is backward-for-inputs only).

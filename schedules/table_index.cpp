@@ -2,9 +2,10 @@
 
 namespace bubblesim {
 
-TableIndex::TableIndex(const Table& table) : stages_(table.stages), microbatches_(table.microbatches) {
-  std::size_t n = static_cast<std::size_t>(std::max(0, stages_)) * static_cast<std::size_t>(std::max(0, microbatches_)) *
-                  kIndexedKinds;
+TableIndex::TableIndex(const Table& table)
+    : stages_(table.stages), microbatches_(table.microbatches) {
+  std::size_t n = static_cast<std::size_t>(std::max(0, stages_)) *
+                  static_cast<std::size_t>(std::max(0, microbatches_)) * kIndexedKinds;
   slots_.assign(n, OpLocation{});
   counts_.assign(n, 0);
   auto note = [&](OpKind kind, std::int32_t s, std::int32_t j, std::int32_t d, std::int32_t pos) {

@@ -37,7 +37,9 @@ class TableIndex {
   static constexpr int kIndexedKinds = 6;  // F B W R O L
   std::size_t slot(OpKind kind, std::int32_t stage, std::int32_t microbatch) const {
     return (static_cast<std::size_t>(stage) * static_cast<std::size_t>(microbatches_) +
-            static_cast<std::size_t>(microbatch)) * kIndexedKinds + static_cast<std::size_t>(kind);
+            static_cast<std::size_t>(microbatch)) *
+               kIndexedKinds +
+           static_cast<std::size_t>(kind);
   }
   std::int32_t stages_ = 0, microbatches_ = 0;
   std::vector<OpLocation> slots_;

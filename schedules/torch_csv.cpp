@@ -1,5 +1,7 @@
 #include "schedules/torch_csv.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <fstream>
@@ -7,8 +9,6 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "schedules/table_index.h"
 #include "sim/units/csv_fields.h"
@@ -21,7 +21,7 @@ constexpr std::int64_t kMaxIndex = 1'000'000;  // stages and microbatches; far b
 
 // Every type code PyTorch has used, in either dialect. OVERLAP_F_B is only a compound's type.
 constexpr std::array<std::string_view, 14> kKnownCodes = {
-    "F",      "I",      "W",      "B",      "BW",     "UNSHARD",       "RESHARD",
+    "F",           "I",      "W",      "B",      "BW",     "UNSHARD",       "RESHARD",
     "REDUCE_GRAD", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "SEND_F_RECV_B", "SEND_B_RECV_F"};
 
 bool is_known_code(std::string_view code) {
@@ -47,7 +47,8 @@ struct RawCell {
 
 class CsvImporter {
  public:
-  CsvImporter(std::string file, std::optional<TorchDialect> dialect) : file_(std::move(file)), dialect_(dialect) {}
+  CsvImporter(std::string file, std::optional<TorchDialect> dialect)
+      : file_(std::move(file)), dialect_(dialect) {}
 
   TorchCsvImport run(std::string_view text) {
     split_and_parse(text);
@@ -70,7 +71,8 @@ class CsvImporter {
   // quoted cell all the same.
   void split_and_parse(std::string_view text) {
     std::vector<std::string_view> lines = split_lines(text);
-    while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos) lines.pop_back();
+    while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos)
+      lines.pop_back();
     rows_ = static_cast<int>(lines.size());
     for (int row = 0; row < rows_; ++row) {
       std::string_view line = lines[static_cast<std::size_t>(row)];
@@ -114,7 +116,9 @@ class CsvImporter {
     if (text.front() == '(') {
       std::size_t close = text.find(')');
       if (close == std::string::npos) {
-        error(row, cell.column, fmt::format("'{}': a compound action needs a closing ')', as in (0F7;7B3)OVERLAP_F_B", text));
+        error(row, cell.column,
+              fmt::format("'{}': a compound action needs a closing ')', as in (0F7;7B3)OVERLAP_F_B",
+                          text));
         return;
       }
       std::string type = text.substr(close + 1);
@@ -126,7 +130,8 @@ class CsvImporter {
       std::string inner = text.substr(1, close - 1);
       std::size_t semi = inner.find(';');
       if (semi == std::string::npos || inner.find(';', semi + 1) != std::string::npos) {
-        error(row, cell.column, fmt::format("'{}': OVERLAP_F_B needs exactly two actions joined by ';'", text));
+        error(row, cell.column,
+              fmt::format("'{}': OVERLAP_F_B needs exactly two actions joined by ';'", text));
         return;
       }
       cell.compound = true;
@@ -134,7 +139,10 @@ class CsvImporter {
       for (auto [offset, part] : {std::pair{std::size_t{1}, inner.substr(0, semi)},
                                   std::pair{semi + 2, inner.substr(semi + 1)}}) {
         auto a = parse_action(row, cell.column + static_cast<int>(offset), part);
-        if (a) cell.actions.push_back(*a); else ok = false;
+        if (a)
+          cell.actions.push_back(*a);
+        else
+          ok = false;
       }
       if (ok) cells_.push_back(std::move(cell));
       return;
@@ -174,7 +182,8 @@ class CsvImporter {
     }
     if (!is_known_code(a.code)) {
       error(row, column + static_cast<int>(code_begin),
-            fmt::format("invalid action '{}': unknown action type '{}' (allowed: F, I, W, B in the current dialect; "
+            fmt::format("invalid action '{}': unknown action type '{}' (allowed: F, I, W, B in the "
+                        "current dialect; "
                         "F, B, W, BW in the 2024 dialect)",
                         s, a.code));
       return std::nullopt;
@@ -183,7 +192,8 @@ class CsvImporter {
     if (digits(mb)) a.microbatch = mb;
     if (i != s.size()) {
       error(row, column + static_cast<int>(i),
-            fmt::format("invalid action '{}': unexpected trailing text '{}' after '{}'", s, s.substr(i), s.substr(0, i)));
+            fmt::format("invalid action '{}': unexpected trailing text '{}' after '{}'", s,
+                        s.substr(i), s.substr(0, i)));
       return std::nullopt;
     }
     if (a.stage > kMaxIndex || mb > kMaxIndex) {
@@ -199,8 +209,10 @@ class CsvImporter {
     for (const RawCell& c : cells_) {
       if (c.compound && !current_sign) current_sign.emplace(&c, "OVERLAP_F_B");
       for (const RawAction& a : c.actions) {
-        if ((a.code == "I" || a.code == "REDUCE_GRAD") && !current_sign) current_sign.emplace(&c, a.code);
-        if ((a.code == "BW" || a.code == "SEND_F_RECV_B" || a.code == "SEND_B_RECV_F") && !legacy_sign) {
+        if ((a.code == "I" || a.code == "REDUCE_GRAD") && !current_sign)
+          current_sign.emplace(&c, a.code);
+        if ((a.code == "BW" || a.code == "SEND_F_RECV_B" || a.code == "SEND_B_RECV_F") &&
+            !legacy_sign) {
           legacy_sign.emplace(&c, a.code);
         }
         has_w = has_w || a.code == "W";
@@ -209,18 +221,22 @@ class CsvImporter {
     if (current_sign && legacy_sign) {
       const RawCell& l = *legacy_sign->first;
       error(l.row, l.column,
-            fmt::format("cannot detect the dialect: '{}' is a 2024-dialect code but '{}' (row {}) is a current-dialect "
+            fmt::format("cannot detect the dialect: '{}' is a 2024-dialect code but '{}' (row {}) "
+                        "is a current-dialect "
                         "code; give the dialect explicitly",
                         legacy_sign->second, current_sign->second, current_sign->first->row + 1));
       return TorchDialect::Current;
     }
     if (current_sign) return TorchDialect::Current;
     if (legacy_sign) return TorchDialect::Legacy2024;
-    if (has_w) return TorchDialect::Legacy2024;  // W without I cannot validate in the current dialect
-    diags_.add(SourceLocation{file_, 0, 0}, "",
-               "cannot detect the dialect: the file has only F and B actions, and B means a full backward in the "
-               "current dialect but backward-for-inputs in the 2024 dialect; give the dialect explicitly "
-               "(dialect: current or dialect: 2024)");
+    if (has_w)
+      return TorchDialect::Legacy2024;  // W without I cannot validate in the current dialect
+    diags_.add(
+        SourceLocation{file_, 0, 0}, "",
+        "cannot detect the dialect: the file has only F and B actions, and B means a full backward "
+        "in the "
+        "current dialect but backward-for-inputs in the 2024 dialect; give the dialect explicitly "
+        "(dialect: current or dialect: 2024)");
     return TorchDialect::Current;
   }
 
@@ -235,13 +251,15 @@ class CsvImporter {
     if (a.code == "BW" && !current) return Kind::B;
     if (a.code == "I" || a.code == "BW") {
       error(c.row, a.column,
-            fmt::format("'{}': {} is not a code of the {} dialect (current: I, W, B = full backward; 2024: B, W, BW = "
+            fmt::format("'{}': {} is not a code of the {} dialect (current: I, W, B = full "
+                        "backward; 2024: B, W, BW = "
                         "full backward)",
                         c.text, a.code, torch_dialect_name(d)));
       return std::nullopt;
     }
     error(c.row, a.column,
-          fmt::format("'{}': {} is a communication or sharding action; a compute-only schedule file must not contain "
+          fmt::format("'{}': {} is a communication or sharding action; a compute-only schedule "
+                      "file must not contain "
                       "one (export the compute_only format)",
                       c.text, a.code));
     return std::nullopt;
@@ -261,26 +279,35 @@ class CsvImporter {
       std::vector<Parsed> ps;
       bool ok = true;
       if (c.compound && dialect != TorchDialect::Current) {
-        error(c.row, c.column, fmt::format("'{}': OVERLAP_F_B exists only in the current dialect", c.text));
+        error(c.row, c.column,
+              fmt::format("'{}': OVERLAP_F_B exists only in the current dialect", c.text));
         continue;
       }
       for (const RawAction& a : c.actions) {
         std::optional<Kind> k = meaning(c, a, dialect);
-        if (!k) { ok = false; continue; }
-        if (!a.microbatch) {
-          error(c.row, a.column, fmt::format("'{}': the action needs a microbatch number, e.g. {}{}0", c.text, a.stage, a.code));
+        if (!k) {
           ok = false;
           continue;
         }
-        ps.push_back({&c, *k, static_cast<std::int32_t>(a.stage), static_cast<std::int32_t>(*a.microbatch), a.column});
+        if (!a.microbatch) {
+          error(c.row, a.column,
+                fmt::format("'{}': the action needs a microbatch number, e.g. {}{}0", c.text,
+                            a.stage, a.code));
+          ok = false;
+          continue;
+        }
+        ps.push_back({&c, *k, static_cast<std::int32_t>(a.stage),
+                      static_cast<std::int32_t>(*a.microbatch), a.column});
         max_stage = std::max(max_stage, a.stage);
         max_mb = std::max(max_mb, *a.microbatch);
       }
       if (ok && c.compound) {
-        bool forward_first = ps[0].kind == Kind::F && (ps[1].kind == Kind::B || ps[1].kind == Kind::I);
+        bool forward_first =
+            ps[0].kind == Kind::F && (ps[1].kind == Kind::B || ps[1].kind == Kind::I);
         if (!forward_first) {
           error(c.row, c.column,
-                fmt::format("'{}': OVERLAP_F_B pairs a forward with a backward, forward first, as in (0F7;7B3)OVERLAP_F_B",
+                fmt::format("'{}': OVERLAP_F_B pairs a forward with a backward, forward first, as "
+                            "in (0F7;7B3)OVERLAP_F_B",
                             c.text));
           ok = false;
         }
@@ -296,7 +323,8 @@ class CsvImporter {
     t.chunks = t.devices > 0 && t.stages % t.devices == 0 ? t.stages / t.devices : 1;
     t.device_ops.resize(static_cast<std::size_t>(t.devices));
     std::vector<std::int32_t> rank_of(static_cast<std::size_t>(t.stages), -1);
-    const std::size_t S = static_cast<std::size_t>(t.stages), M = static_cast<std::size_t>(t.microbatches);
+    const std::size_t S = static_cast<std::size_t>(t.stages),
+                      M = static_cast<std::size_t>(t.microbatches);
     std::vector<std::array<int, 4>> counts(S, {0, 0, 0, 0});
     std::vector<std::uint8_t> seen_f(S * M, 0), seen_i(S * M, 0);
 
@@ -307,29 +335,35 @@ class CsvImporter {
         const std::size_t k = s * M + static_cast<std::size_t>(p.microbatch);
         std::int32_t& owner = rank_of[s];
         if (owner >= 0 && owner != c.row) {
-          error(c.row, p.column, fmt::format("'{}': stage {} is assigned to both rank {} and rank {}; a stage must live "
-                                             "on one rank",
-                                             c.text, p.stage, owner, c.row));
+          error(c.row, p.column,
+                fmt::format(
+                    "'{}': stage {} is assigned to both rank {} and rank {}; a stage must live "
+                    "on one rank",
+                    c.text, p.stage, owner, c.row));
         } else {
           owner = c.row;
         }
         ++counts[s][static_cast<std::size_t>(p.kind)];
         switch (p.kind) {
-          case Kind::F: seen_f[k] = 1; break;
+          case Kind::F:
+            seen_f[k] = 1;
+            break;
           case Kind::I:
           case Kind::B:
             if (!seen_f[k]) {
-              error(c.row, p.column, fmt::format("'{}': {} of stage {}, microbatch {} runs before its forward", c.text,
-                                                 p.kind == Kind::I ? "backward-for-inputs" : "full backward", p.stage,
-                                                 p.microbatch));
+              error(c.row, p.column,
+                    fmt::format("'{}': {} of stage {}, microbatch {} runs before its forward",
+                                c.text, p.kind == Kind::I ? "backward-for-inputs" : "full backward",
+                                p.stage, p.microbatch));
             }
             if (p.kind == Kind::I) seen_i[k] = 1;
             break;
           case Kind::W:
             if (!seen_i[k]) {
-              error(c.row, p.column, fmt::format("'{}': weight gradient of stage {}, microbatch {} runs before its "
-                                                 "backward-for-inputs",
-                                                 c.text, p.stage, p.microbatch));
+              error(c.row, p.column,
+                    fmt::format("'{}': weight gradient of stage {}, microbatch {} runs before its "
+                                "backward-for-inputs",
+                                c.text, p.stage, p.microbatch));
             }
             break;
         }
@@ -341,10 +375,16 @@ class CsvImporter {
       }
       const Parsed& p = ps.front();
       switch (p.kind) {
-        case Kind::F: ops.push_back(Op::forward(p.stage, p.microbatch)); break;
+        case Kind::F:
+          ops.push_back(Op::forward(p.stage, p.microbatch));
+          break;
         case Kind::I:
-        case Kind::B: ops.push_back(Op::backward(p.stage, p.microbatch)); break;
-        case Kind::W: ops.push_back(Op::weight(p.stage, p.microbatch)); break;
+        case Kind::B:
+          ops.push_back(Op::backward(p.stage, p.microbatch));
+          break;
+        case Kind::W:
+          ops.push_back(Op::weight(p.stage, p.microbatch));
+          break;
       }
     }
     const std::string i_code = dialect == TorchDialect::Current ? "I" : "B";
@@ -354,20 +394,31 @@ class CsvImporter {
       const int nf = n[0], ni = n[1], nw = n[2], nb = n[3];
       SourceLocation whole{file_, 0, 0};
       if (rank_of[s] < 0) {
-        diags_.add(whole, "", fmt::format("stage {} has no actions; stages must be numbered 0..{} without gaps", s, S - 1));
+        diags_.add(
+            whole, "",
+            fmt::format("stage {} has no actions; stages must be numbered 0..{} without gaps", s,
+                        S - 1));
         continue;
       }
       if (nf != t.microbatches) {
-        diags_.add(whole, "", fmt::format("stage {} has {} forwards; every stage needs {} (one per microbatch)", s, nf,
-                                          t.microbatches));
+        diags_.add(
+            whole, "",
+            fmt::format("stage {} has {} forwards; every stage needs {} (one per microbatch)", s,
+                        nf, t.microbatches));
       }
       if (ni != nw) {
-        diags_.add(whole, "", fmt::format("stage {} has {} {} (backward-for-inputs) but {} W; the counts must be equal",
-                                          s, ni, i_code, nw));
+        diags_.add(
+            whole, "",
+            fmt::format(
+                "stage {} has {} {} (backward-for-inputs) but {} W; the counts must be equal", s,
+                ni, i_code, nw));
       }
       if (nb * 2 + ni + nw != 2 * t.microbatches) {
-        diags_.add(whole, "", fmt::format("stage {}: {} {} (full backward) + ({} {} + {} W) / 2 must equal {} microbatches",
-                                          s, nb, b_code, ni, i_code, nw, t.microbatches));
+        diags_.add(
+            whole, "",
+            fmt::format(
+                "stage {}: {} {} (full backward) + ({} {} + {} W) / 2 must equal {} microbatches",
+                s, nb, b_code, ni, i_code, nw, t.microbatches));
       }
     }
     t.placement.device_of_stage = {rank_of};
@@ -397,7 +448,8 @@ std::optional<TorchDialect> torch_dialect_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-TorchCsvImport read_torch_csv(std::string_view text, const std::string& file, std::optional<TorchDialect> dialect) {
+TorchCsvImport read_torch_csv(std::string_view text, const std::string& file,
+                              std::optional<TorchDialect> dialect) {
   return CsvImporter(file, dialect).run(text);
 }
 
@@ -415,7 +467,8 @@ TorchCsvImport read_torch_csv_file(const std::string& path, std::optional<TorchD
 
 std::string write_torch_csv(const Table& table, TorchDialect dialect) {
   if (table.placement.replicas() > 1) {
-    throw std::invalid_argument("a PyTorch schedule file maps each stage to one rank; this table replicates stages");
+    throw std::invalid_argument(
+        "a PyTorch schedule file maps each stage to one rank; this table replicates stages");
   }
   const bool current = dialect == TorchDialect::Current;
   TableIndex index(table);
@@ -430,13 +483,22 @@ std::string write_torch_csv(const Table& table, TorchDialect dialect) {
       if (!first) out += ',';
       first = false;
       switch (op.kind) {
-        case OpKind::Forward: out += action_text(op.stage, "F", op.microbatch); break;
-        case OpKind::Backward: out += action_text(op.stage, backward_code(op.stage, op.microbatch), op.microbatch); break;
-        case OpKind::Weight: out += action_text(op.stage, "W", op.microbatch); break;
+        case OpKind::Forward:
+          out += action_text(op.stage, "F", op.microbatch);
+          break;
+        case OpKind::Backward:
+          out += action_text(op.stage, backward_code(op.stage, op.microbatch), op.microbatch);
+          break;
+        case OpKind::Weight:
+          out += action_text(op.stage, "W", op.microbatch);
+          break;
         case OpKind::ForwardBackward:
-          if (!current) throw std::invalid_argument("fused F&B ops (OVERLAP_F_B) exist only in the current dialect");
+          if (!current)
+            throw std::invalid_argument(
+                "fused F&B ops (OVERLAP_F_B) exist only in the current dialect");
           out += fmt::format("({};{})OVERLAP_F_B", action_text(op.stage, "F", op.microbatch),
-                             action_text(op.backward_stage, backward_code(op.backward_stage, op.backward_microbatch),
+                             action_text(op.backward_stage,
+                                         backward_code(op.backward_stage, op.backward_microbatch),
                                          op.backward_microbatch));
           break;
         case OpKind::Recompute:

@@ -44,7 +44,8 @@ struct TorchCsvImport {
 /// Throws InputError listing every problem (bad cells with FILE:LINE:COL, then PyTorch's
 /// validation rules: per stage m forwards, #I = #W, #B + (#I + #W) / 2 = m, backward after its
 /// forward, W after its I, each stage on one rank, no communication actions).
-TorchCsvImport read_torch_csv(std::string_view text, const std::string& file, std::optional<TorchDialect> dialect);
+TorchCsvImport read_torch_csv(std::string_view text, const std::string& file,
+                              std::optional<TorchDialect> dialect);
 
 /// Reads the file at `path` (InputError if it cannot be read).
 TorchCsvImport read_torch_csv_file(const std::string& path, std::optional<TorchDialect> dialect);

@@ -17,7 +17,8 @@ class ProblemList {
     ++total_;
   }
   std::vector<std::string> finish() && {
-    if (total_ > items_.size()) items_.push_back(fmt::format("... and {} more problems", total_ - items_.size()));
+    if (total_ > items_.size())
+      items_.push_back(fmt::format("... and {} more problems", total_ - items_.size()));
     return std::move(items_);
   }
   bool empty() const { return total_ == 0; }
@@ -34,10 +35,13 @@ std::string label(OpKind kind, std::int32_t s, std::int32_t j) {
 void check_shape(const Table& t, ProblemList& problems) {
   if (t.devices <= 0) problems.add("the table has {} devices; it needs at least 1", t.devices);
   if (t.stages <= 0) problems.add("the table has {} stages; it needs at least 1", t.stages);
-  if (t.microbatches <= 0) problems.add("the table has {} microbatches; it needs at least 1", t.microbatches);
-  if (t.chunks <= 0) problems.add("the table has {} chunks per stage; it needs at least 1", t.chunks);
+  if (t.microbatches <= 0)
+    problems.add("the table has {} microbatches; it needs at least 1", t.microbatches);
+  if (t.chunks <= 0)
+    problems.add("the table has {} chunks per stage; it needs at least 1", t.chunks);
   if (static_cast<std::int64_t>(t.device_ops.size()) != t.devices) {
-    problems.add("the table lists ops for {} devices but declares {}", t.device_ops.size(), t.devices);
+    problems.add("the table lists ops for {} devices but declares {}", t.device_ops.size(),
+                 t.devices);
   }
 }
 
@@ -55,7 +59,8 @@ void check_placement(const Table& t, ProblemList& problems) {
     }
     for (std::size_t s = 0; s < map.size(); ++s) {
       if (map[s] < 0 || map[s] >= t.devices) {
-        problems.add("stage {} is placed on device {}, which does not exist (devices 0..{})", s, map[s], t.devices - 1);
+        problems.add("stage {} is placed on device {}, which does not exist (devices 0..{})", s,
+                     map[s], t.devices - 1);
       }
     }
   }
@@ -66,7 +71,8 @@ void check_placement(const Table& t, ProblemList& problems) {
     }
     for (std::size_t j = 0; j < p.replica_of_microbatch.size(); ++j) {
       std::int32_t r = p.replica_of_microbatch[j];
-      if (r < 0 || r >= p.replicas()) problems.add("microbatch {} uses replica {}, which does not exist", j, r);
+      if (r < 0 || r >= p.replicas())
+        problems.add("microbatch {} uses replica {}, which does not exist", j, r);
     }
   }
 }
@@ -76,27 +82,30 @@ bool placement_usable(const Table& t) {
   if (p.device_of_stage.empty()) return false;
   for (const auto& map : p.device_of_stage) {
     if (static_cast<std::int64_t>(map.size()) != t.stages) return false;
-    for (std::int32_t d : map) if (d < 0 || d >= t.devices) return false;
+    for (std::int32_t d : map)
+      if (d < 0 || d >= t.devices) return false;
   }
   if (!p.replica_of_microbatch.empty()) {
     if (static_cast<std::int64_t>(p.replica_of_microbatch.size()) != t.microbatches) return false;
-    for (std::int32_t r : p.replica_of_microbatch) if (r < 0 || r >= p.replicas()) return false;
+    for (std::int32_t r : p.replica_of_microbatch)
+      if (r < 0 || r >= p.replicas()) return false;
   }
   return true;
 }
 
 void check_ops_in_range(const Table& t, bool placement_ok, ProblemList& problems) {
-  auto check_half = [&](std::size_t d, std::size_t i, const Op& op, OpKind kind, std::int32_t s, std::int32_t j) {
+  auto check_half = [&](std::size_t d, std::size_t i, const Op& op, OpKind kind, std::int32_t s,
+                        std::int32_t j) {
     if (s < 0 || s >= t.stages || j < 0 || j >= t.microbatches) {
-      problems.add("device {} position {}: {} is out of range (stages 0..{}, microbatches 0..{})", d, i,
-                   to_string(op), t.stages - 1, t.microbatches - 1);
+      problems.add("device {} position {}: {} is out of range (stages 0..{}, microbatches 0..{})",
+                   d, i, to_string(op), t.stages - 1, t.microbatches - 1);
       return;
     }
     if (placement_ok) {
       std::int32_t want = t.placement.device_of(s, j);
       if (want != static_cast<std::int32_t>(d)) {
-        problems.add("device {} position {}: {} belongs on device {}, where stage {} is placed", d, i,
-                     label(kind, s, j), want, s);
+        problems.add("device {} position {}: {} belongs on device {}, where stage {} is placed", d,
+                     i, label(kind, s, j), want, s);
       }
     }
   };
@@ -123,7 +132,8 @@ void check_completeness(const Table& t, const TableIndex& index, ProblemList& pr
       }
       for (OpKind kind : {OpKind::Weight, OpKind::Recompute, OpKind::Offload, OpKind::Reload}) {
         int n = index.count(kind, s, j);
-        if (n > 1) problems.add("{} appears {} times; it may appear at most once", label(kind, s, j), n);
+        if (n > 1)
+          problems.add("{} appears {} times; it may appear at most once", label(kind, s, j), n);
       }
       if (index.count(OpKind::Reload, s, j) > 0 && index.count(OpKind::Offload, s, j) == 0) {
         problems.add("{} reloads an activation that is never offloaded ({} is missing)",
@@ -140,15 +150,18 @@ void check_same_device_order(const Table& t, const TableIndex& index, ProblemLis
     OpLocation a = index.find(before_kind, bs, bj);
     OpLocation b = index.find(after_kind, as, aj);
     if (!a.present() || !b.present() || a.device != b.device) return;
-    const Op& oa = t.device_ops[static_cast<std::size_t>(a.device)][static_cast<std::size_t>(a.position)];
-    const Op& ob = t.device_ops[static_cast<std::size_t>(b.device)][static_cast<std::size_t>(b.position)];
+    const Op& oa =
+        t.device_ops[static_cast<std::size_t>(a.device)][static_cast<std::size_t>(a.position)];
+    const Op& ob =
+        t.device_ops[static_cast<std::size_t>(b.device)][static_cast<std::size_t>(b.position)];
     if (stream_of(oa.kind) != stream_of(ob.kind)) return;
     if (a.position == b.position) {
-      problems.add("device {}: the fused op {} depends on itself ({} needs {})", a.device, to_string(oa),
-                   label(after_kind, as, aj), label(before_kind, bs, bj));
+      problems.add("device {}: the fused op {} depends on itself ({} needs {})", a.device,
+                   to_string(oa), label(after_kind, as, aj), label(before_kind, bs, bj));
     } else if (a.position > b.position) {
-      problems.add("device {}: {} (position {}) is listed before {} (position {}), which it depends on",
-                   a.device, label(after_kind, as, aj), b.position, label(before_kind, bs, bj), a.position);
+      problems.add(
+          "device {}: {} (position {}) is listed before {} (position {}), which it depends on",
+          a.device, label(after_kind, as, aj), b.position, label(before_kind, bs, bj), a.position);
     }
   };
   for (std::int32_t s = 0; s < t.stages; ++s) {
@@ -177,10 +190,12 @@ std::vector<std::string> validate_table(const Table& table) {
   return std::move(problems).finish();
 }
 
-InvalidTableError::InvalidTableError(const std::string& table_name, std::vector<std::string> problems)
+InvalidTableError::InvalidTableError(const std::string& table_name,
+                                     std::vector<std::string> problems)
     : std::invalid_argument([&] {
-        std::string msg = fmt::format("schedule '{}' is not a valid table ({} problem{}):", table_name,
-                                      problems.size(), problems.size() == 1 ? "" : "s");
+        std::string msg =
+            fmt::format("schedule '{}' is not a valid table ({} problem{}):", table_name,
+                        problems.size(), problems.size() == 1 ? "" : "s");
         for (const auto& p : problems) msg += "\n  " + p;
         return msg;
       }()),

@@ -12,6 +12,7 @@
 
 namespace bubblesim {
 
-std::optional<Topology> load_topology(const YamlNode& node, const std::string& base_dir, DiagnosticList& d);
+std::optional<Topology> load_topology(const YamlNode& node, const std::string& base_dir,
+                                      DiagnosticList& d);
 
 }  // namespace bubblesim

@@ -14,10 +14,10 @@
 //                     (twice the activations in flight), units concatenated directly.
 // The device order is the ops sorted by step. Two ops claiming one device in one step would be a
 // bug of this construction and is reported as an internal error, never silently resolved.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "schedules/closed_forms.h"
 #include "schedules/generator.h"
@@ -28,9 +28,9 @@ namespace {
 enum class Concatenation { Direct, Overlapped, ForwardDoubling };
 
 struct ChimeraShape {
-  std::int32_t devices = 0;        // D (= stages)
-  std::int32_t microbatches = 0;   // N
-  std::int32_t pipelines = 1;      // f: down pipelines (= up pipelines) per unit
+  std::int32_t devices = 0;       // D (= stages)
+  std::int32_t microbatches = 0;  // N
+  std::int32_t pipelines = 1;     // f: down pipelines (= up pipelines) per unit
   Concatenation concatenation = Concatenation::Direct;
 
   std::int32_t instance_size() const { return devices / (2 * pipelines); }  // n
@@ -48,9 +48,12 @@ Concatenation parse_concatenation(const std::string& text) {
 
 std::string_view concatenation_name(Concatenation c) {
   switch (c) {
-    case Concatenation::Direct: return "direct";
-    case Concatenation::Overlapped: return "overlapped";
-    case Concatenation::ForwardDoubling: return "forward-doubling";
+    case Concatenation::Direct:
+      return "direct";
+    case Concatenation::Overlapped:
+      return "overlapped";
+    case Concatenation::ForwardDoubling:
+      return "forward-doubling";
   }
   return "direct";
 }
@@ -60,29 +63,34 @@ ChimeraShape chimera_shape(const GeneratorInput& in) {
   ChimeraShape shape;
   shape.devices = in.devices;
   shape.microbatches = in.microbatches;
-  shape.pipelines = in.params.has("pipelines") ? static_cast<std::int32_t>(in.params.integer("pipelines")) : 1;
-  shape.concatenation =
-      parse_concatenation(in.params.has("concatenation") ? in.params.text("concatenation") : std::string("direct"));
+  shape.pipelines =
+      in.params.has("pipelines") ? static_cast<std::int32_t>(in.params.integer("pipelines")) : 1;
+  shape.concatenation = parse_concatenation(
+      in.params.has("concatenation") ? in.params.text("concatenation") : std::string("direct"));
   const std::int32_t d = shape.devices, n = shape.microbatches, f = shape.pipelines;
   if (d < 2 || d % 2 != 0) {
-    throw ScheduleConstraintError(fmt::format(
-        "chimera needs an even number of devices (two pipelines in opposite directions); got p = {}, use p = {}",
-        d, std::max(2, d + 1)));
+    throw ScheduleConstraintError(
+        fmt::format("chimera needs an even number of devices (two pipelines in opposite "
+                    "directions); got p = {}, use p = {}",
+                    d, std::max(2, d + 1)));
   }
   if (f < 1 || (d / 2) % f != 0) {
-    throw ScheduleConstraintError(fmt::format(
-        "chimera's pipelines f must divide p/2 = {} (each of the 2f pipelines carries p/(2f) microbatches per unit); "
-        "got f = {}",
-        d / 2, f));
+    throw ScheduleConstraintError(
+        fmt::format("chimera's pipelines f must divide p/2 = {} (each of the 2f pipelines carries "
+                    "p/(2f) microbatches per unit); "
+                    "got f = {}",
+                    d / 2, f));
   }
   const std::int32_t unit = shape.unit_microbatches();
   if (n < unit || n % unit != 0) {
-    throw ScheduleConstraintError(fmt::format(
-        "chimera with {} concatenation needs m to be a positive multiple of {} ({} per basic unit); got m = {}, "
-        "use m = {}",
-        concatenation_name(shape.concatenation), unit,
-        shape.concatenation == Concatenation::ForwardDoubling ? "2p microbatches" : "p microbatches",
-        n, std::max(unit, (n + unit - 1) / unit * unit)));
+    throw ScheduleConstraintError(
+        fmt::format("chimera with {} concatenation needs m to be a positive multiple of {} ({} per "
+                    "basic unit); got m = {}, "
+                    "use m = {}",
+                    concatenation_name(shape.concatenation), unit,
+                    shape.concatenation == Concatenation::ForwardDoubling ? "2p microbatches"
+                                                                          : "p microbatches",
+                    n, std::max(unit, (n + unit - 1) / unit * unit)));
   }
   return shape;
 }
@@ -94,7 +102,8 @@ struct StepOp {
 
 Table generate_chimera(const GeneratorInput& in) {
   const ChimeraShape shape = chimera_shape(in);
-  const std::int32_t d = shape.devices, f = shape.pipelines, n = shape.instance_size(), k = shape.per_slot();
+  const std::int32_t d = shape.devices, f = shape.pipelines, n = shape.instance_size(),
+                     k = shape.per_slot();
 
   Table t;
   t.devices = d;
@@ -148,13 +157,15 @@ Table generate_chimera(const GeneratorInput& in) {
   t.device_ops.resize(static_cast<std::size_t>(d));
   for (std::int32_t dev = 0; dev < d; ++dev) {
     auto& ops = grid[static_cast<std::size_t>(dev)];
-    std::sort(ops.begin(), ops.end(), [](const StepOp& a, const StepOp& b) { return a.step < b.step; });
+    std::sort(ops.begin(), ops.end(),
+              [](const StepOp& a, const StepOp& b) { return a.step < b.step; });
     for (std::size_t i = 1; i < ops.size(); ++i) {
       if (ops[i].step == ops[i - 1].step) {
-        throw std::logic_error(fmt::format(
-            "chimera internal error: {} and {} both claim device {} at unit step {} (p = {}, m = {}, f = {}, {})",
-            to_string(ops[i - 1].op), to_string(ops[i].op), dev, ops[i].step, d, shape.microbatches, f,
-            concatenation_name(shape.concatenation)));
+        throw std::logic_error(
+            fmt::format("chimera internal error: {} and {} both claim device {} at unit step {} (p "
+                        "= {}, m = {}, f = {}, {})",
+                        to_string(ops[i - 1].op), to_string(ops[i].op), dev, ops[i].step, d,
+                        shape.microbatches, f, concatenation_name(shape.concatenation)));
       }
     }
     auto& out = t.device_ops[static_cast<std::size_t>(dev)];
@@ -170,28 +181,37 @@ Formula chimera_formula(const GeneratorInput& in) {
   // Makespan in unit steps with T_F = T_B (full backward), no communication.
   double steps = 0;
   switch (shape.concatenation) {
-    case Concatenation::Direct: steps = (n / d) * (2 * d + d / f - 2); break;
-    case Concatenation::Overlapped: steps = 2 * n + d / f - 2; break;
-    case Concatenation::ForwardDoubling: steps = (n / (2 * d)) * (4 * d + d / f - 2); break;
+    case Concatenation::Direct:
+      steps = (n / d) * (2 * d + d / f - 2);
+      break;
+    case Concatenation::Overlapped:
+      steps = 2 * n + d / f - 2;
+      break;
+    case Concatenation::ForwardDoubling:
+      steps = (n / (2 * d)) * (4 * d + d / f - 2);
+      break;
   }
   Formula out;
   out.note = fmt::format(
-      "{} concatenation, f = {}: {} unit steps at T_F = T_B (full) with no communication, bubble ratio 1 - 2m/steps "
+      "{} concatenation, f = {}: {} unit steps at T_F = T_B (full) with no communication, bubble "
+      "ratio 1 - 2m/steps "
       "(the paper's (p-2)/(2m+p-2) for m = p, f = 1; the {} form is {}); peak activation units {}",
       concatenation_name(shape.concatenation), shape.pipelines,
-      shape.concatenation == Concatenation::Direct        ? "(m/p)(2p + p/f - 2)"
-      : shape.concatenation == Concatenation::Overlapped  ? "2m + p/f - 2"
-                                                           : "(m/2p)(4p + p/f - 2)",
+      shape.concatenation == Concatenation::Direct       ? "(m/p)(2p + p/f - 2)"
+      : shape.concatenation == Concatenation::Overlapped ? "2m + p/f - 2"
+                                                         : "(m/2p)(4p + p/f - 2)",
       concatenation_name(shape.concatenation),
       shape.concatenation == Concatenation::Overlapped && shape.pipelines == 1
           ? "the repository generator's and equals the paper's ratio for every m"
           : "bubblesim's derivation, checked by replay",
-      shape.pipelines == 1 ? fmt::format("{} at the end devices to {}", shape.per_slot() * (shape.devices / 2 + 1),
-                                             shape.per_slot() * shape.devices)
-                           : std::string("(f > 1: not published)"));
-  const bool unit_costs = !in.costs.stages.empty() && has_uniform_stage_times(in.costs) &&
-                          in.costs.stages.front().forward == in.costs.stages.front().full_backward() &&
-                          in.comm_delay == Time::zero();
+      shape.pipelines == 1
+          ? fmt::format("{} at the end devices to {}", shape.per_slot() * (shape.devices / 2 + 1),
+                        shape.per_slot() * shape.devices)
+          : std::string("(f > 1: not published)"));
+  const bool unit_costs =
+      !in.costs.stages.empty() && has_uniform_stage_times(in.costs) &&
+      in.costs.stages.front().forward == in.costs.stages.front().full_backward() &&
+      in.comm_delay == Time::zero();
   if (unit_costs) out.bubble_ratio = 1.0 - 2.0 * n / steps;
   if (shape.pipelines == 1) out.peak_activation_units = shape.per_slot() * shape.devices;
   return out;
@@ -201,21 +221,26 @@ Formula chimera_formula(const GeneratorInput& in) {
 
 void register_chimera(Registrar& registrar) {
   std::vector<ParamSpec> params;
-  params.push_back(choice_param(
-      "concatenation", "direct", {"direct", "overlapped", "forward-doubling"},
-      "how units of p microbatches follow each other when m > p: direct (append whole units), overlapped (the "
-      "Chimera repository's generator: each pipeline restarts 2p steps after the previous one), forward-doubling "
-      "(units of 2p microbatches, two microbatches per slot)"));
+  params.push_back(choice_param("concatenation", "direct",
+                                {"direct", "overlapped", "forward-doubling"},
+                                "how units of p microbatches follow each other when m > p: direct "
+                                "(append whole units), overlapped (the "
+                                "Chimera repository's generator: each pipeline restarts 2p steps "
+                                "after the previous one), forward-doubling "
+                                "(units of 2p microbatches, two microbatches per slot)"));
   ParamSpec pipelines = integer_param(
-      "pipelines", 1, "f: down pipelines (= up pipelines) per unit, rotated by p/f devices; must divide p/2", 1);
+      "pipelines", 1,
+      "f: down pipelines (= up pipelines) per unit, rotated by p/f devices; must divide p/2", 1);
   params.push_back(std::move(pipelines));
   registrar.add(Generator{
-      GeneratorInfo{"chimera",
-                    "two pipelines in opposite directions (down s -> s, up s -> p-1-s), weights replicated, "
-                    "microbatches split between directions; unit-step construction",
-                    "mirrored pair (f rotated pairs)",
-                    "Li & Hoefler, Chimera, SC'21 (arXiv 2107.06925); Shigangli/Chimera chimera_pipeline_rank.py",
-                    std::move(params)},
+      GeneratorInfo{
+          "chimera",
+          "two pipelines in opposite directions (down s -> s, up s -> p-1-s), weights replicated, "
+          "microbatches split between directions; unit-step construction",
+          "mirrored pair (f rotated pairs)",
+          "Li & Hoefler, Chimera, SC'21 (arXiv 2107.06925); Shigangli/Chimera "
+          "chimera_pipeline_rank.py",
+          std::move(params)},
       generate_chimera, chimera_formula});
 }
 

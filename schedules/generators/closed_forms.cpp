@@ -18,7 +18,8 @@ double flush_pipeline_bubble_ratio(int devices, int microbatches) {
 }
 
 double interleaved_bubble_ratio(int devices, int microbatches, int chunks) {
-  return static_cast<double>(devices - 1) / static_cast<double>(chunks * microbatches + devices - 1);
+  return static_cast<double>(devices - 1) /
+         static_cast<double>(chunks * microbatches + devices - 1);
 }
 
 }  // namespace bubblesim

@@ -49,7 +49,7 @@ Table build_v_table(std::int32_t p, std::int32_t m, BlockOf block_of) {
     }
     auto& ops = t.device_ops[static_cast<std::size_t>(i)];
     ops.reserve(6 * static_cast<std::size_t>(m));
-    std::deque<Op> pending[2];  // W's whose backward is done, per chunk
+    std::deque<Op> pending[2];                      // W's whose backward is done, per chunk
     std::vector<std::pair<std::int64_t, Op>> done;  // backwards in slot order, not yet pending
     std::size_t next_done = 0;
     auto place_w = [&]() {

@@ -14,11 +14,11 @@
 //   7. (W, I0) x (H-h-1)         8. W x (h+1)
 // Each phase gets exactly n forwards and n backwards and the W queue ends empty.
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <deque>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "schedules/generator.h"
 #include "schedules/op.h"
@@ -31,10 +31,10 @@ struct Phase {
 };
 
 struct DeviceShape {
-  std::int32_t half = 0;              // H
-  std::int32_t distance = 0;          // h
-  std::int32_t per_phase = 0;         // n
-  bool overlap = true;                // false: emit each F&B pair as F then B
+  std::int32_t half = 0;       // H
+  std::int32_t distance = 0;   // h
+  std::int32_t per_phase = 0;  // n
+  bool overlap = true;         // false: emit each F&B pair as F then B
 };
 
 inline std::vector<Op> device_order(const Phase (&phase)[2], const DeviceShape& shape) {
@@ -43,8 +43,12 @@ inline std::vector<Op> device_order(const Phase (&phase)[2], const DeviceShape& 
   ops.reserve(4 * static_cast<std::size_t>(n));
   std::int32_t forwards[2] = {0, 0}, backwards[2] = {0, 0};
   std::deque<Op> weights;  // W of each input-backward, oldest first
-  auto next_forward = [&](int k) { return Op::forward(phase[k].stage, phase[k].first_microbatch + forwards[k]++); };
-  auto full_backward = [&](int k) { return Op::backward(phase[k].stage, phase[k].first_microbatch + backwards[k]++); };
+  auto next_forward = [&](int k) {
+    return Op::forward(phase[k].stage, phase[k].first_microbatch + forwards[k]++);
+  };
+  auto full_backward = [&](int k) {
+    return Op::backward(phase[k].stage, phase[k].first_microbatch + backwards[k]++);
+  };
   auto F = [&](int k) { ops.push_back(next_forward(k)); };
   auto B = [&](int k) { ops.push_back(full_backward(k)); };
   auto I = [&](int k) {
@@ -112,15 +116,20 @@ inline Formula formula(std::int32_t path_stages, const StageCost& c, bool unifor
   Formula f;
   f.peak_activation_units = path_stages + 1;
   f.note = fmt::format(
-      "README: per-device bubble (PP/2-1)(T_F&B + T_B - 3T_W) with PP = {}, B the full backward; exact under "
-      "replay only when T_F = T_I and F&B pairs are fused; peak PP+1 = {} stage activations per device; "
+      "README: per-device bubble (PP/2-1)(T_F&B + T_B - 3T_W) with PP = {}, B the full backward; "
+      "exact under "
+      "replay only when T_F = T_I and F&B pairs are fused; peak PP+1 = {} stage activations per "
+      "device; "
       "parameters 2x",
       path_stages, path_stages + 1);
   if (uniform && overlap) {
     const Time fused = c.fused > Time::zero() ? c.fused : c.forward + c.full_backward();
     const Time idle = (fused + c.full_backward() - c.backward_weight * 3) * (path_stages / 2 - 1);
-    f.note += fmt::format("; here {} s{}", idle.seconds(),
-                          c.forward == c.backward_input ? "" : " (T_F != T_I: not exact; replay idles more when T_F > T_I, less when T_F < T_I)");
+    f.note += fmt::format(
+        "; here {} s{}", idle.seconds(),
+        c.forward == c.backward_input
+            ? ""
+            : " (T_F != T_I: not exact; replay idles more when T_F > T_I, less when T_F < T_I)");
   }
   return f;
 }

@@ -31,20 +31,26 @@ Table generate_eager_1f1b(const GeneratorInput& in) {
 Formula eager_1f1b_formula(const GeneratorInput& in) {
   Formula f;
   f.peak_activation_units = std::min(2 * in.devices - 1, in.microbatches);
-  f.note = "bubble (p-1)/(m+p-1) with uniform stages and no communication (as 1F1B); peak min(2(p-r)-1, m) on "
-           "device r";
-  if (has_uniform_stage_times(in.costs)) f.bubble_ratio = flush_pipeline_bubble_ratio(in.devices, in.microbatches);
+  f.note =
+      "bubble (p-1)/(m+p-1) with uniform stages and no communication (as 1F1B); peak min(2(p-r)-1, "
+      "m) on "
+      "device r";
+  if (has_uniform_stage_times(in.costs))
+    f.bubble_ratio = flush_pipeline_bubble_ratio(in.devices, in.microbatches);
   return f;
 }
 
 }  // namespace
 
 void register_eager_1f1b(Registrar& registrar) {
-  registrar.add(Generator{
-      GeneratorInfo{"eager-1f1b",
-                    "1F1B with a warm-up of 2(p-r)-1 forwards, leaving room to overlap stage-to-stage transfers",
-                    "straight", "minPP create_eager1f1b (ailzhang/minPP), static restatement", {}},
-      generate_eager_1f1b, eager_1f1b_formula});
+  registrar.add(
+      Generator{GeneratorInfo{"eager-1f1b",
+                              "1F1B with a warm-up of 2(p-r)-1 forwards, leaving room to overlap "
+                              "stage-to-stage transfers",
+                              "straight",
+                              "minPP create_eager1f1b (ailzhang/minPP), static restatement",
+                              {}},
+                generate_eager_1f1b, eager_1f1b_formula});
 }
 
 }  // namespace bubblesim

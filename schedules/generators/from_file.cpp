@@ -1,9 +1,9 @@
 // from-file: a schedule table read from a file instead of generated: PyTorch's per-rank CSV
 // (either dialect, see torch_csv.h) or bubblesim's own table CSV (table_csv.h). Devices, stages
 // and microbatches come from the file and must agree with the scenario's pipeline.
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include "schedules/generator.h"
 #include "schedules/table_csv.h"
@@ -15,7 +15,8 @@ namespace {
 Table generate_from_file(const GeneratorInput& in) {
   const std::string& path_param = in.params.text("path");
   if (path_param.empty()) {
-    throw ScheduleConstraintError("needs params.path: the schedule file to read (relative to the scenario file)");
+    throw ScheduleConstraintError(
+        "needs params.path: the schedule file to read (relative to the scenario file)");
   }
   std::filesystem::path path(path_param);
   if (path.is_relative() && !in.base_dir.empty()) path = std::filesystem::path(in.base_dir) / path;
@@ -25,20 +26,24 @@ Table generate_from_file(const GeneratorInput& in) {
     table = read_table_csv(read_text_file(file), file);
   } else {
     const std::string& d = in.params.text("dialect");
-    table = read_torch_csv_file(file, d == "auto" ? std::nullopt : torch_dialect_from_name(d)).table;
+    table =
+        read_torch_csv_file(file, d == "auto" ? std::nullopt : torch_dialect_from_name(d)).table;
   }
   if (table.devices != in.devices) {
-    throw ScheduleConstraintError(fmt::format("{} has {} ranks (devices) but pipeline.stages is {}; they must agree",
-                                              file, table.devices, in.devices));
+    throw ScheduleConstraintError(
+        fmt::format("{} has {} ranks (devices) but pipeline.stages is {}; they must agree", file,
+                    table.devices, in.devices));
   }
   if (table.microbatches != in.microbatches) {
-    throw ScheduleConstraintError(fmt::format("{} has {} microbatches but pipeline.microbatches is {}; they must agree",
-                                              file, table.microbatches, in.microbatches));
+    throw ScheduleConstraintError(
+        fmt::format("{} has {} microbatches but pipeline.microbatches is {}; they must agree", file,
+                    table.microbatches, in.microbatches));
   }
   if (table.stages != table.devices * table.chunks) {
-    throw ScheduleConstraintError(fmt::format("{} has {} stages on {} ranks; bubblesim needs the same number of stages "
-                                              "on every rank (stages a multiple of ranks)",
-                                              file, table.stages, table.devices));
+    throw ScheduleConstraintError(
+        fmt::format("{} has {} stages on {} ranks; bubblesim needs the same number of stages "
+                    "on every rank (stages a multiple of ranks)",
+                    file, table.stages, table.devices));
   }
   return table;
 }
@@ -46,14 +51,24 @@ Table generate_from_file(const GeneratorInput& in) {
 }  // namespace
 
 void register_from_file(Registrar& registrar) {
-  ParamSpec path{"path", ParamType::Text, std::string(), "schedule file, relative to the scenario file", {}, {}, false};
+  ParamSpec path{"path",
+                 ParamType::Text,
+                 std::string(),
+                 "schedule file, relative to the scenario file",
+                 {},
+                 {},
+                 false};
   registrar.add(Generator{
-      GeneratorInfo{"from-file", "a schedule table read from a file (PyTorch per-rank CSV or bubblesim CSV)",
-                    "from the file", "PyTorch torch.distributed.pipelining _dump_csv/_load_csv; docs/table-files.md",
-                    {path, choice_param("format", "torch-csv", {"torch-csv", "bubblesim-csv"}, "file format"),
-                     choice_param("dialect", "auto", {"auto", "current", "2024"},
-                                  "PyTorch dialect (torch-csv only): auto detects it")}},
-      generate_from_file, {}});
+      GeneratorInfo{
+          "from-file",
+          "a schedule table read from a file (PyTorch per-rank CSV or bubblesim CSV)",
+          "from the file",
+          "PyTorch torch.distributed.pipelining _dump_csv/_load_csv; docs/table-files.md",
+          {path, choice_param("format", "torch-csv", {"torch-csv", "bubblesim-csv"}, "file format"),
+           choice_param("dialect", "auto", {"auto", "current", "2024"},
+                        "PyTorch dialect (torch-csv only): auto detects it")}},
+      generate_from_file,
+      {}});
 }
 
 }  // namespace bubblesim

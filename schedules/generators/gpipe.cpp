@@ -23,17 +23,20 @@ Formula gpipe_formula(const GeneratorInput& in) {
   Formula f;
   f.peak_activation_units = in.microbatches;
   f.note = "bubble (p-1)/(m+p-1) with uniform stages and no communication; peak m on every device";
-  if (has_uniform_stage_times(in.costs)) f.bubble_ratio = flush_pipeline_bubble_ratio(in.devices, in.microbatches);
+  if (has_uniform_stage_times(in.costs))
+    f.bubble_ratio = flush_pipeline_bubble_ratio(in.devices, in.microbatches);
   return f;
 }
 
 }  // namespace
 
 void register_gpipe(Registrar& registrar) {
-  registrar.add(Generator{
-      GeneratorInfo{"gpipe", "all forwards, then all backwards (fill-drain)", "straight",
-                    "Huang et al., GPipe, NeurIPS 2019; PyTorch ScheduleGPipe", {}},
-      generate_gpipe, gpipe_formula});
+  registrar.add(Generator{GeneratorInfo{"gpipe",
+                                        "all forwards, then all backwards (fill-drain)",
+                                        "straight",
+                                        "Huang et al., GPipe, NeurIPS 2019; PyTorch ScheduleGPipe",
+                                        {}},
+                          generate_gpipe, gpipe_formula});
 }
 
 }  // namespace bubblesim

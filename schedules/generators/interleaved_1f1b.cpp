@@ -9,10 +9,10 @@
 // Megatron takes g = microbatch_group_size (default p) and requires p <= g <= m and a last group
 // of 0 or at least p microbatches. PyTorch's ScheduleInterleaved1F1B is the same order with
 // g = m / max(1, floor(m/p)) (its "microbatches per round"), which must be an integer.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "schedules/closed_forms.h"
 #include "schedules/generator.h"
@@ -23,7 +23,8 @@ namespace {
 constexpr std::int64_t kDefaultChunks = 2;
 
 std::int32_t chunks_of(const GeneratorInput& in) {
-  return static_cast<std::int32_t>(in.params.has("chunks") ? in.params.integer("chunks") : kDefaultChunks);
+  return static_cast<std::int32_t>(in.params.has("chunks") ? in.params.integer("chunks")
+                                                           : kDefaultChunks);
 }
 
 bool pytorch_grouping(const GeneratorInput& in) {
@@ -60,14 +61,14 @@ std::int32_t group_size(const GeneratorInput& in) {
   }
   if (g < p || g > m) {
     throw ScheduleConstraintError(fmt::format(
-        "microbatch_group_size must satisfy p <= g <= m, i.e. {} <= g <= {}; got g = {}", p, m,
-        g));
+        "microbatch_group_size must satisfy p <= g <= m, i.e. {} <= g <= {}; got g = {}", p, m, g));
   }
   const std::int32_t last = m % g;
   if (last != 0 && last < p) {
     throw ScheduleConstraintError(fmt::format(
         "the last microbatch group would have m mod g = {} mod {} = {} microbatches, fewer than "
-        "p = {} (dependency bubbles); use m a multiple of g (e.g. m = {}), a g dividing m, or a last group of at "
+        "p = {} (dependency bubbles); use m a multiple of g (e.g. m = {}), a g dividing m, or a "
+        "last group of at "
         "least p (e.g. m = {})",
         m, g, last, p, m - last + g, m - last + p));
   }
@@ -92,7 +93,8 @@ std::vector<VirtualMicrobatch> virtual_sequence(std::int32_t m, std::int32_t v, 
   return seq;
 }
 
-std::int32_t warmup_forwards(std::int32_t p, std::int32_t r, std::int32_t m, std::int32_t v, std::int32_t g) {
+std::int32_t warmup_forwards(std::int32_t p, std::int32_t r, std::int32_t m, std::int32_t v,
+                             std::int32_t g) {
   return std::min(2 * (p - r - 1) + (v - 1) * g, m * v);
 }
 
@@ -132,31 +134,39 @@ Formula interleaved_formula(const GeneratorInput& in) {
   // Device 0 holds the most: its warm-up forwards plus the first steady forward.
   f.peak_activation_units = std::min(2 * (p - 1) + (v - 1) * g + 1, m * v);
   f.note = fmt::format(
-      "bubble (p-1)/(v m+p-1) with uniform stages, g >= p and no communication (Narayanan et al. 2021); peak "
+      "bubble (p-1)/(v m+p-1) with uniform stages, g >= p and no communication (Narayanan et al. "
+      "2021); peak "
       "min(2(p-r-1)+(v-1)g+1, v m) chunk units on device r (g = {})",
       g);
-  // With g < p (PyTorch grouping and m < p) chunk c+1 waits for chunk c to come round: no closed form.
-  if (has_uniform_stage_times(in.costs) && g >= p) f.bubble_ratio = interleaved_bubble_ratio(p, m, v);
+  // With g < p (PyTorch grouping and m < p) chunk c+1 waits for chunk c to come round: no closed
+  // form.
+  if (has_uniform_stage_times(in.costs) && g >= p)
+    f.bubble_ratio = interleaved_bubble_ratio(p, m, v);
   return f;
 }
 
 }  // namespace
 
 void register_interleaved_1f1b(Registrar& registrar) {
-  ParamSpec chunks = integer_param("chunks", kDefaultChunks, "model chunks (virtual stages) per device, v", 1);
-  ParamSpec group = optional_integer_param(
-      "microbatch_group_size",
-      "microbatches per group g (Megatron microbatch_group_size_per_vp_stage); default p; needs p <= g <= m", 1);
-  ParamSpec grouping = choice_param(
-      "grouping", "megatron", {"megatron", "pytorch"},
-      "megatron: g = microbatch_group_size; pytorch: g = m / max(1, floor(m/p)) as in ScheduleInterleaved1F1B");
+  ParamSpec chunks =
+      integer_param("chunks", kDefaultChunks, "model chunks (virtual stages) per device, v", 1);
+  ParamSpec group =
+      optional_integer_param("microbatch_group_size",
+                             "microbatches per group g (Megatron "
+                             "microbatch_group_size_per_vp_stage); default p; needs p <= g <= m",
+                             1);
+  ParamSpec grouping = choice_param("grouping", "megatron", {"megatron", "pytorch"},
+                                    "megatron: g = microbatch_group_size; pytorch: g = m / max(1, "
+                                    "floor(m/p)) as in ScheduleInterleaved1F1B");
   registrar.add(Generator{
-      GeneratorInfo{"interleaved-1f1b",
-                    "1F1B over v chunks per device in a loop (virtual pipeline stages), microbatches in groups of g",
-                    "loop",
-                    "Narayanan et al., SC'21 (arXiv 2104.04473) 2.2; Megatron-LM "
-                    "forward_backward_pipelining_with_interleaving; PyTorch ScheduleInterleaved1F1B",
-                    {chunks, group, grouping}},
+      GeneratorInfo{
+          "interleaved-1f1b",
+          "1F1B over v chunks per device in a loop (virtual pipeline stages), microbatches in "
+          "groups of g",
+          "loop",
+          "Narayanan et al., SC'21 (arXiv 2104.04473) 2.2; Megatron-LM "
+          "forward_backward_pipelining_with_interleaving; PyTorch ScheduleInterleaved1F1B",
+          {chunks, group, grouping}},
       generate_interleaved, interleaved_formula});
 }
 

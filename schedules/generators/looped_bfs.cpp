@@ -2,9 +2,9 @@
 // 4.5. Loop placement: device r holds chunks c = 0..v-1 as global stages c*p + r. Each device runs
 // the forwards of all m microbatches chunk by chunk (increasing), then the backwards chunk by chunk
 // in decreasing order, microbatches m-1 down to 0 (PyTorch ScheduleLoopedBFS without idle slots).
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "schedules/closed_forms.h"
 #include "schedules/generator.h"
@@ -15,7 +15,8 @@ namespace {
 constexpr std::int64_t kDefaultChunks = 2;
 
 std::int32_t chunks_of(const GeneratorInput& in) {
-  return static_cast<std::int32_t>(in.params.has("chunks") ? in.params.integer("chunks") : kDefaultChunks);
+  return static_cast<std::int32_t>(in.params.has("chunks") ? in.params.integer("chunks")
+                                                           : kDefaultChunks);
 }
 
 Table generate_looped_bfs(const GeneratorInput& in) {
@@ -39,9 +40,11 @@ Formula looped_bfs_formula(const GeneratorInput& in) {
   Formula f;
   f.peak_activation_units = m * v;
   f.note =
-      "bubble (p-1)/(v m+p-1) with uniform stages, m >= p (or v = 1) and no communication (chunk c+1 never "
+      "bubble (p-1)/(v m+p-1) with uniform stages, m >= p (or v = 1) and no communication (chunk "
+      "c+1 never "
       "waits for chunk c); peak v m chunk units on every device";
-  if (has_uniform_stage_times(in.costs) && (m >= p || v == 1)) f.bubble_ratio = interleaved_bubble_ratio(p, m, v);
+  if (has_uniform_stage_times(in.costs) && (m >= p || v == 1))
+    f.bubble_ratio = interleaved_bubble_ratio(p, m, v);
   return f;
 }
 
@@ -49,12 +52,15 @@ Formula looped_bfs_formula(const GeneratorInput& in) {
 
 void register_looped_bfs(Registrar& registrar) {
   registrar.add(Generator{
-      GeneratorInfo{"looped-bfs",
-                    "breadth-first over v chunks per device in a loop: all forwards chunk by chunk, then all "
-                    "backwards in reverse",
-                    "loop", "Lamy-Poirier, Breadth-First Pipeline Parallelism (arXiv 2211.05953); PyTorch "
-                            "ScheduleLoopedBFS",
-                    {integer_param("chunks", kDefaultChunks, "model chunks (virtual stages) per device, v", 1)}},
+      GeneratorInfo{
+          "looped-bfs",
+          "breadth-first over v chunks per device in a loop: all forwards chunk by chunk, then all "
+          "backwards in reverse",
+          "loop",
+          "Lamy-Poirier, Breadth-First Pipeline Parallelism (arXiv 2211.05953); PyTorch "
+          "ScheduleLoopedBFS",
+          {integer_param("chunks", kDefaultChunks, "model chunks (virtual stages) per device, v",
+                         1)}},
       generate_looped_bfs, looped_bfs_formula});
 }
 

@@ -32,7 +32,8 @@ Formula one_f_one_b_formula(const GeneratorInput& in) {
   Formula f;
   f.peak_activation_units = std::min(in.devices, in.microbatches);
   f.note = "bubble (p-1)/(m+p-1) with uniform stages and no communication; peak p-r on device r";
-  if (has_uniform_stage_times(in.costs)) f.bubble_ratio = flush_pipeline_bubble_ratio(in.devices, in.microbatches);
+  if (has_uniform_stage_times(in.costs))
+    f.bubble_ratio = flush_pipeline_bubble_ratio(in.devices, in.microbatches);
   return f;
 }
 
@@ -40,8 +41,11 @@ Formula one_f_one_b_formula(const GeneratorInput& in) {
 
 void register_one_f_one_b(Registrar& registrar) {
   registrar.add(Generator{
-      GeneratorInfo{"1f1b", "one forward, one backward after a warm-up of p-r-1 forwards (PipeDream-Flush)",
-                    "straight", "Narayanan et al., PipeDream-Flush 2021; Fan et al., DAPPLE 2021", {}},
+      GeneratorInfo{"1f1b",
+                    "one forward, one backward after a warm-up of p-r-1 forwards (PipeDream-Flush)",
+                    "straight",
+                    "Narayanan et al., PipeDream-Flush 2021; Fan et al., DAPPLE 2021",
+                    {}},
       generate_one_f_one_b, one_f_one_b_formula});
 }
 

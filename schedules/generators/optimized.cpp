@@ -6,13 +6,13 @@
 // inputs, a MILP solved with CBC. With offload: true / recompute: true it also decides which
 // activations go to host memory (O / L ops on the copy engines) or are recomputed (R ops), so an
 // order that needs more memory than the limit can still fit it. See docs/optimizer.md.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "schedules/generator.h"
 #include "schedules/optimizer/optimize.h"
@@ -27,10 +27,11 @@ using optimizer::Problem;
 /// Problem from the input: per-stage costs of the p-way split, the fixed delay, the limit.
 Problem make_problem(const GeneratorInput& in) {
   const std::int32_t p = in.devices, m = in.microbatches;
-  if (p < 1 || m < 1) throw ScheduleConstraintError("optimized needs at least 1 device and 1 microbatch");
+  if (p < 1 || m < 1)
+    throw ScheduleConstraintError("optimized needs at least 1 device and 1 microbatch");
   if (static_cast<std::int32_t>(in.costs.stages.size()) != p) {
-    throw ScheduleConstraintError(fmt::format("optimized needs one cost per stage: {} stages, {} costs", p,
-                                              in.costs.stages.size()));
+    throw ScheduleConstraintError(fmt::format(
+        "optimized needs one cost per stage: {} stages, {} costs", p, in.costs.stages.size()));
   }
   Problem pr;
   pr.stages = p;
@@ -46,7 +47,8 @@ Problem make_problem(const GeneratorInput& in) {
     pr.weight_grad_bytes.push_back(std::min(c.weight_grad.count(), c.activation.count()));
     std::int64_t limit = std::numeric_limits<std::int64_t>::max() / 8;
     if (in.params.has("budget_units")) {
-      limit = static_cast<std::int64_t>(std::floor(in.params.real("budget_units") * c.activation.as_double() + 0.5));
+      limit = static_cast<std::int64_t>(
+          std::floor(in.params.real("budget_units") * c.activation.as_double() + 0.5));
     } else if (in.params.has("budget") || in.memory_budget) {
       const Bytes budget = in.params.has("budget") ? in.params.size("budget") : *in.memory_budget;
       limit = budget.count() - c.static_memory.count();
@@ -61,7 +63,8 @@ Problem make_problem(const GeneratorInput& in) {
     const auto n = static_cast<std::size_t>(p);
     if (in.offload_d2h.size() != n || in.offload_h2d.size() != n) {
       throw ScheduleConstraintError(
-          "offload: true needs a host for every GPU: memory.offload.bandwidth with fixed-delay communication, or a "
+          "offload: true needs a host for every GPU: memory.offload.bandwidth with fixed-delay "
+          "communication, or a "
           "topology whose GPUs reach a host vertex");
     }
     for (std::size_t s = 0; s < n; ++s) {
@@ -82,20 +85,22 @@ optimizer::OptimizeSettings make_settings(const GeneratorInput& in) {
   if (in.params.has("evaluations")) s.max_evaluations = in.params.integer("evaluations");
   s.progress = in.progress;
   const std::string method = in.params.has("method") ? in.params.text("method") : "auto";
-  s.method = method == "milp" ? optimizer::Method::Milp
+  s.method = method == "milp"        ? optimizer::Method::Milp
              : method == "heuristic" ? optimizer::Method::Heuristic
                                      : optimizer::Method::Auto;
   return s;
 }
 
 std::string cache_key(const Problem& pr, const optimizer::OptimizeSettings& s) {
-  std::string key = fmt::format("{} {} {} {} {} {} {} {} {}|", pr.stages, pr.microbatches, pr.comm_ps,
-                                static_cast<int>(pr.objective), static_cast<int>(s.method), s.time_limit_s,
-                                s.max_evaluations, pr.allow_offload, pr.allow_recompute);
+  std::string key =
+      fmt::format("{} {} {} {} {} {} {} {} {}|", pr.stages, pr.microbatches, pr.comm_ps,
+                  static_cast<int>(pr.objective), static_cast<int>(s.method), s.time_limit_s,
+                  s.max_evaluations, pr.allow_offload, pr.allow_recompute);
   for (std::size_t i = 0; i < pr.forward_ps.size(); ++i) {
-    key += fmt::format("{},{},{},{},{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i], pr.weight_ps[i],
-                       pr.activation_bytes[i], pr.weight_grad_bytes[i], pr.limit_bytes[i], pr.recompute_ps[i],
-                       pr.stage_input_bytes[i], pr.d2h_ps[i], pr.h2d_ps[i]);
+    key += fmt::format("{},{},{},{},{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i],
+                       pr.weight_ps[i], pr.activation_bytes[i], pr.weight_grad_bytes[i],
+                       pr.limit_bytes[i], pr.recompute_ps[i], pr.stage_input_bytes[i], pr.d2h_ps[i],
+                       pr.h2d_ps[i]);
   }
   return key;
 }
@@ -125,8 +130,10 @@ class OutcomeCache {
 Table to_table(const GeneratorInput& in, const OptimizeOutcome& outcome) {
   if (!outcome.feasible) {
     throw ScheduleConstraintError(
-        "optimized: no order fits the activation limit; every device needs room for at least one activation "
-        "(M_B) and the weight-gradient memory (M_W) its pending W's keep; raise budget or budget_units, or allow "
+        "optimized: no order fits the activation limit; every device needs room for at least one "
+        "activation "
+        "(M_B) and the weight-gradient memory (M_W) its pending W's keep; raise budget or "
+        "budget_units, or allow "
         "offload: true / recompute: true");
   }
   Table t;
@@ -137,7 +144,8 @@ Table to_table(const GeneratorInput& in, const OptimizeOutcome& outcome) {
   t.device_ops.resize(static_cast<std::size_t>(in.devices));
   for (std::int32_t d = 0; d < in.devices; ++d) {
     for (const optimizer::Step& st : outcome.order[static_cast<std::size_t>(d)]) {
-      t.device_ops[static_cast<std::size_t>(d)].push_back(Op{optimizer::op_kind(st.kind), d, st.microbatch});
+      t.device_ops[static_cast<std::size_t>(d)].push_back(
+          Op{optimizer::op_kind(st.kind), d, st.microbatch});
     }
   }
   return t;
@@ -152,34 +160,39 @@ Formula to_formula(const GeneratorInput& in, const OptimizeOutcome& o) {
   const Problem pr = make_problem(in);
   const double ms = 1e-9;
   std::string limit = "unlimited";
-  if (pr.limit_bytes.front() < std::numeric_limits<std::int64_t>::max() / 8 && pr.activation_bytes.front() > 0) {
+  if (pr.limit_bytes.front() < std::numeric_limits<std::int64_t>::max() / 8 &&
+      pr.activation_bytes.front() > 0) {
     limit = fmt::format("{:.3g} M_B", static_cast<double>(pr.limit_bytes.front()) /
                                           static_cast<double>(pr.activation_bytes.front()));
   }
   // No wall-clock times here, so reports stay byte-identical: the solve time is the run's
   // `generate_s` (JSON `results[].run`).
   f.note = fmt::format(
-      "optimized by {} ({}): predicted {} {:.6g} ms under the fixed-delay replay (T_comm {:.6g} ms), certified lower "
-      "bound {:.6g} ms, gap {:.3g}%{}; activation limit {} on device 0; heuristic seed {} ({:.6g} ms), {} replays, "
+      "optimized by {} ({}): predicted {} {:.6g} ms under the fixed-delay replay (T_comm {:.6g} "
+      "ms), certified lower "
+      "bound {:.6g} ms, gap {:.3g}%{}; activation limit {} on device 0; heuristic seed {} ({:.6g} "
+      "ms), {} replays, "
       "{} improvements",
-      o.method, o.proven_optimal ? "optimal" : "not proven optimal", optimizer::objective_name(pr.objective),
-      static_cast<double>(o.cost) * ms, static_cast<double>(pr.comm_ps) * ms,
-      static_cast<double>(o.lower_bound) * ms, 100.0 * o.gap,
-      o.milp_run ? fmt::format(", MILP {} ({} binaries)", o.milp.status, o.milp.binaries) : std::string(), limit,
-      o.heuristic.seed_name, static_cast<double>(o.heuristic.seed_cost) * ms, o.heuristic.evaluations,
-      o.heuristic.improvements);
+      o.method, o.proven_optimal ? "optimal" : "not proven optimal",
+      optimizer::objective_name(pr.objective), static_cast<double>(o.cost) * ms,
+      static_cast<double>(pr.comm_ps) * ms, static_cast<double>(o.lower_bound) * ms, 100.0 * o.gap,
+      o.milp_run ? fmt::format(", MILP {} ({} binaries)", o.milp.status, o.milp.binaries)
+                 : std::string(),
+      limit, o.heuristic.seed_name, static_cast<double>(o.heuristic.seed_cost) * ms,
+      o.heuristic.evaluations, o.heuristic.improvements);
   if (pr.memory_ops_allowed()) {
     const std::int64_t offloaded = o.plan.count(optimizer::ActivationChoice::Offloaded);
     const std::int64_t recomputed = o.plan.count(optimizer::ActivationChoice::Recomputed);
     f.note += fmt::format("; decided: {} of {} activations offloaded{}, {} recomputed{}", offloaded,
-                          o.plan.choice.size(), pr.allow_offload ? "" : " (not allowed)", recomputed,
-                          pr.allow_recompute ? "" : " (not allowed)");
+                          o.plan.choice.size(), pr.allow_offload ? "" : " (not allowed)",
+                          recomputed, pr.allow_recompute ? "" : " (not allowed)");
   }
   if (!o.milp_skipped.empty()) f.note += fmt::format("; MILP not run: {}", o.milp_skipped);
   return f;
 }
 
-ParamSpec typed_param(std::string name, ParamType type, ParamValue value, std::string help, bool optional) {
+ParamSpec typed_param(std::string name, ParamType type, ParamValue value, std::string help,
+                      bool optional) {
   ParamSpec s;
   s.name = std::move(name);
   s.type = type;
@@ -193,14 +206,16 @@ ParamSpec typed_param(std::string name, ParamType type, ParamValue value, std::s
 
 void register_optimized(Registrar& registrar) {
   auto cache = std::make_shared<OutcomeCache>();
-  ParamSpec budget_units = typed_param("budget_units", ParamType::Real, 0.0,
-                                       "activation limit per device in units of M_B (wins over budget)", true);
+  ParamSpec budget_units =
+      typed_param("budget_units", ParamType::Real, 0.0,
+                  "activation limit per device in units of M_B (wins over budget)", true);
   budget_units.check = [](const ParamValue& v) -> std::optional<std::string> {
     if (std::get<double>(v) <= 0) return "a positive number of activations (M_B)";
     return std::nullopt;
   };
-  ParamSpec time_limit = typed_param("time_limit", ParamType::Duration, Time::from_seconds(20),
-                                     "wall-clock limit of the search; the best schedule so far is returned", false);
+  ParamSpec time_limit =
+      typed_param("time_limit", ParamType::Duration, Time::from_seconds(20),
+                  "wall-clock limit of the search; the best schedule so far is returned", false);
   time_limit.check = [](const ParamValue& v) -> std::optional<std::string> {
     if (std::get<Time>(v) <= Time::zero()) return "a positive duration";
     return std::nullopt;
@@ -208,29 +223,40 @@ void register_optimized(Registrar& registrar) {
   registrar.add(Generator{
       GeneratorInfo{
           "optimized",
-          "optimized order of F, B (inputs) and W (weights) under a per-device activation limit: memory-aware list "
-          "scheduling with local search, and a MILP (CBC) for small inputs; predicted time = the fixed-delay replay",
+          "optimized order of F, B (inputs) and W (weights) under a per-device activation limit: "
+          "memory-aware list "
+          "scheduling with local search, and a MILP (CBC) for small inputs; predicted time = the "
+          "fixed-delay replay",
           "straight",
-          "OptPipe; Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, section 3.1 (heuristic) and Appendix G "
+          "OptPipe; Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, section 3.1 "
+          "(heuristic) and Appendix G "
           "(ILP)",
-          {choice_param("objective", "stage-span", {"stage-span", "makespan"},
-                        "minimize the largest per-device span (the ZB paper's cost) or the makespan"),
+          {choice_param(
+               "objective", "stage-span", {"stage-span", "makespan"},
+               "minimize the largest per-device span (the ZB paper's cost) or the makespan"),
            typed_param("budget", ParamType::Size, Bytes::zero(),
-                       "device memory budget (default: the scenario's memory.budget); the activation limit is the "
+                       "device memory budget (default: the scenario's memory.budget); the "
+                       "activation limit is the "
                        "budget minus the stage's static memory",
                        true),
            budget_units,
-           boolean_param("offload", false,
-                         "may the optimizer offload activations to host memory (O after the F, L before the B, at the "
-                         "host route's bandwidth); needs memory.offload.bandwidth or a topology with a host"),
+           boolean_param(
+               "offload", false,
+               "may the optimizer offload activations to host memory (O after the F, L before the "
+               "B, at the "
+               "host route's bandwidth); needs memory.offload.bandwidth or a topology with a host"),
            boolean_param("recompute", false,
-                         "may the optimizer recompute activations (the F keeps the stage input, R before the B)"),
+                         "may the optimizer recompute activations (the F keeps the stage input, R "
+                         "before the B)"),
            time_limit,
            choice_param("method", "auto", {"auto", "milp", "heuristic"},
-                        "auto: the MILP when p m <= 32 (and the heuristic has not met the lower bound), else the "
-                        "heuristic; with offload or recompute always the heuristic (the MILP does not model them)"),
+                        "auto: the MILP when p m <= 32 (and the heuristic has not met the lower "
+                        "bound), else the "
+                        "heuristic; with offload or recompute always the heuristic (the MILP does "
+                        "not model them)"),
            typed_param("evaluations", ParamType::Integer, std::int64_t{0},
-                       "local-search replays (default: about 2e7 / ops, 50 to 2000; with offload or recompute 1e8 / ops, "
+                       "local-search replays (default: about 2e7 / ops, 50 to 2000; with offload "
+                       "or recompute 1e8 / ops, "
                        "200 to 100000)",
                        true)}},
       [cache](const GeneratorInput& in) { return to_table(in, *cache->get(in)); },

@@ -19,7 +19,8 @@ Table generate_v_half(const GeneratorInput& in) {
   const std::int32_t p = in.devices;
   const std::int64_t d = p % 2 == 0 ? 3 : 0;
   return controllable_memory_detail::build_v_table(p, in.microbatches, [&](std::int32_t i) {
-    return controllable_memory_detail::BuildingBlock{2 * i, 3 * p - 2 - i, 3 * p + d + 2 * i - 1, 6 * p + d - 2 - i};
+    return controllable_memory_detail::BuildingBlock{2 * i, 3 * p - 2 - i, 3 * p + d + 2 * i - 1,
+                                                     6 * p + d - 2 - i};
   });
 }
 
@@ -36,13 +37,15 @@ Formula v_half_formula(const GeneratorInput& in) {
 }  // namespace
 
 void register_v_half(Registrar& registrar) {
-  registrar.add(Generator{
-      GeneratorInfo{"v-half",
-                    "controllable-memory V schedule with about half of 1F1B's activation memory (2 chunks per "
-                    "device in a V, B/W split)",
-                    "V", "Qi et al., Pipeline Parallelism with Controllable Memory, NeurIPS 2024; sail-sg zbv_greedy.py",
-                    {}},
-      generate_v_half, v_half_formula});
+  registrar.add(Generator{GeneratorInfo{"v-half",
+                                        "controllable-memory V schedule with about half of 1F1B's "
+                                        "activation memory (2 chunks per "
+                                        "device in a V, B/W split)",
+                                        "V",
+                                        "Qi et al., Pipeline Parallelism with Controllable Memory, "
+                                        "NeurIPS 2024; sail-sg zbv_greedy.py",
+                                        {}},
+                          generate_v_half, v_half_formula});
 }
 
 }  // namespace bubblesim

@@ -21,8 +21,10 @@ Formula zb_h1_formula(const GeneratorInput& in) {
   Formula f;
   f.peak_activation_units = std::min(p, m);
   f.note =
-      "ZB paper Table 2: per-device bubble (p-1)(T_F+T_B-T_W) with uniform stages, no communication, m >= p and "
-      "T_W <= min(T_F, T_B); device 0 starts first and ends last, so makespan = stage_span_max and the ratio is "
+      "ZB paper Table 2: per-device bubble (p-1)(T_F+T_B-T_W) with uniform stages, no "
+      "communication, m >= p and "
+      "T_W <= min(T_F, T_B); device 0 starts first and ends last, so makespan = stage_span_max and "
+      "the ratio is "
       "the same under both metrics; memory (p-r) M_B + r M_W on device r, peak p M_B";
   if (in.costs.stages.empty()) return f;
   const StageCost& c = in.costs.stages.front();
@@ -38,14 +40,15 @@ Formula zb_h1_formula(const GeneratorInput& in) {
 }  // namespace
 
 void register_zb_h1(Registrar& registrar) {
-  registrar.add(Generator{
-      GeneratorInfo{"zb-h1",
-                    "zero-bubble handcrafted H1: backward split into B (inputs) and W (weights), r W's of device r "
-                    "deferred into the cool-down; 1F1B's activation memory",
-                    "straight",
-                    "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 (arXiv 2401.10241), section 2, Fig. 3",
-                    {}},
-      generate_zb_h1, zb_h1_formula});
+  registrar.add(Generator{GeneratorInfo{"zb-h1",
+                                        "zero-bubble handcrafted H1: backward split into B "
+                                        "(inputs) and W (weights), r W's of device r "
+                                        "deferred into the cool-down; 1F1B's activation memory",
+                                        "straight",
+                                        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 "
+                                        "(arXiv 2401.10241), section 2, Fig. 3",
+                                        {}},
+                          generate_zb_h1, zb_h1_formula});
 }
 
 }  // namespace bubblesim

@@ -21,9 +21,12 @@ Formula zb_h2_formula(const GeneratorInput& in) {
   Formula f;
   f.peak_activation_units = std::min(2 * p - 1, m);
   f.note =
-      "ZB paper Table 2: per-device (stage-span) bubble (p-1)(T_F+T_B-2T_W) with uniform stages, no "
-      "communication, m >= 2p-1, T_W <= T_F and 2T_W <= T_F+T_B; the makespan adds the parallelogram: makespan "
-      "bubble (p-1) max(T_F+T_B-2T_W, T_F), which the ratio uses; memory (2p-2r-1) M_B + 2r M_W on device r, peak "
+      "ZB paper Table 2: per-device (stage-span) bubble (p-1)(T_F+T_B-2T_W) with uniform stages, "
+      "no "
+      "communication, m >= 2p-1, T_W <= T_F and 2T_W <= T_F+T_B; the makespan adds the "
+      "parallelogram: makespan "
+      "bubble (p-1) max(T_F+T_B-2T_W, T_F), which the ratio uses; memory (2p-2r-1) M_B + 2r M_W on "
+      "device r, peak "
       "(2p-1) M_B";
   if (in.costs.stages.empty()) return f;
   const StageCost& c = in.costs.stages.front();
@@ -41,14 +44,16 @@ Formula zb_h2_formula(const GeneratorInput& in) {
 }  // namespace
 
 void register_zb_h2(Registrar& registrar) {
-  registrar.add(Generator{
-      GeneratorInfo{"zb-h2",
-                    "zero-bubble handcrafted H2: backward split into B (inputs) and W (weights), 2(p-r)-1 warm-up "
-                    "forwards fill the warm-up bubble, 2r W's of device r deferred to the tail; peak (2p-1) M_B",
-                    "straight",
-                    "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 (arXiv 2401.10241), section 2, Fig. 3",
-                    {}},
-      generate_zb_h2, zb_h2_formula});
+  registrar.add(Generator{GeneratorInfo{"zb-h2",
+                                        "zero-bubble handcrafted H2: backward split into B "
+                                        "(inputs) and W (weights), 2(p-r)-1 warm-up "
+                                        "forwards fill the warm-up bubble, 2r W's of device r "
+                                        "deferred to the tail; peak (2p-1) M_B",
+                                        "straight",
+                                        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024 "
+                                        "(arXiv 2401.10241), section 2, Fig. 3",
+                                        {}},
+                          generate_zb_h2, zb_h2_formula});
 }
 
 }  // namespace bubblesim

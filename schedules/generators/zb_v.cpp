@@ -67,8 +67,9 @@ Formula zb_v_formula(const GeneratorInput& in) {
   const std::int32_t p = in.devices, m = in.microbatches;
   Formula f;
   f.peak_activation_units = 2 * std::min(p, m);
-  f.note = "zero bubble (stage-span metric) when T_F = T_B = T_W and m >= 2p-1; peak p M_B = 2p chunk "
-           "activations on every device (backward-complete release)";
+  f.note =
+      "zero bubble (stage-span metric) when T_F = T_B = T_W and m >= 2p-1; peak p M_B = 2p chunk "
+      "activations on every device (backward-complete release)";
   // Makespan-based ratio derived from the published zero bubble: every device runs without a gap
   // from its first op, and device r's first op F(r, 0) starts r chunk-forwards after device 0, so
   // makespan = (p-1) T + 6m T with T the chunk time: ratio (p-1)/(6m+p-1).
@@ -85,13 +86,15 @@ Formula zb_v_formula(const GeneratorInput& in) {
 }  // namespace
 
 void register_zb_v(Registrar& registrar) {
-  registrar.add(Generator{
-      GeneratorInfo{"zb-v",
-                    "zero-bubble V schedule: 2 chunks per device in a V (device r holds stages r and 2p-1-r), "
-                    "backward split into B and W, PyTorch's fixed order",
-                    "V", "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, section 6; PyTorch ScheduleZBVZeroBubble",
-                    {}},
-      generate_zb_v, zb_v_formula});
+  registrar.add(Generator{GeneratorInfo{"zb-v",
+                                        "zero-bubble V schedule: 2 chunks per device in a V "
+                                        "(device r holds stages r and 2p-1-r), "
+                                        "backward split into B and W, PyTorch's fixed order",
+                                        "V",
+                                        "Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, "
+                                        "section 6; PyTorch ScheduleZBVZeroBubble",
+                                        {}},
+                          generate_zb_v, zb_v_formula});
 }
 
 }  // namespace bubblesim

@@ -1,23 +1,25 @@
 #include "schedules/optimizer/heuristic.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "schedules/optimizer/list_scheduler.h"
 #include "schedules/optimizer/timing_model.h"
 
 namespace bubblesim::optimizer {
 
-Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor, std::int32_t rounds_factor) {
+Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor,
+                        std::int32_t rounds_factor) {
   Order order(static_cast<std::size_t>(p));
   for (std::int32_t r = 0; r < p; ++r) {
     auto& ops = order[static_cast<std::size_t>(r)];
     std::int32_t f = 0, b = 0, w = 0;
     // warm-up: (p - r) for factor 1, 2(p - r) - 1 for factor 2
-    const std::int32_t warmup = std::min(m, warmup_extra_factor * (p - r) - (warmup_extra_factor - 1));
+    const std::int32_t warmup =
+        std::min(m, warmup_extra_factor * (p - r) - (warmup_extra_factor - 1));
     while (f < warmup) ops.push_back({StepKind::F, f++});
     for (std::int32_t k = 0; k < rounds_factor * r && f < m; ++k) {
       ops.push_back({StepKind::B, b++});
@@ -70,7 +72,8 @@ std::vector<Seed> seeds(const Problem& problem) {
   }
   if (larger) {
     std::vector<std::int64_t> unlimited(problem.limit_bytes.size());
-    for (std::size_t s = 0; s < unlimited.size(); ++s) unlimited[s] = m * problem.activation_bytes[s];
+    for (std::size_t s = 0; s < unlimited.size(); ++s)
+      unlimited[s] = m * problem.activation_bytes[s];
     limits.push_back(unlimited);
   }
   const auto flags = all_list_flags();
@@ -79,7 +82,8 @@ std::vector<Seed> seeds(const Problem& problem) {
     limited.limit_bytes = limits[li];
     for (std::size_t fi = 0; fi < flags.size(); ++fi) {
       if (auto order = list_schedule(limited, flags[fi])) {
-        out.push_back({"list(limit " + std::to_string(li) + ", flags " + std::to_string(fi) + ")", std::move(*order)});
+        out.push_back({"list(limit " + std::to_string(li) + ", flags " + std::to_string(fi) + ")",
+                       std::move(*order)});
       }
     }
   }
@@ -122,11 +126,12 @@ bool random_order_move(Order& order, std::mt19937_64& rng) {
 
 /// One random change of a plan: an activation kept -> offloaded (reload as late as the last replay
 /// allows) or recomputed, offloaded or recomputed -> kept, or a reload one op earlier or later.
-bool random_plan_move(const Problem& problem, const Order& compute, const Evaluation& eval, MemoryPlan& plan,
-                      std::mt19937_64& rng) {
+bool random_plan_move(const Problem& problem, const Order& compute, const Evaluation& eval,
+                      MemoryPlan& plan, std::mt19937_64& rng) {
   const std::size_t i = std::uniform_int_distribution<std::size_t>(0, plan.choice.size() - 1)(rng);
   const auto stage = static_cast<std::int32_t>(i / static_cast<std::size_t>(problem.microbatches));
-  const auto microbatch = static_cast<std::int32_t>(i % static_cast<std::size_t>(problem.microbatches));
+  const auto microbatch =
+      static_cast<std::int32_t>(i % static_cast<std::size_t>(problem.microbatches));
   const int draw = std::uniform_int_distribution<int>(0, 3)(rng);
   switch (plan.choice[i]) {
     case ActivationChoice::Kept:
@@ -161,22 +166,26 @@ bool random_plan_move(const Problem& problem, const Order& compute, const Evalua
 /// 100000), a second or so for p = 8, m = 24.
 std::int64_t derived_budget(const Problem& problem, const HeuristicSettings& settings) {
   if (settings.max_evaluations > 0) return settings.max_evaluations;
-  const std::size_t ops = 3 * static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+  const std::size_t ops =
+      3 * static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
   if (problem.memory_ops_allowed()) {
     return std::clamp<std::int64_t>(static_cast<std::int64_t>(100'000'000 / ops), 200, 100'000);
   }
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(20'000'000 / ops), 50, 2'000);
 }
 
-bool past(const HeuristicSettings& settings) { return std::chrono::steady_clock::now() >= settings.deadline; }
+bool past(const HeuristicSettings& settings) {
+  return std::chrono::steady_clock::now() >= settings.deadline;
+}
 
-void report(const HeuristicSettings& settings, const std::string& phase, std::int64_t done, std::int64_t total,
-            std::int64_t best) {
+void report(const HeuristicSettings& settings, const std::string& phase, std::int64_t done,
+            std::int64_t total, std::int64_t best) {
   if (!settings.progress) return;
   if (best >= TimingModel::kInfeasible) {
     settings.progress(fmt::format("{} {}/{}, nothing fits yet", phase, done, total));
   } else {
-    settings.progress(fmt::format("{} {}/{}, best {:.6g} ms", phase, done, total, static_cast<double>(best) * 1e-9));
+    settings.progress(fmt::format("{} {}/{}, best {:.6g} ms", phase, done, total,
+                                  static_cast<double>(best) * 1e-9));
   }
 }
 
@@ -199,7 +208,8 @@ HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& s
     std::optional<FittedPlan> fitted = fit_memory(problem, seed.order, model);
     ++result.evaluations;
     if (!fitted || fitted->cost >= TimingModel::kInfeasible) continue;
-    if (fitted->cost < best || (fitted->cost == best && fitted->plan.decisions() < result.plan.decisions())) {
+    if (fitted->cost < best ||
+        (fitted->cost == best && fitted->plan.decisions() < result.plan.decisions())) {
       best = fitted->cost;
       result.order = std::move(fitted->order);
       result.compute_order = std::move(seed.order);
@@ -218,7 +228,8 @@ HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& s
   MemoryPlan plan = result.plan;
   std::int64_t current_cost = best;
   std::int64_t current_decisions = plan.decisions();
-  Evaluation current_eval;  // the replay of the current state, where plan moves look for reload points
+  Evaluation
+      current_eval;  // the replay of the current state, where plan moves look for reload points
   if (plans) {
     model.cost(result.order);
     current_eval = model.last();

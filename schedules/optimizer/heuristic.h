@@ -24,8 +24,9 @@
 namespace bubblesim::optimizer {
 
 struct HeuristicSettings {
-  std::int64_t max_evaluations = 0;  // 0: derived from the problem size (about 2e7 op replays, 50 to 2000
-                                     // replays; with offload / recompute 1e8, 200 to 100000)
+  std::int64_t max_evaluations =
+      0;  // 0: derived from the problem size (about 2e7 op replays, 50 to 2000
+          // replays; with offload / recompute 1e8, 200 to 100000)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::uint64_t seed = 1;
   /// Called now and then with a one-line status (may be empty).
@@ -33,12 +34,12 @@ struct HeuristicSettings {
 };
 
 struct HeuristicResult {
-  bool feasible = false;     // false: no seed fits the activation limit
-  Order order;               // with the plan's R, O and L when the problem allows them
-  Order compute_order;       // F, B, W only
-  MemoryPlan plan;           // keep everything unless offload / recompute are allowed
-  std::int64_t cost = 0;     // under the problem's objective
-  std::string seed_name;     // which seed the search started from
+  bool feasible = false;  // false: no seed fits the activation limit
+  Order order;            // with the plan's R, O and L when the problem allows them
+  Order compute_order;    // F, B, W only
+  MemoryPlan plan;        // keep everything unless offload / recompute are allowed
+  std::int64_t cost = 0;  // under the problem's objective
+  std::string seed_name;  // which seed the search started from
   std::int64_t seed_cost = 0;
   std::int64_t evaluations = 0;
   std::int64_t improvements = 0;
@@ -49,6 +50,7 @@ HeuristicResult run_heuristic(const Problem& problem, const HeuristicSettings& s
 /// The 1F1B order with split backward (warm-up p-r forwards, then (B, W, F) triples) and the
 /// zero-bubble handcrafted orders: warm-up `warmup(r)` forwards, `rounds(r)` (B, F) pairs, then
 /// (B, W, F) triples (SCHEDULES.md 4.6-4.7).
-Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor, std::int32_t rounds_factor);
+Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor,
+                        std::int32_t rounds_factor);
 
 }  // namespace bubblesim::optimizer

@@ -33,7 +33,9 @@ class Placer {
       auto& x = extra[static_cast<std::size_t>(j)];
       while (count(StepKind::F, j) + x < m && mem + pr_.memory_delta(StepKind::F, j) <= limit(j)) {
         const std::int64_t tf = pr_.duration(StepKind::F, j);
-        if (flags_.allow_bubble_before_first_b ? time + tf > arrival + pr_.comm_ps : time >= arrival + pr_.comm_ps) break;
+        if (flags_.allow_bubble_before_first_b ? time + tf > arrival + pr_.comm_ps
+                                               : time >= arrival + pr_.comm_ps)
+          break;
         mem += pr_.memory_delta(StepKind::F, j);
         time += tf;
         ++x;
@@ -42,7 +44,8 @@ class Placer {
     }
     for (std::int32_t j = 1; j < p; ++j) {
       auto& x = extra[static_cast<std::size_t>(j)];
-      while (x > 0 && x >= extra[static_cast<std::size_t>(j - 1)] && count(StepKind::F, j) + x < m) --x;
+      while (x > 0 && x >= extra[static_cast<std::size_t>(j - 1)] && count(StepKind::F, j) + x < m)
+        --x;
     }
     for (std::int32_t j = 0; j < p; ++j)
       for (std::int32_t k = 0; k < extra[static_cast<std::size_t>(j)]; ++k) put(j, StepKind::F);
@@ -53,9 +56,11 @@ class Placer {
 
     for (std::int32_t i = 1; i < m; ++i) {
       std::vector<char> forward(static_cast<std::size_t>(p), 0);
-      for (std::int32_t j = 0; j < p; ++j) forward[static_cast<std::size_t>(j)] = wants_forward(j) ? 1 : 0;
+      for (std::int32_t j = 0; j < p; ++j)
+        forward[static_cast<std::size_t>(j)] = wants_forward(j) ? 1 : 0;
       for (std::int32_t j = p - 2; j >= 0; --j)
-        forward[static_cast<std::size_t>(j)] = std::min(forward[static_cast<std::size_t>(j)], forward[static_cast<std::size_t>(j + 1)]);
+        forward[static_cast<std::size_t>(j)] = std::min(forward[static_cast<std::size_t>(j)],
+                                                        forward[static_cast<std::size_t>(j + 1)]);
       for (std::int32_t j = 0; j < p; ++j) {
         if (!forward[static_cast<std::size_t>(j)]) continue;
         if (!make_room(j, StepKind::F)) return std::nullopt;
@@ -63,7 +68,8 @@ class Placer {
         put(j, StepKind::F);
       }
       for (std::int32_t j = p - 1; j >= 0; --j) {
-        if (count(StepKind::B, j) >= count(StepKind::F, j)) return std::nullopt;  // its F was skipped
+        if (count(StepKind::B, j) >= count(StepKind::F, j))
+          return std::nullopt;  // its F was skipped
         if (!make_room(j, StepKind::B)) return std::nullopt;
         if (j + 1 < p) fill_weights(j, end(StepKind::B, j + 1, i) + pr_.comm_ps);
         if (j == 0 && count(StepKind::F, j) == m)
@@ -77,7 +83,9 @@ class Placer {
   }
 
  private:
-  std::int32_t count(StepKind k, std::int32_t j) const { return count_[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)]; }
+  std::int32_t count(StepKind k, std::int32_t j) const {
+    return count_[static_cast<std::size_t>(k)][static_cast<std::size_t>(j)];
+  }
   std::int64_t end(StepKind k, std::int32_t j, std::int32_t i) const {
     return end_[static_cast<std::size_t>(k)][pr_.index(j, i)];
   }
@@ -85,7 +93,9 @@ class Placer {
   std::int64_t memory(std::int32_t j) const { return memory_[static_cast<std::size_t>(j)]; }
   std::int64_t limit(std::int32_t j) const { return pr_.limit_bytes[static_cast<std::size_t>(j)]; }
   std::int64_t max_bubble() const { return *std::max_element(bubble_.begin(), bubble_.end()); }
-  bool weight_pending(std::int32_t j) const { return count(StepKind::W, j) < count(StepKind::B, j); }
+  bool weight_pending(std::int32_t j) const {
+    return count(StepKind::W, j) < count(StepKind::B, j);
+  }
 
   void put(std::int32_t j, StepKind k) {
     const auto ju = static_cast<std::size_t>(j);
@@ -94,7 +104,8 @@ class Placer {
     const std::int64_t no_wait = last_[ju] + cost;
     std::int64_t e = no_wait;
     if (k == StepKind::F && j > 0) e = std::max(e, end(StepKind::F, j - 1, i) + pr_.comm_ps + cost);
-    if (k == StepKind::B && j + 1 < p_) e = std::max(e, end(StepKind::B, j + 1, i) + pr_.comm_ps + cost);
+    if (k == StepKind::B && j + 1 < p_)
+      e = std::max(e, end(StepKind::B, j + 1, i) + pr_.comm_ps + cost);
     if (count(StepKind::F, j) > 0) bubble_[ju] += e - no_wait;
     last_[ju] = e;
     end_[static_cast<std::size_t>(k)][pr_.index(j, i)] = e;
@@ -114,7 +125,8 @@ class Placer {
 
   /// Places W's that end before `target`, then possibly one more into the remaining wait.
   void fill_weights(std::int32_t j, std::int64_t target) {
-    while (weight_pending(j) && last(j) + pr_.duration(StepKind::W, j) <= target) put(j, StepKind::W);
+    while (weight_pending(j) && last(j) + pr_.duration(StepKind::W, j) <= target)
+      put(j, StepKind::W);
     if (weight_pending(j) && last(j) < target) {
       if (target - last(j) <= max_bubble() - bubble_[static_cast<std::size_t>(j)]) {
         if (flags_.no_bubble_greedy) put(j, StepKind::W);
@@ -127,8 +139,11 @@ class Placer {
   /// Step 2a of the heuristic: does stage j place an F this round?
   bool wants_forward(std::int32_t j) const {
     if (count(StepKind::F, j) >= m_) return false;
-    if (!flags_.prioritize_b || j + 1 >= p_ || count(StepKind::F, j) < count(StepKind::F, j + 1) + 2) return true;
-    const std::int64_t next = last(j + 1) + pr_.duration(StepKind::F, j + 1) + pr_.duration(StepKind::B, j + 1) + pr_.comm_ps;
+    if (!flags_.prioritize_b || j + 1 >= p_ ||
+        count(StepKind::F, j) < count(StepKind::F, j + 1) + 2)
+      return true;
+    const std::int64_t next = last(j + 1) + pr_.duration(StepKind::F, j + 1) +
+                              pr_.duration(StepKind::B, j + 1) + pr_.comm_ps;
     if (last(j) >= next) return false;
     std::int64_t mem = memory(j) + pr_.memory_delta(StepKind::F, j), w_cost = 0;
     for (std::int32_t w = count(StepKind::W, j); mem > limit(j) && w < count(StepKind::B, j); ++w) {

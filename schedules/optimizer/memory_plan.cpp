@@ -10,7 +10,8 @@ struct Ranks {
   std::vector<std::int32_t> forward, backward;  // per stage * m + microbatch
 
   Ranks(const Problem& problem, const Order& compute) {
-    const auto n = static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+    const auto n =
+        static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
     forward.assign(n, -1);
     backward.assign(n, -1);
     for (std::size_t d = 0; d < compute.size(); ++d) {
@@ -25,11 +26,12 @@ struct Ranks {
 };
 
 std::int64_t start_of(const Problem& problem, const Evaluation& eval, std::int32_t stage, Step st) {
-  return eval.end[static_cast<int>(st.kind)][problem.index(stage, st.microbatch)] - problem.duration(st.kind, stage);
+  return eval.end[static_cast<int>(st.kind)][problem.index(stage, st.microbatch)] -
+         problem.duration(st.kind, stage);
 }
 
-std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks& ranks, const Evaluation& eval,
-                      std::int32_t stage, std::int32_t microbatch) {
+std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks& ranks,
+                      const Evaluation& eval, std::int32_t stage, std::int32_t microbatch) {
   const std::size_t i = problem.index(stage, microbatch);
   const std::int32_t rf = ranks.forward[i], rb = ranks.backward[i];
   if (rf < 0 || rb < 0 || rb - rf < 2) return 0;
@@ -38,7 +40,8 @@ std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks&
   const auto& ops = compute[static_cast<std::size_t>(stage)];
   // The latest op whose start leaves the copy time before the B; else the earliest after the F.
   for (std::int32_t r = rb - 1; r > rf; --r) {
-    if (start_of(problem, eval, stage, ops[static_cast<std::size_t>(r)]) + copy <= b_start) return rb - r;
+    if (start_of(problem, eval, stage, ops[static_cast<std::size_t>(r)]) + copy <= b_start)
+      return rb - r;
   }
   return rb - rf - 1;
 }
@@ -47,7 +50,8 @@ std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks&
 
 MemoryPlan MemoryPlan::keep_all(const Problem& problem) {
   MemoryPlan plan;
-  const auto n = static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+  const auto n =
+      static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
   plan.choice.assign(n, ActivationChoice::Kept);
   plan.reload_lead.assign(n, 0);
   return plan;
@@ -61,7 +65,8 @@ std::int64_t MemoryPlan::decisions() const {
   return static_cast<std::int64_t>(choice.size()) - count(ActivationChoice::Kept);
 }
 
-std::optional<Order> materialize(const Problem& problem, const Order& compute, const MemoryPlan& plan) {
+std::optional<Order> materialize(const Problem& problem, const Order& compute,
+                                 const MemoryPlan& plan) {
   Order out(compute.size());
   std::vector<std::vector<Step>> reloads_after;  // per rank of the device's order
   for (std::size_t d = 0; d < compute.size(); ++d) {
@@ -71,24 +76,29 @@ std::optional<Order> materialize(const Problem& problem, const Order& compute, c
     std::vector<std::int32_t> forward_rank(static_cast<std::size_t>(problem.microbatches), -1);
     for (std::size_t r = 0; r < ops.size(); ++r) {
       const Step st = ops[r];
-      if (st.kind == StepKind::F) forward_rank[static_cast<std::size_t>(st.microbatch)] = static_cast<std::int32_t>(r);
+      if (st.kind == StepKind::F)
+        forward_rank[static_cast<std::size_t>(st.microbatch)] = static_cast<std::int32_t>(r);
       if (st.kind != StepKind::B) continue;
       const std::size_t i = problem.index(stage, st.microbatch);
       if (plan.choice[i] != ActivationChoice::Offloaded) continue;
       const auto trigger = static_cast<std::int64_t>(r) - plan.reload_lead[i];
-      if (plan.reload_lead[i] < 1 || trigger <= forward_rank[static_cast<std::size_t>(st.microbatch)]) {
+      if (plan.reload_lead[i] < 1 ||
+          trigger <= forward_rank[static_cast<std::size_t>(st.microbatch)]) {
         return std::nullopt;  // the reload must be listed after its forward
       }
-      reloads_after[static_cast<std::size_t>(trigger)].push_back(Step{StepKind::L, st.microbatch});  // in B order
+      reloads_after[static_cast<std::size_t>(trigger)].push_back(
+          Step{StepKind::L, st.microbatch});  // in B order
     }
     auto& list = out[d];
     list.reserve(ops.size() + 2 * reloads_after.size());
     for (std::size_t r = 0; r < ops.size(); ++r) {
       const Step st = ops[r];
       const ActivationChoice c = plan.choice[problem.index(stage, st.microbatch)];
-      if (st.kind == StepKind::B && c == ActivationChoice::Recomputed) list.push_back(Step{StepKind::R, st.microbatch});
+      if (st.kind == StepKind::B && c == ActivationChoice::Recomputed)
+        list.push_back(Step{StepKind::R, st.microbatch});
       list.push_back(st);
-      if (st.kind == StepKind::F && c == ActivationChoice::Offloaded) list.push_back(Step{StepKind::O, st.microbatch});
+      if (st.kind == StepKind::F && c == ActivationChoice::Offloaded)
+        list.push_back(Step{StepKind::O, st.microbatch});
       list.insert(list.end(), reloads_after[r].begin(), reloads_after[r].end());
     }
   }
@@ -119,8 +129,8 @@ bool advance_late_reloads(const Ranks& ranks, const Evaluation& eval, MemoryPlan
 /// At time t, device d's first allocation over the limit: offload the resident activation that
 /// lives longest and whose copies fit (the D2H engine, in F order, done by t; the reload after t),
 /// else recompute the resident one whose B is latest. False when no resident activation can leave.
-bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks, const Evaluation& eval,
-               std::int32_t d, std::int64_t t, MemoryPlan& plan) {
+bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
+               const Evaluation& eval, std::int32_t d, std::int64_t t, MemoryPlan& plan) {
   const std::int32_t m = problem.microbatches;
   const auto& fe = eval.end[static_cast<int>(StepKind::F)];
   const auto& be = eval.end[static_cast<int>(StepKind::B)];
@@ -131,8 +141,10 @@ bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
   for (const Step& st : ops) {
     if (st.kind != StepKind::F) continue;
     const std::size_t i = problem.index(d, st.microbatch);
-    offload_end[static_cast<std::size_t>(st.microbatch)] = std::max(engine_free, fe[i]) + problem.duration(StepKind::O, d);
-    if (plan.choice[i] == ActivationChoice::Offloaded) engine_free = eval.end[static_cast<int>(StepKind::O)][i];
+    offload_end[static_cast<std::size_t>(st.microbatch)] =
+        std::max(engine_free, fe[i]) + problem.duration(StepKind::O, d);
+    if (plan.choice[i] == ActivationChoice::Offloaded)
+      engine_free = eval.end[static_cast<int>(StepKind::O)][i];
   }
   std::int32_t best_offload = -1, best_recompute = -1, best_lead = 0;
   std::int64_t best_window = -1, latest_b = -1;
@@ -140,7 +152,8 @@ bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
     const std::size_t i = problem.index(d, j);
     if (plan.choice[i] != ActivationChoice::Kept) continue;
     const std::int64_t b_start = start_of(problem, eval, d, Step{StepKind::B, j});
-    if (start_of(problem, eval, d, Step{StepKind::F, j}) > t || be[i] <= t) continue;  // not resident at t
+    if (start_of(problem, eval, d, Step{StepKind::F, j}) > t || be[i] <= t)
+      continue;  // not resident at t
     const std::int64_t window = b_start - fe[i];
     if (problem.allow_offload && offload_end[static_cast<std::size_t>(j)] <= t &&
         b_start - problem.duration(StepKind::L, d) > t && window > best_window) {
@@ -169,11 +182,13 @@ bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
 
 /// Keeps again every activation whose decision is not needed (same cost, still fits), latest
 /// first: the greedy took them in time order. Bounded to about 2e7 op replays.
-void drop_unneeded(const Problem& problem, const Order& compute, TimingModel& model, FittedPlan& fitted) {
+void drop_unneeded(const Problem& problem, const Order& compute, TimingModel& model,
+                   FittedPlan& fitted) {
   // The replay size estimated as devices x the first device's list.
-  const std::size_t ops_per_replay =
-      std::max<std::size_t>(1, fitted.order.empty() ? 1 : fitted.order.size() * fitted.order.front().size());
-  std::int64_t replays_left = std::max<std::int64_t>(16, static_cast<std::int64_t>(20'000'000 / ops_per_replay));
+  const std::size_t ops_per_replay = std::max<std::size_t>(
+      1, fitted.order.empty() ? 1 : fitted.order.size() * fitted.order.front().size());
+  std::int64_t replays_left =
+      std::max<std::int64_t>(16, static_cast<std::int64_t>(20'000'000 / ops_per_replay));
   for (std::size_t k = fitted.plan.choice.size(); k-- > 0 && replays_left > 0;) {
     if (fitted.plan.choice[k] == ActivationChoice::Kept) continue;
     MemoryPlan trial = fitted.plan;
@@ -193,7 +208,8 @@ void drop_unneeded(const Problem& problem, const Order& compute, TimingModel& mo
 
 }  // namespace
 
-std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute, TimingModel& model) {
+std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute,
+                                     TimingModel& model) {
   const Ranks ranks(problem, compute);
   FittedPlan fitted{MemoryPlan::keep_all(problem), {}, TimingModel::kInfeasible};
   const std::int32_t max_rounds = 6 * problem.microbatches + 64;
@@ -209,7 +225,8 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
       const std::int64_t t = ev.first_over[static_cast<std::size_t>(d)];
       if (t < 0) continue;
       // Without offload and recompute only the order could make room.
-      if (!problem.memory_ops_allowed() || !make_room(problem, compute, ranks, ev, d, t, fitted.plan)) {
+      if (!problem.memory_ops_allowed() ||
+          !make_room(problem, compute, ranks, ev, d, t, fitted.plan)) {
         return std::nullopt;
       }
       changed = true;

@@ -1,7 +1,7 @@
 #pragma once
-// Offload and recompute decisions for a compute order (PipeOffload, Wan et al., ICML 2025; OptPipe):
-// per activation, keep it, offload it to host memory or recompute it, so that the device stays
-// within its activation limit at the smallest cost in time.
+// Offload and recompute decisions for a compute order (PipeOffload, Wan et al., ICML 2025;
+// OptPipe): per activation, keep it, offload it to host memory or recompute it, so that the device
+// stays within its activation limit at the smallest cost in time.
 //
 // A plan is materialized into the engine's op lists: O(s, j) right after F(s, j) (the D2H copy
 // starts when the F ends), L(s, j) right after the compute op `reload_lead` F/B/W ops before
@@ -32,7 +32,8 @@ struct MemoryPlan {
 
 /// `compute` (F, B, W only) with the plan's R, O and L inserted; nullopt when a reload lead does
 /// not leave the L after its F (a move of the order can do that).
-std::optional<Order> materialize(const Problem& problem, const Order& compute, const MemoryPlan& plan);
+std::optional<Order> materialize(const Problem& problem, const Order& compute,
+                                 const MemoryPlan& plan);
 
 struct FittedPlan {
   MemoryPlan plan;
@@ -47,7 +48,8 @@ struct FittedPlan {
 /// repeated until the order fits. Then drops every decision that is not needed (same cost, still
 /// fits). nullopt: no plan found (a device cannot make room; without offload and recompute: the
 /// order does not fit as it is).
-std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute, TimingModel& model);
+std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute,
+                                     TimingModel& model);
 
 /// The reload lead that starts the H2D copy as late as possible while finishing before the B
 /// starts in the replay `eval` (at least 1; 0 when no op between the F and the B is early enough).

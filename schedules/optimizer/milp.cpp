@@ -69,7 +69,9 @@ class Graph {
       }
     }
   }
-  std::int32_t id(StepKind k, std::int32_t s, std::int32_t j) const { return static_cast<std::int32_t>(k) * p_ * m_ + s * m_ + j; }
+  std::int32_t id(StepKind k, std::int32_t s, std::int32_t j) const {
+    return static_cast<std::int32_t>(k) * p_ * m_ + s * m_ + j;
+  }
   StepKind kind(std::int32_t v) const { return static_cast<StepKind>(v / (p_ * m_)); }
   std::int32_t stage(std::int32_t v) const { return (v / m_) % p_; }
   std::int32_t microbatch(std::int32_t v) const { return v % m_; }
@@ -78,17 +80,24 @@ class Graph {
     return (reach_[static_cast<std::size_t>(u) * words_ + w / 64] >> (w % 64)) & 1U;
   }
   std::int32_t size() const { return n_; }
-  const std::vector<Edge>& successors(std::int32_t v) const { return succ_[static_cast<std::size_t>(v)]; }
-  std::int32_t topo_rank_of(std::int32_t v) const { return rank_.empty() ? v : rank_[static_cast<std::size_t>(v)]; }
+  const std::vector<Edge>& successors(std::int32_t v) const {
+    return succ_[static_cast<std::size_t>(v)];
+  }
+  std::int32_t topo_rank_of(std::int32_t v) const {
+    return rank_.empty() ? v : rank_[static_cast<std::size_t>(v)];
+  }
   void rank() {
     rank_.assign(static_cast<std::size_t>(n_), 0);
-    for (std::size_t i = 0; i < topo_.size(); ++i) rank_[static_cast<std::size_t>(topo_[i])] = static_cast<std::int32_t>(i);
+    for (std::size_t i = 0; i < topo_.size(); ++i)
+      rank_[static_cast<std::size_t>(topo_[i])] = static_cast<std::int32_t>(i);
   }
 
  private:
-  void add(std::int32_t u, std::int32_t v, std::int64_t delay) { succ_[static_cast<std::size_t>(u)].push_back({v, delay}); }
+  void add(std::int32_t u, std::int32_t v, std::int64_t delay) {
+    succ_[static_cast<std::size_t>(u)].push_back({v, delay});
+  }
   std::int32_t p_, m_, n_;
-  std::vector<std::vector<Edge>> succ_;
+  std::vector<std::vector<Edge> > succ_;
   std::vector<std::int32_t> topo_;
   std::vector<std::int32_t> rank_;
   std::size_t words_ = 0;
@@ -115,7 +124,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
   const std::int64_t lb = lower_bound(pr);
   std::int64_t max_duration = 1;
   for (std::int32_t s = 0; s < p; ++s)
-    for (StepKind k : {StepKind::F, StepKind::B, StepKind::W}) max_duration = std::max(max_duration, pr.duration(k, s));
+    for (StepKind k : {StepKind::F, StepKind::B, StepKind::W})
+      max_duration = std::max(max_duration, pr.duration(k, s));
   // Work in units of the longest op so the coefficients stay near 1.
   const double scale = static_cast<double>(max_duration);
   auto t = [scale](std::int64_t ps) { return static_cast<double>(ps) / scale; };
@@ -126,17 +136,23 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
   Cbc_setLogLevel(model, 0);
   auto dur = [&](std::int32_t v) { return pr.duration(g.kind(v), g.stage(v)); };
   // Columns 0..n-1: end times; n: z; then binaries.
-  for (std::int32_t v = 0; v < n; ++v) Cbc_addCol(model, "", t(dur(v)), horizon, 0.0, 0, 0, nullptr, nullptr);
+  for (std::int32_t v = 0; v < n; ++v)
+    Cbc_addCol(model, "", t(dur(v)), horizon, 0.0, 0, 0, nullptr, nullptr);
   const std::int32_t z = n;
   Cbc_addCol(model, "z", t(lb), t(upper), 1.0, 0, 0, nullptr, nullptr);
   std::vector<std::int32_t> pair_u, pair_v;
-  std::vector<std::vector<std::int32_t>> device_ops(static_cast<std::size_t>(p));
-  for (std::int32_t v = 0; v < n; ++v) device_ops[static_cast<std::size_t>(g.stage(v))].push_back(v);
+  std::vector<std::vector<std::int32_t> > device_ops(static_cast<std::size_t>(p));
+  for (std::int32_t v = 0; v < n; ++v)
+    device_ops[static_cast<std::size_t>(g.stage(v))].push_back(v);
   // x index for an unordered same-device pair (u < v), -1 when the closure fixes the order.
-  std::vector<std::int32_t> pair_index(static_cast<std::size_t>(n) * static_cast<std::size_t>(3 * m), -1);
-  auto local = [m, &g](std::int32_t v) { return static_cast<std::int32_t>(g.kind(v)) * m + g.microbatch(v); };
+  std::vector<std::int32_t> pair_index(
+      static_cast<std::size_t>(n) * static_cast<std::size_t>(3 * m), -1);
+  auto local = [m, &g](std::int32_t v) {
+    return static_cast<std::int32_t>(g.kind(v)) * m + g.microbatch(v);
+  };
   auto slot = [&](std::int32_t u, std::int32_t v) -> std::int32_t& {
-    return pair_index[static_cast<std::size_t>(u) * static_cast<std::size_t>(3 * m) + static_cast<std::size_t>(local(v))];
+    return pair_index[static_cast<std::size_t>(u) * static_cast<std::size_t>(3 * m) +
+                      static_cast<std::size_t>(local(v))];
   };
   std::int32_t next_col = n + 1;
   for (const auto& ops : device_ops) {
@@ -207,7 +223,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
         }
       }
       // Bytes are scaled to units of M_B to keep coefficients small.
-      const double unit = std::max(1.0, static_cast<double>(pr.activation_bytes[static_cast<std::size_t>(d)]));
+      const double unit =
+          std::max(1.0, static_cast<double>(pr.activation_bytes[static_cast<std::size_t>(d)]));
       if (worst <= limit) {
         cols.clear();
         coefs.clear();
@@ -238,19 +255,25 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
   for (std::int32_t d = 0; d < p; ++d) {
     const auto& ops = warm_start[static_cast<std::size_t>(d)];
     for (std::size_t i = 0; i < ops.size(); ++i)
-      position[static_cast<std::size_t>(g.id(ops[i].kind, d, ops[i].microbatch))] = static_cast<std::int32_t>(i);
+      position[static_cast<std::size_t>(g.id(ops[i].kind, d, ops[i].microbatch))] =
+          static_cast<std::int32_t>(i);
   }
   for (std::size_t k = 0; k < pair_u.size(); ++k) {
     start_cols.push_back(slot(pair_u[k], pair_v[k]));
-    start_values.push_back(position[static_cast<std::size_t>(pair_u[k])] < position[static_cast<std::size_t>(pair_v[k])] ? 1.0 : 0.0);
+    start_values.push_back(position[static_cast<std::size_t>(pair_u[k])] <
+                                   position[static_cast<std::size_t>(pair_v[k])]
+                               ? 1.0
+                               : 0.0);
   }
   for (std::int32_t v = 0; v < n; ++v) {
     start_cols.push_back(v);
-    start_values.push_back(t(warm.end[static_cast<int>(g.kind(v))][static_cast<std::size_t>(g.stage(v) * m + g.microbatch(v))]));
+    start_values.push_back(t(warm.end[static_cast<int>(g.kind(v))]
+                                     [static_cast<std::size_t>(g.stage(v) * m + g.microbatch(v))]));
   }
   start_cols.push_back(z);
   start_values.push_back(t(upper));
-  Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(), start_values.data());
+  Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
+                   start_values.data());
   Cbc_setMaximumSeconds(model, std::max(0.1, time_limit_s));
   Cbc_setAllowableGap(model, 1e-7);
   Cbc_solve(model);
@@ -268,7 +291,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
         if (std::abs(sa - sb) > 1e-6) return sa < sb;
         return g.topo_rank_of(a) < g.topo_rank_of(b);
       });
-      for (std::int32_t v : ops) order[static_cast<std::size_t>(d)].push_back(Step{g.kind(v), g.microbatch(v)});
+      for (std::int32_t v : ops)
+        order[static_cast<std::size_t>(d)].push_back(Step{g.kind(v), g.microbatch(v)});
     }
     TimingModel model_eval(pr);
     const std::int64_t c = model_eval.cost(order);
@@ -278,10 +302,13 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
       result.cost = c;
     }
   }
-  result.status = result.proven_optimal ? "optimal" : Cbc_isSecondsLimitReached(model) ? "time limit" : "stopped";
+  result.status = result.proven_optimal              ? "optimal"
+                  : Cbc_isSecondsLimitReached(model) ? "time limit"
+                                                     : "stopped";
   if (!result.solved) result.status += ", no solution read back";
   Cbc_deleteModel(model);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

@@ -18,23 +18,23 @@ enum class Method { Auto, Milp, Heuristic };
 struct OptimizeSettings {
   Method method = Method::Auto;
   double time_limit_s = 20;
-  std::int64_t max_evaluations = 0;  // heuristic local search; 0 = derived
+  std::int64_t max_evaluations = 0;                  // heuristic local search; 0 = derived
   std::function<void(const std::string&)> progress;  // one-line status now and then; may be empty
 };
 
 struct OptimizeOutcome {
   bool feasible = false;
-  Order order;                    // with R, O and L when the problem allows them
-  MemoryPlan plan;                // what was offloaded and recomputed
-  std::int64_t cost = 0;          // predicted, under the problem's objective (ps)
-  std::int64_t lower_bound = 0;   // certified (ps)
-  double gap = 0;                 // (cost - best bound) / cost
-  std::string method;             // "heuristic" or "milp"
+  Order order;                   // with R, O and L when the problem allows them
+  MemoryPlan plan;               // what was offloaded and recomputed
+  std::int64_t cost = 0;         // predicted, under the problem's objective (ps)
+  std::int64_t lower_bound = 0;  // certified (ps)
+  double gap = 0;                // (cost - best bound) / cost
+  std::string method;            // "heuristic" or "milp"
   bool proven_optimal = false;
   HeuristicResult heuristic;
   MilpResult milp;
   bool milp_run = false;
-  std::string milp_skipped;       // why the MILP was not run when it was asked for
+  std::string milp_skipped;  // why the MILP was not run when it was asked for
 };
 
 OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& settings);

@@ -1,7 +1,7 @@
 #pragma once
 // The optimizer's view of one scheduling problem: p stages on p devices (straight placement), m
-// microbatches, split backward (F, B = backward for inputs, W = backward for weights), a fixed delay
-// on cross-device F->F and B->B edges, and a per-device activation limit with the zero-bubble
+// microbatches, split backward (F, B = backward for inputs, W = backward for weights), a fixed
+// delay on cross-device F->F and B->B edges, and a per-device activation limit with the zero-bubble
 // paper's memory deltas: F +M_B, B -(M_B - M_W), W -M_W (SCHEDULES.md 4.8).
 //
 // When the problem allows them, the optimizer also decides per activation whether to keep it,
@@ -28,12 +28,18 @@ inline constexpr bool is_copy(StepKind k) { return k == StepKind::O || k == Step
 /// The table's op kind of a step.
 inline constexpr OpKind op_kind(StepKind k) {
   switch (k) {
-    case StepKind::F: return OpKind::Forward;
-    case StepKind::B: return OpKind::Backward;
-    case StepKind::W: return OpKind::Weight;
-    case StepKind::R: return OpKind::Recompute;
-    case StepKind::O: return OpKind::Offload;
-    case StepKind::L: return OpKind::Reload;
+    case StepKind::F:
+      return OpKind::Forward;
+    case StepKind::B:
+      return OpKind::Backward;
+    case StepKind::W:
+      return OpKind::Weight;
+    case StepKind::R:
+      return OpKind::Recompute;
+    case StepKind::O:
+      return OpKind::Offload;
+    case StepKind::L:
+      return OpKind::Reload;
   }
   return OpKind::Forward;
 }
@@ -53,13 +59,13 @@ enum class Objective { Makespan, StageSpan };
 std::string_view objective_name(Objective o);  // "makespan", "stage-span"
 
 struct Problem {
-  std::int32_t stages = 0;        // p (= devices)
-  std::int32_t microbatches = 0;  // m
+  std::int32_t stages = 0;                                       // p (= devices)
+  std::int32_t microbatches = 0;                                 // m
   std::vector<std::int64_t> forward_ps, backward_ps, weight_ps;  // per stage
-  std::int64_t comm_ps = 0;                                      // fixed delay on F->F and B->B edges
-  std::vector<std::int64_t> activation_bytes;  // M_B per stage
-  std::vector<std::int64_t> weight_grad_bytes; // M_W per stage
-  std::vector<std::int64_t> limit_bytes;       // activation limit per device
+  std::int64_t comm_ps = 0;                     // fixed delay on F->F and B->B edges
+  std::vector<std::int64_t> activation_bytes;   // M_B per stage
+  std::vector<std::int64_t> weight_grad_bytes;  // M_W per stage
+  std::vector<std::int64_t> limit_bytes;        // activation limit per device
   Objective objective = Objective::StageSpan;
   // Offload and recompute (used only when allowed):
   bool allow_offload = false, allow_recompute = false;
@@ -75,12 +81,18 @@ struct Problem {
   std::int64_t duration(StepKind k, std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
     switch (k) {
-      case StepKind::F: return forward_ps[s];
-      case StepKind::B: return backward_ps[s];
-      case StepKind::W: return weight_ps[s];
-      case StepKind::R: return recompute_ps[s];
-      case StepKind::O: return d2h_ps[s];
-      case StepKind::L: return h2d_ps[s];
+      case StepKind::F:
+        return forward_ps[s];
+      case StepKind::B:
+        return backward_ps[s];
+      case StepKind::W:
+        return weight_ps[s];
+      case StepKind::R:
+        return recompute_ps[s];
+      case StepKind::O:
+        return d2h_ps[s];
+      case StepKind::L:
+        return h2d_ps[s];
     }
     return 0;
   }

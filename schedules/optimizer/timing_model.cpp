@@ -5,7 +5,9 @@
 
 namespace bubblesim::optimizer {
 
-std::string_view objective_name(Objective o) { return o == Objective::Makespan ? "makespan" : "stage-span"; }
+std::string_view objective_name(Objective o) {
+  return o == Objective::Makespan ? "makespan" : "stage-span";
+}
 
 std::int64_t Evaluation::feasible_cost(Objective o) const {
   return complete && memory_ok ? cost(o) : TimingModel::kInfeasible;
@@ -33,7 +35,8 @@ std::int64_t lower_bound(const Problem& problem) {
     std::int64_t bound = problem.work_ps(d) + idle;
     if (problem.objective == Objective::Makespan) {
       std::int64_t offset = 0;
-      for (std::int32_t s = 0; s < d; ++s) offset += problem.forward_ps[static_cast<std::size_t>(s)] + problem.comm_ps;
+      for (std::int32_t s = 0; s < d; ++s)
+        offset += problem.forward_ps[static_cast<std::size_t>(s)] + problem.comm_ps;
       bound += offset;
     }
     best = std::max(best, bound);
@@ -41,7 +44,8 @@ std::int64_t lower_bound(const Problem& problem) {
   return best;
 }
 
-TimingModel::TimingModel(const Problem& problem) : problem_(problem), memory_ops_(problem.memory_ops_allowed()) {
+TimingModel::TimingModel(const Problem& problem)
+    : problem_(problem), memory_ops_(problem.memory_ops_allowed()) {
   const auto p = static_cast<std::size_t>(problem.stages);
   const auto n = p * static_cast<std::size_t>(problem.microbatches);
   for (int k = 0; k < kStepKinds; ++k) {
@@ -81,7 +85,8 @@ bool TimingModel::mark_memory_ops(const Order& order) {
     for (const Step& st : order[d]) {
       if (st.kind == StepKind::F || st.kind == StepKind::B || st.kind == StepKind::W) continue;
       if (st.microbatch < 0 || st.microbatch >= m) return false;
-      char& flag = has_[static_cast<int>(st.kind)][problem_.index(static_cast<std::int32_t>(d), st.microbatch)];
+      char& flag = has_[static_cast<int>(st.kind)]
+                       [problem_.index(static_cast<std::int32_t>(d), st.microbatch)];
       if (flag) return false;  // listed twice
       flag = 1;
       if (is_copy(st.kind)) has_copies_ = true;
@@ -184,7 +189,8 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
 bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine) {
   const auto du = static_cast<std::size_t>(d);
   const StepKind kind = engine == 0 ? StepKind::O : StepKind::L;
-  const auto& source = eval_.end[engine == 0 ? static_cast<int>(StepKind::F) : static_cast<int>(StepKind::O)];
+  const auto& source =
+      eval_.end[engine == 0 ? static_cast<int>(StepKind::F) : static_cast<int>(StepKind::O)];
   std::size_t& pos = copy_position_[engine][du];
   bool ran = false;
   while (pos < ops.size()) {
@@ -204,7 +210,8 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
         malformed_ = true;
         return ran;
       }
-      const std::int64_t e = eval_.end[static_cast<int>(before.kind)][problem_.index(d, before.microbatch)];
+      const std::int64_t e =
+          eval_.end[static_cast<int>(before.kind)][problem_.index(d, before.microbatch)];
       if (e < 0) return ran;
       ready = std::max(ready, e - problem_.duration(before.kind, d));
       break;
@@ -268,14 +275,20 @@ void TimingModel::run(const Order& order) {
   for (std::size_t d = 0; d < pu; ++d) {
     std::size_t recomputed = 0;
     if (memory_ops_) {
-      for (std::int32_t j = 0; j < m; ++j) recomputed += has_[static_cast<int>(StepKind::R)][problem_.index(static_cast<std::int32_t>(d), j)] ? 1 : 0;
+      for (std::int32_t j = 0; j < m; ++j)
+        recomputed +=
+            has_[static_cast<int>(StepKind::R)][problem_.index(static_cast<std::int32_t>(d), j)]
+                ? 1
+                : 0;
     }
     std::size_t copies = 0;
     if (has_copies_) {
       for (const Step& st : order[d]) copies += is_copy(st.kind) ? 1 : 0;
     }
-    if (position_[d] != order[d].size() || order[d].size() != compute_ops + recomputed + copies) eval_.complete = false;
-    if (has_copies_ && (copy_position_[0][d] != order[d].size() || copy_position_[1][d] != order[d].size())) {
+    if (position_[d] != order[d].size() || order[d].size() != compute_ops + recomputed + copies)
+      eval_.complete = false;
+    if (has_copies_ &&
+        (copy_position_[0][d] != order[d].size() || copy_position_[1][d] != order[d].size())) {
       eval_.complete = false;
     }
     eval_.span[d] = first_start_[d] < 0 ? 0 : free_[d] - first_start_[d];
@@ -298,9 +311,11 @@ std::int64_t TimingModel::memory_delta(std::int32_t d, Step st) const {
   const auto du = static_cast<std::size_t>(d);
   const std::int64_t mb = problem_.activation_bytes[du], mw = problem_.weight_grad_bytes[du];
   switch (st.kind) {
-    case StepKind::F: return allocation_at_forward(d, st.microbatch);
+    case StepKind::F:
+      return allocation_at_forward(d, st.microbatch);
     case StepKind::R:
-    case StepKind::L: return mb;
+    case StepKind::L:
+      return mb;
     case StepKind::B: {
       std::int64_t freed = mb - mw;
       if (memory_ops_ && has_[static_cast<int>(StepKind::R)][problem_.index(d, st.microbatch)]) {
@@ -308,8 +323,10 @@ std::int64_t TimingModel::memory_delta(std::int32_t d, Step st) const {
       }
       return -freed;
     }
-    case StepKind::W: return -mw;
-    case StepKind::O: return -mb;
+    case StepKind::W:
+      return -mw;
+    case StepKind::O:
+      return -mb;
   }
   return 0;
 }
@@ -353,7 +370,9 @@ void TimingModel::account_device_with_copies(std::int32_t d, const std::vector<S
   reload_events_.clear();
   offload_events_.clear();
   for (const Step& st : ops) {
-    auto& list = st.kind == StepKind::O ? offload_events_ : st.kind == StepKind::L ? reload_events_ : compute_events_;
+    auto& list = st.kind == StepKind::O   ? offload_events_
+                 : st.kind == StepKind::L ? reload_events_
+                                          : compute_events_;
     list.push_back({memory_time(d, st), memory_delta(d, st)});
   }
   // Each list is in time order (one stream each). Merge; on equal times an L's allocation comes

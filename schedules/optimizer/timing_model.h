@@ -3,9 +3,9 @@
 // docs/memory.md): every device runs its compute ops (F, B, W, R) in list order, one at a time,
 // and its copies on two engines, O (D2H) and L (H2D), each in list order; an op starts at
 // max(its stream free, every dependency's end + delay), the delay being comm on the cross-device
-// edges F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) and zero on same-device edges (F -> B, B -> W,
-// F -> R -> B, F -> O -> L -> B of one stage); a copy also starts no earlier than the start of the
-// compute op listed just before it (the engine's prefetch point).
+// edges F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) and zero on same-device edges (F -> B, B ->
+// W, F -> R -> B, F -> O -> L -> B of one stage); a copy also starts no earlier than the start of
+// the compute op listed just before it (the engine's prefetch point).
 //
 // Memory per device (the engine's `split` release): F start +M_B (the stage input when the
 // activation is recomputed), R start +M_B, L start +M_B; O end -M_B, B end -(M_B - M_W) (and the
@@ -24,12 +24,12 @@
 namespace bubblesim::optimizer {
 
 struct Evaluation {
-  bool complete = false;    // false: the order deadlocks (an op waits for one listed after it)
-  bool memory_ok = false;   // every device's peak activation memory within its limit
+  bool complete = false;   // false: the order deadlocks (an op waits for one listed after it)
+  bool memory_ok = false;  // every device's peak activation memory within its limit
   std::int64_t makespan = 0;
-  std::int64_t span_max = 0;               // largest per-device span (first op start to last op end)
-  std::vector<std::int64_t> span;          // per device
-  std::vector<std::int64_t> peak_bytes;    // per device
+  std::int64_t span_max = 0;             // largest per-device span (first op start to last op end)
+  std::vector<std::int64_t> span;        // per device
+  std::vector<std::int64_t> peak_bytes;  // per device
   /// Per device: the time of the first allocation that goes over the limit, or -1.
   std::vector<std::int64_t> first_over;
   /// Per activation (problem.index): how long its B waited for its reload beyond every other
@@ -79,14 +79,14 @@ class TimingModel {
   const Problem& problem_;
   const bool memory_ops_;  // the problem allows R, O, L
   Evaluation eval_;
-  std::vector<std::size_t> position_;            // compute cursor per device
-  std::vector<std::size_t> copy_position_[2];    // O and L cursors per device
+  std::vector<std::size_t> position_;          // compute cursor per device
+  std::vector<std::size_t> copy_position_[2];  // O and L cursors per device
   std::vector<std::int64_t> copy_free_[2];
   std::vector<std::int64_t> free_;
   std::vector<std::int64_t> first_start_;
   std::vector<std::int32_t> queue_;
   std::vector<char> queued_;
-  std::vector<char> has_[kStepKinds];            // R, O, L present per (stage, microbatch)
+  std::vector<char> has_[kStepKinds];  // R, O, L present per (stage, microbatch)
   bool has_copies_ = false;
   bool malformed_ = false;
   std::vector<MemoryEvent> compute_events_, reload_events_, offload_events_;

@@ -1,13 +1,13 @@
 #include "schedules/passes/memory_passes.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <stdexcept>
 #include <tuple>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "schedules/table_index.h"
 
@@ -19,12 +19,14 @@ bool is_compute(const Op& op) { return stream_of(op.kind) == Stream::Compute; }
 // The (stage, microbatch) whose backward an op runs, if any.
 std::optional<std::pair<std::int32_t, std::int32_t>> backward_of(const Op& op) {
   if (op.kind == OpKind::Backward) return std::make_pair(op.stage, op.microbatch);
-  if (op.kind == OpKind::ForwardBackward) return std::make_pair(op.backward_stage, op.backward_microbatch);
+  if (op.kind == OpKind::ForwardBackward)
+    return std::make_pair(op.backward_stage, op.backward_microbatch);
   return std::nullopt;
 }
 
 bool untouched(const TableIndex& index, std::int32_t s, std::int32_t j) {
-  return !index.find(OpKind::Recompute, s, j).present() && !index.find(OpKind::Offload, s, j).present() &&
+  return !index.find(OpKind::Recompute, s, j).present() &&
+         !index.find(OpKind::Offload, s, j).present() &&
          !index.find(OpKind::Reload, s, j).present();
 }
 
@@ -46,15 +48,19 @@ std::string PassDecision::summary() const {
     count += count_per_device[d];
     bytes += bytes_per_device[d];
   }
-  return fmt::format("{} pass ({}): {} of {} activations on stages [{}], {} {}", name, memory_policy_name(policy),
-                     count, candidates, fmt::join(stages, ", "), bytes, name == "offload" ? "moved" : "not stored");
+  return fmt::format("{} pass ({}): {} of {} activations on stages [{}], {} {}", name,
+                     memory_policy_name(policy), count, candidates, fmt::join(stages, ", "), bytes,
+                     name == "offload" ? "moved" : "not stored");
 }
 
 std::string_view memory_policy_name(MemoryPolicy p) {
   switch (p) {
-    case MemoryPolicy::None: return "none";
-    case MemoryPolicy::Full: return "full";
-    case MemoryPolicy::Selective: return "selective";
+    case MemoryPolicy::None:
+      return "none";
+    case MemoryPolicy::Full:
+      return "full";
+    case MemoryPolicy::Selective:
+      return "selective";
   }
   return "?";
 }
@@ -63,7 +69,8 @@ PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>
                                 const RecomputeSettings& settings) {
   PassResult out{table, empty_decision("recompute", settings.policy, table)};
   if (settings.policy == MemoryPolicy::None) return out;
-  std::vector<bool> chosen(static_cast<std::size_t>(table.stages), settings.policy == MemoryPolicy::Full);
+  std::vector<bool> chosen(static_cast<std::size_t>(table.stages),
+                           settings.policy == MemoryPolicy::Full);
   if (settings.policy == MemoryPolicy::Selective) {
     if (!settings.stages.empty()) {
       for (std::int32_t s : settings.stages) {
@@ -71,7 +78,8 @@ PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>
       }
     } else {
       auto n = static_cast<std::int32_t>(std::ceil(settings.fraction * table.stages - 1e-9));
-      for (std::int32_t s = 0; s < std::min(n, table.stages); ++s) chosen[static_cast<std::size_t>(s)] = true;
+      for (std::int32_t s = 0; s < std::min(n, table.stages); ++s)
+        chosen[static_cast<std::size_t>(s)] = true;
     }
   }
   const TableIndex index(table);
@@ -83,7 +91,8 @@ PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>
       if (auto b = backward_of(op)) {
         auto [s, j] = *b;
         ++out.decision.candidates;
-        if (chosen[static_cast<std::size_t>(s)] && untouched(index, s, j) && index.find(OpKind::Forward, s, j).present()) {
+        if (chosen[static_cast<std::size_t>(s)] && untouched(index, s, j) &&
+            index.find(OpKind::Forward, s, j).present()) {
           ops.push_back(Op{OpKind::Recompute, s, j});
           const StageCost& c = stage_costs[static_cast<std::size_t>(s)];
           ++out.decision.count_per_device[d];
@@ -98,13 +107,14 @@ PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>
   return out;
 }
 
-PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& stage_costs, const TableTimings& ideal,
-                              const OffloadSettings& settings) {
+PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& stage_costs,
+                              const TableTimings& ideal, const OffloadSettings& settings) {
   PassResult out{table, empty_decision("offload", settings.policy, table)};
   out.decision.prefetch = settings.prefetch;
   if (settings.policy == MemoryPolicy::None) return out;
   const auto devices = static_cast<std::size_t>(table.devices);
-  if (settings.prefetch < 1) throw std::invalid_argument("the offload prefetch distance must be at least 1");
+  if (settings.prefetch < 1)
+    throw std::invalid_argument("the offload prefetch distance must be at least 1");
   if (ideal.size() != devices || settings.d2h.size() != devices || settings.h2d.size() != devices) {
     throw std::invalid_argument("the offload pass needs timings and bandwidths for every device");
   }
@@ -138,22 +148,26 @@ PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& 
       if (!b) continue;
       auto [s, j] = *b;
       OpLocation f = index.find(OpKind::Forward, s, j);
-      if (!f.present() || static_cast<std::size_t>(f.device) != d || !untouched(index, s, j)) continue;
+      if (!f.present() || static_cast<std::size_t>(f.device) != d || !untouched(index, s, j))
+        continue;
       const StageCost& c = stage_costs[static_cast<std::size_t>(s)];
       if (c.activation <= Bytes::zero()) continue;
       ++out.decision.candidates;
       const auto fpos = static_cast<std::size_t>(f.position);
       Time window = ideal[d][i].start - ideal[d][fpos].end;
-      Time copies = transfer_time(c.activation, settings.d2h[d]) + transfer_time(c.activation, settings.h2d[d]);
+      Time copies = transfer_time(c.activation, settings.d2h[d]) +
+                    transfer_time(c.activation, settings.h2d[d]);
       const auto rank_b = static_cast<std::int64_t>(compute_rank[i]);
       const std::int64_t trigger = rank_b - settings.prefetch;
       // The reload must be triggered after the forward, else nothing is gained.
-      if (window < copies + settings.min_idle || trigger <= static_cast<std::int64_t>(compute_rank[fpos])) {
+      if (window < copies + settings.min_idle ||
+          trigger <= static_cast<std::int64_t>(compute_rank[fpos])) {
         ++out.decision.rejected;
         continue;
       }
-      eligible[d].push_back(Candidate{d, s, j, fpos, compute_positions[static_cast<std::size_t>(trigger)], i, window,
-                                      c.activation});
+      eligible[d].push_back(Candidate{d, s, j, fpos,
+                                      compute_positions[static_cast<std::size_t>(trigger)], i,
+                                      window, c.activation});
     }
   }
   // Choose.
@@ -162,7 +176,8 @@ PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& 
     std::vector<Candidate>& list = eligible[d];
     if (settings.policy == MemoryPolicy::Selective && !settings.stages.empty()) {
       for (const Candidate& c : list) {
-        if (std::find(settings.stages.begin(), settings.stages.end(), c.stage) != settings.stages.end()) {
+        if (std::find(settings.stages.begin(), settings.stages.end(), c.stage) !=
+            settings.stages.end()) {
           chosen.push_back(c);
         } else {
           ++out.decision.rejected;
@@ -172,11 +187,15 @@ PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& 
       // The longest-lived half of this device's eligible activations (ties: stage, microbatch).
       std::vector<Candidate> sorted = list;
       std::stable_sort(sorted.begin(), sorted.end(), [](const Candidate& a, const Candidate& b) {
-        return std::tie(b.window, a.stage, a.microbatch) < std::tie(a.window, b.stage, b.microbatch);
+        return std::tie(b.window, a.stage, a.microbatch) <
+               std::tie(a.window, b.stage, b.microbatch);
       });
       std::size_t keep = (sorted.size() + 1) / 2;
       for (std::size_t k = 0; k < sorted.size(); ++k) {
-        if (k < keep) chosen.push_back(sorted[k]); else ++out.decision.rejected;
+        if (k < keep)
+          chosen.push_back(sorted[k]);
+        else
+          ++out.decision.rejected;
       }
     } else {
       chosen.insert(chosen.end(), list.begin(), list.end());
@@ -195,7 +214,8 @@ PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& 
     out.decision.bytes_per_device[c.device] += c.bytes;
     stages.insert(c.stage);
   }
-  for (const Candidate& c : chosen) after[c.device][c.trigger_position].push_back(Op{OpKind::Reload, c.stage, c.microbatch});
+  for (const Candidate& c : chosen)
+    after[c.device][c.trigger_position].push_back(Op{OpKind::Reload, c.stage, c.microbatch});
   for (std::size_t d = 0; d < devices; ++d) {
     std::vector<Op>& ops = out.table.device_ops[d];
     ops.clear();

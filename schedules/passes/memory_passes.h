@@ -54,14 +54,15 @@ struct OffloadSettings {
 
 /// What one pass decided.
 struct PassDecision {
-  std::string name;                            // "recompute" or "offload"
+  std::string name;  // "recompute" or "offload"
   MemoryPolicy policy = MemoryPolicy::None;
   std::vector<std::int64_t> count_per_device;  // activations recomputed / offloaded
-  std::vector<Bytes> bytes_per_device;         // recompute: bytes not stored (M_B - input); offload: bytes moved
-  std::vector<std::int32_t> stages;            // table stages touched, ascending
-  std::int64_t candidates = 0;                 // activations considered
-  std::int64_t rejected = 0;                   // offload: window too short (time or ops) or not chosen
-  std::int32_t prefetch = 0;                   // offload only
+  std::vector<Bytes>
+      bytes_per_device;  // recompute: bytes not stored (M_B - input); offload: bytes moved
+  std::vector<std::int32_t> stages;  // table stages touched, ascending
+  std::int64_t candidates = 0;       // activations considered
+  std::int64_t rejected = 0;         // offload: window too short (time or ops) or not chosen
+  std::int32_t prefetch = 0;         // offload only
 
   /// "offload pass (full): 12 of 24 activations on stages [0, 1], 12GiB moved" for reports.
   std::string summary() const;
@@ -77,7 +78,7 @@ PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>
 
 /// `ideal`: timings of `table` replayed without communication. Throws std::invalid_argument when
 /// the timings or bandwidths do not match the table, or prefetch < 1.
-PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& stage_costs, const TableTimings& ideal,
-                              const OffloadSettings& settings);
+PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& stage_costs,
+                              const TableTimings& ideal, const OffloadSettings& settings);
 
 }  // namespace bubblesim

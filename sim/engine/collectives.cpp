@@ -17,8 +17,8 @@ const Route& cached_route(const Topology& topology, RouteCache& cache, VertexId 
   if (it != cache.end()) return it->second;
   std::optional<Route> r = topology.route(a, b);
   if (!r) {
-    throw std::invalid_argument(
-        "no route between " + topology.vertex_name(a) + " and " + topology.vertex_name(b) + " for a collective");
+    throw std::invalid_argument("no route between " + topology.vertex_name(a) + " and " +
+                                topology.vertex_name(b) + " for a collective");
   }
   return cache.emplace(std::make_pair(a, b), std::move(*r)).first->second;
 }
@@ -29,9 +29,11 @@ void ring_steps(const std::vector<std::int32_t>& members, double chunk, std::int
                 std::vector<CollectiveStep>& out, std::size_t offset) {
   const auto n = members.size();
   for (std::int32_t k = 0; k < count; ++k) {
-    if (out.size() <= offset + static_cast<std::size_t>(k)) out.resize(offset + static_cast<std::size_t>(k) + 1);
+    if (out.size() <= offset + static_cast<std::size_t>(k))
+      out.resize(offset + static_cast<std::size_t>(k) + 1);
     for (std::size_t i = 0; i < n; ++i) {
-      out[offset + static_cast<std::size_t>(k)].push_back(CollectiveTransfer{members[i], members[(i + 1) % n], chunk});
+      out[offset + static_cast<std::size_t>(k)].push_back(
+          CollectiveTransfer{members[i], members[(i + 1) % n], chunk});
     }
   }
 }
@@ -46,23 +48,30 @@ std::int32_t ceil_log2(std::int32_t n) {
 
 std::string_view collective_kind_name(CollectiveKind k) {
   switch (k) {
-    case CollectiveKind::AllReduce: return "all-reduce";
-    case CollectiveKind::ReduceScatter: return "reduce-scatter";
-    case CollectiveKind::AllGather: return "all-gather";
+    case CollectiveKind::AllReduce:
+      return "all-reduce";
+    case CollectiveKind::ReduceScatter:
+      return "reduce-scatter";
+    case CollectiveKind::AllGather:
+      return "all-gather";
   }
   return "?";
 }
 
 std::string_view collective_algorithm_name(CollectiveAlgorithm a) {
   switch (a) {
-    case CollectiveAlgorithm::Ring: return "ring";
-    case CollectiveAlgorithm::Tree: return "tree";
-    case CollectiveAlgorithm::Hierarchical: return "hierarchical";
+    case CollectiveAlgorithm::Ring:
+      return "ring";
+    case CollectiveAlgorithm::Tree:
+      return "tree";
+    case CollectiveAlgorithm::Hierarchical:
+      return "hierarchical";
   }
   return "?";
 }
 
-std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes,
+std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                             double bytes,
                                              const std::vector<std::int32_t>& node_of_rank) {
   const auto n = static_cast<std::int32_t>(node_of_rank.size());
   std::vector<CollectiveStep> steps;
@@ -88,7 +97,8 @@ std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgo
     }
     for (std::int32_t k = levels - 1; k >= 0; --k) {
       CollectiveStep s;
-      for (const CollectiveTransfer& t : steps[static_cast<std::size_t>(k)]) s.push_back({t.to, t.from, t.bytes});
+      for (const CollectiveTransfer& t : steps[static_cast<std::size_t>(k)])
+        s.push_back({t.to, t.from, t.bytes});
       steps.push_back(std::move(s));
     }
     return steps;
@@ -97,7 +107,8 @@ std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgo
   std::vector<std::int32_t> node_ids;
   std::vector<std::vector<std::int32_t>> members;
   for (std::int32_t i = 0; i < n; ++i) {
-    auto it = std::find(node_ids.begin(), node_ids.end(), node_of_rank[static_cast<std::size_t>(i)]);
+    auto it =
+        std::find(node_ids.begin(), node_ids.end(), node_of_rank[static_cast<std::size_t>(i)]);
     if (it == node_ids.end()) {
       node_ids.push_back(node_of_rank[static_cast<std::size_t>(i)]);
       members.emplace_back();
@@ -107,9 +118,11 @@ std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgo
   }
   const auto nodes = static_cast<std::int32_t>(members.size());
   const auto local = static_cast<std::int32_t>(members.front().size());
-  bool equal = std::all_of(members.begin(), members.end(),
-                           [&](const auto& m) { return static_cast<std::int32_t>(m.size()) == local; });
-  if (!equal || nodes == 1 || local == 1) return collective_steps(kind, CollectiveAlgorithm::Ring, bytes, node_of_rank);
+  bool equal = std::all_of(members.begin(), members.end(), [&](const auto& m) {
+    return static_cast<std::int32_t>(m.size()) == local;
+  });
+  if (!equal || nodes == 1 || local == 1)
+    return collective_steps(kind, CollectiveAlgorithm::Ring, bytes, node_of_rank);
   // 1. reduce-scatter inside each node, all nodes at once.
   for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, 0);
   // 2. all-reduce of each S/L shard across nodes, one ring per local index.
@@ -125,8 +138,8 @@ std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgo
   return steps;
 }
 
-Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes, std::int32_t ranks,
-                            std::int32_t nodes, const AlphaBeta& link) {
+Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes,
+                            std::int32_t ranks, std::int32_t nodes, const AlphaBeta& link) {
   if (ranks <= 1) return Time::zero();
   const double n = ranks;
   auto ring = [&](double steps, double chunk, Bandwidth b, Time a) {
@@ -141,7 +154,8 @@ Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, 
     s = ring(n - 1, bytes / n, flat_b, flat_a);
   } else if (algorithm == CollectiveAlgorithm::Tree) {
     s = 2.0 * ceil_log2(ranks) * (bytes / flat_b.bytes_per_second() + flat_a.seconds());
-  } else if (algorithm == CollectiveAlgorithm::Hierarchical && multi && ranks % nodes == 0 && ranks / nodes > 1) {
+  } else if (algorithm == CollectiveAlgorithm::Hierarchical && multi && ranks % nodes == 0 &&
+             ranks / nodes > 1) {
     const double l = static_cast<double>(ranks / nodes);
     const double nn = nodes;
     s = 2.0 * ring(l - 1, bytes / l, link.intra, link.alpha_intra) +
@@ -152,7 +166,8 @@ Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, 
   return Time::from_seconds(s);
 }
 
-std::vector<std::int32_t> node_of_gpus(const Topology& topology, const std::vector<VertexId>& gpus) {
+std::vector<std::int32_t> node_of_gpus(const Topology& topology,
+                                       const std::vector<VertexId>& gpus) {
   std::vector<std::int32_t> out;
   for (VertexId g : gpus) {
     std::optional<VertexId> host = topology.nearest_host(g);
@@ -185,8 +200,14 @@ AlphaBeta measure_alpha_beta(const Topology& topology, const std::vector<VertexI
       have = true;
     }
   }
-  if (!have_intra) { ab.intra = ab.inter; ab.alpha_intra = ab.alpha_inter; }
-  if (!have_inter) { ab.inter = ab.intra; ab.alpha_inter = ab.alpha_intra; }
+  if (!have_intra) {
+    ab.intra = ab.inter;
+    ab.alpha_intra = ab.alpha_inter;
+  }
+  if (!have_inter) {
+    ab.inter = ab.intra;
+    ab.alpha_inter = ab.alpha_intra;
+  }
   return ab;
 }
 
@@ -205,7 +226,8 @@ bool CollectiveInstance::start(FlowPort& port, std::uint32_t token, Time now, Ro
   return false;
 }
 
-void CollectiveInstance::start_step(FlowPort& port, std::uint32_t token, Time now, RouteCache& routes) {
+void CollectiveInstance::start_step(FlowPort& port, std::uint32_t token, Time now,
+                                    RouteCache& routes) {
   const CollectiveStep& step = steps_[step_];
   outstanding_ = static_cast<std::int32_t>(step.size());
   step_start_ = now;
@@ -222,7 +244,8 @@ void CollectiveInstance::start_step(FlowPort& port, std::uint32_t token, Time no
   }
 }
 
-bool CollectiveInstance::on_arrival(FlowPort& port, std::uint32_t token, Time now, RouteCache& routes) {
+bool CollectiveInstance::on_arrival(FlowPort& port, std::uint32_t token, Time now,
+                                    RouteCache& routes) {
   if (done_ || --outstanding_ > 0) return false;
   std::sort(step_links_.begin(), step_links_.end());
   step_links_.erase(std::unique(step_links_.begin(), step_links_.end()), step_links_.end());
@@ -241,8 +264,10 @@ namespace {
 // A standalone driver: its own network and timer queue.
 class StandalonePort : public FlowPort {
  public:
-  explicit StandalonePort(const Topology& topology) : network_(FlowNetwork::for_topology(topology)) {}
-  void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token, Time now) override {
+  explicit StandalonePort(const Topology& topology)
+      : network_(FlowNetwork::for_topology(topology)) {}
+  void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
+                Time now) override {
     FlowNetwork::FlowId id = network_.add(links, bytes, now);
     pending_[id] = {latency, token};
   }
@@ -284,8 +309,9 @@ class StandalonePort : public FlowPort {
 
 }  // namespace
 
-CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus, CollectiveKind kind,
-                                     CollectiveAlgorithm algorithm, double bytes) {
+CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus,
+                                     CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                     double bytes) {
   std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
   CollectiveInstance c(topology, gpus, collective_steps(kind, algorithm, bytes, node));
   StandalonePort port(topology);
@@ -302,8 +328,9 @@ CollectiveTiming simulate_collective(const Topology& topology, const std::vector
   std::vector<std::int32_t> distinct = node;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  out.closed_form = collective_closed_form(kind, algorithm, bytes, static_cast<std::int32_t>(gpus.size()),
-                                           static_cast<std::int32_t>(distinct.size()), measure_alpha_beta(topology, gpus));
+  out.closed_form = collective_closed_form(
+      kind, algorithm, bytes, static_cast<std::int32_t>(gpus.size()),
+      static_cast<std::int32_t>(distinct.size()), measure_alpha_beta(topology, gpus));
   out.link_slices = c.link_slices();
   return out;
 }

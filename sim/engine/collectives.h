@@ -36,8 +36,9 @@ namespace bubblesim {
 
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
 enum class CollectiveAlgorithm { Ring, Tree, Hierarchical };
-std::string_view collective_kind_name(CollectiveKind k);          // "all-reduce", ...
-std::string_view collective_algorithm_name(CollectiveAlgorithm a);  // "ring", "tree", "hierarchical"
+std::string_view collective_kind_name(CollectiveKind k);  // "all-reduce", ...
+std::string_view collective_algorithm_name(
+    CollectiveAlgorithm a);  // "ring", "tree", "hierarchical"
 
 struct CollectiveTransfer {
   std::int32_t from = 0;  // rank
@@ -48,7 +49,8 @@ using CollectiveStep = std::vector<CollectiveTransfer>;
 
 /// The steps of a collective of `bytes` (S, the full buffer per rank) over `node_of_rank.size()`
 /// ranks; node_of_rank groups ranks by node (hierarchical only). One rank: no steps.
-std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes,
+std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                             double bytes,
                                              const std::vector<std::int32_t>& node_of_rank);
 
 /// Link parameters of the closed form: inside a node and between nodes (equal when flat).
@@ -58,8 +60,8 @@ struct AlphaBeta {
 };
 
 /// The alpha-beta closed form above. Hierarchical with N = 1 or L = 1 reduces to ring.
-Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes, std::int32_t ranks,
-                            std::int32_t nodes, const AlphaBeta& link);
+Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes,
+                            std::int32_t ranks, std::int32_t nodes, const AlphaBeta& link);
 
 /// Node of each GPU: its nearest host vertex (GPUs without a host: each its own node).
 std::vector<std::int32_t> node_of_gpus(const Topology& topology, const std::vector<VertexId>& gpus);
@@ -74,8 +76,8 @@ class FlowPort {
   virtual ~FlowPort() = default;
   /// A flow of `bytes` over `links`; `token` comes back through on_token at its arrival (finish
   /// + latency).
-  virtual void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
-                        Time now) = 0;
+  virtual void add_flow(const std::vector<LinkId>& links, double bytes, Time latency,
+                        std::uint32_t token, Time now) = 0;
   /// `token` comes back at `at`.
   virtual void add_timer(Time at, std::uint32_t token) = 0;
 };
@@ -90,10 +92,12 @@ struct CollectiveLinkSlice {
 /// flows have all arrived.
 class CollectiveInstance {
  public:
-  CollectiveInstance(const Topology& topology, std::vector<VertexId> ranks, std::vector<CollectiveStep> steps);
+  CollectiveInstance(const Topology& topology, std::vector<VertexId> ranks,
+                     std::vector<CollectiveStep> steps);
   /// Starts step 0 (or finishes at once when there are no steps). `token` identifies this
   /// instance's arrivals. Returns true when already done.
-  bool start(FlowPort& port, std::uint32_t token, Time now, std::map<std::pair<VertexId, VertexId>, Route>& routes);
+  bool start(FlowPort& port, std::uint32_t token, Time now,
+             std::map<std::pair<VertexId, VertexId>, Route>& routes);
   /// One of this instance's flows arrived; returns true when the whole collective is done.
   bool on_arrival(FlowPort& port, std::uint32_t token, Time now,
                   std::map<std::pair<VertexId, VertexId>, Route>& routes);
@@ -104,7 +108,8 @@ class CollectiveInstance {
   const std::vector<CollectiveLinkSlice>& link_slices() const { return slices_; }
 
  private:
-  void start_step(FlowPort& port, std::uint32_t token, Time now, std::map<std::pair<VertexId, VertexId>, Route>& routes);
+  void start_step(FlowPort& port, std::uint32_t token, Time now,
+                  std::map<std::pair<VertexId, VertexId>, Route>& routes);
   const Topology* topology_;
   std::vector<VertexId> ranks_;
   std::vector<CollectiveStep> steps_;
@@ -125,6 +130,7 @@ struct CollectiveTiming {
 
 /// Runs one collective alone on the topology (its own FlowNetwork) and computes its closed form.
 CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus,
-                                     CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes);
+                                     CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                     double bytes);
 
 }  // namespace bubblesim

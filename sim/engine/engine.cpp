@@ -1,10 +1,10 @@
 #include "sim/engine/engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "schedules/table_index.h"
 #include "sim/engine/event_queue.h"
@@ -16,7 +16,8 @@ namespace bubblesim {
 namespace {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
-constexpr std::uint32_t kCollective = 0xfffffffeu;  // PendingTransfer.producer of a gradient-sync flow
+constexpr std::uint32_t kCollective =
+    0xfffffffeu;  // PendingTransfer.producer of a gradient-sync flow
 constexpr int kStreams = 3;
 
 // Event priorities at equal time: ends free memory before arrivals start new ops.
@@ -73,7 +74,8 @@ struct Activation {
 Time scaled(Time t, double factor) {
   const double ps = std::round(static_cast<double>(t.ps()) * factor);
   if (!std::isfinite(ps) || ps >= 9.2e18 || ps < 0.0) {
-    throw OverflowError(fmt::format("{} slowed down by {} does not fit in 64-bit picoseconds", t, factor));
+    throw OverflowError(
+        fmt::format("{} slowed down by {} does not fit in 64-bit picoseconds", t, factor));
   }
   return Time::from_ps(static_cast<std::int64_t>(ps));
 }
@@ -88,8 +90,8 @@ struct Engine::State {
 
   std::vector<Node> nodes;
   std::vector<Edge> edges;
-  std::vector<std::uint32_t> device_offset;                 // first node of each device
-  std::vector<std::vector<std::uint32_t>> stream_ops;       // [device * 3 + stream] -> nodes in order
+  std::vector<std::uint32_t> device_offset;            // first node of each device
+  std::vector<std::vector<std::uint32_t>> stream_ops;  // [device * 3 + stream] -> nodes in order
   std::vector<std::size_t> stream_cursor;
   std::vector<bool> stream_busy;
   std::vector<Time> stream_free_at;
@@ -101,11 +103,11 @@ struct Engine::State {
   // Network (Topology model).
   std::unique_ptr<FlowNetwork> network;
   std::uint32_t network_version = 0;
-  std::vector<PendingTransfer> flow_targets;  // indexed by FlowId
-  std::vector<std::optional<Route>> routes;   // [from * devices + to], computed on first use
-  std::vector<bool> route_known;              // [from * devices + to]
+  std::vector<PendingTransfer> flow_targets;        // indexed by FlowId
+  std::vector<std::optional<Route>> routes;         // [from * devices + to], computed on first use
+  std::vector<bool> route_known;                    // [from * devices + to]
   std::vector<FlowNetwork::FlowId> finished_flows;  // scratch for on_network_check
-  std::vector<Time> arrival_time_pending;     // per node: arrival events carry only the node
+  std::vector<Time> arrival_time_pending;           // per node: arrival events carry only the node
   std::uint32_t next_transfer_id = 0;
 
   // Memory.
@@ -132,13 +134,18 @@ struct Engine::State {
   // --- gradient sync (docs/parallelism.md): flows and timers of sim/engine/gradient_sync ---
   struct SyncPort : FlowPort {
     State* state = nullptr;
-    void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token, Time now) override {
+    void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
+                  Time now) override {
       FlowNetwork::FlowId id = state->network->add(links, bytes, now);
-      if (state->flow_targets.size() <= static_cast<std::size_t>(id)) state->flow_targets.resize(static_cast<std::size_t>(id) + 1);
-      state->flow_targets[static_cast<std::size_t>(id)] = PendingTransfer{token, kCollective, latency, Bytes::zero(), kNone};
+      if (state->flow_targets.size() <= static_cast<std::size_t>(id))
+        state->flow_targets.resize(static_cast<std::size_t>(id) + 1);
+      state->flow_targets[static_cast<std::size_t>(id)] =
+          PendingTransfer{token, kCollective, latency, Bytes::zero(), kNone};
       state->schedule_network_check();
     }
-    void add_timer(Time at, std::uint32_t token) override { state->queue.push(at, kPriorityNetwork, EventType::Sync, token); }
+    void add_timer(Time at, std::uint32_t token) override {
+      state->queue.push(at, kPriorityNetwork, EventType::Sync, token);
+    }
   };
   SyncPort sync_port;
   std::unique_ptr<GradientSync> sync;
@@ -146,13 +153,16 @@ struct Engine::State {
 
   explicit State(EngineInput input) : in(std::move(input)), table(*in.table), index(table) {}
 
-  const StageCost& cost(std::int32_t stage) const { return in.stage_costs[static_cast<std::size_t>(stage)]; }
+  const StageCost& cost(std::int32_t stage) const {
+    return in.stage_costs[static_cast<std::size_t>(stage)];
+  }
   Activation& activation(std::int32_t s, std::int32_t j) {
     return activations[static_cast<std::size_t>(s) * static_cast<std::size_t>(table.microbatches) +
                        static_cast<std::size_t>(j)];
   }
   std::uint32_t node_at(OpLocation loc) const {
-    return device_offset[static_cast<std::size_t>(loc.device)] + static_cast<std::uint32_t>(loc.position);
+    return device_offset[static_cast<std::size_t>(loc.device)] +
+           static_cast<std::uint32_t>(loc.position);
   }
 
   void build();
@@ -173,8 +183,10 @@ struct Engine::State {
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
   void schedule_network_check();
   void on_network_check(Time now);
-  void allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, Time now, const Op& op);
-  void release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, bool release_unit, Time now);
+  void allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, Time now,
+                const Op& op);
+  void release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, bool release_unit,
+               Time now);
   void notify_memory(std::int32_t device, Time now);
   std::string describe_deadlock() const;
   SimulationResult run();
@@ -213,7 +225,8 @@ void Engine::State::build() {
         n.backward_split = index.has_weight(s, j);
         n.backward_recomputed = index.find(OpKind::Recompute, s, j).present();
       }
-      stream_ops[d * kStreams + n.stream].push_back(device_offset[d] + static_cast<std::uint32_t>(i));
+      stream_ops[d * kStreams + n.stream].push_back(device_offset[d] +
+                                                    static_cast<std::uint32_t>(i));
     }
   }
   // Outgoing edges (CSR) for the hot loop, by a counting sort in two passes over the
@@ -229,8 +242,10 @@ void Engine::State::build() {
   for (std::size_t d = 0; d < devices; ++d) {
     bool seen_compute = false;
     for (std::uint32_t n = device_offset[d]; n < device_offset[d + 1]; ++n) {
-      if (nodes[n].stream == 0) seen_compute = true;
-      else if (seen_compute) ++nodes[n].deps_remaining;
+      if (nodes[n].stream == 0)
+        seen_compute = true;
+      else if (seen_compute)
+        ++nodes[n].deps_remaining;
     }
   }
   std::uint32_t offset = 0;
@@ -239,7 +254,8 @@ void Engine::State::build() {
     offset += out_count[n];
   }
   edges.resize(offset);
-  for_each_dependency([&](std::uint32_t from, const Edge& e) { edges[nodes[from].edges_end++] = e; });
+  for_each_dependency(
+      [&](std::uint32_t from, const Edge& e) { edges[nodes[from].edges_end++] = e; });
 }
 
 template <typename Sink>
@@ -256,8 +272,10 @@ void Engine::State::for_each_dependency(Sink&& sink) {
 }
 
 template <typename Sink>
-void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j, Sink&& sink) {
-  auto depend = [&](OpKind pred_kind, std::int32_t ps, std::int32_t pj, EdgeKind edge_kind, Bytes bytes) {
+void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
+                                     Sink&& sink) {
+  auto depend = [&](OpKind pred_kind, std::int32_t ps, std::int32_t pj, EdgeKind edge_kind,
+                    Bytes bytes) {
     OpLocation loc = index.find(pred_kind, ps, pj);
     if (!loc.present()) return;
     std::uint32_t from = node_at(loc);
@@ -276,11 +294,20 @@ void Engine::State::add_dependencies(std::uint32_t n, OpKind kind, std::int32_t 
       depend(OpKind::Recompute, s, j, EdgeKind::Local, Bytes::zero());
       depend(OpKind::Reload, s, j, EdgeKind::Local, Bytes::zero());
       break;
-    case OpKind::Weight: depend(OpKind::Backward, s, j, EdgeKind::Local, Bytes::zero()); break;
-    case OpKind::Recompute: depend(OpKind::Forward, s, j, EdgeKind::Local, Bytes::zero()); break;
-    case OpKind::Offload: depend(OpKind::Forward, s, j, EdgeKind::Local, Bytes::zero()); break;
-    case OpKind::Reload: depend(OpKind::Offload, s, j, EdgeKind::Local, Bytes::zero()); break;
-    case OpKind::ForwardBackward: break;  // expanded by the caller
+    case OpKind::Weight:
+      depend(OpKind::Backward, s, j, EdgeKind::Local, Bytes::zero());
+      break;
+    case OpKind::Recompute:
+      depend(OpKind::Forward, s, j, EdgeKind::Local, Bytes::zero());
+      break;
+    case OpKind::Offload:
+      depend(OpKind::Forward, s, j, EdgeKind::Local, Bytes::zero());
+      break;
+    case OpKind::Reload:
+      depend(OpKind::Offload, s, j, EdgeKind::Local, Bytes::zero());
+      break;
+    case OpKind::ForwardBackward:
+      break;  // expanded by the caller
   }
 }
 
@@ -289,9 +316,12 @@ Time Engine::State::duration_of(const Op& op) const {
     return index.has_weight(s, j) ? cost(s).backward_input : cost(s).full_backward();
   };
   switch (op.kind) {
-    case OpKind::Forward: return cost(op.stage).forward;
-    case OpKind::Backward: return backward(op.stage, op.microbatch);
-    case OpKind::Weight: return cost(op.stage).backward_weight;
+    case OpKind::Forward:
+      return cost(op.stage).forward;
+    case OpKind::Backward:
+      return backward(op.stage, op.microbatch);
+    case OpKind::Weight:
+      return cost(op.stage).backward_weight;
     case OpKind::Recompute: {
       const StageCost& c = cost(op.stage);
       return c.recompute > Time::zero() ? c.recompute : c.forward;
@@ -310,10 +340,12 @@ Time Engine::State::duration_of(const Op& op) const {
 
 void Engine::State::notify_memory(std::int32_t device, Time now) {
   auto d = static_cast<std::size_t>(device);
-  for (EngineObserver* o : observers) o->on_memory(device, now, activation_now[d], activation_now[d] + static_memory[d]);
+  for (EngineObserver* o : observers)
+    o->on_memory(device, now, activation_now[d], activation_now[d] + static_memory[d]);
 }
 
-void Engine::State::allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, Time now, const Op& op) {
+void Engine::State::allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes,
+                             Time now, const Op& op) {
   auto d = static_cast<std::size_t>(device);
   Activation& a = activation(s, j);
   a.resident += bytes;
@@ -335,15 +367,19 @@ void Engine::State::allocate(std::int32_t device, std::int32_t s, std::int32_t j
     Bytes budget = in.memory_budget[d];
     if (total > budget && !oom_seen[d]) {
       oom_seen[d] = true;
-      oom.push_back(OutOfMemory{.device = device, .host = {}, .time = now, .op = to_string(op), .over = total - budget,
+      oom.push_back(OutOfMemory{.device = device,
+                                .host = {},
+                                .time = now,
+                                .op = to_string(op),
+                                .over = total - budget,
                                 .budget = budget});
     }
   }
   if (!observers.empty()) notify_memory(device, now);
 }
 
-void Engine::State::release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, bool release_unit,
-                            Time now) {
+void Engine::State::release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes,
+                            bool release_unit, Time now) {
   auto d = static_cast<std::size_t>(device);
   Activation& a = activation(s, j);
   Bytes freed = std::min(bytes, a.resident);
@@ -383,12 +419,17 @@ void Engine::State::start(std::uint32_t n, Time now) {
   }
   // Allocation at start: F (or its recompute input), R, L, the forward half of F&B.
   auto forward_alloc = [&](std::int32_t s, std::int32_t j) {
-    allocate(node.device, s, j, node.forward_recomputed ? cost(s).stage_input : cost(s).activation, now, op);
+    allocate(node.device, s, j, node.forward_recomputed ? cost(s).stage_input : cost(s).activation,
+             now, op);
   };
   switch (op.kind) {
     case OpKind::Forward:
-    case OpKind::ForwardBackward: forward_alloc(op.stage, op.microbatch); break;
-    case OpKind::Recompute: allocate(node.device, op.stage, op.microbatch, cost(op.stage).activation, now, op); break;
+    case OpKind::ForwardBackward:
+      forward_alloc(op.stage, op.microbatch);
+      break;
+    case OpKind::Recompute:
+      allocate(node.device, op.stage, op.microbatch, cost(op.stage).activation, now, op);
+      break;
     case OpKind::Reload: {
       // Brings back what its offload moved; allocated when the H2D copy starts.
       Activation& a = activation(op.stage, op.microbatch);
@@ -407,12 +448,17 @@ void Engine::State::start(std::uint32_t n, Time now) {
       host_now[h] += node.copy_bytes;
       if (in.host_capacity && host_now[h] > *in.host_capacity && !host_oom_seen[h]) {
         host_oom_seen[h] = true;
-        oom.push_back(OutOfMemory{.device = node.device, .host = host_names[h], .time = now, .op = to_string(op),
-                                  .over = host_now[h] - *in.host_capacity, .budget = *in.host_capacity});
+        oom.push_back(OutOfMemory{.device = node.device,
+                                  .host = host_names[h],
+                                  .time = now,
+                                  .op = to_string(op),
+                                  .over = host_now[h] - *in.host_capacity,
+                                  .budget = *in.host_capacity});
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   for (EngineObserver* o : observers) o->on_op_start(OpEvent{node.device, node.position, op, now});
   if (node.stream == 0) {
@@ -429,13 +475,17 @@ void Engine::State::start(std::uint32_t n, Time now) {
     const std::optional<Route>& route = op.kind == OpKind::Offload ? d2h_route[d] : h2d_route[d];
     if (route && !route->links.empty()) {
       FlowNetwork::FlowId id = network->add(route->links, bytes.as_double(), now);
-      if (flow_targets.size() <= static_cast<std::size_t>(id)) flow_targets.resize(static_cast<std::size_t>(id) + 1);
-      flow_targets[static_cast<std::size_t>(id)] = PendingTransfer{n, kNone, route->latency, bytes, kNone};
+      if (flow_targets.size() <= static_cast<std::size_t>(id))
+        flow_targets.resize(static_cast<std::size_t>(id) + 1);
+      flow_targets[static_cast<std::size_t>(id)] =
+          PendingTransfer{n, kNone, route->latency, bytes, kNone};
       schedule_network_check();
       return;
     }
   }
-  Time copy = in.offload_bandwidth && bytes > Bytes::zero() ? transfer_time(bytes, *in.offload_bandwidth) : Time::zero();
+  Time copy = in.offload_bandwidth && bytes > Bytes::zero()
+                  ? transfer_time(bytes, *in.offload_bandwidth)
+                  : Time::zero();
   queue.push(now + copy, kPriorityEnd, EventType::OpEnd, n);
 }
 
@@ -490,19 +540,30 @@ void Engine::State::finish(std::uint32_t n, Time now) {
     if (!split) {
       release(node.device, s, j, c.activation + input, true, now);
     } else if (in.release == ReleaseConvention::Split) {
-      release(node.device, s, j, c.activation - std::min(c.weight_grad, c.activation) + input, false, now);
+      release(node.device, s, j, c.activation - std::min(c.weight_grad, c.activation) + input,
+              false, now);
     }
   };
   switch (op.kind) {
-    case OpKind::Backward: backward_release(op.stage, op.microbatch); break;
-    case OpKind::ForwardBackward: backward_release(op.backward_stage, op.backward_microbatch); break;
-    case OpKind::Weight: release(node.device, op.stage, op.microbatch, activation(op.stage, op.microbatch).resident, true, now); break;
+    case OpKind::Backward:
+      backward_release(op.stage, op.microbatch);
+      break;
+    case OpKind::ForwardBackward:
+      backward_release(op.backward_stage, op.backward_microbatch);
+      break;
+    case OpKind::Weight:
+      release(node.device, op.stage, op.microbatch, activation(op.stage, op.microbatch).resident,
+              true, now);
+      break;
     case OpKind::Offload:
       activation(op.stage, op.microbatch).offloaded += node.copy_bytes;
       release(node.device, op.stage, op.microbatch, node.copy_bytes, false, now);
       break;
-    case OpKind::Reload: host_now[host_of_device[static_cast<std::size_t>(node.device)]] -= node.copy_bytes; break;
-    default: break;
+    case OpKind::Reload:
+      host_now[host_of_device[static_cast<std::size_t>(node.device)]] -= node.copy_bytes;
+      break;
+    default:
+      break;
   }
   for (EngineObserver* o : observers) o->on_op_end(OpEvent{node.device, node.position, op, now});
   for (std::uint32_t e = node.edges_begin; e < node.edges_end; ++e) {
@@ -524,14 +585,16 @@ void Engine::State::send(std::uint32_t producer, const Edge& e, Time now) {
   std::uint32_t id = next_transfer_id++;
   if (!observers.empty()) {
     for (EngineObserver* o : observers) {
-      o->on_transfer_start(TransferEvent{id, from.device, to.device, e.bytes, now, *from.op, *to.op});
+      o->on_transfer_start(
+          TransferEvent{id, from.device, to.device, e.bytes, now, *from.op, *to.op});
     }
   }
   if (in.network == NetworkModel::FixedDelay) {
     Time at = now + in.fixed_delay;
     if (!observers.empty()) {
       for (EngineObserver* o : observers) {
-        o->on_transfer_end(TransferEvent{id, from.device, to.device, e.bytes, at, *from.op, *to.op});
+        o->on_transfer_end(
+            TransferEvent{id, from.device, to.device, e.bytes, at, *from.op, *to.op});
       }
     }
     deliver(e.target, at, now);
@@ -549,8 +612,10 @@ void Engine::State::send(std::uint32_t producer, const Edge& e, Time now) {
     return;
   }
   FlowNetwork::FlowId flow = network->add(route->links, e.bytes.as_double(), now);
-  if (flow_targets.size() <= static_cast<std::size_t>(flow)) flow_targets.resize(static_cast<std::size_t>(flow) + 1);
-  flow_targets[static_cast<std::size_t>(flow)] = PendingTransfer{e.target, producer, latency, e.bytes, id};
+  if (flow_targets.size() <= static_cast<std::size_t>(flow))
+    flow_targets.resize(static_cast<std::size_t>(flow) + 1);
+  flow_targets[static_cast<std::size_t>(flow)] =
+      PendingTransfer{e.target, producer, latency, e.bytes, id};
   schedule_network_check();
 }
 
@@ -590,7 +655,8 @@ void Engine::State::on_network_check(Time now) {
     Time at = now + t.latency;
     const Node& from = nodes[t.producer];
     for (EngineObserver* o : observers) {
-      o->on_transfer_end(TransferEvent{t.id, from.device, node.device, t.bytes, at, *from.op, *node.op});
+      o->on_transfer_end(
+          TransferEvent{t.id, from.device, node.device, t.bytes, at, *from.op, *node.op});
     }
     deliver(t.target, at, now);
   }
@@ -632,13 +698,15 @@ std::string Engine::State::describe_deadlock() const {
       if (nodes[n].done) continue;
       for (std::uint32_t e = nodes[n].edges_begin; e < nodes[n].edges_end; ++e) {
         if (edges[e].target == ops[stream_cursor[slot]]) {
-          waiting.push_back(fmt::format("{} on device {}", to_string(*nodes[n].op), nodes[n].device));
+          waiting.push_back(
+              fmt::format("{} on device {}", to_string(*nodes[n].op), nodes[n].device));
         }
       }
     }
-    blocked.push_back(fmt::format("device {} is blocked at {} (position {}), waiting for {}", head.device,
-                                  to_string(*head.op), head.position,
-                                  waiting.empty() ? std::string("nothing (unreachable)") : fmt::format("{}", fmt::join(waiting, ", "))));
+    blocked.push_back(fmt::format("device {} is blocked at {} (position {}), waiting for {}",
+                                  head.device, to_string(*head.op), head.position,
+                                  waiting.empty() ? std::string("nothing (unreachable)")
+                                                  : fmt::format("{}", fmt::join(waiting, ", "))));
   }
   std::string msg = fmt::format("deadlock: {} of {} ops finished; ", completed, nodes.size());
   msg += fmt::format("{}", fmt::join(blocked, "; "));
@@ -655,9 +723,9 @@ std::string Engine::State::describe_deadlock() const {
         stalled.push_back(fmt::format("copy {} on device {}", to_string(*to.op), to.device));
       } else {
         const Node& from = nodes[t.producer];
-        stalled.push_back(fmt::format("transfer {} (device {}) -> {} (device {}) with {:.0f} of {} left",
-                                      to_string(*from.op), from.device, to_string(*to.op), to.device,
-                                      network->remaining_bytes(id), t.bytes));
+        stalled.push_back(fmt::format(
+            "transfer {} (device {}) -> {} (device {}) with {:.0f} of {} left", to_string(*from.op),
+            from.device, to_string(*to.op), to.device, network->remaining_bytes(id), t.bytes));
       }
     }
     msg += fmt::format("; stalled on a cut link: {}", fmt::join(stalled, ", "));
@@ -670,15 +738,16 @@ SimulationResult Engine::State::run() {
     throw std::invalid_argument("the engine needs a validated table");
   }
   if (static_cast<std::int64_t>(in.stage_costs.size()) != table.stages) {
-    throw std::invalid_argument(fmt::format("the engine needs costs for {} stages, got {}", table.stages,
-                                            in.stage_costs.size()));
+    throw std::invalid_argument(fmt::format("the engine needs costs for {} stages, got {}",
+                                            table.stages, in.stage_costs.size()));
   }
   build();
   const auto devices = static_cast<std::size_t>(table.devices);
   stream_cursor.assign(stream_ops.size(), 0);
   stream_busy.assign(stream_ops.size(), false);
   stream_free_at.assign(stream_ops.size(), Time::zero());
-  activations.assign(static_cast<std::size_t>(table.stages) * static_cast<std::size_t>(table.microbatches), {});
+  activations.assign(
+      static_cast<std::size_t>(table.stages) * static_cast<std::size_t>(table.microbatches), {});
   activation_now.assign(devices, Bytes::zero());
   activation_peak.assign(devices, Bytes::zero());
   activation_peak_time.assign(devices, Time::zero());
@@ -692,9 +761,11 @@ SimulationResult Engine::State::run() {
   {
     // Each distinct stage held by a device costs its static memory once (replicas on other
     // devices count there: weight replication).
-    std::vector<std::vector<bool>> holds(devices, std::vector<bool>(static_cast<std::size_t>(table.stages), false));
+    std::vector<std::vector<bool>> holds(
+        devices, std::vector<bool>(static_cast<std::size_t>(table.stages), false));
     for (const auto& map : table.placement.device_of_stage) {
-      for (std::size_t s = 0; s < map.size(); ++s) holds[static_cast<std::size_t>(map[s])][s] = true;
+      for (std::size_t s = 0; s < map.size(); ++s)
+        holds[static_cast<std::size_t>(map[s])][s] = true;
     }
     for (std::size_t d = 0; d < devices; ++d) {
       for (std::size_t s = 0; s < holds[d].size(); ++s) {
@@ -708,7 +779,8 @@ SimulationResult Engine::State::run() {
   }
   if (in.network == NetworkModel::Topology) {
     if (in.topology == nullptr || in.device_vertex.size() != devices) {
-      throw std::invalid_argument("the topology network model needs a topology and one GPU vertex per device");
+      throw std::invalid_argument(
+          "the topology network model needs a topology and one GPU vertex per device");
     }
     std::vector<double> capacity(static_cast<std::size_t>(in.topology->link_count()));
     for (LinkId l = 0; l < in.topology->link_count(); ++l) {
@@ -722,7 +794,8 @@ SimulationResult Engine::State::run() {
     throw std::invalid_argument("the compute slowdown needs one factor per device");
   }
   for (double k : in.compute_slowdown) {
-    if (!(k > 0.0) || !std::isfinite(k)) throw std::invalid_argument("a compute slowdown must be finite and > 0");
+    if (!(k > 0.0) || !std::isfinite(k))
+      throw std::invalid_argument("a compute slowdown must be finite and > 0");
   }
   if (!in.link_faults.empty() && !network) {
     throw std::invalid_argument("link faults need the topology network model");
@@ -745,8 +818,12 @@ SimulationResult Engine::State::run() {
     Event ev = queue.pop();
     ++events;
     switch (ev.type) {
-      case EventType::OpEnd: finish(ev.payload, ev.time); break;
-      case EventType::Arrival: arrive(ev.payload, ev.time); break;
+      case EventType::OpEnd:
+        finish(ev.payload, ev.time);
+        break;
+      case EventType::Arrival:
+        arrive(ev.payload, ev.time);
+        break;
       case EventType::NetworkCheck:
         if (ev.payload == network_version) on_network_check(ev.time);
         break;
@@ -756,7 +833,9 @@ SimulationResult Engine::State::run() {
         schedule_network_check();  // rates changed: the next completion moved
         break;
       }
-      case EventType::Sync: sync->on_token(ev.payload, ev.time); break;
+      case EventType::Sync:
+        sync->on_token(ev.payload, ev.time);
+        break;
     }
   }
 
@@ -764,11 +843,13 @@ SimulationResult Engine::State::run() {
   result.events = events;
   result.timings.resize(devices);
   for (std::size_t d = 0; d < devices; ++d) {
-    result.timings[d].assign(table.device_ops[d].size(), OpTiming{Time::from_ps(-1), Time::from_ps(-1)});
+    result.timings[d].assign(table.device_ops[d].size(),
+                             OpTiming{Time::from_ps(-1), Time::from_ps(-1)});
   }
   for (const Node& node : nodes) {
     if (node.done) {
-      result.timings[static_cast<std::size_t>(node.device)][static_cast<std::size_t>(node.position)] =
+      result
+          .timings[static_cast<std::size_t>(node.device)][static_cast<std::size_t>(node.position)] =
           OpTiming{node.start_time, node.end_time};
     }
   }
@@ -780,12 +861,14 @@ SimulationResult Engine::State::run() {
     result.status = RunStatus::OutOfMemory;
     const OutOfMemory& o = oom.front();
     if (o.host.empty()) {
-      result.failure = fmt::format("out of memory on device {} at {} during {}: {} over the budget of {}", o.device,
-                                   o.time, o.op, o.over, o.budget);
+      result.failure =
+          fmt::format("out of memory on device {} at {} during {}: {} over the budget of {}",
+                      o.device, o.time, o.op, o.over, o.budget);
     } else {
-      result.failure = fmt::format("out of host memory on '{}' at {} during {} of device {}: {} over the host "
-                                   "capacity of {}",
-                                   o.host, o.time, o.op, o.device, o.over, o.budget);
+      result.failure = fmt::format(
+          "out of host memory on '{}' at {} during {} of device {}: {} over the host "
+          "capacity of {}",
+          o.host, o.time, o.op, o.device, o.over, o.budget);
     }
   }
   MemoryPeaks peaks;
@@ -816,7 +899,8 @@ SimulationResult Engine::State::run() {
       Time busy = network->link_busy_time(l);
       if (busy > Time::zero()) {
         result.metrics.links.push_back(
-            LinkUsage{in.topology->link_name(l), busy, Bytes(static_cast<std::int64_t>(network->link_bytes(l) + 0.5))});
+            LinkUsage{in.topology->link_name(l), busy,
+                      Bytes(static_cast<std::int64_t>(network->link_bytes(l) + 0.5))});
       }
     }
   }
@@ -843,9 +927,12 @@ SimulationResult simulate(EngineInput input) {
 
 std::string_view run_status_name(RunStatus s) {
   switch (s) {
-    case RunStatus::Ok: return "ok";
-    case RunStatus::Deadlock: return "deadlock";
-    case RunStatus::OutOfMemory: return "out_of_memory";
+    case RunStatus::Ok:
+      return "ok";
+    case RunStatus::Deadlock:
+      return "deadlock";
+    case RunStatus::OutOfMemory:
+      return "out_of_memory";
   }
   return "?";
 }

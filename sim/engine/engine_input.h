@@ -41,11 +41,11 @@ struct EngineInput {
   const Table* table = nullptr;
   std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
   NetworkModel network = NetworkModel::None;
-  Time fixed_delay;                       // FixedDelay only
-  const Topology* topology = nullptr;     // Topology only
-  std::vector<VertexId> device_vertex;    // Topology only: device -> GPU vertex
+  Time fixed_delay;                     // FixedDelay only
+  const Topology* topology = nullptr;   // Topology only
+  std::vector<VertexId> device_vertex;  // Topology only: device -> GPU vertex
   ReleaseConvention release = ReleaseConvention::Split;
-  std::vector<Bytes> memory_budget;       // per device; empty = unlimited
+  std::vector<Bytes> memory_budget;  // per device; empty = unlimited
   /// Offload (O) and reload (L) copies. Topology: a flow over the route between the GPU and its
   /// nearest host vertex. Otherwise, when set, a private link of this bandwidth per GPU (copy
   /// time = bytes / bandwidth, no contention between GPUs) to one shared host memory "host";

@@ -11,7 +11,13 @@
 
 namespace bubblesim {
 
-enum class EventType : std::uint8_t { OpEnd, NetworkCheck, Arrival, LinkFault, Sync };  // Sync: gradient_sync token
+enum class EventType : std::uint8_t {
+  OpEnd,
+  NetworkCheck,
+  Arrival,
+  LinkFault,
+  Sync
+};  // Sync: gradient_sync token
 
 struct Event {
   Time time;
@@ -24,7 +30,8 @@ struct Event {
 class EventQueue {
  public:
   void push(Time time, std::uint8_t priority, EventType type, std::uint32_t payload) {
-    heap_.push_back(Entry{time.ps(), (std::uint64_t{priority} << kSequenceBits) | next_sequence_++, payload, type});
+    heap_.push_back(Entry{time.ps(), (std::uint64_t{priority} << kSequenceBits) | next_sequence_++,
+                          payload, type});
     sift_up(heap_.size() - 1);
   }
   bool empty() const { return heap_.empty(); }
@@ -53,8 +60,8 @@ class EventQueue {
     EventType type;
   };
   static Event to_event(const Entry& e) {
-    return Event{Time::from_ps(e.time), static_cast<std::uint8_t>(e.order >> kSequenceBits), e.type, e.payload,
-                 e.order & kSequenceMask};
+    return Event{Time::from_ps(e.time), static_cast<std::uint8_t>(e.order >> kSequenceBits), e.type,
+                 e.payload, e.order & kSequenceMask};
   }
   static bool before(const Entry& a, const Entry& b) {
     return a.time < b.time || (a.time == b.time && a.order < b.order);

@@ -59,7 +59,8 @@ FlowNetwork::FlowId FlowNetwork::add(const std::vector<LinkId>& links, double by
   // Routes are short: a pairwise check allocates nothing.
   for (std::size_t i = 0; i < links.size(); ++i) {
     for (std::size_t k = i + 1; k < links.size(); ++k) {
-      if (links[i] == links[k]) throw std::invalid_argument("a flow must not cross the same link twice");
+      if (links[i] == links[k])
+        throw std::invalid_argument("a flow must not cross the same link twice");
     }
   }
   if (next_id_ == std::numeric_limits<FlowId>::max()) throw std::overflow_error("too many flows");
@@ -114,7 +115,8 @@ void FlowNetwork::complete_finished(Time now, std::vector<FlowId>& done) {
     }
     slot_of_[static_cast<std::size_t>(f.id)] = -1;
   }
-  for (std::size_t i = kept; i < flows_.size(); ++i) spare_links_.push_back(std::move(flows_[i].links));
+  for (std::size_t i = kept; i < flows_.size(); ++i)
+    spare_links_.push_back(std::move(flows_[i].links));
   flows_.resize(kept);
   if (!touched_.empty()) recompute(touched_);
 }

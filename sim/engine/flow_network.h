@@ -97,7 +97,9 @@ class FlowNetwork {
   void check_link(LinkId l) const;
   const Flow& flow(FlowId id) const;
   std::int32_t find_slot(FlowId id) const {
-    return id >= 0 && static_cast<std::size_t>(id) < slot_of_.size() ? slot_of_[static_cast<std::size_t>(id)] : -1;
+    return id >= 0 && static_cast<std::size_t>(id) < slot_of_.size()
+               ? slot_of_[static_cast<std::size_t>(id)]
+               : -1;
   }
 
   std::vector<Link> links_;
@@ -109,15 +111,15 @@ class FlowNetwork {
   // Scratch space reused by every update (sized to the links or the active flows).
   std::vector<std::vector<LinkId>> spare_links_;  // link lists of finished flows, for reuse
   std::vector<LinkId> touched_;
-  std::vector<Time> busy_end_;                    // per link, during advance(); zero otherwise
+  std::vector<Time> busy_end_;  // per link, during advance(); zero otherwise
   std::vector<LinkId> busy_links_;
-  std::vector<char> link_seen_;                   // per link, during recompute(); zero otherwise
+  std::vector<char> link_seen_;  // per link, during recompute(); zero otherwise
   std::vector<LinkId> comp_links_, queue_;
-  std::vector<std::int32_t> comp_flows_;          // slots
-  std::vector<char> frozen_;                      // per slot, during recompute(); zero otherwise
-  std::vector<double> new_rate_;                  // per slot
-  std::vector<double> cap_;                       // per link
-  std::vector<std::int32_t> unfrozen_;            // per link
+  std::vector<std::int32_t> comp_flows_;  // slots
+  std::vector<char> frozen_;              // per slot, during recompute(); zero otherwise
+  std::vector<double> new_rate_;          // per slot
+  std::vector<double> cap_;               // per link
+  std::vector<std::int32_t> unfrozen_;    // per link
 };
 
 }  // namespace bubblesim

@@ -1,9 +1,9 @@
 #include "sim/engine/gradient_sync.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "schedules/table_index.h"
 #include "sim/engine/flow_network.h"
@@ -49,16 +49,18 @@ struct GradientSync::Impl {
   std::vector<Unit> units;
   std::vector<std::unique_ptr<CollectiveInstance>> instances;
   std::vector<std::size_t> instance_unit;
-  std::vector<std::int32_t> instance_device;   // holder device the instance belongs to
-  std::vector<bool> instance_reported;          // the holder's tp-rank-0 instance: reported to observers
+  std::vector<std::int32_t> instance_device;  // holder device the instance belongs to
+  std::vector<bool> instance_reported;  // the holder's tp-rank-0 instance: reported to observers
   std::vector<std::pair<std::size_t, bool>> ready_events;  // (unit, unused)
-  std::vector<std::int32_t> last_compute;       // per device: position of its last compute op
+  std::vector<std::int32_t> last_compute;  // per device: position of its last compute op
   std::vector<Time> compute_end;
-  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::int32_t>> last_grad;  // (device, pos) -> stages
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::int32_t>>
+      last_grad;  // (device, pos) -> stages
   std::vector<Time> tp_per_device;
   std::map<std::pair<std::int32_t, int>, std::pair<Time, std::int32_t>> closed_cache;
 
-  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp, const std::vector<EngineObserver*>& obs)
+  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
+       const std::vector<EngineObserver*>& obs)
       : plan(p), table(t), topology(topo), port(fp), observers(obs) {
     const auto devices = static_cast<std::size_t>(table.devices);
     TableIndex index(table);
@@ -82,18 +84,27 @@ struct GradientSync::Impl {
         const Op& op = table.device_ops[d][i];
         const auto pos = static_cast<std::int32_t>(i);
         switch (op.kind) {
-          case OpKind::Weight: last[op.stage] = pos; break;
+          case OpKind::Weight:
+            last[op.stage] = pos;
+            break;
           case OpKind::Backward:
             if (!index.has_weight(op.stage, op.microbatch)) last[op.stage] = pos;
             tp_per_device[d] += tp_of(plan.tp_backward, op.stage);
             break;
           case OpKind::ForwardBackward:
-            if (!index.has_weight(op.backward_stage, op.backward_microbatch)) last[op.backward_stage] = pos;
-            tp_per_device[d] += tp_of(plan.tp_forward, op.stage) + tp_of(plan.tp_backward, op.backward_stage);
+            if (!index.has_weight(op.backward_stage, op.backward_microbatch))
+              last[op.backward_stage] = pos;
+            tp_per_device[d] +=
+                tp_of(plan.tp_forward, op.stage) + tp_of(plan.tp_backward, op.backward_stage);
             break;
-          case OpKind::Forward: tp_per_device[d] += tp_of(plan.tp_forward, op.stage); break;
-          case OpKind::Recompute: tp_per_device[d] += tp_of(plan.tp_forward, op.stage); break;
-          default: break;
+          case OpKind::Forward:
+            tp_per_device[d] += tp_of(plan.tp_forward, op.stage);
+            break;
+          case OpKind::Recompute:
+            tp_per_device[d] += tp_of(plan.tp_forward, op.stage);
+            break;
+          default:
+            break;
         }
         if (stream_of(op.kind) == Stream::Compute) last_compute[d] = pos;
       }
@@ -114,10 +125,16 @@ struct GradientSync::Impl {
     }
   }
 
-  bool has_replica_phase(const StageState& st) const { return plan.replica_sync && st.holders.size() > 1; }
-  std::int32_t dp() const { return plan.gpus.empty() ? 1 : static_cast<std::int32_t>(plan.gpus.front().size()); }
+  bool has_replica_phase(const StageState& st) const {
+    return plan.replica_sync && st.holders.size() > 1;
+  }
+  std::int32_t dp() const {
+    return plan.gpus.empty() ? 1 : static_cast<std::int32_t>(plan.gpus.front().size());
+  }
   std::int32_t tp() const {
-    return plan.gpus.empty() || plan.gpus.front().empty() ? 1 : static_cast<std::int32_t>(plan.gpus.front().front().size());
+    return plan.gpus.empty() || plan.gpus.front().empty()
+               ? 1
+               : static_cast<std::int32_t>(plan.gpus.front().front().size());
   }
 
   std::uint32_t launch(std::size_t u, std::int32_t device, bool report, std::vector<VertexId> ranks,
@@ -125,7 +142,8 @@ struct GradientSync::Impl {
     const auto id = static_cast<std::uint32_t>(instances.size());
     auto steps = collective_steps(CollectiveKind::AllReduce, algorithm, units[u].bytes.as_double(),
                                   node_of_gpus(topology, ranks));
-    instances.push_back(std::make_unique<CollectiveInstance>(topology, std::move(ranks), std::move(steps)));
+    instances.push_back(
+        std::make_unique<CollectiveInstance>(topology, std::move(ranks), std::move(steps)));
     instance_unit.push_back(u);
     instance_device.push_back(device);
     instance_reported.push_back(report);
@@ -134,8 +152,8 @@ struct GradientSync::Impl {
     return id;
   }
 
-  Time closed_form(std::int32_t s, Phase phase, const std::vector<VertexId>& ranks, CollectiveAlgorithm algorithm,
-                   Bytes bytes) {
+  Time closed_form(std::int32_t s, Phase phase, const std::vector<VertexId>& ranks,
+                   CollectiveAlgorithm algorithm, Bytes bytes) {
     // The alpha-beta parameters of a stage's group are measured once.
     auto key = std::make_pair(s, static_cast<int>(phase));
     auto it = closed_cache.find(key);
@@ -148,7 +166,8 @@ struct GradientSync::Impl {
       ab_cache[key] = ab;
     }
     return collective_closed_form(CollectiveKind::AllReduce, algorithm, bytes.as_double(),
-                                  static_cast<std::int32_t>(ranks.size()), it->second.second, ab_cache[key]);
+                                  static_cast<std::int32_t>(ranks.size()), it->second.second,
+                                  ab_cache[key]);
   }
   std::map<std::pair<std::int32_t, int>, AlphaBeta> ab_cache;
 
@@ -162,8 +181,11 @@ struct GradientSync::Impl {
       if (unit.phase == Phase::Replica && has_replica_phase(st)) {
         for (std::int32_t t = 0; t < tp(); ++t) {
           std::vector<VertexId> ranks;
-          for (std::int32_t h : st.holders) ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][0][static_cast<std::size_t>(t)]);
-          if (t == 0) st.replica_closed += closed_form(unit.stage, Phase::Replica, ranks, CollectiveAlgorithm::Ring, unit.bytes);
+          for (std::int32_t h : st.holders)
+            ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][0][static_cast<std::size_t>(t)]);
+          if (t == 0)
+            st.replica_closed += closed_form(unit.stage, Phase::Replica, ranks,
+                                             CollectiveAlgorithm::Ring, unit.bytes);
           launch(u, st.holders.front(), t == 0, std::move(ranks), CollectiveAlgorithm::Ring);
         }
       } else if (unit.phase == Phase::DataParallel && dp() > 1) {
@@ -171,10 +193,12 @@ struct GradientSync::Impl {
           for (std::int32_t t = 0; t < tp(); ++t) {
             std::vector<VertexId> ranks;
             for (std::int32_t r = 0; r < dp(); ++r) {
-              ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][static_cast<std::size_t>(r)][static_cast<std::size_t>(t)]);
+              ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][static_cast<std::size_t>(r)]
+                                       [static_cast<std::size_t>(t)]);
             }
             if (t == 0 && h == st.holders.front()) {
-              st.dp_closed += closed_form(unit.stage, Phase::DataParallel, ranks, plan.algorithm, unit.bytes);
+              st.dp_closed +=
+                  closed_form(unit.stage, Phase::DataParallel, ranks, plan.algorithm, unit.bytes);
             }
             launch(u, h, t == 0, std::move(ranks), plan.algorithm);
           }
@@ -208,8 +232,9 @@ struct GradientSync::Impl {
     if (instance_reported[id] && !observers.empty()) {
       const CollectiveInstance& c = *instances[id];
       CollectiveEvent e;
-      e.name = fmt::format("{} all-reduce stage {} bucket {}", unit.phase == Phase::Replica ? "replica" : "dp",
-                           unit.stage, unit.bucket);
+      e.name =
+          fmt::format("{} all-reduce stage {} bucket {}",
+                      unit.phase == Phase::Replica ? "replica" : "dp", unit.stage, unit.bucket);
       e.device = instance_device[id];
       e.start = c.start_time();
       e.end = c.end_time();
@@ -247,7 +272,8 @@ struct GradientSync::Impl {
     if (token & kReadyBit) {
       const std::size_t u = ready_events[token & ~kReadyBit].first;
       Unit& unit = units[u];
-      if (++unit.ready_count == static_cast<std::int32_t>(stages[static_cast<std::size_t>(unit.stage)].holders.size())) {
+      if (++unit.ready_count ==
+          static_cast<std::int32_t>(stages[static_cast<std::size_t>(unit.stage)].holders.size())) {
         unit.ready = true;
         advance(unit.stage, now);
       }
@@ -274,7 +300,8 @@ struct GradientSync::Impl {
 
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end) {
     const auto d = static_cast<std::size_t>(device);
-    if (!observers.empty() && (!plan.tp_forward.empty() || !plan.tp_backward.empty())) report_tp(device, position, end);
+    if (!observers.empty() && (!plan.tp_forward.empty() || !plan.tp_backward.empty()))
+      report_tp(device, position, end);
     if (plan.overlap) {
       auto it = last_grad.find({device, position});
       if (it != last_grad.end()) {
@@ -282,7 +309,8 @@ struct GradientSync::Impl {
           const auto& us = stages[static_cast<std::size_t>(s)].units;
           const auto k = static_cast<std::int64_t>(us.size());
           for (std::int64_t b = 0; b < k; ++b) {
-            ready_at(us[static_cast<std::size_t>(b)], start + Time::from_ps((end - start).ps() * (b + 1) / k));
+            ready_at(us[static_cast<std::size_t>(b)],
+                     start + Time::from_ps((end - start).ps() * (b + 1) / k));
           }
         }
       }
@@ -300,15 +328,25 @@ struct GradientSync::Impl {
   }
 
   void report_tp(std::int32_t device, std::int32_t position, Time end) {
-    const Op& op = table.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(position)];
-    auto at = [](const std::vector<Time>& v, std::int32_t s) { return v.empty() ? Time::zero() : v[static_cast<std::size_t>(s)]; };
+    const Op& op =
+        table.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(position)];
+    auto at = [](const std::vector<Time>& v, std::int32_t s) {
+      return v.empty() ? Time::zero() : v[static_cast<std::size_t>(s)];
+    };
     Time tp_time;
     switch (op.kind) {
       case OpKind::Forward:
-      case OpKind::Recompute: tp_time = at(plan.tp_forward, op.stage); break;
-      case OpKind::Backward: tp_time = at(plan.tp_backward, op.stage); break;
-      case OpKind::ForwardBackward: tp_time = at(plan.tp_forward, op.stage) + at(plan.tp_backward, op.backward_stage); break;
-      default: return;
+      case OpKind::Recompute:
+        tp_time = at(plan.tp_forward, op.stage);
+        break;
+      case OpKind::Backward:
+        tp_time = at(plan.tp_backward, op.stage);
+        break;
+      case OpKind::ForwardBackward:
+        tp_time = at(plan.tp_forward, op.stage) + at(plan.tp_backward, op.backward_stage);
+        break;
+      default:
+        return;
     }
     if (tp_time <= Time::zero()) return;
     // TP all-reduces are serialised with the op's compute (Megatron without overlap); the trace
@@ -336,14 +374,16 @@ struct GradientSync::Impl {
       const Bytes total = plan.gradient_bytes[s];
       const auto count = static_cast<std::int32_t>(st.units.size());
       if (has_replica_phase(st)) {
-        sm.collectives.push_back(CollectiveSummary{fmt::format("replica all-reduce stage {}", s), "ring",
-                                                   static_cast<std::int32_t>(st.holders.size()), count, total,
-                                                   st.replica_time, st.replica_closed});
+        sm.collectives.push_back(
+            CollectiveSummary{fmt::format("replica all-reduce stage {}", s), "ring",
+                              static_cast<std::int32_t>(st.holders.size()), count, total,
+                              st.replica_time, st.replica_closed});
       }
       if (dp() > 1) {
-        sm.collectives.push_back(CollectiveSummary{fmt::format("dp all-reduce stage {}", s),
-                                                   std::string(collective_algorithm_name(plan.algorithm)), dp(), count,
-                                                   total, st.dp_time, st.dp_closed});
+        sm.collectives.push_back(
+            CollectiveSummary{fmt::format("dp all-reduce stage {}", s),
+                              std::string(collective_algorithm_name(plan.algorithm)), dp(), count,
+                              total, st.dp_time, st.dp_closed});
       }
     }
     for (Time t : compute_end) sm.compute_end = std::max(sm.compute_end, t);
@@ -353,7 +393,8 @@ struct GradientSync::Impl {
     for (std::size_t d = 0; d < devices; ++d) {
       Time sync_end = compute_end[d];
       for (const StageState& st : stages) {
-        if (std::find(st.holders.begin(), st.holders.end(), static_cast<std::int32_t>(d)) != st.holders.end() &&
+        if (std::find(st.holders.begin(), st.holders.end(), static_cast<std::int32_t>(d)) !=
+                st.holders.end() &&
             !st.units.empty()) {
           sync_end = std::max(sync_end, st.end);
         }
@@ -378,12 +419,13 @@ struct GradientSync::Impl {
   }
 };
 
-GradientSync::GradientSync(const SyncPlan& plan, const Table& table, const Topology& topology, FlowPort& port,
-                           const std::vector<EngineObserver*>& observers)
+GradientSync::GradientSync(const SyncPlan& plan, const Table& table, const Topology& topology,
+                           FlowPort& port, const std::vector<EngineObserver*>& observers)
     : impl_(std::make_unique<Impl>(plan, table, topology, port, observers)) {}
 GradientSync::~GradientSync() = default;
 
-void GradientSync::on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end) {
+void GradientSync::on_compute_start(std::int32_t device, std::int32_t position, Time start,
+                                    Time end) {
   impl_->on_compute_start(device, position, start, end);
 }
 void GradientSync::on_token(std::uint32_t token, Time now) { impl_->on_token(token, now); }

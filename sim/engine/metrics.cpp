@@ -31,10 +31,12 @@ Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_
   }
   const double work = static_cast<double>(total_busy.ps());
   if (m.makespan > Time::zero()) {
-    m.bubble_ratio = 1.0 - work / (static_cast<double>(devices) * static_cast<double>(m.makespan.ps()));
+    m.bubble_ratio =
+        1.0 - work / (static_cast<double>(devices) * static_cast<double>(m.makespan.ps()));
   }
   if (m.stage_span_max > Time::zero()) {
-    m.bubble_ratio_span = 1.0 - work / (static_cast<double>(devices) * static_cast<double>(m.stage_span_max.ps()));
+    m.bubble_ratio_span =
+        1.0 - work / (static_cast<double>(devices) * static_cast<double>(m.stage_span_max.ps()));
   }
 
   m.peak_activation_per_device = peaks.activation;
@@ -47,9 +49,11 @@ Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_
   for (const StageCost& c : stage_costs) unit = std::max(unit, c.activation);
   for (std::size_t d = 0; d < devices; ++d) {
     m.peak_activation = std::max(m.peak_activation, peaks.activation[d]);
-    m.peak_activation_units_per_device[d] = unit > Bytes::zero() ? peaks.activation[d] / unit
-                                                                 : static_cast<double>(peaks.activation_count[d]);
-    m.peak_activation_units = std::max(m.peak_activation_units, m.peak_activation_units_per_device[d]);
+    m.peak_activation_units_per_device[d] = unit > Bytes::zero()
+                                                ? peaks.activation[d] / unit
+                                                : static_cast<double>(peaks.activation_count[d]);
+    m.peak_activation_units =
+        std::max(m.peak_activation_units, m.peak_activation_units_per_device[d]);
   }
   m.exposed_comm_per_device = exposed_comm;
   for (Time t : exposed_comm) m.exposed_comm = std::max(m.exposed_comm, t);

@@ -16,15 +16,15 @@ struct OpEvent {
   std::int32_t device;
   std::int32_t position;  // index in the table's op list of that device
   const Op& op;
-  Time time;              // start time for on_op_start, end time for on_op_end
+  Time time;  // start time for on_op_start, end time for on_op_end
 };
 
 struct TransferEvent {
-  std::uint32_t id;          // unique per run, same for start and end
+  std::uint32_t id;  // unique per run, same for start and end
   std::int32_t from_device;
   std::int32_t to_device;
   Bytes bytes;
-  Time time;                 // send time for start, arrival time for end
+  Time time;  // send time for start, arrival time for end
   const Op& producer;
   const Op& consumer;
 };
@@ -32,12 +32,12 @@ struct TransferEvent {
 /// A gradient collective (DP, replica or TP all-reduce) or an optimizer step, reported once it
 /// has ended (docs/parallelism.md).
 struct CollectiveEvent {
-  std::string name;             // "dp all-reduce stage 2 bucket 0", "optimizer step", ...
-  std::int32_t device;          // the pipeline device it belongs to
+  std::string name;     // "dp all-reduce stage 2 bucket 0", "optimizer step", ...
+  std::int32_t device;  // the pipeline device it belongs to
   Time start;
   Time end;
-  Bytes bytes;                  // per rank
-  std::vector<std::int32_t> links;  // topology LinkIds that carried its flows
+  Bytes bytes;                             // per rank
+  std::vector<std::int32_t> links;         // topology LinkIds that carried its flows
   std::vector<Time> link_start, link_end;  // parallel to links: one slice per step and link
 };
 
@@ -50,7 +50,8 @@ class EngineObserver {
   virtual void on_transfer_end(const TransferEvent&) {}
   /// Device memory changed: `activation` resident activation bytes, `total` with static memory.
   virtual void on_collective(const CollectiveEvent&) {}
-  virtual void on_memory(std::int32_t /*device*/, Time /*time*/, Bytes /*activation*/, Bytes /*total*/) {}
+  virtual void on_memory(std::int32_t /*device*/, Time /*time*/, Bytes /*activation*/,
+                         Bytes /*total*/) {}
 };
 
 }  // namespace bubblesim

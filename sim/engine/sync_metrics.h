@@ -13,7 +13,8 @@ namespace bubblesim {
 
 /// One kind of collective of one stage, summed over its buckets: simulated against closed form.
 struct CollectiveSummary {
-  std::string name;       // "dp all-reduce stage 3", "replica all-reduce stage 0", "tp all-reduce stage 1"
+  std::string
+      name;  // "dp all-reduce stage 3", "replica all-reduce stage 0", "tp all-reduce stage 1"
   std::string algorithm;  // ring, tree, hierarchical
   std::int32_t ranks = 0;
   std::int32_t count = 0;  // buckets (or ops for TP)
@@ -30,12 +31,12 @@ struct LinkClassUsage {
 
 struct SyncMetrics {
   bool enabled = false;
-  Time dp_sync;           // largest over stages of its DP all-reduce time (sum over buckets)
-  Time exposed_dp_sync;   // end of the last gradient sync minus end of the last compute op (>= 0)
-  Time replica_sync;      // largest over stages of its replica all-reduce time
-  Time optimizer;         // largest optimizer step over devices
-  Time tp_comm;           // largest over devices of the TP all-reduce time inside its ops
-  Time compute_end;       // end of the last compute op (before the syncs)
+  Time dp_sync;          // largest over stages of its DP all-reduce time (sum over buckets)
+  Time exposed_dp_sync;  // end of the last gradient sync minus end of the last compute op (>= 0)
+  Time replica_sync;     // largest over stages of its replica all-reduce time
+  Time optimizer;        // largest optimizer step over devices
+  Time tp_comm;          // largest over devices of the TP all-reduce time inside its ops
+  Time compute_end;      // end of the last compute op (before the syncs)
   std::vector<Time> sync_end_per_device;
   std::vector<Time> optimizer_end_per_device;
   std::vector<CollectiveSummary> collectives;

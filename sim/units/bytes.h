@@ -1,11 +1,11 @@
 #pragma once
 // Bytes: an amount of memory or data as an integer count of bytes.
 
+#include <fmt/format.h>
+
 #include <compare>
 #include <cstdint>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "sim/units/overflow_error.h"
 
@@ -23,11 +23,13 @@ class Bytes {
   friend constexpr auto operator<=>(Bytes, Bytes) = default;
 
   Bytes& operator+=(Bytes other) {
-    if (__builtin_add_overflow(count_, other.count_, &count_)) throw OverflowError("byte count overflows");
+    if (__builtin_add_overflow(count_, other.count_, &count_))
+      throw OverflowError("byte count overflows");
     return *this;
   }
   Bytes& operator-=(Bytes other) {
-    if (__builtin_sub_overflow(count_, other.count_, &count_)) throw OverflowError("byte count overflows");
+    if (__builtin_sub_overflow(count_, other.count_, &count_))
+      throw OverflowError("byte count overflows");
     return *this;
   }
   friend Bytes operator+(Bytes a, Bytes b) { return a += b; }

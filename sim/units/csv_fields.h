@@ -20,7 +20,8 @@ inline std::vector<std::string_view> split_lines(std::string_view text) {
   std::size_t start = 0;
   while (true) {
     const std::size_t nl = text.find('\n', start);
-    std::string_view line = text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    std::string_view line =
+        text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     lines.push_back(line);
     if (nl == std::string_view::npos) return lines;
@@ -34,7 +35,8 @@ inline CsvFields split_csv_fields(std::string_view line) {
   std::size_t begin = 0;
   while (true) {
     std::size_t comma = line.find(',', begin);
-    out.values.push_back(line.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin));
+    out.values.push_back(line.substr(
+        begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin));
     out.columns.push_back(static_cast<int>(begin) + 1);
     if (comma == std::string_view::npos) return out;
     begin = comma + 1;

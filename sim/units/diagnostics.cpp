@@ -1,9 +1,9 @@
 #include "sim/units/diagnostics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 namespace bubblesim {
 namespace {

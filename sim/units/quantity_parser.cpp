@@ -1,13 +1,13 @@
 #include "sim/units/quantity_parser.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace bubblesim {
 namespace {
@@ -18,38 +18,60 @@ struct UnitScale {
 };
 
 constexpr std::array kTimeUnits{
-    UnitScale{"ps", 1.0},         UnitScale{"ns", 1e3},          UnitScale{"us", 1e6},
-    UnitScale{"\xC2\xB5s", 1e6},  UnitScale{"ms", 1e9},          UnitScale{"s", 1e12},
-    UnitScale{"min", 60e12},      UnitScale{"h", 3600e12},
+    UnitScale{"ps", 1.0},        UnitScale{"ns", 1e3},    UnitScale{"us", 1e6},
+    UnitScale{"\xC2\xB5s", 1e6}, UnitScale{"ms", 1e9},    UnitScale{"s", 1e12},
+    UnitScale{"min", 60e12},     UnitScale{"h", 3600e12},
 };
 
 constexpr double kKi = 1024.0;
 constexpr std::array kByteUnits{
     UnitScale{"B", 1.0},
-    UnitScale{"kB", 1e3},        UnitScale{"KB", 1e3},          UnitScale{"MB", 1e6},
-    UnitScale{"GB", 1e9},        UnitScale{"TB", 1e12},         UnitScale{"PB", 1e15},
-    UnitScale{"KiB", kKi},       UnitScale{"MiB", kKi * kKi},   UnitScale{"GiB", kKi * kKi * kKi},
-    UnitScale{"TiB", kKi * kKi * kKi * kKi},
-    UnitScale{"PiB", kKi * kKi * kKi * kKi * kKi},
+    UnitScale{"kB", 1e3},
+    UnitScale{"KB", 1e3},
+    UnitScale{"MB", 1e6},
+    UnitScale{"GB", 1e9},
+    UnitScale{"TB", 1e12},
+    UnitScale{"PB", 1e15},
+    UnitScale{"KiB", kKi},
+    UnitScale{"MiB", kKi* kKi},
+    UnitScale{"GiB", kKi* kKi* kKi},
+    UnitScale{"TiB", kKi* kKi* kKi* kKi},
+    UnitScale{"PiB", kKi* kKi* kKi* kKi* kKi},
 };
 
 constexpr std::array kBandwidthUnits{
-    UnitScale{"B/s", 1.0},        UnitScale{"kB/s", 1e3},        UnitScale{"KB/s", 1e3},
-    UnitScale{"MB/s", 1e6},       UnitScale{"GB/s", 1e9},        UnitScale{"TB/s", 1e12},
-    UnitScale{"KiB/s", kKi},      UnitScale{"MiB/s", kKi * kKi}, UnitScale{"GiB/s", kKi * kKi * kKi},
-    UnitScale{"TiB/s", kKi * kKi * kKi * kKi},
-    UnitScale{"bps", 0.125},      UnitScale{"kbps", 1e3 / 8},    UnitScale{"Kbps", 1e3 / 8},
-    UnitScale{"Mbps", 1e6 / 8},   UnitScale{"Gbps", 1e9 / 8},    UnitScale{"Tbps", 1e12 / 8},
-    UnitScale{"b/s", 0.125},      UnitScale{"kb/s", 1e3 / 8},    UnitScale{"Kb/s", 1e3 / 8},
-    UnitScale{"Mb/s", 1e6 / 8},   UnitScale{"Gb/s", 1e9 / 8},    UnitScale{"Tb/s", 1e12 / 8},
-    UnitScale{"Gbit/s", 1e9 / 8}, UnitScale{"Mbit/s", 1e6 / 8},  UnitScale{"Tbit/s", 1e12 / 8},
+    UnitScale{"B/s", 1.0},
+    UnitScale{"kB/s", 1e3},
+    UnitScale{"KB/s", 1e3},
+    UnitScale{"MB/s", 1e6},
+    UnitScale{"GB/s", 1e9},
+    UnitScale{"TB/s", 1e12},
+    UnitScale{"KiB/s", kKi},
+    UnitScale{"MiB/s", kKi* kKi},
+    UnitScale{"GiB/s", kKi* kKi* kKi},
+    UnitScale{"TiB/s", kKi* kKi* kKi* kKi},
+    UnitScale{"bps", 0.125},
+    UnitScale{"kbps", 1e3 / 8},
+    UnitScale{"Kbps", 1e3 / 8},
+    UnitScale{"Mbps", 1e6 / 8},
+    UnitScale{"Gbps", 1e9 / 8},
+    UnitScale{"Tbps", 1e12 / 8},
+    UnitScale{"b/s", 0.125},
+    UnitScale{"kb/s", 1e3 / 8},
+    UnitScale{"Kb/s", 1e3 / 8},
+    UnitScale{"Mb/s", 1e6 / 8},
+    UnitScale{"Gb/s", 1e9 / 8},
+    UnitScale{"Tb/s", 1e12 / 8},
+    UnitScale{"Gbit/s", 1e9 / 8},
+    UnitScale{"Mbit/s", 1e6 / 8},
+    UnitScale{"Tbit/s", 1e12 / 8},
 };
 
 constexpr std::array kFlopUnits{
-    UnitScale{"FLOPS", 1.0},      UnitScale{"kFLOPS", 1e3},      UnitScale{"KFLOPS", 1e3},
-    UnitScale{"MFLOPS", 1e6},     UnitScale{"GFLOPS", 1e9},      UnitScale{"TFLOPS", 1e12},
-    UnitScale{"PFLOPS", 1e15},    UnitScale{"FLOP/s", 1.0},      UnitScale{"GFLOP/s", 1e9},
-    UnitScale{"TFLOP/s", 1e12},   UnitScale{"PFLOP/s", 1e15},
+    UnitScale{"FLOPS", 1.0},    UnitScale{"kFLOPS", 1e3},   UnitScale{"KFLOPS", 1e3},
+    UnitScale{"MFLOPS", 1e6},   UnitScale{"GFLOPS", 1e9},   UnitScale{"TFLOPS", 1e12},
+    UnitScale{"PFLOPS", 1e15},  UnitScale{"FLOP/s", 1.0},   UnitScale{"GFLOP/s", 1e9},
+    UnitScale{"TFLOP/s", 1e12}, UnitScale{"PFLOP/s", 1e15},
 };
 
 std::string_view trim(std::string_view s) {
@@ -68,17 +90,24 @@ NumberAndUnit split_number(std::string_view text, std::string_view what, std::st
   std::size_t i = 0;
   if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
   bool digits = false;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) { ++i; digits = true; }
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+    ++i;
+    digits = true;
+  }
   if (i < s.size() && s[i] == '.') {
     ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) { ++i; digits = true; }
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      digits = true;
+    }
   }
   if (digits && i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     std::size_t j = i + 1;
     if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
     std::size_t exp_start = j;
     while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
-    if (j > exp_start) i = j;  // otherwise the 'e' belongs to the unit (there is none such, but be safe)
+    if (j > exp_start)
+      i = j;  // otherwise the 'e' belongs to the unit (there is none such, but be safe)
   }
   if (!digits) {
     throw QuantityError(fmt::format("'{}' is not a {}: expected a number followed by a unit ({})",
@@ -108,8 +137,8 @@ double parse_scaled(std::string_view text, std::string_view what,
   for (const UnitScale& u : units) {
     if (u.suffix == nu.unit) return nu.value * u.scale;
   }
-  throw QuantityError(fmt::format("'{}' has an unknown unit '{}' for a {}: use one of {}", trim(text),
-                                  nu.unit, what, units_help));
+  throw QuantityError(fmt::format("'{}' has an unknown unit '{}' for a {}: use one of {}",
+                                  trim(text), nu.unit, what, units_help));
 }
 
 std::int64_t to_int64(double v, std::string_view text, std::string_view what) {
@@ -145,15 +174,22 @@ Bytes parse_bytes(std::string_view text) {
 
 Bandwidth parse_bandwidth(std::string_view text) {
   double v = parse_scaled(text, "bandwidth", kBandwidthUnits, bandwidth_units_help(), "25GB/s");
-  if (v <= 0) throw QuantityError(fmt::format("'{}' is not a valid bandwidth: it must be positive", trim(text)));
-  if (v > 1e18) throw QuantityError(fmt::format("'{}' is too large for a bandwidth (at most 1EB/s)", trim(text)));
+  if (v <= 0)
+    throw QuantityError(
+        fmt::format("'{}' is not a valid bandwidth: it must be positive", trim(text)));
+  if (v > 1e18)
+    throw QuantityError(
+        fmt::format("'{}' is too large for a bandwidth (at most 1EB/s)", trim(text)));
   return Bandwidth::bytes_per_second(v);
 }
 
 FlopRate parse_flop_rate(std::string_view text) {
   double v = parse_scaled(text, "compute rate", kFlopUnits, flop_rate_units_help(), "989TFLOPS");
-  if (v <= 0) throw QuantityError(fmt::format("'{}' is not a valid compute rate: it must be positive", trim(text)));
-  if (v > 1e24) throw QuantityError(fmt::format("'{}' is too large for a compute rate", trim(text)));
+  if (v <= 0)
+    throw QuantityError(
+        fmt::format("'{}' is not a valid compute rate: it must be positive", trim(text)));
+  if (v > 1e24)
+    throw QuantityError(fmt::format("'{}' is too large for a compute rate", trim(text)));
   return FlopRate::flops_per_second(v);
 }
 

@@ -2,10 +2,10 @@
 // Rates: Bandwidth (bytes per second) and FlopRate (floating-point operations per second).
 // Rates are real numbers; the durations they produce are rounded to integer picoseconds.
 
+#include <fmt/format.h>
+
 #include <compare>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "sim/units/bytes.h"
 #include "sim/units/time.h"

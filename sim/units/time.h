@@ -4,12 +4,12 @@
 // Integer time keeps event ordering exact and reports byte-identical. Arithmetic that would leave
 // the int64 range throws OverflowError instead of wrapping (about 106 days fit).
 
+#include <fmt/format.h>
+
 #include <compare>
 #include <cstdint>
 #include <limits>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "sim/units/overflow_error.h"
 
@@ -32,11 +32,13 @@ class Time {
   friend constexpr auto operator<=>(Time, Time) = default;
 
   Time& operator+=(Time other) {
-    if (__builtin_add_overflow(ps_, other.ps_, &ps_)) throw OverflowError("time addition overflows");
+    if (__builtin_add_overflow(ps_, other.ps_, &ps_))
+      throw OverflowError("time addition overflows");
     return *this;
   }
   Time& operator-=(Time other) {
-    if (__builtin_sub_overflow(ps_, other.ps_, &ps_)) throw OverflowError("time subtraction overflows");
+    if (__builtin_sub_overflow(ps_, other.ps_, &ps_))
+      throw OverflowError("time subtraction overflows");
     return *this;
   }
   friend Time operator+(Time a, Time b) { return a += b; }

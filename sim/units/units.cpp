@@ -1,9 +1,9 @@
 // Conversions and renderings of the quantity types.
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "sim/units/bytes.h"
 #include "sim/units/rates.h"
@@ -20,7 +20,10 @@ Time Time::from_seconds(double seconds) {
 }
 
 std::string to_string(Time t) {
-  struct Unit { std::int64_t ps; const char* name; };
+  struct Unit {
+    std::int64_t ps;
+    const char* name;
+  };
   static constexpr std::array kUnits{Unit{1'000'000'000'000, "s"}, Unit{1'000'000'000, "ms"},
                                      Unit{1'000'000, "us"}, Unit{1'000, "ns"}};
   std::int64_t ps = t.ps();
@@ -44,9 +47,13 @@ std::string to_string(Time t) {
 }
 
 std::string to_string(Bytes b) {
-  struct Unit { std::int64_t size; const char* name; };
-  static constexpr std::array kUnits{Unit{1LL << 50, "PiB"}, Unit{1LL << 40, "TiB"}, Unit{1LL << 30, "GiB"},
-                                     Unit{1LL << 20, "MiB"}, Unit{1LL << 10, "KiB"}};
+  struct Unit {
+    std::int64_t size;
+    const char* name;
+  };
+  static constexpr std::array kUnits{Unit{1LL << 50, "PiB"}, Unit{1LL << 40, "TiB"},
+                                     Unit{1LL << 30, "GiB"}, Unit{1LL << 20, "MiB"},
+                                     Unit{1LL << 10, "KiB"}};
   const std::int64_t n = b.count();
   const std::int64_t mag = n < 0 ? -n : n;
   for (const Unit& u : kUnits) {
@@ -66,7 +73,9 @@ Time transfer_time(Bytes amount, Bandwidth rate) {
   return Time::from_seconds(amount.as_double() / rate.bytes_per_second());
 }
 
-Time compute_time(double flops, FlopRate rate) { return Time::from_seconds(flops / rate.flops_per_second()); }
+Time compute_time(double flops, FlopRate rate) {
+  return Time::from_seconds(flops / rate.flops_per_second());
+}
 
 std::string to_string(Bandwidth b) { return fmt::format("{:g}GB/s", b.bytes_per_second() / 1e9); }
 std::string to_string(FlopRate f) { return fmt::format("{:g}TFLOPS", f.flops_per_second() / 1e12); }

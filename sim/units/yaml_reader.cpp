@@ -1,13 +1,13 @@
 #include "sim/units/yaml_reader.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "sim/units/quantity_parser.h"
 
@@ -58,8 +58,8 @@ std::string_view trim(std::string_view s) {
 }
 
 bool starts_token(char previous) {
-  return previous == ' ' || previous == '\t' || previous == '[' || previous == '{' || previous == ',' ||
-         previous == ':' || previous == '-';
+  return previous == ' ' || previous == '\t' || previous == '[' || previous == '{' ||
+         previous == ',' || previous == ':' || previous == '-';
 }
 
 /// The deepest nesting of the text, found without recursion: block indentation levels, "- "
@@ -131,7 +131,8 @@ bool parse_double(std::string_view s, double& out) {
 }
 
 template <typename T, typename Parse>
-std::optional<T> as_quantity(const YamlNode& n, DiagnosticList& d, std::string_view what, Parse parse) {
+std::optional<T> as_quantity(const YamlNode& n, DiagnosticList& d, std::string_view what,
+                             Parse parse) {
   if (!n.is_scalar() || n.is_null()) {
     n.error(d, fmt::format("expected {}, got {}", what, n.describe()));
     return std::nullopt;
@@ -194,7 +195,8 @@ void YamlNode::error(DiagnosticList& d, std::string message) const {
   d.add(location(), path_, std::move(message));
 }
 
-std::optional<std::int64_t> YamlNode::as_integer(DiagnosticList& d, std::int64_t min, std::int64_t max) const {
+std::optional<std::int64_t> YamlNode::as_integer(DiagnosticList& d, std::int64_t min,
+                                                 std::int64_t max) const {
   std::int64_t v = 0;
   if (!is_scalar() || is_null() || !parse_int64(trim(node_.Scalar()), v)) {
     error(d, fmt::format("expected an integer, got {}", got(*this)));
@@ -239,7 +241,8 @@ std::optional<std::string> YamlNode::as_string(DiagnosticList& d) const {
   return node_.Scalar();
 }
 
-std::optional<std::string> YamlNode::as_choice(DiagnosticList& d, const std::vector<std::string>& choices) const {
+std::optional<std::string> YamlNode::as_choice(DiagnosticList& d,
+                                               const std::vector<std::string>& choices) const {
   if (!is_scalar() || is_null()) {
     error(d, fmt::format("expected one of {}, got {}", join_list(choices), describe()));
     return std::nullopt;
@@ -256,16 +259,20 @@ std::optional<std::string> YamlNode::as_choice(DiagnosticList& d, const std::vec
 }
 
 std::optional<Time> YamlNode::as_time(DiagnosticList& d) const {
-  return as_quantity<Time>(*this, d, "a duration", [](const std::string& s) { return parse_time(s); });
+  return as_quantity<Time>(*this, d, "a duration",
+                           [](const std::string& s) { return parse_time(s); });
 }
 std::optional<Bytes> YamlNode::as_bytes(DiagnosticList& d) const {
-  return as_quantity<Bytes>(*this, d, "a size", [](const std::string& s) { return parse_bytes(s); });
+  return as_quantity<Bytes>(*this, d, "a size",
+                            [](const std::string& s) { return parse_bytes(s); });
 }
 std::optional<Bandwidth> YamlNode::as_bandwidth(DiagnosticList& d) const {
-  return as_quantity<Bandwidth>(*this, d, "a bandwidth", [](const std::string& s) { return parse_bandwidth(s); });
+  return as_quantity<Bandwidth>(*this, d, "a bandwidth",
+                                [](const std::string& s) { return parse_bandwidth(s); });
 }
 std::optional<FlopRate> YamlNode::as_flop_rate(DiagnosticList& d) const {
-  return as_quantity<FlopRate>(*this, d, "a compute rate", [](const std::string& s) { return parse_flop_rate(s); });
+  return as_quantity<FlopRate>(*this, d, "a compute rate",
+                               [](const std::string& s) { return parse_flop_rate(s); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -295,18 +302,21 @@ YamlDocument YamlDocument::load_file(const std::string& path, DiagnosticList& d)
   return load_string(text.str(), path, d);
 }
 
-YamlDocument YamlDocument::load_string(const std::string& text, const std::string& name, DiagnosticList& d) {
+YamlDocument YamlDocument::load_string(const std::string& text, const std::string& name,
+                                       DiagnosticList& d) {
   YamlDocument doc;
   doc.file_ = name;
   if (text.size() > kMaxFileBytes) {
     d.add(SourceLocation{name, 0, 0}, "",
-          fmt::format("the file is too large ({} bytes; input files are limited to 16 MiB)", text.size()));
+          fmt::format("the file is too large ({} bytes; input files are limited to 16 MiB)",
+                      text.size()));
     return doc;
   }
   if (int line = find_excessive_nesting(text, kMaxNesting); line > 0) {
     d.add(SourceLocation{name, line, 1}, "",
-          fmt::format("the YAML is nested deeper than {} levels; input files are limited to that depth",
-                      kMaxNesting));
+          fmt::format(
+              "the YAML is nested deeper than {} levels; input files are limited to that depth",
+              kMaxNesting));
     return doc;
   }
   try {
@@ -381,7 +391,8 @@ std::optional<YamlNode> MapReader::require(const std::string& key) {
   return n;
 }
 
-std::optional<std::int64_t> MapReader::integer(const std::string& key, std::int64_t min, std::int64_t max) {
+std::optional<std::int64_t> MapReader::integer(const std::string& key, std::int64_t min,
+                                               std::int64_t max) {
   auto n = get(key);
   return n ? n->as_integer(diags_, min, max) : std::nullopt;
 }
@@ -397,7 +408,8 @@ std::optional<std::string> MapReader::string(const std::string& key) {
   auto n = get(key);
   return n ? n->as_string(diags_) : std::nullopt;
 }
-std::optional<std::string> MapReader::choice(const std::string& key, const std::vector<std::string>& choices) {
+std::optional<std::string> MapReader::choice(const std::string& key,
+                                             const std::vector<std::string>& choices) {
   auto n = get(key);
   return n ? n->as_choice(diags_, choices) : std::nullopt;
 }
@@ -437,7 +449,8 @@ void MapReader::finish() {
     bool duplicate = false;
     for (const Seen& s : seen) {
       if (s.key == key) {
-        located.error(diags_, fmt::format("duplicate {} '{}' (first given at line {})", noun_, key, s.line));
+        located.error(
+            diags_, fmt::format("duplicate {} '{}' (first given at line {})", noun_, key, s.line));
         duplicate = true;
         break;
       }
@@ -450,9 +463,11 @@ void MapReader::finish() {
       std::string suggestion = closest_match(key, allowed_);
       std::string allowed = allowed_.empty() ? fmt::format("(no {}s are allowed here)", noun_)
                                              : fmt::format("(allowed: {})", join_list(allowed_));
-      located.error(diags_, fmt::format("unknown {} '{}'{} {}", noun_, key,
-                                        suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion),
-                                        allowed));
+      located.error(
+          diags_,
+          fmt::format("unknown {} '{}'{} {}", noun_, key,
+                      suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion),
+                      allowed));
     }
   }
 }

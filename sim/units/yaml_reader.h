@@ -10,12 +10,12 @@
 //   auto stages = top.integer("stages", 1, 1 << 20);
 //   top.finish();  // unknown keys (with did-you-mean) and duplicate keys
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "sim/units/bytes.h"
 #include "sim/units/diagnostics.h"
@@ -62,11 +62,13 @@ class YamlNode {
   YamlNode child(const std::string& key) const;
 
   // Scalar conversions: on failure add a diagnostic and return nullopt.
-  std::optional<std::int64_t> as_integer(DiagnosticList& d, std::int64_t min, std::int64_t max) const;
+  std::optional<std::int64_t> as_integer(DiagnosticList& d, std::int64_t min,
+                                         std::int64_t max) const;
   std::optional<double> as_real(DiagnosticList& d, double min, double max) const;
   std::optional<bool> as_boolean(DiagnosticList& d) const;
   std::optional<std::string> as_string(DiagnosticList& d) const;
-  std::optional<std::string> as_choice(DiagnosticList& d, const std::vector<std::string>& choices) const;
+  std::optional<std::string> as_choice(DiagnosticList& d,
+                                       const std::vector<std::string>& choices) const;
   std::optional<Time> as_time(DiagnosticList& d) const;
   std::optional<Bytes> as_bytes(DiagnosticList& d) const;
   std::optional<Bandwidth> as_bandwidth(DiagnosticList& d) const;
@@ -90,7 +92,8 @@ class YamlNode {
 class YamlDocument {
  public:
   static YamlDocument load_file(const std::string& path, DiagnosticList& d);
-  static YamlDocument load_string(const std::string& text, const std::string& name, DiagnosticList& d);
+  static YamlDocument load_string(const std::string& text, const std::string& name,
+                                  DiagnosticList& d);
   bool ok() const { return ok_; }
   YamlNode root() const { return YamlNode(root_, file_, ""); }
 
@@ -119,7 +122,8 @@ class MapReader {
   std::optional<double> real(const std::string& key, double min, double max);
   std::optional<bool> boolean(const std::string& key);
   std::optional<std::string> string(const std::string& key);
-  std::optional<std::string> choice(const std::string& key, const std::vector<std::string>& choices);
+  std::optional<std::string> choice(const std::string& key,
+                                    const std::vector<std::string>& choices);
   std::optional<Time> time(const std::string& key);
   std::optional<Bytes> bytes(const std::string& key);
   std::optional<Bandwidth> bandwidth(const std::string& key);

@@ -15,12 +15,14 @@ void EventQueuePushPop(benchmark::State& state) {
     x ^= x << 17;
     return static_cast<std::int64_t>(x % 1'000'000'000);
   };
-  for (std::uint32_t i = 0; i < size; ++i) q.push(bubblesim::Time::from_ps(next()), 0, bubblesim::EventType::OpEnd, i);
+  for (std::uint32_t i = 0; i < size; ++i)
+    q.push(bubblesim::Time::from_ps(next()), 0, bubblesim::EventType::OpEnd, i);
   for (auto _ : state) {
     bubblesim::Event e = q.pop();
     q.push(e.time + bubblesim::Time::from_ps(next()), 0, bubblesim::EventType::OpEnd, e.payload);
   }
-  state.counters["ops/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["ops/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ void FlowChurn(benchmark::State& state) {
       updates += net.complete_finished(now).size();
     }
   }
-  state.counters["updates/s"] = benchmark::Counter(static_cast<double>(updates), benchmark::Counter::kIsRate);
+  state.counters["updates/s"] =
+      benchmark::Counter(static_cast<double>(updates), benchmark::Counter::kIsRate);
 }
 
 }  // namespace

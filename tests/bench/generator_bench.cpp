@@ -8,7 +8,8 @@ namespace {
 using namespace bubblesim;
 
 void Generate(benchmark::State& state, const std::string& name) {
-  GeneratorInput in = bench::input(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), bench::unit_cost());
+  GeneratorInput in = bench::input(static_cast<int>(state.range(0)),
+                                   static_cast<int>(state.range(1)), bench::unit_cost());
   const Generator* g = bench::registry().find(name);
   try {
     (void)g->generate(in);
@@ -20,7 +21,8 @@ void Generate(benchmark::State& state, const std::string& name) {
     Table t = g->generate(in);
     benchmark::DoNotOptimize(t.device_ops.data());
   }
-  state.counters["tables/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["tables/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 const bool registered = [] {

@@ -1,11 +1,12 @@
 // The calibration math on hand-written profiles: ratios, the two efficiency fits, the W < F < B
 // check and the stage count of a profile CSV.
+#include "tools/calibration/calibration.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "sim/units/diagnostics.h"
-#include "tools/calibration/calibration.h"
 
 using namespace bubblesim;
 
@@ -15,7 +16,8 @@ namespace {
 //   F = b s h (24h + 4s) = 4096 * 1664 = 6'815'744 FLOPs
 //   B = b s h (24h + 8s) = 4096 * 1792 = 7'340'032 FLOPs
 //   W = 24 b s h^2       = 24 * 4096 * 64 = 6'291'456 FLOPs
-//   activation = s b (34h + 5as) * 4/2 = 64 * 2816 * 2 = 360'448 bytes; p2p = s b h 4 = 16'384 bytes
+//   activation = s b (34h + 5as) * 4/2 = 64 * 2816 * 2 = 360'448 bytes; p2p = s b h 4 = 16'384
+//   bytes
 TransformerModel tiny_model() {
   TransformerModel m;
   m.layers = 4;
@@ -46,7 +48,8 @@ const CalibrationRow& row(const CalibrationResult& r, const std::string& op, int
 }  // namespace
 
 TEST_CASE("a profile at exactly half the model's speed fits efficiency 0.5") {
-  // 2 layers per stage at 1 TFLOPS: F 13.631488us, B 14.680064us, W 12.582912us; measured twice that.
+  // 2 layers per stage at 1 TFLOPS: F 13.631488us, B 14.680064us, W 12.582912us; measured twice
+  // that.
   const std::string csv =
       "# hand-written\nop,stage,duration,bytes\n"
       "forward,0,27.262976us,\nforward,1,27.262976us,\n"
@@ -76,7 +79,8 @@ TEST_CASE("a profile at exactly half the model's speed fits efficiency 0.5") {
 
   const std::string text = calibration_text(r);
   CHECK(text.find("W < F < B: holds on all 2 stage(s)") != std::string::npos);
-  CHECK(text.find("fitted efficiency (least squares on the F/B/W times): 0.5 (given 1)") != std::string::npos);
+  CHECK(text.find("fitted efficiency (least squares on the F/B/W times): 0.5 (given 1)") !=
+        std::string::npos);
   CHECK(text.find("2.000") != std::string::npos);
 }
 
@@ -91,7 +95,8 @@ TEST_CASE("least squares and totals differ when the ops miss the model unevenly"
   const double ff = f[0] * f[0] + f[1] * f[1] + f[2] * f[2];
   const double ft = f[0] * t[0] + f[1] * t[1] + f[2] * t[2];
   CHECK(r.fitted_efficiency == doctest::Approx(ff / (1e12 * ft)).epsilon(1e-12));
-  CHECK(r.total_efficiency == doctest::Approx((f[0] + f[1] + f[2]) / (1e12 * 35e-6)).epsilon(1e-12));
+  CHECK(r.total_efficiency ==
+        doctest::Approx((f[0] + f[1] + f[2]) / (1e12 * 35e-6)).epsilon(1e-12));
   // The model times use the given efficiency 0.5: F = 6815744 / 0.5e12 s.
   CHECK(row(r, "forward", 0).model == doctest::Approx(13.631488e-6).epsilon(1e-12));
   // W 5us < F 20us, but F 20us >= B 10us.
@@ -104,12 +109,14 @@ TEST_CASE("least squares and totals differ when the ops miss the model unevenly"
 }
 
 TEST_CASE("stage count and errors") {
-  CHECK(profile_stage_count("# c\n\nop,stage,duration,bytes\nforward, 3 ,1ms,\nforward,x,1ms,\n") == 4);
+  CHECK(profile_stage_count("# c\n\nop,stage,duration,bytes\nforward, 3 ,1ms,\nforward,x,1ms,\n") ==
+        4);
   CHECK(profile_stage_count("# only comments\n") == 0);
-  MeasuredProfile p = read_cost_profile_csv("op,stage,duration,bytes\nforward,0,1ms,\nbackward_input,0,1ms,\n",
-                                            "p.csv", 1);
+  MeasuredProfile p = read_cost_profile_csv(
+      "op,stage,duration,bytes\nforward,0,1ms,\nbackward_input,0,1ms,\n", "p.csv", 1);
   CHECK_THROWS_AS(calibrate(p, tiny_model(), tera(1.0), {1, 1}), InputError);
   TransformerModel with_vocab = tiny_model();
   with_vocab.vocab = 1000;
-  CHECK(calibration_text(calibrate(p, with_vocab, tera(1.0), {1})).find("LM head") != std::string::npos);
+  CHECK(calibration_text(calibrate(p, with_vocab, tera(1.0), {1})).find("LM head") !=
+        std::string::npos);
 }

@@ -2,6 +2,7 @@
 // Runs the real `bubblesim` binary from the source folder (so paths in messages are relative,
 // e.g. "tests/errors/x.yaml") and captures stdout, stderr and the exit code.
 
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <doctest/doctest.h>
 
 namespace bubblesim::cli_testing {
 
@@ -28,7 +27,9 @@ inline std::string fmt_name() {
   return "bubblesim_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
 }
 
-inline std::string source(const std::string& rel) { return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel; }
+inline std::string source(const std::string& rel) {
+  return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel;
+}
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -37,11 +38,12 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-/// Runs `bubblesim ARGS` from the source folder; `env` is prepended (e.g. "BUBBLESIM_PLUGIN_PATH=x").
+/// Runs `bubblesim ARGS` from the source folder; `env` is prepended (e.g.
+/// "BUBBLESIM_PLUGIN_PATH=x").
 inline Result run(const std::string& args, const std::string& env = "") {
   std::filesystem::path err_file = std::filesystem::temp_directory_path() / fmt_name();
-  std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && " + env + " '" + BUBBLESIM_BINARY + "' " +
-                    args + " 2>'" + err_file.string() + "'";
+  std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && " + env + " '" +
+                    BUBBLESIM_BINARY + "' " + args + " 2>'" + err_file.string() + "'";
   Result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe != nullptr);

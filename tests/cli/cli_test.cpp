@@ -2,10 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <sstream>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_support.h"
 
@@ -19,7 +18,8 @@ TEST_CASE("--version and --help") {
   CHECK(v.out.rfind("bubblesim ", 0) == 0);
   Result h = run("--help");
   CHECK(h.code == 0);
-  for (const char* cmd : {"run", "compare", "table", "list", "explain", "validate"}) CHECK(h.out.find(cmd) != std::string::npos);
+  for (const char* cmd : {"run", "compare", "table", "list", "explain", "validate"})
+    CHECK(h.out.find(cmd) != std::string::npos);
 }
 
 TEST_CASE("run quickstart prints the three levels") {
@@ -46,16 +46,19 @@ TEST_CASE("the JSON report has the documented layout and is deterministic apart 
   CHECK(r["status"] == "ok");
   for (const char* k : {"bubble_ratio", "peak_activation_units"}) CHECK(r["formula"].contains(k));
   for (const char* k : {"makespan_s", "bubble_ratio"}) CHECK(r["table"].contains(k));
-  for (const char* k : {"makespan_s", "stage_span_max_s", "bubble_ratio", "bubble_ratio_span", "peak_activation_bytes",
-                        "peak_activation_bytes_per_device", "peak_activation_units", "exposed_comm_s"}) {
+  for (const char* k : {"makespan_s", "stage_span_max_s", "bubble_ratio", "bubble_ratio_span",
+                        "peak_activation_bytes", "peak_activation_bytes_per_device",
+                        "peak_activation_units", "exposed_comm_s"}) {
     CHECK(r["simulation"].contains(k));
   }
   for (const char* k : {"wall_time_s", "events", "events_per_s"}) CHECK(r["run"].contains(k));
   // 1F1B of the quickstart is the ZB paper's 1.5B row with m = 24: bubble rate 0.2431.
-  CHECK(r["simulation"]["bubble_ratio_span"].get<double>() == doctest::Approx(0.2431).epsilon(2e-4));
+  CHECK(r["simulation"]["bubble_ratio_span"].get<double>() ==
+        doctest::Approx(0.2431).epsilon(2e-4));
   ja.erase("run");
   jb.erase("run");
-  for (auto* j : {&ja, &jb}) for (auto& x : (*j)["results"]) x.erase("run");
+  for (auto* j : {&ja, &jb})
+    for (auto& x : (*j)["results"]) x.erase("run");
   CHECK(ja.dump() == jb.dump());
 }
 
@@ -95,8 +98,8 @@ TEST_CASE("list and explain") {
   CHECK(e.out.rfind("1f1b: ", 0) == 0);
   Result bad = run("explain gpip");
   CHECK(bad.code == 2);
-  CHECK(bad.err == "error: unknown schedule 'gpip'; did you mean 'gpipe'? (known: " + std::string("") +
-                       bad.err.substr(bad.err.find("(known: ") + 8));
+  CHECK(bad.err == "error: unknown schedule 'gpip'; did you mean 'gpipe'? (known: " +
+                       std::string("") + bad.err.substr(bad.err.find("(known: ") + 8));
 }
 
 TEST_CASE("every file of the error corpus fails with its expected first line and exit code 2") {
@@ -107,7 +110,8 @@ TEST_CASE("every file of the error corpus fails with its expected first line and
     input.replace_extension("");  // NAME.yaml.expected -> NAME.yaml, NAME.expected -> NAME
     if (input.extension() != ".yaml") input += ".yaml";
     std::string expected = slurp(entry.path().string());
-    while (!expected.empty() && (expected.back() == '\n' || expected.back() == '\r')) expected.pop_back();
+    while (!expected.empty() && (expected.back() == '\n' || expected.back() == '\r'))
+      expected.pop_back();
     std::string rel = "tests/errors/" + input.filename().string();
     CAPTURE(rel);
     // sweep_*.yaml are sweep files; everything else is a scenario.
@@ -133,7 +137,8 @@ TEST_CASE("run --format md prints Markdown tables of the three levels") {
   Result r = run("run scenarios/quickstart.yaml --format md");
   CHECK(r.code == 0);
   CHECK(r.out.rfind("## bubblesim: quickstart\n", 0) == 0);
-  for (const char* h : {"### Formula", "### Table (scenario costs, no communication)", "### Simulation"}) {
+  for (const char* h :
+       {"### Formula", "### Table (scenario costs, no communication)", "### Simulation"}) {
     CHECK(r.out.find(h) != std::string::npos);
   }
   CHECK(r.out.find("| schedule | status | makespan ms |") != std::string::npos);
@@ -158,24 +163,29 @@ TEST_CASE("table --format torch-csv exports and from-file imports it back to the
   fs::create_directories(dir);
   for (const char* schedule : {"gpipe", "1f1b"}) {
     CAPTURE(schedule);
-    Result csv = run(std::string("table scenarios/quickstart.yaml --format torch-csv --schedule ") + schedule);
+    Result csv = run(std::string("table scenarios/quickstart.yaml --format torch-csv --schedule ") +
+                     schedule);
     REQUIRE(csv.code == 0);
     CHECK(csv.out.rfind("0F0,0F1,", 0) == 0);
     std::ofstream(dir / "exported.csv") << csv.out;
-    // The quickstart with its schedule replaced by the exported file (path relative to the scenario).
+    // The quickstart with its schedule replaced by the exported file (path relative to the
+    // scenario).
     std::string yaml = slurp(source("scenarios/quickstart.yaml"));
     yaml = yaml.substr(0, yaml.find("schedules:")) +
            "schedules: [{name: from-file, params: {path: exported.csv, dialect: current}}]\n";
     std::ofstream(dir / "imported.yaml") << yaml;
-    Result a = run(std::string("table scenarios/quickstart.yaml --format csv --schedule ") + schedule);
-    Result b = run("table '" + (dir / "imported.yaml").string() + "' --format csv --schedule from-file");
+    Result a =
+        run(std::string("table scenarios/quickstart.yaml --format csv --schedule ") + schedule);
+    Result b =
+        run("table '" + (dir / "imported.yaml").string() + "' --format csv --schedule from-file");
     REQUIRE(a.code == 0);
     REQUIRE(b.code == 0);
-    CHECK(a.out.find("device,position,kind,stage,microbatch,backward_stage,backward_microbatch,start_s,end_s") !=
-          std::string::npos);
+    CHECK(a.out.find("device,position,kind,stage,microbatch,backward_stage,backward_microbatch,"
+                     "start_s,end_s") != std::string::npos);
     CHECK(a.out == b.out);  // same ops, same idealized start and end times
   }
-  Result bad = run("table scenarios/quickstart.yaml --format torch-csv --dialect 2025 --schedule 1f1b");
+  Result bad =
+      run("table scenarios/quickstart.yaml --format torch-csv --dialect 2025 --schedule 1f1b");
   CHECK(bad.code == 2);
   fs::remove_all(dir);
 }
@@ -191,9 +201,11 @@ TEST_CASE("regress exits 1 when a bubble ratio worsens past the tolerance and 0 
   std::string yaml = slurp(source("scenarios/quickstart.yaml"));
   yaml.replace(yaml.find("delay: 0.601ms"), 14, "delay: 3ms");
   std::ofstream(dir / "slow.yaml") << yaml;
-  REQUIRE(run("run '" + (dir / "slow.yaml").string() + "' --format json -o '" + worse + "'").code == 0);
+  REQUIRE(run("run '" + (dir / "slow.yaml").string() + "' --format json -o '" + worse + "'").code ==
+          0);
 
-  Result ok = run("regress --baseline '" + base + "' --current '" + same + "' --benchmark-json '" + bench + "'");
+  Result ok = run("regress --baseline '" + base + "' --current '" + same + "' --benchmark-json '" +
+                  bench + "'");
   CHECK(ok.code == 0);
   CHECK(ok.out.find("no regression") != std::string::npos);
   auto entries = nlohmann::json::parse(slurp(bench));
@@ -212,26 +224,32 @@ TEST_CASE("regress exits 1 when a bubble ratio worsens past the tolerance and 0 
   CHECK(bad.out.find("| 1f1b | simulation.bubble_ratio |") != std::string::npos);
   CHECK(bad.out.find("regression") != std::string::npos);
   // A tolerance wide enough for the change passes.
-  CHECK(run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1000%").code == 0);
+  CHECK(run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1000%").code ==
+        0);
 
   // Bad input: not JSON, or an unknown schema.
   std::ofstream(dir / "broken.json") << "{\"schema_version\": 1, ";
-  Result broken = run("regress --baseline '" + base + "' --current '" + (dir / "broken.json").string() + "'");
+  Result broken =
+      run("regress --baseline '" + base + "' --current '" + (dir / "broken.json").string() + "'");
   CHECK(broken.code == 2);
   CHECK(broken.err.find("not valid JSON") != std::string::npos);
   std::ofstream(dir / "v99.json") << "{\"schema_version\": 99, \"results\": []}";
-  Result v99 = run("regress --baseline '" + base + "' --current '" + (dir / "v99.json").string() + "'");
+  Result v99 =
+      run("regress --baseline '" + base + "' --current '" + (dir / "v99.json").string() + "'");
   CHECK(v99.code == 2);
   CHECK(v99.err.find("unknown report schema_version 99") != std::string::npos);
   fs::remove_all(dir);
 }
 
 TEST_CASE("the shipped CI baseline matches the quickstart") {
-  Result r = run("regress --baseline scenarios/ci/baseline.json --current scenarios/ci/baseline.json");
+  Result r =
+      run("regress --baseline scenarios/ci/baseline.json --current scenarios/ci/baseline.json");
   CHECK(r.code == 0);
   fs::path now = fs::temp_directory_path() / (fmt_name() + ".json");
   REQUIRE(run("run scenarios/quickstart.yaml --format json -o '" + now.string() + "'").code == 0);
-  CHECK(run("regress --baseline scenarios/ci/baseline.json --current '" + now.string() + "'").code == 0);
+  CHECK(
+      run("regress --baseline scenarios/ci/baseline.json --current '" + now.string() + "'").code ==
+      0);
   fs::remove(now);
 }
 
@@ -263,7 +281,8 @@ std::string two_decimals(double v) {
 TEST_CASE("PipeOffload's k for the README example: 1.70 (h = s = 4096) and 1.40 (h = 5120)") {
   nlohmann::json j = run_json("scenarios/memory/pipeoffload_k.yaml");
   CHECK(two_decimals(j["analysis"]["offload_k_formula"].get<double>()) == "1.70");
-  CHECK(j["analysis"]["offload_k_formula"].get<double>() == doctest::Approx(10.0 / (3.0 * 7 * 4096) * 220e12 / 15e9));
+  CHECK(j["analysis"]["offload_k_formula"].get<double>() ==
+        doctest::Approx(10.0 / (3.0 * 7 * 4096) * 220e12 / 15e9));
   CHECK(j["analysis"]["offload_hidden"] == false);
   CHECK(j["analysis"]["offload_k"].get<double>() > 1.0);
   std::string text = slurp(source("scenarios/memory/pipeoffload_k.yaml"));
@@ -282,16 +301,19 @@ TEST_CASE("full offload: hidden when k < 1, exposed when k > 1; passes are repor
   CHECK(exposed["analysis"]["offload_hidden"] == false);
   const nlohmann::json& h = hidden["results"][0];
   const nlohmann::json& e = exposed["results"][0];
-  CHECK(h["simulation"]["makespan_s"].get<double>() <= h["table"]["makespan_s"].get<double>() * 1.01);
+  CHECK(h["simulation"]["makespan_s"].get<double>() <=
+        h["table"]["makespan_s"].get<double>() * 1.01);
   CHECK(h["simulation"]["offloaded_bytes"].get<std::int64_t>() > 0);
-  CHECK(h["simulation"]["peak_activation_bytes_per_device"][0].get<std::int64_t>() * 2 <= 800000000);
+  CHECK(h["simulation"]["peak_activation_bytes_per_device"][0].get<std::int64_t>() * 2 <=
+        800000000);
   CHECK(e["simulation"]["makespan_s"].get<double>() > e["table"]["makespan_s"].get<double>());
   CHECK(e["simulation"]["exposed_offload_s"].get<double>() > 0.0);
   REQUIRE(h["passes"].size() == 1);
   CHECK(h["passes"][0]["name"] == "offload");
   CHECK(h["passes"][0]["count_per_device"][0].get<int>() > 0);
-  for (const char* key : {"peak_memory_time_s_per_device", "d2h_busy_s_per_device", "h2d_utilization_per_device",
-                          "exposed_offload_s_per_device", "offloaded_bytes_per_device"}) {
+  for (const char* key :
+       {"peak_memory_time_s_per_device", "d2h_busy_s_per_device", "h2d_utilization_per_device",
+        "exposed_offload_s_per_device", "offloaded_bytes_per_device"}) {
     CHECK(h["simulation"].contains(key));
   }
   Result text = run("run scenarios/memory/offload_exposed.yaml");
@@ -333,12 +355,15 @@ TEST_CASE("memory keys: offloading without a host, unknown keys and bad values a
     CHECK(r.code == 2);
     return r.err;
   };
-  CHECK(error_for(", bandwidth: 400GB/s", "").find("cannot offload: fixed-delay communication has no host") !=
+  CHECK(error_for(", bandwidth: 400GB/s", "")
+            .find("cannot offload: fixed-delay communication has no host") != std::string::npos);
+  CHECK(error_for("prefetch: 1", "prefech: 1").find("did you mean 'prefetch'") !=
         std::string::npos);
-  CHECK(error_for("prefetch: 1", "prefech: 1").find("did you mean 'prefetch'") != std::string::npos);
   CHECK(error_for("policy: full", "policy: half").find("full") != std::string::npos);
-  CHECK(error_for("prefetch: 1", "prefetch: 0").find("memory.offload.prefetch") != std::string::npos);
-  CHECK(error_for("prefetch: 1", "stages: [0]").find("only used with 'policy: selective'") != std::string::npos);
+  CHECK(error_for("prefetch: 1", "prefetch: 0").find("memory.offload.prefetch") !=
+        std::string::npos);
+  CHECK(error_for("prefetch: 1", "stages: [0]").find("only used with 'policy: selective'") !=
+        std::string::npos);
   std::string no_host = base;
   no_host.replace(no_host.find("communication: {model: fixed-delay, delay: 0ms}"), 47,
                   "topology: " + source("tests/topologies/data/no_host.yaml"));
@@ -354,8 +379,8 @@ TEST_CASE("memory keys: offloading without a host, unknown keys and bad values a
 TEST_CASE("run --trace writes one trace per schedule and --html one report") {
   fs::path dir = fs::temp_directory_path() / fmt_name();
   fs::create_directories(dir);
-  Result r = run("run scenarios/quickstart.yaml --trace '" + (dir / "trace.json").string() + "' --html '" +
-                 (dir / "report.html").string() + "'");
+  Result r = run("run scenarios/quickstart.yaml --trace '" + (dir / "trace.json").string() +
+                 "' --html '" + (dir / "report.html").string() + "'");
   CHECK(r.code == 0);
   CHECK(r.err.empty());  // no progress line: stderr is not a terminal
   CHECK_FALSE(fs::exists(dir / "trace.json"));
@@ -367,7 +392,8 @@ TEST_CASE("run --trace writes one trace per schedule and --html one report") {
   }
   CHECK(slurp((dir / "report.html").string()).find("bubblesim-data") != std::string::npos);
   // One schedule: the file name as given.
-  Result one = run("run scenarios/quickstart.yaml --schedule 1f1b --trace '" + (dir / "one.json").string() + "'");
+  Result one = run("run scenarios/quickstart.yaml --schedule 1f1b --trace '" +
+                   (dir / "one.json").string() + "'");
   CHECK(one.code == 0);
   CHECK(fs::exists(dir / "one.json"));
   fs::remove_all(dir);

@@ -1,15 +1,15 @@
 // `bubblesim explain NAME [SCENARIO]`: the plain form is the generator's description, the scenario
 // form runs the schedule and its baselines at the scenario's memory budget (docs/optimizer.md).
-#include <doctest/doctest.h>
+#include "tools/runner/explain.h"
 
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "cli_support.h"
-#include "tools/runner/explain.h"
 #include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
@@ -48,16 +48,19 @@ TEST_CASE("explain NAME without a scenario prints exactly the description and th
     const Generator* g = registry.find(name);
     REQUIRE(g != nullptr);
     // The format as it was before the scenario form existed.
-    std::string expected = fmt::format("{}: {}\n  placement: {}\n  source: {}\n  origin: built-in\n", g->info.name,
-                                       g->info.description, g->info.placement, g->info.source);
+    std::string expected =
+        fmt::format("{}: {}\n  placement: {}\n  source: {}\n  origin: built-in\n", g->info.name,
+                    g->info.description, g->info.placement, g->info.source);
     if (g->info.params.empty()) {
       expected += "  parameters: none\n";
     } else {
       expected += "  parameters:\n";
       for (const ParamSpec& p : g->info.params) {
-        expected += fmt::format("    {} ({}, default {}): {}\n", p.name, param_type_name(p.type),
-                                p.optional_default ? std::string("derived") : to_string(p.default_value), p.help);
-        if (!p.choices.empty()) expected += fmt::format("      one of: {}\n", fmt::join(p.choices, ", "));
+        expected += fmt::format(
+            "    {} ({}, default {}): {}\n", p.name, param_type_name(p.type),
+            p.optional_default ? std::string("derived") : to_string(p.default_value), p.help);
+        if (!p.choices.empty())
+          expected += fmt::format("      one of: {}\n", fmt::join(p.choices, ", "));
       }
     }
     Result r = run(std::string("explain ") + name);
@@ -106,8 +109,10 @@ TEST_CASE("explain optimized SCENARIO compares with every baseline at the same b
   const double opt_sim = (*opt)["simulation"]["bubble_ratio_span"];
   const double one_sim = (*one)["simulation"]["bubble_ratio_span"];
   CHECK(opt_sim <= one_sim);
-  CHECK((*opt)["table"]["bubble_ratio_span"].get<double>() <= (*one)["table"]["bubble_ratio_span"].get<double>());
-  CHECK((*one)["bubble_vs_explained"]["simulation"].get<double>() == doctest::Approx(one_sim / opt_sim));
+  CHECK((*opt)["table"]["bubble_ratio_span"].get<double>() <=
+        (*one)["table"]["bubble_ratio_span"].get<double>());
+  CHECK((*one)["bubble_vs_explained"]["simulation"].get<double>() ==
+        doctest::Approx(one_sim / opt_sim));
   CHECK((*opt)["bubble_vs_explained"]["simulation"].get<double>() == 1.0);
   // The optimized schedule fits the budget; the out-of-memory baselines are marked.
   CHECK((*opt)["out_of_memory"] == false);
@@ -128,7 +133,8 @@ TEST_CASE("explain optimized SCENARIO compares with every baseline at the same b
   }
 }
 
-TEST_CASE("explain optimized on the optimizer's base scenario beats 1F1B and marks ZB-H2 out of memory") {
+TEST_CASE(
+    "explain optimized on the optimizer's base scenario beats 1F1B and marks ZB-H2 out of memory") {
   Result r = run("explain optimized scenarios/optimizer/base.yaml --format json");
   REQUIRE(r.code == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);
@@ -139,7 +145,8 @@ TEST_CASE("explain optimized on the optimizer's base scenario beats 1F1B and mar
   REQUIRE(one != nullptr);
   REQUIRE(h2 != nullptr);
   REQUIRE(row_of(j, "zb-h1") != nullptr);
-  CHECK((*opt)["simulation"]["bubble_ratio_span"].get<double>() <= (*one)["simulation"]["bubble_ratio_span"].get<double>());
+  CHECK((*opt)["simulation"]["bubble_ratio_span"].get<double>() <=
+        (*one)["simulation"]["bubble_ratio_span"].get<double>());
   CHECK((*h2)["out_of_memory"] == true);
   CHECK((*one)["role"] == "listed");  // base.yaml lists all three baselines
 }
@@ -179,7 +186,8 @@ TEST_CASE("explain reads offload, reload and recompute decisions from the replay
 
   Result text = run(std::string("explain 1f1b ") + kPasses);
   REQUIRE(text.code == 0);
-  CHECK(text.out.find("scenario's recompute pass (selective): 8 of 32 activations on stages [0]") != std::string::npos);
+  CHECK(text.out.find("scenario's recompute pass (selective): 8 of 32 activations on stages [0]") !=
+        std::string::npos);
   // Deterministic: no timing-dependent number without a solver in the note.
   CHECK(run(std::string("explain 1f1b ") + kPasses).out == text.out);
   CHECK(run(std::string("explain 1f1b ") + kPasses + " --format json").out == a.out);
@@ -205,7 +213,8 @@ TEST_CASE("explain SCENARIO errors: unknown schedule, bad scenario, json without
   CHECK(json.err.find("needs a SCENARIO") != std::string::npos);
 }
 
-TEST_CASE("explain exits 1 when the explained schedule itself runs out of memory, after reporting") {
+TEST_CASE(
+    "explain exits 1 when the explained schedule itself runs out of memory, after reporting") {
   Result r = run(std::string("explain gpipe ") + kSmall);
   CHECK(r.code == 1);
   CHECK(r.out.find("out_of_memory at the simulation level") != std::string::npos);
@@ -213,7 +222,8 @@ TEST_CASE("explain exits 1 when the explained schedule itself runs out of memory
   // 1f1b is not listed there: it runs with its defaults.
   Result d = run(std::string("explain 1f1b ") + kSmall);
   CHECK(d.code == 0);
-  CHECK(d.out.find("entry: 1f1b (not listed in the scenario: the generator's defaults)") != std::string::npos);
+  CHECK(d.out.find("entry: 1f1b (not listed in the scenario: the generator's defaults)") !=
+        std::string::npos);
   CHECK_FALSE(text_row(d.out, "optimized(time_limit=10s,method=heuristic)").empty());
 }
 

@@ -36,6 +36,7 @@ TEST_CASE("optimized: the text report is byte-identical between runs") {
   Result b = run("run scenarios/optimizer/offload.yaml --schedule optimized");
   REQUIRE(a.code == 0);
   CHECK(a.out == b.out);
-  CHECK(a.out.find("optimized(offload=true,recompute=true,method=heuristic): optimized by heuristic") !=
+  CHECK(a.out.find(
+            "optimized(offload=true,recompute=true,method=heuristic): optimized by heuristic") !=
         std::string::npos);
 }

@@ -22,13 +22,15 @@ std::string write_temp(const std::string& text, const std::string& ext = ".yaml"
 // Temporary files of write_file_atomically (".NAME.tmp.PID") in `dir`.
 int temp_files_in(const fs::path& dir) {
   int n = 0;
-  for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().find(".tmp.") != std::string::npos;
+  for (const auto& e : fs::directory_iterator(dir))
+    n += e.path().filename().string().find(".tmp.") != std::string::npos;
   return n;
 }
 
 // Runs a shell command in the source folder, output discarded (for `timeout -s KILL ...`).
 void shell(const std::string& command) {
-  const std::string full = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && " + command + " >/dev/null 2>&1";
+  const std::string full =
+      "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && " + command + " >/dev/null 2>&1";
   (void)std::system(full.c_str());
 }
 
@@ -55,16 +57,20 @@ schedules: [1f1b]
 }
 
 TEST_CASE("a cut link that stalls a transfer ends as a reported deadlock, not a hang") {
-  const std::string path = write_temp("name: cut\n"
-                                      "pipeline: {stages: 2, microbatches: 4}\n"
-                                      "costs: {forward: 1ms, backward_input: 2ms, p2p_bytes: 50MB}\n"
-                                      "topology: " + source("scenarios/topologies/two-gpus.yaml") + "\n"
-                                      "faults: {links: [{between: [gpu0, gpu1], at: 1.5ms, cut: true}]}\n"
-                                      "schedules: [gpipe]\n");
+  const std::string path = write_temp(
+      "name: cut\n"
+      "pipeline: {stages: 2, microbatches: 4}\n"
+      "costs: {forward: 1ms, backward_input: 2ms, p2p_bytes: 50MB}\n"
+      "topology: " +
+      source("scenarios/topologies/two-gpus.yaml") +
+      "\n"
+      "faults: {links: [{between: [gpu0, gpu1], at: 1.5ms, cut: true}]}\n"
+      "schedules: [gpipe]\n");
   Result r = run("run '" + path + "'");
   CHECK(r.code == 1);
   CHECK(r.out.find("link gpu0 <-> gpu1 from 1.5ms: cut") != std::string::npos);
-  CHECK(r.out.find("stalled on a cut link: transfer F0.0 (device 0) -> F1.0 (device 1)") != std::string::npos);
+  CHECK(r.out.find("stalled on a cut link: transfer F0.0 (device 0) -> F1.0 (device 1)") !=
+        std::string::npos);
   fs::remove(path);
 }
 
@@ -77,7 +83,8 @@ schedules: [1f1b]
   CHECK(run("run '" + path + "'").code == 0);
   Result r = run("run '" + path + "' --max-ops 50");
   CHECK(r.code == 2);
-  CHECK(r.err.find("1f1b: 4 stages x 8 microbatches need at least 64 ops, more than the limit of 50") !=
+  CHECK(r.err.find(
+            "1f1b: 4 stages x 8 microbatches need at least 64 ops, more than the limit of 50") !=
         std::string::npos);
   CHECK(run("table '" + path + "' --schedule 1f1b --max-ops 50").code == 2);
   CHECK(run("run '" + path + "' --max-ops 64").code == 0);
@@ -117,8 +124,8 @@ TEST_CASE("outputs are whole or absent: killing the process mid-write never leav
   const fs::path html = dir / "report.html";
   for (const char* delay : {"0.05", "0.3"}) {
     std::ofstream(html) << old_content;
-    shell(std::string("timeout -s KILL ") + delay + " '" + BUBBLESIM_BINARY + "' run scenarios/quickstart.yaml --html '" +
-          html.string() + "'");
+    shell(std::string("timeout -s KILL ") + delay + " '" + BUBBLESIM_BINARY +
+          "' run scenarios/quickstart.yaml --html '" + html.string() + "'");
     const std::string text = slurp(html.string());
     CHECK((text == old_content || text.find("</html>") != std::string::npos));
   }
@@ -126,10 +133,11 @@ TEST_CASE("outputs are whole or absent: killing the process mid-write never leav
   for (const auto& e : fs::directory_iterator(dir)) {
     if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
   }
-  CHECK(run("run scenarios/quickstart.yaml --html '" + html.string() + "' --trace '" + (dir / "t.json").string() +
-            "' -o '" + (dir / "r.txt").string() + "'")
+  CHECK(run("run scenarios/quickstart.yaml --html '" + html.string() + "' --trace '" +
+            (dir / "t.json").string() + "' -o '" + (dir / "r.txt").string() + "'")
             .code == 0);
-  CHECK(run("table scenarios/quickstart.yaml --schedule 1f1b --format csv -o '" + (dir / "t.csv").string() + "'")
+  CHECK(run("table scenarios/quickstart.yaml --schedule 1f1b --format csv -o '" +
+            (dir / "t.csv").string() + "'")
             .code == 0);
   CHECK(temp_files_in(dir) == 0);
   CHECK(slurp(html.string()).find("</html>") != std::string::npos);

@@ -13,7 +13,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::size_t count_lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+std::size_t count_lines(const std::string& s) {
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
 
 struct TempDir {
   fs::path path = fs::temp_directory_path() / fmt_name();
@@ -33,9 +35,10 @@ TEST_CASE("a sweep of over 1000 rows, sharded in 2 and 3, merges to the unsharde
   for (int shards : {2, 3}) {
     std::string parts;
     for (int i = 0; i < shards; ++i) {
-      std::string part = dir.file("part" + std::to_string(shards) + "_" + std::to_string(i) + ".csv");
-      Result r = run("sweep scenarios/sweeps/large.yaml --jobs 2 --shard " + std::to_string(i) + "/" +
-                     std::to_string(shards) + " -o " + part);
+      std::string part =
+          dir.file("part" + std::to_string(shards) + "_" + std::to_string(i) + ".csv");
+      Result r = run("sweep scenarios/sweeps/large.yaml --jobs 2 --shard " + std::to_string(i) +
+                     "/" + std::to_string(shards) + " -o " + part);
       REQUIRE(r.code == 0);
       parts += " " + part;
     }
@@ -52,12 +55,14 @@ TEST_CASE("an interrupted sweep resumes to the same final file") {
   REQUIRE(run("sweep scenarios/sweeps/example.yaml --jobs 1 -o " + full).code == 0);
   // Kill a run partway (SIGKILL: no chance to clean up), then resume.
   std::string cmd = "timeout -s KILL 0.3 " + std::string(BUBBLESIM_BINARY) + " sweep " +
-                    source("scenarios/sweeps/example.yaml") + " --jobs 1 -o " + resumed + " >/dev/null 2>&1";
+                    source("scenarios/sweeps/example.yaml") + " --jobs 1 -o " + resumed +
+                    " >/dev/null 2>&1";
   (void)std::system(cmd.c_str());
   if (fs::exists(resumed)) {
     std::string partial = slurp(resumed);
-    CHECK(partial.rfind(slurp(full).substr(0, slurp(full).find('\n') + 1), 0) == 0);  // header intact
-    CHECK((partial.empty() || partial.back() == '\n'));                                // no torn row
+    CHECK(partial.rfind(slurp(full).substr(0, slurp(full).find('\n') + 1), 0) ==
+          0);                                            // header intact
+    CHECK((partial.empty() || partial.back() == '\n'));  // no torn row
   }
   Result r = run("sweep scenarios/sweeps/example.yaml --jobs 2 --resume -o " + resumed);
   REQUIRE(r.code == 0);

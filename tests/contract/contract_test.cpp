@@ -1,11 +1,10 @@
 // The generator contract (tools/runner/generator_contract.h) for every registered generator, and
 // for deliberately broken generators so that each check is shown to fire.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
-
-#include <fmt/format.h>
 
 #include "schedules/closed_forms.h"
 #include "schedules/plugin_loader.h"
@@ -24,7 +23,8 @@ std::string describe(const std::vector<ContractFailure>& failures) {
 }
 
 bool has_check(const std::vector<ContractFailure>& failures, const std::string& check) {
-  return std::any_of(failures.begin(), failures.end(), [&](const ContractFailure& f) { return f.check == check; });
+  return std::any_of(failures.begin(), failures.end(),
+                     [&](const ContractFailure& f) { return f.check == check; });
 }
 
 // A correct GPipe-like generator (all F, then all B) to break one property at a time.
@@ -51,7 +51,8 @@ Formula fill_drain_formula(const GeneratorInput& in) {
 }
 
 Generator base(std::string name) {
-  return Generator{GeneratorInfo{std::move(name), "test", "straight", "test", {}}, fill_drain, fill_drain_formula};
+  return Generator{GeneratorInfo{std::move(name), "test", "straight", "test", {}}, fill_drain,
+                   fill_drain_formula};
 }
 
 }  // namespace
@@ -76,7 +77,8 @@ TEST_CASE("every registered generator and the example plugin satisfy the contrac
       g.params.set("evaluations", std::int64_t{50});
     }
     ContractStats stats;
-    std::vector<ContractFailure> failures = check_generator_contract(*registry.find(name), g, &stats);
+    std::vector<ContractFailure> failures =
+        check_generator_contract(*registry.find(name), g, &stats);
     INFO(describe(failures));
     CHECK(failures.empty());
     CHECK(stats.accepted > 0);
@@ -105,7 +107,8 @@ TEST_CASE("the contract passes a correct generator and counts the inputs it reje
   CHECK(check_generator_contract(base("fill-drain"), grid, &stats).empty());
   const int p1_inputs = static_cast<int>(grid.microbatches.size());  // p = 1 is rejected
   CHECK(stats.rejected == p1_inputs);
-  CHECK(stats.accepted == static_cast<int>(grid.devices.size() * grid.microbatches.size()) - p1_inputs);
+  CHECK(stats.accepted ==
+        static_cast<int>(grid.devices.size() * grid.microbatches.size()) - p1_inputs);
 }
 
 TEST_CASE("the contract catches each kind of broken generator") {
@@ -125,7 +128,8 @@ TEST_CASE("the contract catches each kind of broken generator") {
     Generator g = base("bad-bubble");
     g.formula = [](const GeneratorInput& in) {
       Formula f = fill_drain_formula(in);
-      f.bubble_ratio = static_cast<double>(in.devices - 1) / (2.0 * in.microbatches + in.devices - 1);
+      f.bubble_ratio =
+          static_cast<double>(in.devices - 1) / (2.0 * in.microbatches + in.devices - 1);
       return f;
     };
     auto failures = check_generator_contract(g, grid);
@@ -177,14 +181,16 @@ TEST_CASE("the contract catches each kind of broken generator") {
     g.info.params.push_back(integer_param("chunks", 1, "chunks per device", 1));
     auto failures = check_generator_contract(g, grid);
     CHECK(has_check(failures, "shape"));
-    CHECK(std::all_of(failures.begin(), failures.end(), [](const ContractFailure& f) { return f.chunks > 1; }));
+    CHECK(std::all_of(failures.begin(), failures.end(),
+                      [](const ContractFailure& f) { return f.chunks > 1; }));
   }
   SUBCASE("non-deterministic generation") {
     Generator g = base("flaky");
     auto calls = std::make_shared<std::atomic<int>>(0);
     g.generate = [calls](const GeneratorInput& in) {
       Table t = fill_drain(in);
-      if ((*calls)++ % 2 == 1 && in.microbatches >= 2) std::swap(t.device_ops[0][0], t.device_ops[0][1]);
+      if ((*calls)++ % 2 == 1 && in.microbatches >= 2)
+        std::swap(t.device_ops[0][0], t.device_ops[0][1]);
       return t;
     };
     CHECK(has_check(check_generator_contract(g, grid), "deterministic"));
@@ -201,7 +207,9 @@ TEST_CASE("the contract catches each kind of broken generator") {
   }
   SUBCASE("a generator that rejects everything") {
     Generator g = base("rejects");
-    g.generate = [](const GeneratorInput&) -> Table { throw ScheduleConstraintError("never fits"); };
+    g.generate = [](const GeneratorInput&) -> Table {
+      throw ScheduleConstraintError("never fits");
+    };
     auto failures = check_generator_contract(g, grid);
     REQUIRE(failures.size() == 1);
     CHECK(failures.front().check == "accepts");

@@ -1,11 +1,12 @@
 // Collectives as flows (sim/engine/collectives.h) and gradient sync inside the engine
 // (sim/engine/gradient_sync.h) against the alpha-beta closed forms.
+#include "sim/engine/collectives.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "engine_test_support.h"
-#include "sim/engine/collectives.h"
 #include "sim/engine/gradient_sync.h"
 
 using namespace bubblesim;
@@ -36,7 +37,8 @@ TEST_CASE("ring all-reduce on a ring of links takes 2(n-1)(S/(nB) + a)") {
   for (int n : {2, 4, 8}) {
     const double bytes = 1024.0 * 1024 * 1024, bw = 100e9, a = 5e-6;
     Topology t = ring_topology(n, bw, a);
-    CollectiveTiming r = simulate_collective(t, t.gpus(), CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, bytes);
+    CollectiveTiming r = simulate_collective(t, t.gpus(), CollectiveKind::AllReduce,
+                                             CollectiveAlgorithm::Ring, bytes);
     const double expected = ring_formula(n, bytes, bw, a);
     CHECK(r.simulated.seconds() == doctest::Approx(expected).epsilon(0.01));
     CHECK(r.closed_form.seconds() == doctest::Approx(expected).epsilon(0.01));
@@ -46,11 +48,15 @@ TEST_CASE("ring all-reduce on a ring of links takes 2(n-1)(S/(nB) + a)") {
 TEST_CASE("ring reduce-scatter and all-gather take half an all-reduce") {
   const double bytes = 256.0 * 1024 * 1024, bw = 50e9, a = 1e-6;
   Topology t = ring_topology(8, bw, a);
-  auto rs = simulate_collective(t, t.gpus(), CollectiveKind::ReduceScatter, CollectiveAlgorithm::Ring, bytes);
-  auto ag = simulate_collective(t, t.gpus(), CollectiveKind::AllGather, CollectiveAlgorithm::Ring, bytes);
+  auto rs = simulate_collective(t, t.gpus(), CollectiveKind::ReduceScatter,
+                                CollectiveAlgorithm::Ring, bytes);
+  auto ag =
+      simulate_collective(t, t.gpus(), CollectiveKind::AllGather, CollectiveAlgorithm::Ring, bytes);
   CHECK(rs.simulated.seconds() == doctest::Approx(ring_formula(8, bytes, bw, a) / 2).epsilon(0.01));
   CHECK(ag.simulated == rs.simulated);
-  CHECK(collective_steps(CollectiveKind::ReduceScatter, CollectiveAlgorithm::Ring, bytes, {0, 1, 2, 3}).size() == 3);
+  CHECK(collective_steps(CollectiveKind::ReduceScatter, CollectiveAlgorithm::Ring, bytes,
+                         {0, 1, 2, 3})
+            .size() == 3);
 }
 
 TEST_CASE("tree all-reduce through a switch takes 2 ceil(log2 n) (S/B + a)") {
@@ -61,17 +67,22 @@ TEST_CASE("tree all-reduce through a switch takes 2 ceil(log2 n) (S/B + a)") {
     t.add_link(g, sw, Bandwidth::bytes_per_second(40e9), Time::from_seconds(2e-6));
   }
   const double bytes = 64.0 * 1024 * 1024;
-  auto r = simulate_collective(t, t.gpus(), CollectiveKind::AllReduce, CollectiveAlgorithm::Tree, bytes);
+  auto r =
+      simulate_collective(t, t.gpus(), CollectiveKind::AllReduce, CollectiveAlgorithm::Tree, bytes);
   const double expected = 2.0 * 3 * (bytes / 40e9 + 4e-6);  // route = 2 links
   CHECK(r.simulated.seconds() == doctest::Approx(expected).epsilon(0.01));
   CHECK(r.closed_form.seconds() == doctest::Approx(expected).epsilon(0.01));
   // Ring through the switch: 2(n-1)(S/(nB) + 2a).
-  auto ring = simulate_collective(t, t.gpus(), CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, bytes);
-  CHECK(ring.simulated.seconds() == doctest::Approx(ring_formula(8, bytes, 40e9, 4e-6)).epsilon(0.01));
+  auto ring =
+      simulate_collective(t, t.gpus(), CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, bytes);
+  CHECK(ring.simulated.seconds() ==
+        doctest::Approx(ring_formula(8, bytes, 40e9, 4e-6)).epsilon(0.01));
 }
 
-TEST_CASE("hierarchical all-reduce: intra-node reduce-scatter, inter-node rings, intra-node all-gather") {
-  auto steps = collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 800.0, {7, 7, 9, 9});
+TEST_CASE(
+    "hierarchical all-reduce: intra-node reduce-scatter, inter-node rings, intra-node all-gather") {
+  auto steps = collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 800.0,
+                                {7, 7, 9, 9});
   // L = 2, N = 2: 1 RS step, 2 inter steps, 1 AG step.
   REQUIRE(steps.size() == 4);
   CHECK(steps[0].size() == 4);
@@ -81,12 +92,16 @@ TEST_CASE("hierarchical all-reduce: intra-node reduce-scatter, inter-node rings,
   CHECK(steps[1][0].from == 0);
   CHECK(steps[1][0].to == 2);
   // Unequal nodes fall back to a ring.
-  CHECK(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 800.0, {7, 7, 9}).size() == 4);
+  CHECK(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 800.0,
+                         {7, 7, 9})
+            .size() == 4);
   // Closed form with one node is the ring's.
-  AlphaBeta ab{Bandwidth::bytes_per_second(1e9), Bandwidth::bytes_per_second(1e9), Time::from_seconds(1e-6),
-               Time::from_seconds(1e-6)};
-  CHECK(collective_closed_form(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 1e9, 4, 1, ab) ==
-        collective_closed_form(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, 1, ab));
+  AlphaBeta ab{Bandwidth::bytes_per_second(1e9), Bandwidth::bytes_per_second(1e9),
+               Time::from_seconds(1e-6), Time::from_seconds(1e-6)};
+  CHECK(collective_closed_form(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 1e9, 4,
+                               1, ab) == collective_closed_form(CollectiveKind::AllReduce,
+                                                                CollectiveAlgorithm::Ring, 1e9, 4,
+                                                                1, ab));
 }
 
 namespace {
@@ -97,17 +112,19 @@ struct SyncRun {
 };
 
 // p = 1 pipeline on gpu0 of an 8-GPU ring; its stage is all-reduced with the 7 other replicas.
-SimulationResult replay_dp(const Table& table, const StageCost& c, const Topology& topo, std::vector<Bytes> gradient,
-                           bool overlap, Bytes bucket) {
+SimulationResult replay_dp(const Table& table, const StageCost& c, const Topology& topo,
+                           std::vector<Bytes> gradient, bool overlap, Bytes bucket) {
   auto plan = std::make_shared<SyncPlan>();
   const auto gpus = topo.gpus();
   const auto dp = static_cast<std::size_t>(gpus.size()) / static_cast<std::size_t>(table.devices);
   plan->gpus.resize(static_cast<std::size_t>(table.devices));
   for (std::size_t d = 0; d < plan->gpus.size(); ++d) {
-    for (std::size_t r = 0; r < dp; ++r) plan->gpus[d].push_back({gpus[r * static_cast<std::size_t>(table.devices) + d]});
+    for (std::size_t r = 0; r < dp; ++r)
+      plan->gpus[d].push_back({gpus[r * static_cast<std::size_t>(table.devices) + d]});
   }
   plan->gradient_bytes = gradient;
-  if (plan->gradient_bytes.size() == 1) plan->gradient_bytes.assign(static_cast<std::size_t>(table.stages), gradient[0]);
+  if (plan->gradient_bytes.size() == 1)
+    plan->gradient_bytes.assign(static_cast<std::size_t>(table.stages), gradient[0]);
   plan->overlap = overlap;
   plan->bucket = bucket;
   EngineInput in;
@@ -115,7 +132,8 @@ SimulationResult replay_dp(const Table& table, const StageCost& c, const Topolog
   in.stage_costs = CostProfile::uniform(table.stages / table.chunks, c).for_table(table.chunks);
   in.network = NetworkModel::Topology;
   in.topology = &topo;
-  for (std::size_t d = 0; d < plan->gpus.size(); ++d) in.device_vertex.push_back(plan->gpus[d][0][0]);
+  for (std::size_t d = 0; d < plan->gpus.size(); ++d)
+    in.device_vertex.push_back(plan->gpus[d][0][0]);
   in.sync = plan;
   return simulate(in);
 }

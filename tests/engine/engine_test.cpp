@@ -30,8 +30,10 @@ TEST_CASE("a table that can never finish is reported as a deadlock naming the bl
   StageCost c = stage_cost_ms(1, 1, 0);
   SimulationResult r = replay(t, c);
   CHECK(r.status == RunStatus::Deadlock);
-  CHECK(r.failure.find("device 0 is blocked at B0.0 (position 1), waiting for B1.0 on device 1") != std::string::npos);
-  CHECK(r.failure.find("device 1 is blocked at F1.1 (position 0), waiting for F0.1 on device 0") != std::string::npos);
+  CHECK(r.failure.find("device 0 is blocked at B0.0 (position 1), waiting for B1.0 on device 1") !=
+        std::string::npos);
+  CHECK(r.failure.find("device 1 is blocked at F1.1 (position 0), waiting for F0.1 on device 0") !=
+        std::string::npos);
 }
 
 TEST_CASE("split release frees M_B - M_W at B and M_W at W") {
@@ -41,8 +43,8 @@ TEST_CASE("split release frees M_B - M_W at B and M_W at W") {
   t.stages = 1;
   t.microbatches = 2;
   t.placement = Placement::straight(1);
-  t.device_ops = {{Op::forward(0, 0), Op::backward(0, 0), Op::forward(0, 1), Op::weight(0, 0), Op::backward(0, 1),
-                   Op::weight(0, 1)}};
+  t.device_ops = {{Op::forward(0, 0), Op::backward(0, 0), Op::forward(0, 1), Op::weight(0, 0),
+                   Op::backward(0, 1), Op::weight(0, 1)}};
   StageCost c = stage_cost_ms(1, 1, 1, 4, 1);
   SimulationResult r = replay(t, c);
   REQUIRE(r.status == RunStatus::Ok);
@@ -81,7 +83,8 @@ TEST_CASE("replays are deterministic") {
   }
 }
 
-TEST_CASE("a topology link of bandwidth X and latency L equals fixed-delay bytes/X + L without sharing") {
+TEST_CASE(
+    "a topology link of bandwidth X and latency L equals fixed-delay bytes/X + L without sharing") {
   // Two GPUs joined by one link; each transfer (10ms) is shorter than the op that produces the
   // next one (20ms), so no two transfers share a link direction.
   Topology topo;
@@ -99,7 +102,8 @@ TEST_CASE("a topology link of bandwidth X and latency L equals fixed-delay bytes
     in.topology = &topo;
     in.device_vertex = {g0, g1};
     SimulationResult flow = simulate(in);
-    SimulationResult fixed = replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(10e-3 + 50e-6));
+    SimulationResult fixed =
+        replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(10e-3 + 50e-6));
     CAPTURE(m);
     CHECK(flow.status == RunStatus::Ok);
     CHECK(flow.metrics.makespan == fixed.metrics.makespan);

@@ -8,7 +8,8 @@
 
 namespace bubblesim::testing {
 
-inline StageCost stage_cost_ms(double f, double b, double w, double act_mib = 0, double wgrad_mib = 0) {
+inline StageCost stage_cost_ms(double f, double b, double w, double act_mib = 0,
+                               double wgrad_mib = 0) {
   StageCost c;
   c.forward = Time::from_seconds(f * 1e-3);
   c.backward_input = Time::from_seconds(b * 1e-3);
@@ -34,11 +35,13 @@ inline GeneratorInput generator_input(int p, int m, const StageCost& c, ParamVal
   return in;
 }
 
-inline Table generate(const std::string& name, int p, int m, const StageCost& c, ParamValues params = {}) {
+inline Table generate(const std::string& name, int p, int m, const StageCost& c,
+                      ParamValues params = {}) {
   return registry().find(name)->generate(generator_input(p, m, c, std::move(params)));
 }
 
-inline SimulationResult replay(const Table& t, const StageCost& c, NetworkModel network = NetworkModel::None,
+inline SimulationResult replay(const Table& t, const StageCost& c,
+                               NetworkModel network = NetworkModel::None,
                                Time delay = Time::zero()) {
   EngineInput in;
   in.table = &t;

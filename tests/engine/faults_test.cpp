@@ -26,7 +26,8 @@ namespace {
 // which is (m+p-1)(a+b) at k = 1.
 double one_f_one_b_straggler_ms(int p, int m, int r, double k, double a, double b) {
   const int w = p - 1 - r;
-  return r * (a + b) + k * m * (a + b) + w * (std::max(0.0, a + b - k * a) + std::max(0.0, a + b - k * b));
+  return r * (a + b) + k * m * (a + b) +
+         w * (std::max(0.0, a + b - k * a) + std::max(0.0, a + b - k * b));
 }
 
 SimulationResult replay_slowed(const Table& t, const StageCost& c, int r, double k) {
@@ -41,9 +42,12 @@ SimulationResult replay_slowed(const Table& t, const StageCost& c, int r, double
 }  // namespace
 
 TEST_CASE("a 1.5x straggler raises 1F1B's makespan exactly as the critical path predicts") {
-  struct Case { int p, m; double a, b; };
-  for (Case cs : {Case{4, 8, 1.0, 2.0}, Case{4, 4, 2.0, 2.0}, Case{6, 10, 1.0, 3.0}, Case{8, 16, 2.0, 1.0},
-                  Case{3, 7, 4.0, 1.0}}) {
+  struct Case {
+    int p, m;
+    double a, b;
+  };
+  for (Case cs : {Case{4, 8, 1.0, 2.0}, Case{4, 4, 2.0, 2.0}, Case{6, 10, 1.0, 3.0},
+                  Case{8, 16, 2.0, 1.0}, Case{3, 7, 4.0, 1.0}}) {
     const StageCost c = stage_cost_ms(cs.a, cs.b, 0.0);
     const Table t = generate("1f1b", cs.p, cs.m, c);
     const SimulationResult healthy = replay(t, c);
@@ -58,8 +62,9 @@ TEST_CASE("a 1.5x straggler raises 1F1B's makespan exactly as the critical path 
         CAPTURE(k);
         const SimulationResult slow = replay_slowed(t, c, r, k);
         REQUIRE(slow.status == RunStatus::Ok);
-        CHECK(slow.metrics.makespan.milliseconds() ==
-              doctest::Approx(one_f_one_b_straggler_ms(cs.p, cs.m, r, k, cs.a, cs.b)).epsilon(1e-12));
+        CHECK(
+            slow.metrics.makespan.milliseconds() ==
+            doctest::Approx(one_f_one_b_straggler_ms(cs.p, cs.m, r, k, cs.a, cs.b)).epsilon(1e-12));
         CHECK(slow.metrics.makespan > healthy.metrics.makespan);
       }
     }
@@ -114,12 +119,13 @@ TEST_CASE("a degraded link slows the transfers that cross it after the fault") {
   const SimulationResult healthy = replay_with_link_faults(t, c, topo, {});
   REQUIRE(healthy.status == RunStatus::Ok);
   // Degraded to half from the start: every transfer takes 0.4 ms instead of 0.2 ms.
-  const SimulationResult degraded = replay_with_link_faults(t, c, topo, both_directions(topo, Time::zero(), 5e8));
+  const SimulationResult degraded =
+      replay_with_link_faults(t, c, topo, both_directions(topo, Time::zero(), 5e8));
   REQUIRE(degraded.status == RunStatus::Ok);
   CHECK(degraded.metrics.makespan > healthy.metrics.makespan);
   // A fault after the end changes nothing.
-  const SimulationResult late =
-      replay_with_link_faults(t, c, topo, both_directions(topo, healthy.metrics.makespan + Time::from_seconds(1), 5e8));
+  const SimulationResult late = replay_with_link_faults(
+      t, c, topo, both_directions(topo, healthy.metrics.makespan + Time::from_seconds(1), 5e8));
   CHECK(late.metrics.makespan == healthy.metrics.makespan);
   // GPipe on 2 devices: the critical path crosses the link twice (the first forward's activation,
   // the first backward's gradient); each crossing is 0.2 ms longer.
@@ -132,7 +138,8 @@ TEST_CASE("a link cut while a transfer crosses it ends as a deadlock naming the 
   const Table t = generate("gpipe", 2, 4, c);
   const Topology topo = two_gpus();
   // The first forward ends at 1 ms; its activation is on the wire until 2 ms: cut at 1.5 ms.
-  const SimulationResult cut = replay_with_link_faults(t, c, topo, both_directions(topo, Time::from_seconds(1.5e-3), 0.0));
+  const SimulationResult cut =
+      replay_with_link_faults(t, c, topo, both_directions(topo, Time::from_seconds(1.5e-3), 0.0));
   CHECK(cut.status == RunStatus::Deadlock);
   CHECK(cut.failure.find("stalled on a cut link") != std::string::npos);
   CHECK(cut.failure.find("transfer F0.0 (device 0) -> F1.0 (device 1)") != std::string::npos);

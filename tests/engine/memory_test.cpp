@@ -90,13 +90,16 @@ TEST_CASE("full offload with k > 1 grows the makespan and reports exposed offloa
 TEST_CASE("selective offload takes the longest-lived half of each device's activations") {
   StageCost c = memory_cost(1.0, 2.0, 100 * kMB);
   OffloadRun full = run_offload(4, 8, c, Bandwidth::bytes_per_second(400e9), MemoryPolicy::Full);
-  OffloadRun half = run_offload(4, 8, c, Bandwidth::bytes_per_second(400e9), MemoryPolicy::Selective);
+  OffloadRun half =
+      run_offload(4, 8, c, Bandwidth::bytes_per_second(400e9), MemoryPolicy::Selective);
   for (std::size_t d = 0; d < 4; ++d) {
     CHECK(half.decision.count_per_device[d] == (full.decision.count_per_device[d] + 1) / 2);
   }
   CHECK(half.offloaded.metrics.offloaded_bytes < full.offloaded.metrics.offloaded_bytes);
-  CHECK(half.offloaded.metrics.peak_activation_per_device[0] >= full.offloaded.metrics.peak_activation_per_device[0]);
-  CHECK(half.offloaded.metrics.peak_activation_per_device[0] <= full.base.metrics.peak_activation_per_device[0]);
+  CHECK(half.offloaded.metrics.peak_activation_per_device[0] >=
+        full.offloaded.metrics.peak_activation_per_device[0]);
+  CHECK(half.offloaded.metrics.peak_activation_per_device[0] <=
+        full.base.metrics.peak_activation_per_device[0]);
 }
 
 TEST_CASE("the reload starts `prefetch` compute ops before its backward") {
@@ -124,7 +127,8 @@ TEST_CASE("the reload starts `prefetch` compute ops before its backward") {
       CHECK(between == 1);  // prefetch 2: one compute op after the trigger, then the B
     }
   }
-  CHECK_THROWS_AS(apply_offload_pass(t, in.stage_costs, timings_of(simulate(in)), OffloadSettings{MemoryPolicy::Full, 0, {}, {}, s.d2h, s.h2d}),
+  CHECK_THROWS_AS(apply_offload_pass(t, in.stage_costs, timings_of(simulate(in)),
+                                     OffloadSettings{MemoryPolicy::Full, 0, {}, {}, s.d2h, s.h2d}),
                   std::invalid_argument);
 }
 
@@ -134,7 +138,8 @@ TEST_CASE("full recomputation: peak activation falls to the stored inputs, busy 
   Table t = generate("1f1b", p, m, c);
   EngineInput in = input_for(t, c);
   SimulationResult base = simulate(in);
-  PassResult full = apply_recompute_pass(t, in.stage_costs, RecomputeSettings{MemoryPolicy::Full, {}, 0.5});
+  PassResult full =
+      apply_recompute_pass(t, in.stage_costs, RecomputeSettings{MemoryPolicy::Full, {}, 0.5});
   REQUIRE(validate_table(full.table).empty());
   SimulationResult rf = simulate(input_for(full.table, c));
   RecomputeSettings sel{MemoryPolicy::Selective, {}, 0.5};
@@ -147,7 +152,8 @@ TEST_CASE("full recomputation: peak activation falls to the stored inputs, busy 
     const auto i = static_cast<std::size_t>(d);
     // One recomputed forward per microbatch.
     CHECK(rf.metrics.busy_per_device[i] - base.metrics.busy_per_device[i] == c.forward * m);
-    CHECK(rs.metrics.busy_per_device[i] - base.metrics.busy_per_device[i] == (d < 2 ? c.forward * m : Time::zero()));
+    CHECK(rs.metrics.busy_per_device[i] - base.metrics.busy_per_device[i] ==
+          (d < 2 ? c.forward * m : Time::zero()));
     // 1F1B device d stores p - d activations; recomputing, only their inputs plus the one
     // activation being rebuilt.
     CHECK(base.metrics.peak_activation_per_device[i] == c.activation * (p - d));
@@ -224,10 +230,12 @@ TEST_CASE("two GPUs offloading at once through one PCIe switch each get half its
     t.stages = 2;
     t.microbatches = 1;
     t.placement = Placement::straight(2);
-    t.device_ops = {{Op::forward(0, 0), Op{OpKind::Offload, 0, 0}, Op{OpKind::Reload, 0, 0}, Op::backward(0, 0)},
+    t.device_ops = {{Op::forward(0, 0), Op{OpKind::Offload, 0, 0}, Op{OpKind::Reload, 0, 0},
+                     Op::backward(0, 0)},
                     {Op::forward(1, 0), Op::backward(1, 0)}};
     if (second_offloads) {
-      t.device_ops[1] = {Op::forward(1, 0), Op{OpKind::Offload, 1, 0}, Op{OpKind::Reload, 1, 0}, Op::backward(1, 0)};
+      t.device_ops[1] = {Op::forward(1, 0), Op{OpKind::Offload, 1, 0}, Op{OpKind::Reload, 1, 0},
+                         Op::backward(1, 0)};
     }
     return t;
   };

@@ -24,9 +24,10 @@ Bandwidth link_for_k(const StageCost& c, double k) {
   return Bandwidth::bytes_per_second(c.activation.as_double() / (k * compute.seconds()));
 }
 
-GeneratorInput offload_input(const Row& row, const StageCost& c, double units, Bandwidth link, bool offload,
-                             bool recompute) {
-  GeneratorInput in = input(row.p, row.m, c, Time::from_seconds(row.tcomm * 1e-3), units, "heuristic");
+GeneratorInput offload_input(const Row& row, const StageCost& c, double units, Bandwidth link,
+                             bool offload, bool recompute) {
+  GeneratorInput in =
+      input(row.p, row.m, c, Time::from_seconds(row.tcomm * 1e-3), units, "heuristic");
   in.offload_d2h.assign(static_cast<std::size_t>(row.p), link);
   in.offload_h2d = in.offload_d2h;
   in.params.set("offload", offload);
@@ -42,7 +43,8 @@ Table table_of(const optimizer::Order& order) {
   t.device_ops.resize(order.size());
   for (std::size_t d = 0; d < order.size(); ++d) {
     for (const optimizer::Step& st : order[d]) {
-      t.device_ops[d].push_back(Op{optimizer::op_kind(st.kind), static_cast<std::int32_t>(d), st.microbatch});
+      t.device_ops[d].push_back(
+          Op{optimizer::op_kind(st.kind), static_cast<std::int32_t>(d), st.microbatch});
       t.microbatches = std::max(t.microbatches, st.microbatch + 1);
     }
   }
@@ -51,7 +53,8 @@ Table table_of(const optimizer::Order& order) {
 
 }  // namespace
 
-TEST_CASE("optimizer timing model: random offload / recompute plans replay exactly like the engine") {
+TEST_CASE(
+    "optimizer timing model: random offload / recompute plans replay exactly like the engine") {
   const Row row = read_rows().front();
   StageCost c = row_cost(row);
   c.stage_input = Bytes(c.activation.count() / 9);
@@ -99,7 +102,9 @@ TEST_CASE("optimizer timing model: random offload / recompute plans replay exact
   CHECK(checked == 60);
 }
 
-TEST_CASE("optimized with offload: at p M_B and k = 1 the bubble is at most half of 1F1B's on every row") {
+TEST_CASE(
+    "optimized with offload: at p M_B and k = 1 the bubble is at most half of 1F1B's on every "
+    "row") {
   for (const Row& row : read_rows()) {
     CAPTURE(row.model);
     CAPTURE(row.m);
@@ -155,6 +160,6 @@ TEST_CASE("optimized with offload needs a host") {
   GeneratorInput in = offload_input(row, c, row.p, link_for_k(c, 1.0), true, false);
   in.offload_d2h.clear();
   in.offload_h2d.clear();
-  CHECK_THROWS_WITH_AS(registry().find("optimized")->generate(in), doctest::Contains("needs a host"),
-                       ScheduleConstraintError);
+  CHECK_THROWS_WITH_AS(registry().find("optimized")->generate(in),
+                       doctest::Contains("needs a host"), ScheduleConstraintError);
 }

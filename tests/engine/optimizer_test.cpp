@@ -1,7 +1,7 @@
 // The optimizing generator `optimized` (schedules/optimizer): its timing model equals the engine's
-// fixed-delay replay; at the zero-bubble paper's activation limits it matches or beats the ZB-1p and
-// ZB-2p columns of Table 5 (tests/data/zb_paper_table5_subset.csv); the MILP proves optimality on a
-// small instance and is never worse than the heuristic; more memory never gives more bubble.
+// fixed-delay replay; at the zero-bubble paper's activation limits it matches or beats the ZB-1p
+// and ZB-2p columns of Table 5 (tests/data/zb_paper_table5_subset.csv); the MILP proves optimality
+// on a small instance and is never worse than the heuristic; more memory never gives more bubble.
 #include <doctest/doctest.h>
 
 #include "engine_test_support.h"
@@ -48,7 +48,8 @@ TEST_CASE("optimized: at p M_B and 2p M_B the bubble is at or below the ZB-1p an
     for (int factor : {1, 2}) {
       CAPTURE(factor);
       const double units = factor * row.p;
-      const Table t = registry().find("optimized")->generate(input(row.p, row.m, c, comm, units, "heuristic"));
+      const Table t =
+          registry().find("optimized")->generate(input(row.p, row.m, c, comm, units, "heuristic"));
       const Bytes budget(static_cast<std::int64_t>(units * c.activation.as_double() + 0.5));
       SimulationResult r = replay_budget(t, c, comm, budget);
       REQUIRE(r.status == RunStatus::Ok);  // not out of memory at the limit
@@ -65,7 +66,8 @@ TEST_CASE("optimized: bubble never rises as the activation limit grows from p M_
   double previous = 1.0;
   for (double units = row.p; units <= 3 * row.p; units += row.p / 4.0) {
     CAPTURE(units);
-    const Table t = registry().find("optimized")->generate(input(row.p, row.m, c, comm, units, "heuristic"));
+    const Table t =
+        registry().find("optimized")->generate(input(row.p, row.m, c, comm, units, "heuristic"));
     SimulationResult r = replay(t, c, NetworkModel::FixedDelay, comm);
     REQUIRE(r.status == RunStatus::Ok);
     CHECK(r.metrics.bubble_ratio_span <= previous + 1e-12);
@@ -116,7 +118,8 @@ TEST_CASE("optimized: proves optimality for p = 8, m = 16 at unit costs and limi
 
 TEST_CASE("optimized: an activation limit below one M_B is a constraint error") {
   StageCost c = stage_cost_ms(1, 1, 1, 1.0, 0.5);
-  CHECK_THROWS_AS(registry().find("optimized")->generate(input(4, 8, c, Time::zero(), 0.5)), ScheduleConstraintError);
+  CHECK_THROWS_AS(registry().find("optimized")->generate(input(4, 8, c, Time::zero(), 0.5)),
+                  ScheduleConstraintError);
 }
 
 TEST_CASE("optimized: the formula note names the method and the gap, and no wall-clock time") {
@@ -125,5 +128,6 @@ TEST_CASE("optimized: the formula note names the method and the gap, and no wall
   const Formula f = registry().find("optimized")->formula(in);
   CHECK(f.note.find("optimized by heuristic") != std::string::npos);
   CHECK(f.note.find("gap") != std::string::npos);
-  CHECK(f.note.find("solve time") == std::string::npos);  // deterministic: the time is the run's generate_s
+  CHECK(f.note.find("solve time") ==
+        std::string::npos);  // deterministic: the time is the run's generate_s
 }

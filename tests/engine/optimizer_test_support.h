@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "engine_test_support.h"
-#include "zb_table5_rows.h"
 #include "schedules/optimizer/problem.h"
+#include "zb_table5_rows.h"
 
 namespace bubblesim::testing {
 
-inline GeneratorInput input(int p, int m, const StageCost& c, Time comm, double units, const std::string& method = "auto") {
+inline GeneratorInput input(int p, int m, const StageCost& c, Time comm, double units,
+                            const std::string& method = "auto") {
   GeneratorInput in = generator_input(p, m, c);
   in.comm_delay = comm;
   in.params.set("budget_units", units);
@@ -66,12 +67,18 @@ inline optimizer::Problem problem_of(const GeneratorInput& in, double units,
 inline optimizer::Order order_of(const Table& t) {
   auto kind = [](OpKind k) {
     switch (k) {
-      case OpKind::Forward: return optimizer::StepKind::F;
-      case OpKind::Backward: return optimizer::StepKind::B;
-      case OpKind::Weight: return optimizer::StepKind::W;
-      case OpKind::Recompute: return optimizer::StepKind::R;
-      case OpKind::Offload: return optimizer::StepKind::O;
-      default: return optimizer::StepKind::L;
+      case OpKind::Forward:
+        return optimizer::StepKind::F;
+      case OpKind::Backward:
+        return optimizer::StepKind::B;
+      case OpKind::Weight:
+        return optimizer::StepKind::W;
+      case OpKind::Recompute:
+        return optimizer::StepKind::R;
+      case OpKind::Offload:
+        return optimizer::StepKind::O;
+      default:
+        return optimizer::StepKind::L;
     }
   };
   optimizer::Order order(static_cast<std::size_t>(t.devices));

@@ -4,11 +4,10 @@
 // was before the performance work (docs/performance.md); a deliberate change of semantics must
 // re-record them and say why in its commit.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstdint>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "engine_test_support.h"
 #include "schedules/passes/memory_passes.h"
@@ -107,8 +106,8 @@ void check_pin(const SimulationResult& r, const Pin& pin, RunStatus status = Run
   CHECK(r.status == status);
   const std::uint64_t fp = fingerprint(r);
   // On a mismatch, the line to paste (after making sure the change is intended).
-  INFO(fmt::format("actual: {{{}, {}, {}, 0x{:016x}ull}}", r.metrics.makespan.ps(), r.metrics.peak_activation.count(),
-                   r.events, fp));
+  INFO(fmt::format("actual: {{{}, {}, {}, 0x{:016x}ull}}", r.metrics.makespan.ps(),
+                   r.metrics.peak_activation.count(), r.events, fp));
   CHECK(r.metrics.makespan.ps() == pin.makespan_ps);
   CHECK(r.metrics.peak_activation.count() == pin.peak_activation);
   CHECK(r.events == pin.events);
@@ -123,7 +122,8 @@ StageCost uneven_cost() {
   return c;
 }
 
-Table generate_with(const std::string& name, int p, int m, const StageCost& c, std::int64_t chunks) {
+Table generate_with(const std::string& name, int p, int m, const StageCost& c,
+                    std::int64_t chunks) {
   ParamValues params;
   if (chunks > 1) params.set("chunks", chunks);
   return generate(name, p, m, c, std::move(params));
@@ -151,7 +151,8 @@ Star star(int p, double gbps) {
   VertexId hub = s.topology.add_vertex("hub", VertexKind::Switch);
   for (int d = 0; d < p; ++d) {
     VertexId g = s.topology.add_vertex(fmt::format("gpu{}", d), VertexKind::Gpu);
-    s.topology.add_link(g, hub, Bandwidth::bytes_per_second(gbps * 1e9), Time::from_seconds(1.5e-6));
+    s.topology.add_link(g, hub, Bandwidth::bytes_per_second(gbps * 1e9),
+                        Time::from_seconds(1.5e-6));
     s.gpus.push_back(g);
   }
   return s;
@@ -160,9 +161,11 @@ Star star(int p, double gbps) {
 // The benchmark's ring: neighbours on their own link, both directions.
 Star ring(int p, double gbps) {
   Star s;
-  for (int d = 0; d < p; ++d) s.gpus.push_back(s.topology.add_vertex(fmt::format("gpu{}", d), VertexKind::Gpu));
+  for (int d = 0; d < p; ++d)
+    s.gpus.push_back(s.topology.add_vertex(fmt::format("gpu{}", d), VertexKind::Gpu));
   for (int d = 0; d < p; ++d) {
-    s.topology.add_link(s.gpus[static_cast<std::size_t>(d)], s.gpus[static_cast<std::size_t>((d + 1) % p)],
+    s.topology.add_link(s.gpus[static_cast<std::size_t>(d)],
+                        s.gpus[static_cast<std::size_t>((d + 1) % p)],
                         Bandwidth::bytes_per_second(gbps * 1e9), Time::from_seconds(2e-6));
   }
   return s;
@@ -173,13 +176,15 @@ Star ring(int p, double gbps) {
 TEST_CASE("pinned replay: 1f1b with fixed delay") {
   StageCost c = uneven_cost();
   Table t = generate_with("1f1b", 4, 12, c, 1);
-  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)), Pin{64360000000, 12582912, 168, 0xf3484896695347b6ull});
+  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)),
+            Pin{64360000000, 12582912, 168, 0xf3484896695347b6ull});
 }
 
 TEST_CASE("pinned replay: interleaved 1f1b (v = 2) with fixed delay") {
   StageCost c = uneven_cost();
   Table t = generate_with("interleaved-1f1b", 4, 8, c, 2);
-  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)), Pin{40770000000, 17301504, 240, 0xec912e8947b243ccull});
+  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)),
+            Pin{40770000000, 17301504, 240, 0xec912e8947b243ccull});
 }
 
 TEST_CASE("pinned replay: zb-v, both release conventions") {
@@ -195,7 +200,8 @@ TEST_CASE("pinned replay: zb-v, both release conventions") {
 TEST_CASE("pinned replay: dualpipe with fixed delay") {
   StageCost c = uneven_cost();
   Table t = generate_with("dualpipe", 4, 8, c, 1);
-  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)), Pin{37970000000, 15728640, 110, 0xd2352e19f2511545ull});
+  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)),
+            Pin{37970000000, 15728640, 110, 0xd2352e19f2511545ull});
 }
 
 TEST_CASE("pinned replay: topology with link sharing") {

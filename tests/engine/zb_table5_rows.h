@@ -33,15 +33,16 @@ inline std::vector<Row> read_rows() {
     std::vector<std::string> c;
     while (std::getline(ss, cell, ',')) c.push_back(cell);
     REQUIRE(c.size() == 12);
-    rows.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stod(c[3]), std::stod(c[4]), std::stod(c[5]),
-                    std::stod(c[6]), std::stod(c[7]), std::stod(c[8]), std::stod(c[9]), std::stod(c[10]),
-                    std::stod(c[11])});
+    rows.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stod(c[3]), std::stod(c[4]),
+                    std::stod(c[5]), std::stod(c[6]), std::stod(c[7]), std::stod(c[8]),
+                    std::stod(c[9]), std::stod(c[10]), std::stod(c[11])});
   }
   return rows;
 }
 
-/// Per-layer activation bytes of the ZB paper's models (its Table 3, checked: 1.5B h = 2304, a = 24; 6.2B
-/// h = 4096, a = 32; s = 1024, b = 1): M_B = s b (34h + 5as), M_W = 32 s b h. Only M_W / M_B matters.
+/// Per-layer activation bytes of the ZB paper's models (its Table 3, checked: 1.5B h = 2304, a =
+/// 24; 6.2B h = 4096, a = 32; s = 1024, b = 1): M_B = s b (34h + 5as), M_W = 32 s b h. Only M_W /
+/// M_B matters.
 inline StageCost row_cost(const Row& row) {
   const double h = row.model == "1.5B" ? 2304 : 4096, a = row.model == "1.5B" ? 24 : 32, s = 1024;
   StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);

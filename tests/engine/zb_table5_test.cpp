@@ -1,7 +1,7 @@
-// Reproduces the 1F1B, ZB-H1 and ZB-H2 columns of the zero-bubble paper's Table 5 from its Table 9 profiled times
-// (tests/data/zb_paper_table5_subset.csv, a copy of ../shared/reference): every stage has the
-// same T_F, T_B, T_W; 1F1B runs B and W as one op, ZB-H1/H2 split them; T_comm is a fixed delay on every cross-stage
-// F->F and B->B edge; the rate is bubble_ratio_span.
+// Reproduces the 1F1B, ZB-H1 and ZB-H2 columns of the zero-bubble paper's Table 5 from its Table 9
+// profiled times (tests/data/zb_paper_table5_subset.csv, a copy of ../shared/reference): every
+// stage has the same T_F, T_B, T_W; 1F1B runs B and W as one op, ZB-H1/H2 split them; T_comm is a
+// fixed delay on every cross-stage F->F and B->B edge; the rate is bubble_ratio_span.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -20,7 +20,8 @@ TEST_CASE("1F1B bubble rates of ZB paper Table 5 are reproduced to 4 decimals") 
     CAPTURE(row.m);
     StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);
     Table t = generate("1f1b", row.p, row.m, c);
-    SimulationResult r = replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(row.tcomm * 1e-3));
+    SimulationResult r =
+        replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(row.tcomm * 1e-3));
     REQUIRE(r.status == RunStatus::Ok);
     double rounded = std::round(r.metrics.bubble_ratio_span * 1e4) / 1e4;
     CHECK(rounded == doctest::Approx(row.bubble_1f1b).epsilon(1e-9));
@@ -37,7 +38,8 @@ TEST_CASE("ZB-H1 and ZB-H2 bubble rates of ZB paper Table 5 are reproduced to 4 
       CAPTURE(name);
       StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);
       Table t = generate(name, row.p, row.m, c);
-      SimulationResult r = replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(row.tcomm * 1e-3));
+      SimulationResult r =
+          replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(row.tcomm * 1e-3));
       REQUIRE(r.status == RunStatus::Ok);
       double rounded = std::round(r.metrics.bubble_ratio_span * 1e4) / 1e4;
       const double expected = std::string(name) == "zb-h1" ? row.bubble_zb_h1 : row.bubble_zb_h2;

@@ -30,7 +30,9 @@ double ms(Time t) { return t.seconds() * 1e3; }
 
 }  // namespace
 
-TEST_CASE("interleaved-1f1b with equal costs: bubble (p-1)/(v m+p-1), peak 2(p-r-1)+(v-1)g+1 chunk units") {
+TEST_CASE(
+    "interleaved-1f1b with equal costs: bubble (p-1)/(v m+p-1), peak 2(p-r-1)+(v-1)g+1 chunk "
+    "units") {
   for (double backward : {1.0, 2.0}) {
     for (int p : {1, 2, 4, 8}) {
       for (int v : {1, 2, 3, 4}) {
@@ -48,12 +50,14 @@ TEST_CASE("interleaved-1f1b with equal costs: bubble (p-1)/(v m+p-1), peak 2(p-r
           SimulationResult r = run("interleaved-1f1b", in, c);
           const double expected = static_cast<double>(p - 1) / (v * m + p - 1);
           CHECK(r.metrics.bubble_ratio == doctest::Approx(expected).epsilon(1e-12));
-          // Each device is busy v m chunk ops of (1 + backward)/v ms: makespan = busy / (1 - ratio).
+          // Each device is busy v m chunk ops of (1 + backward)/v ms: makespan = busy / (1 -
+          // ratio).
           CHECK(ms(r.metrics.makespan) == doctest::Approx((1 + backward) * (v * m + p - 1) / v));
           for (int dev = 0; dev < p; ++dev) {
             CAPTURE(dev);
             const double peak = std::min(2 * (p - dev - 1) + (v - 1) * g + 1, v * m);
-            CHECK(r.metrics.peak_activation_units_per_device[static_cast<std::size_t>(dev)] == peak);
+            CHECK(r.metrics.peak_activation_units_per_device[static_cast<std::size_t>(dev)] ==
+                  peak);
           }
           Formula f = registry().find("interleaved-1f1b")->formula(in);
           CHECK(*f.bubble_ratio == doctest::Approx(r.metrics.bubble_ratio).epsilon(1e-12));
@@ -64,7 +68,9 @@ TEST_CASE("interleaved-1f1b with equal costs: bubble (p-1)/(v m+p-1), peak 2(p-r
   }
 }
 
-TEST_CASE("interleaved-1f1b with PyTorch grouping: the closed form for m >= p, a larger bubble for m < p") {
+TEST_CASE(
+    "interleaved-1f1b with PyTorch grouping: the closed form for m >= p, a larger bubble for m < "
+    "p") {
   StageCost c = stage_cost_ms(1, 1, 0, 1);
   for (int p : {2, 3, 4, 6}) {
     for (int m = 1; m <= 3 * p; ++m) {
@@ -94,7 +100,9 @@ TEST_CASE("interleaved-1f1b with PyTorch grouping: the closed form for m >= p, a
   }
 }
 
-TEST_CASE("looped-bfs holds v m chunk units on every device and matches interleaved's bubble for m >= p") {
+TEST_CASE(
+    "looped-bfs holds v m chunk units on every device and matches interleaved's bubble for m >= "
+    "p") {
   StageCost c = stage_cost_ms(1, 2, 0, 1);
   for (int p : {2, 4}) {
     for (int v : {1, 2, 3}) {
@@ -105,8 +113,10 @@ TEST_CASE("looped-bfs holds v m chunk units on every device and matches interlea
         GeneratorInput in = generator_input(p, m, c, chunks(v));
         SimulationResult r = run("looped-bfs", in, c);
         for (double u : r.metrics.peak_activation_units_per_device) CHECK(u == v * m);
-        CHECK(r.metrics.bubble_ratio == doctest::Approx(static_cast<double>(p - 1) / (v * m + p - 1)).epsilon(1e-12));
-        CHECK(*registry().find("looped-bfs")->formula(in).bubble_ratio == doctest::Approx(r.metrics.bubble_ratio));
+        CHECK(r.metrics.bubble_ratio ==
+              doctest::Approx(static_cast<double>(p - 1) / (v * m + p - 1)).epsilon(1e-12));
+        CHECK(*registry().find("looped-bfs")->formula(in).bubble_ratio ==
+              doctest::Approx(r.metrics.bubble_ratio));
       }
     }
   }
@@ -126,18 +136,21 @@ TEST_CASE("eager-1f1b has 1F1B's makespan and peak min(2(p-r)-1, m) on device r"
       SimulationResult eager = run("eager-1f1b", generator_input(p, m, c), c);
       SimulationResult one = run("1f1b", generator_input(p, m, c), c);
       CHECK(eager.metrics.makespan == one.metrics.makespan);
-      CHECK(eager.metrics.bubble_ratio == doctest::Approx(static_cast<double>(p - 1) / (m + p - 1)).epsilon(1e-12));
+      CHECK(eager.metrics.bubble_ratio ==
+            doctest::Approx(static_cast<double>(p - 1) / (m + p - 1)).epsilon(1e-12));
       for (int dev = 0; dev < p; ++dev) {
         CHECK(eager.metrics.peak_activation_units_per_device[static_cast<std::size_t>(dev)] ==
               std::min(2 * (p - dev) - 1, m));
       }
-      CHECK(*registry().find("eager-1f1b")->formula(generator_input(p, m, c)).peak_activation_units ==
-            eager.metrics.peak_activation_units);
+      CHECK(
+          *registry().find("eager-1f1b")->formula(generator_input(p, m, c)).peak_activation_units ==
+          eager.metrics.peak_activation_units);
     }
   }
 }
 
-TEST_CASE("(T_F, T_B, T_W) = (1, 1.2, 0.6), p = 8, m = 24: per-stage bubble 19.6, 11.2, 7.0; ZB peaks") {
+TEST_CASE(
+    "(T_F, T_B, T_W) = (1, 1.2, 0.6), p = 8, m = 24: per-stage bubble 19.6, 11.2, 7.0; ZB peaks") {
   const int p = 8, m = 24;
   const double mb = 1.0, mw = 0.5;  // M_B and M_W in MiB
   StageCost c = stage_cost_ms(1, 1.2, 0.6, mb, mw);
@@ -164,8 +177,10 @@ TEST_CASE("(T_F, T_B, T_W) = (1, 1.2, 0.6), p = 8, m = 24: per-stage bubble 19.6
     CHECK(h2.metrics.peak_activation_per_device[static_cast<std::size_t>(r)] ==
           Bytes((2 * p - 2 * r - 1) * m_b.count() + 2 * r * m_w.count()));
   }
-  CHECK(*registry().find("zb-h1")->formula(generator_input(p, m, c)).peak_activation_units == h1.metrics.peak_activation_units);
-  CHECK(*registry().find("zb-h2")->formula(generator_input(p, m, c)).peak_activation_units == h2.metrics.peak_activation_units);
+  CHECK(*registry().find("zb-h1")->formula(generator_input(p, m, c)).peak_activation_units ==
+        h1.metrics.peak_activation_units);
+  CHECK(*registry().find("zb-h2")->formula(generator_input(p, m, c)).peak_activation_units ==
+        h2.metrics.peak_activation_units);
 }
 
 TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are reported") {
@@ -193,7 +208,8 @@ TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are repor
               (h2 ? reported_h2 : reported_h1) += 1;
               // The paper's per-device bubble, measured over the largest stage span.
               const double span_bubble = (p - 1) * (tf + tb - (h2 ? 2 : 1) * tw);
-              CHECK(ms(r.metrics.stage_span_max) - m * (tf + tb + tw) == doctest::Approx(span_bubble).epsilon(1e-9));
+              CHECK(ms(r.metrics.stage_span_max) - m * (tf + tb + tw) ==
+                    doctest::Approx(span_bubble).epsilon(1e-9));
             }
           }
         }
@@ -203,6 +219,12 @@ TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are repor
   CHECK(reported_h1 > 100);
   CHECK(reported_h2 > 100);
   // Outside the conditions the formula is withheld: with T_W > T_F the cool-down cannot hide W.
-  CHECK_FALSE(registry().find("zb-h1")->formula(generator_input(4, 8, stage_cost_ms(1, 1, 2))).bubble_ratio.has_value());
-  CHECK_FALSE(registry().find("zb-h2")->formula(generator_input(4, 6, stage_cost_ms(1, 1, 1))).bubble_ratio.has_value());
+  CHECK_FALSE(registry()
+                  .find("zb-h1")
+                  ->formula(generator_input(4, 8, stage_cost_ms(1, 1, 2)))
+                  .bubble_ratio.has_value());
+  CHECK_FALSE(registry()
+                  .find("zb-h2")
+                  ->formula(generator_input(4, 6, stage_cost_ms(1, 1, 1)))
+                  .bubble_ratio.has_value());
 }

@@ -37,7 +37,8 @@ Formula formula(const std::string& name, int p, int m, const StageCost& c) {
 
 }  // namespace
 
-TEST_CASE("zb-v with T_F = T_B = T_W and no communication has zero bubble and p M_B on every device") {
+TEST_CASE(
+    "zb-v with T_F = T_B = T_W and no communication has zero bubble and p M_B on every device") {
   for (int p : {1, 2, 3, 4, 6, 8}) {
     for (int m : {2 * p - 1, 2 * p, 3 * p + 1, 24}) {
       CAPTURE(p);
@@ -45,7 +46,8 @@ TEST_CASE("zb-v with T_F = T_B = T_W and no communication has zero bubble and p 
       StageCost c = stage_cost_ms(2, 2, 2, 4, 4);  // chunk: 1 ms each, M_B = 2 MiB
       Table t = generate("zb-v", p, m, c);
       REQUIRE(validate_table(t).empty());
-      for (ReleaseConvention release : {ReleaseConvention::Split, ReleaseConvention::BackwardComplete}) {
+      for (ReleaseConvention release :
+           {ReleaseConvention::Split, ReleaseConvention::BackwardComplete}) {
         SimulationResult r = replay_with(t, c, release);
         REQUIRE(r.status == RunStatus::Ok);
         CHECK(r.metrics.bubble_ratio_span == 0.0);
@@ -72,7 +74,8 @@ TEST_CASE("zb-v pads m < 2p-1: valid, no longer zero bubble, peak 2m chunks") {
   CHECK(!formula("zb-v", 4, 5, c).bubble_ratio);
 }
 
-TEST_CASE("v-half and v-min peaks are the published floor((p+2)/2) and floor((p+4)/3), below 1F1B") {
+TEST_CASE(
+    "v-half and v-min peaks are the published floor((p+2)/2) and floor((p+4)/3), below 1F1B") {
   for (int p = 1; p <= 8; ++p) {
     for (int m : {p, 3 * p, 24}) {
       CAPTURE(p);
@@ -92,8 +95,10 @@ TEST_CASE("v-half and v-min peaks are the published floor((p+2)/2) and floor((p+
         CHECK(r.metrics.peak_activation_units == *formula(name, p, m, c).peak_activation_units);
         // 1F1B holds min(p, m) full stages = twice that in chunks.
         CHECK(r.metrics.peak_activation_units <= 2 * base.metrics.peak_activation_units);
-        if (p >= 3 && m >= p) CHECK(r.metrics.peak_activation_units < 2 * base.metrics.peak_activation_units);
-        // Bubble: below 1F1B's (p-1)(T_F+T_B) (README: about 1/2 and 2/3 of it after its extra passes).
+        if (p >= 3 && m >= p)
+          CHECK(r.metrics.peak_activation_units < 2 * base.metrics.peak_activation_units);
+        // Bubble: below 1F1B's (p-1)(T_F+T_B) (README: about 1/2 and 2/3 of it after its extra
+        // passes).
         if (p >= 2) CHECK(largest_idle(r) < largest_idle(base));
       }
     }
@@ -106,7 +111,8 @@ TEST_CASE("v-half and v-min replay without deadlock with a communication delay")
     for (int p : {2, 3, 5, 8}) {
       CAPTURE(name);
       CAPTURE(p);
-      SimulationResult r = replay(generate(name, p, 2 * p + 1, c), c, NetworkModel::FixedDelay, ms(0.3));
+      SimulationResult r =
+          replay(generate(name, p, 2 * p + 1, c), c, NetworkModel::FixedDelay, ms(0.3));
       CHECK(r.status == RunStatus::Ok);
     }
   }
@@ -138,7 +144,8 @@ TEST_CASE("dualpipe's largest idle is (PP/2-1)(T_F&B + T_B - 3T_W) when T_F = T_
   struct Case {
     double f, i, w, fused;  // per path stage, ms; fused 0 = T_F + T_B
   };
-  for (Case k : {Case{1, 1, 1, 0}, Case{2, 2, 1, 3}, Case{2, 2, 1, 0}, Case{3, 3, 2, 5}, Case{1, 1, 0.5, 1.5}}) {
+  for (Case k : {Case{1, 1, 1, 0}, Case{2, 2, 1, 3}, Case{2, 2, 1, 0}, Case{3, 3, 2, 5},
+                 Case{1, 1, 0.5, 1.5}}) {
     for (const char* name : {"dualpipe", "dualpipe-v"}) {
       for (int p : {2, 4, 6, 8}) {
         CAPTURE(name);
@@ -164,7 +171,8 @@ TEST_CASE("dualpipe's published bubble is not exact when T_F != T_I (SCHEDULES.m
   struct Case {
     double f, i, w;
   };
-  for (Case k : {Case{1, 2, 1}, Case{2, 1, 1}, Case{1.5, 1, 0.5}, Case{1, 1.5, 0.5}, Case{3, 1, 1}}) {
+  for (Case k :
+       {Case{1, 2, 1}, Case{2, 1, 1}, Case{1.5, 1, 0.5}, Case{1, 1.5, 0.5}, Case{3, 1, 1}}) {
     StageCost c = stage_cost_ms(k.f, k.i, k.w);
     SimulationResult r = replay(generate("dualpipe", 8, 20, c), c);
     REQUIRE(r.status == RunStatus::Ok);
@@ -204,13 +212,19 @@ TEST_CASE("a fused F&B op waits for both inputs and lasts T_F&B") {
       CHECK(own.end - own.start == ms(2.2));
       if (op.stage > 0) {
         OpLocation from = index.find(OpKind::Forward, op.stage - 1, op.microbatch);
-        CHECK(own.start >= timing(from).end + (from.device == static_cast<std::int32_t>(d) ? Time::zero() : ms(0.25)));
+        CHECK(own.start >=
+              timing(from).end +
+                  (from.device == static_cast<std::int32_t>(d) ? Time::zero() : ms(0.25)));
       }
       if (op.backward_stage < t.stages - 1) {
-        OpLocation from = index.find(OpKind::Backward, op.backward_stage + 1, op.backward_microbatch);
-        CHECK(own.start >= timing(from).end + (from.device == static_cast<std::int32_t>(d) ? Time::zero() : ms(0.25)));
+        OpLocation from =
+            index.find(OpKind::Backward, op.backward_stage + 1, op.backward_microbatch);
+        CHECK(own.start >=
+              timing(from).end +
+                  (from.device == static_cast<std::int32_t>(d) ? Time::zero() : ms(0.25)));
       }
-      CHECK(own.start >= timing(index.find(OpKind::Forward, op.backward_stage, op.backward_microbatch)).end);
+      CHECK(own.start >=
+            timing(index.find(OpKind::Forward, op.backward_stage, op.backward_microbatch)).end);
     }
   }
   CHECK(fused > 0);

@@ -19,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A topology file's form (`topology: {...}`) is accepted as well as the bare node.
     bubblesim::YamlNode node = doc.root();
     if (node.is_map() && node.raw()["topology"].IsDefined()) node = node.child("topology");
-    std::optional<bubblesim::Topology> topo = bubblesim::load_topology(node, "/nonexistent-fuzz-dir", diags);
+    std::optional<bubblesim::Topology> topo =
+        bubblesim::load_topology(node, "/nonexistent-fuzz-dir", diags);
     if (!topo) return 0;
     const auto gpus = topo->gpus();
     const std::size_t n = std::min<std::size_t>(gpus.size(), 4);

@@ -2,7 +2,6 @@
 // (each refused with its own message and exit code 2, never a crash), and PluginSet in-process
 // (a refused plugin leaves the registry as it was).
 #include <doctest/doctest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "../cli/cli_support.h"
 #include "schedules/plugin_loader.h"
@@ -25,7 +23,9 @@ using namespace bubblesim::cli_testing;
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 const std::string kExample = EXAMPLE_PLUGIN;
 
@@ -59,26 +59,32 @@ TEST_CASE("without the plugin its schedule is unknown") {
 }
 
 TEST_CASE("BUBBLESIM_PLUGIN_PATH loads every .so of its directories") {
-  Result r = run("list", "BUBBLESIM_PLUGIN_PATH='/nonexistent-is-not-used-because-empty-entries-skip:" +
-                             std::string(EXAMPLE_PLUGIN_DIR) + "'");
+  Result r =
+      run("list", "BUBBLESIM_PLUGIN_PATH='/nonexistent-is-not-used-because-empty-entries-skip:" +
+                      std::string(EXAMPLE_PLUGIN_DIR) + "'");
   CHECK(r.code == 2);  // a listed directory that does not exist is an error
-  CHECK(contains(r.err, "BUBBLESIM_PLUGIN_PATH: '/nonexistent-is-not-used-because-empty-entries-skip' is not a directory"));
+  CHECK(contains(r.err,
+                 "BUBBLESIM_PLUGIN_PATH: '/nonexistent-is-not-used-because-empty-entries-skip' is "
+                 "not a directory"));
 
   Result ok = run("list", "BUBBLESIM_PLUGIN_PATH='::" + std::string(EXAMPLE_PLUGIN_DIR) + "'");
   CHECK(ok.code == 0);
   CHECK(contains(ok.out, "1f1b-warmup"));
 
   // The test plugins' folder holds broken plugins too: loading stops at the first, in sorted order.
-  Result bad = run("list", "BUBBLESIM_PLUGIN_PATH='" + fs::path(TEST_PLUGIN_good).parent_path().string() + "'");
+  Result bad = run(
+      "list", "BUBBLESIM_PLUGIN_PATH='" + fs::path(TEST_PLUGIN_good).parent_path().string() + "'");
   CHECK(bad.code == 2);
   // libtest_plugin_bad_contract.so comes first and loads; libtest_plugin_collides.so is refused.
   CHECK(bad.err == "error: plugin " + std::string(TEST_PLUGIN_collides) +
-                       ": registration failed: a generator named '1f1b' is already registered (from built-in)\n");
+                       ": registration failed: a generator named '1f1b' is already registered "
+                       "(from built-in)\n");
 }
 
 TEST_CASE("a plugin schedule runs in run and compare, and equals 1F1B at its default warm-up") {
-  Result r = run("--plugin '" + kExample +
-                 "' run scenarios/quickstart.yaml --schedule 1f1b --schedule 1f1b-warmup --format json");
+  Result r =
+      run("--plugin '" + kExample +
+          "' run scenarios/quickstart.yaml --schedule 1f1b --schedule 1f1b-warmup --format json");
   REQUIRE(r.code == 0);
   auto report = nlohmann::json::parse(r.out);
   const auto& runs = report.at("results");
@@ -90,7 +96,8 @@ TEST_CASE("a plugin schedule runs in run and compare, and equals 1F1B at its def
   // More warm-up: more activations in flight on device 0 (min(warmup+1, m)), still a valid run.
   std::string scenario = (fs::temp_directory_path() / (fmt_name() + ".yaml")).string();
   std::string text = slurp(std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios/quickstart.yaml");
-  text = text.substr(0, text.find("schedules:")) + "schedules: [1f1b, {name: 1f1b-warmup, params: {warmup: 11}}]\n";
+  text = text.substr(0, text.find("schedules:")) +
+         "schedules: [1f1b, {name: 1f1b-warmup, params: {warmup: 11}}]\n";
   std::ofstream(scenario) << text;
   Result c = run("--plugin '" + kExample + "' compare '" + scenario + "'");
   CHECK(c.code == 0);
@@ -111,7 +118,8 @@ TEST_CASE("check-plugin passes the example and reports a broken closed form") {
   Result bad = run("check-plugin '" + std::string(TEST_PLUGIN_bad_contract) + "'");
   CHECK(bad.code == 1);
   CHECK(contains(bad.out, "test-bad-contract: "));
-  CHECK(contains(bad.out, "FAIL test-bad-contract p=1 m=1: peak: closed-form peak activation 2 chunk units"));
+  CHECK(contains(
+      bad.out, "FAIL test-bad-contract p=1 m=1: peak: closed-form peak activation 2 chunk units"));
 
   Result missing = run("check-plugin /no/such/plugin.so");
   CHECK(missing.code == 2);
@@ -123,17 +131,20 @@ TEST_CASE("broken plugins are refused with their own message and exit code 2") {
     std::string path;
     std::string message;
   };
-  const std::string not_a_library = std::string(BUBBLESIM_SOURCE_DIR) + "/tests/plugins/not_a_library.so";
+  const std::string not_a_library =
+      std::string(BUBBLESIM_SOURCE_DIR) + "/tests/plugins/not_a_library.so";
   const std::vector<Case> cases = {
       {TEST_PLUGIN_wrong_abi, "plugin ABI version 999, but this bubblesim loads ABI version 1"},
       {TEST_PLUGIN_wrong_version, "built against bubblesim '0.0.0-other', but this is bubblesim"},
       {not_a_library, "not a loadable shared library"},
       {TEST_PLUGIN_no_entry, "no entry point: the library does not export 'bubblesim_plugin_info'"},
       {TEST_PLUGIN_throws, "registration failed: the test plugin refuses to register"},
-      {TEST_PLUGIN_collides, "registration failed: a generator named '1f1b' is already registered (from built-in)"},
+      {TEST_PLUGIN_collides,
+       "registration failed: a generator named '1f1b' is already registered (from built-in)"},
   };
   for (const Case& c : cases) {
-    for (const std::string& args : {"--plugin '" + c.path + "' list", "check-plugin '" + c.path + "'"}) {
+    for (const std::string& args :
+         {"--plugin '" + c.path + "' list", "check-plugin '" + c.path + "'"}) {
       CAPTURE(args);
       Result r = run(args);
       CHECK(r.code == 2);
@@ -161,7 +172,8 @@ TEST_CASE("a refused plugin leaves the registry as it was") {
   CHECK(good.version == "0.1");
   CHECK(good.generators == std::vector<std::string>{"test-good"});
   REQUIRE(registry.find("test-good") != nullptr);
-  CHECK(registry.origin("test-good") == std::string("plugin ") + TEST_PLUGIN_good + " (version 0.1)");
+  CHECK(registry.origin("test-good") ==
+        std::string("plugin ") + TEST_PLUGIN_good + " (version 0.1)");
   // The generator's code lives in the plugin, which stays loaded.
   bubblesim::GeneratorInput in;
   in.devices = 2;
@@ -172,7 +184,9 @@ TEST_CASE("a refused plugin leaves the registry as it was") {
 TEST_CASE("Registry::add_from labels what it adds and is all or nothing") {
   using namespace bubblesim;
   auto make = [](const std::string& name) {
-    return Generator{GeneratorInfo{name, "d", "straight", "s", {}}, [](const GeneratorInput&) { return Table{}; }, {}};
+    return Generator{GeneratorInfo{name, "d", "straight", "s", {}},
+                     [](const GeneratorInput&) { return Table{}; },
+                     {}};
   };
   Registry registry = Registry::with_builtins();
   const std::vector<std::string> before = registry.names();
@@ -182,7 +196,8 @@ TEST_CASE("Registry::add_from labels what it adds and is all or nothing") {
     r.add(make("gpipe"));  // taken: throws
   };
   CHECK_THROWS_WITH_AS(registry.add_from(two_then_collide, "plugin x.so (version 1)"),
-                       "a generator named 'gpipe' is already registered (from built-in)", std::invalid_argument);
+                       "a generator named 'gpipe' is already registered (from built-in)",
+                       std::invalid_argument);
   CHECK(registry.names() == before);
   CHECK(registry.find("first-new") == nullptr);
   CHECK(registry.find("second-new") == nullptr);

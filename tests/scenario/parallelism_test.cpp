@@ -54,8 +54,10 @@ TEST_CASE("Chimera with replica sync beats 1F1B on a fast network and loses on a
   Scenario slow = load_scenario_file(source("scenarios/chimera_slow_network.yaml"), registry());
   ScenarioRun f = run_scenario(fast, registry());
   ScenarioRun s = run_scenario(slow, registry());
-  CHECK(run_named(f, "chimera").simulation.metrics.makespan < run_named(f, "1f1b").simulation.metrics.makespan);
-  CHECK(run_named(s, "chimera").simulation.metrics.makespan > run_named(s, "1f1b").simulation.metrics.makespan);
+  CHECK(run_named(f, "chimera").simulation.metrics.makespan <
+        run_named(f, "1f1b").simulation.metrics.makespan);
+  CHECK(run_named(s, "chimera").simulation.metrics.makespan >
+        run_named(s, "1f1b").simulation.metrics.makespan);
   CHECK(run_named(s, "chimera").simulation.metrics.sync.replica_sync > Time::zero());
   CHECK(run_named(s, "1f1b").simulation.metrics.sync.replica_sync == Time::zero());
 }

@@ -1,3 +1,5 @@
+#include "tools/scenario/scenario_loader.h"
+
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -5,7 +7,6 @@
 #include <vector>
 
 #include "sim/units/diagnostics.h"
-#include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 
@@ -26,11 +27,12 @@ Registry test_registry() {
   r.add(fake_generator("1f1b", {}));
   ParamSpec delay{"slack", ParamType::Duration, Time::zero(), "extra time", {}, {}, false};
   ParamSpec ratio{"ratio", ParamType::Real, 0.5, "a ratio", {}, {}, false};
-  r.add(fake_generator("interleaved", {integer_param("chunks", 2, "chunks per device", 1),
-                                       optional_integer_param("group", "group size", 1),
-                                       boolean_param("eager", false, "eager"),
-                                       choice_param("order", "depth-first", {"depth-first", "breadth-first"}, "order"),
-                                       delay, ratio}));
+  r.add(fake_generator(
+      "interleaved",
+      {integer_param("chunks", 2, "chunks per device", 1),
+       optional_integer_param("group", "group size", 1), boolean_param("eager", false, "eager"),
+       choice_param("order", "depth-first", {"depth-first", "breadth-first"}, "order"), delay,
+       ratio}));
   return r;
 }
 
@@ -49,7 +51,9 @@ std::vector<std::string> errors(const std::string& yaml) {
   return {};
 }
 
-Scenario load(const std::string& yaml) { return load_scenario_string(yaml, "s.yaml", test_registry()); }
+Scenario load(const std::string& yaml) {
+  return load_scenario_string(yaml, "s.yaml", test_registry());
+}
 
 }  // namespace
 
@@ -112,9 +116,10 @@ TEST_CASE("defaults: no communication, no schedules") {
 }
 
 TEST_CASE("per-stage lists and memory budgets") {
-  Scenario sc = load(kBase +
-                     "costs: {forward: [1ms, 2ms], backward_input: 2ms, activation_memory: [1GiB, 2GiB]}\n"
-                     "memory: {budget: [60GiB, 70GiB]}\n");
+  Scenario sc =
+      load(kBase +
+           "costs: {forward: [1ms, 2ms], backward_input: 2ms, activation_memory: [1GiB, 2GiB]}\n"
+           "memory: {budget: [60GiB, 70GiB]}\n");
   CHECK(sc.costs.stages[0].forward.ps() == 1'000'000'000);
   CHECK(sc.costs.stages[1].forward.ps() == 2'000'000'000);
   CHECK(sc.costs.stages[1].recompute.ps() == 2'000'000'000);
@@ -128,11 +133,12 @@ TEST_CASE("per-stage lists and memory budgets") {
 }
 
 TEST_CASE("schedule parameters are typed, checked and defaulted") {
-  Scenario sc = load(kBase + kCosts +
-                     "schedules:\n"
-                     "  - gpipe\n"
-                     "  - {name: interleaved, params: {chunks: 4, group: 2, eager: true, order: breadth-first, "
-                     "slack: 1ms, ratio: 0.25}}\n");
+  Scenario sc = load(
+      kBase + kCosts +
+      "schedules:\n"
+      "  - gpipe\n"
+      "  - {name: interleaved, params: {chunks: 4, group: 2, eager: true, order: breadth-first, "
+      "slack: 1ms, ratio: 0.25}}\n");
   REQUIRE(sc.schedules.size() == 2);
   const ParamValues& p = sc.schedules[1].params;
   CHECK(p.integer("chunks") == 4);
@@ -147,24 +153,27 @@ TEST_CASE("schedule parameters are typed, checked and defaulted") {
 
 TEST_CASE("exact messages: unknown key, duplicate key, missing unit, wrong type") {
   CHECK(errors("name: t\npipeline: {stagse: 2, microbatches: 4}\n" + kCosts) ==
-        std::vector<std::string>{
-            "s.yaml:2:12: error: pipeline.stagse: unknown key 'stagse'; did you mean 'stages'? (allowed: stages, "
-            "microbatches)"});
+        std::vector<std::string>{"s.yaml:2:12: error: pipeline.stagse: unknown key 'stagse'; did "
+                                 "you mean 'stages'? (allowed: stages, "
+                                 "microbatches)"});
   CHECK(errors(kBase + kCosts + "name: u\n") ==
-        std::vector<std::string>{"s.yaml:4:1: error: name: duplicate key 'name' (first given at line 1)"});
+        std::vector<std::string>{
+            "s.yaml:4:1: error: name: duplicate key 'name' (first given at line 1)"});
   CHECK(errors(kBase + "costs:\n  forward: 18.5\n  backward_input: 2ms\n") ==
-        std::vector<std::string>{"s.yaml:4:12: error: costs.forward: '18.5' has no unit: a duration needs one of ps, "
-                                 "ns, us, ms, s, min, h (e.g. 1.5ms)"});
+        std::vector<std::string>{
+            "s.yaml:4:12: error: costs.forward: '18.5' has no unit: a duration needs one of ps, "
+            "ns, us, ms, s, min, h (e.g. 1.5ms)"});
   CHECK(errors("name: t\npipeline: {stages: eight, microbatches: 4}\n" + kCosts) ==
-        std::vector<std::string>{"s.yaml:2:20: error: pipeline.stages: expected an integer, got 'eight'"});
+        std::vector<std::string>{
+            "s.yaml:2:20: error: pipeline.stages: expected an integer, got 'eight'"});
   CHECK(errors("name: t\npipeline: [2, 4]\n" + kCosts) ==
         std::vector<std::string>{"s.yaml:2:11: error: pipeline: expected a mapping, got a list"});
   CHECK(errors("name: t\npipeline: {stages: 8000000, microbatches: 4}\n" + kCosts) ==
         std::vector<std::string>{
             "s.yaml:2:20: error: pipeline.stages: 8000000 is out of range (allowed: 1 to 65536)"});
   CHECK(errors(kBase + kCosts + "communication: {model: foo}\n") ==
-        std::vector<std::string>{
-            "s.yaml:4:24: error: communication.model: 'foo' is not allowed (allowed: fixed-delay, topology)"});
+        std::vector<std::string>{"s.yaml:4:24: error: communication.model: 'foo' is not allowed "
+                                 "(allowed: fixed-delay, topology)"});
 }
 
 TEST_CASE("several errors are reported at once") {
@@ -174,63 +183,84 @@ TEST_CASE("several errors are reported at once") {
       "costs: {forward: 1, backward_input: 2ms, colour: red}\n"
       "schedules: [gpip]\n"
       "extra: 1\n");
-  CHECK(e == std::vector<std::string>{
-                 "s.yaml:2:37: error: pipeline.microbatches: expected an integer, got 'many'",
-                 "s.yaml:3:18: error: costs.forward: '1' has no unit: a duration needs one of ps, ns, us, ms, s, min, "
-                 "h (e.g. 1.5ms)",
-                 "s.yaml:3:42: error: costs.colour: unknown key 'colour' (allowed: forward, backward_input, "
-                 "backward_weight, recompute, fused_forward_backward, activation_memory, weight_grad_memory, "
-                 "stage_input_memory, p2p_bytes, static_memory, profile, gradient_bytes, optimizer_step)",
-                 "s.yaml:4:13: error: schedules[0]: unknown schedule 'gpip'; did you mean 'gpipe'? (known: gpipe, "
-                 "1f1b, interleaved)",
-                 "s.yaml:5:1: error: extra: unknown key 'extra' (allowed: name, description, pipeline, costs, model, "
-                 "cluster, communication, topology, placement, memory, faults, schedules, parallelism, "
-                 "data_parallel)",
-             });
+  CHECK(
+      e ==
+      std::vector<std::string>{
+          "s.yaml:2:37: error: pipeline.microbatches: expected an integer, got 'many'",
+          "s.yaml:3:18: error: costs.forward: '1' has no unit: a duration needs one of ps, ns, us, "
+          "ms, s, min, "
+          "h (e.g. 1.5ms)",
+          "s.yaml:3:42: error: costs.colour: unknown key 'colour' (allowed: forward, "
+          "backward_input, "
+          "backward_weight, recompute, fused_forward_backward, activation_memory, "
+          "weight_grad_memory, "
+          "stage_input_memory, p2p_bytes, static_memory, profile, gradient_bytes, optimizer_step)",
+          "s.yaml:4:13: error: schedules[0]: unknown schedule 'gpip'; did you mean 'gpipe'? "
+          "(known: gpipe, "
+          "1f1b, interleaved)",
+          "s.yaml:5:1: error: extra: unknown key 'extra' (allowed: name, description, pipeline, "
+          "costs, model, "
+          "cluster, communication, topology, placement, memory, faults, schedules, parallelism, "
+          "data_parallel)",
+      });
 }
 
 TEST_CASE("costs: lists of the wrong length, missing keys, M_W > M_B") {
   CHECK(errors(kBase + "costs: {forward: [1ms, 2ms, 3ms], backward_input: 2ms}\n") ==
-        std::vector<std::string>{"s.yaml:3:18: error: costs.forward: expected a single value or a list of 2 values "
-                                 "(one per pipeline stage), got 3 values"});
-  CHECK(errors(kBase + "costs: {forward: 1ms}\n") ==
-        std::vector<std::string>{"s.yaml:3:8: error: costs: missing required key 'backward_input'"});
-  CHECK(errors(kBase) == std::vector<std::string>{"s.yaml:1:1: error: missing required key 'costs' (or give 'model' "
-                                                  "and 'cluster' to derive the costs)"});
-  CHECK(errors(kBase + "costs: {forward: 1ms, backward_input: 1ms, activation_memory: 1GiB, weight_grad_memory: 2GiB}\n") ==
-        std::vector<std::string>{"s.yaml:3:89: error: costs.weight_grad_memory: weight_grad_memory (2GiB) must not "
-                                 "exceed activation_memory (1GiB)"});
-  CHECK(errors(kBase + "costs: {forward: 1ms, backward_input: 1ms, weight_grad_memory: [0B, 1MiB]}\n") ==
-        std::vector<std::string>{"s.yaml:3:69: error: costs.weight_grad_memory[1]: weight_grad_memory (1MiB) must not "
-                                 "exceed activation_memory (0B) on stage 1"});
+        std::vector<std::string>{
+            "s.yaml:3:18: error: costs.forward: expected a single value or a list of 2 values "
+            "(one per pipeline stage), got 3 values"});
+  CHECK(
+      errors(kBase + "costs: {forward: 1ms}\n") ==
+      std::vector<std::string>{"s.yaml:3:8: error: costs: missing required key 'backward_input'"});
+  CHECK(errors(kBase) ==
+        std::vector<std::string>{"s.yaml:1:1: error: missing required key 'costs' (or give 'model' "
+                                 "and 'cluster' to derive the costs)"});
+  CHECK(errors(kBase + "costs: {forward: 1ms, backward_input: 1ms, activation_memory: 1GiB, "
+                       "weight_grad_memory: 2GiB}\n") ==
+        std::vector<std::string>{
+            "s.yaml:3:89: error: costs.weight_grad_memory: weight_grad_memory (2GiB) must not "
+            "exceed activation_memory (1GiB)"});
+  CHECK(errors(kBase +
+               "costs: {forward: 1ms, backward_input: 1ms, weight_grad_memory: [0B, 1MiB]}\n") ==
+        std::vector<std::string>{
+            "s.yaml:3:69: error: costs.weight_grad_memory[1]: weight_grad_memory (1MiB) must not "
+            "exceed activation_memory (0B) on stage 1"});
   CHECK(errors(kBase + kCosts + "memory: {budget: [1GiB]}\n") ==
-        std::vector<std::string>{"s.yaml:4:18: error: memory.budget: expected a single value or a list of 2 values "
-                                 "(one per pipeline stage), got 1 values"});
+        std::vector<std::string>{
+            "s.yaml:4:18: error: memory.budget: expected a single value or a list of 2 values "
+            "(one per pipeline stage), got 1 values"});
 }
 
 TEST_CASE("schedule errors") {
   CHECK(errors(kBase + kCosts + "schedules: [{name: interleaved, params: {chunk: 3}}]\n") ==
-        std::vector<std::string>{"s.yaml:4:42: error: schedules[0].params.chunk: unknown parameter 'chunk'; did you "
-                                 "mean 'chunks'? (allowed: chunks, group, eager, order, slack, ratio)"});
-  CHECK(errors(kBase + kCosts + "schedules: [{name: interleaved, params: {chunks: 0}}]\n") ==
         std::vector<std::string>{
-            "s.yaml:4:50: error: schedules[0].params.chunks: 0 is not allowed: must be at least 1"});
+            "s.yaml:4:42: error: schedules[0].params.chunk: unknown parameter 'chunk'; did you "
+            "mean 'chunks'? (allowed: chunks, group, eager, order, slack, ratio)"});
+  CHECK(
+      errors(kBase + kCosts + "schedules: [{name: interleaved, params: {chunks: 0}}]\n") ==
+      std::vector<std::string>{
+          "s.yaml:4:50: error: schedules[0].params.chunks: 0 is not allowed: must be at least 1"});
   CHECK(errors(kBase + kCosts + "schedules: [{name: interleaved, params: {eager: yes}}]\n") ==
-        std::vector<std::string>{"s.yaml:4:49: error: schedules[0].params.eager: expected true or false, got 'yes'"});
-  CHECK(errors(kBase + kCosts + "schedules: [{name: gpipe, params: {x: 1}}]\n") ==
-        std::vector<std::string>{"s.yaml:4:36: error: schedules[0].params.x: unknown parameter 'x' (no parameters are "
-                                 "allowed here)"});
-  CHECK(errors(kBase + kCosts + "schedules: [{nam: gpipe}]\n") ==
-        std::vector<std::string>{"s.yaml:4:14: error: schedules[0].nam: unknown key 'nam'; did you mean 'name'? "
-                                 "(allowed: name, params)"});
-  CHECK(errors(kBase + kCosts + "schedules: []\n") ==
         std::vector<std::string>{
-            "s.yaml:4:12: error: schedules: expected at least one schedule (known: gpipe, 1f1b, interleaved)"});
+            "s.yaml:4:49: error: schedules[0].params.eager: expected true or false, got 'yes'"});
+  CHECK(errors(kBase + kCosts + "schedules: [{name: gpipe, params: {x: 1}}]\n") ==
+        std::vector<std::string>{
+            "s.yaml:4:36: error: schedules[0].params.x: unknown parameter 'x' (no parameters are "
+            "allowed here)"});
+  CHECK(errors(kBase + kCosts + "schedules: [{nam: gpipe}]\n") ==
+        std::vector<std::string>{
+            "s.yaml:4:14: error: schedules[0].nam: unknown key 'nam'; did you mean 'name'? "
+            "(allowed: name, params)"});
+  CHECK(errors(kBase + kCosts + "schedules: []\n") ==
+        std::vector<std::string>{"s.yaml:4:12: error: schedules: expected at least one schedule "
+                                 "(known: gpipe, 1f1b, interleaved)"});
 }
 
 TEST_CASE("transformer-derived costs, overridden key by key") {
   const std::string model =
-      "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048, micro_batch_size: 1, vocab: 1000, dtype: bf16}\n"
+      "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048, micro_batch_size: 1, vocab: "
+      "1000, dtype: bf16}\n"
       "cluster: {gpu: {flops: 100TFLOPS, efficiency: 0.5, memory: 80GiB}}\n";
   Scenario sc = load(kBase + model);
   REQUIRE(sc.costs.stages.size() == 2);
@@ -249,30 +279,37 @@ TEST_CASE("transformer-derived costs, overridden key by key") {
 
   CHECK(errors(kBase + "model: {layers: 1, hidden: 1024, heads: 16, seq_len: 2048}\n"
                        "cluster: {gpu: {flops: 100TFLOPS}}\n") ==
-        std::vector<std::string>{"s.yaml:3:17: error: model.layers: 1 layers cannot be split over 2 pipeline stages "
-                                 "(each stage needs at least one layer)"});
-  CHECK(errors(kBase + "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048}\n") ==
-        std::vector<std::string>{"s.yaml:3:8: error: model: a 'model' needs 'cluster: {gpu: {flops: ..., efficiency: "
-                                 "...}}' to derive costs"});
-  CHECK(errors(kBase + "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048, dtype: int4}\n"
-                       "cluster: {gpu: {flops: 100TB/s, efficiency: 0}}\n") ==
         std::vector<std::string>{
-            "s.yaml:3:67: error: model.dtype: 'int4' is not allowed (allowed: bf16, fp16, fp32, fp8)",
-            "s.yaml:4:24: error: cluster.gpu.flops: '100TB/s' has an unknown unit 'TB/s' for a compute rate: use one "
-            "of FLOPS, GFLOPS, TFLOPS, PFLOPS",
-            "s.yaml:4:45: error: cluster.gpu.efficiency: 0 is out of range (allowed: above 0 up to 1)"});
+            "s.yaml:3:17: error: model.layers: 1 layers cannot be split over 2 pipeline stages "
+            "(each stage needs at least one layer)"});
+  CHECK(errors(kBase + "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048}\n") ==
+        std::vector<std::string>{
+            "s.yaml:3:8: error: model: a 'model' needs 'cluster: {gpu: {flops: ..., efficiency: "
+            "...}}' to derive costs"});
+  CHECK(
+      errors(kBase + "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048, dtype: int4}\n"
+                     "cluster: {gpu: {flops: 100TB/s, efficiency: 0}}\n") ==
+      std::vector<std::string>{
+          "s.yaml:3:67: error: model.dtype: 'int4' is not allowed (allowed: bf16, fp16, fp32, fp8)",
+          "s.yaml:4:24: error: cluster.gpu.flops: '100TB/s' has an unknown unit 'TB/s' for a "
+          "compute rate: use one "
+          "of FLOPS, GFLOPS, TFLOPS, PFLOPS",
+          "s.yaml:4:45: error: cluster.gpu.efficiency: 0 is out of range (allowed: above 0 up to "
+          "1)"});
 }
 
 TEST_CASE("communication errors without a topology") {
   CHECK(errors(kBase + kCosts + "placement: [gpu0, gpu1]\n") ==
-        std::vector<std::string>{
-            "s.yaml:4:12: error: placement: 'placement' needs a topology (communication.model: topology)"});
+        std::vector<std::string>{"s.yaml:4:12: error: placement: 'placement' needs a topology "
+                                 "(communication.model: topology)"});
   CHECK(errors(kBase + kCosts + "communication: {model: topology}\n") ==
-        std::vector<std::string>{"s.yaml:4:16: error: communication: 'model: topology' needs a topology "
-                                 "(communication.topology or a top-level 'topology')"});
+        std::vector<std::string>{
+            "s.yaml:4:16: error: communication: 'model: topology' needs a topology "
+            "(communication.topology or a top-level 'topology')"});
   CHECK(errors(kBase + kCosts + "communication: {delay: 1}\n") ==
-        std::vector<std::string>{"s.yaml:4:24: error: communication.delay: '1' has no unit: a duration needs one of "
-                                 "ps, ns, us, ms, s, min, h (e.g. 1.5ms)"});
+        std::vector<std::string>{
+            "s.yaml:4:24: error: communication.delay: '1' has no unit: a duration needs one of "
+            "ps, ns, us, ms, s, min, h (e.g. 1.5ms)"});
 }
 
 TEST_CASE("topology and placement") {
@@ -294,19 +331,22 @@ TEST_CASE("topology and placement") {
   CHECK(placed.communication.topology->vertex_name(placed.communication.placement[0]) == "gpu2");
 
   CHECK(errors(kBase + kCosts + topo + "placement: [gpu9x, host0]\n") ==
-        std::vector<std::string>{
-            "s.yaml:7:13: error: placement[0]: unknown vertex 'gpu9x'; did you mean 'gpu0'? (GPUs: gpu0, gpu1, gpu2)",
-            "s.yaml:7:20: error: placement[1]: 'host0' is a host, not a GPU"});
+        std::vector<std::string>{"s.yaml:7:13: error: placement[0]: unknown vertex 'gpu9x'; did "
+                                 "you mean 'gpu0'? (GPUs: gpu0, gpu1, gpu2)",
+                                 "s.yaml:7:20: error: placement[1]: 'host0' is a host, not a GPU"});
   CHECK(errors(kBase + kCosts + topo + "placement: [gpu1, gpu1]\n") ==
-        std::vector<std::string>{"s.yaml:7:19: error: placement[1]: GPU 'gpu1' is used twice (already by stage 0)"});
-  CHECK(errors(kBase + kCosts + topo + "placement: [gpu1]\n") ==
         std::vector<std::string>{
-            "s.yaml:7:12: error: placement: placement lists 1 GPUs for 2 pipeline stages (one GPU per stage)"});
+            "s.yaml:7:19: error: placement[1]: GPU 'gpu1' is used twice (already by stage 0)"});
+  CHECK(errors(kBase + kCosts + topo + "placement: [gpu1]\n") ==
+        std::vector<std::string>{"s.yaml:7:12: error: placement: placement lists 1 GPUs for 2 "
+                                 "pipeline stages (one GPU per stage)"});
   CHECK(errors("name: t\npipeline: {stages: 4, microbatches: 4}\n" + kCosts + topo) ==
-        std::vector<std::string>{"s.yaml:5:3: error: topology: the topology has 3 GPUs but the pipeline has 4 stages "
-                                 "(one GPU per stage is needed)"});
+        std::vector<std::string>{
+            "s.yaml:5:3: error: topology: the topology has 3 GPUs but the pipeline has 4 stages "
+            "(one GPU per stage is needed)"});
   CHECK(errors(kBase + kCosts + topo + "communication: {model: fixed-delay}\n")[0] ==
-        "s.yaml:5:3: error: topology: a topology is given but communication.model is fixed-delay; set 'model: "
+        "s.yaml:5:3: error: topology: a topology is given but communication.model is fixed-delay; "
+        "set 'model: "
         "topology' or remove the topology");
 }
 
@@ -322,8 +362,8 @@ TEST_CASE("files: syntax errors, missing file, base dir") {
 
 TEST_CASE("the bad files under tests/errors give their expected first line") {
   const std::string dir = std::string(BUBBLESIM_SOURCE_DIR) + "/tests/errors/";
-  for (const char* name : {"unknown_key", "duplicate_key", "missing_unit", "wrong_type", "unknown_schedule",
-                           "wrong_length", "several_errors"}) {
+  for (const char* name : {"unknown_key", "duplicate_key", "missing_unit", "wrong_type",
+                           "unknown_schedule", "wrong_length", "several_errors"}) {
     CAPTURE(name);
     std::ifstream expected_file(dir + name + ".expected");
     REQUIRE(expected_file);
@@ -337,7 +377,8 @@ TEST_CASE("the bad files under tests/errors give their expected first line") {
     }
     // The .expected files name the file relative to the repository root, as the CLI test runs it.
     const std::string relative = std::string("tests/errors/") + name + ".yaml";
-    if (first.rfind(dir, 0) == 0) first = relative + first.substr(dir.size() + std::string(name).size() + 5);
+    if (first.rfind(dir, 0) == 0)
+      first = relative + first.substr(dir.size() + std::string(name).size() + 5);
     CHECK(first == expected);
   }
 }

@@ -39,15 +39,18 @@ TEST_CASE("both PyTorch golden files import through from-file and replay without
 
 TEST_CASE("from-file needs the file to agree with the scenario's pipeline") {
   Registry registry = Registry::with_builtins();
-  std::string yaml = "name: t\npipeline: {stages: 4, microbatches: 8}\ncosts: {forward: 1ms, backward_input: 1ms}\n"
-                     "schedules: [{name: from-file, params: {path: " +
-                     source("tests/data/pytorch/dualpipev_4rank_10mb.csv") + "}}]\n";
+  std::string yaml =
+      "name: t\npipeline: {stages: 4, microbatches: 8}\ncosts: {forward: 1ms, backward_input: "
+      "1ms}\n"
+      "schedules: [{name: from-file, params: {path: " +
+      source("tests/data/pytorch/dualpipev_4rank_10mb.csv") + "}}]\n";
   Scenario sc = load_scenario_string(yaml, "t.yaml", registry);
   try {
     run_scenario(sc, registry);
     FAIL("expected an error");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("has 10 microbatches but pipeline.microbatches is 8") != std::string::npos);
+    CHECK(std::string(e.what()).find("has 10 microbatches but pipeline.microbatches is 8") !=
+          std::string::npos);
   }
 }
 
@@ -55,7 +58,8 @@ TEST_CASE("export then import of every registered generator gives identical repl
   Registry registry = Registry::with_builtins();
   Scenario sc = load_scenario_string(
       "name: t\npipeline: {stages: 4, microbatches: 8}\n"
-      "costs: {forward: 1.5ms, backward_input: 2ms, backward_weight: 1ms, activation_memory: 1GiB}\n",
+      "costs: {forward: 1.5ms, backward_input: 2ms, backward_weight: 1ms, activation_memory: "
+      "1GiB}\n",
       "t.yaml", registry);
   int exported = 0;
   for (const std::string& name : registry.names()) {
@@ -145,9 +149,12 @@ TEST_CASE("profile errors are located in the profile file") {
     }
     return std::string();
   };
-  std::string errors = errors_of("op,stage,duration,bytes\nforward,0,3ms,\nforwrd,1,3ms,\nbackward_input,0,3,\n", 2);
-  CHECK(errors.find("p.csv:3:1: error: unknown op 'forwrd'; did you mean 'forward'?") != std::string::npos);
+  std::string errors =
+      errors_of("op,stage,duration,bytes\nforward,0,3ms,\nforwrd,1,3ms,\nbackward_input,0,3,\n", 2);
+  CHECK(errors.find("p.csv:3:1: error: unknown op 'forwrd'; did you mean 'forward'?") !=
+        std::string::npos);
   CHECK(errors.find("p.csv:4:18: error: backward_input of stage 0:") != std::string::npos);
   CHECK(errors.find("forward has no row for stage 1") != std::string::npos);
-  CHECK(errors_of("# meta\nop,stage,duration,bytes\nforward,0,1ms,\nbackward_input,0,1ms,\n", 1).empty());
+  CHECK(errors_of("# meta\nop,stage,duration,bytes\nforward,0,1ms,\nbackward_input,0,1ms,\n", 1)
+            .empty());
 }

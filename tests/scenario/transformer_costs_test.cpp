@@ -1,8 +1,8 @@
+#include "tools/scenario/transformer_costs.h"
+
 #include <doctest/doctest.h>
 
 #include <stdexcept>
-
-#include "tools/scenario/transformer_costs.h"
 
 using namespace bubblesim;
 
@@ -27,22 +27,23 @@ TEST_CASE("per-layer formulas") {
   TransformerLayerCosts c = transformer_layer_costs(small_model());
   // b s h (24h + 4s) = 2048 * 1024 * (24576 + 8192)
   CHECK(c.forward_flops == 68719476736.0);
-  CHECK(c.backward_input_flops == 85899345920.0);  // 2048 * 1024 * (24576 + 16384)
-  CHECK(c.backward_weight_flops == 51539607552.0); // 24 * 2048 * 1024^2
-  CHECK(c.activation_bytes == 406847488.0);        // 2048 * (34 * 1024 + 5 * 16 * 2048)
-  CHECK(c.weight_grad_bytes == 67108864.0);        // 32 * 2048 * 1024
-  CHECK(c.hidden_state_bytes == 4194304.0);        // 2048 * 1024 * 2
-  CHECK(c.parameters == 12596224.0);               // 12 * 1024^2 + 13 * 1024
-  CHECK(c.lm_head_flops == 4194304000.0);          // 2 * 2048 * 1024 * 1000
+  CHECK(c.backward_input_flops == 85899345920.0);   // 2048 * 1024 * (24576 + 16384)
+  CHECK(c.backward_weight_flops == 51539607552.0);  // 24 * 2048 * 1024^2
+  CHECK(c.activation_bytes == 406847488.0);         // 2048 * (34 * 1024 + 5 * 16 * 2048)
+  CHECK(c.weight_grad_bytes == 67108864.0);         // 32 * 2048 * 1024
+  CHECK(c.hidden_state_bytes == 4194304.0);         // 2048 * 1024 * 2
+  CHECK(c.parameters == 12596224.0);                // 12 * 1024^2 + 13 * 1024
+  CHECK(c.lm_head_flops == 4194304000.0);           // 2 * 2048 * 1024 * 1000
 }
 
 TEST_CASE("layers are split evenly, the first stages take the remainder") {
   CHECK(split_layers(8, 4) == std::vector<std::int64_t>{2, 2, 2, 2});
   CHECK(split_layers(5, 2) == std::vector<std::int64_t>{3, 2});
   CHECK(split_layers(10, 4) == std::vector<std::int64_t>{3, 3, 2, 2});
-  CHECK_THROWS_WITH_AS(split_layers(3, 4),
-                       "3 layers cannot be split over 4 pipeline stages (each stage needs at least one layer)",
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      split_layers(3, 4),
+      "3 layers cannot be split over 4 pipeline stages (each stage needs at least one layer)",
+      std::invalid_argument);
 }
 
 TEST_CASE("bytes per parameter") {

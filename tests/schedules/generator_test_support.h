@@ -19,7 +19,8 @@ inline StageCost unit_cost() {
   return c;
 }
 
-inline GeneratorInput input(int p, int m, ParamValues params = {}, const StageCost& cost = unit_cost()) {
+inline GeneratorInput input(int p, int m, ParamValues params = {},
+                            const StageCost& cost = unit_cost()) {
   GeneratorInput in;
   in.devices = p;
   in.microbatches = m;

@@ -1,9 +1,10 @@
+#include "schedules/validator.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
 #include "schedules/registry.h"
-#include "schedules/validator.h"
 
 using namespace bubblesim;
 
@@ -21,18 +22,21 @@ Table two_stage_table() {
 }
 
 bool contains(const std::vector<std::string>& problems, const std::string& text) {
-  return std::any_of(problems.begin(), problems.end(), [&](const std::string& p) { return p == text; });
+  return std::any_of(problems.begin(), problems.end(),
+                     [&](const std::string& p) { return p == text; });
 }
 
 }  // namespace
 
-TEST_CASE("a well-formed table has no problems") { CHECK(validate_table(two_stage_table()).empty()); }
+TEST_CASE("a well-formed table has no problems") {
+  CHECK(validate_table(two_stage_table()).empty());
+}
 
 TEST_CASE("every problem of a table is reported at once") {
   Table t = two_stage_table();
-  t.device_ops[0].erase(t.device_ops[0].begin() + 1);            // F0.1 missing
-  t.device_ops[1].push_back(Op::backward(1, 0));                 // B1.0 twice
-  std::swap(t.device_ops[1][2], t.device_ops[1][3]);             // B1.1 before F1.1
+  t.device_ops[0].erase(t.device_ops[0].begin() + 1);  // F0.1 missing
+  t.device_ops[1].push_back(Op::backward(1, 0));       // B1.0 twice
+  std::swap(t.device_ops[1][2], t.device_ops[1][3]);   // B1.1 before F1.1
   auto problems = validate_table(t);
   CHECK(contains(problems, "F0.1 is missing"));
   CHECK(contains(problems, "B1.0 appears 2 times; it must appear once"));
@@ -44,7 +48,8 @@ TEST_CASE("an order that contradicts a dependency on the same device is reported
   std::swap(t.device_ops[1][0], t.device_ops[1][1]);  // B1.0 before F1.0 on device 1
   auto problems = validate_table(t);
   REQUIRE(problems.size() == 1);
-  CHECK(problems[0] == "device 1: B1.0 (position 0) is listed before F1.0 (position 1), which it depends on");
+  CHECK(problems[0] ==
+        "device 1: B1.0 (position 0) is listed before F1.0 (position 1), which it depends on");
 }
 
 TEST_CASE("a stage placed on a device that does not exist is reported") {
@@ -58,7 +63,8 @@ TEST_CASE("an op on the wrong device is reported") {
   Table t = two_stage_table();
   t.placement.device_of_stage[0][1] = 0;
   auto problems = validate_table(t);
-  CHECK(contains(problems, "device 1 position 0: F1.0 belongs on device 0, where stage 1 is placed"));
+  CHECK(
+      contains(problems, "device 1 position 0: F1.0 belongs on device 0, where stage 1 is placed"));
 }
 
 TEST_CASE("require_valid_table names the schedule and lists the problems") {
@@ -68,7 +74,8 @@ TEST_CASE("require_valid_table names the schedule and lists the problems") {
     require_valid_table(t, "mine");
     FAIL("expected InvalidTableError");
   } catch (const InvalidTableError& e) {
-    CHECK(std::string(e.what()) == "schedule 'mine' is not a valid table (1 problem):\n  B0.1 is missing");
+    CHECK(std::string(e.what()) ==
+          "schedule 'mine' is not a valid table (1 problem):\n  B0.1 is missing");
   }
 }
 
@@ -80,6 +87,7 @@ TEST_CASE("the registry refuses duplicate names and lists built-ins in order") {
   CHECK(names[1] == "1f1b");
   CHECK(r.origin("gpipe") == "built-in");
   Generator copy = *r.find("gpipe");
-  CHECK_THROWS_WITH_AS(r.add(copy), "a generator named 'gpipe' is already registered (from built-in)",
+  CHECK_THROWS_WITH_AS(r.add(copy),
+                       "a generator named 'gpipe' is already registered (from built-in)",
                        std::invalid_argument);
 }

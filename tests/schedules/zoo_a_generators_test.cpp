@@ -20,7 +20,9 @@ ParamValues chunks(int v) {
   return pv;
 }
 
-Table generate(const std::string& name, const GeneratorInput& in) { return registry().find(name)->generate(in); }
+Table generate(const std::string& name, const GeneratorInput& in) {
+  return registry().find(name)->generate(in);
+}
 
 std::string order(const std::vector<Op>& ops) {
   std::string s;
@@ -83,16 +85,20 @@ TEST_CASE("interleaved-1f1b follows Megatron's schedule table (p=2, v=2, g=3, m=
   CHECK(t.placement.device_of(3, 0) == 1);
   // Device 0: warm-up 2(p-1) + (v-1)g = 5 forwards.
   CHECK(order(t.device_ops[0]) ==
-        "F0.0 F0.1 F0.2 F2.0 F2.1 F2.2 B2.0 F0.3 B2.1 F0.4 B2.2 F2.3 B0.0 F2.4 B0.1 B0.2 B2.3 B2.4 B0.3 B0.4");
+        "F0.0 F0.1 F0.2 F2.0 F2.1 F2.2 B2.0 F0.3 B2.1 F0.4 B2.2 F2.3 B0.0 F2.4 B0.1 B0.2 B2.3 B2.4 "
+        "B0.3 B0.4");
   // Device 1: warm-up 3 forwards.
   CHECK(order(t.device_ops[1]) ==
-        "F1.0 F1.1 F1.2 F3.0 B3.0 F3.1 B3.1 F3.2 B3.2 F1.3 B1.0 F1.4 B1.1 F3.3 B1.2 F3.4 B3.3 B3.4 B1.3 B1.4");
+        "F1.0 F1.1 F1.2 F3.0 B3.0 F3.1 B3.1 F3.2 B3.2 F1.3 B1.0 F1.4 B1.1 F3.3 B1.2 F3.4 B3.3 B3.4 "
+        "B1.3 B1.4");
 }
 
-TEST_CASE("interleaved-1f1b default group size is p and pytorch grouping derives g = m / max(1, m div p)") {
+TEST_CASE(
+    "interleaved-1f1b default group size is p and pytorch grouping derives g = m / max(1, m div "
+    "p)") {
   // p = 4, m = 10: Megatron's default g = 4 leaves a last group of 2 < p, PyTorch takes g = 5.
-  CHECK(constraint_error("interleaved-1f1b", input(4, 10, chunks(2))).find("m mod g = 10 mod 4 = 2") !=
-        std::string::npos);
+  CHECK(constraint_error("interleaved-1f1b", input(4, 10, chunks(2)))
+            .find("m mod g = 10 mod 4 = 2") != std::string::npos);
   ParamValues py = chunks(2);
   py.set("grouping", std::string("pytorch"));
   Table t = generate("interleaved-1f1b", input(4, 10, py));
@@ -119,10 +125,12 @@ TEST_CASE("interleaved-1f1b reports shapes it does not accept and says what woul
         "microbatch_group_size must satisfy p <= g <= m, i.e. 4 <= g <= 8; got g = 3");
   ParamValues big = chunks(2);
   big.set("microbatch_group_size", std::int64_t{9});
-  CHECK(constraint_error("interleaved-1f1b", input(4, 8, big)).find("got g = 9") != std::string::npos);
+  CHECK(constraint_error("interleaved-1f1b", input(4, 8, big)).find("got g = 9") !=
+        std::string::npos);
   CHECK(constraint_error("interleaved-1f1b", input(4, 9, chunks(3))) ==
         "the last microbatch group would have m mod g = 9 mod 4 = 1 microbatches, fewer than p = 4 "
-        "(dependency bubbles); use m a multiple of g (e.g. m = 12), a g dividing m, or a last group of at least p "
+        "(dependency bubbles); use m a multiple of g (e.g. m = 12), a g dividing m, or a last "
+        "group of at least p "
         "(e.g. m = 12)");
   ParamValues py = chunks(2);
   py.set("grouping", std::string("pytorch"));
@@ -130,12 +138,16 @@ TEST_CASE("interleaved-1f1b reports shapes it does not accept and says what woul
         "grouping 'pytorch': m = 11 microbatches must be divisible by max(1, floor(m/p)) = 2 "
         "(p = 4); use m = 10 or m = 12, or grouping 'megatron'");
   py.set("microbatch_group_size", std::int64_t{4});
-  CHECK(constraint_error("interleaved-1f1b", input(4, 8, py)).find("remove microbatch_group_size") != std::string::npos);
+  CHECK(
+      constraint_error("interleaved-1f1b", input(4, 8, py)).find("remove microbatch_group_size") !=
+      std::string::npos);
   // The formula checks the same constraints.
-  CHECK_THROWS_AS(registry().find("interleaved-1f1b")->formula(input(4, 2, chunks(2))), ScheduleConstraintError);
+  CHECK_THROWS_AS(registry().find("interleaved-1f1b")->formula(input(4, 2, chunks(2))),
+                  ScheduleConstraintError);
 }
 
-TEST_CASE("interleaved-1f1b is valid over a grid of (p, m, v, g) it accepts, and rejects the rest") {
+TEST_CASE(
+    "interleaved-1f1b is valid over a grid of (p, m, v, g) it accepts, and rejects the rest") {
   for (int p = 1; p <= 6; ++p) {
     for (int m = 1; m <= 14; ++m) {
       for (int v = 1; v <= 3; ++v) {
@@ -195,32 +207,39 @@ TEST_CASE("eager-1f1b warms up with 2(p-r)-1 forwards, then alternates backward 
   CHECK(*registry().find("eager-1f1b")->formula(input(3, 6)).peak_activation_units == 5);
   CHECK(*registry().find("eager-1f1b")->formula(input(3, 2)).peak_activation_units == 2);
   for (int p = 1; p <= 6; ++p) {
-    for (int m = 1; m <= 10; ++m) CHECK(validate_table(generate("eager-1f1b", input(p, m))).empty());
+    for (int m = 1; m <= 10; ++m)
+      CHECK(validate_table(generate("eager-1f1b", input(p, m))).empty());
   }
 }
 
 TEST_CASE("zb-h1 follows the paper's order: p-r forwards, r (B, F) rounds, r deferred W's") {
   Table t = generate("zb-h1", input(4, 6));
   CHECK(validate_table(t).empty());
-  CHECK(order(t.device_ops[0]) ==
-        "F0.0 F0.1 F0.2 F0.3 B0.0 W0.0 F0.4 B0.1 W0.1 F0.5 B0.2 W0.2 B0.3 W0.3 B0.4 W0.4 B0.5 W0.5");
-  CHECK(order(t.device_ops[3]) ==
-        "F3.0 B3.0 F3.1 B3.1 F3.2 B3.2 F3.3 B3.3 W3.0 F3.4 B3.4 W3.1 F3.5 B3.5 W3.2 W3.3 W3.4 W3.5");
+  CHECK(
+      order(t.device_ops[0]) ==
+      "F0.0 F0.1 F0.2 F0.3 B0.0 W0.0 F0.4 B0.1 W0.1 F0.5 B0.2 W0.2 B0.3 W0.3 B0.4 W0.4 B0.5 W0.5");
+  CHECK(
+      order(t.device_ops[3]) ==
+      "F3.0 B3.0 F3.1 B3.1 F3.2 B3.2 F3.3 B3.3 W3.0 F3.4 B3.4 W3.1 F3.5 B3.5 W3.2 W3.3 W3.4 W3.5");
   CHECK(t.has_weight_op(2, 5));
 }
 
 TEST_CASE("zb-h2 warms up with 2(p-r)-1 forwards and defers 2r W's") {
   Table t = generate("zb-h2", input(3, 6));
   CHECK(validate_table(t).empty());
-  CHECK(order(t.device_ops[0]) ==
-        "F0.0 F0.1 F0.2 F0.3 F0.4 B0.0 W0.0 F0.5 B0.1 W0.1 B0.2 W0.2 B0.3 W0.3 B0.4 W0.4 B0.5 W0.5");
-  CHECK(order(t.device_ops[1]) ==
-        "F1.0 F1.1 F1.2 B1.0 F1.3 B1.1 F1.4 B1.2 W1.0 F1.5 B1.3 W1.1 B1.4 W1.2 B1.5 W1.3 W1.4 W1.5");
-  CHECK(order(t.device_ops[2]) ==
-        "F2.0 B2.0 F2.1 B2.1 F2.2 B2.2 F2.3 B2.3 F2.4 B2.4 W2.0 F2.5 B2.5 W2.1 W2.2 W2.3 W2.4 W2.5");
+  CHECK(
+      order(t.device_ops[0]) ==
+      "F0.0 F0.1 F0.2 F0.3 F0.4 B0.0 W0.0 F0.5 B0.1 W0.1 B0.2 W0.2 B0.3 W0.3 B0.4 W0.4 B0.5 W0.5");
+  CHECK(
+      order(t.device_ops[1]) ==
+      "F1.0 F1.1 F1.2 B1.0 F1.3 B1.1 F1.4 B1.2 W1.0 F1.5 B1.3 W1.1 B1.4 W1.2 B1.5 W1.3 W1.4 W1.5");
+  CHECK(
+      order(t.device_ops[2]) ==
+      "F2.0 B2.0 F2.1 B2.1 F2.2 B2.2 F2.3 B2.3 F2.4 B2.4 W2.0 F2.5 B2.5 W2.1 W2.2 W2.3 W2.4 W2.5");
 }
 
-TEST_CASE("zb-h1, zb-h2 and eager-1f1b hold one F, B and W per stage and microbatch for any (p, m)") {
+TEST_CASE(
+    "zb-h1, zb-h2 and eager-1f1b hold one F, B and W per stage and microbatch for any (p, m)") {
   for (const char* name : {"zb-h1", "zb-h2"}) {
     for (int p = 1; p <= 8; ++p) {
       for (int m = 1; m <= 20; ++m) {

@@ -17,7 +17,9 @@ using namespace bubblesim::testing;
 
 namespace {
 
-Table generate(const std::string& name, int p, int m) { return registry().find(name)->generate(input(p, m)); }
+Table generate(const std::string& name, int p, int m) {
+  return registry().find(name)->generate(input(p, m));
+}
 
 // One computation of a PyTorch schedule CSV cell (current dialect, SCHEDULES.md 7.1): F, I (input
 // backward; its W is elsewhere), B (full backward), W.
@@ -42,7 +44,8 @@ CsvAction parse_action(const std::string& text) {
 CsvCell parse_cell(const std::string& text) {
   static const std::regex fused(R"(\((\d+F\d+);(\d+[BI]\d+)\)OVERLAP_F_B)");
   std::smatch m;
-  if (std::regex_match(text, m, fused)) return CsvCell{{parse_action(m[1].str()), parse_action(m[2].str())}};
+  if (std::regex_match(text, m, fused))
+    return CsvCell{{parse_action(m[1].str()), parse_action(m[2].str())}};
   return CsvCell{{parse_action(text)}};
 }
 
@@ -69,18 +72,24 @@ CsvCell to_cell(const Op& op, const TableIndex& index) {
     return CsvAction{index.has_weight(s, j) ? 'I' : 'B', s, j};
   };
   switch (op.kind) {
-    case OpKind::Forward: return CsvCell{{CsvAction{'F', op.stage, op.microbatch}}};
-    case OpKind::Backward: return CsvCell{{backward(op.stage, op.microbatch)}};
-    case OpKind::Weight: return CsvCell{{CsvAction{'W', op.stage, op.microbatch}}};
+    case OpKind::Forward:
+      return CsvCell{{CsvAction{'F', op.stage, op.microbatch}}};
+    case OpKind::Backward:
+      return CsvCell{{backward(op.stage, op.microbatch)}};
+    case OpKind::Weight:
+      return CsvCell{{CsvAction{'W', op.stage, op.microbatch}}};
     case OpKind::ForwardBackward:
-      return CsvCell{{CsvAction{'F', op.stage, op.microbatch}, backward(op.backward_stage, op.backward_microbatch)}};
-    default: return CsvCell{{CsvAction{'?', op.stage, op.microbatch}}};
+      return CsvCell{{CsvAction{'F', op.stage, op.microbatch},
+                      backward(op.backward_stage, op.backward_microbatch)}};
+    default:
+      return CsvCell{{CsvAction{'?', op.stage, op.microbatch}}};
   }
 }
 
 std::string describe(const CsvCell& c) {
   std::string s;
-  for (const CsvAction& a : c.actions) s += (s.empty() ? "" : ";") + std::to_string(a.stage) + a.type + std::to_string(a.microbatch);
+  for (const CsvAction& a : c.actions)
+    s += (s.empty() ? "" : ";") + std::to_string(a.stage) + a.type + std::to_string(a.microbatch);
   return s;
 }
 
@@ -108,11 +117,14 @@ TEST_CASE("the test's CSV cell parser reads plain, input-backward and fused cell
   CHECK(parse_cell("0F3") == CsvCell{{CsvAction{'F', 0, 3}}});
   CHECK(parse_cell("7I0") == CsvCell{{CsvAction{'I', 7, 0}}});
   CHECK(parse_cell("7B6") == CsvCell{{CsvAction{'B', 7, 6}}});
-  CHECK(parse_cell("(0F7;7B3)OVERLAP_F_B") == CsvCell{{CsvAction{'F', 0, 7}, CsvAction{'B', 7, 3}}});
+  CHECK(parse_cell("(0F7;7B3)OVERLAP_F_B") ==
+        CsvCell{{CsvAction{'F', 0, 7}, CsvAction{'B', 7, 3}}});
 }
 
-TEST_CASE("dualpipe-v with 4 devices and 10 microbatches is PyTorch's golden order action for action") {
-  const auto golden = read_csv(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/dualpipev_4rank_10mb.csv");
+TEST_CASE(
+    "dualpipe-v with 4 devices and 10 microbatches is PyTorch's golden order action for action") {
+  const auto golden =
+      read_csv(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/dualpipev_4rank_10mb.csv");
   Table t = generate("dualpipe-v", 4, 10);
   REQUIRE(validate_table(t).empty());
   REQUIRE(golden.size() == 4);
@@ -123,8 +135,9 @@ TEST_CASE("dualpipe-v with 4 devices and 10 microbatches is PyTorch's golden ord
     REQUIRE(ops.size() == golden[r].size());
     for (std::size_t i = 0; i < ops.size(); ++i) {
       CAPTURE(i);
-      CHECK_MESSAGE(to_cell(ops[i], index) == golden[r][i],
-                    "ours " << describe(to_cell(ops[i], index)) << ", golden " << describe(golden[r][i]));
+      CHECK_MESSAGE(
+          to_cell(ops[i], index) == golden[r][i],
+          "ours " << describe(to_cell(ops[i], index)) << ", golden " << describe(golden[r][i]));
     }
   }
 }
@@ -140,10 +153,14 @@ TEST_CASE("zb-v follows PyTorch's fixed order on the V") {
   // Device 1: F(c0); (F(c1), F(c0)); (F(c1), B(c1), W(c1)); one steady round; cool-down.
   std::string d0;
   for (const Op& op : t.device_ops[0]) d0 += (d0.empty() ? "" : " ") + to_string(op);
-  CHECK(d0 == "F0.0 F0.1 F0.2 F3.0 B3.0 W3.0 F3.1 B3.1 W3.1 B0.0 W0.0 F3.2 B3.2 W3.2 B0.1 W0.1 B0.2 W0.2");
+  CHECK(
+      d0 ==
+      "F0.0 F0.1 F0.2 F3.0 B3.0 W3.0 F3.1 B3.1 W3.1 B0.0 W0.0 F3.2 B3.2 W3.2 B0.1 W0.1 B0.2 W0.2");
   std::string d1;
   for (const Op& op : t.device_ops[1]) d1 += (d1.empty() ? "" : " ") + to_string(op);
-  CHECK(d1 == "F1.0 F2.0 F1.1 F2.1 B2.0 W2.0 F1.2 B1.0 W1.0 F2.2 B2.1 W2.1 B1.1 B2.2 B1.2 W1.1 W2.2 W1.2");
+  CHECK(
+      d1 ==
+      "F1.0 F2.0 F1.1 F2.1 B2.0 W2.0 F1.2 B1.0 W1.0 F2.2 B2.1 W2.1 B1.1 B2.2 B1.2 W1.1 W2.2 W1.2");
 }
 
 TEST_CASE("every zoo-b generator gives a valid table over a grid of (p, m) it accepts") {
@@ -198,13 +215,15 @@ TEST_CASE("the overlap parameter turns fused pairs into F then B") {
 }
 
 TEST_CASE("shapes the DualPipe family cannot build are rejected with what would fit") {
-  CHECK(constraint_message([] { generate("dualpipe", 3, 12); }).find("even number of devices") != std::string::npos);
+  CHECK(constraint_message([] { generate("dualpipe", 3, 12); }).find("even number of devices") !=
+        std::string::npos);
   CHECK(constraint_message([] { generate("dualpipe", 4, 9); }) ==
         "dualpipe needs an even number of microbatches m >= 2p = 8 (got m = 9); use m = 10");
   CHECK(constraint_message([] { generate("dualpipe", 4, 6); }) ==
         "dualpipe needs an even number of microbatches m >= 2p = 8 (got m = 6); use m = 8");
   CHECK(constraint_message([] { generate("dualpipe-v", 4, 7); }) ==
-        "dualpipe-v needs m >= 2p = 8 microbatches (got m = 7); use m >= 8 or fewer devices (p <= 3)");
+        "dualpipe-v needs m >= 2p = 8 microbatches (got m = 7); use m >= 8 or fewer devices (p <= "
+        "3)");
   CHECK(constraint_message([] { generate("dualpipe-v", 3, 6); }).empty());  // no evenness needed
 }
 
@@ -222,5 +241,6 @@ TEST_CASE("zoo-b generators describe themselves and publish their peaks") {
   CHECK(registry().find("v-half")->formula(input(8, 24)).peak_activation_units.value_or(-1) == 10);
   CHECK(registry().find("v-min")->formula(input(8, 24)).peak_activation_units.value_or(-1) == 8);
   CHECK(registry().find("dualpipe")->formula(input(4, 8)).peak_activation_units.value_or(-1) == 5);
-  CHECK(registry().find("dualpipe-v")->formula(input(4, 8)).peak_activation_units.value_or(-1) == 9);
+  CHECK(registry().find("dualpipe-v")->formula(input(4, 8)).peak_activation_units.value_or(-1) ==
+        9);
 }

@@ -1,8 +1,7 @@
-#include <doctest/doctest.h>
-
-#include <fmt/format.h>
-
 #include "sim/units/quantity_parser.h"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace bubblesim;
 
@@ -40,21 +39,24 @@ TEST_CASE("compute rate") {
 }
 
 TEST_CASE("a number without a unit says which unit to add") {
-  CHECK_THROWS_WITH_AS(parse_time("18.5"),
-                       "'18.5' has no unit: a duration needs one of ps, ns, us, ms, s, min, h (e.g. 1.5ms)",
-                       QuantityError);
-  CHECK_THROWS_WITH_AS(parse_bytes("1024"),
-                       "'1024' has no unit: a size needs one of B, kB, MB, GB, TB, PB (powers of 1000) or "
-                       "KiB, MiB, GiB, TiB, PiB (powers of 1024) (e.g. 80GiB)",
-                       QuantityError);
+  CHECK_THROWS_WITH_AS(
+      parse_time("18.5"),
+      "'18.5' has no unit: a duration needs one of ps, ns, us, ms, s, min, h (e.g. 1.5ms)",
+      QuantityError);
+  CHECK_THROWS_WITH_AS(
+      parse_bytes("1024"),
+      "'1024' has no unit: a size needs one of B, kB, MB, GB, TB, PB (powers of 1000) or "
+      "KiB, MiB, GiB, TiB, PiB (powers of 1024) (e.g. 80GiB)",
+      QuantityError);
 }
 
 TEST_CASE("unknown unit, negative, not a number, overflow") {
-  CHECK_THROWS_WITH_AS(parse_time("3days"),
-                       "'3days' has an unknown unit 'days' for a duration: use one of ps, ns, us, ms, s, min, h",
-                       QuantityError);
-  CHECK_THROWS_WITH_AS(parse_time("-1ms"), "'-1ms' is not a valid duration: it must not be negative",
-                       QuantityError);
+  CHECK_THROWS_WITH_AS(
+      parse_time("3days"),
+      "'3days' has an unknown unit 'days' for a duration: use one of ps, ns, us, ms, s, min, h",
+      QuantityError);
+  CHECK_THROWS_WITH_AS(parse_time("-1ms"),
+                       "'-1ms' is not a valid duration: it must not be negative", QuantityError);
   CHECK_THROWS_AS(parse_time("fast"), QuantityError);
   CHECK_THROWS_AS(parse_bytes("1e30B"), QuantityError);
   CHECK_THROWS_AS(parse_time("1e10h"), QuantityError);

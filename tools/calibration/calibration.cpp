@@ -1,10 +1,10 @@
 #include "tools/calibration/calibration.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "sim/units/diagnostics.h"
 #include "tools/report/text_table.h"
@@ -14,15 +14,18 @@ namespace bubblesim {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
 std::string format_seconds(double seconds) { return to_string(Time::from_seconds(seconds)); }
 
 std::string format_value(const CalibrationRow& row, double v) {
-  return row.is_time ? format_seconds(v) : to_string(Bytes(static_cast<std::int64_t>(std::llround(v))));
+  return row.is_time ? format_seconds(v)
+                     : to_string(Bytes(static_cast<std::int64_t>(std::llround(v))));
 }
 
 }  // namespace
@@ -44,15 +47,16 @@ int profile_stage_count(std::string_view csv) {
     std::string_view field = trim(line.substr(c1 + 1, line.find(',', c1 + 1) - c1 - 1));
     int stage = -1;
     auto [ptr, ec] = std::from_chars(field.data(), field.data() + field.size(), stage);
-    if (ec == std::errc{} && ptr == field.data() + field.size() && stage >= 0 && stage < 1'000'000) {
+    if (ec == std::errc{} && ptr == field.data() + field.size() && stage >= 0 &&
+        stage < 1'000'000) {
       stages = std::max(stages, stage + 1);
     }
   }
   return stages;
 }
 
-CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerModel& model, const GpuSpec& gpu,
-                            const std::vector<std::int64_t>& layers_per_stage) {
+CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerModel& model,
+                            const GpuSpec& gpu, const std::vector<std::int64_t>& layers_per_stage) {
   if (layers_per_stage.size() != profile.stages.size()) {
     throw InputError(fmt::format("the profile has {} stages but {} layer counts were given",
                                  profile.stages.size(), layers_per_stage.size()));
@@ -82,7 +86,8 @@ CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerMod
     };
     time_row("forward", layer.forward_flops, m.forward);
     time_row("backward_input", layer.backward_input_flops, m.backward_input);
-    if (has("backward_weight")) time_row("backward_weight", layer.backward_weight_flops, m.backward_weight);
+    if (has("backward_weight"))
+      time_row("backward_weight", layer.backward_weight_flops, m.backward_weight);
     if (has("activation")) bytes_row("activation", n * layer.activation_bytes, m.activation);
     if (has("weight_grad")) bytes_row("weight_grad", n * layer.weight_grad_bytes, m.weight_grad);
     if (has("p2p")) bytes_row("p2p", layer.hidden_state_bytes, m.p2p);
@@ -124,40 +129,50 @@ std::string calibration_text(const CalibrationResult& r) {
     layers += fmt::format("{}{}", i == 0 ? "" : ", ", r.layers_per_stage[i]);
   }
   std::string out = fmt::format(
-      "analytical model vs measured profile: {} stage(s), layers per stage {}; peak {}, efficiency {:g}\n\n",
-      r.layers_per_stage.size(), layers, FlopRate::flops_per_second(r.peak_flops), r.given_efficiency);
+      "analytical model vs measured profile: {} stage(s), layers per stage {}; peak {}, efficiency "
+      "{:g}\n\n",
+      r.layers_per_stage.size(), layers, FlopRate::flops_per_second(r.peak_flops),
+      r.given_efficiency);
   TextTable table({"op", "stage", "model", "measured", "measured/model"});
   for (const CalibrationRow& row : r.rows) {
-    table.add_row({row.op, std::to_string(row.stage), format_value(row, row.model), format_value(row, row.measured),
+    table.add_row({row.op, std::to_string(row.stage), format_value(row, row.model),
+                   format_value(row, row.measured),
                    row.model > 0 ? fmt::format("{:.3f}", row.ratio()) : "-"});
   }
   out += table.render();
   out += fmt::format(
-      "\nfitted efficiency (least squares on the F/B/W times): {:.4g} (given {:g}); at it the model's times are "
+      "\nfitted efficiency (least squares on the F/B/W times): {:.4g} (given {:g}); at it the "
+      "model's times are "
       "within {:.1f}% of the measured ones\n",
       r.fitted_efficiency, r.given_efficiency, 100.0 * r.worst_time_error);
-  out += fmt::format("efficiency from the totals (model FLOPs / measured time / peak): {:.4g}\n", r.total_efficiency);
+  out += fmt::format("efficiency from the totals (model FLOPs / measured time / peak): {:.4g}\n",
+                     r.total_efficiency);
 
   std::vector<int> violated;
   for (const OrderingCheck& o : r.ordering) {
     if (!o.holds()) violated.push_back(o.stage);
   }
   if (violated.empty()) {
-    out += fmt::format("W < F < B: holds on all {} stage(s), as the zero-bubble paper's T_W < T_F < T_B assumes\n",
-                       r.ordering.size());
+    out += fmt::format(
+        "W < F < B: holds on all {} stage(s), as the zero-bubble paper's T_W < T_F < T_B assumes\n",
+        r.ordering.size());
   } else {
-    out += fmt::format("W < F < B: violated on {} of {} stage(s); the zero-bubble paper assumes T_W < T_F < T_B\n",
-                       violated.size(), r.ordering.size());
+    out += fmt::format(
+        "W < F < B: violated on {} of {} stage(s); the zero-bubble paper assumes T_W < T_F < T_B\n",
+        violated.size(), r.ordering.size());
   }
   for (const OrderingCheck& o : r.ordering) {
     std::string why;
     if (!o.w_below_f) why += " W >= F";
     if (!o.f_below_b) why += " F >= B";
     out += fmt::format("  stage {}: W {}, F {}, B {}: {}\n", o.stage, o.backward_weight, o.forward,
-                       o.backward_input, o.holds() ? "holds" : "violated (" + std::string(trim(why)) + ")");
+                       o.backward_input,
+                       o.holds() ? "holds" : "violated (" + std::string(trim(why)) + ")");
   }
   if (r.has_lm_head) {
-    out += "note: the LM head and the embedding are left out: the profile measures transformer layers only\n";
+    out +=
+        "note: the LM head and the embedding are left out: the profile measures transformer layers "
+        "only\n";
   }
   return out;
 }

@@ -6,8 +6,8 @@
 // the stage's layers, without the LM head and the embedding. Ratios are measured / model. The
 // efficiency factor e of `cluster.gpu` (time = FLOPs / (peak e)) is fitted two ways over the F, B
 // and W rows of every stage (FLOPs f_i, measured times t_i):
-//   least squares on the times: minimise sum (t_i - f_i / (peak e))^2  =>  e = sum f_i^2 / (peak sum f_i t_i)
-//   totals:                     e = sum f_i / (peak sum t_i)
+//   least squares on the times: minimise sum (t_i - f_i / (peak e))^2  =>  e = sum f_i^2 / (peak
+//   sum f_i t_i) totals:                     e = sum f_i / (peak sum t_i)
 // and the measured ordering of each stage is checked against the zero-bubble paper's
 // T_W < T_F < T_B (Qi et al. 2023, sec. 2).
 
@@ -24,9 +24,9 @@ namespace bubblesim {
 struct CalibrationRow {
   std::string op;  // forward | backward_input | backward_weight | activation | weight_grad | p2p
   int stage = 0;
-  bool is_time = true;   // seconds when true, bytes otherwise
-  double flops = 0;      // time rows: the model's FLOPs
-  double model = 0;      // model seconds (at the given efficiency) or bytes
+  bool is_time = true;  // seconds when true, bytes otherwise
+  double flops = 0;     // time rows: the model's FLOPs
+  double model = 0;     // model seconds (at the given efficiency) or bytes
   double measured = 0;
   double ratio() const { return model > 0 ? measured / model : 0.0; }
 };
@@ -59,8 +59,8 @@ int profile_stage_count(std::string_view csv);
 /// Compares `profile` (one StageCost per stage, `ops` as given) with `model` on `gpu`, stage i
 /// holding layers_per_stage[i] layers. Throws InputError when the sizes disagree or the profile
 /// has no positive time to fit.
-CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerModel& model, const GpuSpec& gpu,
-                            const std::vector<std::int64_t>& layers_per_stage);
+CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerModel& model,
+                            const GpuSpec& gpu, const std::vector<std::int64_t>& layers_per_stage);
 
 /// The table and summary lines `bubblesim calibrate` prints.
 std::string calibration_text(const CalibrationResult& result);

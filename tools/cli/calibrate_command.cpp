@@ -1,10 +1,10 @@
 // `bubblesim calibrate PROFILE`: the analytical transformer cost model next to a measured cost
 // profile (tools/calibration/calibration.h; docs/calibration.md).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "schedules/torch_csv.h"
 #include "sim/units/diagnostics.h"
@@ -29,8 +29,8 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
   if (!o.model_file.empty()) {
     Scenario sc = load_scenario_file(o.model_file, registry);
     if (!sc.model || !sc.gpu) {
-      throw InputError(fmt::format("{}: --model needs a scenario with 'model:' and 'cluster: {{gpu: ...}}'",
-                                   o.model_file));
+      throw InputError(fmt::format(
+          "{}: --model needs a scenario with 'model:' and 'cluster: {{gpu: ...}}'", o.model_file));
     }
     model = *sc.model;
     gpu = *sc.gpu;
@@ -42,8 +42,9 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
     if (o.flops.empty()) missing.emplace_back("--flops");
     if (o.layers_per_stage == 0) missing.emplace_back("--layers-per-stage");
     if (!missing.empty()) {
-      throw InputError(fmt::format("calibrate: give --model FILE.yaml or the model as flags; missing {}",
-                                   fmt::join(missing, ", ")));
+      throw InputError(
+          fmt::format("calibrate: give --model FILE.yaml or the model as flags; missing {}",
+                      fmt::join(missing, ", ")));
     }
   }
   // Flags override the file.
@@ -56,7 +57,8 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
     model.dtype_bytes = o.dtype == "fp32" ? 4 : o.dtype == "fp8" ? 1 : 2;
   }
   if (model.hidden % model.heads != 0) {
-    throw InputError(fmt::format("calibrate: hidden size {} is not divisible by {} heads", model.hidden, model.heads));
+    throw InputError(fmt::format("calibrate: hidden size {} is not divisible by {} heads",
+                                 model.hidden, model.heads));
   }
   if (!o.flops.empty()) {
     try {
@@ -69,7 +71,9 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
 
   const std::string text = read_text_file(o.profile);
   const int stages = profile_stage_count(text);
-  if (stages == 0) throw InputError(fmt::format("{}: the profile has no rows (see docs/profile-format.md)", o.profile));
+  if (stages == 0)
+    throw InputError(
+        fmt::format("{}: the profile has no rows (see docs/profile-format.md)", o.profile));
   const MeasuredProfile profile = read_cost_profile_csv(text, o.profile, stages);
 
   std::vector<std::int64_t> layers;
@@ -79,7 +83,8 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
     try {
       layers = split_layers(model.layers, stages);
     } catch (const std::invalid_argument& e) {
-      throw InputError(fmt::format("{}: {} (the profile has {} stages)", o.model_file, e.what(), stages));
+      throw InputError(
+          fmt::format("{}: {} (the profile has {} stages)", o.model_file, e.what(), stages));
     }
   }
   const std::string out = calibration_text(calibrate(profile, model, gpu, layers));
@@ -91,24 +96,31 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
 
 void add_calibrate_commands(CLI::App& app, CommandSet& commands) {
   auto o = std::make_shared<CalibrateOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "calibrate", "compare a measured cost profile with the analytical transformer model and fit its efficiency");
-  cmd->add_option("profile", o->profile, "cost profile CSV (tools/profile/profile_block.py writes one)")->required();
+  CLI::App* cmd = app.add_subcommand("calibrate",
+                                     "compare a measured cost profile with the analytical "
+                                     "transformer model and fit its efficiency");
+  cmd->add_option("profile", o->profile,
+                  "cost profile CSV (tools/profile/profile_block.py writes one)")
+      ->required();
   cmd->add_option("--model", o->model_file,
-                  "scenario YAML with 'model:' and 'cluster.gpu:' (its layers are split over the profile's stages)");
-  cmd->add_option("--hidden", o->hidden, "hidden size (overrides the model file)")->check(CLI::PositiveNumber);
+                  "scenario YAML with 'model:' and 'cluster.gpu:' (its layers are split over the "
+                  "profile's stages)");
+  cmd->add_option("--hidden", o->hidden, "hidden size (overrides the model file)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--heads", o->heads, "attention heads")->check(CLI::PositiveNumber);
   cmd->add_option("--seq-len", o->seq_len, "sequence length")->check(CLI::PositiveNumber);
   cmd->add_option("--micro-batch-size", o->micro_batch_size, "microbatch size (default 1)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--layers-per-stage", o->layers_per_stage, "transformer layers per pipeline stage")
+  cmd->add_option("--layers-per-stage", o->layers_per_stage,
+                  "transformer layers per pipeline stage")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--dtype", o->dtype, "bf16 (default), fp16, fp32 or fp8")
       ->check(CLI::IsMember({"bf16", "fp16", "fp32", "fp8"}));
   cmd->add_option("--flops", o->flops, "peak FLOP rate of the GPU, e.g. 989TFLOPS");
   cmd->add_option("--efficiency", o->efficiency, "fraction of peak the model assumes (default 1)")
       ->check(CLI::Range(1e-9, 1.0));
-  commands.add(cmd, [o](CommandContext& context) { return command_calibrate(context.registry, *o); });
+  commands.add(cmd,
+               [o](CommandContext& context) { return command_calibrate(context.registry, *o); });
 }
 
 }  // namespace bubblesim

@@ -4,12 +4,11 @@
 // functions and dispatches. Actions return the exit code (0 ok, 1 simulated failure, 2 bad input)
 // and throw InputError for bad input.
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "schedules/plugin_loader.h"
 #include "schedules/registry.h"
@@ -27,7 +26,9 @@ struct CommandContext {
 class CommandSet {
  public:
   using Action = std::function<int(CommandContext&)>;
-  void add(CLI::App* subcommand, Action action) { commands_.emplace_back(subcommand, std::move(action)); }
+  void add(CLI::App* subcommand, Action action) {
+    commands_.emplace_back(subcommand, std::move(action));
+  }
   /// Runs the action of the parsed subcommand; -1 when none was chosen.
   int dispatch(CommandContext& context) const {
     for (const auto& [app, action] : commands_) {
@@ -40,13 +41,13 @@ class CommandSet {
   std::vector<std::pair<CLI::App*, Action>> commands_;
 };
 
-void add_run_commands(CLI::App& app, CommandSet& commands);       // run, compare
-void add_table_command(CLI::App& app, CommandSet& commands);      // table
-void add_catalog_commands(CLI::App& app, CommandSet& commands);   // list, explain, validate
-void add_sweep_commands(CLI::App& app, CommandSet& commands);     // sweep, merge
-void add_regress_commands(CLI::App& app, CommandSet& commands);   // regress
-void add_plugin_commands(CLI::App& app, CommandSet& commands);    // check-plugin
-void add_calibrate_commands(CLI::App& app, CommandSet& commands); // calibrate
+void add_run_commands(CLI::App& app, CommandSet& commands);        // run, compare
+void add_table_command(CLI::App& app, CommandSet& commands);       // table
+void add_catalog_commands(CLI::App& app, CommandSet& commands);    // list, explain, validate
+void add_sweep_commands(CLI::App& app, CommandSet& commands);      // sweep, merge
+void add_regress_commands(CLI::App& app, CommandSet& commands);    // regress
+void add_plugin_commands(CLI::App& app, CommandSet& commands);     // check-plugin
+void add_calibrate_commands(CLI::App& app, CommandSet& commands);  // calibrate
 
 /// Loads the plugins of BUBBLESIM_PLUGIN_PATH, then those named with --plugin, into the
 /// context's registry. Throws InputError naming the file that could not be loaded.

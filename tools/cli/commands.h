@@ -18,19 +18,19 @@ struct RunOptions {
   std::string scenario;
   std::vector<std::string> schedules;  // only these (empty: the scenario's list)
   ReportFormat format = ReportFormat::Text;
-  std::string output;                  // "" = stdout
-  bool allow_oom = false;              // out_of_memory is reported but exits 0
-  std::string trace;                   // Chrome trace JSON file ("" = none); one per schedule
-  std::string html;                    // HTML report file ("" = none)
-  std::int64_t max_ops = 50'000'000;   // --max-ops: refuse larger tables (kDefaultMaxOps)
+  std::string output;                 // "" = stdout
+  bool allow_oom = false;             // out_of_memory is reported but exits 0
+  std::string trace;                  // Chrome trace JSON file ("" = none); one per schedule
+  std::string html;                   // HTML report file ("" = none)
+  std::int64_t max_ops = 50'000'000;  // --max-ops: refuse larger tables (kDefaultMaxOps)
 };
 
 int command_run(const Registry& registry, const RunOptions& options);
 /// `table` output: the grid, PyTorch's per-rank CSV, or bubblesim's table CSV with replay times.
 struct TableOptions {
   std::string scenario, schedule, output;
-  std::string format = "grid";      // grid | torch-csv | csv
-  std::string dialect = "current";  // torch-csv: current | 2024
+  std::string format = "grid";        // grid | torch-csv | csv
+  std::string dialect = "current";    // torch-csv: current | 2024
   std::int64_t max_ops = 50'000'000;  // --max-ops
 };
 

@@ -1,10 +1,10 @@
 // bubblesim: the command-line tool. Declares the subcommands (each command file adds its own),
 // parses, and is the only place that turns errors into exit codes: 0 ok, 1 simulated failure,
 // 2 bad input, 3 internal error.
-#include <exception>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <exception>
 
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;
   } catch (const OverflowError& e) {
-    fmt::print(stderr, "error: {} (the simulated time or memory does not fit in 64 bits)\n", e.what());
+    fmt::print(stderr, "error: {} (the simulated time or memory does not fit in 64 bits)\n",
+               e.what());
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "internal error: {}\n", e.what());

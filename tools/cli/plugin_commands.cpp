@@ -1,8 +1,8 @@
 // Plugin loading for every command, and `check-plugin`: the generator contract for a plugin author.
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "tools/cli/command_set.h"
 #include "tools/runner/generator_contract.h"
@@ -14,21 +14,25 @@ constexpr std::size_t kFailuresShown = 20;  // per generator; the count of the r
 
 int command_check_plugin(CommandContext& context, const std::string& path) {
   const LoadedPlugin& plugin = context.plugins.load(path, context.registry);
-  fmt::print("plugin {}: {} version {} (built against bubblesim {}), {} generator(s)\n", plugin.path, plugin.name,
-             plugin.version, plugin.bubblesim_version, plugin.generators.size());
+  fmt::print("plugin {}: {} version {} (built against bubblesim {}), {} generator(s)\n",
+             plugin.path, plugin.name, plugin.version, plugin.bubblesim_version,
+             plugin.generators.size());
   const ContractGrid grid;
   std::size_t total_failures = 0;
   for (const std::string& name : plugin.generators) {
     ContractStats stats;
-    std::vector<ContractFailure> failures = check_generator_contract(*context.registry.find(name), grid, &stats);
+    std::vector<ContractFailure> failures =
+        check_generator_contract(*context.registry.find(name), grid, &stats);
     total_failures += failures.size();
-    fmt::print("{}: {} ({} inputs accepted, {} rejected as not fitting)\n", name,
-               failures.empty() ? "contract ok" : fmt::format("{} contract failure(s)", failures.size()),
-               stats.accepted, stats.rejected);
+    fmt::print(
+        "{}: {} ({} inputs accepted, {} rejected as not fitting)\n", name,
+        failures.empty() ? "contract ok" : fmt::format("{} contract failure(s)", failures.size()),
+        stats.accepted, stats.rejected);
     for (std::size_t i = 0; i < failures.size() && i < kFailuresShown; ++i) {
       fmt::print("  FAIL {}\n", to_string(failures[i]));
     }
-    if (failures.size() > kFailuresShown) fmt::print("  ... and {} more\n", failures.size() - kFailuresShown);
+    if (failures.size() > kFailuresShown)
+      fmt::print("  ... and {} more\n", failures.size() - kFailuresShown);
   }
   return total_failures == 0 ? 0 : 1;
 }
@@ -45,9 +49,11 @@ void load_plugins(CommandContext& context) {
 void add_plugin_commands(CLI::App& app, CommandSet& commands) {
   auto path = std::make_shared<std::string>();
   CLI::App* check = app.add_subcommand(
-      "check-plugin", "load a plugin and run the generator contract on its generators (exit 1 if any fails)");
+      "check-plugin",
+      "load a plugin and run the generator contract on its generators (exit 1 if any fails)");
   check->add_option("path", *path, "plugin shared library (.so)")->required();
-  commands.add(check, [path](CommandContext& context) { return command_check_plugin(context, *path); });
+  commands.add(check,
+               [path](CommandContext& context) { return command_check_plugin(context, *path); });
 }
 
 }  // namespace bubblesim

@@ -1,8 +1,9 @@
-// `bubblesim regress`: compare a JSON report against a baseline for CI (see tools/report/regression.h).
+// `bubblesim regress`: compare a JSON report against a baseline for CI (see
+// tools/report/regression.h).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "tools/cli/command_set.h"
 #include "tools/report/atomic_file.h"
@@ -16,17 +17,23 @@ void add_regress_commands(CLI::App& app, CommandSet& commands) {
   };
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
-      "regress", "compare a JSON report with a baseline; exit 1 on a regression beyond the tolerance");
-  cmd->add_option("--baseline", options->baseline, "baseline JSON report (bubblesim run --format json)")->required();
+      "regress",
+      "compare a JSON report with a baseline; exit 1 on a regression beyond the tolerance");
+  cmd->add_option("--baseline", options->baseline,
+                  "baseline JSON report (bubblesim run --format json)")
+      ->required();
   cmd->add_option("--current", options->current, "current JSON report")->required();
-  cmd->add_option("--tolerance", options->tolerance, "allowed relative worsening, e.g. 1% (default) or 0.01");
+  cmd->add_option("--tolerance", options->tolerance,
+                  "allowed relative worsening, e.g. 1% (default) or 0.01");
   cmd->add_option("--benchmark-json", options->benchmark_json,
-                  "also write github-action-benchmark customSmallerIsBetter JSON of the current report to FILE");
+                  "also write github-action-benchmark customSmallerIsBetter JSON of the current "
+                  "report to FILE");
   commands.add(cmd, [options](CommandContext&) {
     const double tolerance = parse_tolerance(options->tolerance);
     nlohmann::json baseline = read_json_file(options->baseline);
     nlohmann::json current = read_json_file(options->current);
-    RegressionReport report = compare_reports(baseline, current, tolerance, options->baseline, options->current);
+    RegressionReport report =
+        compare_reports(baseline, current, tolerance, options->baseline, options->current);
     if (!options->benchmark_json.empty()) {
       write_file_atomically(options->benchmark_json, benchmark_entries(current).dump(2) + "\n");
     }

@@ -1,10 +1,10 @@
 // `bubblesim sweep` and `bubblesim merge`: parameter sweeps, sharded across machines.
+#include <fmt/format.h>
+
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "sim/units/diagnostics.h"
 #include "tools/cli/command_set.h"
@@ -16,7 +16,8 @@ namespace bubblesim {
 namespace {
 
 // The plot of a finished sweep CSV (tools/report/sweep_plot.h), written atomically.
-void write_plot(const std::string& csv_path, const std::string& html_path, const std::string& metric) {
+void write_plot(const std::string& csv_path, const std::string& html_path,
+                const std::string& metric) {
   std::ifstream in(csv_path);
   if (!in) throw InputError(fmt::format("cannot read '{}'", csv_path));
   std::stringstream csv;
@@ -38,38 +39,49 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     std::string merge_html, merge_metric = "bubble_ratio_span";
   };
   auto o = std::make_shared<Options>();
-  CLI::App* sweep = app.add_subcommand("sweep", "run a base scenario over axes of its keys, rows to CSV");
+  CLI::App* sweep =
+      app.add_subcommand("sweep", "run a base scenario over axes of its keys, rows to CSV");
   sweep->add_option("sweep", o->sweep, "sweep YAML file")->required();
-  sweep->add_option("-o,--output", o->output, "CSV file to write (rewritten atomically as rows finish)")->required();
-  sweep->add_option("--jobs", o->jobs, "worker threads (default: all cores)")->check(CLI::Range(1, 4096));
-  sweep->add_option("--max-ops", o->max_ops, "a point whose table has more ops is an invalid row (default 50000000)")
+  sweep
+      ->add_option("-o,--output", o->output,
+                   "CSV file to write (rewritten atomically as rows finish)")
+      ->required();
+  sweep->add_option("--jobs", o->jobs, "worker threads (default: all cores)")
+      ->check(CLI::Range(1, 4096));
+  sweep
+      ->add_option("--max-ops", o->max_ops,
+                   "a point whose table has more ops is an invalid row (default 50000000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   sweep->add_flag("--resume", o->resume, "keep the rows already in the output and run the rest");
   sweep->add_option("--shard", o->shard,
                     "run slice I of N (0-based I/N); default from SLURM_ARRAY_TASK_ID/COUNT or "
                     "JOB_COMPLETION_INDEX with BUBBLESIM_SHARD_COUNT");
-  sweep->add_option("--html", o->html,
-                    "also write a self-contained HTML page with one line chart per sweep (x: the first axis), "
-                    "after the CSV is complete");
-  sweep->add_option("--plot-metric", o->metric, "the CSV column the plot shows (default bubble_ratio_span)");
+  sweep->add_option(
+      "--html", o->html,
+      "also write a self-contained HTML page with one line chart per sweep (x: the first axis), "
+      "after the CSV is complete");
+  sweep->add_option("--plot-metric", o->metric,
+                    "the CSV column the plot shows (default bubble_ratio_span)");
   commands.add(sweep, [o](CommandContext& context) {
     if (!o->html.empty()) check_sweep_plot_metric(o->metric);
     SweepSpec spec = load_sweep(o->sweep);
     SweepOptions options;
     options.output = o->output;
-    options.jobs = o->jobs > 0 ? o->jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    options.jobs =
+        o->jobs > 0 ? o->jobs : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
     options.resume = o->resume;
     options.max_ops = o->max_ops;
     options.shard = o->shard.empty() ? shard_from_environment() : parse_shard(o->shard);
     options.progress = true;
     if (!o->html.empty() && options.shard.count > 1) {
-      throw InputError(fmt::format("--html: shard {}/{} holds part of the sweep; plot the whole sweep with "
-                                   "`bubblesim merge -o FILE PARTS... --html {}`",
-                                   options.shard.index, options.shard.count, o->html));
+      throw InputError(
+          fmt::format("--html: shard {}/{} holds part of the sweep; plot the whole sweep with "
+                      "`bubblesim merge -o FILE PARTS... --html {}`",
+                      options.shard.index, options.shard.count, o->html));
     }
     SweepSummary s = run_sweep(spec, context.registry, options);
-    fmt::print(stderr, "sweep: {} points ({} resumed, {} invalid), {} rows -> {}\n", s.points, s.resumed, s.failed,
-               s.rows, o->output);
+    fmt::print(stderr, "sweep: {} points ({} resumed, {} invalid), {} rows -> {}\n", s.points,
+               s.resumed, s.failed, s.rows, o->output);
     if (!o->html.empty()) {
       write_plot(o->output, o->html, o->metric);
       fmt::print(stderr, "sweep: plot of {} -> {}\n", o->metric, o->html);
@@ -77,11 +89,14 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     return 0;
   });
 
-  CLI::App* merge = app.add_subcommand("merge", "join sharded sweep outputs into the file one run would write");
+  CLI::App* merge =
+      app.add_subcommand("merge", "join sharded sweep outputs into the file one run would write");
   merge->add_option("-o,--output", o->merged, "merged CSV file")->required();
   merge->add_option("parts", o->parts, "shard outputs")->required();
-  merge->add_option("--html", o->merge_html, "also write the HTML plot of the merged sweep (as `sweep --html`)");
-  merge->add_option("--plot-metric", o->merge_metric, "the CSV column the plot shows (default bubble_ratio_span)");
+  merge->add_option("--html", o->merge_html,
+                    "also write the HTML plot of the merged sweep (as `sweep --html`)");
+  merge->add_option("--plot-metric", o->merge_metric,
+                    "the CSV column the plot shows (default bubble_ratio_span)");
   commands.add(merge, [o](CommandContext&) {
     if (!o->merge_html.empty()) check_sweep_plot_metric(o->merge_metric);
     merge_sweep_outputs(o->parts, o->merged);

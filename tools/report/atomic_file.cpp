@@ -1,13 +1,12 @@
 #include "tools/report/atomic_file.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "sim/units/diagnostics.h"
 
@@ -17,7 +16,8 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   namespace fs = std::filesystem;
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmp = (dir / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid())).string();
+  std::string tmp =
+      (dir / fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid())).string();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw InputError(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
   std::size_t written = 0;

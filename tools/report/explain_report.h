@@ -7,18 +7,17 @@
 //
 // JSON layout (explain_schema_version 1): schedule, label, listed, description, scenario {name,
 // file, stages, microbatches, communication, budget_bytes_per_device | null}, formula {note,
-// bubble_ratio, peak_activation_units} | null, status, failure, memory_decisions {devices: [{device,
-// offloaded, reloaded, recomputed, offloaded_bytes, reloaded_bytes, recompute_not_stored_bytes,
-// peak_activation_bytes, peak_memory_bytes, budget_bytes}], passes: [...]}, comparison: [{schedule,
-// label, role (explained | listed | added), status, out_of_memory, table {bubble_ratio_span,
-// bubble_ratio, makespan_s, peak_memory_bytes}, simulation {bubble_ratio_span, bubble_ratio,
-// makespan_s, peak_memory_bytes} | null when it did not finish, iteration_time_s | null,
-// bubble_vs_explained {table, simulation} (null where undefined)}], skipped: [{schedule, reason}].
-// Deterministic apart from the solve time some formula notes carry.
-
-#include <string>
+// bubble_ratio, peak_activation_units} | null, status, failure, memory_decisions {devices:
+// [{device, offloaded, reloaded, recomputed, offloaded_bytes, reloaded_bytes,
+// recompute_not_stored_bytes, peak_activation_bytes, peak_memory_bytes, budget_bytes}], passes:
+// [...]}, comparison: [{schedule, label, role (explained | listed | added), status, out_of_memory,
+// table {bubble_ratio_span, bubble_ratio, makespan_s, peak_memory_bytes}, simulation
+// {bubble_ratio_span, bubble_ratio, makespan_s, peak_memory_bytes} | null when it did not finish,
+// iteration_time_s | null, bubble_vs_explained {table, simulation} (null where undefined)}],
+// skipped: [{schedule, reason}]. Deterministic apart from the solve time some formula notes carry.
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "tools/runner/explain.h"
 
@@ -26,7 +25,9 @@ namespace bubblesim {
 
 inline constexpr int kExplainSchemaVersion = 1;
 
-std::string explain_report_text(const Scenario& scenario, const Generator& generator, const ScheduleExplanation& e);
-nlohmann::json explain_report_json(const Scenario& scenario, const Generator& generator, const ScheduleExplanation& e);
+std::string explain_report_text(const Scenario& scenario, const Generator& generator,
+                                const ScheduleExplanation& e);
+nlohmann::json explain_report_json(const Scenario& scenario, const Generator& generator,
+                                   const ScheduleExplanation& e);
 
 }  // namespace bubblesim

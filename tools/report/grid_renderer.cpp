@@ -1,24 +1,27 @@
 #include "tools/report/grid_renderer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 namespace bubblesim {
 namespace {
 
 std::vector<std::vector<std::int32_t>> local_chunks(const Table& table) {
   // chunk[device][stage] = index of the stage among the stages the device holds, or -1.
-  std::vector<std::vector<std::int32_t>> chunk(static_cast<std::size_t>(table.devices),
-                                               std::vector<std::int32_t>(static_cast<std::size_t>(table.stages), -1));
-  std::vector<std::vector<bool>> holds(chunk.size(), std::vector<bool>(static_cast<std::size_t>(table.stages), false));
+  std::vector<std::vector<std::int32_t>> chunk(
+      static_cast<std::size_t>(table.devices),
+      std::vector<std::int32_t>(static_cast<std::size_t>(table.stages), -1));
+  std::vector<std::vector<bool>> holds(
+      chunk.size(), std::vector<bool>(static_cast<std::size_t>(table.stages), false));
   for (const auto& map : table.placement.device_of_stage) {
     for (std::size_t s = 0; s < map.size(); ++s) holds[static_cast<std::size_t>(map[s])][s] = true;
   }
   for (std::size_t d = 0; d < chunk.size(); ++d) {
     std::int32_t next = 0;
-    for (std::size_t s = 0; s < holds[d].size(); ++s) if (holds[d][s]) chunk[d][s] = next++;
+    for (std::size_t s = 0; s < holds[d].size(); ++s)
+      if (holds[d][s]) chunk[d][s] = next++;
   }
   return chunk;
 }
@@ -38,7 +41,8 @@ std::string render_grid(const Table& table, const SimulationResult& ideal, std::
   if (unit <= 0 || makespan <= Time::zero()) return "(empty schedule)\n";
   std::int64_t slots = makespan.ps() / unit;
   if (slots > static_cast<std::int64_t>(max_slots)) {
-    unit = (makespan.ps() + static_cast<std::int64_t>(max_slots) - 1) / static_cast<std::int64_t>(max_slots);
+    unit = (makespan.ps() + static_cast<std::int64_t>(max_slots) - 1) /
+           static_cast<std::int64_t>(max_slots);
     slots = (makespan.ps() + unit - 1) / unit;
   }
   auto chunk = local_chunks(table);
@@ -53,11 +57,13 @@ std::string render_grid(const Table& table, const SimulationResult& ideal, std::
       return l;
     };
     if (op.kind == OpKind::ForwardBackward) {
-      return part('F', op.stage, op.microbatch) + "&" + part('B', op.backward_stage, op.backward_microbatch);
+      return part('F', op.stage, op.microbatch) + "&" +
+             part('B', op.backward_stage, op.backward_microbatch);
     }
     return part(op_kind_letter(op.kind), op.stage, op.microbatch);
   };
-  std::vector<std::vector<std::string>> grid(chunk.size(), std::vector<std::string>(static_cast<std::size_t>(slots)));
+  std::vector<std::vector<std::string>> grid(
+      chunk.size(), std::vector<std::string>(static_cast<std::size_t>(slots)));
   std::size_t width = 1;
   for (std::size_t d = 0; d < grid.size(); ++d) {
     for (std::size_t i = 0; i < table.device_ops[d].size(); ++i) {
@@ -66,10 +72,12 @@ std::string render_grid(const Table& table, const SimulationResult& ideal, std::
       std::string l = label(d, table.device_ops[d][i]);
       width = std::max(width, l.size());
       std::int64_t first = t.start.ps() / unit, last = (t.end.ps() + unit - 1) / unit;
-      for (std::int64_t s = first; s < last && s < slots; ++s) grid[d][static_cast<std::size_t>(s)] = l;
+      for (std::int64_t s = first; s < last && s < slots; ++s)
+        grid[d][static_cast<std::size_t>(s)] = l;
     }
   }
-  std::string out = fmt::format("slot = {}; {} slots; makespan {}\n", Time::from_ps(unit), slots, makespan);
+  std::string out =
+      fmt::format("slot = {}; {} slots; makespan {}\n", Time::from_ps(unit), slots, makespan);
   for (std::size_t d = 0; d < grid.size(); ++d) {
     std::string row = fmt::format("dev {:>{}} |", d, fmt::format("{}", grid.size() - 1).size());
     for (const std::string& cell : grid[d]) {

@@ -15,6 +15,7 @@ namespace bubblesim {
 
 /// `ideal` is the idealized replay of `table`. At most `max_slots` columns: the slot is the
 /// greatest common divisor of the op durations, widened when the grid would be wider.
-std::string render_grid(const Table& table, const SimulationResult& ideal, std::size_t max_slots = 400);
+std::string render_grid(const Table& table, const SimulationResult& ideal,
+                        std::size_t max_slots = 400);
 
 }  // namespace bubblesim

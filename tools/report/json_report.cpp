@@ -57,7 +57,8 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   for (const auto& [name, value] : run.params.all()) params[name] = param_value_json(value);
   j["params"] = params;
   j["status"] = run_status_name(run.simulation.status);
-  j["failure"] = run.simulation.failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(run.simulation.failure);
+  j["failure"] = run.simulation.failure.empty() ? nlohmann::json(nullptr)
+                                                : nlohmann::json(run.simulation.failure);
   if (run.fault_free) {
     j["fault_free"] = {{"status", run_status_name(run.fault_free->status)},
                        {"makespan_s", run.fault_free->metrics.makespan.seconds()}};
@@ -68,11 +69,14 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
                 {"microbatches", run.table.microbatches},
                 {"replicas", run.table.placement.replicas()},
                 {"ops", run.table.op_count()}};
-  if (run.has_formula || !run.formula.note.empty()) {  // a note without a closed form: the optimizer's
+  if (run.has_formula ||
+      !run.formula.note.empty()) {  // a note without a closed form: the optimizer's
     nlohmann::json f;
-    f["bubble_ratio"] = run.formula.bubble_ratio ? nlohmann::json(*run.formula.bubble_ratio) : nlohmann::json(nullptr);
-    f["peak_activation_units"] = run.formula.peak_activation_units ? nlohmann::json(*run.formula.peak_activation_units)
-                                                                   : nlohmann::json(nullptr);
+    f["bubble_ratio"] = run.formula.bubble_ratio ? nlohmann::json(*run.formula.bubble_ratio)
+                                                 : nlohmann::json(nullptr);
+    f["peak_activation_units"] = run.formula.peak_activation_units
+                                     ? nlohmann::json(*run.formula.peak_activation_units)
+                                     : nlohmann::json(nullptr);
     f["note"] = run.formula.note;
     j["formula"] = f;
   } else {
@@ -120,7 +124,8 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   sim["busy_s_per_device"] = seconds_list(s.busy_per_device);
   sim["span_s_per_device"] = seconds_list(s.span_per_device);
   nlohmann::json links = nlohmann::json::array();
-  for (const LinkUsage& l : s.links) links.push_back({{"link", l.name}, {"busy_s", l.busy.seconds()}, {"bytes", l.bytes.count()}});
+  for (const LinkUsage& l : s.links)
+    links.push_back({{"link", l.name}, {"busy_s", l.busy.seconds()}, {"bytes", l.bytes.count()}});
   sim["links"] = links;
   // Gradient sync, optimizer and TP (docs/parallelism.md); zero without parallelism.
   sim["dp_sync_s"] = s.sync.dp_sync.seconds();
@@ -131,21 +136,29 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   if (s.sync.enabled) {
     nlohmann::json collectives = nlohmann::json::array();
     for (const CollectiveSummary& c : s.sync.collectives) {
-      collectives.push_back({{"name", c.name}, {"algorithm", c.algorithm}, {"ranks", c.ranks}, {"count", c.count},
-                             {"bytes", c.bytes.count()}, {"simulated_s", c.simulated.seconds()},
+      collectives.push_back({{"name", c.name},
+                             {"algorithm", c.algorithm},
+                             {"ranks", c.ranks},
+                             {"count", c.count},
+                             {"bytes", c.bytes.count()},
+                             {"simulated_s", c.simulated.seconds()},
                              {"closed_form_s", c.closed_form.seconds()}});
     }
     sim["collectives"] = collectives;
     nlohmann::json classes = nlohmann::json::array();
     for (const LinkClassUsage& c : s.sync.link_classes) {
-      classes.push_back({{"class", c.name}, {"busy_s", c.busy.seconds()}, {"bytes", c.bytes.count()}});
+      classes.push_back(
+          {{"class", c.name}, {"busy_s", c.busy.seconds()}, {"bytes", c.bytes.count()}});
     }
     sim["link_classes"] = classes;
   }
   nlohmann::json oom = nlohmann::json::array();
   for (const OutOfMemory& o : run.simulation.out_of_memory) {
-    oom.push_back({{"device", o.device}, {"host", o.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.host)},
-                   {"time_s", o.time.seconds()}, {"op", o.op}, {"over_bytes", o.over.count()},
+    oom.push_back({{"device", o.device},
+                   {"host", o.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.host)},
+                   {"time_s", o.time.seconds()},
+                   {"op", o.op},
+                   {"over_bytes", o.over.count()},
                    {"budget_bytes", o.budget.count()}});
   }
   sim["out_of_memory"] = oom;
@@ -154,10 +167,11 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
   for (const PassDecision& d : run.passes) passes.push_back(pass_json(d));
   j["passes"] = passes;
   std::uint64_t events = run.ideal.events + run.simulation.events;
-  j["run"] = {{"wall_time_s", run.wall_time_s},
-              {"generate_s", run.generate_s},
-              {"events", events},
-              {"events_per_s", run.wall_time_s > 0 ? static_cast<double>(events) / run.wall_time_s : 0.0}};
+  j["run"] = {
+      {"wall_time_s", run.wall_time_s},
+      {"generate_s", run.generate_s},
+      {"events", events},
+      {"events_per_s", run.wall_time_s > 0 ? static_cast<double>(events) / run.wall_time_s : 0.0}};
   return j;
 }
 
@@ -175,24 +189,32 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
   }
   j["results"] = results;
   OffloadAnalysis a = analyze_offload(scenario);
-  j["analysis"] = {{"offload_k", optional_number(a.k)},
-                   {"offload_k_stage", a.k_stage ? nlohmann::json(*a.k_stage) : nlohmann::json(nullptr)},
-                   {"offload_k_formula", optional_number(a.k_formula)},
-                   {"offload_hidden", a.hidden ? nlohmann::json(*a.hidden) : nlohmann::json(nullptr)},
-                   {"offload_bandwidth_bytes_per_s",
-                    a.bandwidth ? nlohmann::json(a.bandwidth->bytes_per_second()) : nlohmann::json(nullptr)}};
+  j["analysis"] = {
+      {"offload_k", optional_number(a.k)},
+      {"offload_k_stage", a.k_stage ? nlohmann::json(*a.k_stage) : nlohmann::json(nullptr)},
+      {"offload_k_formula", optional_number(a.k_formula)},
+      {"offload_hidden", a.hidden ? nlohmann::json(*a.hidden) : nlohmann::json(nullptr)},
+      {"offload_bandwidth_bytes_per_s",
+       a.bandwidth ? nlohmann::json(a.bandwidth->bytes_per_second()) : nlohmann::json(nullptr)}};
   nlohmann::json skipped = nlohmann::json::array();
-  for (const SkippedSchedule& s : result.skipped) skipped.push_back({{"schedule", s.schedule}, {"reason", s.reason}});
+  for (const SkippedSchedule& s : result.skipped)
+    skipped.push_back({{"schedule", s.schedule}, {"reason", s.reason}});
   j["skipped"] = skipped;
   Ranking ranking = rank_schedules(result);
   nlohmann::json changes = nlohmann::json::array();
   for (const RankingChange& c : ranking.changes) {
-    changes.push_back({{"better", c.better}, {"worse", c.worse}, {"from", c.from_level}, {"to", c.to_level},
+    changes.push_back({{"better", c.better},
+                       {"worse", c.worse},
+                       {"from", c.from_level},
+                       {"to", c.to_level},
                        {"reason", c.reason}});
   }
-  j["ranking"] = {{"formula", ranking.formula}, {"table", ranking.table}, {"simulation", ranking.simulation},
+  j["ranking"] = {{"formula", ranking.formula},
+                  {"table", ranking.table},
+                  {"simulation", ranking.simulation},
                   {"changes", changes}};
-  j["run"] = {{"wall_time_s", wall}, {"events", events},
+  j["run"] = {{"wall_time_s", wall},
+              {"events", events},
               {"events_per_s", wall > 0 ? static_cast<double>(events) / wall : 0.0}};
   return j;
 }

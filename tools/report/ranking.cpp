@@ -1,10 +1,10 @@
 #include "tools/report/ranking.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
-
-#include <fmt/format.h>
 
 namespace bubblesim {
 namespace {
@@ -27,7 +27,8 @@ std::vector<std::string> ranked(std::vector<Entry> entries) {
   return out;
 }
 
-std::string reason_for(const ScheduleRun& better, const ScheduleRun& worse, const std::string& to_level) {
+std::string reason_for(const ScheduleRun& better, const ScheduleRun& worse,
+                       const std::string& to_level) {
   if (to_level == "simulation") {
     const Metrics& b = better.simulation.metrics;
     const Metrics& w = worse.simulation.metrics;
@@ -35,15 +36,18 @@ std::string reason_for(const ScheduleRun& better, const ScheduleRun& worse, cons
       return fmt::format("{} ends with {}", worse.label, run_status_name(worse.simulation.status));
     }
     if (w.sync.enabled && w.sync.exposed_dp_sync > b.sync.exposed_dp_sync) {
-      return fmt::format("gradient synchronisation after the pipeline: {} exposed for {} (replica sync {}, DP sync {}) "
-                         "vs {} for {}",
-                         w.sync.exposed_dp_sync, worse.label, w.sync.replica_sync, w.sync.dp_sync,
-                         b.sync.exposed_dp_sync, better.label);
+      return fmt::format(
+          "gradient synchronisation after the pipeline: {} exposed for {} (replica sync {}, DP "
+          "sync {}) "
+          "vs {} for {}",
+          w.sync.exposed_dp_sync, worse.label, w.sync.replica_sync, w.sync.dp_sync,
+          b.sync.exposed_dp_sync, better.label);
     }
-    return fmt::format("communication on the critical path: exposed comm {} for {} vs {} for {}", w.exposed_comm,
-                       worse.label, b.exposed_comm, better.label);
+    return fmt::format("communication on the critical path: exposed comm {} for {} vs {} for {}",
+                       w.exposed_comm, worse.label, b.exposed_comm, better.label);
   }
-  return "the closed form assumes equal op times and no communication; the table uses the scenario's costs";
+  return "the closed form assumes equal op times and no communication; the table uses the "
+         "scenario's costs";
 }
 
 }  // namespace
@@ -56,20 +60,24 @@ Ranking rank_schedules(const ScenarioRun& result) {
     table_bubble.push_back({r.label, r.ideal.metrics.bubble_ratio, i});
     table.push_back({r.label, r.ideal.metrics.makespan.seconds(), i});
     // A schedule that deadlocks ranks last.
-    double sim = r.simulation.status == RunStatus::Deadlock ? 1e300 : r.simulation.metrics.makespan.seconds();
+    double sim = r.simulation.status == RunStatus::Deadlock
+                     ? 1e300
+                     : r.simulation.metrics.makespan.seconds();
     simulation.push_back({r.label, sim, i});
   }
   Ranking ranking{ranked(formula), ranked(table), ranked(simulation), {}};
 
   auto value_of = [](const std::vector<Entry>& entries, std::size_t i) -> std::optional<double> {
-    for (const Entry& e : entries) if (e.order == i) return e.value;
+    for (const Entry& e : entries)
+      if (e.order == i) return e.value;
     return std::nullopt;
   };
-  auto compare_levels = [&](const std::vector<Entry>& from, const std::vector<Entry>& to, const std::string& from_name,
-                            const std::string& to_name) {
+  auto compare_levels = [&](const std::vector<Entry>& from, const std::vector<Entry>& to,
+                            const std::string& from_name, const std::string& to_name) {
     for (std::size_t a = 0; a < result.runs.size(); ++a) {
       for (std::size_t b = 0; b < result.runs.size(); ++b) {
-        auto fa = value_of(from, a), fb = value_of(from, b), ta = value_of(to, a), tb = value_of(to, b);
+        auto fa = value_of(from, a), fb = value_of(from, b), ta = value_of(to, a),
+             tb = value_of(to, b);
         if (!fa || !fb || !ta || !tb) continue;
         // a strictly ahead of b before, b strictly ahead of a after.
         if (*fa + kTieTolerance < *fb && *tb + kTieTolerance < *ta) {

@@ -13,14 +13,15 @@
 namespace bubblesim {
 
 struct RankingChange {
-  std::string better;   // ranked ahead at the earlier level
+  std::string better;  // ranked ahead at the earlier level
   std::string worse;
   std::string from_level, to_level;
-  std::string reason;   // e.g. "communication on the critical path: exposed comm 1.2ms vs 0.1ms"
+  std::string reason;  // e.g. "communication on the critical path: exposed comm 1.2ms vs 0.1ms"
 };
 
 struct Ranking {
-  std::vector<std::string> formula, table, simulation;  // labels, best first (formula: those with one)
+  std::vector<std::string> formula, table,
+      simulation;  // labels, best first (formula: those with one)
   std::vector<RankingChange> changes;
 };
 

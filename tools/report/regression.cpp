@@ -1,12 +1,12 @@
 #include "tools/report/regression.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/units/diagnostics.h"
 #include "tools/report/json_report.h"
@@ -26,7 +26,8 @@ std::map<std::string, double> metrics_of(const nlohmann::json& result) {
       if (value.is_number()) {
         out[fmt::format("{}.{}", level, name)] = value.get<double>();
       } else if (value.is_array() && !value.empty() &&
-                 std::all_of(value.begin(), value.end(), [](const nlohmann::json& v) { return v.is_number(); })) {
+                 std::all_of(value.begin(), value.end(),
+                             [](const nlohmann::json& v) { return v.is_number(); })) {
         double m = value.front().get<double>();
         for (const auto& v : value) m = std::max(m, v.get<double>());
         out[fmt::format("{}.{}.max", level, name)] = m;
@@ -38,7 +39,8 @@ std::map<std::string, double> metrics_of(const nlohmann::json& result) {
 
 std::string unit_of(std::string metric) {
   auto ends_with = [](const std::string& s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   if (ends_with(metric, ".max")) metric.resize(metric.size() - 4);
   if (metric.find("bytes") != std::string::npos) return "bytes";
@@ -48,20 +50,24 @@ std::string unit_of(std::string metric) {
 }
 
 void check_report(const nlohmann::json& j, const std::string& name) {
-  if (!j.is_object() || !j.contains("schema_version") || !j.contains("results") || !j["results"].is_array()) {
-    throw InputError(fmt::format("{}: not a bubblesim JSON report (expected schema_version and results; write one "
-                                 "with `bubblesim run SCENARIO --format json`)",
-                                 name));
+  if (!j.is_object() || !j.contains("schema_version") || !j.contains("results") ||
+      !j["results"].is_array()) {
+    throw InputError(fmt::format(
+        "{}: not a bubblesim JSON report (expected schema_version and results; write one "
+        "with `bubblesim run SCENARIO --format json`)",
+        name));
   }
-  if (!j["schema_version"].is_number_integer() || j["schema_version"].get<int>() != kReportSchemaVersion) {
-    throw InputError(fmt::format("{}: unknown report schema_version {} (this bubblesim reads version {})", name,
-                                 j["schema_version"].dump(), kReportSchemaVersion));
+  if (!j["schema_version"].is_number_integer() ||
+      j["schema_version"].get<int>() != kReportSchemaVersion) {
+    throw InputError(
+        fmt::format("{}: unknown report schema_version {} (this bubblesim reads version {})", name,
+                    j["schema_version"].dump(), kReportSchemaVersion));
   }
 }
 
 std::string scenario_name(const nlohmann::json& report) {
-  if (report.contains("scenario") && report["scenario"].is_object() && report["scenario"].contains("name") &&
-      report["scenario"]["name"].is_string()) {
+  if (report.contains("scenario") && report["scenario"].is_object() &&
+      report["scenario"].contains("name") && report["scenario"]["name"].is_string()) {
     return report["scenario"]["name"].get<std::string>();
   }
   return "scenario";
@@ -73,7 +79,8 @@ std::string number(double v) { return fmt::format("{:.6g}", v); }
 
 bool RegressionReport::regressed() const {
   return !status_changes.empty() || !missing.empty() ||
-         std::any_of(metrics.begin(), metrics.end(), [](const MetricComparison& m) { return m.regression; });
+         std::any_of(metrics.begin(), metrics.end(),
+                     [](const MetricComparison& m) { return m.regression; });
 }
 
 double parse_tolerance(const std::string& text) {
@@ -89,15 +96,17 @@ double parse_tolerance(const std::string& text) {
     used = 0;
   }
   if (t.empty() || used != t.size() || !std::isfinite(v) || v < 0) {
-    throw InputError(fmt::format("--tolerance: '{}' is not a tolerance (give a percentage like 1% or a fraction like "
-                                 "0.01, not negative)",
-                                 text));
+    throw InputError(fmt::format(
+        "--tolerance: '{}' is not a tolerance (give a percentage like 1% or a fraction like "
+        "0.01, not negative)",
+        text));
   }
   return percent ? v / 100.0 : v;
 }
 
-RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current, double tolerance,
-                                 const std::string& baseline_name, const std::string& current_name) {
+RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current,
+                                 double tolerance, const std::string& baseline_name,
+                                 const std::string& current_name) {
   check_report(baseline, baseline_name);
   check_report(current, current_name);
   RegressionReport out;
@@ -115,7 +124,8 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
     }
     const nlohmann::json& c = *it->second;
     const std::string bs = b.value("status", "ok"), cs = c.value("status", "ok");
-    if (bs == "ok" && cs != "ok") out.status_changes.push_back(fmt::format("{}: {} -> {}", label, bs, cs));
+    if (bs == "ok" && cs != "ok")
+      out.status_changes.push_back(fmt::format("{}: {} -> {}", label, bs, cs));
     std::map<std::string, double> bm = metrics_of(b), cm = metrics_of(c);
     for (const auto& [metric, bv] : bm) {
       auto cv = cm.find(metric);
@@ -138,31 +148,42 @@ std::string regression_markdown(const RegressionReport& report) {
     regressions += m.regression ? 1 : 0;
     improvements += m.improvement ? 1 : 0;
   }
-  std::string out = report.regressed()
-                        ? fmt::format("## :x: bubblesim regression check: {} metric regressions, {} status changes, {} "
-                                      "missing schedules (tolerance {}%)\n\n",
-                                      regressions, report.status_changes.size(), report.missing.size(),
-                                      number(report.tolerance * 100))
-                        : fmt::format("## :white_check_mark: bubblesim regression check: no regression (tolerance "
-                                      "{}%, {} metrics compared, {} improved)\n\n",
-                                      number(report.tolerance * 100), report.metrics.size(), improvements);
+  std::string out =
+      report.regressed()
+          ? fmt::format(
+                "## :x: bubblesim regression check: {} metric regressions, {} status changes, {} "
+                "missing schedules (tolerance {}%)\n\n",
+                regressions, report.status_changes.size(), report.missing.size(),
+                number(report.tolerance * 100))
+          : fmt::format(
+                "## :white_check_mark: bubblesim regression check: no regression (tolerance "
+                "{}%, {} metrics compared, {} improved)\n\n",
+                number(report.tolerance * 100), report.metrics.size(), improvements);
   std::string rows;
   for (const MetricComparison& m : report.metrics) {
     if (m.current == m.baseline) continue;
     double change = m.baseline != 0 ? (m.current - m.baseline) / std::abs(m.baseline) * 100.0 : 0.0;
-    std::string verdict = m.regression ? "regression" : m.improvement ? "improvement" : "within tolerance";
+    std::string verdict = m.regression    ? "regression"
+                          : m.improvement ? "improvement"
+                                          : "within tolerance";
     std::string pct = m.baseline != 0 ? fmt::format("{:+.3f}%", change) : "new nonzero";
-    rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.schedule, m.metric, number(m.baseline), number(m.current),
-                        pct, verdict);
+    rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.schedule, m.metric,
+                        number(m.baseline), number(m.current), pct, verdict);
   }
   if (!rows.empty()) {
-    out += "| schedule | metric | baseline | current | change | verdict |\n|---|---|---:|---:|---:|---|\n" + rows + "\n";
+    out +=
+        "| schedule | metric | baseline | current | change | verdict "
+        "|\n|---|---|---:|---:|---:|---|\n" +
+        rows + "\n";
   } else {
     out += "Every compared metric is unchanged.\n\n";
   }
-  for (const std::string& s : report.status_changes) out += fmt::format("- status change (regression): {}\n", s);
-  for (const std::string& s : report.missing) out += fmt::format("- missing from the current report (regression): {}\n", s);
-  for (const std::string& s : report.added) out += fmt::format("- new in the current report (not compared): {}\n", s);
+  for (const std::string& s : report.status_changes)
+    out += fmt::format("- status change (regression): {}\n", s);
+  for (const std::string& s : report.missing)
+    out += fmt::format("- missing from the current report (regression): {}\n", s);
+  for (const std::string& s : report.added)
+    out += fmt::format("- new in the current report (not compared): {}\n", s);
   return out;
 }
 

@@ -8,10 +8,9 @@
 // metric regresses when current > baseline * (1 + tolerance) (plus 1e-12 for rounding); a status
 // change away from "ok" and a schedule missing from the current report are regressions too.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace bubblesim {
 
@@ -27,9 +26,9 @@ struct MetricComparison {
 struct RegressionReport {
   double tolerance = 0.0;
   std::vector<MetricComparison> metrics;
-  std::vector<std::string> status_changes;   // "label: ok -> deadlock"; each a regression
-  std::vector<std::string> missing;          // labels in the baseline only; each a regression
-  std::vector<std::string> added;            // labels in the current report only; informational
+  std::vector<std::string> status_changes;  // "label: ok -> deadlock"; each a regression
+  std::vector<std::string> missing;         // labels in the baseline only; each a regression
+  std::vector<std::string> added;           // labels in the current report only; informational
   bool regressed() const;
 };
 
@@ -38,8 +37,8 @@ double parse_tolerance(const std::string& text);
 
 /// Throws InputError (naming `baseline_name`/`current_name`) when either is not a JSON report
 /// or the schema versions differ.
-RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current, double tolerance,
-                                 const std::string& baseline_name = "baseline",
+RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current,
+                                 double tolerance, const std::string& baseline_name = "baseline",
                                  const std::string& current_name = "current");
 
 /// Markdown: a verdict line, then a table of every metric that changed, status changes and

@@ -2,11 +2,11 @@
 // How the reports write numbers and the scenario's communication: one place, so the text,
 // Markdown, HTML and explain reports print the same value the same way.
 
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "tools/scenario/scenario.h"
 

@@ -7,7 +7,8 @@ namespace bubblesim {
 std::string TextTable::render() const {
   std::vector<std::size_t> width(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
   };
   measure(header_);
   for (const auto& r : rows_) measure(r);

@@ -1,9 +1,9 @@
 #include "tools/runner/explain.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace bubblesim {
 namespace {
@@ -29,7 +29,8 @@ std::optional<double> bubble_factor(double value, double reference) {
   return value / reference;
 }
 
-std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario, const ScheduleRun& run) {
+std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario,
+                                                    const ScheduleRun& run) {
   const Table& table = run.table;
   const Metrics& m = run.simulation.metrics;
   std::vector<DeviceMemoryDecisions> out(static_cast<std::size_t>(table.devices));
@@ -50,10 +51,12 @@ std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario, co
           ++dev.recomputed;
           dev.recompute_saved += std::max(Bytes::zero(), c.activation - c.stage_input);
           break;
-        default: break;
+        default:
+          break;
       }
     }
-    if (d < m.peak_activation_per_device.size()) dev.peak_activation = m.peak_activation_per_device[d];
+    if (d < m.peak_activation_per_device.size())
+      dev.peak_activation = m.peak_activation_per_device[d];
     if (d < m.peak_memory_per_device.size()) dev.peak_memory = m.peak_memory_per_device[d];
     const auto& budget = scenario.memory.budget;
     if (budget.size() == 1) {
@@ -65,7 +68,8 @@ std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario, co
   return out;
 }
 
-ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& registry, const std::string& name) {
+ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& registry,
+                                     const std::string& name) {
   const Generator& generator = find_generator(registry, name);
   ScheduleExplanation out;
   out.name = name;
@@ -76,7 +80,8 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
     if (scenario.schedules[i].name == name) subject_index = i;
   }
   out.listed = subject_index.has_value() && !scenario.schedules_defaulted;
-  const ScheduleRequest subject = subject_index ? scenario.schedules[*subject_index] : default_request(generator, scenario);
+  const ScheduleRequest subject =
+      subject_index ? scenario.schedules[*subject_index] : default_request(generator, scenario);
   out.rows.push_back({run_schedule(scenario, generator, subject), true, out.listed});
 
   // Baselines: the scenario's other entries (a schedule the user listed must fit, as in `run`;
@@ -97,10 +102,12 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
   }
   for (std::string_view view : kExplainBaselines) {
     const std::string baseline(view);
-    const bool present = baseline == name || std::any_of(scenario.schedules.begin(), scenario.schedules.end(),
-                                                         [&](const ScheduleRequest& r) { return r.name == baseline; });
+    const bool present = baseline == name ||
+                         std::any_of(scenario.schedules.begin(), scenario.schedules.end(),
+                                     [&](const ScheduleRequest& r) { return r.name == baseline; });
     const Generator* g = registry.find(baseline);
-    if (present || g == nullptr) continue;  // a registry without it (plugins only) has no such baseline
+    if (present || g == nullptr)
+      continue;  // a registry without it (plugins only) has no such baseline
     try {
       out.rows.push_back({run_schedule(scenario, *g, default_request(*g, scenario)), false, false});
     } catch (const InputError& e) {

@@ -25,9 +25,9 @@ struct DeviceMemoryDecisions {
   std::int64_t recomputed = 0;  // R ops
   Bytes offloaded_bytes;        // sum of the offloaded activations' M_B (device -> host)
   Bytes reloaded_bytes;         // host -> device
-  Bytes recompute_saved;        // M_B - stage input per recomputed activation: not stored from F to R
-  Bytes peak_activation;        // simulation level
-  Bytes peak_memory;            // simulation level: static + activations
+  Bytes recompute_saved;  // M_B - stage input per recomputed activation: not stored from F to R
+  Bytes peak_activation;  // simulation level
+  Bytes peak_memory;      // simulation level: static + activations
   std::optional<Bytes> budget;  // the scenario's budget for this device
 };
 
@@ -51,10 +51,12 @@ inline constexpr std::array<std::string_view, 3> kExplainBaselines = {"1f1b", "z
 
 /// Runs `name` and its baselines on `scenario`. Throws InputError for an unknown name (with a
 /// did-you-mean) or when the explained schedule or a listed one does not fit the scenario.
-ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& registry, const std::string& name);
+ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& registry,
+                                     const std::string& name);
 
 /// Per device, the O / L / R ops of `run.table` with their bytes, and the simulation's peaks.
-std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario, const ScheduleRun& run);
+std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario,
+                                                    const ScheduleRun& run);
 
 /// A ratio of bubbles, `value / reference`; nullopt when the reference is zero (or either is not
 /// finite).

@@ -1,10 +1,10 @@
 #include "tools/runner/generator_contract.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <exception>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
@@ -18,7 +18,8 @@ constexpr std::int64_t kUnitBytes = 720720LL * 64;
 
 const ParamSpec* chunks_param(const Generator& generator) {
   for (const ParamSpec& spec : generator.info.params) {
-    if ((spec.name == "chunks" || spec.name == "v") && spec.type == ParamType::Integer) return &spec;
+    if ((spec.name == "chunks" || spec.name == "v") && spec.type == ParamType::Integer)
+      return &spec;
   }
   return nullptr;
 }
@@ -34,19 +35,28 @@ CostProfile contract_costs(std::int32_t devices, bool with_weight_time) {
 }
 
 bool same_table(const Table& a, const Table& b) {
-  return a.devices == b.devices && a.stages == b.stages && a.chunks == b.chunks && a.microbatches == b.microbatches &&
+  return a.devices == b.devices && a.stages == b.stages && a.chunks == b.chunks &&
+         a.microbatches == b.microbatches &&
          a.placement.device_of_stage == b.placement.device_of_stage &&
-         a.placement.replica_of_microbatch == b.placement.replica_of_microbatch && a.device_ops == b.device_ops;
+         a.placement.replica_of_microbatch == b.placement.replica_of_microbatch &&
+         a.device_ops == b.device_ops;
 }
 
 class InputChecker {
  public:
-  InputChecker(const Generator& generator, const ParamValues& overrides, std::int32_t p, std::int32_t m,
-               std::int32_t v, bool has_v, std::vector<ContractFailure>& failures)
-      : generator_(generator), overrides_(overrides), p_(p), m_(m), v_(v), has_v_(has_v), failures_(failures) {}
+  InputChecker(const Generator& generator, const ParamValues& overrides, std::int32_t p,
+               std::int32_t m, std::int32_t v, bool has_v, std::vector<ContractFailure>& failures)
+      : generator_(generator),
+        overrides_(overrides),
+        p_(p),
+        m_(m),
+        v_(v),
+        has_v_(has_v),
+        failures_(failures) {}
 
   void fail(std::string check, std::string message) {
-    failures_.push_back({generator_.info.name, p_, m_, has_v_ ? v_ : 0, std::move(check), std::move(message)});
+    failures_.push_back(
+        {generator_.info.name, p_, m_, has_v_ ? v_ : 0, std::move(check), std::move(message)});
   }
 
   GeneratorInput input(bool with_weight_time) const {
@@ -73,7 +83,8 @@ class InputChecker {
     } catch (const ScheduleConstraintError&) {
       rejected = true;
     } catch (const std::exception& e) {
-      fail("generate", fmt::format("threw an exception that is not a ScheduleConstraintError: {}", e.what()));
+      fail("generate",
+           fmt::format("threw an exception that is not a ScheduleConstraintError: {}", e.what()));
     } catch (...) {
       fail("generate", "threw a non-standard exception");
     }
@@ -85,7 +96,8 @@ class InputChecker {
     try {
       return generator_.formula(in);
     } catch (const std::exception& e) {
-      fail("formula", fmt::format("the formula threw for an input the generator accepts: {}", e.what()));
+      fail("formula",
+           fmt::format("the formula threw for an input the generator accepts: {}", e.what()));
     }
     return std::nullopt;
   }
@@ -107,7 +119,8 @@ class InputChecker {
     }
     if (result.status != RunStatus::Ok) {
       fail("replay", fmt::format("the idealized replay{} did not finish: {}: {}",
-                                 with_weight_time ? "" : " with W = 0", run_status_name(result.status), result.failure));
+                                 with_weight_time ? "" : " with W = 0",
+                                 run_status_name(result.status), result.failure));
       return std::nullopt;
     }
     return result;
@@ -127,10 +140,12 @@ class InputChecker {
     }
     if (table->devices != p_ || table->microbatches != m_ || table->chunks < 1 ||
         table->stages != p_ * table->chunks || (has_v_ && table->chunks != v_)) {
-      fail("shape", fmt::format("the table has {} devices, {} microbatches, {} stages and {} chunks; expected {} "
-                                "devices, {} microbatches and stages = devices x chunks{}",
-                                table->devices, table->microbatches, table->stages, table->chunks, p_, m_,
-                                has_v_ ? fmt::format(" with {} chunks", v_) : ""));
+      fail("shape",
+           fmt::format(
+               "the table has {} devices, {} microbatches, {} stages and {} chunks; expected {} "
+               "devices, {} microbatches and stages = devices x chunks{}",
+               table->devices, table->microbatches, table->stages, table->chunks, p_, m_,
+               has_v_ ? fmt::format(" with {} chunks", v_) : ""));
       return true;
     }
 
@@ -146,7 +161,8 @@ class InputChecker {
       if (f && f->peak_activation_units) {
         double replayed = equal_replay->metrics.peak_activation_units;
         if (std::abs(*f->peak_activation_units - replayed) > 1e-9) {
-          fail("peak", fmt::format("closed-form peak activation {} chunk units, replay (T_F = T_B = T_W) peaks at {}",
+          fail("peak", fmt::format("closed-form peak activation {} chunk units, replay (T_F = T_B "
+                                   "= T_W) peaks at {}",
                                    *f->peak_activation_units, replayed));
         }
       }
@@ -160,14 +176,17 @@ class InputChecker {
       fail("generate", "rejects the input when T_W = 0 but accepts it when T_W = T_F");
     } else if (no_weight_table) {
       if (std::vector<std::string> problems = validate_table(*no_weight_table); !problems.empty()) {
-        fail("validate", fmt::format("with T_W = 0: {} problem(s), first: {}", problems.size(), problems.front()));
+        fail("validate", fmt::format("with T_W = 0: {} problem(s), first: {}", problems.size(),
+                                     problems.front()));
       } else if (std::optional<SimulationResult> r = replay(*no_weight_table, false)) {
         std::optional<Formula> f = formula(no_weight);
         if (f && f->bubble_ratio) {
           double replayed = r->metrics.bubble_ratio;
           if (std::abs(*f->bubble_ratio - replayed) > 1e-9) {
-            fail("bubble", fmt::format("closed-form bubble ratio {:.12g}, replay (T_F = T_B, T_W = 0) gives {:.12g}",
-                                       *f->bubble_ratio, replayed));
+            fail("bubble",
+                 fmt::format(
+                     "closed-form bubble ratio {:.12g}, replay (T_F = T_B, T_W = 0) gives {:.12g}",
+                     *f->bubble_ratio, replayed));
           }
         }
       }
@@ -194,12 +213,14 @@ std::string to_string(const ContractFailure& f) {
   return fmt::format("{}{}: {}: {}", f.generator, where, f.check, f.message);
 }
 
-std::vector<ContractFailure> check_generator_contract(const Generator& generator, const ContractGrid& grid,
+std::vector<ContractFailure> check_generator_contract(const Generator& generator,
+                                                      const ContractGrid& grid,
                                                       ContractStats* stats) {
   std::vector<ContractFailure> failures;
   ContractStats counts;
   const ParamSpec* v_spec = chunks_param(generator);
-  std::vector<std::int32_t> chunk_values = v_spec != nullptr ? grid.chunks : std::vector<std::int32_t>{1};
+  std::vector<std::int32_t> chunk_values =
+      v_spec != nullptr ? grid.chunks : std::vector<std::int32_t>{1};
   for (std::int32_t p : grid.devices) {
     for (std::int32_t m : grid.microbatches) {
       for (std::int32_t v : chunk_values) {
@@ -217,8 +238,9 @@ std::vector<ContractFailure> check_generator_contract(const Generator& generator
     }
   }
   if (counts.accepted == 0) {
-    failures.push_back({generator.info.name, 0, 0, 0, "accepts",
-                        fmt::format("rejected every one of the {} inputs of the contract grid", counts.rejected)});
+    failures.push_back(
+        {generator.info.name, 0, 0, 0, "accepts",
+         fmt::format("rejected every one of the {} inputs of the contract grid", counts.rejected)});
   }
   if (stats != nullptr) *stats = counts;
   return failures;

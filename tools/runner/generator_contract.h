@@ -32,10 +32,10 @@ struct ContractGrid {
 
 struct ContractFailure {
   std::string generator;
-  std::int32_t devices = 0;       // 0 for failures not tied to one input
+  std::int32_t devices = 0;  // 0 for failures not tied to one input
   std::int32_t microbatches = 0;
-  std::int32_t chunks = 0;        // 0 when the generator has no chunks parameter
-  std::string check;              // "generate", "validate", "shape", "replay", "peak", "bubble", ...
+  std::int32_t chunks = 0;  // 0 when the generator has no chunks parameter
+  std::string check;        // "generate", "validate", "shape", "replay", "peak", "bubble", ...
   std::string message;
 };
 
@@ -49,7 +49,8 @@ struct ContractStats {
 
 /// Every contract failure of `generator` over `grid`; empty when it passes. `stats`, if given,
 /// receives how many inputs were accepted and rejected.
-std::vector<ContractFailure> check_generator_contract(const Generator& generator, const ContractGrid& grid,
+std::vector<ContractFailure> check_generator_contract(const Generator& generator,
+                                                      const ContractGrid& grid,
                                                       ContractStats* stats = nullptr);
 
 }  // namespace bubblesim

@@ -1,9 +1,9 @@
 #include "tools/runner/scenario_runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
-
-#include <fmt/format.h>
 
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
@@ -33,7 +33,8 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
   in.microbatches = scenario.microbatches;
   in.params = params;
   in.costs = scenario.costs;
-  if (scenario.communication.kind == CommunicationKind::FixedDelay) in.comm_delay = scenario.communication.delay;
+  if (scenario.communication.kind == CommunicationKind::FixedDelay)
+    in.comm_delay = scenario.communication.delay;
   if (!scenario.memory.budget.empty()) in.memory_budget = scenario.memory.budget.front();
   if (!scenario.file.empty()) in.base_dir = scenario_base_dir(scenario.file);
   OffloadBandwidths bw = offload_bandwidths(scenario);
@@ -45,29 +46,32 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
 namespace {
 
 /// generate_table with the generator input already built (run_schedule also gives it to formula()).
-Table generate_from(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
-                    const GeneratorInput& in) {
+Table generate_from(const Scenario& scenario, const Generator& generator,
+                    const ScheduleRequest& request, const GeneratorInput& in) {
   // Every table has at least a forward and a backward per stage and microbatch: refuse what
   // cannot fit under --max-ops before generating it (p = 65536, m = 10^6 would need terabytes).
   const std::int64_t at_least = std::int64_t{2} * scenario.stages * scenario.microbatches;
   if (at_least > scenario.max_ops) {
-    throw InputError({Diagnostic{request.where, "schedules",
-                                 fmt::format("{}: {} stages x {} microbatches need at least {} ops, more than the "
-                                             "limit of {} (raise it with --max-ops)",
-                                             generator.info.name, scenario.stages, scenario.microbatches, at_least,
-                                             scenario.max_ops)}});
+    throw InputError({Diagnostic{
+        request.where, "schedules",
+        fmt::format("{}: {} stages x {} microbatches need at least {} ops, more than the "
+                    "limit of {} (raise it with --max-ops)",
+                    generator.info.name, scenario.stages, scenario.microbatches, at_least,
+                    scenario.max_ops)}});
   }
   Table table;
   try {
     table = generator.generate(in);
   } catch (const ScheduleConstraintError& e) {
-    throw InputError({Diagnostic{request.where, "schedules", fmt::format("{}: {}", generator.info.name, e.what())}});
+    throw InputError({Diagnostic{request.where, "schedules",
+                                 fmt::format("{}: {}", generator.info.name, e.what())}});
   }
   if (static_cast<std::int64_t>(table.op_count()) > scenario.max_ops) {
-    throw InputError({Diagnostic{request.where, "schedules",
-                                 fmt::format("{}: the table has {} ops, more than the limit of {} (raise it with "
-                                             "--max-ops)",
-                                             generator.info.name, table.op_count(), scenario.max_ops)}});
+    throw InputError({Diagnostic{
+        request.where, "schedules",
+        fmt::format("{}: the table has {} ops, more than the limit of {} (raise it with "
+                    "--max-ops)",
+                    generator.info.name, table.op_count(), scenario.max_ops)}});
   }
   try {
     require_valid_table(table, generator.info.name);
@@ -79,7 +83,8 @@ Table generate_from(const Scenario& scenario, const Generator& generator, const 
 
 }  // namespace
 
-Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+Table generate_table(const Scenario& scenario, const Generator& generator,
+                     const ScheduleRequest& request,
                      const std::function<void(const std::string&)>& progress) {
   GeneratorInput in = make_generator_input(scenario, request.params);
   in.progress = progress;
@@ -125,7 +130,9 @@ OffloadAnalysis analyze_offload(const Scenario& scenario) {
   for (std::size_t s = 0; s < scenario.costs.stages.size() && s < bw.d2h.size(); ++s) {
     const StageCost& c = scenario.costs.stages[s];
     Time compute = c.forward + c.backward_input + c.backward_weight;
-    if (c.activation <= Bytes::zero() || compute <= Time::zero() || bw.d2h[s].bytes_per_second() <= 0.0) continue;
+    if (c.activation <= Bytes::zero() || compute <= Time::zero() ||
+        bw.d2h[s].bytes_per_second() <= 0.0)
+      continue;
     double k = c.activation.as_double() / bw.d2h[s].bytes_per_second() / compute.seconds();
     if (!a.k || k > *a.k) {
       a.k = k;
@@ -138,8 +145,10 @@ OffloadAnalysis analyze_offload(const Scenario& scenario) {
     const double flops = scenario.gpu->flops.flops_per_second() * scenario.gpu->efficiency;
     a.k_formula = 10.0 / (3.0 * (6.0 * h + seq)) * flops / a.bandwidth->bytes_per_second();
   }
-  if (a.k) a.hidden = *a.k <= 1.0;
-  else if (a.k_formula) a.hidden = *a.k_formula <= 1.0;
+  if (a.k)
+    a.hidden = *a.k <= 1.0;
+  else if (a.k_formula)
+    a.hidden = *a.k_formula <= 1.0;
   return a;
 }
 
@@ -147,12 +156,14 @@ std::vector<PassDecision> apply_memory_passes(const Scenario& scenario, Table& t
                                               const std::vector<StageCost>& stage_costs) {
   const MemorySpec& mem = scenario.memory;
   std::vector<PassDecision> out;
-  auto check_stages = [&](const std::vector<std::int32_t>& stages, const SourceLocation& where, const char* key) {
+  auto check_stages = [&](const std::vector<std::int32_t>& stages, const SourceLocation& where,
+                          const char* key) {
     for (std::int32_t s : stages) {
       if (s >= table.stages) {
-        throw InputError({Diagnostic{where, key,
-                                     fmt::format("stage {} does not exist: the table has stages 0..{}", s,
-                                                 table.stages - 1)}});
+        throw InputError(
+            {Diagnostic{where, key,
+                        fmt::format("stage {} does not exist: the table has stages 0..{}", s,
+                                    table.stages - 1)}});
       }
     }
   };
@@ -166,8 +177,9 @@ std::vector<PassDecision> apply_memory_passes(const Scenario& scenario, Table& t
     check_stages(mem.offload.stages, mem.offload_where, "memory.offload.stages");
     OffloadBandwidths bw = offload_bandwidths(scenario);
     if (bw.d2h.size() != static_cast<std::size_t>(table.devices)) {
-      throw InputError({Diagnostic{mem.offload_where, "memory.offload",
-                                   "cannot offload: no host is reachable from every GPU (see docs/memory.md)"}});
+      throw InputError(
+          {Diagnostic{mem.offload_where, "memory.offload",
+                      "cannot offload: no host is reachable from every GPU (see docs/memory.md)"}});
     }
     // The pass reads the idealized timings of the table it transforms, as data.
     SimulationResult ideal = simulate(make_engine_input(scenario, table, stage_costs, true));
@@ -185,8 +197,8 @@ std::vector<PassDecision> apply_memory_passes(const Scenario& scenario, Table& t
   return out;
 }
 
-EngineInput make_engine_input(const Scenario& scenario, const Table& table, const std::vector<StageCost>& stage_costs,
-                              bool idealized) {
+EngineInput make_engine_input(const Scenario& scenario, const Table& table,
+                              const std::vector<StageCost>& stage_costs, bool idealized) {
   EngineInput in;
   in.table = &table;
   in.stage_costs = stage_costs;
@@ -210,7 +222,8 @@ EngineInput make_engine_input(const Scenario& scenario, const Table& table, cons
   in.compute_slowdown = scenario.faults.slowdown;
   for (const LinkFaultSpec& f : scenario.faults.links) {
     for (LinkId l : f.links) {
-      in.link_faults.push_back(LinkFault{l, f.at, f.bandwidth ? f.bandwidth->bytes_per_second() : 0.0});
+      in.link_faults.push_back(
+          LinkFault{l, f.at, f.bandwidth ? f.bandwidth->bytes_per_second() : 0.0});
     }
   }
   const auto& budget = scenario.memory.budget;
@@ -222,7 +235,8 @@ EngineInput make_engine_input(const Scenario& scenario, const Table& table, cons
   return in;
 }
 
-ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator,
+                         const ScheduleRequest& request,
                          const std::vector<EngineObserver*>& observers,
                          const std::function<void(const std::string&)>& progress) {
   auto started = std::chrono::steady_clock::now();
@@ -233,12 +247,14 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
   GeneratorInput in = make_generator_input(scenario, request.params);
   in.progress = progress;
   run.table = generate_from(scenario, generator, request, in);
-  run.generate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run.generate_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (run.table.stages != scenario.stages * run.table.chunks) {
-    throw InputError({Diagnostic{request.where, "schedules",
-                                 fmt::format("{}: the table has {} stages with {} chunks, but the scenario has {} "
-                                             "pipeline stages",
-                                             generator.info.name, run.table.stages, run.table.chunks, scenario.stages)}});
+    throw InputError({Diagnostic{
+        request.where, "schedules",
+        fmt::format("{}: the table has {} stages with {} chunks, but the scenario has {} "
+                    "pipeline stages",
+                    generator.info.name, run.table.stages, run.table.chunks, scenario.stages)}});
   }
   run.stage_costs = scenario.costs.for_table(run.table.chunks);
   // Memory passes after generation, before validation and both replays (the idealized replay is
@@ -253,7 +269,8 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
   }
   if (generator.formula) {
     run.formula = generator.formula(in);
-    run.has_formula = run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();
+    run.has_formula =
+        run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();
   }
   run.ideal = simulate(make_engine_input(scenario, run.table, run.stage_costs, true));
   Engine engine(make_engine_input(scenario, run.table, run.stage_costs, false));
@@ -265,12 +282,13 @@ ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, c
     healthy.link_faults.clear();
     run.fault_free = simulate(std::move(healthy));
   }
-  run.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  run.wall_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;
 }
 
-ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, const std::vector<std::string>& only,
-                         const ScenarioRunHooks& hooks) {
+ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry,
+                         const std::vector<std::string>& only, const ScenarioRunHooks& hooks) {
   ScenarioRun out;
   auto selected = [&](const ScheduleRequest& r) {
     return only.empty() || std::find(only.begin(), only.end(), r.name) != only.end();
@@ -281,14 +299,16 @@ ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, con
     if (!selected(request)) continue;
     const Generator* generator = registry.find(request.name);
     if (generator == nullptr) {
-      throw InputError({Diagnostic{request.where, "schedules", fmt::format("unknown schedule '{}'", request.name)}});
+      throw InputError({Diagnostic{request.where, "schedules",
+                                   fmt::format("unknown schedule '{}'", request.name)}});
     }
     if (hooks.on_schedule) hooks.on_schedule(position++, total, request);
     std::vector<EngineObserver*> observers;
     if (hooks.observers) observers = hooks.observers(out.runs.size());
     if (scenario.schedules_defaulted) {
       try {
-        out.runs.push_back(run_schedule(scenario, *generator, request, observers, hooks.on_progress));
+        out.runs.push_back(
+            run_schedule(scenario, *generator, request, observers, hooks.on_progress));
       } catch (const InputError& e) {
         out.skipped.push_back({request.name, e.diagnostics().front().message});
       }

@@ -28,7 +28,8 @@ struct ScenarioRun {
 /// Optional callbacks of run_scenario, for progress display and per-schedule observers.
 struct ScenarioRunHooks {
   /// Called before each schedule runs: its position among those that will run, their number.
-  std::function<void(std::size_t position, std::size_t total, const ScheduleRequest& request)> on_schedule;
+  std::function<void(std::size_t position, std::size_t total, const ScheduleRequest& request)>
+      on_schedule;
   /// Observers for the simulation replay of the schedule that becomes `result.runs[run_index]`.
   /// When a defaulted schedule is skipped, the next schedule is asked for the same index.
   std::function<std::vector<EngineObserver*>(std::size_t run_index)> observers;
@@ -42,16 +43,19 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
 /// Generates and validates one table. Throws InputError (located at the schedule entry) when the
 /// generator rejects the input or produces an invalid table.
 /// `progress` (may be empty) receives the generator's status lines.
-Table generate_table(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+Table generate_table(const Scenario& scenario, const Generator& generator,
+                     const ScheduleRequest& request,
                      const std::function<void(const std::string&)>& progress = {});
 
 /// Runs every schedule in `scenario.schedules` (or only those named in `only`, if not empty).
-ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry, const std::vector<std::string>& only = {},
+ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry,
+                         const std::vector<std::string>& only = {},
                          const ScenarioRunHooks& hooks = {});
 
 /// Runs one schedule; `observers` watch the simulation replay (not the idealized one); `progress`
 /// (may be empty) receives the generator's status lines.
-ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator, const ScheduleRequest& request,
+ScheduleRun run_schedule(const Scenario& scenario, const Generator& generator,
+                         const ScheduleRequest& request,
                          const std::vector<EngineObserver*>& observers = {},
                          const std::function<void(const std::string&)>& progress = {});
 
@@ -73,7 +77,7 @@ struct OffloadAnalysis {
   std::optional<std::int32_t> k_stage;  // the stage giving the largest k
   std::optional<double> k_formula;
   std::optional<bool> hidden;
-  std::optional<Bandwidth> bandwidth;   // smallest D2H bandwidth over devices
+  std::optional<Bandwidth> bandwidth;  // smallest D2H bandwidth over devices
 };
 OffloadAnalysis analyze_offload(const Scenario& scenario);
 
@@ -85,7 +89,7 @@ std::vector<PassDecision> apply_memory_passes(const Scenario& scenario, Table& t
 
 /// Engine input for replaying `table` under the scenario, idealized (no communication, no
 /// budget) or simulated.
-EngineInput make_engine_input(const Scenario& scenario, const Table& table, const std::vector<StageCost>& stage_costs,
-                              bool idealized);
+EngineInput make_engine_input(const Scenario& scenario, const Table& table,
+                              const std::vector<StageCost>& stage_costs, bool idealized);
 
 }  // namespace bubblesim

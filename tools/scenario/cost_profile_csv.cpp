@@ -1,9 +1,9 @@
 #include "tools/scenario/cost_profile_csv.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "sim/units/csv_fields.h"
 #include "sim/units/diagnostics.h"
@@ -55,7 +55,8 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
     auto at = [&](int col) { return SourceLocation{file, line_no, col}; };
     if (!header) {
       std::string compact;
-      for (char c : line) if (c != ' ' && c != '\t') compact += c;
+      for (char c : line)
+        if (c != ' ' && c != '\t') compact += c;
       if (compact != kHeader) {
         diags.add(at(1), "", fmt::format("expected the header line '{}', got '{}'", kHeader, line));
         break;
@@ -72,27 +73,33 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
     }
     std::string_view op = trim(f[0]);
     const OpField* field = nullptr;
-    for (const OpField& o : kOps) if (o.name == op) field = &o;
+    for (const OpField& o : kOps)
+      if (o.name == op) field = &o;
     if (field == nullptr) {
       std::vector<std::string> names;
       for (const OpField& o : kOps) names.emplace_back(o.name);
       std::string hint = closest_match(std::string(op), names);
-      diags.add(at(col[0]), "", fmt::format("unknown op '{}'{} (allowed: {})", op,
-                                            hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
-                                            fmt::join(names, ", ")));
+      diags.add(at(col[0]), "",
+                fmt::format("unknown op '{}'{} (allowed: {})", op,
+                            hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
+                            fmt::join(names, ", ")));
       continue;
     }
     std::string_view stage_text = trim(f[1]);
     int stage = -1;
     auto [p, ec] = std::from_chars(stage_text.data(), stage_text.data() + stage_text.size(), stage);
-    if (ec != std::errc() || p != stage_text.data() + stage_text.size() || stage < 0 || stage >= stages) {
-      diags.add(at(col[1]), "", fmt::format("stage '{}' is not a stage of this pipeline (allowed: 0..{})", stage_text,
-                                            stages - 1));
+    if (ec != std::errc() || p != stage_text.data() + stage_text.size() || stage < 0 ||
+        stage >= stages) {
+      diags.add(at(col[1]), "",
+                fmt::format("stage '{}' is not a stage of this pipeline (allowed: 0..{})",
+                            stage_text, stages - 1));
       continue;
     }
     auto& stage_lines = seen[std::string(op)];
     if (stage_lines.count(stage)) {
-      diags.add(at(col[0]), "", fmt::format("{} of stage {} is given twice (also line {})", op, stage, stage_lines[stage]));
+      diags.add(at(col[0]), "",
+                fmt::format("{} of stage {} is given twice (also line {})", op, stage,
+                            stage_lines[stage]));
       continue;
     }
     std::string_view duration = trim(f[2]), bytes = trim(f[3]);
@@ -100,35 +107,41 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
     try {
       if (field->time) {
         if (!bytes.empty()) {
-          diags.add(at(col[3]), "", fmt::format("{} is a duration; leave the bytes column empty", op));
+          diags.add(at(col[3]), "",
+                    fmt::format("{} is a duration; leave the bytes column empty", op));
           continue;
         }
         sc.*(field->time) = parse_time(duration);
       } else {
         if (!duration.empty()) {
-          diags.add(at(col[2]), "", fmt::format("{} is a size; leave the duration column empty", op));
+          diags.add(at(col[2]), "",
+                    fmt::format("{} is a size; leave the duration column empty", op));
           continue;
         }
         sc.*(field->bytes) = parse_bytes(bytes);
       }
     } catch (const QuantityError& e) {
-      diags.add(at(field->time ? col[2] : col[3]), "", fmt::format("{} of stage {}: {}", op, stage, e.what()));
+      diags.add(at(field->time ? col[2] : col[3]), "",
+                fmt::format("{} of stage {}: {}", op, stage, e.what()));
       continue;
     }
     stage_lines[stage] = line_no;
     out.ops.insert(std::string(op));
   }
-  if (!header && diags.empty()) diags.add(SourceLocation{file, 0, 0}, "", fmt::format("no header line '{}'", kHeader));
+  if (!header && diags.empty())
+    diags.add(SourceLocation{file, 0, 0}, "", fmt::format("no header line '{}'", kHeader));
   for (std::string_view required : {"forward", "backward_input"}) {
     if (header && !seen.count(std::string(required))) {
-      diags.add(SourceLocation{file, 0, 0}, "", fmt::format("the profile has no {} rows; it needs one per stage", required));
+      diags.add(SourceLocation{file, 0, 0}, "",
+                fmt::format("the profile has no {} rows; it needs one per stage", required));
     }
   }
   for (const auto& [op, lines] : seen) {
     for (int s = 0; s < stages; ++s) {
       if (!lines.count(s)) {
         diags.add(SourceLocation{file, 0, 0}, "",
-                  fmt::format("{} has no row for stage {} (every stage 0..{} needs one)", op, s, stages - 1));
+                  fmt::format("{} has no row for stage {} (every stage 0..{} needs one)", op, s,
+                              stages - 1));
       }
     }
   }

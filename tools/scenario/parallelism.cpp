@@ -1,12 +1,13 @@
 #include "tools/scenario/parallelism.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace bubblesim {
 
-std::size_t ParallelismSpec::rank_index(std::int32_t stages, std::int32_t s, std::int32_t r, std::int32_t t) const {
+std::size_t ParallelismSpec::rank_index(std::int32_t stages, std::int32_t s, std::int32_t r,
+                                        std::int32_t t) const {
   std::size_t index = 0, stride = 1;
   for (const std::string& dim : order) {
     std::int32_t size = dim == "tp" ? tp : dim == "dp" ? dp : stages;
@@ -17,8 +18,9 @@ std::size_t ParallelismSpec::rank_index(std::int32_t stages, std::int32_t s, std
   return index;
 }
 
-void read_parallelism(const std::optional<YamlNode>& parallelism, const std::optional<YamlNode>& data_parallel,
-                      ParallelismSpec& spec, DiagnosticList& diags) {
+void read_parallelism(const std::optional<YamlNode>& parallelism,
+                      const std::optional<YamlNode>& data_parallel, ParallelismSpec& spec,
+                      DiagnosticList& diags) {
   if (parallelism) {
     spec.enabled = true;
     spec.where = parallelism->location();
@@ -29,16 +31,23 @@ void read_parallelism(const std::optional<YamlNode>& parallelism, const std::opt
       if (auto order = m.get("order")) {
         std::vector<std::string> dims;
         bool ok = order->is_sequence();
-        if (!ok) order->error(diags, fmt::format("expected a list of tp, pp and dp, got {}", order->describe()));
+        if (!ok)
+          order->error(diags,
+                       fmt::format("expected a list of tp, pp and dp, got {}", order->describe()));
         for (const YamlNode& e : ok ? order->elements() : std::vector<YamlNode>{}) {
-          if (auto c = e.as_choice(diags, {"tp", "pp", "dp"})) dims.push_back(*c); else ok = false;
+          if (auto c = e.as_choice(diags, {"tp", "pp", "dp"}))
+            dims.push_back(*c);
+          else
+            ok = false;
         }
         if (ok) {
           std::vector<std::string> sorted = dims;
           std::sort(sorted.begin(), sorted.end());
           if (sorted != std::vector<std::string>{"dp", "pp", "tp"}) {
-            order->error(diags, fmt::format("order must list tp, pp and dp once each (innermost first), got [{}]",
-                                            fmt::join(dims, ", ")));
+            order->error(
+                diags,
+                fmt::format("order must list tp, pp and dp once each (innermost first), got [{}]",
+                            fmt::join(dims, ", ")));
           } else {
             spec.order = dims;
           }
@@ -53,8 +62,10 @@ void read_parallelism(const std::optional<YamlNode>& parallelism, const std::opt
     if (data_parallel->is_map()) {
       if (m.has("bucket")) {
         if (auto b = m.bytes("bucket")) {
-          if (b->count() <= 0) data_parallel->child("bucket").error(diags, "the bucket must be larger than 0 bytes");
-          else spec.bucket = *b;
+          if (b->count() <= 0)
+            data_parallel->child("bucket").error(diags, "the bucket must be larger than 0 bytes");
+          else
+            spec.bucket = *b;
         }
       }
       if (m.has("overlap")) {
@@ -65,7 +76,7 @@ void read_parallelism(const std::optional<YamlNode>& parallelism, const std::opt
       }
       if (m.has("algorithm")) {
         if (auto a = m.choice("algorithm", {"ring", "tree", "hierarchical"})) {
-          spec.algorithm = *a == "ring" ? CollectiveAlgorithm::Ring
+          spec.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
                            : *a == "tree" ? CollectiveAlgorithm::Tree
                                           : CollectiveAlgorithm::Hierarchical;
         }
@@ -83,7 +94,9 @@ namespace bubblesim {
 
 void resolve_parallel_costs(Scenario& sc, const ParallelCostInputs& inputs, DiagnosticList& diags) {
   ParallelismSpec& par = sc.parallelism;
-  if (!par.enabled || sc.stages <= 0 || sc.costs.stages.size() != static_cast<std::size_t>(sc.stages)) return;
+  if (!par.enabled || sc.stages <= 0 ||
+      sc.costs.stages.size() != static_cast<std::size_t>(sc.stages))
+    return;
   const auto p = static_cast<std::size_t>(sc.stages);
   const std::int64_t t = par.tp;
   // Whole-stage gradient bytes before the split: explicit, from the transformer (fp32 gradients,
@@ -129,7 +142,8 @@ void resolve_parallel_costs(Scenario& sc, const ParallelCostInputs& inputs, Diag
     par.gradient_bytes[s] = Bytes(static_cast<std::int64_t>(grad[s] / static_cast<double>(t)));
     if (!inputs.optimizer_step.empty()) {
       par.optimizer[s] = inputs.optimizer_step[s];
-    } else if (sc.gpu && sc.gpu->memory_bandwidth && sc.gpu->memory_bandwidth->bytes_per_second() > 0) {
+    } else if (sc.gpu && sc.gpu->memory_bandwidth &&
+               sc.gpu->memory_bandwidth->bytes_per_second() > 0) {
       // Adam reads and writes every byte of weights, gradients and optimizer state once.
       par.optimizer[s] = Time::from_seconds(2.0 * sc.costs.stages[s].static_memory.as_double() /
                                             sc.gpu->memory_bandwidth->bytes_per_second());
@@ -137,7 +151,8 @@ void resolve_parallel_costs(Scenario& sc, const ParallelCostInputs& inputs, Diag
   }
   par.tp_forward.assign(p, Time::zero());
   par.tp_backward.assign(p, Time::zero());
-  if (t > 1 && sc.model && sc.communication.topology && par.gpus.size() == static_cast<std::size_t>(par.world(sc.stages))) {
+  if (t > 1 && sc.model && sc.communication.topology &&
+      par.gpus.size() == static_cast<std::size_t>(par.world(sc.stages))) {
     const Topology& topo = *sc.communication.topology;
     const double bytes = transformer_layer_costs(*sc.model).hidden_state_bytes;
     for (std::size_t s = 0; s < p; ++s) {
@@ -147,7 +162,8 @@ void resolve_parallel_costs(Scenario& sc, const ParallelCostInputs& inputs, Diag
       }
       CollectiveTiming one;
       try {
-        one = simulate_collective(topo, group, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, bytes);
+        one = simulate_collective(topo, group, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring,
+                                  bytes);
       } catch (const std::invalid_argument& e) {
         diags.add(Diagnostic{par.where, "parallelism.tp", e.what()});
         return;
@@ -162,10 +178,11 @@ void resolve_parallel_costs(Scenario& sc, const ParallelCostInputs& inputs, Diag
       c.backward_input += per_op;
       c.recompute += per_op;
       if (c.fused > Time::zero()) c.fused += per_op + per_op;
-      par.tp_summaries.push_back(CollectiveSummary{fmt::format("tp all-reduce stage {} (per F or B op)", s), "ring",
-                                                   static_cast<std::int32_t>(t), static_cast<std::int32_t>(count),
-                                                   Bytes(static_cast<std::int64_t>(bytes * static_cast<double>(count))),
-                                                   per_op, Time::from_ps(one.closed_form.ps() * count)});
+      par.tp_summaries.push_back(
+          CollectiveSummary{fmt::format("tp all-reduce stage {} (per F or B op)", s), "ring",
+                            static_cast<std::int32_t>(t), static_cast<std::int32_t>(count),
+                            Bytes(static_cast<std::int64_t>(bytes * static_cast<double>(count))),
+                            per_op, Time::from_ps(one.closed_form.ps() * count)});
     }
   }
 }

@@ -33,8 +33,8 @@ struct ParallelismSpec {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   bool replica_sync = true;
   // Per pipeline stage of the p-way split (after the TP split):
-  std::vector<Bytes> gradient_bytes;  // per GPU
-  std::vector<Time> optimizer;        // per GPU holding the stage
+  std::vector<Bytes> gradient_bytes;          // per GPU
+  std::vector<Time> optimizer;                // per GPU holding the stage
   std::vector<Time> tp_forward, tp_backward;  // TP all-reduce time inside F and B (already added)
   std::vector<CollectiveSummary> tp_summaries;
   SourceLocation where;
@@ -59,7 +59,8 @@ struct ParallelCostInputs {
 void resolve_parallel_costs(Scenario& sc, const ParallelCostInputs& inputs, DiagnosticList& diags);
 
 /// Reads `parallelism:` and `data_parallel:` (either may be absent).
-void read_parallelism(const std::optional<YamlNode>& parallelism, const std::optional<YamlNode>& data_parallel,
-                      ParallelismSpec& spec, DiagnosticList& diags);
+void read_parallelism(const std::optional<YamlNode>& parallelism,
+                      const std::optional<YamlNode>& data_parallel, ParallelismSpec& spec,
+                      DiagnosticList& diags);
 
 }  // namespace bubblesim

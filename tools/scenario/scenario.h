@@ -5,22 +5,21 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "schedules/parameter.h"
 #include "schedules/passes/memory_passes.h"
-#include "sim/engine/engine_input.h"
 #include "schedules/stage_costs.h"
+#include "sim/engine/engine_input.h"
 #include "sim/units/bytes.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
-#include "topologies/topology.h"
 #include "tools/scenario/parallelism.h"
+#include "topologies/topology.h"
 
 namespace bubblesim {
 
@@ -38,8 +37,8 @@ struct TransformerModel {
 
 /// `cluster.gpu:` — the GPU that runs every stage.
 struct GpuSpec {
-  FlopRate flops;          // peak
-  double efficiency = 1.0; // fraction of peak achieved
+  FlopRate flops;           // peak
+  double efficiency = 1.0;  // fraction of peak achieved
   std::optional<Bytes> memory;
   std::optional<Bandwidth> memory_bandwidth;  // HBM: the optimizer step's default cost
 };
@@ -48,18 +47,19 @@ enum class CommunicationKind { FixedDelay, Topology };
 
 struct CommunicationSpec {
   CommunicationKind kind = CommunicationKind::FixedDelay;
-  Time delay;                                  // FixedDelay: added on every cross-stage edge
-  std::shared_ptr<const Topology> topology;    // Topology: the cluster graph
-  std::vector<VertexId> placement;             // device (pipeline rank) -> GPU vertex
+  Time delay;                                // FixedDelay: added on every cross-stage edge
+  std::shared_ptr<const Topology> topology;  // Topology: the cluster graph
+  std::vector<VertexId> placement;           // device (pipeline rank) -> GPU vertex
 };
 
 /// `memory:` — budgets, host memory, the release convention and the memory passes
 /// (docs/memory.md).
 struct MemorySpec {
   std::vector<Bytes> budget;  // empty: no budget; one value: every device; else per device
-  std::optional<Bytes> host_capacity;  // per host vertex (or the one host of fixed-delay); unset: unlimited
+  std::optional<Bytes>
+      host_capacity;  // per host vertex (or the one host of fixed-delay); unset: unlimited
   ReleaseConvention release = ReleaseConvention::Split;
-  OffloadSettings offload;              // d2h / h2d are filled per run from the route (or bandwidth)
+  OffloadSettings offload;  // d2h / h2d are filled per run from the route (or bandwidth)
   std::optional<Bandwidth> offload_bandwidth;  // fixed-delay only: a private PCIe link per GPU
   RecomputeSettings recompute;
   SourceLocation offload_where, recompute_where;  // for errors found when a table is known
@@ -69,14 +69,14 @@ struct MemorySpec {
 /// the idealized table and the formula stay fault-free, and every faulty run is also replayed
 /// without its faults so the report can show their effect.
 struct LinkFaultSpec {
-  std::string a, b;                    // the vertices the physical link joins (both directions fail)
-  std::vector<LinkId> links;           // the directed links between them
-  Time at;                             // when the fault starts
+  std::string a, b;           // the vertices the physical link joins (both directions fail)
+  std::vector<LinkId> links;  // the directed links between them
+  Time at;                    // when the fault starts
   std::optional<Bandwidth> bandwidth;  // degraded to this; unset = cut
 };
 
 struct FaultSpec {
-  std::vector<double> slowdown;        // per device (pipeline rank); empty = no straggler
+  std::vector<double> slowdown;  // per device (pipeline rank); empty = no straggler
   std::vector<LinkFaultSpec> links;
   bool any() const { return !slowdown.empty() || !links.empty(); }
 };
@@ -95,7 +95,7 @@ inline constexpr std::int64_t kDefaultMaxOps = 50'000'000;
 
 struct Scenario {
   std::string name;
-  std::string file;  // path it was loaded from ("" for built in memory)
+  std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
   CostProfile costs;              // per stage of the p-way split

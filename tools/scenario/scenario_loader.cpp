@@ -1,18 +1,18 @@
 #include "tools/scenario/scenario_loader.h"
 
-#include <algorithm>
-#include <filesystem>
-#include <tuple>
-#include <limits>
-#include <stdexcept>
-
 #include <fmt/format.h>
 
-#include "sim/units/yaml_reader.h"
-#include "topologies/topology_loader.h"
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+#include <tuple>
+
 #include "schedules/torch_csv.h"
+#include "sim/units/yaml_reader.h"
 #include "tools/scenario/cost_profile_csv.h"
 #include "tools/scenario/transformer_costs.h"
+#include "topologies/topology_loader.h"
 
 namespace bubblesim {
 namespace {
@@ -39,15 +39,16 @@ struct PerStage {
 /// Reads `key` as a scalar (every stage) or a list of length p. `p` = 0: the pipeline size is
 /// unknown (already reported), so the length is not checked. nullopt when absent or invalid.
 template <typename T, typename Read>
-std::optional<PerStage<T>> per_stage(MapReader& m, const std::string& key, std::int32_t p, DiagnosticList& d,
-                                     Read read) {
+std::optional<PerStage<T>> per_stage(MapReader& m, const std::string& key, std::int32_t p,
+                                     DiagnosticList& d, Read read) {
   std::optional<YamlNode> n = m.get(key);
   if (!n) return std::nullopt;
   PerStage<T> out{{}, *n};
   if (n->is_sequence()) {
     std::vector<YamlNode> elements = n->elements();
     if (p > 0 && elements.size() != static_cast<std::size_t>(p)) {
-      n->error(d, fmt::format("expected a single value or a list of {} values (one per pipeline stage), got {} values",
+      n->error(d, fmt::format("expected a single value or a list of {} values (one per pipeline "
+                              "stage), got {} values",
                               p, elements.size()));
       return std::nullopt;
     }
@@ -61,7 +62,8 @@ std::optional<PerStage<T>> per_stage(MapReader& m, const std::string& key, std::
     return out;
   }
   if (n->is_map()) {
-    n->error(d, "expected a single value or a list with one value per pipeline stage, got a mapping");
+    n->error(d,
+             "expected a single value or a list with one value per pipeline stage, got a mapping");
     return std::nullopt;
   }
   std::optional<T> v = read(*n);
@@ -85,7 +87,8 @@ nlohmann::json param_json(const ParamValue& v) {
 /// The loader's state for one file: diagnostics and what has been read so far.
 class Loader {
  public:
-  Loader(const Registry& registry, std::string base_dir) : registry_(registry), base_dir_(std::move(base_dir)) {}
+  Loader(const Registry& registry, std::string base_dir)
+      : registry_(registry), base_dir_(std::move(base_dir)) {}
 
   Scenario load(const YamlDocument& doc) {
     Scenario sc;
@@ -107,9 +110,10 @@ class Loader {
 
  private:
   void read_top(const YamlNode& root, Scenario& sc) {
-    MapReader top(root, diags_,
-                  {"name", "description", "pipeline", "costs", "model", "cluster", "communication", "topology",
-                   "placement", "memory", "faults", "schedules", "parallelism", "data_parallel"});
+    MapReader top(
+        root, diags_,
+        {"name", "description", "pipeline", "costs", "model", "cluster", "communication",
+         "topology", "placement", "memory", "faults", "schedules", "parallelism", "data_parallel"});
     if (!root.is_map()) return;
     if (auto name = top.require("name")) {
       if (auto s = name->as_string(diags_)) {
@@ -127,8 +131,9 @@ class Loader {
     read_communication(top, sc);
     // Parallelism (docs/parallelism.md): TP split, gradient bytes, optimizer; needs the placement.
     if (sc.parallelism.enabled && sc.communication.kind != CommunicationKind::Topology) {
-      diags_.add(Diagnostic{sc.parallelism.where, "parallelism",
-                            "parallelism and data_parallel need a topology (communication.model: topology)"});
+      diags_.add(Diagnostic{
+          sc.parallelism.where, "parallelism",
+          "parallelism and data_parallel need a topology (communication.model: topology)"});
     } else {
       resolve_parallel_costs(sc, parallel_inputs_, diags_);
     }
@@ -149,8 +154,10 @@ class Loader {
 
   void read_stragglers(const YamlNode& node, Scenario& sc) {
     if (!node.is_sequence()) {
-      node.error(diags_, fmt::format("expected a list of stragglers, e.g. [{{device: 3, slowdown: 1.5}}], got {}",
-                                     node.is_scalar() ? "'" + node.describe() + "'" : node.describe()));
+      node.error(
+          diags_,
+          fmt::format("expected a list of stragglers, e.g. [{{device: 3, slowdown: 1.5}}], got {}",
+                      node.is_scalar() ? "'" + node.describe() + "'" : node.describe()));
       return;
     }
     std::vector<double> slowdown(static_cast<std::size_t>(std::max(sc.stages, 0)), 1.0);
@@ -162,8 +169,9 @@ class Loader {
       std::optional<double> factor = r.real("slowdown", 0.01, 1000.0);
       if (!device || !factor || sc.stages <= 0) continue;
       if (*device >= sc.stages) {
-        r.get("device")->error(diags_, fmt::format("device {} does not exist: the pipeline has {} devices (0 to {})",
-                                                   *device, sc.stages, sc.stages - 1));
+        r.get("device")->error(
+            diags_, fmt::format("device {} does not exist: the pipeline has {} devices (0 to {})",
+                                *device, sc.stages, sc.stages - 1));
         continue;
       }
       const auto d = static_cast<std::size_t>(*device);
@@ -174,14 +182,18 @@ class Loader {
       seen[d] = true;
       slowdown[d] = *factor;
     }
-    if (std::find(seen.begin(), seen.end(), true) != seen.end()) sc.faults.slowdown = std::move(slowdown);
+    if (std::find(seen.begin(), seen.end(), true) != seen.end())
+      sc.faults.slowdown = std::move(slowdown);
   }
 
   void read_link_faults(const YamlNode& node, Scenario& sc) {
     if (!node.is_sequence()) {
-      node.error(diags_, fmt::format("expected a list of link faults, e.g. [{{between: [gpu0, gpu1], at: 10ms, cut: "
-                                     "true}}], got {}",
-                                     node.is_scalar() ? "'" + node.describe() + "'" : node.describe()));
+      node.error(
+          diags_,
+          fmt::format(
+              "expected a list of link faults, e.g. [{{between: [gpu0, gpu1], at: 10ms, cut: "
+              "true}}], got {}",
+              node.is_scalar() ? "'" + node.describe() + "'" : node.describe()));
       return;
     }
     const Topology* topo = sc.communication.topology.get();
@@ -208,7 +220,8 @@ class Loader {
         std::optional<bool> cut = r.boolean("cut");
         if (!cut) continue;
         if (!*cut) {
-          r.get("cut")->error(diags_, "'cut: false' is no fault; remove the entry or give a degraded 'bandwidth'");
+          r.get("cut")->error(
+              diags_, "'cut: false' is no fault; remove the entry or give a degraded 'bandwidth'");
           continue;
         }
       }
@@ -218,26 +231,34 @@ class Loader {
         continue;
       }
       spec.at = *at;
-      std::vector<YamlNode> ends = between->is_sequence() ? between->elements() : std::vector<YamlNode>{};
+      std::vector<YamlNode> ends =
+          between->is_sequence() ? between->elements() : std::vector<YamlNode>{};
       if (ends.size() != 2) {
-        between->error(diags_, fmt::format("expected a list of two vertex names, e.g. [gpu0, gpu1], got {}",
-                                           between->is_sequence() ? fmt::format("{} names", ends.size())
-                                                                  : between->describe()));
+        between->error(diags_,
+                       fmt::format("expected a list of two vertex names, e.g. [gpu0, gpu1], got {}",
+                                   between->is_sequence() ? fmt::format("{} names", ends.size())
+                                                          : between->describe()));
         continue;
       }
       std::optional<VertexId> ids[2];
       bool ok = true;
       for (int i = 0; i < 2; ++i) {
         std::optional<std::string> name = ends[static_cast<std::size_t>(i)].as_string(diags_);
-        if (!name) { ok = false; continue; }
+        if (!name) {
+          ok = false;
+          continue;
+        }
         ids[i] = topo->find(*name);
         if (!ids[i]) {
           std::vector<std::string> all_names;
-          for (VertexId v = 0; v < topo->vertex_count(); ++v) all_names.push_back(topo->vertex_name(v));
+          for (VertexId v = 0; v < topo->vertex_count(); ++v)
+            all_names.push_back(topo->vertex_name(v));
           std::string suggestion = closest_match(*name, all_names);
           ends[static_cast<std::size_t>(i)].error(
-              diags_, fmt::format("unknown vertex '{}'{}", *name,
-                                  suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion)));
+              diags_,
+              fmt::format(
+                  "unknown vertex '{}'{}", *name,
+                  suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion)));
           ok = false;
           continue;
         }
@@ -248,7 +269,8 @@ class Loader {
       std::vector<LinkId> back = topo->links_between(*ids[1], *ids[0]);
       spec.links.insert(spec.links.end(), back.begin(), back.end());
       if (spec.links.empty()) {
-        between->error(diags_, fmt::format("there is no link between '{}' and '{}'", spec.a, spec.b));
+        between->error(diags_,
+                       fmt::format("there is no link between '{}' and '{}'", spec.a, spec.b));
         continue;
       }
       sc.faults.links.push_back(std::move(spec));
@@ -264,27 +286,32 @@ class Loader {
     auto stages = pipe.require("stages");
     auto micro = pipe.require("microbatches");
     if (stages) {
-      if (auto v = stages->as_integer(diags_, 1, kMaxStages)) sc.stages = static_cast<std::int32_t>(*v);
+      if (auto v = stages->as_integer(diags_, 1, kMaxStages))
+        sc.stages = static_cast<std::int32_t>(*v);
     }
     if (micro) {
-      if (auto v = micro->as_integer(diags_, 1, kMaxMicrobatches)) sc.microbatches = static_cast<std::int32_t>(*v);
+      if (auto v = micro->as_integer(diags_, 1, kMaxMicrobatches))
+        sc.microbatches = static_cast<std::int32_t>(*v);
     }
   }
 
   void read_model_and_cluster(MapReader& top, Scenario& sc) {
     if (auto node = top.get("model")) {
       model_node_ = *node;
-      MapReader m(*node, diags_, {"layers", "hidden", "heads", "seq_len", "micro_batch_size", "vocab", "dtype"});
+      MapReader m(*node, diags_,
+                  {"layers", "hidden", "heads", "seq_len", "micro_batch_size", "vocab", "dtype"});
       if (node->is_map()) {
         TransformerModel model;
         bool ok = true;
-        auto need = [&](const std::string& key, std::int64_t min, std::int64_t max, std::int64_t& out) {
+        auto need = [&](const std::string& key, std::int64_t min, std::int64_t max,
+                        std::int64_t& out) {
           std::optional<YamlNode> n = m.require(key);
           std::optional<std::int64_t> v = n ? n->as_integer(diags_, min, max) : std::nullopt;
           if (v) out = *v;
           ok = ok && v.has_value();
         };
-        auto optional = [&](const std::string& key, std::int64_t min, std::int64_t max, std::int64_t& out) {
+        auto optional = [&](const std::string& key, std::int64_t min, std::int64_t max,
+                            std::int64_t& out) {
           if (!m.has(key)) return;
           std::optional<std::int64_t> v = m.integer(key, min, max);
           if (v) out = *v;
@@ -305,8 +332,8 @@ class Loader {
           }
         }
         if (ok && model.hidden % model.heads != 0) {
-          m.get("heads")->error(diags_, fmt::format("hidden size {} is not divisible by {} heads", model.hidden,
-                                                    model.heads));
+          m.get("heads")->error(diags_, fmt::format("hidden size {} is not divisible by {} heads",
+                                                    model.hidden, model.heads));
           ok = false;
         }
         if (ok) sc.model = model;
@@ -322,23 +349,36 @@ class Loader {
           GpuSpec gpu;
           bool ok = true;
           if (auto n = g.require("flops")) {
-            if (auto f = n->as_flop_rate(diags_)) gpu.flops = *f; else ok = false;
+            if (auto f = n->as_flop_rate(diags_))
+              gpu.flops = *f;
+            else
+              ok = false;
           } else {
             ok = false;
           }
           if (auto n = g.get("efficiency")) {
             auto e = n->as_real(diags_, 0.0, 1.0);
             if (e && *e <= 0.0) {
-              n->error(diags_, fmt::format("{} is out of range (allowed: above 0 up to 1)", n->describe()));
+              n->error(diags_,
+                       fmt::format("{} is out of range (allowed: above 0 up to 1)", n->describe()));
               e.reset();
             }
-            if (e) gpu.efficiency = *e; else ok = false;
+            if (e)
+              gpu.efficiency = *e;
+            else
+              ok = false;
           }
           if (g.has("memory")) {
-            if (auto b = g.bytes("memory")) gpu.memory = *b; else ok = false;
+            if (auto b = g.bytes("memory"))
+              gpu.memory = *b;
+            else
+              ok = false;
           }
           if (g.has("memory_bandwidth")) {
-            if (auto b = g.bandwidth("memory_bandwidth")) gpu.memory_bandwidth = *b; else ok = false;
+            if (auto b = g.bandwidth("memory_bandwidth"))
+              gpu.memory_bandwidth = *b;
+            else
+              ok = false;
           }
           if (ok) sc.gpu = gpu;
           gpu_ok_ = ok;
@@ -356,7 +396,9 @@ class Loader {
     std::optional<CostProfile> derived;
     if (have_model) {
       if (!cluster_node_) {
-        model_node_->error(diags_, "a 'model' needs 'cluster: {gpu: {flops: ..., efficiency: ...}}' to derive costs");
+        model_node_->error(
+            diags_,
+            "a 'model' needs 'cluster: {gpu: {flops: ..., efficiency: ...}}' to derive costs");
       } else if (model_ok_ && gpu_ok_ && sc.model && sc.gpu && p > 0) {
         try {
           derived = transformer_costs(*sc.model, *sc.gpu, p);
@@ -367,7 +409,9 @@ class Loader {
       }
     }
     if (!costs_node && !have_model) {
-      root.error(diags_, "missing required key 'costs' (or give 'model' and 'cluster' to derive the costs)");
+      root.error(
+          diags_,
+          "missing required key 'costs' (or give 'model' and 'cluster' to derive the costs)");
       return;
     }
     costs_source_ = costs_node ? (have_model ? "transformer+explicit" : "explicit") : "transformer";
@@ -376,10 +420,11 @@ class Loader {
     if (derived) stages = derived->stages;
 
     if (costs_node) {
-      MapReader c(*costs_node, diags_,
-                  {"forward", "backward_input", "backward_weight", "recompute", "fused_forward_backward",
-                   "activation_memory", "weight_grad_memory", "stage_input_memory", "p2p_bytes", "static_memory",
-                   "profile", "gradient_bytes", "optimizer_step"});
+      MapReader c(
+          *costs_node, diags_,
+          {"forward", "backward_input", "backward_weight", "recompute", "fused_forward_backward",
+           "activation_memory", "weight_grad_memory", "stage_input_memory", "p2p_bytes",
+           "static_memory", "profile", "gradient_bytes", "optimizer_step"});
       if (!costs_node->is_map()) return;
       // A measured profile is the base; explicit keys beside it override it.
       bool profile_has_recompute = false;
@@ -388,8 +433,9 @@ class Loader {
           std::filesystem::path file(*path);
           if (file.is_relative()) file = std::filesystem::path(base_dir_) / file;
           try {
-            MeasuredProfile measured = read_cost_profile_csv(read_text_file(file.lexically_normal().string()),
-                                                             file.lexically_normal().string(), p);
+            MeasuredProfile measured =
+                read_cost_profile_csv(read_text_file(file.lexically_normal().string()),
+                                      file.lexically_normal().string(), p);
             for (std::size_t s = 0; s < stages.size(); ++s) stages[s] = measured.stages[s];
             profile_has_recompute = measured.ops.count("recompute") != 0;
             costs_source_ = "profile";
@@ -406,7 +452,9 @@ class Loader {
         if (required && !have_model && !c.has("profile")) c.require(key);
         return per_stage<Time>(c, key, p, diags_, read_time);
       };
-      auto sizes = [&](const std::string& key) { return per_stage<Bytes>(c, key, p, diags_, read_bytes); };
+      auto sizes = [&](const std::string& key) {
+        return per_stage<Bytes>(c, key, p, diags_, read_bytes);
+      };
 
       auto forward = times("forward", true);
       auto backward_input = times("backward_input", true);
@@ -428,8 +476,10 @@ class Loader {
         if (backward_input) st.backward_input = backward_input->values[s];
         if (backward_weight) st.backward_weight = backward_weight->values[s];
         // R defaults to F: follow an explicit F unless R itself is given.
-        if (recompute) st.recompute = recompute->values[s];
-        else if (forward || (!derived && !profile_has_recompute)) st.recompute = st.forward;
+        if (recompute)
+          st.recompute = recompute->values[s];
+        else if (forward || (!derived && !profile_has_recompute))
+          st.recompute = st.forward;
         if (fused) st.fused = fused->values[s];
         if (activation) st.activation = activation->values[s];
         if (weight_grad) st.weight_grad = weight_grad->values[s];
@@ -442,10 +492,12 @@ class Loader {
         if (stages[s].weight_grad > stages[s].activation) {
           YamlNode at = weight_grad ? weight_grad->node : costs_node->child("activation_memory");
           if (weight_grad && at.is_sequence()) at = at.elements()[s];
-          bool listed = (weight_grad && weight_grad->node.is_sequence()) || (activation && activation->node.is_sequence());
+          bool listed = (weight_grad && weight_grad->node.is_sequence()) ||
+                        (activation && activation->node.is_sequence());
           std::string where = listed ? fmt::format(" on stage {}", s) : "";
-          at.error(diags_, fmt::format("weight_grad_memory ({}) must not exceed activation_memory ({}){}",
-                                       stages[s].weight_grad, stages[s].activation, where));
+          at.error(diags_,
+                   fmt::format("weight_grad_memory ({}) must not exceed activation_memory ({}){}",
+                               stages[s].weight_grad, stages[s].activation, where));
           break;
         }
       }
@@ -465,8 +517,9 @@ class Loader {
       if (comm->is_map()) {
         std::optional<YamlNode> inner = c.get("topology");
         if (inner && top_topology) {
-          inner->error(diags_, fmt::format("the topology is given twice (also at line {}); keep one",
-                                           top_topology->location().line));
+          inner->error(diags_,
+                       fmt::format("the topology is given twice (also at line {}); keep one",
+                                   top_topology->location().line));
         } else if (inner) {
           topology_node = inner;
         }
@@ -481,11 +534,14 @@ class Loader {
           sc.communication.kind = CommunicationKind::FixedDelay;
           if (auto d = c.time("delay")) sc.communication.delay = *d;
           if (topology_node) {
-            topology_node->error(diags_, "a topology is given but communication.model is fixed-delay; set "
-                                         "'model: topology' or remove the topology");
+            topology_node->error(diags_,
+                                 "a topology is given but communication.model is fixed-delay; set "
+                                 "'model: topology' or remove the topology");
           }
         } else if (auto d = c.get("delay")) {
-          d->error(diags_, "'delay' is only used with 'model: fixed-delay' (the topology's links give the delays)");
+          d->error(diags_,
+                   "'delay' is only used with 'model: fixed-delay' (the topology's links give the "
+                   "delays)");
         }
       } else {
         return;
@@ -503,7 +559,9 @@ class Loader {
     }
     sc.communication.kind = CommunicationKind::Topology;
     if (!topology_node) {
-      comm->error(diags_, "'model: topology' needs a topology (communication.topology or a top-level 'topology')");
+      comm->error(
+          diags_,
+          "'model: topology' needs a topology (communication.topology or a top-level 'topology')");
       return;
     }
     std::optional<Topology> topo = load_topology(*topology_node, base_dir_, diags_);
@@ -519,15 +577,19 @@ class Loader {
     const auto p = static_cast<std::size_t>(sc.stages);
     ParallelismSpec& par = sc.parallelism;
     const auto world = static_cast<std::size_t>(par.world(sc.stages));
-    if (par.enabled && (!placement || (placement->is_sequence() && placement->elements().size() == world && world != p))) {
+    if (par.enabled && (!placement || (placement->is_sequence() &&
+                                       placement->elements().size() == world && world != p))) {
       // Ranks in the `order` layout over the topology's GPUs (or the placement list, rank order).
       if (!placement && gpus.size() < world) {
-        topology_node.error(diags_, fmt::format("the topology has {} GPUs but the run needs {} (pipeline {} x dp {} x "
-                                                "tp {})",
-                                                gpus.size(), world, p, par.dp, par.tp));
+        topology_node.error(
+            diags_,
+            fmt::format("the topology has {} GPUs but the run needs {} (pipeline {} x dp {} x "
+                        "tp {})",
+                        gpus.size(), world, p, par.dp, par.tp));
         return;
       }
-      std::vector<VertexId> ranks(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(std::min(world, gpus.size())));
+      std::vector<VertexId> ranks(
+          gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(std::min(world, gpus.size())));
       if (placement) {
         ranks.clear();
         for (const YamlNode& e : placement->elements()) {
@@ -547,38 +609,45 @@ class Loader {
       par.gpus = ranks;
       sc.communication.placement.clear();
       for (std::size_t s = 0; s < p; ++s) {
-        sc.communication.placement.push_back(ranks[par.rank_index(sc.stages, static_cast<std::int32_t>(s), 0, 0)]);
+        sc.communication.placement.push_back(
+            ranks[par.rank_index(sc.stages, static_cast<std::int32_t>(s), 0, 0)]);
       }
       return;
     }
     if (par.enabled && placement && world != p) {
-      placement->error(diags_, fmt::format("placement lists {} GPUs; with parallelism it lists all {} ranks (pipeline "
-                                           "{} x dp {} x tp {}) in the order layout",
-                                           placement->is_sequence() ? placement->elements().size() : 0, world, p,
-                                           par.dp, par.tp));
+      placement->error(
+          diags_,
+          fmt::format("placement lists {} GPUs; with parallelism it lists all {} ranks (pipeline "
+                      "{} x dp {} x tp {}) in the order layout",
+                      placement->is_sequence() ? placement->elements().size() : 0, world, p, par.dp,
+                      par.tp));
       return;
     }
     if (!placement) {
       if (gpus.size() < p) {
-        topology_node.error(diags_, fmt::format("the topology has {} GPUs but the pipeline has {} stages (one GPU "
-                                                "per stage is needed)",
-                                                gpus.size(), p));
+        topology_node.error(
+            diags_, fmt::format("the topology has {} GPUs but the pipeline has {} stages (one GPU "
+                                "per stage is needed)",
+                                gpus.size(), p));
         return;
       }
-      sc.communication.placement.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(p));
+      sc.communication.placement.assign(gpus.begin(),
+                                        gpus.begin() + static_cast<std::ptrdiff_t>(p));
       require_connected(topology_node, topo, sc.communication.placement);
       return;
     }
     if (!placement->is_sequence()) {
-      placement->error(diags_, fmt::format("expected a list of GPU names (one per stage), got {}",
-                                           placement->is_scalar() ? "'" + placement->describe() + "'"
-                                                                  : placement->describe()));
+      placement->error(diags_,
+                       fmt::format("expected a list of GPU names (one per stage), got {}",
+                                   placement->is_scalar() ? "'" + placement->describe() + "'"
+                                                          : placement->describe()));
       return;
     }
     std::vector<YamlNode> elements = placement->elements();
     if (elements.size() != p) {
-      placement->error(diags_, fmt::format("placement lists {} GPUs for {} pipeline stages (one GPU per stage)",
-                                           elements.size(), p));
+      placement->error(
+          diags_, fmt::format("placement lists {} GPUs for {} pipeline stages (one GPU per stage)",
+                              elements.size(), p));
       return;
     }
     std::vector<std::string> gpu_names;
@@ -589,29 +658,37 @@ class Loader {
     bool ok = true;
     for (std::size_t s = 0; s < elements.size(); ++s) {
       std::optional<std::string> name = elements[s].as_string(diags_);
-      if (!name) { ok = false; continue; }
+      if (!name) {
+        ok = false;
+        continue;
+      }
       std::optional<VertexId> v = topo.find(*name);
       if (!v) {
         std::string suggestion = closest_match(*name, gpu_names);
         if (suggestion.empty()) suggestion = closest_match(*name, all_names);
-        std::string known = gpu_names.size() <= 16
-                                ? join_list(gpu_names)
-                                : fmt::format("{}, ..., {}", join_list({gpu_names.begin(), gpu_names.begin() + 8}),
-                                              gpu_names.back());
-        elements[s].error(diags_, fmt::format("unknown vertex '{}'{} (GPUs: {})", *name,
-                                              suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion),
-                                              known));
+        std::string known =
+            gpu_names.size() <= 16
+                ? join_list(gpu_names)
+                : fmt::format("{}, ..., {}", join_list({gpu_names.begin(), gpu_names.begin() + 8}),
+                              gpu_names.back());
+        elements[s].error(
+            diags_,
+            fmt::format("unknown vertex '{}'{} (GPUs: {})", *name,
+                        suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion),
+                        known));
         ok = false;
         continue;
       }
       if (topo.vertex_kind(*v) != VertexKind::Gpu) {
-        elements[s].error(diags_, fmt::format("'{}' is a {}, not a GPU", *name, vertex_kind_name(topo.vertex_kind(*v))));
+        elements[s].error(diags_, fmt::format("'{}' is a {}, not a GPU", *name,
+                                              vertex_kind_name(topo.vertex_kind(*v))));
         ok = false;
         continue;
       }
       for (std::size_t t = 0; t < out.size(); ++t) {
         if (out[t] == *v) {
-          elements[s].error(diags_, fmt::format("GPU '{}' is used twice (already by stage {})", *name, t));
+          elements[s].error(diags_,
+                            fmt::format("GPU '{}' is used twice (already by stage {})", *name, t));
           ok = false;
         }
       }
@@ -627,13 +704,15 @@ class Loader {
   // Every placed GPU must reach every other (a schedule may send between any two stages; a
   // missing route would otherwise be an instantaneous transfer). Links are full duplex, so
   // components of the undirected graph are what matters.
-  void require_connected(const YamlNode& where, const Topology& topo, const std::vector<VertexId>& gpus) {
+  void require_connected(const YamlNode& where, const Topology& topo,
+                         const std::vector<VertexId>& gpus) {
     if (gpus.size() < 2) return;
     std::vector<VertexId> parent(static_cast<std::size_t>(topo.vertex_count()));
     for (std::size_t v = 0; v < parent.size(); ++v) parent[v] = static_cast<VertexId>(v);
     auto root = [&](VertexId v) {
       while (parent[static_cast<std::size_t>(v)] != v) {
-        parent[static_cast<std::size_t>(v)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(v)])];
+        parent[static_cast<std::size_t>(v)] =
+            parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(v)])];
         v = parent[static_cast<std::size_t>(v)];
       }
       return v;
@@ -644,9 +723,12 @@ class Loader {
     }
     for (std::size_t s = 1; s < gpus.size(); ++s) {
       if (root(gpus[s]) != root(gpus[0])) {
-        where.error(diags_, fmt::format("no route between '{}' (stage 0) and '{}' (stage {}): the topology does not "
-                                        "connect them",
-                                        topo.vertex_name(gpus[0]), topo.vertex_name(gpus[s]), s));
+        where.error(
+            diags_,
+            fmt::format(
+                "no route between '{}' (stage 0) and '{}' (stage {}): the topology does not "
+                "connect them",
+                topo.vertex_name(gpus[0]), topo.vertex_name(gpus[s]), s));
         return;
       }
     }
@@ -674,10 +756,12 @@ class Loader {
         sc.memory.budget = {*b};
       }
     }
-    if (auto n = m.get("host_capacity")) sc.memory.host_capacity = positive_bytes(*n, "the host capacity");
+    if (auto n = m.get("host_capacity"))
+      sc.memory.host_capacity = positive_bytes(*n, "the host capacity");
     if (m.has("release")) {
       if (auto r = m.choice("release", {"split", "backward-complete"})) {
-        sc.memory.release = *r == "split" ? ReleaseConvention::Split : ReleaseConvention::BackwardComplete;
+        sc.memory.release =
+            *r == "split" ? ReleaseConvention::Split : ReleaseConvention::BackwardComplete;
       }
     }
     if (auto n = m.get("recompute")) read_recompute(*n, sc);
@@ -685,7 +769,9 @@ class Loader {
   }
 
   static MemoryPolicy policy_of(const std::string& s) {
-    return s == "full" ? MemoryPolicy::Full : s == "selective" ? MemoryPolicy::Selective : MemoryPolicy::None;
+    return s == "full"        ? MemoryPolicy::Full
+           : s == "selective" ? MemoryPolicy::Selective
+                              : MemoryPolicy::None;
   }
 
   /// `stages: [..]` of a memory pass: table stages, non-negative, no duplicates.
@@ -732,7 +818,8 @@ class Loader {
     std::optional<YamlNode> fraction = r.get("fraction");
     for (const auto& [key, n] : {std::pair{"stages", stages}, std::pair{"fraction", fraction}}) {
       if (n && rs.policy != MemoryPolicy::Selective) {
-        n->error(diags_, fmt::format("'{}' is only used with 'policy: selective' (policy is '{}')", key, *policy));
+        n->error(diags_, fmt::format("'{}' is only used with 'policy: selective' (policy is '{}')",
+                                     key, *policy));
       }
     }
     if (stages && fraction) {
@@ -745,7 +832,8 @@ class Loader {
     if (fraction && rs.policy == MemoryPolicy::Selective) {
       auto f = fraction->as_real(diags_, 0.0, 1.0);
       if (f && *f <= 0.0) {
-        fraction->error(diags_, fmt::format("{} is out of range (allowed: above 0 up to 1)", fraction->describe()));
+        fraction->error(diags_, fmt::format("{} is out of range (allowed: above 0 up to 1)",
+                                            fraction->describe()));
       } else if (f) {
         rs.fraction = *f;
       }
@@ -776,7 +864,9 @@ class Loader {
     }
     if (auto n = o.get("stages")) {
       if (os.policy != MemoryPolicy::Selective) {
-        n->error(diags_, fmt::format("'stages' is only used with 'policy: selective' (policy is '{}')", policy));
+        n->error(
+            diags_,
+            fmt::format("'stages' is only used with 'policy: selective' (policy is '{}')", policy));
       } else if (auto list = read_stage_list(*n)) {
         os.stages = *list;
       }
@@ -785,35 +875,42 @@ class Loader {
     const CommunicationSpec& comm = sc.communication;
     if (bandwidth) {
       if (comm.kind == CommunicationKind::Topology) {
-        bandwidth->error(diags_, "'bandwidth' is only used with fixed-delay communication; with a topology the "
-                                 "route from each GPU to its host gives the offload bandwidth");
+        bandwidth->error(
+            diags_,
+            "'bandwidth' is only used with fixed-delay communication; with a topology the "
+            "route from each GPU to its host gives the offload bandwidth");
         return;
       }
       auto b = bandwidth->as_bandwidth(diags_);
       if (b && b->bytes_per_second() <= 0.0) {
-        bandwidth->error(diags_, fmt::format("the offload bandwidth must be positive, got '{}'", bandwidth->describe()));
+        bandwidth->error(diags_, fmt::format("the offload bandwidth must be positive, got '{}'",
+                                             bandwidth->describe()));
         b.reset();
       }
-      if (b) sc.memory.offload_bandwidth = *b;
-      else return;
+      if (b)
+        sc.memory.offload_bandwidth = *b;
+      else
+        return;
     }
     if (os.policy == MemoryPolicy::None) return;
     // Offloading needs a host to offload to.
     if (comm.kind == CommunicationKind::FixedDelay) {
       if (!bandwidth) {
-        policy_node->error(diags_, fmt::format("cannot offload: fixed-delay communication has no host; give "
-                                               "'memory.offload.bandwidth' (a private PCIe link per GPU, e.g. "
-                                               "25GB/s) or use a topology with a host vertex"));
+        policy_node->error(
+            diags_, fmt::format("cannot offload: fixed-delay communication has no host; give "
+                                "'memory.offload.bandwidth' (a private PCIe link per GPU, e.g. "
+                                "25GB/s) or use a topology with a host vertex"));
       }
       return;
     }
     if (!comm.topology) return;  // the topology had errors (already reported)
     for (VertexId gpu : comm.placement) {
       if (!comm.topology->nearest_host(gpu)) {
-        policy_node->error(diags_, fmt::format("cannot offload: no host vertex is reachable from GPU '{}' in the "
-                                               "topology; add a host linked to it (over PCIe) or set "
-                                               "'policy: none'",
-                                               comm.topology->vertex_name(gpu)));
+        policy_node->error(
+            diags_, fmt::format("cannot offload: no host vertex is reachable from GPU '{}' in the "
+                                "topology; add a host linked to it (over PCIe) or set "
+                                "'policy: none'",
+                                comm.topology->vertex_name(gpu)));
         return;
       }
     }
@@ -828,7 +925,9 @@ class Loader {
         if (auto x = n.as_integer(diags_, lo, hi)) v = *x;
         break;
       case ParamType::Real:
-        if (auto x = n.as_real(diags_, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max())) v = *x;
+        if (auto x = n.as_real(diags_, -std::numeric_limits<double>::max(),
+                               std::numeric_limits<double>::max()))
+          v = *x;
         break;
       case ParamType::Boolean:
         if (auto x = n.as_boolean(diags_)) v = *x;
@@ -866,8 +965,9 @@ class Loader {
     } else if (entry.is_scalar() && !entry.is_null()) {
       name_node = entry;
     } else {
-      entry.error(diags_, fmt::format("expected a schedule name or {{name: ..., params: {{...}}}}, got {}",
-                                      entry.describe()));
+      entry.error(diags_,
+                  fmt::format("expected a schedule name or {{name: ..., params: {{...}}}}, got {}",
+                              entry.describe()));
       return;
     }
     if (!name_node) return;
@@ -891,9 +991,13 @@ class Loader {
       ok = params_node->is_map();
     }
     for (const ParamSpec& spec : gen->info.params) {
-      std::optional<YamlNode> given = params && params_node->is_map() ? params->get(spec.name) : std::nullopt;
+      std::optional<YamlNode> given =
+          params && params_node->is_map() ? params->get(spec.name) : std::nullopt;
       if (given) {
-        if (auto v = read_param(*given, spec)) req.params.set(spec.name, *v); else ok = false;
+        if (auto v = read_param(*given, spec))
+          req.params.set(spec.name, *v);
+        else
+          ok = false;
       } else if (!spec.optional_default) {
         req.params.set(spec.name, spec.default_value);
       }
@@ -925,7 +1029,8 @@ class Loader {
     }
     std::vector<YamlNode> entries = node->elements();
     if (entries.empty()) {
-      node->error(diags_, fmt::format("expected at least one schedule (known: {})", join_list(registry_.names())));
+      node->error(diags_, fmt::format("expected at least one schedule (known: {})",
+                                      join_list(registry_.names())));
       return;
     }
     for (const YamlNode& e : entries) read_schedule(e, sc);
@@ -963,13 +1068,17 @@ class Loader {
 
     if (sc.model) {
       const TransformerModel& m = *sc.model;
-      j["model"] = {{"layers", m.layers},   {"hidden", m.hidden},
-                    {"heads", m.heads},     {"seq_len", m.seq_len},
+      j["model"] = {{"layers", m.layers},
+                    {"hidden", m.hidden},
+                    {"heads", m.heads},
+                    {"seq_len", m.seq_len},
                     {"micro_batch_size", m.micro_batch_size},
-                    {"vocab", m.vocab},     {"dtype", m.dtype}};
+                    {"vocab", m.vocab},
+                    {"dtype", m.dtype}};
     }
     if (sc.gpu) {
-      nlohmann::json g = {{"flops", sc.gpu->flops.flops_per_second()}, {"efficiency", sc.gpu->efficiency}};
+      nlohmann::json g = {{"flops", sc.gpu->flops.flops_per_second()},
+                          {"efficiency", sc.gpu->efficiency}};
       if (sc.gpu->memory) g["memory_bytes"] = sc.gpu->memory->count();
       j["cluster"] = {{"gpu", g}};
     }
@@ -996,13 +1105,14 @@ class Loader {
       for (Bytes b : sc.memory.budget) budget.push_back(b.count());
     }
     const MemorySpec& mem = sc.memory;
-    nlohmann::json offload = {{"policy", memory_policy_name(mem.offload.policy)},
-                              {"prefetch", mem.offload.prefetch},
-                              {"stages", mem.offload.stages},
-                              {"min_idle_s", mem.offload.min_idle.seconds()},
-                              {"bandwidth_bytes_per_s", mem.offload_bandwidth
-                                                            ? nlohmann::json(mem.offload_bandwidth->bytes_per_second())
-                                                            : nlohmann::json(nullptr)}};
+    nlohmann::json offload = {
+        {"policy", memory_policy_name(mem.offload.policy)},
+        {"prefetch", mem.offload.prefetch},
+        {"stages", mem.offload.stages},
+        {"min_idle_s", mem.offload.min_idle.seconds()},
+        {"bandwidth_bytes_per_s", mem.offload_bandwidth
+                                      ? nlohmann::json(mem.offload_bandwidth->bytes_per_second())
+                                      : nlohmann::json(nullptr)}};
     nlohmann::json recompute = {{"policy", memory_policy_name(mem.recompute.policy)},
                                 {"stages", mem.recompute.stages}};
     if (mem.recompute.policy == MemoryPolicy::Selective && mem.recompute.stages.empty()) {
@@ -1010,17 +1120,21 @@ class Loader {
     }
     if (sc.parallelism.enabled) {
       const ParallelismSpec& par = sc.parallelism;
-      j["parallelism"] = {{"dp", par.dp}, {"tp", par.tp}, {"order", par.order},
-                          {"bucket_bytes", par.bucket.count()}, {"overlap", par.overlap},
+      j["parallelism"] = {{"dp", par.dp},
+                          {"tp", par.tp},
+                          {"order", par.order},
+                          {"bucket_bytes", par.bucket.count()},
+                          {"overlap", par.overlap},
                           {"algorithm", std::string(collective_algorithm_name(par.algorithm))},
                           {"replica_sync", par.replica_sync}};
     }
-    j["memory"] = {{"budget_bytes", sc.memory.budget.empty() ? nlohmann::json(nullptr) : budget},
-                   {"host_capacity_bytes", mem.host_capacity ? nlohmann::json(mem.host_capacity->count())
-                                                             : nlohmann::json(nullptr)},
-                   {"release", mem.release == ReleaseConvention::Split ? "split" : "backward-complete"},
-                   {"offload", offload},
-                   {"recompute", recompute}};
+    j["memory"] = {
+        {"budget_bytes", sc.memory.budget.empty() ? nlohmann::json(nullptr) : budget},
+        {"host_capacity_bytes",
+         mem.host_capacity ? nlohmann::json(mem.host_capacity->count()) : nlohmann::json(nullptr)},
+        {"release", mem.release == ReleaseConvention::Split ? "split" : "backward-complete"},
+        {"offload", offload},
+        {"recompute", recompute}};
 
     nlohmann::json schedules = nlohmann::json::array();
     for (const ScheduleRequest& r : sc.schedules) {
@@ -1032,11 +1146,12 @@ class Loader {
     if (sc.faults.any()) {
       nlohmann::json links = nlohmann::json::array();
       for (const LinkFaultSpec& l : sc.faults.links) {
-        links.push_back({{"between", {l.a, l.b}},
-                         {"at_s", l.at.seconds()},
-                         {"bandwidth_bytes_per_s", l.bandwidth ? nlohmann::json(l.bandwidth->bytes_per_second())
-                                                               : nlohmann::json(0.0)},
-                         {"cut", !l.bandwidth.has_value()}});
+        links.push_back(
+            {{"between", {l.a, l.b}},
+             {"at_s", l.at.seconds()},
+             {"bandwidth_bytes_per_s",
+              l.bandwidth ? nlohmann::json(l.bandwidth->bytes_per_second()) : nlohmann::json(0.0)},
+             {"cut", !l.bandwidth.has_value()}});
       }
       j["faults"] = {{"slowdown", sc.faults.slowdown}, {"links", links}};
     }
@@ -1053,7 +1168,8 @@ class Loader {
   std::optional<YamlNode> cluster_node_;
   bool model_ok_ = false;
   bool gpu_ok_ = false;
-  ParallelCostInputs parallel_inputs_;  // costs.gradient_bytes / optimizer_step (docs/parallelism.md)
+  ParallelCostInputs
+      parallel_inputs_;  // costs.gradient_bytes / optimizer_step (docs/parallelism.md)
 };
 
 }  // namespace
@@ -1071,12 +1187,13 @@ Scenario load_scenario_file(const std::string& path, const Registry& registry) {
   return sc;
 }
 
-Scenario load_scenario_string(const std::string& yaml, const std::string& name, const Registry& registry) {
+Scenario load_scenario_string(const std::string& yaml, const std::string& name,
+                              const Registry& registry) {
   return load_scenario_string(yaml, name, ".", registry);
 }
 
-Scenario load_scenario_string(const std::string& yaml, const std::string& name, const std::string& base_dir,
-                              const Registry& registry) {
+Scenario load_scenario_string(const std::string& yaml, const std::string& name,
+                              const std::string& base_dir, const Registry& registry) {
   Loader loader(registry, base_dir);
   YamlDocument doc = YamlDocument::load_string(yaml, name, loader.diags());
   Scenario sc = loader.load(doc);

@@ -19,12 +19,13 @@ Scenario load_scenario_file(const std::string& path, const Registry& registry);
 
 /// Same for YAML text; `name` is used as the file name in diagnostics and in Scenario::file, and
 /// relative topology files are resolved against the current directory.
-Scenario load_scenario_string(const std::string& yaml, const std::string& name, const Registry& registry);
+Scenario load_scenario_string(const std::string& yaml, const std::string& name,
+                              const Registry& registry);
 
 /// Same, resolving relative paths against `base_dir` (used by sweeps, which edit a scenario's YAML
 /// tree and load the result as if it were the base file).
-Scenario load_scenario_string(const std::string& yaml, const std::string& name, const std::string& base_dir,
-                              const Registry& registry);
+Scenario load_scenario_string(const std::string& yaml, const std::string& name,
+                              const std::string& base_dir, const Registry& registry);
 
 /// The directory relative paths inside the scenario file are resolved against ("." for a bare
 /// file name).

@@ -1,15 +1,16 @@
 #include "tools/scenario/transformer_costs.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace bubblesim {
 namespace {
 
 Bytes to_bytes(double v) {
-  if (!(v < 9.2e18)) throw std::invalid_argument(fmt::format("{:g} bytes do not fit in a 64-bit count", v));
+  if (!(v < 9.2e18))
+    throw std::invalid_argument(fmt::format("{:g} bytes do not fit in a 64-bit count", v));
   return Bytes(static_cast<std::int64_t>(std::llround(v)));
 }
 
@@ -39,9 +40,9 @@ TransformerLayerCosts transformer_layer_costs(const TransformerModel& m) {
 std::vector<std::int64_t> split_layers(std::int64_t layers, std::int32_t stages) {
   if (stages <= 0) throw std::invalid_argument("the pipeline needs at least one stage");
   if (layers < stages) {
-    throw std::invalid_argument(
-        fmt::format("{} layers cannot be split over {} pipeline stages (each stage needs at least one layer)",
-                    layers, stages));
+    throw std::invalid_argument(fmt::format(
+        "{} layers cannot be split over {} pipeline stages (each stage needs at least one layer)",
+        layers, stages));
   }
   std::vector<std::int64_t> out(static_cast<std::size_t>(stages), layers / stages);
   for (std::int64_t i = 0; i < layers % stages; ++i) ++out[static_cast<std::size_t>(i)];
@@ -52,7 +53,8 @@ std::int64_t static_bytes_per_parameter(std::int64_t dtype_bytes) {
   return dtype_bytes + 4 + (dtype_bytes >= 4 ? 8 : 12);
 }
 
-CostProfile transformer_costs(const TransformerModel& model, const GpuSpec& gpu, std::int32_t stages) {
+CostProfile transformer_costs(const TransformerModel& model, const GpuSpec& gpu,
+                              std::int32_t stages) {
   const double rate = gpu.flops.flops_per_second() * gpu.efficiency;
   if (!(rate > 0)) throw std::invalid_argument("the GPU's effective FLOP rate must be positive");
   const FlopRate effective = FlopRate::flops_per_second(rate);

@@ -3,14 +3,17 @@
 //
 // Per layer, with microbatch size b, sequence length s, hidden size h, attention heads a
 // (FLOPs count a multiply-add as 2):
-//   forward F                 = b s h (24 h + 4 s)     Narayanan et al. 2021, "Efficient Large-Scale
-//   backward for inputs B     = b s h (24 h + 8 s)       Language Model Training on GPU Clusters
-//   backward for weights W    = 24 b s h^2               Using Megatron-LM", sec. 5.1; Qi et al. 2023,
-//                                                        "Zero Bubble Pipeline Parallelism", Table 1
+//   forward F                 = b s h (24 h + 4 s)     Narayanan et al. 2021, "Efficient
+//   Large-Scale backward for inputs B     = b s h (24 h + 8 s)       Language Model Training on GPU
+//   Clusters backward for weights W    = 24 b s h^2               Using Megatron-LM", sec. 5.1; Qi
+//   et al. 2023,
+//                                                        "Zero Bubble Pipeline Parallelism", Table
+//                                                        1
 //   activation memory M_B     = s b (34 h + 5 a s) bytes  Korthikanti et al. 2022, "Reducing
-//                                                        Activation Recomputation in Large Transformer
-//                                                        Models", eq. 1 (16-bit activations; scaled
-//                                                        by dtype_bytes / 2 for other dtypes)
+//                                                        Activation Recomputation in Large
+//                                                        Transformer Models", eq. 1 (16-bit
+//                                                        activations; scaled by dtype_bytes / 2 for
+//                                                        other dtypes)
 //   weight-gradient memory M_W = 32 s b h bytes          Zero Bubble, Table 1 (same scaling)
 //   stage input (recompute)   = s b h dtype_bytes        the hidden state entering the stage
 //   p2p bytes                 = s b h dtype_bytes        the hidden state sent to the next stage
@@ -43,7 +46,7 @@ struct TransformerLayerCosts {
   double weight_grad_bytes = 0;
   double hidden_state_bytes = 0;  // s b h dtype_bytes: p2p and stage input
   double parameters = 0;
-  double lm_head_flops = 0;       // 2 b s h V, added to F, B and W of the last stage
+  double lm_head_flops = 0;  // 2 b s h V, added to F, B and W of the last stage
   double embedding_parameters = 0;
 };
 
@@ -58,6 +61,7 @@ std::int64_t static_bytes_per_parameter(std::int64_t dtype_bytes);
 
 /// The derived profile, one StageCost per pipeline stage. Throws std::invalid_argument when the
 /// model has fewer layers than stages or the GPU rate is not positive.
-CostProfile transformer_costs(const TransformerModel& model, const GpuSpec& gpu, std::int32_t stages);
+CostProfile transformer_costs(const TransformerModel& model, const GpuSpec& gpu,
+                              std::int32_t stages);
 
 }  // namespace bubblesim

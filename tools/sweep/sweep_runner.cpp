@@ -1,5 +1,6 @@
 #include "tools/sweep/sweep_runner.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,8 +14,6 @@
 #include <optional>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "sim/units/overflow_error.h"
 #include "tools/report/atomic_file.h"
@@ -36,17 +35,19 @@ std::string header_for(const SweepSpec& spec) {
 std::string axis_cells(const SweepSpec& spec, std::int64_t point) {
   std::string cells;
   std::vector<std::size_t> c = spec.coordinates(point);
-  for (std::size_t i = 0; i < spec.axes.size(); ++i) cells += "," + csv_quote(spec.axes[i].labels[c[i]]);
+  for (std::size_t i = 0; i < spec.axes.size(); ++i)
+    cells += "," + csv_quote(spec.axes[i].labels[c[i]]);
   return cells;
 }
 
 // All rows of one point, each ending in a newline. Invalid scenarios give one row with the error.
-std::string run_point(const SweepSpec& spec, const Registry& registry, std::int64_t point, std::int64_t max_ops,
-                      bool& failed) {
+std::string run_point(const SweepSpec& spec, const Registry& registry, std::int64_t point,
+                      std::int64_t max_ops, bool& failed) {
   std::string prefix_axes = axis_cells(spec, point);
   std::string base_dir = scenario_base_dir(spec.base_file);
   try {
-    Scenario scenario = load_scenario_string(spec.scenario_yaml(point), spec.base_file, base_dir, registry);
+    Scenario scenario =
+        load_scenario_string(spec.scenario_yaml(point), spec.base_file, base_dir, registry);
     scenario.max_ops = max_ops;
     ScenarioRun result = run_scenario(scenario, registry);
     std::string rows;
@@ -59,12 +60,14 @@ std::string run_point(const SweepSpec& spec, const Registry& registry, std::int6
   } catch (const OverflowError& e) {
     failed = true;
     return fmt::format("{},0{},,,,invalid,,,,,,,,,,,,,{}\n", point, prefix_axes,
-                       csv_quote(fmt::format("{} (the simulated time or memory does not fit in 64 bits)", e.what())));
+                       csv_quote(fmt::format(
+                           "{} (the simulated time or memory does not fit in 64 bits)", e.what())));
   } catch (const InputError& e) {
     failed = true;
     std::string message = e.diagnostics().empty() ? e.what() : e.diagnostics().front().message;
     // Columns after the axes: scenario..recompute_s (16) empty except status, then the error.
-    return fmt::format("{},0{},,,,invalid,,,,,,,,,,,,,{}\n", point, prefix_axes, csv_quote(message));
+    return fmt::format("{},0{},,,,invalid,,,,,,,,,,,,,{}\n", point, prefix_axes,
+                       csv_quote(message));
   }
 }
 
@@ -87,7 +90,8 @@ std::pair<std::int64_t, std::int64_t> row_key(const std::string& row, const std:
     if (b == std::string::npos) throw std::invalid_argument("short row");
     return {std::stoll(row.substr(0, a)), std::stoll(row.substr(a + 1, b - a - 1))};
   } catch (const std::exception&) {
-    throw InputError(fmt::format("{}: the row '{}' does not start with point,entry numbers", file, row.substr(0, 40)));
+    throw InputError(fmt::format("{}: the row '{}' does not start with point,entry numbers", file,
+                                 row.substr(0, 40)));
   }
 }
 
@@ -113,7 +117,8 @@ Shard parse_shard(const std::string& text) {
     s.count = std::stoll(text.substr(slash + 1), &used);
     if (used != text.size() - slash - 1) throw std::invalid_argument("junk");
   } catch (const std::exception&) {
-    throw InputError(fmt::format("--shard: '{}' is not of the form I/N (0-based index I below the count N)", text));
+    throw InputError(fmt::format(
+        "--shard: '{}' is not of the form I/N (0-based index I below the count N)", text));
   }
   if (s.count < 1 || s.index < 0 || s.index >= s.count) {
     throw InputError(fmt::format("--shard: '{}' needs 0 <= I < N", text));
@@ -132,26 +137,33 @@ Shard shard_from_environment() {
   }
   if (auto id = env("JOB_COMPLETION_INDEX")) {
     if (auto count = env("BUBBLESIM_SHARD_COUNT")) return parse_shard(*id + "/" + *count);
-    throw InputError("JOB_COMPLETION_INDEX is set but BUBBLESIM_SHARD_COUNT is not: set it to the Job's completions");
+    throw InputError(
+        "JOB_COMPLETION_INDEX is set but BUBBLESIM_SHARD_COUNT is not: set it to the Job's "
+        "completions");
   }
   return Shard{};
 }
 
-SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const SweepOptions& options) {
+SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
+                       const SweepOptions& options) {
   const std::string header = header_for(spec);
   std::vector<std::int64_t> points;
-  for (std::int64_t p = options.shard.index; p < spec.point_count(); p += options.shard.count) points.push_back(p);
+  for (std::int64_t p = options.shard.index; p < spec.point_count(); p += options.shard.count)
+    points.push_back(p);
 
   // Rows kept from a previous run of the same sweep (--resume).
   std::map<std::int64_t, std::string> kept;
   if (options.resume && access(options.output.c_str(), F_OK) == 0) {
     std::vector<std::string> lines = read_lines(options.output);
     if (lines.empty() || lines.front() + "\n" != header) {
-      throw InputError(fmt::format("--resume: '{}' was not written by this sweep (its header differs)", options.output));
+      throw InputError(fmt::format(
+          "--resume: '{}' was not written by this sweep (its header differs)", options.output));
     }
     for (std::size_t i = 1; i < lines.size(); ++i) {
       std::optional<std::int64_t> p = row_point(lines[i]);
-      if (!p) throw InputError(fmt::format("--resume: '{}' line {} is not a sweep row", options.output, i + 1));
+      if (!p)
+        throw InputError(
+            fmt::format("--resume: '{}' line {} is not a sweep row", options.output, i + 1));
       kept[*p] += lines[i] + "\n";
     }
   }
@@ -160,9 +172,11 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const Sw
   // the scenario does not accept), not a row to record: report it and write nothing.
   if (spec.point_count() > 0) {
     try {
-      (void)load_scenario_string(spec.scenario_yaml(0), spec.base_file, scenario_base_dir(spec.base_file), registry);
+      (void)load_scenario_string(spec.scenario_yaml(0), spec.base_file,
+                                 scenario_base_dir(spec.base_file), registry);
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: the first point of the sweep is not a valid scenario:\n{}", spec.file, e.what()));
+      throw InputError(fmt::format("{}: the first point of the sweep is not a valid scenario:\n{}",
+                                   spec.file, e.what()));
     }
   }
 
@@ -221,7 +235,8 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const Sw
     written_prefix = prefix;
   };
 
-  const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(todo.size(), 1))));
+  const int jobs = std::max(
+      1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(todo.size(), 1))));
   std::vector<std::thread> threads;
   for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
   const bool tty = options.progress && isatty(STDERR_FILENO) != 0;
@@ -230,7 +245,9 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const Sw
     while (done < todo.size() && !error) {
       changed.wait_for(lock, std::chrono::milliseconds(200));
       write_prefix(false);
-      if (tty) fmt::print(stderr, "\rsweep: {}/{} points", done + static_cast<std::size_t>(summary.resumed), points.size());
+      if (tty)
+        fmt::print(stderr, "\rsweep: {}/{} points",
+                   done + static_cast<std::size_t>(summary.resumed), points.size());
     }
   }
   for (std::thread& t : threads) t.join();
@@ -254,15 +271,19 @@ void merge_sweep_outputs(const std::vector<std::string>& parts, const std::strin
     if (header.empty()) {
       header = lines.front();
     } else if (lines.front() != header) {
-      throw InputError(fmt::format("merge: '{}' has a different header than '{}'", part, parts.front()));
+      throw InputError(
+          fmt::format("merge: '{}' has a different header than '{}'", part, parts.front()));
     }
-    for (std::size_t i = 1; i < lines.size(); ++i) rows.emplace_back(row_key(lines[i], part), lines[i]);
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      rows.emplace_back(row_key(lines[i], part), lines[i]);
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string content = header + "\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (i > 0 && rows[i].first == rows[i - 1].first) {
-      throw InputError(fmt::format("merge: point {} entry {} appears twice", rows[i].first.first, rows[i].first.second));
+      throw InputError(fmt::format("merge: point {} entry {} appears twice", rows[i].first.first,
+                                   rows[i].first.second));
     }
     content += rows[i].second + "\n";
   }

@@ -44,7 +44,8 @@ struct SweepSummary {
   std::int64_t rows = 0;
 };
 
-SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry, const SweepOptions& options);
+SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
+                       const SweepOptions& options);
 
 /// Joins shard outputs (same header) into one file ordered by point and entry.
 void merge_sweep_outputs(const std::vector<std::string>& parts, const std::string& output);

@@ -1,9 +1,9 @@
 #include "tools/sweep/sweep_spec.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "sim/units/yaml_reader.h"
 
@@ -29,7 +29,8 @@ void read_range(const YamlNode& node, SweepAxis& axis, DiagnosticList& d) {
   auto unit = r.string("unit");
   if (!r.has("from")) r.require("from");
   if (!r.has("to")) r.require("to");
-  if (factor && step) node.error(d, "give either 'factor' (geometric) or 'step' (arithmetic), not both");
+  if (factor && step)
+    node.error(d, "give either 'factor' (geometric) or 'step' (arithmetic), not both");
   if (!factor && !step && r.has("from") && r.has("to") && !r.has("factor") && !r.has("step")) {
     node.error(d, "a range needs 'factor' (geometric) or 'step' (arithmetic)");
   }
@@ -45,8 +46,9 @@ void read_range(const YamlNode& node, SweepAxis& axis, DiagnosticList& d) {
       return;
     }
     double rounded = std::round(v);
-    std::string text = std::fabs(v - rounded) < 1e-9 ? fmt::format("{}", static_cast<long long>(rounded))
-                                                     : fmt::format("{}", v);
+    std::string text = std::fabs(v - rounded) < 1e-9
+                           ? fmt::format("{}", static_cast<long long>(rounded))
+                           : fmt::format("{}", v);
     if (unit) text += *unit;
     axis.values.emplace_back(text);
     axis.labels.push_back(text);
@@ -81,7 +83,8 @@ std::string SweepSpec::scenario_yaml(std::int64_t index) const {
     std::size_t start = 0;
     while (true) {
       std::size_t dot = path.find('.', start);
-      keys.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      keys.push_back(
+          path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
       if (dot == std::string::npos) break;
       start = dot + 1;
     }
@@ -112,12 +115,14 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
   std::optional<std::string> base = top.string("base");
   if (!top.has("base")) top.require("base");
   if (auto s = top.get("schedules")) {
-    if (!s->is_sequence()) s->error(d, fmt::format("expected a list of schedules, got {}", s->describe()));
+    if (!s->is_sequence())
+      s->error(d, fmt::format("expected a list of schedules, got {}", s->describe()));
     spec.schedules = s->raw();
   }
   if (auto axes = top.require("axes")) {
     if (!axes->is_map()) {
-      axes->error(d, fmt::format("expected a mapping of key paths to values, got {}", axes->describe()));
+      axes->error(
+          d, fmt::format("expected a mapping of key paths to values, got {}", axes->describe()));
     } else {
       for (const auto& kv : axes->raw()) {
         SweepAxis axis;
@@ -126,7 +131,9 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
         YamlNode key(kv.first, path, join_key_path("axes", axis.path));
         bool path_ok = !axis.path.empty() && axis.path.front() != '.' && axis.path.back() != '.' &&
                        axis.path.find("..") == std::string::npos;
-        if (!path_ok) key.error(d, fmt::format("'{}' is not a dotted key path such as pipeline.stages", axis.path));
+        if (!path_ok)
+          key.error(
+              d, fmt::format("'{}' is not a dotted key path such as pipeline.stages", axis.path));
         if (value.is_sequence()) {
           for (const YamlNode& v : value.elements()) {
             axis.values.push_back(v.raw());
@@ -135,12 +142,16 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
         } else if (value.is_map()) {
           read_range(value, axis, d);
         } else {
-          value.error(d, fmt::format("expected a list of values or a range {{from, to, factor|step}}, got {}",
-                                     value.describe()));
+          value.error(
+              d,
+              fmt::format("expected a list of values or a range {{from, to, factor|step}}, got {}",
+                          value.describe()));
         }
-        if (axis.values.empty() && value.is_sequence()) value.error(d, "an axis needs at least one value");
+        if (axis.values.empty() && value.is_sequence())
+          value.error(d, "an axis needs at least one value");
         for (const SweepAxis& other : spec.axes) {
-          if (other.path == axis.path) key.error(d, fmt::format("the axis '{}' is given twice", axis.path));
+          if (other.path == axis.path)
+            key.error(d, fmt::format("the axis '{}' is given twice", axis.path));
         }
         spec.axes.push_back(std::move(axis));
       }
@@ -153,11 +164,13 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
   YamlDocument base_doc = YamlDocument::load_file(spec.base_file, d);
   d.throw_if_any();
   spec.base = base_doc.root().raw();
-  if (!spec.base.IsMap()) throw InputError(fmt::format("{}: the base scenario is not a mapping", spec.base_file));
+  if (!spec.base.IsMap())
+    throw InputError(fmt::format("{}: the base scenario is not a mapping", spec.base_file));
   double points = 1;
   for (const SweepAxis& a : spec.axes) points *= static_cast<double>(a.values.size());
   if (points > static_cast<double>(max_points)) {
-    throw InputError(fmt::format("{}: the sweep has {:.0f} points; at most {} are allowed", path, points, max_points));
+    throw InputError(fmt::format("{}: the sweep has {:.0f} points; at most {} are allowed", path,
+                                 points, max_points));
   }
   return spec;
 }

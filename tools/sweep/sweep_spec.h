@@ -12,11 +12,11 @@
 //
 // The points are the cross product of the axes, first axis slowest, numbered from 0.
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace bubblesim {
 
@@ -27,11 +27,11 @@ struct SweepAxis {
 };
 
 struct SweepSpec {
-  std::string file;          // the sweep file
-  std::string base_file;     // the base scenario, resolved against the sweep file's folder
-  YAML::Node base;           // its parsed tree
+  std::string file;       // the sweep file
+  std::string base_file;  // the base scenario, resolved against the sweep file's folder
+  YAML::Node base;        // its parsed tree
   std::vector<SweepAxis> axes;
-  YAML::Node schedules;      // null unless the sweep overrides them
+  YAML::Node schedules;  // null unless the sweep overrides them
 
   std::int64_t point_count() const;
   /// The value index of each axis for point `index`.

@@ -17,7 +17,8 @@ using namespace bubblesim;
 std::int32_t warmup_of(const GeneratorInput& in) {
   if (!in.params.has("warmup")) return in.devices - 1;  // derived default: plain 1F1B
   // Beyond m + p every device already runs all m forwards first (GPipe); cap to stay in range.
-  return static_cast<std::int32_t>(std::min<std::int64_t>(in.params.integer("warmup"), in.microbatches + in.devices));
+  return static_cast<std::int32_t>(
+      std::min<std::int64_t>(in.params.integer("warmup"), in.microbatches + in.devices));
 }
 
 Table generate(const GeneratorInput& in) {
@@ -56,10 +57,15 @@ Formula formula(const GeneratorInput& in) {
 
 void register_warmup_1f1b(Registrar& registrar) {
   registrar.add(Generator{
-      GeneratorInfo{"1f1b-warmup", "1F1B with a configurable number of warm-up forwards", "straight",
-                    "example plugin (schedules/examples/1f1b_warmup)",
-                    {optional_integer_param("warmup", "warm-up forwards on device 0 (device r runs warmup-r); "
-                                                      "default p-1, plain 1F1B", 0)}},
+      GeneratorInfo{
+          "1f1b-warmup",
+          "1F1B with a configurable number of warm-up forwards",
+          "straight",
+          "example plugin (schedules/examples/1f1b_warmup)",
+          {optional_integer_param("warmup",
+                                  "warm-up forwards on device 0 (device r runs warmup-r); "
+                                  "default p-1, plain 1F1B",
+                                  0)}},
       generate, formula});
 }
 
