@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "schedules/memory_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
@@ -19,12 +20,6 @@ enum class NetworkModel {
   None,        // no communication cost at all (the idealized table)
   FixedDelay,  // a constant delay on every cross-device F->F and B->B edge, no bandwidth limit
   Topology,    // flows over routes with max-min fair sharing of every link, plus route latency
-};
-
-/// When activation memory is released (SCHEDULES.md 6.2).
-enum class ReleaseConvention {
-  Split,             // M_B - M_W at the end of B, M_W at the end of W (ZB paper); fused B frees all
-  BackwardComplete,  // everything at the op completing the backward (W when split, else B)
 };
 
 /// A link fault (docs/reliability.md): from time `at`, the directed link carries at most
