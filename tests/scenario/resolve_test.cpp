@@ -43,9 +43,10 @@ TEST_CASE("resolve: communication.delay is `delay` in the generator input and th
   CHECK(make_generator_input(r, {}).delay.ps() == 601'000'000);
   Table table;
   const EngineInput in = make_engine_input(r, table, {}, Replay::Simulated);
-  CHECK(in.network == NetworkModel::FixedDelay);
-  CHECK(in.fixed_delay.ps() == 601'000'000);
-  CHECK(make_engine_input(r, table, {}, Replay::Idealized).network == NetworkModel::None);
+  REQUIRE(std::holds_alternative<FixedDelayNetwork>(in.network));
+  CHECK(std::get<FixedDelayNetwork>(in.network).delay.ps() == 601'000'000);
+  CHECK(std::holds_alternative<NoCostNetwork>(
+      make_engine_input(r, table, {}, Replay::Idealized).network));
 }
 
 TEST_CASE("resolve: offload bandwidths from the route to the host, or the private link") {
@@ -73,8 +74,8 @@ TEST_CASE("resolve: the fault-free replay drops the faults and keeps the rest") 
   const EngineInput healthy = make_engine_input(r, table, {}, Replay::FaultFree);
   CHECK(healthy.compute_slowdown.empty());
   CHECK(healthy.link_faults.empty());
-  CHECK(healthy.network == NetworkModel::Topology);
-  CHECK(healthy.device_vertex == faulty.device_vertex);
+  REQUIRE(healthy.topology_network() != nullptr);
+  CHECK(healthy.topology_network()->device_vertex == faulty.topology_network()->device_vertex);
 }
 
 TEST_CASE("the resolved-scenario JSON of the reports") {

@@ -202,17 +202,14 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   in.stage_costs = stage_costs;
   in.release = scenario.memory.release;
   if (replay == Replay::Idealized) {
-    in.network = NetworkModel::None;
+    in.network = NoCostNetwork{};
     return in;
   }
   const CommunicationSpec& comm = scenario.communication;
   if (comm.kind == CommunicationKind::FixedDelay) {
-    in.network = NetworkModel::FixedDelay;
-    in.fixed_delay = comm.delay;
+    in.network = FixedDelayNetwork{comm.delay};
   } else {
-    in.network = NetworkModel::Topology;
-    in.topology = comm.topology.get();
-    in.device_vertex = comm.placement;
+    in.network = TopologyNetwork{comm.topology.get(), comm.placement};
     in.sync = make_sync_plan(resolved, table);  // docs/parallelism.md
   }
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
