@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli_support.h"
+#include "schedules/builtin_generators.h"
 #include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
@@ -42,7 +43,7 @@ std::string text_row(const std::string& out, const std::string& label) {
 }  // namespace
 
 TEST_CASE("explain NAME without a scenario prints exactly the description and the parameters") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   for (const char* name : {"1f1b", "optimized", "interleaved-1f1b"}) {
     CAPTURE(name);
     const Generator* g = registry.find(name);
@@ -228,7 +229,7 @@ TEST_CASE(
 }
 
 TEST_CASE("explain_schedule skips a default baseline whose generator refuses the scenario") {
-  const Registry builtins = Registry::with_builtins();
+  const Registry builtins = builtin_registry();
   Registry registry;
   registry.add(*builtins.find("gpipe"));
   registry.add(*builtins.find("1f1b"));

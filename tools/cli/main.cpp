@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 
+#include "schedules/builtin_generators.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "tools/cli/command_set.h"
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    context.registry = Registry::with_builtins();
+    context.registry = builtin_registry();
     load_plugins(context);
     return commands.dispatch(context);
   } catch (const InputError& e) {
