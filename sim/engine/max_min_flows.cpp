@@ -1,11 +1,11 @@
+#include "sim/engine/max_min_flows.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-
-#include "sim/engine/max_min_flows.h"
 
 namespace bubblesim {
 namespace {
