@@ -49,5 +49,4 @@ class CostDurations final : public DurationModel {
   std::vector<double> slowdown_;
 };
 
-
 }  // namespace bubblesim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "sim/engine/duration_model.h"
@@ -54,6 +55,7 @@ std::string out_of_memory_text(const OutOfMemory& o) {
 // What either replay produced, before the metrics.
 struct Outcome {
   OpTimings timings;
+  std::vector<DeviceTimes> device_times;  // empty: from the timings
   std::vector<DeviceMemory> memory;
   std::vector<Time> exposed_comm, exposed_offload;
   std::vector<Bytes> offloaded;
@@ -72,40 +74,49 @@ struct Engine::State {
 
   explicit State(EngineInput input) : in(std::move(input)) {}
   SimulationResult run();
-  SimulationResult result_of(const OpIndex& index, Outcome outcome, const NetworkModel& network,
+  SimulationResult result_of(const Table& table, Outcome outcome, const NetworkModel& network,
                              GradientSync* sync);
 };
 
 SimulationResult Engine::State::run() {
   check_input(in);
   const Table& table = *in.table;
-  const OpIndex index(table);
+  std::optional<OpIndex> index;  // built when needed: the list replay works on the table itself
+  auto indexed = [&]() -> const OpIndex& {
+    if (!index) index.emplace(table);
+    return *index;
+  };
   std::vector<Time> given;  // from EngineInput::durations; empty: from the stage costs
-  if (in.durations) in.durations->fill(index, in.stage_costs, given);
+  if (in.durations) in.durations->fill(indexed(), in.stage_costs, given);
   const CostDurations cost_durations(in.compute_slowdown);
   std::unique_ptr<NetworkModel> network = make_network_model(in);
   // Without contention, a copy, an observer or a sync, one pass of list scheduling gives the
   // event loop's result; a deadlock or an overflow is replayed by the event loop for its report.
-  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync && !index.has_copies()) {
+  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync) {
     const OpDuration duration = [&](std::int32_t d, std::uint32_t n) {
-      return given.empty() ? cost_durations.on(index, in.stage_costs, index.op(d, n), d) : given[n];
+      if (!given.empty()) return given[n];
+      const OpIndex& i = indexed();
+      return cost_durations.on(i, in.stage_costs, i.op(d, n), d);
     };
-    if (network->contention_free(index, in.stage_costs, duration)) {
-      ListReplay replay(index, in, given.empty() ? nullptr : &given, *network);
+    if (network->contention_free(table, in.stage_costs, duration)) {
+      ListReplay replay(table, in, given.empty() ? nullptr : &given, *network);
       Outcome o;
-      o.timings = OpTimings(index.ops_per_device());
+      std::vector<std::size_t> rows;
+      for (const auto& ops : table.device_ops) rows.push_back(ops.size());
+      o.timings = OpTimings(rows);
       if (replay.run(o.timings)) {
         o.memory = replay.memory();
         o.exposed_comm = replay.exposed_comm();
+        o.device_times = replay.device_times();
         o.events = replay.events();
         o.list_scheduled = true;
-        return result_of(index, std::move(o), *network, nullptr);
+        return result_of(table, std::move(o), *network, nullptr);
       }
       network = make_network_model(in);
     }
   }
-  const OpGraph graph(index, in.stage_costs);
-  if (given.empty()) cost_durations.fill(index, in.stage_costs, given);
+  const OpGraph graph(indexed(), in.stage_costs);
+  if (given.empty()) cost_durations.fill(indexed(), in.stage_costs, given);
   MemoryAccounting memory(graph, in.release, in.memory_budget, in.host_capacity,
                           network->hosts(table.devices), observers);
   std::unique_ptr<GradientSync> sync;
@@ -126,12 +137,11 @@ SimulationResult Engine::State::run() {
   o.offloaded = memory.offloaded();
   o.out_of_memory = memory.out_of_memory();
   o.events = times.events;
-  return result_of(index, std::move(o), *network, sync.get());
+  return result_of(table, std::move(o), *network, sync.get());
 }
 
-SimulationResult Engine::State::result_of(const OpIndex& index, Outcome o,
+SimulationResult Engine::State::result_of(const Table& table, Outcome o,
                                           const NetworkModel& network, GradientSync* sync) {
-  const Table& table = index.table();
   const auto devices = static_cast<std::size_t>(table.devices);
   SimulationResult result;
   result.events = o.events;
@@ -145,8 +155,9 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome o,
     result.status = RunStatus::OutOfMemory;
     result.failure = out_of_memory_text(result.out_of_memory.front());
   }
+  if (o.device_times.empty()) o.device_times = device_times(table, result.timings);
   result.metrics =
-      compute_metrics(table, in.stage_costs, result.timings, peaks_of(o.memory), o.exposed_comm);
+      compute_metrics(table, in.stage_costs, o.device_times, peaks_of(o.memory), o.exposed_comm);
   Metrics& m = result.metrics;
   for (const DeviceMemory& d : o.memory) m.peak_memory_time_per_device.push_back(d.total_peak_time);
   m.offloaded_bytes_per_device = o.offloaded;
@@ -159,7 +170,7 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome o,
   for (Time t : m.exposed_offload_per_device) m.exposed_offload += t;
   m.d2h_busy_per_device.assign(devices, Time::zero());
   m.h2d_busy_per_device.assign(devices, Time::zero());
-  if (index.has_copies()) {
+  if (!o.list_scheduled) {  // copies exist only in the event loop's replays
     for (std::int32_t d = 0; d < table.devices; ++d) {
       const auto row = result.timings[static_cast<std::size_t>(d)];
       for (std::size_t i = 0; i < row.size(); ++i) {
