@@ -43,7 +43,8 @@ Time CostDurations::of(const OpGraph& graph, const Op& op) {
   return Time::zero();
 }
 
-void CostDurations::fill(const OpGraph& graph, std::vector<Time>& out) const {
+void CostDurations::fill(const OpGraph& graph, std::int32_t /*iteration*/,
+                         std::vector<Time>& out) const {
   out.resize(graph.size());
   for (std::uint32_t n = 0; n < graph.size(); ++n) {
     Time t = of(graph, graph.op(n));

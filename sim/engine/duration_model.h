@@ -1,9 +1,12 @@
 #pragma once
 // DurationModel: how long each op of a graph takes in one replay. The engine asks for all
-// durations before a replay starts, so a model that draws them from distributions (Monte Carlo)
-// replays the same OpGraph many times with new durations and never rebuilds it. The default,
-// CostDurations, reads them from the stage costs and slows every compute op of a straggler down.
+// durations before each iteration it replays (iteration_plan.h), so a model that draws them from
+// distributions (Monte Carlo) replays the same OpGraph many times with new durations and never
+// rebuilds it; a model is a pure function of (graph, iteration), so replays are reproducible. The
+// default, CostDurations, reads them from the stage costs and slows every compute op of a straggler
+// down.
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/engine/op_graph.h"
@@ -14,9 +17,12 @@ namespace bubblesim {
 class DurationModel {
  public:
   virtual ~DurationModel() = default;
-  /// out[n] = compute time of node n (resized to graph.size()). Copies (O, L) get zero: their time
-  /// comes from the network model.
-  virtual void fill(const OpGraph& graph, std::vector<Time>& out) const = 0;
+  /// out[n] = compute time of node n in iteration `iteration` (0 first; resized to graph.size()).
+  /// Copies (O, L) get zero: their time comes from the network model.
+  virtual void fill(const OpGraph& graph, std::int32_t iteration, std::vector<Time>& out) const = 0;
+  /// Whether durations differ between iterations (a sampling model); a model that does not
+  /// lets the engine skip replays whose result is a shift of the previous one.
+  virtual bool varies_by_iteration() const { return true; }
 };
 
 /// Durations from the stage costs: F, B (backward for inputs when a W exists, else the full
@@ -26,7 +32,8 @@ class CostDurations final : public DurationModel {
  public:
   explicit CostDurations(std::vector<double> compute_slowdown = {})
       : slowdown_(std::move(compute_slowdown)) {}
-  void fill(const OpGraph& graph, std::vector<Time>& out) const override;
+  void fill(const OpGraph& graph, std::int32_t iteration, std::vector<Time>& out) const override;
+  bool varies_by_iteration() const override { return false; }
   /// The unslowed duration of one op.
   static Time of(const OpGraph& graph, const Op& op);
 
