@@ -11,14 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "schedules/replay_settings.h"
 #include "sim/units/time.h"
 
 namespace bubblesim {
-
-enum class IterationBarrier : std::uint8_t {
-  Global,  // every device waits for the slowest (plus the barrier's own time) before its step
-  None,    // each device steps and starts its next iteration on its own
-};
 
 /// Two devices that exchange gradients after their last op (tied embeddings): both wait until
 /// both have finished, then spend `duration` together.
@@ -35,20 +31,6 @@ struct IterationPlan {
   Time barrier_duration;             // the global synchronisation itself (Global only)
   std::vector<PairSync> pair_syncs;
 
-  /// Whether anything happens after the table's last op.
-  bool has_post_work() const {
-    if (barrier_duration > Time::zero() || !pair_syncs.empty()) return true;
-    for (Time t : optimizer_step)
-      if (t > Time::zero()) return true;
-    return false;
-  }
-};
-
-/// How a cross-device send occupies its sender (communication.p2p).
-enum class P2pMode : std::uint8_t {
-  Async,     // the sender's compute stream goes on at once; the receiver waits for the data
-  Blocking,  // the sender's compute stream is held until its sends have arrived (Megatron's
-             // batched send/receive waits for completion); the receiver waits for the data
 };
 
 }  // namespace bubblesim
