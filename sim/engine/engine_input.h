@@ -44,6 +44,11 @@ struct TopologyNetwork {
 };
 using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwork>;
 
+/// Which replay runs. Auto: list scheduling where no two transfers can compete and nothing
+/// watches (the same result, faster; docs/engine.md), else the event loop. EventLoop: always the
+/// event loop (the equivalence tests and benchmarks compare both).
+enum class ReplayPath { Auto, EventLoop };
+
 struct EngineInput {
   const Table* table = nullptr;
   std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
@@ -71,6 +76,7 @@ struct EngineInput {
   P2pMode p2p = P2pMode::Async;
   /// Whole iterations: how many, and what ends each (iteration_plan.h). Default: one replay.
   IterationPlan iterations;
+  ReplayPath path = ReplayPath::Auto;
 
   const TopologyNetwork* topology_network() const { return std::get_if<TopologyNetwork>(&network); }
 };
