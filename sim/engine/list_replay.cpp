@@ -11,8 +11,13 @@ namespace bubblesim {
 using namespace list_replay;
 
 ListReplay::ListReplay(const Table& table, const EngineInput& in,
-                       const std::vector<Time>* durations, NetworkModel& network)
-    : table_(table), in_(in), durations_(durations), network_(network) {}
+                       const std::vector<Time>* durations, NetworkModel& network,
+                       std::vector<Time> device_start)
+    : table_(table),
+      in_(in),
+      durations_(durations),
+      network_(network),
+      device_start_(std::move(device_start)) {}
 
 bool ListReplay::run(OpTimings& timings) {
   const Table& table = table_;
@@ -149,6 +154,7 @@ bool ListReplay::run(OpTimings& timings) {
     lanes[d].ops = table.device_ops[d].data();
     lanes[d].count = static_cast<std::uint32_t>(table.device_ops[d].size());
     lanes[d].row = times.data() + node;
+    if (d < device_start_.size()) lanes[d].free = device_start_[d].ps();
     node += table.device_ops[d].size();
   }
   std::vector<std::int32_t> work;
@@ -333,7 +339,7 @@ bool ListReplay::run(OpTimings& timings) {
     t.busy = Time::from_ps(lane.busy);
     t.recompute = Time::from_ps(lane.recompute);
     if (lane.first_start >= 0) t.first = Time::from_ps(lane.first_start);
-    t.last = t.end = Time::from_ps(lane.free);
+    if (lane.cursor > 0) t.last = t.end = Time::from_ps(lane.free);
   }
   events_ = completed + arrivals;
   return completed == table.op_count();

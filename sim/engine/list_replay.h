@@ -15,10 +15,10 @@
 // it may need (the activation or the gradient edge) ends. No graph, no edge lists, no event
 // queue: per op, the end-time entry and its timing.
 //
-// It handles compute ops only, no observer, no gradient sync: the engine uses it when the table
-// has no copies, nothing watches and the network is contention-free, and falls back to the
-// event loop when run() returns false: an op could not run (a deadlock, which the event loop
-// names) or memory went over a budget (the event loop orders the out-of-memory records).
+// It handles compute ops only, no observer, no gradient sync, no blocking send: the engine uses
+// it when the table has no copies, nothing watches and the network is contention-free, and falls
+// back to the event loop when run() returns false: an op could not run (a deadlock, which the event
+// loop names) or memory went over a budget (the event loop orders the out-of-memory records).
 
 #include <array>
 #include <vector>
@@ -42,8 +42,9 @@ class ListReplay {
  public:
   /// `durations`: per node (device-major), or null for the stage costs (with
   /// in.compute_slowdown, as CostDurations). `table` is in.table.
+  /// `device_start`: per device, when its first op may start (a later iteration); empty = 0.
   ListReplay(const Table& table, const EngineInput& in, const std::vector<Time>* durations,
-             NetworkModel& network);
+             NetworkModel& network, std::vector<Time> device_start = {});
   /// Fills `timings` (shaped like the table). False: fall back to the event loop.
   bool run(OpTimings& timings);
 
@@ -57,6 +58,7 @@ class ListReplay {
   const EngineInput& in_;
   const std::vector<Time>* durations_;
   NetworkModel& network_;
+  std::vector<Time> device_start_;
   std::vector<DeviceMemory> memory_;
   std::vector<Time> exposed_comm_;
   std::vector<DeviceTimes> device_times_;
