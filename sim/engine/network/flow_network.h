@@ -32,7 +32,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   std::optional<Time> copy(std::int32_t device, CopyDirection direction, Bytes bytes,
                            std::uint32_t token, Time now) override;
   void on_event(std::uint32_t payload, Time now) override;
-  HostLayout hosts(std::int32_t devices) const override { return hosts_; }
+  HostLayout hosts(std::int32_t /*devices*/) const override { return hosts_; }
   FlowPort* sync_port() override { return this; }
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
