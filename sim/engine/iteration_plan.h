@@ -30,7 +30,6 @@ struct IterationPlan {
   std::vector<Time> optimizer_step;  // per device; empty = no step (or GradientSync's own)
   Time barrier_duration;             // the global synchronisation itself (Global only)
   std::vector<PairSync> pair_syncs;
-
 };
 
 }  // namespace bubblesim
