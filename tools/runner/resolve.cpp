@@ -138,10 +138,13 @@ void add_tensor_parallel_communication(const Scenario& sc, ResolvedScenario& r) 
   }
 }
 
-/// Gradient bytes, optimizer time and the TP split (docs/parallelism.md).
+/// Gradient bytes, optimizer time and the TP split (docs/parallelism.md). Under a topology the
+/// gradient bytes are derived without `parallelism:` too: a schedule that holds a stage on two
+/// devices (Chimera, DualPipe) pays its replica all-reduce whenever they are known.
 void resolve_parallelism(const Scenario& sc, ResolvedScenario& r) {
   const ParallelismSpec& par = sc.parallelism;
-  if (!par.enabled || sc.stages <= 0 ||
+  const bool topology = sc.communication.kind == CommunicationKind::Topology;
+  if ((!par.enabled && !topology) || sc.stages <= 0 ||
       sc.costs.stages.size() != static_cast<std::size_t>(sc.stages))
     return;
   const auto p = static_cast<std::size_t>(sc.stages);
