@@ -4,6 +4,7 @@
 // data in the table model, so the scenario layer can hold them without linking the passes.
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -33,11 +34,19 @@ constexpr std::string_view memory_policy_name(MemoryPolicy p) {
   return "?";
 }
 
-/// `memory.recompute`.
+/// `memory.recompute` (docs/memory.md). `policy`:
+///   full       the recompute pass lists R(s, j) before every B of the chosen table stages (all,
+///              the listed `stages`, or the first ceil(fraction x stages)); F keeps the stage's
+///              input until R rebuilds the activation. With a transformer, `layers` of each
+///              stage are recomputed (R = their forward; F keeps the rest's activations).
+///   selective  Korthikanti et al.'s selective recompute of the attention core: a change of
+///              costs (B redoes the attention core, M_B drops its activations), made by the
+///              resolve step; the pass adds no R ops.
 struct RecomputeSettings {
   MemoryPolicy policy = MemoryPolicy::None;
-  std::vector<std::int32_t> stages;  // selective: explicit table stages (wins over fraction)
-  double fraction = 0.5;             // selective without stages
+  std::vector<std::int32_t> stages;    // full: explicit table stages (wins over fraction)
+  std::optional<double> fraction;      // full: the first ceil(fraction x stages) table stages
+  std::optional<std::int64_t> layers;  // full, transformer: layers per stage recomputed
 };
 
 /// `memory.offload`; d2h / h2d are derived per device by the runner's resolve step.

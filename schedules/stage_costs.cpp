@@ -3,6 +3,11 @@
 namespace bubblesim {
 
 std::vector<StageCost> CostProfile::for_table(int chunks) const {
+  if (auto it = chunked.find(chunks);
+      chunks > 1 && it != chunked.end() &&
+      it->second.size() == stages.size() * static_cast<std::size_t>(chunks)) {
+    return it->second;
+  }
   std::vector<StageCost> out;
   out.reserve(stages.size() * static_cast<std::size_t>(chunks));
   for (const StageCost& c : stages) {

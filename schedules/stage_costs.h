@@ -2,6 +2,7 @@
 // Per-stage costs: what one microbatch costs on one stage. The cost profile of a scenario holds
 // them per pipeline stage of the p-way split; `for_table` divides them among a table's chunks.
 
+#include <map>
 #include <vector>
 
 #include "sim/units/bytes.h"
@@ -26,10 +27,15 @@ struct StageCost {
 
 struct CostProfile {
   std::vector<StageCost> stages;  // one per pipeline stage of the p-way split
+  /// Individual costs of the p x v table stages of a table with v chunks per device, in
+  /// virtual-stage (model) order, when known (a transformer with a chunk layout: each chunk's
+  /// layers, the embedding on the first, the LM head on the last; tools/costmodel/model_costs.h).
+  std::map<int, std::vector<StageCost>> chunked;
 
-  /// Costs per table stage for a table with `chunks` table stages per profile stage: table stage
-  /// s takes profile stage s / chunks with times and bytes divided by `chunks` (p2p bytes are not
-  /// divided: the activation tensor between chunks has the same size).
+  /// Costs per table stage for a table with `chunks` table stages per profile stage: `chunked`'s
+  /// list for that count when there is one; otherwise table stage s takes profile stage
+  /// s / chunks with times and bytes divided by `chunks` (p2p bytes are not divided: the
+  /// activation tensor between chunks has the same size).
   std::vector<StageCost> for_table(int chunks) const;
   /// A profile where every one of `stages` stages has the same cost.
   static CostProfile uniform(int stages, const StageCost& cost);

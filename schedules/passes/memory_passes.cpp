@@ -56,16 +56,17 @@ std::string PassDecision::summary() const {
 PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>& stage_costs,
                                 const RecomputeSettings& settings) {
   PassResult out{table, empty_decision("recompute", settings.policy, table)};
-  if (settings.policy == MemoryPolicy::None) return out;
-  std::vector<bool> chosen(static_cast<std::size_t>(table.stages),
-                           settings.policy == MemoryPolicy::Full);
-  if (settings.policy == MemoryPolicy::Selective) {
+  // Selective recompute changes costs, not the table (memory_settings.h).
+  if (settings.policy != MemoryPolicy::Full) return out;
+  const bool subset = !settings.stages.empty() || settings.fraction.has_value();
+  std::vector<bool> chosen(static_cast<std::size_t>(table.stages), !subset);
+  if (subset) {
     if (!settings.stages.empty()) {
       for (std::int32_t s : settings.stages) {
         if (s >= 0 && s < table.stages) chosen[static_cast<std::size_t>(s)] = true;
       }
     } else {
-      auto n = static_cast<std::int32_t>(std::ceil(settings.fraction * table.stages - 1e-9));
+      auto n = static_cast<std::int32_t>(std::ceil(*settings.fraction * table.stages - 1e-9));
       for (std::int32_t s = 0; s < std::min(n, table.stages); ++s)
         chosen[static_cast<std::size_t>(s)] = true;
     }

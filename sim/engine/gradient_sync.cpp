@@ -88,8 +88,10 @@ std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, boo
                                          std::vector<VertexId> ranks,
                                          CollectiveAlgorithm algorithm) {
   const auto id = static_cast<std::uint32_t>(instances.size());
-  auto steps = collective_steps(CollectiveKind::AllReduce, algorithm, units[u].bytes.as_double(),
-                                node_of_gpus(topology, ranks));
+  const CollectiveKind kind =
+      units[u].phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
+  auto steps =
+      collective_steps(kind, algorithm, units[u].bytes.as_double(), node_of_gpus(topology, ranks));
   instances.push_back(
       std::make_unique<CollectiveInstance>(topology, std::move(ranks), std::move(steps)));
   instance_unit.push_back(u);
@@ -114,7 +116,9 @@ Time GradientSync::Impl::closed_form(std::int32_t s, Phase phase,
     it = closed_cache.emplace(key, std::make_pair(Time::zero(), nodes)).first;
     ab_cache[key] = ab;
   }
-  return collective_closed_form(CollectiveKind::AllReduce, algorithm, bytes.as_double(),
+  const CollectiveKind kind =
+      phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
+  return collective_closed_form(kind, algorithm, bytes.as_double(),
                                 static_cast<std::int32_t>(ranks.size()), it->second.second,
                                 ab_cache[key]);
 }
@@ -180,8 +184,11 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
   if (instance_reported[id] && !observers.empty()) {
     const CollectiveInstance& c = *instances[id];
     CollectiveEvent e;
-    e.name = fmt::format("{} all-reduce stage {} bucket {}",
-                         unit.phase == Phase::Replica ? "replica" : "dp", unit.stage, unit.bucket);
+    e.name =
+        fmt::format("{} {} stage {} bucket {}", unit.phase == Phase::Replica ? "replica" : "dp",
+                    collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
+                                                                      : plan.gradient_collective),
+                    unit.stage, unit.bucket);
     e.device = instance_device[id];
     e.start = c.start_time();
     e.end = c.end_time();

@@ -42,6 +42,11 @@ struct SyncPlan {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   bool replica_sync = true;
   std::vector<Time> optimizer;  // per device; zero = no optimizer op
+  /// ZeRO >= 1 (sharded optimizer state): the data-parallel phase reduce-scatters the gradients
+  /// instead of all-reducing them, and after its optimizer step each device all-gathers its
+  /// updated parameters for parameter_gather[d] (timed on its data-parallel group).
+  CollectiveKind gradient_collective = CollectiveKind::AllReduce;
+  std::vector<Time> parameter_gather;  // per device; empty = none
   /// Per table stage: TP all-reduce time already inside each F and each B op's duration (for
   /// traces and tp_comm); empty = no TP.
   std::vector<Time> tp_forward, tp_backward;

@@ -112,7 +112,9 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
     last_sync = std::max(last_sync, sync_end);
     const Time opt = d < plan.optimizer.size() ? plan.optimizer[d] : Time::zero();
     sm.optimizer = std::max(sm.optimizer, opt);
-    const Time opt_end = sync_end + opt;
+    const Time gather = d < plan.parameter_gather.size() ? plan.parameter_gather[d] : Time::zero();
+    sm.parameter_gather = std::max(sm.parameter_gather, gather);
+    const Time opt_end = sync_end + opt + gather;
     sm.optimizer_end_per_device[d] = opt_end;
     m.makespan = std::max(m.makespan, opt_end);
   }

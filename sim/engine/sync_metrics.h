@@ -31,12 +31,13 @@ struct LinkClassUsage {
 
 struct SyncMetrics {
   bool enabled = false;
-  Time dp_sync;          // largest over stages of its DP all-reduce time (sum over buckets)
-  Time exposed_dp_sync;  // end of the last gradient sync minus end of the last compute op (>= 0)
-  Time replica_sync;     // largest over stages of its replica all-reduce time
-  Time optimizer;        // largest optimizer step over devices
-  Time tp_comm;          // largest over devices of the TP all-reduce time inside its ops
-  Time compute_end;      // end of the last compute op (before the syncs)
+  Time dp_sync;           // largest over stages of its DP all-reduce time (sum over buckets)
+  Time exposed_dp_sync;   // end of the last gradient sync minus end of the last compute op (>= 0)
+  Time replica_sync;      // largest over stages of its replica all-reduce time
+  Time optimizer;         // largest optimizer step over devices
+  Time parameter_gather;  // ZeRO >= 1: largest post-step parameter all-gather over devices
+  Time tp_comm;           // largest over devices of the TP all-reduce time inside its ops
+  Time compute_end;       // end of the last compute op (before the syncs)
   std::vector<Time> sync_end_per_device;
   std::vector<Time> optimizer_end_per_device;
   std::vector<CollectiveSummary> collectives;

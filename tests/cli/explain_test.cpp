@@ -174,7 +174,7 @@ TEST_CASE("explain reads offload, reload and recompute decisions from the replay
 
   Result text = run(std::string("explain 1f1b ") + kPasses);
   REQUIRE(text.code == 0);
-  CHECK(text.out.find("scenario's recompute pass (selective): 8 of 32 activations on stages [0]") !=
+  CHECK(text.out.find("scenario's recompute pass (full): 8 of 32 activations on stages [0]") !=
         std::string::npos);
   // Deterministic: no timing-dependent number without a solver in the note.
   CHECK(run(std::string("explain 1f1b ") + kPasses).out == text.out);

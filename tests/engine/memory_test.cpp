@@ -138,11 +138,11 @@ TEST_CASE("full recomputation: peak activation falls to the stored inputs, busy 
   Table t = generate("1f1b", p, m, c);
   EngineInput in = input_for(t, c);
   SimulationResult base = simulate(in);
-  PassResult full =
-      apply_recompute_pass(t, in.stage_costs, RecomputeSettings{MemoryPolicy::Full, {}, 0.5});
+  PassResult full = apply_recompute_pass(
+      t, in.stage_costs, RecomputeSettings{MemoryPolicy::Full, {}, std::nullopt, std::nullopt});
   REQUIRE(validate_table(full.table).empty());
   SimulationResult rf = simulate(input_for(full.table, c));
-  RecomputeSettings sel{MemoryPolicy::Selective, {}, 0.5};
+  RecomputeSettings sel{MemoryPolicy::Full, {}, 0.5, std::nullopt};  // the first half
   PassResult half = apply_recompute_pass(t, in.stage_costs, sel);
   SimulationResult rs = simulate(input_for(half.table, c));
   REQUIRE(rf.status == RunStatus::Ok);

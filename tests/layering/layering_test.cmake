@@ -15,6 +15,7 @@ set(layer_prefixes
   "schedules/:table"
   "topologies/:topologies"
   "sim/engine/:engine"
+  "tools/costmodel/:costmodel"
   "tools/scenario/:scenario"
   "tools/runner/:runner"
   "tools/report/:reports"
@@ -31,7 +32,8 @@ set(allowed_generators table)
 set(allowed_optimizer table)
 set(allowed_builtin_generators generators optimizer)
 set(allowed_engine table topologies)
-set(allowed_scenario table topologies)
+set(allowed_costmodel table)
+set(allowed_scenario table topologies costmodel)
 set(allowed_runner scenario engine generators)
 set(allowed_reports runner)
 set(allowed_sweep reports)
@@ -53,8 +55,8 @@ function(layer_of path out)
 endfunction()
 
 # The transitive closure of allowed_<layer>, into reachable_<layer>.
-set(layers units table topologies plugin generators optimizer builtin_generators engine scenario
-           runner reports sweep calibration cli)
+set(layers units table topologies plugin generators optimizer builtin_generators engine costmodel
+           scenario runner reports sweep calibration cli)
 foreach(layer IN LISTS layers)
   set(reach ${allowed_${layer}})
   set(frontier ${reach})

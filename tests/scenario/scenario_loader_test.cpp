@@ -82,7 +82,7 @@ TEST_CASE("several errors are reported at once, in file order") {
             "s.yaml:3:42: error: costs.colour: unknown key 'colour' (allowed: forward, "
             "backward_input, backward_weight, recompute, fused_forward_backward, "
             "activation_memory, weight_grad_memory, stage_input_memory, p2p_bytes, "
-            "static_memory, profile, gradient_bytes, optimizer_step)",
+            "static_memory, profile, gradient_bytes, optimizer_step, per, per_layer)",
             "s.yaml:4:13: error: schedules[0]: unknown schedule 'gpip'; did you mean 'gpipe'? "
             "(known: gpipe, 1f1b, interleaved)",
             "s.yaml:5:1: error: extra: unknown key 'extra' (allowed: name, description, "

@@ -62,17 +62,17 @@ CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerMod
                                  profile.stages.size(), layers_per_stage.size()));
   }
   const double peak = gpu.flops.flops_per_second();
-  if (!(peak > 0) || !(gpu.efficiency > 0)) {
+  if (!(peak > 0) || !(gpu.nominal_efficiency() > 0)) {
     throw InputError("calibration needs a positive peak FLOP rate and efficiency");
   }
   const TransformerLayerCosts layer = transformer_layer_costs(model);
-  const double rate = peak * gpu.efficiency;
+  const double rate = peak * gpu.nominal_efficiency();
   const auto has = [&](const char* op) { return profile.ops.count(op) != 0; };
 
   CalibrationResult r;
   r.layers_per_stage = layers_per_stage;
   r.peak_flops = peak;
-  r.given_efficiency = gpu.efficiency;
+  r.given_efficiency = gpu.nominal_efficiency();
   r.has_lm_head = model.vocab > 0;
   for (std::size_t i = 0; i < profile.stages.size(); ++i) {
     const StageCost& m = profile.stages[i];

@@ -67,7 +67,7 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
       throw InputError(fmt::format("--flops '{}': {}", o.flops, e.what()));
     }
   }
-  if (o.efficiency > 0) gpu.efficiency = o.efficiency;
+  if (o.efficiency > 0) gpu.efficiency.constant = o.efficiency;
 
   const std::string text = read_text_file(o.profile);
   const int stages = profile_stage_count(text);

@@ -1,13 +1,24 @@
-// `bubblesim list`: the known schedules, built-in and from plugins.
+// `bubblesim list`: the known schedules, built-in and from plugins; `--presets`: the model and GPU
+// presets (docs/models.md) with their values and sources.
+#include <memory>
+
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
+#include "tools/costmodel/presets.h"
 #include "tools/report/catalog_report.h"
 
 namespace bubblesim {
 
 void add_list_command(CLI::App& app, CommandSet& commands) {
   CLI::App* list = app.add_subcommand("list", "list the known schedules (built-in and plugins)");
-  commands.add(list, [](CommandContext& context) {
+  auto presets = std::make_shared<bool>(false);
+  list->add_flag("--presets", *presets,
+                 "list the model and GPU presets (model.preset, cluster.gpu.preset) instead");
+  commands.add(list, [presets](CommandContext& context) {
+    if (*presets) {
+      emit("", presets_text());
+      return 0;
+    }
     emit("", schedule_list_text(context.registry));
     return 0;
   });

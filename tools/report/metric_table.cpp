@@ -185,6 +185,9 @@ const std::vector<Metric> kMetrics = {
     {"blocked_send_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "largest time a device's compute stream was held by its blocking sends (communication.p2p)",
      [](const MetricInput& in) { return number(in.sim().blocked_send); }},
+    {"parameter_gather_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "ZeRO 1-2: largest all-gather of the updated parameters after a device's optimizer step",
+     [](const MetricInput& in) { return number(in.sim().sync.parameter_gather); }},
 };
 }  // namespace
 

@@ -2,6 +2,8 @@
 
 #include <variant>
 
+#include "tools/costmodel/model_reader.h"
+
 namespace bubblesim {
 namespace {
 
@@ -50,22 +52,8 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
   sizes("static_memory_bytes", &StageCost::static_memory);
   j["costs"] = costs;
 
-  if (sc.model) {
-    const TransformerModel& m = *sc.model;
-    j["model"] = {{"layers", m.layers},
-                  {"hidden", m.hidden},
-                  {"heads", m.heads},
-                  {"seq_len", m.seq_len},
-                  {"micro_batch_size", m.micro_batch_size},
-                  {"vocab", m.vocab},
-                  {"dtype", m.dtype}};
-  }
-  if (sc.gpu) {
-    nlohmann::json g = {{"flops", sc.gpu->flops.flops_per_second()},
-                        {"efficiency", sc.gpu->efficiency}};
-    if (sc.gpu->memory) g["memory_bytes"] = sc.gpu->memory->count();
-    j["cluster"] = {{"gpu", g}};
-  }
+  if (sc.model) j["model"] = transformer_model_json(*sc.model);
+  if (sc.gpu) j["cluster"] = {{"gpu", gpu_spec_json(*sc.gpu)}};
 
   const CommunicationSpec& c = sc.communication;
   if (c.kind == CommunicationKind::FixedDelay) {
@@ -103,9 +91,8 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
                                     : nlohmann::json(nullptr)}};
   nlohmann::json recompute = {{"policy", memory_policy_name(mem.recompute.policy)},
                               {"stages", mem.recompute.stages}};
-  if (mem.recompute.policy == MemoryPolicy::Selective && mem.recompute.stages.empty()) {
-    recompute["fraction"] = mem.recompute.fraction;
-  }
+  if (mem.recompute.fraction) recompute["fraction"] = *mem.recompute.fraction;
+  if (mem.recompute.layers) recompute["layers"] = *mem.recompute.layers;
   if (sc.parallelism.enabled) {
     const ParallelismSpec& par = sc.parallelism;
     j["parallelism"] = {{"dp", par.dp},
@@ -114,7 +101,9 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
                         {"bucket_bytes", par.bucket.count()},
                         {"overlap", par.overlap},
                         {"algorithm", std::string(collective_algorithm_name(par.algorithm))},
-                        {"replica_sync", par.replica_sync}};
+                        {"replica_sync", par.replica_sync},
+                        {"sp", par.sp},
+                        {"zero", par.zero}};
   }
   j["memory"] = {
       {"budget_bytes", resolved.memory_budget.empty() ? nlohmann::json(nullptr) : budget},

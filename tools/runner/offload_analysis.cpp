@@ -26,7 +26,8 @@ OffloadAnalysis analyze_offload(const ResolvedScenario& resolved) {
   if (scenario.model && scenario.gpu) {
     const double h = static_cast<double>(scenario.model->hidden);
     const double seq = static_cast<double>(scenario.model->seq_len);
-    const double flops = scenario.gpu->flops.flops_per_second() * scenario.gpu->efficiency;
+    const double flops =
+        scenario.gpu->flops.flops_per_second() * scenario.gpu->nominal_efficiency();
     a.k_formula = 10.0 / (3.0 * (6.0 * h + seq)) * flops / a.bandwidth->bytes_per_second();
   }
   if (a.k)

@@ -7,9 +7,9 @@
 #include <stdexcept>
 
 #include "sim/engine/collectives.h"
+#include "tools/runner/resolve_costs.h"
 #include "tools/runner/sync_plan.h"
 #include "tools/scenario/scenario_loader.h"
-#include "tools/scenario/transformer_costs.h"
 
 namespace bubblesim {
 namespace {
@@ -50,114 +50,6 @@ OffloadBandwidths offload_bandwidths(const Scenario& scenario) {
     out.h2d.push_back(bottleneck(topo.route(*host, gpu)));
   }
   return out;
-}
-
-/// Whole-stage gradient bytes before the TP split: explicit, from the transformer (fp32
-/// gradients, Megatron's main_grad: 4 bytes per parameter), or from static memory (4 of its 18
-/// bytes per parameter are the fp32 gradient).
-std::vector<double> stage_gradient_bytes(const Scenario& sc) {
-  const auto p = static_cast<std::size_t>(sc.stages);
-  const ParallelismSpec& par = sc.parallelism;
-  std::vector<double> grad(p, 0.0);
-  std::vector<std::int64_t> layers;
-  if (sc.model) layers = split_layers(sc.model->layers, sc.stages);
-  for (std::size_t s = 0; s < p; ++s) {
-    if (!par.gradient_bytes.empty()) {
-      grad[s] = par.gradient_bytes[s].as_double();
-    } else if (sc.model) {
-      TransformerLayerCosts lc = transformer_layer_costs(*sc.model);
-      double params = lc.parameters * static_cast<double>(layers[s]);
-      if (s == 0 || s + 1 == p) params += lc.embedding_parameters;
-      grad[s] = params * 4.0;
-    } else {
-      grad[s] = sc.costs.stages[s].static_memory.as_double() * 4.0 / 18.0;
-    }
-  }
-  return grad;
-}
-
-/// Megatron tensor parallelism over T ranks: every time, activation, p2p and static size divided
-/// by T (sequence parallelism splits every activation tensor, Korthikanti et al. eq. 5; the p2p
-/// hidden state is sent as T shards in parallel).
-void split_for_tensor_parallelism(std::vector<StageCost>& stages, std::int64_t t) {
-  auto div = [&](Time x) { return Time::from_ps(x.ps() / t); };
-  auto divb = [&](Bytes x) { return Bytes(x.count() / t); };
-  for (StageCost& c : stages) {
-    c.forward = div(c.forward);
-    c.backward_input = div(c.backward_input);
-    c.backward_weight = div(c.backward_weight);
-    c.recompute = div(c.recompute);
-    c.fused = div(c.fused);
-    c.activation = divb(c.activation);
-    c.weight_grad = divb(c.weight_grad);
-    c.stage_input = divb(c.stage_input);
-    c.p2p = divb(c.p2p);
-    c.static_memory = divb(c.static_memory);
-  }
-}
-
-/// TP all-reduce time inside F and B (transformer model only: 2 all-reduces of s b h dtype bytes
-/// per layer in each, timed as flows on the stage's TP group), added to the ops' costs.
-void add_tensor_parallel_communication(const Scenario& sc, ResolvedScenario& r) {
-  const ParallelismSpec& par = sc.parallelism;
-  const auto p = static_cast<std::size_t>(sc.stages);
-  const std::int32_t t = par.tp;
-  if (t <= 1 || !sc.model || !sc.communication.topology ||
-      par.gpus.size() != static_cast<std::size_t>(par.world(sc.stages)))
-    return;
-  const Topology& topo = *sc.communication.topology;
-  const std::vector<std::int64_t> layers = split_layers(sc.model->layers, sc.stages);
-  const double bytes = transformer_layer_costs(*sc.model).hidden_state_bytes;
-  for (std::size_t s = 0; s < p; ++s) {
-    std::vector<VertexId> group;
-    for (std::int32_t rank = 0; rank < t; ++rank) {
-      group.push_back(par.gpus[par.rank_index(sc.stages, static_cast<std::int32_t>(s), 0, rank)]);
-    }
-    CollectiveTiming one;
-    try {
-      one = simulate_collective(topo, group, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring,
-                                bytes);
-    } catch (const std::invalid_argument& e) {
-      throw InputError({Diagnostic{par.where, "parallelism.tp", e.what()}});
-    }
-    // Megatron block: 2 all-reduces per layer in forward (attention, MLP), 2 in backward.
-    const auto count = 2 * layers[s];
-    const Time per_op = Time::from_ps(one.simulated.ps() * count);
-    r.sync.tp_forward[s] = per_op;
-    r.sync.tp_backward[s] = per_op;
-    StageCost& c = r.costs.stages[s];
-    c.forward += per_op;
-    c.backward_input += per_op;
-    c.recompute += per_op;
-    if (c.fused > Time::zero()) c.fused += per_op + per_op;
-    r.sync.tp_summaries.push_back(
-        CollectiveSummary{fmt::format("tp all-reduce stage {} (per F or B op)", s), "ring", t,
-                          static_cast<std::int32_t>(count),
-                          Bytes(static_cast<std::int64_t>(bytes * static_cast<double>(count))),
-                          per_op, Time::from_ps(one.closed_form.ps() * count)});
-  }
-}
-
-/// Gradient bytes, optimizer time and the TP split (docs/parallelism.md). Under a topology the
-/// gradient bytes are derived without `parallelism:` too: a schedule that holds a stage on two
-/// devices (Chimera, DualPipe) pays its replica all-reduce whenever they are known.
-void resolve_parallelism(const Scenario& sc, ResolvedScenario& r) {
-  const ParallelismSpec& par = sc.parallelism;
-  const bool topology = sc.communication.kind == CommunicationKind::Topology;
-  if ((!par.enabled && !topology) || sc.stages <= 0 ||
-      sc.costs.stages.size() != static_cast<std::size_t>(sc.stages))
-    return;
-  const auto p = static_cast<std::size_t>(sc.stages);
-  const std::vector<double> grad = stage_gradient_bytes(sc);
-  if (par.tp > 1) split_for_tensor_parallelism(r.costs.stages, par.tp);
-  SyncCosts& sync = r.sync;
-  sync.gradient_bytes.assign(p, Bytes::zero());
-  for (std::size_t s = 0; s < p; ++s) {
-    sync.gradient_bytes[s] = Bytes(static_cast<std::int64_t>(grad[s] / par.tp));
-  }
-  sync.tp_forward.assign(p, Time::zero());
-  sync.tp_backward.assign(p, Time::zero());
-  add_tensor_parallel_communication(sc, r);
 }
 
 /// The optimizer step of one GPU per pipeline stage (after the TP split): explicit, or Adam's
@@ -212,17 +104,17 @@ Time barrier_time(const Scenario& sc) {
 ResolvedScenario resolve(const Scenario& scenario) {
   ResolvedScenario r;
   r.scenario = &scenario;
-  r.costs = scenario.costs;
   r.memory_budget = budget_per_device(scenario);
   r.offload = offload_bandwidths(scenario);
   if (!scenario.file.empty()) r.base_dir = scenario_base_dir(scenario.file);
-  resolve_parallelism(scenario, r);
+  resolve_costs(scenario, r);
   r.optimizer_step = optimizer_steps(scenario, r);
   if (!r.sync.gradient_bytes.empty()) {
     r.sync.optimizer = r.optimizer_step;
     r.sync.optimizer.resize(static_cast<std::size_t>(scenario.stages), Time::zero());
   }
   r.barrier = barrier_time(scenario);
+  r.tied_embedding = resolve_tied_embedding(scenario);
   return r;
 }
 
@@ -269,6 +161,7 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   it.barrier = scenario.iteration.barrier;
   it.barrier_duration = it.barrier == IterationBarrier::Global ? resolved.barrier : Time::zero();
   if (!in.sync) it.optimizer_step = device_steps(resolved, table);
+  it.pair_syncs = tied_embedding_pairs(scenario, resolved.tied_embedding, table);
   if (replay == Replay::FaultFree) return in;
   in.compute_slowdown = scenario.faults.slowdown;
   for (const LinkFaultSpec& f : scenario.faults.links) {

@@ -2,27 +2,31 @@
 // resolve: the one conversion from a Scenario (what the file says) to what the generators and the
 // engine take. Every value derived from a scenario is computed here, once:
 //   memory_budget  per device (memory_budget_of_device: one value means every device)
-//   costs          per pipeline stage after the TP split, with the TP all-reduce time (timed as
+//   costs          per pipeline stage (and chunk) on one GPU: the transformer's derived costs
+//                  (resolve_costs.h) with explicit values in place, TP collectives (timed as
 //                  flows on the stage's TP group) added to F, B and R
 //   sync           gradient bytes, optimizer time and TP times per stage (docs/parallelism.md)
 //   offload        per device, the bandwidth of the route to and from its host (or
 //                  memory.offload.bandwidth under fixed-delay)
-//   iterations     the optimizer step per stage and, per device, what ends an iteration
-//                  (docs/iterations.md)
+//   iterations     the optimizer step per stage and, per device, what ends an iteration,
+//                  the tied-embedding all-reduce included (tied_embedding.h, docs/iterations.md)
 // make_generator_input and make_engine_input build the inputs from it; nothing else derives them.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "schedules/generator.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
+#include "sim/engine/collectives.h"
 #include "sim/engine/engine_input.h"
 #include "sim/engine/sync_metrics.h"
 #include "sim/units/bytes.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
+#include "tools/runner/tied_embedding.h"
 #include "tools/scenario/scenario.h"
 
 namespace bubblesim {
@@ -39,6 +43,10 @@ struct SyncCosts {
   std::vector<Time> optimizer;                // per GPU holding the stage
   std::vector<Time> tp_forward, tp_backward;  // TP all-reduce time inside F and B (in `costs`)
   std::vector<CollectiveSummary> tp_summaries;
+  /// ZeRO >= 1: gradients reduce-scattered (not all-reduced); levels 1 and 2: the updated
+  /// parameters all-gathered after the optimizer step, per GPU holding the stage.
+  CollectiveKind gradient_collective = CollectiveKind::AllReduce;
+  std::vector<Time> parameter_gather;
 };
 
 /// A scenario with everything derived from it. Refers to the Scenario, which must outlive it.
@@ -53,6 +61,10 @@ struct ResolvedScenario {
   /// neither is known (the iteration then has no step).
   std::vector<Time> optimizer_step;
   Time barrier;  // the global barrier's own time (a one-value all-reduce); zero under fixed-delay
+  TiedEmbeddingSync tied_embedding;  // model.tied_embeddings: the first/last-stage all-reduce
+  /// With `model:`: every stage's (and chunk's) derived costs with their parts, before explicit
+  /// `costs` replaced any (docs/models.md).
+  std::optional<ModelCosts> model_costs;
   std::string base_dir;  // the scenario file's folder, for relative paths in parameters
 };
 

@@ -58,12 +58,16 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
     plan->tp_backward.clear();
   }
   plan->optimizer.assign(devices, Time::zero());
+  if (!sync.parameter_gather.empty()) plan->parameter_gather.assign(devices, Time::zero());
   for (std::size_t d = 0; d < devices; ++d) {
     for (std::int32_t s : table.placement.stages_held_by(static_cast<std::int32_t>(d))) {
       const std::size_t ps = profile(static_cast<std::size_t>(s));
       plan->optimizer[d] += Time::from_ps(sync.optimizer[ps].ps() / chunks);
+      if (!sync.parameter_gather.empty())
+        plan->parameter_gather[d] += Time::from_ps(sync.parameter_gather[ps].ps() / chunks);
     }
   }
+  plan->gradient_collective = sync.gradient_collective;
   plan->bucket = par.bucket;
   plan->overlap = par.overlap;
   plan->algorithm = par.algorithm;

@@ -18,30 +18,12 @@
 #include "sim/units/diagnostics.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
+#include "tools/costmodel/model_costs.h"
+#include "tools/costmodel/model_spec.h"
 #include "topologies/collective_algorithm.h"
 #include "topologies/topology.h"
 
 namespace bubblesim {
-
-/// `model:` — a GPT-style transformer; costs are derived from it (see transformer_costs.h).
-struct TransformerModel {
-  std::int64_t layers = 0;
-  std::int64_t hidden = 0;
-  std::int64_t heads = 0;
-  std::int64_t seq_len = 0;
-  std::int64_t micro_batch_size = 1;
-  std::int64_t vocab = 0;
-  std::int64_t dtype_bytes = 2;  // bf16/fp16 = 2, fp32 = 4
-  std::string dtype = "bf16";
-};
-
-/// `cluster.gpu:` — the GPU that runs every stage.
-struct GpuSpec {
-  FlopRate flops;           // peak
-  double efficiency = 1.0;  // fraction of peak achieved
-  std::optional<Bytes> memory;
-  std::optional<Bandwidth> memory_bandwidth;  // HBM: the optimizer step's default cost
-};
 
 enum class CommunicationKind { FixedDelay, Topology };
 
@@ -110,6 +92,8 @@ struct ParallelismSpec {
   bool overlap = true;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   bool replica_sync = true;
+  bool sp = false;        // `parallelism.sp`: Megatron sequence parallelism (docs/models.md)
+  std::int32_t zero = 0;  // `parallelism.zero`: 0..3, sharding across the dp ranks
   // costs.gradient_bytes (whole stage, before the TP split) and costs.optimizer_step (per GPU),
   // per pipeline stage; empty = derive.
   std::vector<Bytes> gradient_bytes;
@@ -136,14 +120,33 @@ struct ScheduleRequest {
 /// replayed (about 100 bytes of engine state per op: 50 million ops is a few GB).
 inline constexpr std::int64_t kDefaultMaxOps = 50'000'000;
 
+/// Which `costs:` values the scenario (or its measured profile) gave. With `model:` the others
+/// are derived by the resolve step (docs/models.md); the given ones replace the derived ones.
+struct CostFields {
+  bool forward = false, backward_input = false, backward_weight = false, recompute = false,
+       fused = false, activation = false, weight_grad = false, stage_input = false, p2p = false,
+       static_memory = false;
+  bool any() const {
+    return forward || backward_input || backward_weight || recompute || fused || activation ||
+           weight_grad || stage_input || p2p || static_memory;
+  }
+};
+
+/// `costs.per`: whether explicit costs are one GPU's (after TP: taken as they are) or the whole
+/// stage's (before TP: times and sizes divided by the TP degree; `recompute` never).
+enum class CostBasis { Stage, Gpu };
+
 struct Scenario {
   std::string name;
   std::string description;
   std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
-  CostProfile costs;              // per stage of the p-way split, before any TP split
-  std::string costs_source;       // "explicit", "transformer", "transformer+explicit" or "profile"
+  CostProfile costs;              // the given costs per stage of the p-way split (costs_given)
+  CostFields costs_given;         // which fields of `costs` were given
+  CostBasis costs_per = CostBasis::Stage;
+  std::optional<MeasuredLayer> per_layer;  // `costs.per_layer` (one layer on one GPU)
+  std::string costs_source;  // "explicit", "transformer", "transformer+explicit" or "profile"
   std::optional<TransformerModel> model;
   std::optional<GpuSpec> gpu;
   CommunicationSpec communication;

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/scenario/scenario_test_support.h"
+#include "tools/runner/resolve.h"
 
 using namespace bubblesim;
 using namespace bubblesim::scenario_test;
@@ -13,7 +14,7 @@ namespace {
 
 const std::string kModel =
     "model: {layers: 4, hidden: 1024, heads: 16, seq_len: 2048, micro_batch_size: 1, vocab: "
-    "1000, dtype: bf16}\n"
+    "1000, dtype: bf16, attention: standard}\n"
     "cluster: {gpu: {flops: 100TFLOPS, efficiency: 0.5, memory: 80GiB}}\n";
 
 }  // namespace
@@ -66,18 +67,20 @@ TEST_CASE("costs: lists of the wrong length, missing keys, M_W > M_B") {
             "exceed activation_memory (0B) on stage 1"});
 }
 
-TEST_CASE("costs: transformer-derived, overridden key by key") {
+TEST_CASE("costs: transformer-derived (by the resolve step), overridden key by key") {
   Scenario sc = load(kBase + kModel);
-  REQUIRE(sc.costs.stages.size() == 2);
-  CHECK(sc.costs.stages[0].forward.ps() == 2748779069);
-  CHECK(sc.costs.stages[1].forward.ps() == 2832665149);
-  CHECK(sc.costs.stages[0].activation.count() == 813694976);
+  const CostProfile derived = resolve(sc).costs;
+  REQUIRE(derived.stages.size() == 2);
+  CHECK(derived.stages[0].forward.ps() == 2748779069);
+  CHECK(derived.stages[1].forward.ps() == 2832665149);
+  CHECK(derived.stages[0].activation.count() == 813694976 + 2097152);  // + embedding dropout mask
   CHECK(sc.costs_source == "transformer");
 
   Scenario over = load(kBase + kModel + "costs: {backward_weight: [0s, 1ms], p2p_bytes: 1MiB}\n");
+  const CostProfile mixed = resolve(over).costs;
   CHECK(over.costs_source == "transformer+explicit");
-  CHECK(over.costs.stages[0].forward.ps() == 2748779069);
-  CHECK(over.costs.stages[0].backward_weight == Time::zero());
-  CHECK(over.costs.stages[1].backward_weight.ps() == 1'000'000'000);
-  CHECK(over.costs.stages[1].p2p.count() == 1 << 20);
+  CHECK(mixed.stages[0].forward.ps() == 2748779069);
+  CHECK(mixed.stages[0].backward_weight == Time::zero());
+  CHECK(mixed.stages[1].backward_weight.ps() == 1'000'000'000);
+  CHECK(mixed.stages[1].p2p.count() == 1 << 20);
 }

@@ -30,11 +30,11 @@ TEST_CASE("memory budgets: one value for every device, or one per device") {
 TEST_CASE("memory: release, host capacity and the passes' settings") {
   Scenario sc = load(kBase + kCosts +
                      "memory: {release: backward-complete, host_capacity: 1TiB, "
-                     "recompute: {policy: selective, fraction: 0.25}, "
+                     "recompute: {policy: full, fraction: 0.25}, "
                      "offload: {policy: full, prefetch: 2, bandwidth: 25GB/s}}\n");
   CHECK(sc.memory.release == ReleaseConvention::BackwardComplete);
   CHECK(sc.memory.host_capacity == Bytes(1LL << 40));
-  CHECK(sc.memory.recompute.policy == MemoryPolicy::Selective);
+  CHECK(sc.memory.recompute.policy == MemoryPolicy::Full);
   CHECK(sc.memory.recompute.fraction == 0.25);
   CHECK(sc.memory.offload.policy == MemoryPolicy::Full);
   CHECK(sc.memory.offload.prefetch == 2);
@@ -43,12 +43,18 @@ TEST_CASE("memory: release, host capacity and the passes' settings") {
 }
 
 TEST_CASE("memory errors: passes and offloading without a host") {
-  CHECK(errors(kBase + kCosts + "memory: {recompute: {policy: full, stages: [0]}}\n") ==
-        std::vector<std::string>{"s.yaml:4:44: error: memory.recompute.stages: 'stages' is only "
-                                 "used with 'policy: selective' (policy is 'full')"});
-  CHECK(errors(kBase + kCosts + "memory: {recompute: {policy: selective, stages: [1, 1]}}\n") ==
+  CHECK(errors(kBase + kCosts + "memory: {recompute: {policy: selective, stages: [0]}}\n") ==
         std::vector<std::string>{
-            "s.yaml:4:53: error: memory.recompute.stages[1]: stage 1 is listed twice"});
+            "s.yaml:4:49: error: memory.recompute.stages: 'stages' is only used with 'policy: "
+            "full' (policy is 'selective'; selective recompute recomputes the attention core of "
+            "every layer)"});
+  CHECK(errors(kBase + kCosts + "memory: {recompute: {policy: full, stages: [1, 1]}}\n") ==
+        std::vector<std::string>{
+            "s.yaml:4:48: error: memory.recompute.stages[1]: stage 1 is listed twice"});
+  CHECK(errors(kBase + kCosts + "memory: {recompute: {policy: full, layers: 2}}\n") ==
+        std::vector<std::string>{"s.yaml:4:44: error: memory.recompute.layers: 'layers' needs "
+                                 "'model:' (the layers of a stage and their forward come from "
+                                 "it)"});
   CHECK(errors(kBase + kCosts + "memory: {offload: {policy: full}}\n") ==
         std::vector<std::string>{
             "s.yaml:4:28: error: memory.offload.policy: cannot offload: fixed-delay communication "

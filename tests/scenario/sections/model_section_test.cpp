@@ -20,7 +20,8 @@ TEST_CASE("model and cluster: the transformer and its GPU, defaults filled") {
   CHECK(sc.model->dtype == "fp32");
   CHECK(sc.model->dtype_bytes == 4);
   REQUIRE(sc.gpu.has_value());
-  CHECK(sc.gpu->efficiency == 1.0);
+  CHECK(sc.gpu->efficiency.kind == EfficiencyModel::Kind::Constant);
+  CHECK(sc.gpu->efficiency.constant == 1.0);
   CHECK(sc.gpu->memory->count() == 80LL << 30);
   CHECK(sc.gpu->memory_bandwidth->bytes_per_second() == doctest::Approx(2e12));
 }

@@ -6,31 +6,83 @@
 #include <stdexcept>
 
 #include "sim/units/text_file.h"
+#include "tools/costmodel/stage_layout.h"
 #include "tools/scenario/cost_profile_csv.h"
 #include "tools/scenario/scenario.h"
 #include "tools/scenario/sections/per_stage.h"
-#include "tools/scenario/transformer_costs.h"
 
 namespace bubblesim {
 namespace {
 
-/// The transformer's costs, when `model` and `cluster` are both given and valid.
-std::optional<CostProfile> derived_costs(LoadContext& context, const Scenario& sc) {
+/// With `model`: checks it has a GPU and that its layers fit the pipeline (the costs themselves
+/// are derived by the resolve step, after tensor parallelism and communication are known).
+void check_model(LoadContext& context, const Scenario& sc) {
   std::optional<YamlNode> model_node = context.section("model");
-  if (!model_node) return std::nullopt;
+  if (!model_node) return;
   if (!context.section("cluster")) {
     model_node->error(
         context.diags(),
         "a 'model' needs 'cluster: {gpu: {flops: ..., efficiency: ...}}' to derive costs");
-    return std::nullopt;
+    return;
   }
-  if (!sc.model || !sc.gpu || sc.stages <= 0) return std::nullopt;
+  if (!sc.model || sc.stages <= 0) return;
+  const std::string layout = layout_error(*sc.model, sc.stages);
+  if (!layout.empty()) {
+    const char* key =
+        layout.rfind("layers_per_chunk", 0) == 0 ? "layers_per_chunk" : "layers_per_stage";
+    model_node->child(key).error(context.diags(), layout);
+    return;
+  }
   try {
-    return transformer_costs(*sc.model, *sc.gpu, sc.stages);
+    stage_layers(*sc.model, sc.stages);
   } catch (const std::invalid_argument& e) {
     model_node->child("layers").error(context.diags(), e.what());
+  }
+}
+
+/// `costs.per_layer: {forward, backward_input, backward_weight, activation_memory,
+/// weight_grad_memory}`: one transformer layer, measured.
+std::optional<MeasuredLayer> read_per_layer(LoadContext& context, MapReader& c,
+                                            const Scenario& sc) {
+  std::optional<YamlNode> node = c.get("per_layer");
+  if (!node) return std::nullopt;
+  DiagnosticList& diags = context.diags();
+  MapReader m(
+      *node, diags,
+      {"forward", "backward_input", "backward_weight", "activation_memory", "weight_grad_memory"});
+  if (!node->is_map()) return std::nullopt;
+  if (!context.section("model")) {
+    node->error(diags,
+                "costs.per_layer needs 'model:' (its layers per stage, the embedding and the LM "
+                "head are derived from it)");
     return std::nullopt;
   }
+  MeasuredLayer layer;
+  bool ok = true;
+  for (const auto& [key, out] :
+       {std::pair{"forward", &layer.forward}, std::pair{"backward_input", &layer.backward_input},
+        std::pair{"backward_weight", &layer.backward_weight}}) {
+    std::optional<YamlNode> n = std::string(key) == "backward_weight" ? m.get(key) : m.require(key);
+    if (!n) {
+      ok = ok && std::string(key) == "backward_weight";
+      continue;
+    }
+    if (auto t = n->as_time(diags))
+      *out = *t;
+    else
+      ok = false;
+  }
+  if (m.has("activation_memory")) {
+    layer.activation = m.bytes("activation_memory");
+    ok = ok && layer.activation.has_value();
+  }
+  if (m.has("weight_grad_memory")) {
+    layer.weight_grad = m.bytes("weight_grad_memory");
+    ok = ok && layer.weight_grad.has_value();
+  }
+  (void)sc;
+  if (!ok) return std::nullopt;
+  return layer;
 }
 
 /// `costs.profile`: the measured stages (nullopt when absent or invalid); `has_recompute` says
@@ -60,16 +112,14 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
   const std::int32_t p = sc.stages;
   std::optional<YamlNode> costs_node = context.section("costs");
   const bool have_model = context.section("model").has_value();
-  std::optional<CostProfile> derived = derived_costs(context, sc);
+  check_model(context, sc);
   if (!costs_node && !have_model) {
     context.root().error(
         diags, "missing required key 'costs' (or give 'model' and 'cluster' to derive the costs)");
     return;
   }
   sc.costs_source = costs_node ? (have_model ? "transformer+explicit" : "explicit") : "transformer";
-
   std::vector<StageCost> stages(p > 0 ? static_cast<std::size_t>(p) : 0);
-  if (derived) stages = derived->stages;
   if (!costs_node) {
     if (p > 0) sc.costs.stages = std::move(stages);
     return;
@@ -78,19 +128,32 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
       *costs_node, diags,
       {"forward", "backward_input", "backward_weight", "recompute", "fused_forward_backward",
        "activation_memory", "weight_grad_memory", "stage_input_memory", "p2p_bytes",
-       "static_memory", "profile", "gradient_bytes", "optimizer_step"});
+       "static_memory", "profile", "gradient_bytes", "optimizer_step", "per", "per_layer"});
   if (!costs_node->is_map()) return;
+  if (auto per = c.choice("per", {"stage", "gpu"}))
+    sc.costs_per = *per == "gpu" ? CostBasis::Gpu : CostBasis::Stage;
+  sc.per_layer = read_per_layer(context, c, sc);
+  CostFields& given = sc.costs_given;
   // A measured profile is the base; explicit keys beside it override it.
-  bool profile_has_recompute = false;
   if (std::optional<MeasuredProfile> measured = read_profile(context, c, p)) {
     for (std::size_t s = 0; s < stages.size(); ++s) stages[s] = measured->stages[s];
-    profile_has_recompute = measured->ops.count("recompute") != 0;
+    const auto has = [&](const char* op) { return measured->ops.count(op) != 0; };
+    given.forward = given.backward_input = true;
+    given.backward_weight = has("backward_weight");
+    given.recompute = has("recompute");  // else it follows the forward
+    given.fused = has("fused_forward_backward");
+    given.activation = has("activation");
+    given.weight_grad = has("weight_grad");
+    given.stage_input = has("stage_input");
+    given.p2p = has("p2p");
+    given.static_memory = has("static");
     sc.costs_source = "profile";
   }
+  const bool have_base = have_model || c.has("profile") || sc.per_layer.has_value();
   auto read_time = [&](const YamlNode& n) { return n.as_time(diags); };
   auto read_bytes = [&](const YamlNode& n) { return n.as_bytes(diags); };
   auto times = [&](const std::string& key, bool required) {
-    if (required && !have_model && !c.has("profile")) c.require(key);
+    if (required && !have_base) c.require(key);
     return read_per_stage<Time>(c, key, p, diags, read_time);
   };
   auto sizes = [&](const std::string& key) {
@@ -111,15 +174,25 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
   if (auto o = times("optimizer_step", false)) sc.parallelism.optimizer_step = o->values;
   if (p <= 0) return;
 
+  given.forward = given.forward || forward;
+  given.backward_input = given.backward_input || backward_input;
+  given.backward_weight = given.backward_weight || backward_weight;
+  // R defaults to F: an R not given follows the (given or derived) F.
+  given.recompute = given.recompute || recompute;
+  given.fused = given.fused || fused;
+  given.activation = given.activation || activation;
+  given.weight_grad = given.weight_grad || weight_grad;
+  given.stage_input = given.stage_input || stage_input;
+  given.p2p = given.p2p || p2p;
+  given.static_memory = given.static_memory || static_memory;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     StageCost& st = stages[s];
     if (forward) st.forward = forward->values[s];
     if (backward_input) st.backward_input = backward_input->values[s];
     if (backward_weight) st.backward_weight = backward_weight->values[s];
-    // R defaults to F: follow an explicit F unless R itself is given.
     if (recompute)
       st.recompute = recompute->values[s];
-    else if (forward || (!derived && !profile_has_recompute))
+    else if (forward || !have_base)
       st.recompute = st.forward;
     if (fused) st.fused = fused->values[s];
     if (activation) st.activation = activation->values[s];
@@ -128,8 +201,11 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
     if (p2p) st.p2p = p2p->values[s];
     if (static_memory) st.static_memory = static_memory->values[s];
   }
-  // M_W is the part of M_B kept after B, so it cannot exceed it.
-  for (std::size_t s = 0; s < stages.size(); ++s) {
+  // M_W is the part of M_B kept after B, so it cannot exceed it (checked where both are given;
+  // derived values are checked by the resolve step).
+  const bool final_values = !have_model;  // without a model nothing else fills them
+  for (std::size_t s = 0;
+       s < stages.size() && (final_values || (given.activation && given.weight_grad)); ++s) {
     if (stages[s].weight_grad > stages[s].activation) {
       YamlNode at = weight_grad ? weight_grad->node : costs_node->child("activation_memory");
       if (weight_grad && at.is_sequence()) at = at.elements()[s];

@@ -46,8 +46,12 @@ std::optional<std::vector<std::int32_t>> read_stage_list(const YamlNode& n, Diag
   return out;
 }
 
+// `memory.recompute: {policy: none | full | selective, stages | fraction, layers}`: full is the
+// recompute pass (R ops) on all, the listed, or the first fraction of the table stages, with
+// `layers` per stage under a transformer; selective is Korthikanti et al.'s attention-core
+// recompute, a change of costs (memory_settings.h, docs/memory.md).
 void read_recompute(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
-  MapReader r(node, diags, {"policy", "stages", "fraction"});
+  MapReader r(node, diags, {"policy", "stages", "fraction", "layers"});
   if (!node.is_map()) return;
   sc.memory.recompute_where = node.location();
   auto policy = r.choice("policy", {"none", "full", "selective"});
@@ -59,26 +63,48 @@ void read_recompute(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
   rs.policy = policy_of(*policy);
   std::optional<YamlNode> stages = r.get("stages");
   std::optional<YamlNode> fraction = r.get("fraction");
-  for (const auto& [key, n] : {std::pair{"stages", stages}, std::pair{"fraction", fraction}}) {
-    if (n && rs.policy != MemoryPolicy::Selective) {
-      n->error(diags, fmt::format("'{}' is only used with 'policy: selective' (policy is '{}')",
-                                  key, *policy));
+  std::optional<YamlNode> layers = r.get("layers");
+  for (const auto& [key, n] : {std::pair{"stages", stages}, std::pair{"fraction", fraction},
+                               std::pair{"layers", layers}}) {
+    if (n && rs.policy != MemoryPolicy::Full) {
+      n->error(diags,
+               fmt::format("'{}' is only used with 'policy: full' (policy is '{}'; selective "
+                           "recompute recomputes the attention core of every layer)",
+                           key, *policy));
     }
   }
+  if (rs.policy == MemoryPolicy::Selective && sc.model &&
+      sc.model->attention == AttentionKind::Flash) {
+    r.get("policy")->error(
+        diags,
+        "selective recompute recomputes the attention core, which FlashAttention (model.attention: "
+        "flash, the default) already recomputes in its backward; use attention: standard or "
+        "policy: full");
+  }
+  if (rs.policy != MemoryPolicy::Full) return;
   if (stages && fraction) {
     fraction->error(diags, "give either 'stages' or 'fraction', not both");
     return;
   }
-  if (stages && rs.policy == MemoryPolicy::Selective) {
+  if (stages) {
     if (auto list = read_stage_list(*stages, diags)) rs.stages = *list;
   }
-  if (fraction && rs.policy == MemoryPolicy::Selective) {
+  if (fraction) {
     auto f = fraction->as_real(diags, 0.0, 1.0);
     if (f && *f <= 0.0) {
       fraction->error(diags, fmt::format("{} is out of range (allowed: above 0 up to 1)",
                                          fraction->describe()));
     } else if (f) {
       rs.fraction = *f;
+    }
+  }
+  if (layers) {
+    if (!sc.model) {
+      layers->error(diags,
+                    "'layers' needs 'model:' (the layers of a stage and their forward come from "
+                    "it)");
+    } else if (auto v = layers->as_integer(diags, 1, 1'000'000)) {
+      rs.layers = *v;
     }
   }
 }

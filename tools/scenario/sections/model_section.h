@@ -1,9 +1,12 @@
 #pragma once
-// Section reader `model` + `cluster` (README "Scenario keys"): a GPT-style transformer
-//   model: {layers, hidden, heads, seq_len, micro_batch_size: 1, vocab: 0, dtype: bf16}
+// Section reader `model` + `cluster` (docs/models.md): a GPT/Llama-style transformer
+//   model: {preset, layers, hidden, heads, kv_heads, ffn_hidden, seq_len, micro_batch_size,
+//           vocab, mlp, attention, tied_embeddings, bias, dropout, dtype, layers_per_stage,
+//           layers_per_chunk}
 // and the GPU that runs it
-//   cluster: {gpu: {flops, efficiency: 1, memory, memory_bandwidth}}
-// Sets Scenario::model and Scenario::gpu when valid; the costs section derives costs from them.
+//   cluster: {gpu: {preset, flops, efficiency (a number or the roofline model), memory,
+//                   memory_bandwidth}}
+// (tools/costmodel/model_reader.h). Sets Scenario::model and Scenario::gpu when valid.
 
 #include "tools/scenario/sections/load_context.h"
 

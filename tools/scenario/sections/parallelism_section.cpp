@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "tools/costmodel/layer_work.h"
 #include "tools/scenario/scenario.h"
 
 namespace bubblesim {
@@ -17,10 +18,41 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
   if (parallelism) {
     spec.enabled = true;
     spec.where = parallelism->location();
-    MapReader m(*parallelism, diags, {"dp", "tp", "order"});
+    MapReader m(*parallelism, diags, {"dp", "tp", "order", "sp", "zero"});
     if (parallelism->is_map()) {
       if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
-      if (auto v = m.integer("tp", 1, 1024)) spec.tp = static_cast<std::int32_t>(*v);
+      if (auto v = m.integer("tp", 1, 1024)) {
+        spec.tp = static_cast<std::int32_t>(*v);
+        const std::string shape = sc.model ? model_shape_error(*sc.model, spec.tp) : "";
+        if (!shape.empty()) m.get("tp")->error(diags, shape);
+      }
+      // Sequence parallelism changes the TP collectives and the activations of a transformer.
+      if (auto n = m.get("sp")) {
+        if (auto v = n->as_boolean(diags)) {
+          if (*v && spec.tp <= 1) {
+            n->error(diags,
+                     "sequence parallelism splits the tensor-parallel group's work: it "
+                     "needs tp > 1");
+          } else if (*v && !sc.model) {
+            n->error(diags,
+                     "sequence parallelism changes the transformer's collectives and "
+                     "activations: it needs 'model:'");
+          } else {
+            spec.sp = *v;
+          }
+        }
+      }
+      if (auto n = m.get("zero")) {
+        if (auto v = n->as_integer(diags, 0, 3)) {
+          if (*v > 0 && spec.dp <= 1) {
+            n->error(diags, fmt::format("ZeRO level {} shards across data-parallel ranks: it "
+                                        "needs dp > 1",
+                                        *v));
+          } else {
+            spec.zero = static_cast<std::int32_t>(*v);
+          }
+        }
+      }
       if (auto order = m.get("order")) {
         std::vector<std::string> dims;
         bool ok = order->is_sequence();

@@ -1,0 +1,196 @@
+// Stage costs from the model: layouts (layers_per_stage, layers_per_chunk), the embedding and LM
+// head on the first and last (virtual) stage, measured per-layer costs, ZeRO static memory,
+// recompute granularity and the roofline efficiency model.
+#include "tools/costmodel/model_costs.h"
+
+#include <doctest/doctest.h>
+
+#include "tools/costmodel/op_timing.h"
+#include "tools/costmodel/stage_layout.h"
+
+using namespace bubblesim;
+
+namespace {
+
+/// The zero-bubble paper's 1.5B model (Table 3): 22 layers, h 2304, 24 heads, s 1024, b 6.
+TransformerModel zb_1p5b() {
+  TransformerModel m;
+  m.layers = 22;
+  m.hidden = 2304;
+  m.heads = 24;
+  m.seq_len = 1024;
+  m.micro_batch_size = 6;
+  m.vocab = 50257;
+  m.tied_embeddings = false;
+  return m;
+}
+
+GpuSpec a100(double efficiency) {
+  GpuSpec g;
+  g.flops = FlopRate::flops_per_second(312e12);
+  g.memory_bandwidth = Bandwidth::bytes_per_second(2.039e12);
+  g.efficiency.constant = efficiency;
+  return g;
+}
+
+ModelCostInputs inputs(const TransformerModel& m, const GpuSpec& g, std::int32_t stages) {
+  ModelCostInputs in;
+  in.model = m;
+  in.gpu = g;
+  in.stages = stages;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("Megatron's split and layers_per_stage") {
+  CHECK(split_layers(10, 4) == std::vector<std::int64_t>{3, 3, 2, 2});
+  TransformerModel m = zb_1p5b();
+  CHECK(stage_layers(m, 8) == std::vector<std::int64_t>{3, 3, 3, 3, 3, 3, 2, 2});
+  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 2};  // the paper's: one fewer on the ends
+  CHECK(stage_layers(m, 8) == m.layers_per_stage);
+  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 3};
+  CHECK(layout_error(m, 8) ==
+        "layers_per_stage sums to 23 but the model has 22 layers (one count per pipeline stage)");
+  m.layers_per_stage = {3, 3, 3, 3, 3, 0, 4, 3};
+  CHECK(layout_error(m, 8).find("gives stage 5 no layer") != std::string::npos);
+  m.layers_per_stage = {};
+  m.layers_per_chunk = std::vector<std::int64_t>(23, 1);
+  CHECK(layout_error(m, 8).find("needs p x v") != std::string::npos);
+}
+
+TEST_CASE("first and last stage: embedding, LM head and loss, layer by layer") {
+  TransformerModel m = zb_1p5b();
+  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 2};
+  const ModelCosts c = model_costs(inputs(m, a100(0.5), 8));
+  REQUIRE(c.stages.size() == 8);
+  const StageBreakdown& first = c.stages[0];
+  const StageBreakdown& mid = c.stages[3];
+  const StageBreakdown& last = c.stages[7];
+  CHECK(first.embedding);
+  CHECK(last.lm_head);
+  CHECK(mid.forward.layers == doctest::Approx(1.5 * last.forward.layers));
+  // The one-number model: the head's 2 b s h V FLOPs per pass at 0.5 of 312 TFLOPS; the
+  // memory-bound loss and the embedding lookup are folded into e (no time of their own).
+  const double head = 2.0 * 6 * 1024 * 2304 * 50257 / (312e12 * 0.5);
+  CHECK(last.forward.lm_head == doctest::Approx(head));
+  CHECK(last.backward_input.lm_head == doctest::Approx(head));
+  CHECK(last.backward_weight.lm_head == doctest::Approx(head));
+  CHECK(first.forward.embedding == 0.0);
+  CHECK(c.profile.stages[7].forward == last.forward.total());
+  // The last stage keeps the fp32 softmax (4 b s V) with its activations, and the logits
+  // gradient (2 b s V) until W.
+  const double logits = 6.0 * 1024 * 50257;
+  CHECK(last.activation.as_double() - 2.0 / 3.0 * mid.activation.as_double() ==
+        doctest::Approx(4 * logits + 2 * 2 * 6 * 1024 * 2304.0));
+  CHECK(last.weight_grad.as_double() - 2.0 / 3.0 * mid.weight_grad.as_double() ==
+        doctest::Approx(2 * logits + 2 * 6 * 1024 * 2304.0));
+}
+
+TEST_CASE("layers_per_chunk: every chunk its own cost (the paper's 1F1B-I)") {
+  TransformerModel m = zb_1p5b();
+  // 24 virtual stages: the first holds only the embedding, the last only the LM head and loss.
+  m.layers_per_chunk = std::vector<std::int64_t>(24, 1);
+  m.layers_per_chunk.front() = 0;
+  m.layers_per_chunk.back() = 0;
+  const ModelCosts c = model_costs(inputs(m, a100(0.5), 8));
+  REQUIRE(c.chunked.count(3) == 1);
+  const std::vector<StageCost> table = c.profile.for_table(3);
+  REQUIRE(table.size() == 24);
+  CHECK(table[0].forward == Time::zero());  // embedding: memory-bound only, e folds it in
+  CHECK(table[0].static_memory.count() == std::llround(50257.0 * 2304 * 18));
+  CHECK(table[1].forward == table[22].forward);
+  CHECK(table[23].forward == Time::from_seconds(2.0 * 6 * 1024 * 2304 * 50257 / 156e12));
+  // Two chunks per device are not described: Megatron's even split needs 22 % 16 == 0, so the
+  // stages are divided evenly (CostProfile::for_table's rule).
+  CHECK(c.profile.chunked.count(2) == 0);
+  CHECK(c.profile.for_table(2)[0].forward == c.profile.stages[0].forward / 2);
+}
+
+TEST_CASE("costs.per_layer: layers as measured, the head at the efficiency W shows") {
+  TransformerModel m = zb_1p5b();
+  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 2};
+  ModelCostInputs in = inputs(m, a100(1.0), 8);
+  in.gpu.efficiency = EfficiencyModel{};  // not given: the measured layers decide
+  MeasuredLayer layer;                    // the zero-bubble paper's Table 9 / 3 layers
+  layer.forward = Time::from_seconds(18.522e-3 / 3);
+  layer.backward_input = Time::from_seconds(18.086e-3 / 3);
+  layer.backward_weight = Time::from_seconds(9.337e-3 / 3);
+  in.per_layer = layer;
+  const ModelCosts c = model_costs(in);
+  CHECK(c.stages[3].forward.total() == Time::from_seconds(18.522e-3));
+  const double w_flops = 24.0 * 6 * 1024 * 2304 * 2304;
+  const double e_w = w_flops / (312e12 * 9.337e-3 / 3);
+  const double gemm = 2.0 * 6 * 1024 * 2304 * 50257 / (312e12 * e_w);
+  const double logits = 6.0 * 1024 * 50257, hidden = 6.0 * 1024 * 2304 * 2;
+  CHECK(c.stages[7].forward.lm_head ==
+        doctest::Approx(gemm + (38 * logits + 2 * hidden) / (0.8 * 2.039e12)));
+  CHECK(c.stages[7].backward_weight.lm_head == doctest::Approx(gemm));
+  CHECK(c.efficiency_note.find("W") != std::string::npos);
+}
+
+TEST_CASE("static memory by ZeRO level: parameters x bytes per parameter") {
+  CHECK(static_bytes_per_parameter(2, ZeroSpec{0, 8}) == 18.0);
+  CHECK(static_bytes_per_parameter(2, ZeroSpec{1, 8}) == 2 + 4 + 12.0 / 8);
+  CHECK(static_bytes_per_parameter(2, ZeroSpec{2, 8}) == 2 + 16.0 / 8);
+  CHECK(static_bytes_per_parameter(2, ZeroSpec{3, 8}) == 18.0 / 8);
+  CHECK(static_bytes_per_parameter(4, ZeroSpec{0, 1}) == 16.0);
+  TransformerModel m = zb_1p5b();
+  ModelCostInputs in = inputs(m, a100(0.5), 8);
+  in.zero = ZeroSpec{1, 4};
+  const ModelCosts c = model_costs(in);
+  double total = 0;
+  for (const StageBreakdown& s : c.stages) {
+    CHECK(s.static_memory.count() == std::llround(s.parameters_per_gpu * 9.0));
+    total += s.parameters_per_gpu;
+  }
+  CHECK(total == c.parameters);  // untied, no TP: every parameter on exactly one GPU
+}
+
+TEST_CASE("recompute: selective adds the attention core to B, full keeps layer inputs") {
+  TransformerModel m = zb_1p5b();
+  m.attention = AttentionKind::Standard;
+  ModelCostInputs in = inputs(m, a100(0.5), 8);
+  const ModelCosts none = model_costs(in);
+  in.recompute.granularity = RecomputeModel::Granularity::Selective;
+  const ModelCosts selective = model_costs(in);
+  const double s = 1024, b = 6, h = 2304, a = 24;
+  CHECK(selective.stages[1].backward_input.recompute ==
+        doctest::Approx(3 * 4 * b * s * s * h / 156e12));
+  CHECK(none.stages[1].activation.as_double() - selective.stages[1].activation.as_double() ==
+        3 * 5 * a * s * s * b);
+  in.recompute.granularity = RecomputeModel::Granularity::Full;
+  in.recompute.layers = 1;
+  const ModelCosts full = model_costs(in);
+  CHECK(full.stages[1].recompute.total() == none.stages[1].forward.total() / 3);
+  CHECK(full.stages[1].stage_input.as_double() ==
+        doctest::Approx(2.0 / 3 * none.stages[1].activation.as_double() + b * s * h * 2));
+  m.attention = AttentionKind::Flash;
+  in.model = m;
+  in.recompute.granularity = RecomputeModel::Granularity::Selective;
+  CHECK_THROWS_WITH(model_costs(in),
+                    doctest::Contains("FlashAttention (attention: flash, the default) already"));
+}
+
+TEST_CASE("roofline: overhead plus throughput, bounded by the operands' traffic") {
+  GpuSpec g;
+  g.flops = FlopRate::flops_per_second(1000e12);
+  g.memory_bandwidth = Bandwidth::bytes_per_second(2e12);
+  g.efficiency.kind = EfficiencyModel::Kind::Roofline;
+  g.efficiency.gemm_max = 0.8;
+  g.efficiency.gemm_overhead_s = 5e-6;
+  g.efficiency.memory = 1.0;
+  const GemmWork big{"big", 8192, 8192, 8192};
+  CHECK(gemm_seconds(big, g, 2) == doctest::Approx(5e-6 + big.flops() / 800e12));
+  CHECK(gemm_efficiency(g.efficiency, 1000e12, big.flops()) ==
+        doctest::Approx(big.flops() / (1000e12 * (5e-6 + big.flops() / 800e12))));
+  const GemmWork thin{"thin", 65536, 65536, 8};  // 2^34 FLOPs, 8.6 GB of operands
+  CHECK(gemm_seconds(thin, g, 2) == doctest::Approx(thin.bytes(2) / 2e12));
+  PassWork pass;
+  pass.attention_flops = 1e12;
+  pass.memory.push_back({"norm", 4e9});
+  g.efficiency.attention_forward = 0.5;
+  const PassTime t = pass_time(pass, g, 2, false);
+  CHECK(t.attention_s == doctest::Approx(1e12 / 500e12));
+  CHECK(t.memory_s == doctest::Approx(4e9 / 2e12));
+}

@@ -1,0 +1,105 @@
+// Presets and the model / GPU readers: every model preset's parameter count matches its card within
+// 1%, overrides win, unknown names and bad values are located errors.
+#include "tools/costmodel/presets.h"
+
+#include <doctest/doctest.h>
+
+#include "tools/costmodel/layer_work.h"
+#include "tools/costmodel/model_reader.h"
+
+using namespace bubblesim;
+
+namespace {
+
+std::optional<TransformerModel> model_of(const std::string& yaml, DiagnosticList& d) {
+  YamlDocument doc = YamlDocument::load_string(yaml, "s.yaml", d);
+  return read_transformer_model(doc.root().child("model"), d);
+}
+
+std::optional<GpuSpec> gpu_of(const std::string& yaml, const TransformerModel* m,
+                              DiagnosticList& d) {
+  YamlDocument doc = YamlDocument::load_string(yaml, "s.yaml", d);
+  return read_gpu_spec(doc.root().child("gpu"), m, d);
+}
+
+std::string first_error(const DiagnosticList& d) {
+  return d.empty() ? "" : d.items().front().render();
+}
+
+}  // namespace
+
+TEST_CASE("every model preset reads and matches its published parameter count") {
+  const Presets& p = Presets::builtin();
+  REQUIRE(p.model_names() ==
+          std::vector<std::string>{"llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b"});
+  for (const std::string& name : p.model_names()) {
+    DiagnosticList d;
+    auto m = model_of("model: {preset: " + name + "}\n", d);
+    INFO(name << ": " << first_error(d));
+    REQUIRE(m.has_value());
+    const double published = p.model(name)->child("parameters").raw().as<double>();
+    CHECK(model_parameters(*m) == doctest::Approx(published).epsilon(0.01));
+  }
+}
+
+TEST_CASE("model presets: overrides win, the rest is the preset's") {
+  DiagnosticList d;
+  auto m = model_of("model: {preset: llama3-70b, seq_len: 4096, micro_batch_size: 2}\n", d);
+  REQUIRE(m.has_value());
+  CHECK(m->layers == 80);
+  CHECK(m->kv() == 8);
+  CHECK(m->seq_len == 4096);
+  CHECK(m->micro_batch_size == 2);
+  CHECK(m->mlp == MlpKind::Swiglu);
+  CHECK_FALSE(m->tied_embeddings);
+  CHECK(transformer_model_json(*m)["preset"] == "llama3-70b");
+
+  DiagnosticList bad;
+  CHECK_FALSE(model_of("model: {preset: llama4}\n", bad).has_value());
+  CHECK(first_error(bad).find("s.yaml:1:17: error: model.preset: 'llama4'") == 0);
+  DiagnosticList gqa;
+  CHECK_FALSE(model_of("model: {layers: 2, hidden: 64, heads: 8, kv_heads: 3, seq_len: 16}\n", gqa)
+                  .has_value());
+  CHECK(first_error(gqa).find("kv_heads 3 must divide heads 8") != std::string::npos);
+  DiagnosticList missing;
+  CHECK_FALSE(model_of("model: {hidden: 64, heads: 8, seq_len: 16}\n", missing).has_value());
+  CHECK(first_error(missing).find("missing required key 'layers'") != std::string::npos);
+}
+
+TEST_CASE("GPU presets: the dtype's peak, datasheet values, the roofline curve") {
+  const Presets& p = Presets::builtin();
+  REQUIRE(p.gpu_names() ==
+          std::vector<std::string>{"a100-40g", "a100-80g", "h100-sxm", "h200", "b200", "mi300x"});
+  TransformerModel m;
+  m.dtype = "bf16";
+  DiagnosticList d;
+  auto h100 = gpu_of("gpu: {preset: h100-sxm}\n", &m, d);
+  REQUIRE(h100.has_value());
+  CHECK(h100->flops.flops_per_second() == doctest::Approx(989.4e12));
+  CHECK(h100->memory_bandwidth->bytes_per_second() == doctest::Approx(3.35e12));
+  CHECK(h100->memory->count() == 80'000'000'000LL);
+  CHECK(h100->efficiency.kind == EfficiencyModel::Kind::Roofline);
+  CHECK_FALSE(h100->efficiency.explicit_given);
+  m.dtype = "fp8";
+  auto fp8 = gpu_of("gpu: {preset: h100-sxm, efficiency: 0.4}\n", &m, d);
+  REQUIRE(fp8.has_value());
+  CHECK(fp8->flops.flops_per_second() == doctest::Approx(1978.9e12));
+  CHECK(fp8->efficiency.kind == EfficiencyModel::Kind::Constant);
+  CHECK(fp8->efficiency.explicit_given);
+  CHECK_FALSE(gpu_of("gpu: {preset: a100-80g}\n", &m, d).has_value());  // no FP8 on Ampere
+  CHECK(first_error(d).find("the a100-80g preset has no fp8 peak") != std::string::npos);
+
+  DiagnosticList roof;
+  CHECK_FALSE(
+      gpu_of("gpu: {flops: 1PFLOPS, efficiency: {gemm_max: 0.7}}\n", nullptr, roof).has_value());
+  CHECK(first_error(roof).find("needs the GPU's memory bandwidth") != std::string::npos);
+  DiagnosticList ok;
+  auto custom = gpu_of(
+      "gpu: {flops: 1PFLOPS, memory_bandwidth: 2TB/s, efficiency: {gemm_max: 0.7, "
+      "gemm_overhead: 4us, attention: {forward: 0.5}}}\n",
+      nullptr, ok);
+  REQUIRE(custom.has_value());
+  CHECK(custom->efficiency.gemm_overhead_s == doctest::Approx(4e-6));
+  CHECK(custom->efficiency.attention_backward == 0.5);  // the default where not given
+  CHECK(presets_text().find("source of memory_bandwidth: H100 datasheet") != std::string::npos);
+}

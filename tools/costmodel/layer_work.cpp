@@ -1,0 +1,278 @@
+#include "tools/costmodel/layer_work.h"
+
+#include <fmt/format.h>
+
+namespace bubblesim {
+
+double PassWork::gemm_flops() const {
+  double total = 0;
+  for (const GemmWork& g : gemms) total += g.flops();
+  return total;
+}
+
+double PassWork::memory_bytes() const {
+  double total = 0;
+  for (const MemoryWork& m : memory) total += m.bytes;
+  return total;
+}
+
+void PassWork::add(const PassWork& other, double times) {
+  for (GemmWork g : other.gemms) {
+    g.batch *= times;
+    gemms.push_back(g);
+  }
+  attention_flops += other.attention_flops * times;
+  for (MemoryWork m : other.memory) {
+    m.bytes *= times;
+    memory.push_back(m);
+  }
+}
+
+namespace {
+
+/// The sizes every formula below uses, per GPU.
+struct Dims {
+  double b, s, h, a, kv, d, f, v, e;  // e: bytes of one activation element
+  double t;
+  double tokens;        // T = b s: rows of every GEMM (the whole sequence, gathered under SP)
+  double local_tokens;  // T / t with sequence parallelism, else T: the replicated region's rows
+  double heads_rank;    // a / t
+  double kv_rank;       // kv / t, at least 1 (KV heads are replicated when kv < t)
+  double ffn_rank;      // f / t
+  double up_width;      // 1 (GeLU) or 2 (SwiGLU: gate and up) x f / t
+  double hidden_bytes;  // H = local_tokens h e: one hidden-size tensor of the replicated region
+  double mask_bytes;    // one byte per element of H: a dropout mask (0 without dropout)
+  bool dropout;
+};
+
+Dims dims_of(const TransformerModel& m, const Sharding& sh) {
+  Dims x{};
+  x.b = static_cast<double>(m.micro_batch_size);
+  x.s = static_cast<double>(m.seq_len);
+  x.h = static_cast<double>(m.hidden);
+  x.a = static_cast<double>(m.heads);
+  x.kv = static_cast<double>(m.kv());
+  x.d = static_cast<double>(m.head_dim());
+  x.f = static_cast<double>(m.ffn());
+  x.v = static_cast<double>(m.vocab);
+  x.e = static_cast<double>(m.dtype_bytes);
+  x.t = static_cast<double>(sh.tp);
+  x.tokens = x.b * x.s;
+  x.local_tokens = sh.sp ? x.tokens / x.t : x.tokens;
+  x.heads_rank = x.a / x.t;
+  x.kv_rank = m.kv() >= sh.tp ? x.kv / x.t : 1.0;
+  x.ffn_rank = x.f / x.t;
+  x.up_width = (m.mlp == MlpKind::Swiglu ? 2.0 : 1.0) * x.ffn_rank;
+  x.hidden_bytes = x.local_tokens * x.h * x.e;
+  x.dropout = m.dropout;
+  x.mask_bytes = m.dropout ? x.local_tokens * x.h : 0.0;
+  return x;
+}
+
+}  // namespace
+
+ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& sh) {
+  const Dims x = dims_of(m, sh);
+  const double T = x.tokens, h = x.h, d = x.d, e = x.e;
+  const double qkv_width = (x.heads_rank + 2.0 * x.kv_rank) * d;  // Q, K, V columns on this rank
+  const double core_width = x.heads_rank * d;                     // attention output columns
+  const double H = x.hidden_bytes, M = x.mask_bytes;
+  ComponentWork c;
+
+  // Linear layers (Megatron: QKV and MLP-up column-parallel, attention-out and MLP-down
+  // row-parallel). F: Y = X W; B: dX = dY W^T; W: dW = X^T dY (same FLOPs each).
+  struct Linear {
+    const char* name;
+    double in, out;  // per-rank widths
+  };
+  const Linear linears[] = {{"qkv", h, qkv_width},
+                            {"attention_out", core_width, h},
+                            {"mlp_up", h, x.up_width},
+                            {"mlp_down", x.ffn_rank, h}};
+  for (const Linear& l : linears) {
+    c.forward.gemms.push_back({l.name, T, l.out, l.in});
+    c.backward_input.gemms.push_back({std::string(l.name) + "_dx", T, l.in, l.out});
+    c.backward_weight.gemms.push_back({std::string(l.name) + "_dw", l.in, l.out, T});
+    if (m.bias)
+      c.backward_weight.memory.push_back({std::string(l.name) + "_bias_grad", T * l.out * e});
+  }
+
+  // Attention core, heads_rank heads of dimension d per GPU.
+  const double batch = x.b * x.heads_rank;
+  const double scores = batch * x.s * x.s;  // elements of one s x s score tensor per rank
+  PassWork core;
+  if (m.attention == AttentionKind::Standard) {
+    // Megatron's unfused path: two batched GEMMs forward (QK^T, attention x V), four backward;
+    // a fused scale-mask-softmax and a dropout over the scores (Korthikanti et al. 2022, sec. 4.1).
+    core.gemms.push_back({"qk", x.s, x.s, d, batch});
+    core.gemms.push_back({"attention_v", x.s, d, x.s, batch});
+    core.memory.push_back({"softmax", 2.0 * scores * e});
+    if (x.dropout) core.memory.push_back({"attention_dropout", scores * (2.0 * e + 1.0)});
+    for (const char* g : {"dv", "dp", "dq", "dk"}) {
+      const bool scores_out = std::string(g) == "dp";
+      c.backward_input.gemms.push_back({g, x.s, scores_out ? x.s : d, scores_out ? d : x.s, batch});
+    }
+    if (x.dropout)
+      c.backward_input.memory.push_back({"attention_dropout_grad", scores * (2.0 * e + 1.0)});
+    c.backward_input.memory.push_back({"softmax_grad", 3.0 * scores * e});
+    c.attention_core_bytes = scores * (x.dropout ? 2.0 * e + 1.0 : e);
+  } else {
+    // FlashAttention-2: forward QK^T and PV (4 b a s^2 d FLOPs), backward recomputes QK^T and
+    // computes dV, dP, dQ, dK (10 b a s^2 d); causal blocks above the diagonal skipped (Dao 2023).
+    core.attention_flops = 4.0 * batch * x.s * x.s * d * kCausalFraction;
+    c.backward_input.attention_flops = 10.0 * batch * x.s * x.s * d * kCausalFraction;
+    c.attention_core_bytes = 0;
+  }
+  c.forward.add(core);
+  if (m.attention == AttentionKind::Standard) c.attention_recompute = core;
+
+  // Memory-bound kernels of the replicated region (H per hidden-size tensor): two norms (read x,
+  // write y), two bias-dropout-residual adds (read branch and residual, write, + mask), the MLP
+  // activation (GeLU: read and write T f/t; SwiGLU: read gate and up, write their product).
+  const double act_elems = T * x.ffn_rank;
+  const bool swiglu = m.mlp == MlpKind::Swiglu;
+  c.forward.memory.push_back({"norms", 2.0 * 2.0 * H});
+  c.forward.memory.push_back({"residual_adds", 2.0 * (3.0 * H + M)});
+  c.forward.memory.push_back({"mlp_activation", (swiglu ? 3.0 : 2.0) * act_elems * e});
+  c.backward_input.memory.push_back({"norms_grad", 2.0 * 3.0 * H});
+  c.backward_input.memory.push_back(
+      {"residual_grads", 2.0 * (3.0 * H + (x.dropout ? 2.0 * H + M : 0.0))});
+  c.backward_input.memory.push_back({"mlp_activation_grad", (swiglu ? 5.0 : 3.0) * act_elems * e});
+
+  // Activations kept from F to B (Korthikanti et al. 2022, eq. 1-5, with the variants):
+  // replicated region: both norm inputs, the QKV and MLP-up inputs (H each), two dropout masks;
+  // split region: Q, K, V (K and V at kv_heads), the attention output, the MLP activations
+  // (GeLU: its input and output; SwiGLU: gate, up and their product); standard attention adds
+  // the scores (softmax output, dropout mask and output); flash keeps a fp32 log-sum-exp per row.
+  const double split = T * e * (core_width + 2.0 * x.kv_rank * d + core_width) +
+                       (swiglu ? 3.0 : 2.0) * act_elems * e;
+  const double flash_lse = m.attention == AttentionKind::Flash ? 4.0 * batch * x.s : 0.0;
+  c.activation_bytes = 4.0 * H + 2.0 * M + split + c.attention_core_bytes + flash_lse;
+  c.input_bytes = H;
+
+  // Kept from B until W: each linear layer's input X and output gradient dY (Qi et al. 2023,
+  // Table 1: 32 s b h for GPT at t = 1). Column-parallel inputs are the (gathered) normed hidden
+  // state, kept as the sequence-parallel shard; row-parallel output gradients are full T x h.
+  const double col_input = x.local_tokens * h;
+  c.weight_grad_bytes = e * (col_input + T * qkv_width + T * core_width + T * h + col_input +
+                             T * x.up_width + T * x.ffn_rank + T * h);
+
+  // Parameters: Wq, Wk, Wv, Wo, the MLP matrices (2 or 3 of h x f), biases, two norms.
+  const double mlp_mats = swiglu ? 3.0 : 2.0;
+  const double norm_params = 2.0 * (m.bias ? 2.0 * h : h);
+  c.parameters = h * (x.a * d) + 2.0 * h * x.kv * d + (x.a * d) * h + mlp_mats * h * x.f +
+                 (m.bias ? (x.a + 2.0 * x.kv) * d + h + (swiglu ? 2.0 : 1.0) * x.f + h : 0.0) +
+                 norm_params;
+  c.parameters_per_gpu = h * qkv_width + core_width * h + mlp_mats * h * x.ffn_rank +
+                         (m.bias ? qkv_width + h + x.up_width + h : 0.0) + norm_params;
+
+  // Megatron's block: an all-reduce after attention-out and after MLP-down in F, and after the
+  // QKV and MLP-up input gradients in B; with SP each is a reduce-scatter + all-gather pair.
+  c.tp_allreduce_forward = sh.tp > 1 ? 2 : 0;
+  c.tp_allreduce_backward = sh.tp > 1 ? 2 : 0;
+  c.tp_collective_bytes = T * h * e;
+  return c;
+}
+
+ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
+  const Dims x = dims_of(m, sh);
+  const double T = x.tokens, h = x.h, e = x.e, vr = x.v / x.t;
+  ComponentWork c;
+  if (m.vocab <= 0) return c;
+  // Lookup: every rank gathers its vocabulary slice's rows and writes a full T x h output
+  // (masked), then the TP all-reduce (or reduce-scatter) sums them; dropout on the result.
+  c.forward.memory.push_back({"embedding_lookup", 2.0 * T * h * e});
+  if (x.dropout)
+    c.forward.memory.push_back({"embedding_dropout", 2.0 * x.hidden_bytes + x.mask_bytes});
+  if (x.dropout)
+    c.backward_input.memory.push_back(
+        {"embedding_dropout_grad", 2.0 * x.hidden_bytes + x.mask_bytes});
+  // Weight gradient (in the autograd backward, B): zero a dense V/t x h gradient, scatter-add the
+  // T rows, add it into the fp32 main gradient (read e + 4, write 4 bytes per element).
+  c.backward_input.memory.push_back(
+      {"embedding_weight_grad", vr * h * (e + e + 8.0) + 2.0 * T * h * e});
+  c.activation_bytes = x.mask_bytes;  // dropout mask only: token ids are not activations
+  c.parameters = x.v * h;
+  c.parameters_per_gpu = vr * h;
+  // TP: F sums the ranks' partial lookups (all-reduce; with SP a reduce-scatter, whose backward
+  // is an all-gather of the gradient).
+  if (sh.tp > 1) {
+    c.tp_allreduce_forward = sh.sp ? 0.5 : 1.0;
+    c.tp_allreduce_backward = sh.sp ? 0.5 : 0.0;
+  }
+  c.tp_collective_bytes = T * h * e;
+  return c;
+}
+
+ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
+  const Dims x = dims_of(m, sh);
+  const double T = x.tokens, h = x.h, e = x.e, vr = x.v / x.t;
+  const double H = x.hidden_bytes;
+  ComponentWork c;
+  // Final norm (always present with a vocabulary: the decoder's last normalisation).
+  c.forward.memory.push_back({"final_norm", 2.0 * H});
+  c.backward_input.memory.push_back({"final_norm_grad", 3.0 * H});
+  c.parameters = m.bias ? 2.0 * h : h;
+  c.parameters_per_gpu = c.parameters;
+  c.activation_bytes = H;
+  c.input_bytes = H;
+  if (m.vocab <= 0) return c;
+  // Logits GEMM (2 b s h V / t per pass): F logits = X W^T, B dX = dlogits W, W dW = dlogits^T X.
+  c.forward.gemms.push_back({"logits", T, vr, h});
+  c.backward_input.gemms.push_back({"logits_dx", T, h, vr});
+  c.backward_weight.gemms.push_back({"logits_dw", vr, h, T});
+  // Cross-entropy in fp32 over N = T V / t logits, Megatron's vocab-parallel loss on
+  // `logits.float()` (megatron/core/tensor_parallel/cross_entropy.py): F reads the 16-bit logits
+  // and writes fp32 (e + 4), max (4), subtract max (8), exp in place (8), sum (4), divide by the
+  // sum in place (8); B scales the saved softmax by the loss gradient in place (8) and casts it
+  // back to the GEMM dtype (4 + e). Memory-bound: bytes per logit, no FLOPs counted.
+  const double logits = T * vr;
+  const double cast = m.dtype_bytes < 4 ? e + 4.0 : 0.0;
+  c.forward.memory.push_back({"cross_entropy", logits * (cast + 32.0)});
+  c.backward_input.memory.push_back(
+      {"cross_entropy_grad", logits * (8.0 + (m.dtype_bytes < 4 ? 4.0 + e : 0.0))});
+  // Kept F -> B (Korthikanti et al. 2022, sec. 4.3): the final norm's and the head's inputs and
+  // the fp32 softmax (4 b s V / t bytes). Kept B -> W: the head input and the logits gradient.
+  const double head_input = x.local_tokens * h * e;
+  c.activation_bytes = H + head_input + 4.0 * logits;
+  c.weight_grad_bytes = head_input + logits * e;
+  if (!m.tied_embeddings) {
+    c.parameters += x.v * h;
+    c.parameters_per_gpu += vr * h;
+  }
+  // TP: with SP the head's input is all-gathered in F and dX reduce-scattered in B (one pair);
+  // without SP, dX is all-reduced in B (the input is already replicated).
+  if (sh.tp > 1) {
+    c.tp_allreduce_forward = sh.sp ? 0.5 : 0.0;
+    c.tp_allreduce_backward = sh.sp ? 0.5 : 1.0;
+  }
+  c.tp_collective_bytes = T * h * e;
+  return c;
+}
+
+double model_parameters(const TransformerModel& m) {
+  const Sharding one;
+  double total = transformer_layer_work(m, one).parameters * static_cast<double>(m.layers);
+  total += embedding_work(m, one).parameters + lm_head_work(m, one).parameters;
+  return total;
+}
+
+std::string model_shape_error(const TransformerModel& m, std::int64_t tp) {
+  if (m.heads <= 0 || m.hidden % m.heads != 0)
+    return fmt::format("hidden size {} is not divisible by {} heads", m.hidden, m.heads);
+  if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0))
+    return fmt::format("kv_heads {} must divide heads {} (GQA groups of equal size)", m.kv_heads,
+                       m.heads);
+  if (tp > 1) {
+    if (m.heads % tp != 0)
+      return fmt::format("tensor parallelism {} must divide the {} heads", tp, m.heads);
+    if (m.kv() % tp != 0 && tp % m.kv() != 0)
+      return fmt::format("tensor parallelism {} and kv_heads {}: one must divide the other", tp,
+                         m.kv());
+    if (m.ffn() % tp != 0)
+      return fmt::format("tensor parallelism {} must divide ffn_hidden {}", tp, m.ffn());
+  }
+  return "";
+}
+
+}  // namespace bubblesim

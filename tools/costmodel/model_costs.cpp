@@ -1,0 +1,294 @@
+#include "tools/costmodel/model_costs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "tools/costmodel/op_timing.h"
+#include "tools/costmodel/stage_layout.h"
+
+namespace bubblesim {
+
+double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero) {
+  const double dp = static_cast<double>(std::max<std::int64_t>(zero.dp, 1));
+  const double weights = static_cast<double>(dtype_bytes);
+  const double grads = 4.0;
+  const double optimizer = dtype_bytes >= 4 ? 8.0 : 12.0;  // fp32 weights are the master copy
+  return (zero.level >= 3 ? weights / dp : weights) + (zero.level >= 2 ? grads / dp : grads) +
+         (zero.level >= 1 ? optimizer / dp : optimizer);
+}
+
+StageCost StageBreakdown::cost() const {
+  StageCost c;
+  c.forward = forward.total();
+  c.backward_input = backward_input.total();
+  c.backward_weight = backward_weight.total();
+  c.recompute = recompute.total();
+  c.fused = Time::zero();
+  c.activation = activation;
+  c.weight_grad = weight_grad;
+  c.stage_input = stage_input;
+  c.p2p = p2p;
+  c.static_memory = static_memory;
+  return c;
+}
+
+namespace {
+
+Bytes to_bytes(double v) {
+  if (!(v < 9.2e18))
+    throw std::invalid_argument(fmt::format("{:g} bytes do not fit in a 64-bit count", v));
+  return Bytes(static_cast<std::int64_t>(std::llround(v)));
+}
+
+/// Seconds of each pass of one component.
+struct PassSeconds {
+  double forward = 0, backward_input = 0, backward_weight = 0, attention_recompute = 0;
+};
+
+/// Times components on the GPU; with `costs.per_layer` and no explicit efficiency, GEMMs run at
+/// the efficiency the measured layer's W shows (W is weight-gradient GEMMs only, of the same
+/// sizes as F's and B's linear layers) and memory-bound work at the HBM bandwidth.
+class ComponentTimer {
+ public:
+  ComponentTimer(const ModelCostInputs& in, const ComponentWork& layer) : in_(in) {
+    const double e = static_cast<double>(in.model.dtype_bytes);
+    element_bytes_ = e;
+    if (!in.per_layer || in.gpu.efficiency.explicit_given) return;
+    const double peak = in.gpu.flops.flops_per_second();
+    if (!(peak > 0)) throw std::invalid_argument("the GPU's peak FLOP rate must be positive");
+    const MeasuredLayer& ml = *in.per_layer;
+    measured_ = true;
+    auto eff = [&](double flops, Time t) {
+      return t > Time::zero() ? flops / (peak * t.seconds()) : 0.0;
+    };
+    f_eff_ = eff(layer.forward.flops(), ml.forward);
+    b_eff_ = eff(layer.backward_input.flops(), ml.backward_input);
+    w_eff_ = eff(layer.backward_weight.flops(), ml.backward_weight);
+    gemm_eff_ = w_eff_ > 0 ? w_eff_
+                           : eff(layer.forward.flops() + layer.backward_input.flops(),
+                                 ml.forward + ml.backward_input);
+    if (!(gemm_eff_ > 0)) {
+      throw std::invalid_argument("costs.per_layer needs a positive forward or backward time");
+    }
+    if (in.gpu.memory_bandwidth) bandwidth_ = in.gpu.memory_bandwidth->bytes_per_second();
+  }
+
+  double seconds(const PassWork& w, bool backward) const {
+    if (!measured_) return pass_time(w, in_.gpu, element_bytes_, backward).total();
+    const double peak = in_.gpu.flops.flops_per_second();
+    double s = w.flops() / (peak * gemm_eff_);
+    if (bandwidth_ > 0) s += w.memory_bytes() / (bandwidth_ * in_.gpu.efficiency.memory);
+    return s;
+  }
+
+  PassSeconds of(const ComponentWork& c) const {
+    return {seconds(c.forward, false), seconds(c.backward_input, true),
+            seconds(c.backward_weight, true), seconds(c.attention_recompute, false)};
+  }
+
+  std::string note() const {
+    if (!measured_) return "";
+    return fmt::format(
+        "costs.per_layer shows {:.3f} (F), {:.3f} (B), {:.3f} (W) of peak; embedding and LM head "
+        "GEMMs timed at {:.3f}, their memory-bound work at {}",
+        f_eff_, b_eff_, w_eff_, gemm_eff_,
+        bandwidth_ > 0 ? fmt::format("{:g} x {}", in_.gpu.efficiency.memory,
+                                     to_string(*in_.gpu.memory_bandwidth))
+                       : std::string("no cost (no memory bandwidth given)"));
+  }
+
+ private:
+  const ModelCostInputs& in_;
+  double element_bytes_ = 2;
+  bool measured_ = false;
+  double f_eff_ = 0, b_eff_ = 0, w_eff_ = 0, gemm_eff_ = 0, bandwidth_ = 0;
+};
+
+/// What one (virtual) stage holds.
+struct Holding {
+  std::int64_t layers = 0;
+  bool embedding = false, lm_head = false, tied_copy = false;
+  std::int32_t pipeline_stage = 0;  // whose TP / DP groups time its collectives
+};
+
+class StageBuilder {
+ public:
+  explicit StageBuilder(const ModelCostInputs& in)
+      : in_(in),
+        layer_(transformer_layer_work(in.model, in.sharding)),
+        embedding_(embedding_work(in.model, in.sharding)),
+        head_(lm_head_work(in.model, in.sharding)),
+        timer_(in, layer_) {
+    layer_s_ = timer_.of(layer_);
+    if (in.per_layer) {
+      layer_s_.forward = in.per_layer->forward.seconds();
+      layer_s_.backward_input = in.per_layer->backward_input.seconds();
+      layer_s_.backward_weight = in.per_layer->backward_weight.seconds();
+      if (in.per_layer->activation) layer_activation_ = in.per_layer->activation->as_double();
+      if (in.per_layer->weight_grad) layer_weight_grad_ = in.per_layer->weight_grad->as_double();
+    }
+    if (!in.per_layer || !in.per_layer->activation) layer_activation_ = layer_.activation_bytes;
+    if (!in.per_layer || !in.per_layer->weight_grad) layer_weight_grad_ = layer_.weight_grad_bytes;
+    embedding_s_ = timer_.of(embedding_);
+    head_s_ = timer_.of(head_);
+  }
+
+  const ComponentTimer& timer() const { return timer_; }
+
+  StageBreakdown build(const Holding& hold) const {
+    using G = RecomputeModel::Granularity;
+    const double n = static_cast<double>(hold.layers);
+    const double e = static_cast<double>(in_.model.dtype_bytes);
+    const bool selective = in_.recompute.granularity == G::Selective;
+    StageBreakdown s;
+    s.layers = hold.layers;
+    s.embedding = hold.embedding;
+    s.lm_head = hold.lm_head;
+    auto at = [](double seconds) { return seconds; };
+
+    s.forward.layers = at(n * layer_s_.forward);
+    s.backward_input.layers = at(n * layer_s_.backward_input);
+    s.backward_weight.layers = at(n * layer_s_.backward_weight);
+    if (selective) s.backward_input.recompute = at(n * layer_s_.attention_recompute);
+    double tp_f = n * layer_.tp_allreduce_forward, tp_b = n * layer_.tp_allreduce_backward;
+    if (hold.embedding) {
+      s.forward.embedding = at(embedding_s_.forward);
+      s.backward_input.embedding = at(embedding_s_.backward_input);
+      tp_f += embedding_.tp_allreduce_forward;
+      tp_b += embedding_.tp_allreduce_backward;
+    }
+    if (hold.lm_head) {
+      s.forward.lm_head = at(head_s_.forward);
+      s.backward_input.lm_head = at(head_s_.backward_input);
+      s.backward_weight.lm_head = at(head_s_.backward_weight);
+      tp_f += head_.tp_allreduce_forward;
+      tp_b += head_.tp_allreduce_backward;
+    }
+    // Measured per-GPU layers already include their TP communication.
+    const bool measured_tp = in_.per_layer && in_.per_layer->includes_tp_comm;
+    double one_tp = 0;
+    if (in_.collectives && in_.sharding.tp > 1) {
+      one_tp = in_.collectives->tensor_parallel(hold.pipeline_stage, layer_.tp_collective_bytes)
+                   .seconds();
+    }
+    auto tp_time = [&](double count, double layer_count) {
+      return (measured_tp ? count - layer_count : count) * one_tp;
+    };
+    s.forward.tp_comm = tp_time(tp_f, n * layer_.tp_allreduce_forward);
+    s.backward_input.tp_comm = tp_time(tp_b, n * layer_.tp_allreduce_backward);
+
+    // Parameters on one GPU and the static memory of the ZeRO level.
+    double params = n * layer_.parameters_per_gpu;
+    if (hold.embedding) params += embedding_.parameters_per_gpu;
+    if (hold.lm_head) params += head_.parameters_per_gpu;
+    if (hold.tied_copy) params += embedding_.parameters_per_gpu;
+    s.parameters_per_gpu = params;
+    s.static_memory =
+        to_bytes(params * static_bytes_per_parameter(in_.model.dtype_bytes, in_.zero));
+    if (in_.collectives && in_.zero.dp > 1) {
+      const std::int32_t st = hold.pipeline_stage;
+      if (in_.zero.level >= 3) {  // parameters gathered before every F and every B
+        const double gather = in_.collectives->parameter_gather(st, params * e).seconds();
+        s.forward.zero_comm = gather;
+        s.backward_input.zero_comm = gather;
+      }
+      if (in_.zero.level >= 2) {  // sharded gradients: reduce-scattered after every backward
+        s.backward_weight.zero_comm =
+            in_.collectives->gradient_reduce_scatter(st, params * 4.0).seconds();
+      }
+    }
+
+    // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).
+    double activation = n * (layer_activation_ - (selective ? layer_.attention_core_bytes : 0.0));
+    double kept_anyway = 0;  // parts full recompute does not recompute (embedding, LM head)
+    if (hold.embedding) kept_anyway += embedding_.activation_bytes;
+    if (hold.lm_head) kept_anyway += head_.activation_bytes;
+    s.activation = to_bytes(activation + kept_anyway);
+    s.weight_grad =
+        to_bytes(n * layer_weight_grad_ + (hold.lm_head ? head_.weight_grad_bytes : 0.0));
+    const double hidden = layer_.input_bytes;
+    s.p2p = to_bytes(layer_.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
+    if (in_.recompute.granularity == G::Full) {
+      const auto recomputed =
+          static_cast<double>(std::min(hold.layers, in_.recompute.layers.value_or(hold.layers)));
+      s.recompute.layers = at(recomputed * layer_s_.forward);
+      s.recompute.tp_comm = tp_time(recomputed * layer_.tp_allreduce_forward,
+                                    recomputed * layer_.tp_allreduce_forward);
+      s.stage_input =
+          to_bytes((n - recomputed) * layer_activation_ + recomputed * hidden + kept_anyway);
+    } else {
+      s.recompute = s.forward;  // R defaults to F
+      s.stage_input = to_bytes(hidden);
+    }
+    return s;
+  }
+
+ private:
+  const ModelCostInputs& in_;
+  ComponentWork layer_, embedding_, head_;
+  ComponentTimer timer_;
+  PassSeconds layer_s_, embedding_s_, head_s_;
+  double layer_activation_ = 0, layer_weight_grad_ = 0;
+};
+
+}  // namespace
+
+ModelCosts model_costs(const ModelCostInputs& in) {
+  if (in.stages <= 0) throw std::invalid_argument("the pipeline needs at least one stage");
+  const std::string shape = model_shape_error(in.model, in.sharding.tp);
+  if (!shape.empty()) throw std::invalid_argument(shape);
+  const std::string layout = layout_error(in.model, in.stages);
+  if (!layout.empty()) throw std::invalid_argument(layout);
+  if (in.recompute.granularity == RecomputeModel::Granularity::Selective &&
+      in.model.attention == AttentionKind::Flash) {
+    throw std::invalid_argument(
+        "selective recompute recomputes the attention core, which FlashAttention (attention: "
+        "flash, the default) already recomputes in its backward; use attention: standard or "
+        "policy: full");
+  }
+  const StageBuilder builder(in);
+  const bool has_vocab = in.model.vocab > 0;
+  const std::int32_t p = in.stages;
+
+  ModelCosts out;
+  out.parameters = model_parameters(in.model);
+  out.efficiency_note = builder.timer().note();
+  const std::vector<std::int64_t> layers = stage_layers(in.model, p);
+  for (std::int32_t i = 0; i < p; ++i) {
+    Holding h;
+    h.layers = layers[static_cast<std::size_t>(i)];
+    h.embedding = has_vocab && i == 0;
+    h.lm_head = i == p - 1;
+    h.tied_copy = has_vocab && in.model.tied_embeddings && h.lm_head && p > 1;
+    h.pipeline_stage = i;
+    out.stages.push_back(builder.build(h));
+    out.profile.stages.push_back(out.stages.back().cost());
+  }
+  std::vector<std::int32_t> chunk_counts;
+  for (std::int32_t v = 2; v <= kMaxDerivedChunks; ++v) chunk_counts.push_back(v);
+  if (layout_chunks(in.model, p) > kMaxDerivedChunks)
+    chunk_counts.push_back(layout_chunks(in.model, p));
+  for (std::int32_t v : chunk_counts) {
+    const std::optional<std::vector<std::int64_t>> chunks = chunk_layers(in.model, p, v);
+    if (!chunks) continue;
+    const auto parts = static_cast<std::int32_t>(chunks->size());
+    std::vector<StageBreakdown>& list = out.chunked[v];
+    std::vector<StageCost>& costs = out.profile.chunked[v];
+    for (std::int32_t k = 0; k < parts; ++k) {
+      Holding h;
+      h.layers = (*chunks)[static_cast<std::size_t>(k)];
+      h.embedding = has_vocab && k == 0;
+      h.lm_head = k == parts - 1;
+      h.tied_copy = has_vocab && in.model.tied_embeddings && h.lm_head && p > 1;
+      h.pipeline_stage = k / v;  // the profile stage whose groups it uses (CostProfile::for_table)
+      list.push_back(builder.build(h));
+      costs.push_back(list.back().cost());
+    }
+  }
+  return out;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,107 @@
+#pragma once
+// Per-GPU stage costs of a transformer pipeline (docs/models.md): each stage's (and each chunk's)
+// F, B, W, R times, activation, weight-gradient and static memory, from the model, the GPU, the
+// stage layout, tensor/sequence parallelism, ZeRO, the recompute granularity, and optionally the
+// measured time of one layer (`costs.per_layer`). Every time is kept with its parts (layers,
+// embedding, LM head and loss, TP communication, ZeRO gathers, selective recompute) so reports
+// can show where a stage's time comes from.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedules/stage_costs.h"
+#include "tools/costmodel/layer_work.h"
+#include "tools/costmodel/model_spec.h"
+
+namespace bubblesim {
+
+/// `parallelism.zero`: 0 none, 1 optimizer state sharded across the dp ranks (Megatron's
+/// distributed optimizer), 2 also gradients, 3 also parameters (ZeRO, Rajbhandari et al. 2020).
+struct ZeroSpec {
+  std::int32_t level = 0;
+  std::int64_t dp = 1;
+};
+
+/// Static bytes per parameter on one GPU: weights (dtype bytes), fp32 gradients (4) and Adam
+/// state (fp32 master copy 4 + two moments 8; fp32 weights are their own master copy), the parts
+/// sharded at `zero.level` divided by zero.dp. Level 0, bf16: 18.
+double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero);
+
+/// `memory.recompute.policy` in the cost model: selective adds the attention core's forward to B
+/// and drops its activations; full makes R the forward of `layers` layers per stage (all when
+/// unset) and F keep those layers' inputs only. An explicit `costs.recompute` is used as is.
+struct RecomputeModel {
+  enum class Granularity { None, Selective, Full };
+  Granularity granularity = Granularity::None;
+  std::optional<std::int64_t> layers;  // full: per stage (chunk), clamped to the layers it holds
+};
+
+/// `costs.per_layer`: measured costs of one transformer layer on one GPU (after TP).
+struct MeasuredLayer {
+  Time forward, backward_input, backward_weight;
+  std::optional<Bytes> activation, weight_grad;
+  bool includes_tp_comm = false;  // `costs.per: gpu`: measured on a TP rank, its collectives inside
+};
+
+/// Collective times the cost model folds into ops, measured by the caller on the topology.
+class CollectiveTimer {
+ public:
+  virtual ~CollectiveTimer() = default;
+  /// One all-reduce equivalent of `bytes` over stage `stage`'s TP group: an all-reduce, or with
+  /// sequence parallelism a reduce-scatter plus an all-gather.
+  virtual Time tensor_parallel(std::int32_t stage, double bytes) const = 0;
+  /// ZeRO over stage `stage`'s data-parallel group: an all-gather of `bytes` of parameters, and a
+  /// reduce-scatter of `bytes` of gradients.
+  virtual Time parameter_gather(std::int32_t stage, double bytes) const = 0;
+  virtual Time gradient_reduce_scatter(std::int32_t stage, double bytes) const = 0;
+};
+
+struct ModelCostInputs {
+  TransformerModel model;
+  GpuSpec gpu;
+  std::int32_t stages = 0;
+  Sharding sharding;
+  ZeroSpec zero;
+  RecomputeModel recompute;
+  std::optional<MeasuredLayer> per_layer;
+  const CollectiveTimer* collectives = nullptr;  // null: no TP / ZeRO communication time
+};
+
+/// One op's time in seconds and where it comes from; the op lasts total() (rounded once).
+struct TimeParts {
+  double layers = 0, embedding = 0, lm_head = 0, tp_comm = 0, zero_comm = 0, recompute = 0;
+  double seconds() const { return layers + embedding + lm_head + tp_comm + zero_comm + recompute; }
+  Time total() const { return Time::from_seconds(seconds()); }
+};
+
+/// Everything one (virtual) stage costs on one of its GPUs.
+struct StageBreakdown {
+  std::int64_t layers = 0;
+  bool embedding = false, lm_head = false;
+  TimeParts forward, backward_input, backward_weight, recompute;
+  Bytes activation, weight_grad, stage_input, p2p, static_memory;
+  double parameters_per_gpu = 0;
+  StageCost cost() const;
+};
+
+struct ModelCosts {
+  CostProfile profile;                                          // what the engine replays
+  std::vector<StageBreakdown> stages;                           // per pipeline stage
+  std::map<std::int32_t, std::vector<StageBreakdown>> chunked;  // per chunk count v: p x v
+  double parameters = 0;                                        // the whole model
+  /// costs.per_layer: the efficiency (of peak) the measured layer's F, B and W show, and the one
+  /// the embedding / LM head GEMMs were timed at; empty otherwise.
+  std::string efficiency_note;
+};
+
+/// Throws std::invalid_argument for a layout that does not fit, a model shape TP cannot split,
+/// or a GPU without a positive peak.
+ModelCosts model_costs(const ModelCostInputs& inputs);
+
+/// Chunk counts model_costs precomputes besides layers_per_chunk's (2..kMaxDerivedChunks).
+inline constexpr std::int32_t kMaxDerivedChunks = 16;
+
+}  // namespace bubblesim

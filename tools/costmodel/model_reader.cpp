@@ -1,0 +1,335 @@
+#include "tools/costmodel/model_reader.h"
+
+#include <fmt/format.h>
+
+#include "tools/costmodel/layer_work.h"
+#include "tools/costmodel/presets.h"
+
+namespace bubblesim {
+namespace {
+
+/// A scenario mapping over a preset's: get() returns the scenario's node for a key, else the
+/// preset's. Unknown keys of the scenario's mapping are reported when it goes out of scope.
+class LayeredMap {
+ public:
+  LayeredMap(const YamlNode& node, DiagnosticList& diags, std::vector<std::string> keys,
+             std::optional<YamlNode> preset)
+      : user_(node, diags, std::move(keys)), preset_(std::move(preset)) {}
+  MapReader& user() { return user_; }
+  std::optional<YamlNode> get(const std::string& key) {
+    if (auto n = user_.get(key)) return n;
+    if (preset_ && preset_->raw()[key]) return preset_->child(key);
+    return std::nullopt;
+  }
+  bool from_preset(const std::string& key) const { return !user_.has(key) && preset_; }
+
+ private:
+  MapReader user_;
+  std::optional<YamlNode> preset_;
+};
+
+/// The preset named by `preset:` (nullopt when absent; a diagnostic when unknown).
+std::optional<YamlNode> preset_of(MapReader& m, bool gpu, DiagnosticList& diags, bool& ok,
+                                  std::string& name) {
+  std::optional<YamlNode> key = m.get("preset");
+  if (!key) return std::nullopt;
+  const Presets& presets = Presets::builtin();
+  const std::vector<std::string>& names = gpu ? presets.gpu_names() : presets.model_names();
+  std::optional<std::string> s = key->as_choice(diags, names);
+  if (!s) {
+    ok = false;
+    return std::nullopt;
+  }
+  name = *s;
+  return gpu ? presets.gpu(*s) : presets.model(*s);
+}
+
+std::optional<std::vector<std::int64_t>> integer_list(const YamlNode& n, DiagnosticList& diags) {
+  if (!n.is_sequence()) {
+    n.error(diags, fmt::format("expected a list of layer counts, got {}",
+                               n.is_scalar() ? "'" + n.describe() + "'" : n.describe()));
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> out;
+  bool ok = true;
+  for (const YamlNode& e : n.elements()) {
+    if (auto v = e.as_integer(diags, 0, 1'000'000))
+      out.push_back(*v);
+    else
+      ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_keys() {
+  static const std::vector<std::string> keys{"preset",
+                                             "layers",
+                                             "hidden",
+                                             "heads",
+                                             "kv_heads",
+                                             "ffn_hidden",
+                                             "seq_len",
+                                             "micro_batch_size",
+                                             "vocab",
+                                             "mlp",
+                                             "attention",
+                                             "tied_embeddings",
+                                             "bias",
+                                             "dropout",
+                                             "dtype",
+                                             "layers_per_stage",
+                                             "layers_per_chunk"};
+  return keys;
+}
+
+std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
+                                                       DiagnosticList& diags) {
+  std::vector<std::string> keys = model_keys();
+  if (!node.is_map()) {
+    MapReader complain(node, diags, keys);
+    return std::nullopt;
+  }
+  TransformerModel m;
+  bool ok = true;
+  std::optional<YamlNode> preset;
+  {
+    MapReader probe(node, diags, keys);
+    preset = preset_of(probe, false, diags, ok, m.preset);
+  }
+  LayeredMap map(node, diags, keys, preset);
+  map.user().get("preset");
+  auto integer = [&](const std::string& key, std::int64_t min, std::int64_t max, std::int64_t& out,
+                     bool required) {
+    std::optional<YamlNode> n = map.get(key);
+    if (!n) {
+      if (required) {
+        map.user().require(key);
+        ok = false;
+      }
+      return;
+    }
+    if (auto v = n->as_integer(diags, min, max))
+      out = *v;
+    else
+      ok = false;
+  };
+  auto boolean = [&](const std::string& key, bool& out) {
+    if (std::optional<YamlNode> n = map.get(key)) {
+      if (auto v = n->as_boolean(diags))
+        out = *v;
+      else
+        ok = false;
+    }
+  };
+  auto choice = [&](const std::string& key, const std::vector<std::string>& choices) {
+    std::optional<std::string> out;
+    if (std::optional<YamlNode> n = map.get(key)) {
+      out = n->as_choice(diags, choices);
+      ok = ok && out.has_value();
+    }
+    return out;
+  };
+  integer("layers", 1, 1'000'000, m.layers, true);
+  integer("hidden", 1, 1'000'000, m.hidden, true);
+  integer("heads", 1, 1'000'000, m.heads, true);
+  integer("kv_heads", 1, 1'000'000, m.kv_heads, false);
+  integer("ffn_hidden", 1, 100'000'000, m.ffn_hidden, false);
+  integer("seq_len", 1, 100'000'000, m.seq_len, true);
+  integer("micro_batch_size", 1, 1'000'000, m.micro_batch_size, false);
+  integer("vocab", 0, 100'000'000, m.vocab, false);
+  if (auto c = choice("mlp", {"gelu", "swiglu"}))
+    m.mlp = *c == "swiglu" ? MlpKind::Swiglu : MlpKind::Gelu;
+  if (auto c = choice("attention", {"flash", "standard"}))
+    m.attention = *c == "standard" ? AttentionKind::Standard : AttentionKind::Flash;
+  boolean("tied_embeddings", m.tied_embeddings);
+  m.tied_embeddings_given = map.user().has("tied_embeddings");
+  m.where =
+      m.tied_embeddings_given ? map.user().get("tied_embeddings")->location() : node.location();
+  boolean("bias", m.bias);
+  boolean("dropout", m.dropout);
+  if (auto d = choice("dtype", {"bf16", "fp16", "fp32", "fp8"})) {
+    m.dtype = *d;
+    m.dtype_bytes = *d == "fp32" ? 4 : *d == "fp8" ? 1 : 2;
+  }
+  for (const auto& [key, out] : {std::pair{"layers_per_stage", &m.layers_per_stage},
+                                 std::pair{"layers_per_chunk", &m.layers_per_chunk}}) {
+    if (std::optional<YamlNode> n = map.get(key)) {
+      if (auto list = integer_list(*n, diags))
+        *out = *list;
+      else
+        ok = false;
+    }
+  }
+  if (ok) {
+    const std::string shape = model_shape_error(m, 1);
+    if (!shape.empty()) {
+      const std::string key = shape.find("kv_heads") != std::string::npos ? "kv_heads" : "heads";
+      std::optional<YamlNode> at = map.get(key);
+      (at ? *at : node).error(diags, shape);
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return m;
+}
+
+namespace {
+
+bool read_efficiency(const YamlNode& n, EfficiencyModel& e, DiagnosticList& diags) {
+  auto fraction = [&](const YamlNode& v, double& out) {
+    auto r = v.as_real(diags, 0.0, 1.0);
+    if (r && *r <= 0.0) {
+      v.error(diags, fmt::format("{} is out of range (allowed: above 0 up to 1)", v.describe()));
+      r.reset();
+    }
+    if (r) out = *r;
+    return r.has_value();
+  };
+  if (n.is_scalar()) {
+    e.kind = EfficiencyModel::Kind::Constant;
+    return fraction(n, e.constant);
+  }
+  MapReader m(n, diags, {"gemm_max", "gemm_overhead", "attention", "memory"});
+  if (!n.is_map()) return false;
+  e.kind = EfficiencyModel::Kind::Roofline;
+  bool ok = true;
+  if (auto v = m.get("gemm_max")) ok = fraction(*v, e.gemm_max) && ok;
+  if (m.has("gemm_overhead")) {
+    if (auto t = m.time("gemm_overhead"))
+      e.gemm_overhead_s = t->seconds();
+    else
+      ok = false;
+  }
+  if (auto v = m.get("memory")) ok = fraction(*v, e.memory) && ok;
+  if (auto a = m.get("attention")) {
+    MapReader am(*a, diags, {"forward", "backward"});
+    if (!a->is_map()) return false;
+    if (auto v = am.get("forward")) ok = fraction(*v, e.attention_forward) && ok;
+    if (auto v = am.get("backward")) ok = fraction(*v, e.attention_backward) && ok;
+  }
+  return ok;
+}
+
+}  // namespace
+
+std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerModel* model,
+                                     DiagnosticList& diags) {
+  const std::vector<std::string> keys{"preset",           "flops",           "efficiency", "memory",
+                                      "memory_bandwidth", "nvlink_bandwidth"};
+  if (!node.is_map()) {
+    MapReader complain(node, diags, keys);
+    return std::nullopt;
+  }
+  GpuSpec gpu;
+  bool ok = true;
+  std::optional<YamlNode> preset;
+  {
+    MapReader probe(node, diags, keys);
+    preset = preset_of(probe, true, diags, ok, gpu.preset);
+  }
+  MapReader m(node, diags, keys);
+  m.get("preset");
+  const std::string dtype = model ? model->dtype : "bf16";
+  if (auto f = m.get("flops")) {
+    if (auto r = f->as_flop_rate(diags))
+      gpu.flops = *r;
+    else
+      ok = false;
+  } else if (preset && preset->raw()["flops_" + dtype]) {
+    if (auto r = preset->child("flops_" + dtype).as_flop_rate(diags)) gpu.flops = *r;
+  } else if (preset) {
+    node.error(diags, fmt::format("the {} preset has no {} peak; give cluster.gpu.flops",
+                                  gpu.preset, dtype));
+    ok = false;
+  } else {
+    m.require("flops");
+    ok = false;
+  }
+  if (preset && preset->raw()["flops_fp8"]) {
+    if (auto r = preset->child("flops_fp8").as_flop_rate(diags)) gpu.flops_fp8 = *r;
+  }
+  auto bytes_key = [&](const char* key, std::optional<Bytes>& out) {
+    if (auto n = m.get(key)) {
+      out = n->as_bytes(diags);
+      ok = ok && out.has_value();
+    } else if (preset && preset->raw()[key]) {
+      out = preset->child(key).as_bytes(diags);
+    }
+  };
+  auto bandwidth_key = [&](const char* key, std::optional<Bandwidth>& out, bool user_key) {
+    if (auto n = user_key ? m.get(key) : std::nullopt) {
+      out = n->as_bandwidth(diags);
+      ok = ok && out.has_value();
+    } else if (preset && preset->raw()[key]) {
+      out = preset->child(key).as_bandwidth(diags);
+    }
+  };
+  bytes_key("memory", gpu.memory);
+  bandwidth_key("memory_bandwidth", gpu.memory_bandwidth, true);
+  bandwidth_key("nvlink_bandwidth", gpu.nvlink_bandwidth, true);  // the tied-embedding sync
+  if (preset && preset->raw()["efficiency"]) {
+    ok = read_efficiency(preset->child("efficiency"), gpu.efficiency, diags) && ok;
+    gpu.efficiency.source = fmt::format("preset {} (scenarios/presets/gpus.yaml)", gpu.preset);
+  }
+  if (auto n = m.get("efficiency")) {
+    ok = read_efficiency(*n, gpu.efficiency, diags) && ok;
+    gpu.efficiency.explicit_given = true;
+    gpu.efficiency.source = "cluster.gpu.efficiency";
+    if (ok && gpu.efficiency.kind == EfficiencyModel::Kind::Roofline && !gpu.memory_bandwidth) {
+      n->error(diags,
+               "the roofline efficiency model needs the GPU's memory bandwidth: give "
+               "cluster.gpu.memory_bandwidth or a GPU preset");
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return gpu;
+}
+
+nlohmann::json transformer_model_json(const TransformerModel& m) {
+  nlohmann::json j = {{"layers", m.layers},
+                      {"hidden", m.hidden},
+                      {"heads", m.heads},
+                      {"kv_heads", m.kv()},
+                      {"ffn_hidden", m.ffn()},
+                      {"seq_len", m.seq_len},
+                      {"micro_batch_size", m.micro_batch_size},
+                      {"vocab", m.vocab},
+                      {"mlp", m.mlp == MlpKind::Swiglu ? "swiglu" : "gelu"},
+                      {"attention", m.attention == AttentionKind::Flash ? "flash" : "standard"},
+                      {"tied_embeddings", m.tied_embeddings},
+                      {"bias", m.bias},
+                      {"dropout", m.dropout},
+                      {"dtype", m.dtype},
+                      {"parameters", model_parameters(m)}};
+  if (!m.preset.empty()) j["preset"] = m.preset;
+  if (!m.layers_per_stage.empty()) j["layers_per_stage"] = m.layers_per_stage;
+  if (!m.layers_per_chunk.empty()) j["layers_per_chunk"] = m.layers_per_chunk;
+  return j;
+}
+
+nlohmann::json gpu_spec_json(const GpuSpec& g) {
+  nlohmann::json j = {{"flops", g.flops.flops_per_second()}};
+  if (!g.preset.empty()) j["preset"] = g.preset;
+  const EfficiencyModel& e = g.efficiency;
+  if (e.kind == EfficiencyModel::Kind::Constant) {
+    j["efficiency"] = e.constant;
+  } else {
+    j["efficiency"] = {
+        {"gemm_max", e.gemm_max},
+        {"gemm_overhead_s", e.gemm_overhead_s},
+        {"attention", {{"forward", e.attention_forward}, {"backward", e.attention_backward}}},
+        {"memory", e.memory},
+        {"source", e.source}};
+  }
+  if (g.memory) j["memory_bytes"] = g.memory->count();
+  if (g.memory_bandwidth)
+    j["memory_bandwidth_bytes_per_s"] = g.memory_bandwidth->bytes_per_second();
+  if (g.flops_fp8.flops_per_second() > 0) j["flops_fp8"] = g.flops_fp8.flops_per_second();
+  return j;
+}
+
+}  // namespace bubblesim

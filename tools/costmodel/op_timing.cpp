@@ -1,0 +1,73 @@
+#include "tools/costmodel/op_timing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace bubblesim {
+
+double gemm_efficiency(const EfficiencyModel& model, double peak, double flops) {
+  if (model.kind == EfficiencyModel::Kind::Constant) return model.constant;
+  if (!(flops > 0)) return model.gemm_max;
+  return flops / (peak * (model.gemm_overhead_s + flops / (peak * model.gemm_max)));
+}
+
+namespace {
+
+double peak_of(const GpuSpec& gpu) {
+  const double peak = gpu.flops.flops_per_second();
+  if (!(peak > 0)) throw std::invalid_argument("the GPU's peak FLOP rate must be positive");
+  return peak;
+}
+
+double bandwidth_of(const GpuSpec& gpu) {
+  if (!gpu.memory_bandwidth || !(gpu.memory_bandwidth->bytes_per_second() > 0)) {
+    throw std::invalid_argument(
+        "the roofline efficiency model needs the GPU's memory bandwidth "
+        "(cluster.gpu.memory_bandwidth or a GPU preset)");
+  }
+  return gpu.memory_bandwidth->bytes_per_second();
+}
+
+}  // namespace
+
+double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes) {
+  const EfficiencyModel& eff = gpu.efficiency;
+  const double peak = peak_of(gpu);
+  const double flops = gemm.flops();
+  if (eff.kind == EfficiencyModel::Kind::Constant) return flops / (peak * eff.constant);
+  // One call (a batched GEMM is one call): a fixed overhead plus its FLOPs at the ceiling.
+  const double compute = eff.gemm_overhead_s + flops / (peak * eff.gemm_max);
+  const double traffic = gemm.bytes(element_bytes) / (bandwidth_of(gpu) * eff.memory);
+  return std::max(compute, traffic);
+}
+
+PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward) {
+  const EfficiencyModel& eff = gpu.efficiency;
+  const double peak = peak_of(gpu);
+  PassTime t;
+  for (const GemmWork& g : work.gemms) t.gemm_s += gemm_seconds(g, gpu, element_bytes);
+  if (eff.kind == EfficiencyModel::Kind::Constant) {
+    t.attention_s = work.attention_flops / (peak * eff.constant);
+    return t;  // the one-number model: memory-bound work is folded into e
+  }
+  const double attention = backward ? eff.attention_backward : eff.attention_forward;
+  t.attention_s = work.attention_flops / (peak * attention);
+  const double bytes = work.memory_bytes();
+  if (bytes > 0) t.memory_s = bytes / (bandwidth_of(gpu) * eff.memory);
+  return t;
+}
+
+std::string describe_efficiency(const GpuSpec& gpu) {
+  const EfficiencyModel& e = gpu.efficiency;
+  if (e.kind == EfficiencyModel::Kind::Constant) return fmt::format("{:g} of peak", e.constant);
+  return fmt::format(
+      "roofline: GEMM {} + F / ({:.3g} peak), attention {:.3g}/{:.3g} of peak (F/B), memory-bound "
+      "{:.3g} of {}",
+      Time::from_seconds(e.gemm_overhead_s), e.gemm_max, e.attention_forward, e.attention_backward,
+      e.memory,
+      gpu.memory_bandwidth ? to_string(*gpu.memory_bandwidth) : std::string("(no bandwidth)"));
+}
+
+}  // namespace bubblesim

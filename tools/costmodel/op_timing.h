@@ -1,0 +1,47 @@
+#pragma once
+// Time of a pass's work (layer_work.h) on a GPU under `cluster.gpu.efficiency` (docs/models.md):
+//
+//   constant e   every FLOP at peak x e (GEMMs and attention kernels); memory-bound work takes no
+//                time. This is the published formula's model (Narayanan et al. 2021).
+//   roofline     a GEMM of F = 2MNK FLOPs takes gemm_overhead + F / (peak x gemm_max), but never
+//                less than moving its operands (M K + K N + M N elements) at the HBM bandwidth x
+//                memory; FlashAttention kernels run at attention_forward / attention_backward of
+//                peak on their executed FLOPs; elementwise, normalisation and loss kernels at the
+//                HBM bandwidth x memory.
+//
+// Overhead plus throughput is the simplest curve with the two facts GEMM benchmarks show: large
+// GEMMs approach a ceiling below peak (power and clock limits, gemm_max), and small ones lose
+// efficiency as a fixed per-call cost (launch, prologue, the last partial wave) stops being
+// negligible: the efficiency of a GEMM is gemm_max F / (F + gemm_max peak gemm_overhead).
+// `bubblesim calibrate` fits gemm_max and gemm_overhead to a measured profile; GPU presets ship
+// values with their sources (scenarios/presets/gpus.yaml).
+
+#include <string>
+
+#include "tools/costmodel/layer_work.h"
+#include "tools/costmodel/model_spec.h"
+
+namespace bubblesim {
+
+struct PassTime {
+  double gemm_s = 0;
+  double attention_s = 0;
+  double memory_s = 0;
+  double total() const { return gemm_s + attention_s + memory_s; }
+};
+
+/// Fraction of `peak` a GEMM of `flops` FLOPs reaches on the curve (before the memory bound).
+double gemm_efficiency(const EfficiencyModel& model, double peak, double flops);
+
+/// Seconds of one GEMM on `gpu` (element_bytes per operand element).
+double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes);
+
+/// Seconds of `work` on `gpu`; `backward` picks the attention kernels' backward efficiency.
+/// Throws std::invalid_argument when the roofline model has no memory bandwidth.
+PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward);
+
+/// "0.55 of peak" or "roofline: GEMM 6.5us + F / (0.75 peak), attention 0.6/0.45 (F/B), memory
+/// 0.8 of 3.35TB/s" for reports.
+std::string describe_efficiency(const GpuSpec& gpu);
+
+}  // namespace bubblesim

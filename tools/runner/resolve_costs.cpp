@@ -1,0 +1,254 @@
+#include "tools/runner/resolve_costs.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "sim/engine/collectives.h"
+
+namespace bubblesim {
+namespace {
+
+/// Collectives of the cost model as flows on the otherwise idle topology, one stage's groups at
+/// a time (cached: every layer of a stage sends the same bytes over the same ranks).
+class TopologyCollectives : public CollectiveTimer {
+ public:
+  explicit TopologyCollectives(const Scenario& sc) : sc_(sc) {}
+
+  Time tensor_parallel(std::int32_t stage, double bytes) const override {
+    if (!sc_.parallelism.sp)
+      return timing(stage, false, CollectiveKind::AllReduce, bytes).simulated;
+    return timing(stage, false, CollectiveKind::ReduceScatter, bytes).simulated +
+           timing(stage, false, CollectiveKind::AllGather, bytes).simulated;
+  }
+  Time parameter_gather(std::int32_t stage, double bytes) const override {
+    return timing(stage, true, CollectiveKind::AllGather, bytes).simulated;
+  }
+  Time gradient_reduce_scatter(std::int32_t stage, double bytes) const override {
+    return timing(stage, true, CollectiveKind::ReduceScatter, bytes).simulated;
+  }
+  /// The closed form of one all-reduce equivalent on the stage's TP group (for the report).
+  Time tensor_parallel_closed_form(std::int32_t stage, double bytes) const {
+    if (!sc_.parallelism.sp)
+      return timing(stage, false, CollectiveKind::AllReduce, bytes).closed_form;
+    return timing(stage, false, CollectiveKind::ReduceScatter, bytes).closed_form +
+           timing(stage, false, CollectiveKind::AllGather, bytes).closed_form;
+  }
+
+ private:
+  CollectiveTiming timing(std::int32_t stage, bool dp, CollectiveKind kind, double bytes) const {
+    const auto key = std::make_tuple(stage, dp, static_cast<int>(kind), bytes);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    const ParallelismSpec& par = sc_.parallelism;
+    std::vector<VertexId> group;
+    const std::int32_t n = dp ? par.dp : par.tp;
+    for (std::int32_t i = 0; i < n; ++i) {
+      group.push_back(par.gpus[dp ? par.rank_index(sc_.stages, stage, i, 0)
+                                  : par.rank_index(sc_.stages, stage, 0, i)]);
+    }
+    CollectiveTiming t;
+    try {
+      t = simulate_collective(*sc_.communication.topology, group, kind, CollectiveAlgorithm::Ring,
+                              bytes);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(
+          {Diagnostic{par.where, dp ? "parallelism.zero" : "parallelism.tp", e.what()}});
+    }
+    return cache_.emplace(key, t).first->second;
+  }
+
+  const Scenario& sc_;
+  mutable std::map<std::tuple<std::int32_t, bool, int, double>, CollectiveTiming> cache_;
+};
+
+RecomputeModel recompute_model(const MemorySpec& memory) {
+  RecomputeModel r;
+  if (memory.recompute.policy == MemoryPolicy::Selective)
+    r.granularity = RecomputeModel::Granularity::Selective;
+  if (memory.recompute.policy == MemoryPolicy::Full) {
+    r.granularity = RecomputeModel::Granularity::Full;
+    r.layers = memory.recompute.layers;
+  }
+  return r;
+}
+
+/// The explicit costs as one GPU sees them: `per: stage` values divided by t, recompute as given.
+StageCost per_gpu(const StageCost& given, std::int64_t t) {
+  StageCost c = given;
+  if (t <= 1) return c;
+  auto div = [&](Time x) { return Time::from_ps(x.ps() / t); };
+  auto divb = [&](Bytes x) { return Bytes(x.count() / t); };
+  c.forward = div(c.forward);
+  c.backward_input = div(c.backward_input);
+  c.backward_weight = div(c.backward_weight);
+  c.fused = div(c.fused);
+  c.activation = divb(c.activation);
+  c.weight_grad = divb(c.weight_grad);
+  c.stage_input = divb(c.stage_input);
+  c.p2p = divb(c.p2p);
+  c.static_memory = divb(c.static_memory);
+  return c;
+}
+
+/// Replaces the fields the scenario gave; an R not given follows a given F.
+void overlay(StageCost& base, const StageCost& given, const CostFields& f) {
+  if (f.forward) base.forward = given.forward;
+  if (f.backward_input) base.backward_input = given.backward_input;
+  if (f.backward_weight) base.backward_weight = given.backward_weight;
+  if (f.recompute)
+    base.recompute = given.recompute;
+  else if (f.forward)
+    base.recompute = base.forward;
+  if (f.fused) base.fused = given.fused;
+  if (f.activation) base.activation = given.activation;
+  if (f.weight_grad) base.weight_grad = given.weight_grad;
+  if (f.stage_input) base.stage_input = given.stage_input;
+  if (f.p2p) base.p2p = given.p2p;
+  if (f.static_memory) base.static_memory = given.static_memory;
+}
+
+ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* timer) {
+  const ParallelismSpec& par = sc.parallelism;
+  ModelCostInputs in;
+  in.model = *sc.model;
+  in.gpu = *sc.gpu;
+  in.stages = sc.stages;
+  in.sharding = Sharding{par.tp, par.sp};
+  in.zero = ZeroSpec{par.zero, par.dp};
+  in.recompute = recompute_model(sc.memory);
+  if (sc.per_layer) {
+    MeasuredLayer layer = *sc.per_layer;
+    if (sc.costs_per == CostBasis::Stage && par.tp > 1) {
+      const std::int64_t t = par.tp;
+      layer.forward = Time::from_ps(layer.forward.ps() / t);
+      layer.backward_input = Time::from_ps(layer.backward_input.ps() / t);
+      layer.backward_weight = Time::from_ps(layer.backward_weight.ps() / t);
+      if (layer.activation) layer.activation = Bytes(layer.activation->count() / t);
+      if (layer.weight_grad) layer.weight_grad = Bytes(layer.weight_grad->count() / t);
+    }
+    layer.includes_tp_comm = sc.costs_per == CostBasis::Gpu;
+    in.per_layer = layer;
+  }
+  in.collectives = timer;
+  try {
+    return model_costs(in);
+  } catch (const std::invalid_argument& e) {
+    // The sections check what they can; what is left concerns the split over TP ranks.
+    throw InputError({Diagnostic{par.where, "parallelism", e.what()}});
+  }
+}
+
+/// Gradient bytes per GPU and the TP times of every pipeline stage (the optimizer step is the
+/// resolve step's). Under a topology the gradient bytes are derived without `parallelism:` too: a
+/// schedule that holds a stage on two devices (Chimera, DualPipe) pays its replica all-reduce
+/// whenever they are known.
+void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollectives* timer) {
+  const ParallelismSpec& par = sc.parallelism;
+  const bool topology = sc.communication.kind == CommunicationKind::Topology;
+  if ((!par.enabled && !topology) || sc.stages <= 0 ||
+      r.costs.stages.size() != static_cast<std::size_t>(sc.stages))
+    return;
+  const auto p = static_cast<std::size_t>(sc.stages);
+  SyncCosts& sync = r.sync;
+  sync.gradient_bytes.assign(p, Bytes::zero());
+  sync.tp_forward.assign(p, Time::zero());
+  sync.tp_backward.assign(p, Time::zero());
+  const double t = static_cast<double>(par.tp);
+  for (std::size_t s = 0; s < p; ++s) {
+    // fp32 gradients (Megatron's main_grad): 4 bytes per parameter of the GPU; without a model,
+    // 4 of the 18 bytes per parameter of the stage's static memory.
+    double grad = 0;
+    if (!par.gradient_bytes.empty())
+      grad = par.gradient_bytes[s].as_double() / t;
+    else if (r.model_costs)
+      grad = r.model_costs->stages[s].parameters_per_gpu * 4.0;
+    else
+      grad = sc.costs.stages[s].static_memory.as_double() * 4.0 / 18.0 /
+             (sc.costs_per == CostBasis::Stage ? t : 1.0);
+    sync.gradient_bytes[s] = Bytes(static_cast<std::int64_t>(grad));
+  }
+  // ZeRO (docs/models.md): sharded optimizer state turns the gradient all-reduce into a
+  // reduce-scatter; levels 1 and 2 then all-gather the updated parameters (level 3 gathers them
+  // before every F and B instead, inside those ops).
+  if (par.zero >= 1) sync.gradient_collective = CollectiveKind::ReduceScatter;
+  if (par.zero >= 1 && par.zero <= 2 && timer) {
+    const double e = sc.model ? static_cast<double>(sc.model->dtype_bytes) : 2.0;
+    sync.parameter_gather.assign(p, Time::zero());
+    for (std::size_t s = 0; s < p; ++s) {
+      const double params = sync.gradient_bytes[s].as_double() / 4.0;
+      sync.parameter_gather[s] = timer->parameter_gather(static_cast<std::int32_t>(s), params * e);
+    }
+  }
+  if (!r.model_costs || par.tp <= 1 || !timer) return;
+  const double bytes = static_cast<double>(sc.model->micro_batch_size * sc.model->seq_len *
+                                           sc.model->hidden * sc.model->dtype_bytes);
+  for (std::size_t s = 0; s < p; ++s) {
+    const StageBreakdown& b = r.model_costs->stages[s];
+    sync.tp_forward[s] = Time::from_seconds(b.forward.tp_comm);
+    sync.tp_backward[s] = Time::from_seconds(b.backward_input.tp_comm);
+    const auto stage = static_cast<std::int32_t>(s);
+    const double one = timer->tensor_parallel(stage, bytes).seconds();
+    const double count = one > 0 ? b.forward.tp_comm / one : 0.0;
+    sync.tp_summaries.push_back(CollectiveSummary{
+        fmt::format("tp {} stage {} (per F op)",
+                    par.sp ? "reduce-scatter + all-gather" : "all-reduce", s),
+        "ring", par.tp, static_cast<std::int32_t>(std::llround(count)),
+        Bytes(static_cast<std::int64_t>(bytes * count)), sync.tp_forward[s],
+        Time::from_seconds(count * timer->tensor_parallel_closed_form(stage, bytes).seconds())});
+  }
+}
+
+}  // namespace
+
+void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
+  const ParallelismSpec& par = sc.parallelism;
+  const auto p = static_cast<std::size_t>(sc.stages);
+  const bool topology = par.enabled && sc.communication.topology &&
+                        par.gpus.size() == static_cast<std::size_t>(par.world(sc.stages));
+  std::optional<TopologyCollectives> timer;
+  if (topology) timer.emplace(sc);
+  const std::int64_t t = sc.costs_per == CostBasis::Stage ? par.tp : 1;
+  if (sc.model && sc.gpu && sc.stages > 0) {
+    r.model_costs = derive_model_costs(sc, timer ? &*timer : nullptr);
+    r.costs = r.model_costs->profile;
+  } else {
+    r.costs.stages.assign(p, StageCost{});
+  }
+  const CostFields& given = sc.costs_given;
+  if (sc.costs.stages.size() == p) {
+    for (std::size_t s = 0; s < p; ++s)
+      overlay(r.costs.stages[s], per_gpu(sc.costs.stages[s], t), given);
+  }
+  // Per-chunk costs describe the model alone; explicit values are per stage.
+  if (given.any()) r.costs.chunked.clear();
+  if (sc.memory.recompute.policy == MemoryPolicy::Selective) {
+    // B redoes the attention core: the model's (already in B), or the explicit R's time.
+    if (!sc.model && !given.recompute) {
+      throw InputError({Diagnostic{
+          sc.memory.recompute_where, "memory.recompute.policy",
+          "selective recompute with explicit costs needs costs.recompute: the time of "
+          "recomputing one microbatch's attention cores on the stage (it is added to B)"}});
+    }
+    for (std::size_t s = 0; s < p && given.recompute; ++s) {
+      StageCost& c = r.costs.stages[s];
+      if (r.model_costs) {
+        c.backward_input -= Time::from_seconds(r.model_costs->stages[s].backward_input.recompute);
+      }
+      c.backward_input += sc.costs.stages[s].recompute;
+    }
+  }
+  for (std::size_t s = 0; s < p; ++s) {
+    const StageCost& c = r.costs.stages[s];
+    if (c.weight_grad > c.activation) {
+      throw InputError({Diagnostic{
+          sc.memory.recompute_where, "costs",
+          fmt::format("stage {}: weight_grad_memory ({}) exceeds activation_memory ({})", s,
+                      c.weight_grad, c.activation)}});
+    }
+  }
+  resolve_sync(sc, r, timer ? &*timer : nullptr);
+}
+
+}  // namespace bubblesim
