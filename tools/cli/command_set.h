@@ -21,7 +21,12 @@ struct CommandContext {
   PluginSet plugins;  // declared first: the libraries outlive the registry's generators
   Registry registry;
   std::vector<std::string> plugin_paths;  // --plugin, in command-line order
+  bool quiet = false;                     // -q: no "wrote FILE" lines on stderr
 };
+
+/// Says on stderr that a command wrote `path` ("wrote out/report.html (HTML report)"), unless
+/// `quiet`. Every command that writes files calls it once per file.
+void say_written(bool quiet, const std::string& path, const std::string& what);
 
 class CommandSet {
  public:

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "schedules/table_csv.h"
@@ -26,16 +27,34 @@
 namespace bubblesim {
 namespace {
 
-void emit(const std::string& output, const std::string& content) {
+/// Writes `content` to stdout ("" or "-") or atomically to the file `output`, and says so.
+void emit(const std::string& output, const std::string& content, bool quiet = true,
+          const std::string& what = "") {
   if (output.empty() || output == "-") {
     std::fwrite(content.data(), 1, content.size(), stdout);
     std::fflush(stdout);
   } else {
     write_file_atomically(output, content);
+    say_written(quiet, output, what);
   }
 }
 
+/// "2 of 6 schedules failed (gpipe: out_of_memory, optimized: infeasible)", or "" when none did.
+std::string failure_summary(const ScenarioRun& result) {
+  std::vector<std::string> failed;
+  for (const ScheduleRun& r : result.runs)
+    if (r.simulation.status != RunStatus::Ok)
+      failed.push_back(fmt::format("{}: {}", r.label, run_status_name(r.simulation.status)));
+  for (const InfeasibleSchedule& i : result.infeasible)
+    failed.push_back(fmt::format("{}: infeasible", i.label));
+  if (failed.empty()) return "";
+  return fmt::format("{} of {} schedules failed ({})", failed.size(),
+                     result.runs.size() + result.infeasible.size(), fmt::join(failed, ", "));
+}
+
+/// 1 when a schedule failed (deadlock, out of memory unless allowed, infeasible), else 0.
 int exit_code_for(const ScenarioRun& result, bool allow_oom) {
+  if (!result.infeasible.empty()) return 1;
   for (const ScheduleRun& r : result.runs) {
     if (r.simulation.status == RunStatus::OutOfMemory && allow_oom) continue;
     if (r.simulation.status != RunStatus::Ok) return 1;
@@ -43,7 +62,21 @@ int exit_code_for(const ScenarioRun& result, bool allow_oom) {
   return 0;
 }
 
+/// Characters per line for text: the COLUMNS environment variable (a terminal's width), else 100.
+std::size_t text_width() {
+  const char* columns = std::getenv("COLUMNS");
+  if (columns == nullptr) return 100;
+  char* end = nullptr;
+  const long v = std::strtol(columns, &end, 10);
+  return end != columns && *end == '\0' && v >= 20 && v <= 10000 ? static_cast<std::size_t>(v)
+                                                                 : 100;
+}
+
 }  // namespace
+
+void say_written(bool quiet, const std::string& path, const std::string& what) {
+  if (!quiet) fmt::print(stderr, "wrote {}{}\n", path, what.empty() ? "" : " (" + what + ")");
+}
 
 int command_run(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
@@ -102,8 +135,9 @@ int command_run(const Registry& registry, const RunOptions& options) {
   progress.finish();
 
   if (!options.trace.empty()) {
-    const bool several = result.runs.size() > 1;
+    const bool several = result.runs.size() > 1 && !options.trace_combined;
     std::vector<std::string> written;
+    std::vector<std::pair<std::string, std::string>> combined;  // label, trace
     for (std::size_t i = 0; i < result.runs.size(); ++i) {
       const ScheduleRun& run = result.runs[i];
       TraceContext context;
@@ -113,6 +147,10 @@ int command_run(const Registry& registry, const RunOptions& options) {
         context.topology = scenario.communication.topology.get();
         context.device_vertex = scenario.communication.placement;
       }
+      if (options.trace_combined) {
+        combined.emplace_back(run.label, recorders[i].trace->to_json(context));
+        continue;
+      }
       std::string path =
           several ? trace_file_for_schedule(options.trace, run.label) : options.trace;
       // Two schedules whose labels sanitise alike get a numbered suffix.
@@ -121,7 +159,13 @@ int command_run(const Registry& registry, const RunOptions& options) {
         unique = trace_file_for_schedule(options.trace, fmt::format("{}-{}", run.label, n));
       }
       write_file_atomically(unique, recorders[i].trace->to_json(context));
+      say_written(options.quiet, unique, "Chrome trace of " + run.label);
       written.push_back(unique);
+    }
+    if (options.trace_combined && !combined.empty()) {
+      write_file_atomically(options.trace, combine_traces(combined));
+      say_written(options.quiet, options.trace,
+                  fmt::format("Chrome trace, a process group per schedule: {}", combined.size()));
     }
   }
   if (!options.html.empty()) {
@@ -131,25 +175,42 @@ int command_run(const Registry& registry, const RunOptions& options) {
                                           : recorders[i].memory.get());
     }
     write_file_atomically(options.html, render_html_report(scenario, result, memory));
+    say_written(options.quiet, options.html, "HTML report");
   }
 
+  ReportOptions report;
+  report.width = text_width();
+  report.baseline = options.baseline;
+  report.compare = options.compare;
   std::string content;
   switch (options.format) {
     case ReportFormat::Text:
-      content = scenario_report_text(scenario, result);
+      content = scenario_report_text(scenario, result, report);
       break;
     case ReportFormat::Json:
-      content = scenario_report_json(scenario, result).dump(2) + "\n";
+      content = scenario_report_json(scenario, result, report).dump(2) + "\n";
       break;
     case ReportFormat::Csv:
       content = scenario_report_csv(scenario, result);
       break;
     case ReportFormat::Markdown:
-      content = scenario_report_markdown(scenario, result);
+      content = scenario_report_markdown(scenario, result, report);
       break;
   }
-  emit(options.output, content);
-  return exit_code_for(result, options.allow_oom);
+  static constexpr const char* kFormatNames[] = {"text", "JSON", "CSV", "Markdown"};
+  emit(options.output, content, options.quiet,
+       fmt::format("{} report", kFormatNames[static_cast<int>(options.format)]));
+  const int code = exit_code_for(result, options.allow_oom);
+  // The text report's verdict says which schedules failed; other formats say it here too.
+  const std::string failures = failure_summary(result);
+  if (!failures.empty() && !options.quiet &&
+      (options.format != ReportFormat::Text || !options.output.empty())) {
+    fmt::print(stderr, "{}{}\n", failures,
+               code == 0                 ? ""
+               : options.fail_on_failure ? ": exit 1"
+                                         : " (--fail-on none: exit 0)");
+  }
+  return options.fail_on_failure ? code : 0;
 }
 
 int command_table(const Registry& registry, const TableOptions& options) {
@@ -178,7 +239,8 @@ int command_table(const Registry& registry, const TableOptions& options) {
   SimulationResult ideal = simulate(make_engine_input(scenario, table, costs, true));
   if (options.format == "torch-csv") {
     try {
-      emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)));
+      emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)), options.quiet,
+           "PyTorch schedule CSV");
     } catch (const std::invalid_argument& e) {
       throw InputError(
           fmt::format("--format torch-csv: {} cannot be written as a PyTorch schedule file: {}",
@@ -191,7 +253,7 @@ int command_table(const Registry& registry, const TableOptions& options) {
     for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
       for (const OpTiming& t : ideal.timings[d]) times[d].emplace_back(t.start, t.end);
     }
-    emit(output, write_table_csv(table, times));
+    emit(output, write_table_csv(table, times), options.quiet, "table CSV");
     return ideal.status == RunStatus::Ok ? 0 : 1;
   }
   std::string content = fmt::format(
@@ -199,7 +261,7 @@ int command_table(const Registry& registry, const TableOptions& options) {
       "communication)\n",
       schedule, table.devices, table.stages, table.microbatches);
   content += render_grid(table, ideal);
-  emit(output, content);
+  emit(output, content, options.quiet, "grid");
   return ideal.status == RunStatus::Ok ? 0 : 1;
 }
 
@@ -249,10 +311,23 @@ int command_explain(const Registry& registry, const ExplainOptions& options) {
 
 int command_validate(const Registry& registry, const std::string& scenario_path) {
   Scenario scenario = load_scenario_file(scenario_path, registry);
-  // Generate and validate every table too: a schedule that does not fit is bad input.
+  // Generate and validate every table too: an invalid table is bad input; a schedule that cannot
+  // be generated within its constraints is reported as infeasible (exit 1), like `run` does.
+  std::vector<std::string> infeasible;
   for (const ScheduleRequest& request : scenario.schedules) {
     const Generator* g = registry.find(request.name);
-    if (g != nullptr && !scenario.schedules_defaulted) generate_table(scenario, *g, request);
+    if (g == nullptr || scenario.schedules_defaulted) continue;
+    try {
+      generate_table(scenario, *g, request);
+    } catch (const InfeasibleScheduleError& e) {
+      infeasible.emplace_back(e.what());
+    }
+  }
+  if (!infeasible.empty()) {
+    for (const std::string& line : infeasible) fmt::print("{}\n", line);
+    fmt::print("{}: {} of {} schedules infeasible\n", scenario_path, infeasible.size(),
+               scenario.schedules.size());
+    return 1;
   }
   fmt::print("{}: ok ({} schedules)\n", scenario_path, scenario.schedules.size());
   return 0;
@@ -262,13 +337,16 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
   struct Options {
     RunOptions run;
     std::string format = "text";
+    std::string fail_on = "failure";
   };
   auto options = std::make_shared<Options>();
   for (const char* name : {"run", "compare"}) {
     CLI::App* cmd = app.add_subcommand(
         name, std::string(name) == "run"
-                  ? "run a scenario and report every schedule at three levels"
-                  : "compare the scenario's schedules side by side (same as run)");
+                  ? "run a scenario: the verdict (fastest first), then every schedule at three "
+                    "levels with the details"
+                  : "compare the scenario's schedules: the verdict and the three levels, fastest "
+                    "first");
     cmd->add_option("scenario", options->run.scenario, "scenario YAML file")->required();
     cmd->add_option("--schedule", options->run.schedules, "run only this schedule (repeatable)");
     cmd->add_option("--format", options->format, "report format: text, json, csv or md (Markdown)")
@@ -277,16 +355,30 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "write the report to FILE (atomically) instead of stdout");
     cmd->add_flag("--allow-oom", options->run.allow_oom,
                   "report out_of_memory outcomes but exit 0 (by default they exit 1)");
+    cmd->add_option("--baseline", options->run.baseline,
+                    "speed-ups in the verdict are against this schedule (label or name; default "
+                    "1f1b when it ran)");
+    cmd->add_option("--fail-on", options->fail_on,
+                    "failure (default): exit 1 when a schedule failed (out of memory, deadlock, "
+                    "infeasible); none: exit 0 after reporting them")
+        ->check(CLI::IsMember({"failure", "none"}));
     cmd->add_option("--trace", options->run.trace,
                     "write a Chrome trace (Perfetto) of each simulation replay to FILE; with "
                     "several schedules, "
                     "one file each, named FILE with the schedule label before the extension");
+    cmd->add_flag("--trace-combined", options->run.trace_combined,
+                  "with --trace and several schedules: one file with a process group per "
+                  "schedule instead of one file each");
     cmd->add_option("--html", options->run.html,
                     "write a self-contained HTML report (timelines, memory, summary) to FILE");
     cmd->add_option("--max-ops", options->run.max_ops,
                     "refuse schedules whose table has more ops (default 50000000)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-    commands.add(cmd, [options](CommandContext& context) {
+    const bool compare = std::string(name) == "compare";
+    commands.add(cmd, [options, compare](CommandContext& context) {
+      options->run.compare = compare;
+      options->run.quiet = context.quiet;
+      options->run.fail_on_failure = options->fail_on == "failure";
       const std::string& f = options->format;
       options->run.format = f == "json"  ? ReportFormat::Json
                             : f == "csv" ? ReportFormat::Csv
@@ -313,6 +405,7 @@ void add_table_command(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--max-ops", options->max_ops, "refuse a table with more ops (default 50000000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   commands.add(cmd, [options](CommandContext& context) {
+    options->quiet = context.quiet;
     return command_table(context.registry, *options);
   });
 }

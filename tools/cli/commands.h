@@ -23,6 +23,11 @@ struct RunOptions {
   std::string trace;                  // Chrome trace JSON file ("" = none); one per schedule
   std::string html;                   // HTML report file ("" = none)
   std::int64_t max_ops = 50'000'000;  // --max-ops: refuse larger tables (kDefaultMaxOps)
+  std::string baseline;               // --baseline: speed-ups against it ("" = 1f1b if it ran)
+  bool compare = false;               // the compare form: verdict and level tables, by speed
+  bool fail_on_failure = true;        // --fail-on failure (default) | none
+  bool trace_combined = false;        // --trace-combined: one trace file, a process per schedule
+  bool quiet = false;                 // -q: no "wrote FILE" lines
 };
 
 int command_run(const Registry& registry, const RunOptions& options);
@@ -32,6 +37,7 @@ struct TableOptions {
   std::string format = "grid";        // grid | torch-csv | csv
   std::string dialect = "current";    // torch-csv: current | 2024
   std::int64_t max_ops = 50'000'000;  // --max-ops
+  bool quiet = false;                 // -q: no "wrote FILE" line
 };
 
 int command_table(const Registry& registry, const TableOptions& options);

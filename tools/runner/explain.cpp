@@ -93,6 +93,8 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
     if (scenario.schedules_defaulted) {
       try {
         out.rows.push_back({run_schedule(scenario, g, request), false, false});
+      } catch (const InfeasibleScheduleError& e) {
+        out.skipped.push_back({request.name, e.outcome().label + ": " + e.outcome().summary()});
       } catch (const InputError& e) {
         out.skipped.push_back({request.name, e.diagnostics().front().message});
       }
@@ -110,6 +112,8 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
       continue;  // a registry without it (plugins only) has no such baseline
     try {
       out.rows.push_back({run_schedule(scenario, *g, default_request(*g, scenario)), false, false});
+    } catch (const InfeasibleScheduleError& e) {
+      out.skipped.push_back({baseline, e.outcome().label + ": " + e.outcome().summary()});
     } catch (const InputError& e) {
       out.skipped.push_back({baseline, e.diagnostics().front().message});
     }

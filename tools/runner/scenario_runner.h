@@ -1,7 +1,8 @@
 #pragma once
 // Running a scenario: generate each requested schedule, validate it, replay it idealized and
-// simulated. A generator that rejects the pipeline shape is an input error for a schedule the
-// user named, and a skipped entry (with its reason) when schedules were defaulted.
+// simulated. A generator that cannot produce a table within its constraints
+// (ScheduleConstraintError) gives the outcome `infeasible` for a schedule the user named, and a
+// skipped entry (with its reason) when schedules were defaulted.
 
 #include <functional>
 #include <string>
@@ -23,6 +24,8 @@ struct SkippedSchedule {
 struct ScenarioRun {
   std::vector<ScheduleRun> runs;
   std::vector<SkippedSchedule> skipped;
+  /// Named schedules whose generator could not produce a table (status `infeasible`).
+  std::vector<InfeasibleSchedule> infeasible;
 };
 
 /// Optional callbacks of run_scenario, for progress display and per-schedule observers.
@@ -40,8 +43,9 @@ struct ScenarioRunHooks {
 /// Builds the generator input for `request` from the scenario.
 GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues& params);
 
-/// Generates and validates one table. Throws InputError (located at the schedule entry) when the
-/// generator rejects the input or produces an invalid table.
+/// Generates and validates one table. Throws InfeasibleScheduleError when the generator cannot
+/// produce a table within its constraints, InputError (located at the schedule entry) when it
+/// produces an invalid table.
 /// `progress` (may be empty) receives the generator's status lines.
 Table generate_table(const Scenario& scenario, const Generator& generator,
                      const ScheduleRequest& request,
