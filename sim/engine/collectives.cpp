@@ -5,7 +5,7 @@
 #include <queue>
 #include <stdexcept>
 
-#include "sim/engine/flow_network.h"
+#include "sim/engine/max_min_flows.h"
 
 namespace bubblesim {
 namespace {
@@ -265,10 +265,10 @@ namespace {
 class StandalonePort : public FlowPort {
  public:
   explicit StandalonePort(const Topology& topology)
-      : network_(FlowNetwork::for_topology(topology)) {}
+      : network_(MaxMinFlows::for_topology(topology)) {}
   void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
                 Time now) override {
-    FlowNetwork::FlowId id = network_.add(links, bytes, now);
+    MaxMinFlows::FlowId id = network_.add(links, bytes, now);
     pending_[id] = {latency, token};
   }
   void add_timer(Time at, std::uint32_t token) override { timers_.push({at, seq_++, token}); }
@@ -278,7 +278,7 @@ class StandalonePort : public FlowPort {
     while (true) {
       std::optional<Time> flow = network_.next_completion();
       if (flow && (timers_.empty() || *flow <= timers_.top().at)) {
-        for (FlowNetwork::FlowId f : network_.complete_finished(*flow)) {
+        for (MaxMinFlows::FlowId f : network_.complete_finished(*flow)) {
           auto [latency, t] = pending_.at(f);
           pending_.erase(f);
           add_timer(*flow + latency, t);
@@ -301,8 +301,8 @@ class StandalonePort : public FlowPort {
     std::uint32_t token;
     bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
-  FlowNetwork network_;
-  std::map<FlowNetwork::FlowId, std::pair<Time, std::uint32_t>> pending_;
+  MaxMinFlows network_;
+  std::map<MaxMinFlows::FlowId, std::pair<Time, std::uint32_t>> pending_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::uint64_t seq_ = 0;
 };

@@ -128,7 +128,7 @@ struct CollectiveTiming {
   std::vector<CollectiveLinkSlice> link_slices;
 };
 
-/// Runs one collective alone on the topology (its own FlowNetwork) and computes its closed form.
+/// Runs one collective alone on the topology (its own MaxMinFlows) and computes its closed form.
 CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus,
                                      CollectiveKind kind, CollectiveAlgorithm algorithm,
                                      double bytes);

@@ -68,7 +68,7 @@ TEST_CASE("optimized: bubble never rises as the activation limit grows from p M_
     CAPTURE(units);
     const Table t =
         registry().find("optimized")->generate(input(row.p, row.m, c, comm, units, "heuristic"));
-    SimulationResult r = replay(t, c, NetworkModel::FixedDelay, comm);
+    SimulationResult r = replay(t, c, FixedDelayNetwork{comm});
     REQUIRE(r.status == RunStatus::Ok);
     CHECK(r.metrics.bubble_ratio_span <= previous + 1e-12);
     previous = r.metrics.bubble_ratio_span;

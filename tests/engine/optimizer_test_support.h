@@ -30,8 +30,7 @@ inline SimulationResult replay_budget(const Table& t, const StageCost& c, Time c
   EngineInput in;
   in.table = &t;
   in.stage_costs = CostProfile::uniform(t.stages, c).for_table(1);
-  in.network = NetworkModel::FixedDelay;
-  in.fixed_delay = comm;
+  in.network = FixedDelayNetwork{comm};
   in.memory_budget.assign(static_cast<std::size_t>(t.devices), budget);
   in.offload_bandwidth = link;
   return simulate(in);

@@ -229,17 +229,14 @@ EngineInput make_engine_input(const Scenario& scenario, const Table& table,
   in.stage_costs = stage_costs;
   in.release = scenario.memory.release;
   if (idealized) {
-    in.network = NetworkModel::None;
+    in.network = NoCostNetwork{};
     return in;
   }
   const CommunicationSpec& comm = scenario.communication;
   if (comm.kind == CommunicationKind::FixedDelay) {
-    in.network = NetworkModel::FixedDelay;
-    in.fixed_delay = comm.delay;
+    in.network = FixedDelayNetwork{comm.delay};
   } else {
-    in.network = NetworkModel::Topology;
-    in.topology = comm.topology.get();
-    in.device_vertex = comm.placement;
+    in.network = TopologyNetwork{comm.topology.get(), comm.placement};
     in.sync = make_sync_plan(scenario, table);  // docs/parallelism.md
   }
   in.offload_bandwidth = scenario.memory.offload_bandwidth;

@@ -40,13 +40,10 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const Scenario& scenario, const T
     plan->tp_backward.clear();
   }
   plan->optimizer.assign(devices, Time::zero());
-  std::vector<std::vector<bool>> holds(devices, std::vector<bool>(stages, false));
-  for (const auto& map : table.placement.device_of_stage) {
-    for (std::size_t s = 0; s < map.size(); ++s) holds[static_cast<std::size_t>(map[s])][s] = true;
-  }
   for (std::size_t d = 0; d < devices; ++d) {
-    for (std::size_t s = 0; s < stages; ++s) {
-      if (holds[d][s]) plan->optimizer[d] += Time::from_ps(par.optimizer[profile(s)].ps() / chunks);
+    for (std::int32_t s : table.placement.stages_held_by(static_cast<std::int32_t>(d))) {
+      const std::size_t ps = profile(static_cast<std::size_t>(s));
+      plan->optimizer[d] += Time::from_ps(par.optimizer[ps].ps() / chunks);
     }
   }
   plan->bucket = par.bucket;
