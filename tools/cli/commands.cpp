@@ -234,9 +234,10 @@ int command_table(const Registry& registry, const TableOptions& options) {
     }
   }
   if (!found) request.params = ParamValues::defaults(generator->info.params);
-  Table table = generate_table(scenario, *generator, request);
-  std::vector<StageCost> costs = scenario.costs.for_table(table.chunks);
-  SimulationResult ideal = simulate(make_engine_input(scenario, table, costs, true));
+  const ResolvedScenario resolved = resolve(scenario);
+  Table table = generate_table(resolved, *generator, request);
+  std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
+  SimulationResult ideal = simulate(make_engine_input(resolved, table, costs, Replay::Idealized));
   if (options.format == "torch-csv") {
     try {
       emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)), options.quiet,
@@ -311,14 +312,15 @@ int command_explain(const Registry& registry, const ExplainOptions& options) {
 
 int command_validate(const Registry& registry, const std::string& scenario_path) {
   Scenario scenario = load_scenario_file(scenario_path, registry);
+  const ResolvedScenario resolved = resolve(scenario);
   // Generate and validate every table too: an invalid table is bad input; a schedule that cannot
   // be generated within its constraints is reported as infeasible (exit 1), like `run` does.
   std::vector<std::string> infeasible;
   for (const ScheduleRequest& request : scenario.schedules) {
     const Generator* g = registry.find(request.name);
-    if (g == nullptr || scenario.schedules_defaulted) continue;
+    if (g == nullptr || request.defaulted) continue;
     try {
-      generate_table(scenario, *g, request);
+      generate_table(resolved, *g, request);
     } catch (const InfeasibleScheduleError& e) {
       infeasible.emplace_back(e.what());
     }

@@ -5,7 +5,9 @@
 #include "tools/report/metric_table.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
+#include "tools/report/resolved_scenario_json.h"
 #include "tools/report/verdict.h"
+#include "tools/runner/offload_analysis.h"
 
 namespace bubblesim {
 
@@ -164,7 +166,7 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
                                     const ReportOptions& options) {
   nlohmann::json j;
   j["schema_version"] = kReportSchemaVersion;
-  j["scenario"] = scenario.resolved;
+  j["scenario"] = resolved_scenario_json(result.resolved);
   nlohmann::json results = nlohmann::json::array();
   double wall = 0.0;
   std::uint64_t events = 0;
@@ -175,7 +177,7 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
   }
   for (const InfeasibleSchedule& i : result.infeasible) results.push_back(infeasible_json(i));
   j["results"] = results;
-  OffloadAnalysis a = analyze_offload(scenario);
+  OffloadAnalysis a = analyze_offload(result.resolved);
   j["analysis"] = {
       {"offload_k", optional_number(a.k)},
       {"offload_k_stage", a.k_stage ? nlohmann::json(*a.k_stage) : nlohmann::json(nullptr)},
