@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/regression.h"

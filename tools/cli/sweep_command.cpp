@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sim/units/diagnostics.h"
+#include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/sweep_plot.h"

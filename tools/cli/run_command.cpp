@@ -1,42 +1,52 @@
-#include "tools/cli/commands.h"
-
+// `bubblesim run SCENARIO` and `bubblesim compare SCENARIO`: run a scenario's schedules and report
+// them, the verdict first (tools/report/verdict.h), with optional Chrome traces and an HTML report.
+// Exit 1 when a schedule failed (out of memory, deadlock, infeasible) unless --fail-on none.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 
-#include "schedules/table_csv.h"
-#include "schedules/torch_csv.h"
-#include "sim/engine/engine.h"
+#include "tools/cli/command_output.h"
+#include "tools/cli/command_set.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/chrome_trace_writer.h"
-#include "tools/report/explain_report.h"
-#include "tools/report/grid_renderer.h"
 #include "tools/report/html_report.h"
 #include "tools/report/json_report.h"
 #include "tools/report/progress.h"
 #include "tools/report/text_report.h"
-#include "tools/report/text_table.h"
-#include "tools/runner/explain.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
 namespace {
 
-/// Writes `content` to stdout ("" or "-") or atomically to the file `output`, and says so.
-void emit(const std::string& output, const std::string& content, bool quiet = true,
-          const std::string& what = "") {
-  if (output.empty() || output == "-") {
-    std::fwrite(content.data(), 1, content.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    write_file_atomically(output, content);
-    say_written(quiet, output, what);
+enum class ReportFormat { Text, Json, Csv, Markdown };
+
+struct RunOptions {
+  std::string scenario;
+  std::vector<std::string> schedules;  // only these (empty: the scenario's list)
+  ReportFormat format = ReportFormat::Text;
+  std::string output;                 // "" = stdout
+  bool allow_oom = false;             // out_of_memory is reported but exits 0
+  std::string trace;                  // Chrome trace JSON file ("" = none); one per schedule
+  std::string html;                   // HTML report file ("" = none)
+  std::int64_t max_ops = 50'000'000;  // --max-ops: refuse larger tables (kDefaultMaxOps)
+  std::string baseline;               // --baseline: speed-ups against it ("" = 1f1b if it ran)
+  bool compare = false;               // the compare form: verdict and level tables, by speed
+  bool fail_on_failure = true;        // --fail-on failure (default) | none
+  bool trace_combined = false;        // --trace-combined: one trace file, a process per schedule
+  bool quiet = false;                 // -q: no "wrote FILE" lines
+};
+
+/// 1 when a schedule failed (deadlock, out of memory unless allowed, infeasible), else 0.
+int exit_code_for(const ScenarioRun& result, bool allow_oom) {
+  if (!result.infeasible.empty()) return 1;
+  for (const ScheduleRun& r : result.runs) {
+    if (r.simulation.status == RunStatus::OutOfMemory && allow_oom) continue;
+    if (r.simulation.status != RunStatus::Ok) return 1;
   }
+  return 0;
 }
 
 /// "2 of 6 schedules failed (gpipe: out_of_memory, optimized: infeasible)", or "" when none did.
@@ -52,33 +62,7 @@ std::string failure_summary(const ScenarioRun& result) {
                      result.runs.size() + result.infeasible.size(), fmt::join(failed, ", "));
 }
 
-/// 1 when a schedule failed (deadlock, out of memory unless allowed, infeasible), else 0.
-int exit_code_for(const ScenarioRun& result, bool allow_oom) {
-  if (!result.infeasible.empty()) return 1;
-  for (const ScheduleRun& r : result.runs) {
-    if (r.simulation.status == RunStatus::OutOfMemory && allow_oom) continue;
-    if (r.simulation.status != RunStatus::Ok) return 1;
-  }
-  return 0;
-}
-
-/// Characters per line for text: the COLUMNS environment variable (a terminal's width), else 100.
-std::size_t text_width() {
-  const char* columns = std::getenv("COLUMNS");
-  if (columns == nullptr) return 100;
-  char* end = nullptr;
-  const long v = std::strtol(columns, &end, 10);
-  return end != columns && *end == '\0' && v >= 20 && v <= 10000 ? static_cast<std::size_t>(v)
-                                                                 : 100;
-}
-
-}  // namespace
-
-void say_written(bool quiet, const std::string& path, const std::string& what) {
-  if (!quiet) fmt::print(stderr, "wrote {}{}\n", path, what.empty() ? "" : " (" + what + ")");
-}
-
-int command_run(const Registry& registry, const RunOptions& options) {
+int run_command(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
   scenario.max_ops = options.max_ops;
   for (const std::string& name : options.schedules) {
@@ -213,127 +197,7 @@ int command_run(const Registry& registry, const RunOptions& options) {
   return options.fail_on_failure ? code : 0;
 }
 
-int command_table(const Registry& registry, const TableOptions& options) {
-  const std::string& scenario_path = options.scenario;
-  const std::string& schedule = options.schedule;
-  const std::string& output = options.output;
-  Scenario scenario = load_scenario_file(scenario_path, registry);
-  scenario.max_ops = options.max_ops;
-  const Generator* generator = registry.find(schedule);
-  if (generator == nullptr)
-    throw InputError("--schedule: " + registry.unknown_name_message(schedule));
-  ScheduleRequest request;
-  request.name = schedule;
-  request.where = SourceLocation{scenario_path, 0, 0};
-  bool found = false;
-  for (const ScheduleRequest& r : scenario.schedules) {
-    if (r.name == schedule) {
-      request = r;
-      found = true;
-      break;
-    }
-  }
-  if (!found) request.params = ParamValues::defaults(generator->info.params);
-  const ResolvedScenario resolved = resolve(scenario);
-  Table table = generate_table(resolved, *generator, request);
-  std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
-  SimulationResult ideal = simulate(make_engine_input(resolved, table, costs, Replay::Idealized));
-  if (options.format == "torch-csv") {
-    try {
-      emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)), options.quiet,
-           "PyTorch schedule CSV");
-    } catch (const std::invalid_argument& e) {
-      throw InputError(
-          fmt::format("--format torch-csv: {} cannot be written as a PyTorch schedule file: {}",
-                      schedule, e.what()));
-    }
-    return ideal.status == RunStatus::Ok ? 0 : 1;
-  }
-  if (options.format == "csv") {
-    OpTimes times(ideal.timings.size());
-    for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
-      for (const OpTiming& t : ideal.timings[d]) times[d].emplace_back(t.start, t.end);
-    }
-    emit(output, write_table_csv(table, times), options.quiet, "table CSV");
-    return ideal.status == RunStatus::Ok ? 0 : 1;
-  }
-  std::string content = fmt::format(
-      "{} on {} devices, {} stages, {} microbatches (idealized: scenario costs, no "
-      "communication)\n",
-      schedule, table.devices, table.stages, table.microbatches);
-  content += render_grid(table, ideal);
-  emit(output, content, options.quiet, "grid");
-  return ideal.status == RunStatus::Ok ? 0 : 1;
-}
-
-int command_list(const Registry& registry) {
-  TextTable t({"schedule", "placement", "origin", "description"});
-  for (const std::string& name : registry.names()) {
-    const Generator* g = registry.find(name);
-    t.add_row({name, g->info.placement, registry.origin(name), g->info.description});
-  }
-  std::string out = t.render();
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
-}
-
-int command_explain(const Registry& registry, const ExplainOptions& options) {
-  const std::string& name = options.name;
-  const Generator* g = registry.find(name);
-  if (g == nullptr) throw InputError(registry.unknown_name_message(name));
-  if (!options.scenario.empty()) {
-    // The scenario form: run NAME and its baselines at the scenario (docs/optimizer.md, "Explain").
-    Scenario scenario = load_scenario_file(options.scenario, registry);
-    ScheduleExplanation explanation = explain_schedule(scenario, registry, name);
-    emit("", options.format == "json"
-                 ? explain_report_json(scenario, *g, explanation).dump(2) + "\n"
-                 : explain_report_text(scenario, *g, explanation));
-    return explanation.subject().run.simulation.status == RunStatus::Ok ? 0 : 1;
-  }
-  if (options.format != "text")
-    throw InputError("--format json: needs a SCENARIO (explain NAME SCENARIO)");
-  std::string out =
-      fmt::format("{}: {}\n  placement: {}\n  source: {}\n  origin: {}\n", g->info.name,
-                  g->info.description, g->info.placement, g->info.source, registry.origin(name));
-  if (g->info.params.empty()) {
-    out += "  parameters: none\n";
-  } else {
-    out += "  parameters:\n";
-    for (const ParamSpec& p : g->info.params) {
-      out += fmt::format("    {} ({}, default {}): {}\n", p.name, param_type_name(p.type),
-                         p.optional_default ? std::string("derived") : to_string(p.default_value),
-                         p.help);
-      if (!p.choices.empty()) out += fmt::format("      one of: {}\n", fmt::join(p.choices, ", "));
-    }
-  }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return 0;
-}
-
-int command_validate(const Registry& registry, const std::string& scenario_path) {
-  Scenario scenario = load_scenario_file(scenario_path, registry);
-  const ResolvedScenario resolved = resolve(scenario);
-  // Generate and validate every table too: an invalid table is bad input; a schedule that cannot
-  // be generated within its constraints is reported as infeasible (exit 1), like `run` does.
-  std::vector<std::string> infeasible;
-  for (const ScheduleRequest& request : scenario.schedules) {
-    const Generator* g = registry.find(request.name);
-    if (g == nullptr || request.defaulted) continue;
-    try {
-      generate_table(resolved, *g, request);
-    } catch (const InfeasibleScheduleError& e) {
-      infeasible.emplace_back(e.what());
-    }
-  }
-  if (!infeasible.empty()) {
-    for (const std::string& line : infeasible) fmt::print("{}\n", line);
-    fmt::print("{}: {} of {} schedules infeasible\n", scenario_path, infeasible.size(),
-               scenario.schedules.size());
-    return 1;
-  }
-  fmt::print("{}: ok ({} schedules)\n", scenario_path, scenario.schedules.size());
-  return 0;
-}
+}  // namespace
 
 void add_run_commands(CLI::App& app, CommandSet& commands) {
   struct Options {
@@ -386,59 +250,9 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                             : f == "csv" ? ReportFormat::Csv
                             : f == "md"  ? ReportFormat::Markdown
                                          : ReportFormat::Text;
-      return command_run(context.registry, options->run);
+      return run_command(context.registry, options->run);
     });
   }
-}
-
-void add_table_command(CLI::App& app, CommandSet& commands) {
-  auto options = std::make_shared<TableOptions>();
-  CLI::App* cmd =
-      app.add_subcommand("table", "print a schedule's device x time-slot grid or export its table");
-  cmd->add_option("scenario", options->scenario, "scenario YAML file")->required();
-  cmd->add_option("--schedule", options->schedule, "schedule name")->required();
-  cmd->add_option("--format", options->format,
-                  "grid (default), torch-csv (PyTorch per-rank CSV) or csv (bubblesim table CSV "
-                  "with replay times)")
-      ->check(CLI::IsMember({"grid", "torch-csv", "csv"}));
-  cmd->add_option("--dialect", options->dialect, "torch-csv dialect: current (default) or 2024")
-      ->check(CLI::IsMember({"current", "2024"}));
-  cmd->add_option("-o,--output", options->output, "write to FILE instead of stdout");
-  cmd->add_option("--max-ops", options->max_ops, "refuse a table with more ops (default 50000000)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  commands.add(cmd, [options](CommandContext& context) {
-    options->quiet = context.quiet;
-    return command_table(context.registry, *options);
-  });
-}
-
-void add_catalog_commands(CLI::App& app, CommandSet& commands) {
-  CLI::App* list = app.add_subcommand("list", "list the known schedules (built-in and plugins)");
-  commands.add(list, [](CommandContext& context) { return command_list(context.registry); });
-
-  auto explain_options = std::make_shared<ExplainOptions>();
-  CLI::App* explain = app.add_subcommand("explain",
-                                         "describe a schedule and its parameters; with SCENARIO, "
-                                         "run it there: memory decisions and the "
-                                         "bubble against the baselines at the same memory budget");
-  explain->add_option("name", explain_options->name, "schedule name")->required();
-  explain->add_option("scenario", explain_options->scenario,
-                      "scenario YAML file: run the schedule there and compare it with the "
-                      "scenario's other schedules "
-                      "and 1f1b, zb-h1, zb-h2");
-  explain->add_option("--format", explain_options->format, "with SCENARIO: text (default) or json")
-      ->check(CLI::IsMember({"text", "json"}));
-  commands.add(explain, [explain_options](CommandContext& context) {
-    return command_explain(context.registry, *explain_options);
-  });
-
-  auto scenario = std::make_shared<std::string>();
-  CLI::App* validate =
-      app.add_subcommand("validate", "check a scenario file and its schedules without running");
-  validate->add_option("scenario", *scenario, "scenario YAML file")->required();
-  commands.add(validate, [scenario](CommandContext& context) {
-    return command_validate(context.registry, *scenario);
-  });
 }
 
 }  // namespace bubblesim
