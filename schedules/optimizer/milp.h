@@ -41,8 +41,15 @@ struct MilpResult {
   std::string status;  // "optimal", "time limit", "no solution", ...
 };
 
-/// Solves `problem` starting from `warm_start` (must be feasible) for at most `time_limit_s`.
-MilpResult solve_milp(const Problem& problem, const Order& warm_start, double time_limit_s);
+/// Limits of one CBC run: wall-clock seconds and, when positive, branch-and-bound nodes (a node
+/// limit keeps the result deterministic).
+struct MilpLimits {
+  double seconds = 60;
+  std::int64_t nodes = 0;
+};
+
+/// Solves `problem` starting from `warm_start` (must be feasible) within `limits`.
+MilpResult solve_milp(const Problem& problem, const Order& warm_start, const MilpLimits& limits);
 
 /// Whether this build has the MILP (CBC found at configure time).
 bool milp_available();

@@ -9,8 +9,8 @@
 
 #include "engine_test_support.h"
 #include "optimizer_test_support.h"
-#include "schedules/optimizer/heuristic.h"
 #include "schedules/optimizer/memory_plan.h"
+#include "schedules/optimizer/seeds.h"
 #include "schedules/optimizer/timing_model.h"
 
 using namespace bubblesim;
@@ -32,7 +32,8 @@ GeneratorInput offload_input(const Row& row, const StageCost& c, double units, B
   in.offload_h2d = in.offload_d2h;
   in.params.set("offload", offload);
   in.params.set("recompute", recompute);
-  in.params.set("time_limit", Time::from_seconds(600));  // the replay budget decides: deterministic
+  in.params.set("time_limit", Time::from_seconds(600));  // budget_evals decides: deterministic
+  in.params.set("budget_evals", std::int64_t{20000});
   return in;
 }
 
@@ -43,8 +44,7 @@ Table table_of(const optimizer::Order& order) {
   t.device_ops.resize(order.size());
   for (std::size_t d = 0; d < order.size(); ++d) {
     for (const optimizer::Step& st : order[d]) {
-      t.device_ops[d].push_back(
-          Op{optimizer::op_kind(st.kind), static_cast<std::int32_t>(d), st.microbatch});
+      t.device_ops[d].push_back(Op{optimizer::op_kind(st.kind), st.stage, st.microbatch});
       t.microbatches = std::max(t.microbatches, st.microbatch + 1);
     }
   }

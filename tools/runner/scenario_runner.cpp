@@ -35,7 +35,13 @@ GeneratorInput make_generator_input(const Scenario& scenario, const ParamValues&
   in.costs = scenario.costs;
   if (scenario.communication.kind == CommunicationKind::FixedDelay)
     in.comm_delay = scenario.communication.delay;
-  if (!scenario.memory.budget.empty()) in.memory_budget = scenario.memory.budget.front();
+  // One budget value means every device; else one per device (as the engine enforces them).
+  const auto& budget = scenario.memory.budget;
+  if (budget.size() == 1) {
+    in.memory_budget.assign(static_cast<std::size_t>(scenario.stages), budget.front());
+  } else {
+    in.memory_budget = budget;
+  }
   if (!scenario.file.empty()) in.base_dir = scenario_base_dir(scenario.file);
   OffloadBandwidths bw = offload_bandwidths(scenario);
   in.offload_d2h = std::move(bw.d2h);
