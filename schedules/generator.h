@@ -24,8 +24,8 @@ struct GeneratorInput {
   std::int32_t microbatches = 0;  // m
   ParamValues params;
   CostProfile costs;
-  Time comm_delay;                   // fixed stage-to-stage delay, if the scenario has one
-  std::vector<Bytes> memory_budget;  // per device (one value each); empty: the scenario has none
+  Time delay;  // communication.delay: the fixed stage-to-stage delay (zero with a topology)
+  std::vector<Bytes> memory_budget;  // memory.budget per device (p values); empty = no budget
   std::string base_dir;              // the scenario file's folder, for relative paths in params
   /// Per device: bandwidth of the route to and from its host memory (the offload copies), or
   /// `memory.offload.bandwidth` under fixed-delay; empty when no host is reachable.

@@ -29,6 +29,29 @@ Placement Placement::v_shape(std::int32_t devices) {
   return p;
 }
 
+std::vector<std::int32_t> Placement::stages_held_by(std::int32_t device) const {
+  std::vector<std::int32_t> stages;
+  for (const auto& map : device_of_stage) {
+    for (std::size_t s = 0; s < map.size(); ++s) {
+      if (map[s] == device) stages.push_back(static_cast<std::int32_t>(s));
+    }
+  }
+  std::sort(stages.begin(), stages.end());
+  stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+  return stages;
+}
+
+std::vector<std::int32_t> Placement::holders_of(std::int32_t stage) const {
+  std::vector<std::int32_t> devices;
+  for (const auto& map : device_of_stage) {
+    if (stage >= 0 && static_cast<std::size_t>(stage) < map.size())
+      devices.push_back(map[static_cast<std::size_t>(stage)]);
+  }
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  return devices;
+}
+
 Table Table::empty(std::int32_t devices, std::int32_t chunks, std::int32_t microbatches,
                    Placement placement) {
   Table t;

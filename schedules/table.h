@@ -33,6 +33,12 @@ struct Placement {
   }
   std::int32_t replicas() const { return static_cast<std::int32_t>(device_of_stage.size()); }
 
+  /// The stages `device` holds in any replica, ascending, each once (a replicated stage's weights
+  /// exist once per device that holds it: static memory, optimizer steps, gradient syncs).
+  std::vector<std::int32_t> stages_held_by(std::int32_t device) const;
+  /// The devices holding `stage` in any replica, ascending, each once.
+  std::vector<std::int32_t> holders_of(std::int32_t stage) const;
+
   /// s -> s (GPipe, 1F1B).
   static Placement straight(std::int32_t stages);
   /// s -> s mod devices (interleaved, looped BFS).

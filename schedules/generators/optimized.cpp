@@ -50,7 +50,7 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
     pr.recompute_ps.push_back((c.recompute > Time::zero() ? c.recompute : c.forward).ps());
     pr.stage_input_bytes.push_back(std::min(c.stage_input.count(), c.activation.count()));
   }
-  pr.set_uniform_comm(in.comm_delay.ps());
+  pr.set_uniform_comm(in.delay.ps());
   const std::string objective = in.params.has("objective") ? in.params.text("objective") : "";
   pr.objective = objective == "makespan"    ? Objective::Makespan
                  : objective == "iteration" ? Objective::Iteration

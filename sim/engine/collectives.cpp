@@ -5,7 +5,7 @@
 #include <queue>
 #include <stdexcept>
 
-#include "sim/engine/flow_network.h"
+#include "sim/engine/max_min_flows.h"
 
 namespace bubblesim {
 namespace {
@@ -54,18 +54,6 @@ std::string_view collective_kind_name(CollectiveKind k) {
       return "reduce-scatter";
     case CollectiveKind::AllGather:
       return "all-gather";
-  }
-  return "?";
-}
-
-std::string_view collective_algorithm_name(CollectiveAlgorithm a) {
-  switch (a) {
-    case CollectiveAlgorithm::Ring:
-      return "ring";
-    case CollectiveAlgorithm::Tree:
-      return "tree";
-    case CollectiveAlgorithm::Hierarchical:
-      return "hierarchical";
   }
   return "?";
 }
@@ -265,10 +253,10 @@ namespace {
 class StandalonePort : public FlowPort {
  public:
   explicit StandalonePort(const Topology& topology)
-      : network_(FlowNetwork::for_topology(topology)) {}
+      : network_(MaxMinFlows::for_topology(topology)) {}
   void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
                 Time now) override {
-    FlowNetwork::FlowId id = network_.add(links, bytes, now);
+    MaxMinFlows::FlowId id = network_.add(links, bytes, now);
     pending_[id] = {latency, token};
   }
   void add_timer(Time at, std::uint32_t token) override { timers_.push({at, seq_++, token}); }
@@ -278,7 +266,7 @@ class StandalonePort : public FlowPort {
     while (true) {
       std::optional<Time> flow = network_.next_completion();
       if (flow && (timers_.empty() || *flow <= timers_.top().at)) {
-        for (FlowNetwork::FlowId f : network_.complete_finished(*flow)) {
+        for (MaxMinFlows::FlowId f : network_.complete_finished(*flow)) {
           auto [latency, t] = pending_.at(f);
           pending_.erase(f);
           add_timer(*flow + latency, t);
@@ -301,8 +289,8 @@ class StandalonePort : public FlowPort {
     std::uint32_t token;
     bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
-  FlowNetwork network_;
-  std::map<FlowNetwork::FlowId, std::pair<Time, std::uint32_t>> pending_;
+  MaxMinFlows network_;
+  std::map<MaxMinFlows::FlowId, std::pair<Time, std::uint32_t>> pending_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::uint64_t seq_ = 0;
 };

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <variant>
 #include <vector>
 
+#include "schedules/memory_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
@@ -15,18 +17,6 @@
 
 namespace bubblesim {
 
-enum class NetworkModel {
-  None,        // no communication cost at all (the idealized table)
-  FixedDelay,  // a constant delay on every cross-device F->F and B->B edge, no bandwidth limit
-  Topology,    // flows over routes with max-min fair sharing of every link, plus route latency
-};
-
-/// When activation memory is released (SCHEDULES.md 6.2).
-enum class ReleaseConvention {
-  Split,             // M_B - M_W at the end of B, M_W at the end of W (ZB paper); fused B frees all
-  BackwardComplete,  // everything at the op completing the backward (W when split, else B)
-};
-
 /// A link fault (docs/reliability.md): from time `at`, the directed link carries at most
 /// `bytes_per_second` (0 = cut: flows over it stall; a transfer stalled until the end is reported
 /// as a deadlock naming it). Routes are not recomputed.
@@ -35,15 +25,28 @@ struct LinkFault {
   Time at;
   double bytes_per_second = 0.0;
 };
-struct SyncPlan;  // sim/engine/gradient_sync.h
+struct SyncPlan;      // sim/engine/gradient_sync.h
+class DurationModel;  // sim/engine/duration_model.h
+
+/// The network a replay runs over: one alternative per network model (sim/engine/network/).
+/// No communication cost at all: a dependency arrives when its producer ends (the idealized
+/// table). No transfers are reported.
+struct NoCostNetwork {};
+/// A constant delay on every cross-device F->F and B->B edge, no bandwidth limit.
+struct FixedDelayNetwork {
+  Time delay;
+};
+/// Flows over routes with max-min fair sharing of every link, plus route latency.
+struct TopologyNetwork {
+  const Topology* topology = nullptr;
+  std::vector<VertexId> device_vertex;  // device -> GPU vertex
+};
+using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwork>;
 
 struct EngineInput {
   const Table* table = nullptr;
   std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
-  NetworkModel network = NetworkModel::None;
-  Time fixed_delay;                     // FixedDelay only
-  const Topology* topology = nullptr;   // Topology only
-  std::vector<VertexId> device_vertex;  // Topology only: device -> GPU vertex
+  NetworkSpec network;
   ReleaseConvention release = ReleaseConvention::Split;
   std::vector<Bytes> memory_budget;  // per device; empty = unlimited
   /// Offload (O) and reload (L) copies. Topology: a flow over the route between the GPU and its
@@ -57,10 +60,14 @@ struct EngineInput {
   /// Stragglers: per device, a factor (>= 1 typically) multiplying every compute op's duration
   /// (F, B, W, R, fused); empty = none. Copies and transfers are not slowed.
   std::vector<double> compute_slowdown;
-  /// Link faults, Topology only; applied in time order as engine events.
+  /// Each op's duration; null = from the stage costs and compute_slowdown (CostDurations).
+  std::shared_ptr<const DurationModel> durations;
+  /// Link faults, TopologyNetwork only; applied in time order as engine events.
   std::vector<LinkFault> link_faults;
-  /// Gradient sync, optimizer and TP (docs/parallelism.md); Topology only. Null = none.
+  /// Gradient sync, optimizer and TP (docs/parallelism.md); TopologyNetwork only. Null = none.
   std::shared_ptr<const SyncPlan> sync;
+
+  const TopologyNetwork* topology_network() const { return std::get_if<TopologyNetwork>(&network); }
 };
 
 }  // namespace bubblesim

@@ -11,13 +11,19 @@
 
 namespace bubblesim {
 
+// What an event is for; the event loop hands each type to its owner. A new engine component
+// with its own timed events adds a type here and one case in EventLoop::dispatch.
 enum class EventType : std::uint8_t {
-  OpEnd,
-  NetworkCheck,
-  Arrival,
-  LinkFault,
-  Sync
-};  // Sync: gradient_sync token
+  OpEnd,    // payload: the node whose op ends
+  Arrival,  // payload: the node a dependency's data reached
+  Network,  // payload: the network model's own (flow completions, link faults)
+  Sync,     // payload: a GradientSync token
+};
+
+// Priorities at equal time: ends free memory and streams before arrivals start new ops.
+inline constexpr std::uint8_t kPriorityEnd = 0;
+inline constexpr std::uint8_t kPriorityNetwork = 1;
+inline constexpr std::uint8_t kPriorityArrival = 2;
 
 struct Event {
   Time time;

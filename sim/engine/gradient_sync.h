@@ -31,8 +31,6 @@
 
 namespace bubblesim {
 
-class FlowNetwork;
-
 /// What the engine needs to synchronise gradients. Filled by the scenario runner.
 struct SyncPlan {
   /// gpus[device][dp replica][tp rank] -> GPU vertex; [d][0][0] is the engine's device_vertex.
@@ -73,8 +71,5 @@ class GradientSync {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).
-std::vector<LinkClassUsage> link_class_usage(const Topology& topology, const FlowNetwork& network);
 
 }  // namespace bubblesim

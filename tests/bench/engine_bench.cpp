@@ -7,8 +7,9 @@ namespace {
 
 using namespace bubblesim;
 
-void replay(benchmark::State& state, const std::string& schedule, NetworkModel network,
-            int chunks) {
+enum class Net { FixedDelay, Topology };
+
+void replay(benchmark::State& state, const std::string& schedule, Net network, int chunks) {
   const int p = static_cast<int>(state.range(0));
   const int m = static_cast<int>(state.range(1));
   StageCost c = bench::unit_cost();
@@ -23,7 +24,7 @@ void replay(benchmark::State& state, const std::string& schedule, NetworkModel n
   std::vector<StageCost> costs = in.costs.for_table(table.chunks);
   Topology topo;
   std::vector<VertexId> vertices;
-  if (network == NetworkModel::Topology) {
+  if (network == Net::Topology) {
     // A ring of GPUs, each pair of neighbours on its own 50GB/s link.
     for (int d = 0; d < p; ++d)
       vertices.push_back(topo.add_vertex("gpu" + std::to_string(d), VertexKind::Gpu));
@@ -42,12 +43,8 @@ void replay(benchmark::State& state, const std::string& schedule, NetworkModel n
     EngineInput ein;
     ein.table = &table;
     ein.stage_costs = costs;
-    ein.network = network;
-    ein.fixed_delay = Time::from_seconds(1e-4);
-    if (network == NetworkModel::Topology) {
-      ein.topology = &topo;
-      ein.device_vertex = vertices;
-    }
+    ein.network = FixedDelayNetwork{Time::from_seconds(1e-4)};
+    if (network == Net::Topology) ein.network = TopologyNetwork{&topo, vertices};
     SimulationResult r = simulate(std::move(ein));
     if (r.status != RunStatus::Ok) state.SkipWithError("replay did not finish");
     events += r.events;
@@ -61,13 +58,13 @@ void replay(benchmark::State& state, const std::string& schedule, NetworkModel n
   state.counters["ops"] = ops;
 }
 
-void Replay1F1BFixedDelay(benchmark::State& s) { replay(s, "1f1b", NetworkModel::FixedDelay, 1); }
-void Replay1F1BTopology(benchmark::State& s) { replay(s, "1f1b", NetworkModel::Topology, 1); }
+void Replay1F1BFixedDelay(benchmark::State& s) { replay(s, "1f1b", Net::FixedDelay, 1); }
+void Replay1F1BTopology(benchmark::State& s) { replay(s, "1f1b", Net::Topology, 1); }
 void ReplayInterleavedTopology(benchmark::State& s) {
-  replay(s, "interleaved-1f1b", NetworkModel::Topology, 2);
+  replay(s, "interleaved-1f1b", Net::Topology, 2);
 }
-void ReplayZbvFixedDelay(benchmark::State& s) { replay(s, "zb-v", NetworkModel::FixedDelay, 1); }
-void ReplaySmall(benchmark::State& s) { replay(s, "1f1b", NetworkModel::FixedDelay, 1); }
+void ReplayZbvFixedDelay(benchmark::State& s) { replay(s, "zb-v", Net::FixedDelay, 1); }
+void ReplaySmall(benchmark::State& s) { replay(s, "1f1b", Net::FixedDelay, 1); }
 
 }  // namespace
 

@@ -141,7 +141,7 @@ TEST_CASE("run --format md prints Markdown tables of the three levels") {
        {"### Formula", "### Table (scenario costs, no communication)", "### Simulation"}) {
     CHECK(r.out.find(h) != std::string::npos);
   }
-  CHECK(r.out.find("| schedule | status | makespan ms |") != std::string::npos);
+  CHECK(r.out.find("| schedule | status | makespan s |") != std::string::npos);
   CHECK(r.out.find("| 1f1b | ok |") != std::string::npos);
 }
 

@@ -163,7 +163,7 @@ TEST_CASE(
           CHECK(r.metrics.bubble_ratio == doctest::Approx(*formula.bubble_ratio).epsilon(1e-12));
           // Other costs and a delay: the order still never deadlocks.
           StageCost uneven = stage_cost_ms(1, 1.2, 0.6);
-          CHECK(replay(t, uneven, NetworkModel::FixedDelay, Time::from_seconds(0.1e-3)).status ==
+          CHECK(replay(t, uneven, FixedDelayNetwork{Time::from_seconds(0.1e-3)}).status ==
                 RunStatus::Ok);
           CHECK_FALSE(registry()
                           .find("chimera")
@@ -205,8 +205,7 @@ TEST_CASE("hanayo tables validate and replay without deadlock over a grid of (p,
         CHECK(t.placement.device_of(0, 0) == 0);
         CHECK(t.placement.device_of(t.stages - 1, 0) == 0);
         CHECK(replay(t, c).status == RunStatus::Ok);
-        CHECK(replay(t, stage_cost_ms(1, 1.2, 0.6), NetworkModel::FixedDelay,
-                     Time::from_seconds(0.1e-3))
+        CHECK(replay(t, stage_cost_ms(1, 1.2, 0.6), FixedDelayNetwork{Time::from_seconds(0.1e-3)})
                   .status == RunStatus::Ok);
       }
     }

@@ -48,7 +48,7 @@ TEST_CASE("fixed-delay adds the delay on every cross-stage edge of the critical 
   // GPipe with one microbatch: a chain F0 F1 F2 B2 B1 B0 with 4 cross-device edges.
   StageCost c = stage_cost_ms(1, 2, 0);
   Table t = generate("gpipe", 3, 1, c);
-  SimulationResult r = replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(0.5e-3));
+  SimulationResult r = replay(t, c, FixedDelayNetwork{Time::from_seconds(0.5e-3)});
   CHECK(r.metrics.makespan == Time::from_seconds((3 * 1 + 3 * 2 + 4 * 0.5) * 1e-3));
   CHECK(r.metrics.exposed_comm ==
         Time::from_seconds(2 * 0.5e-3));  // the middle device waits on one F and one B edge

@@ -130,10 +130,10 @@ SimulationResult replay_dp(const Table& table, const StageCost& c, const Topolog
   EngineInput in;
   in.table = &table;
   in.stage_costs = CostProfile::uniform(table.stages / table.chunks, c).for_table(table.chunks);
-  in.network = NetworkModel::Topology;
-  in.topology = &topo;
+  TopologyNetwork network{&topo, {}};
   for (std::size_t d = 0; d < plan->gpus.size(); ++d)
-    in.device_vertex.push_back(plan->gpus[d][0][0]);
+    network.device_vertex.push_back(plan->gpus[d][0][0]);
+  in.network = std::move(network);
   in.sync = plan;
   return simulate(in);
 }

@@ -72,8 +72,8 @@ TEST_CASE("a memory budget below the need is an out_of_memory outcome, not a cra
 TEST_CASE("replays are deterministic") {
   StageCost c = stage_cost_ms(1.3, 2.1, 0.7, 3);
   Table t = generate("1f1b", 8, 32, c);
-  SimulationResult a = replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(1e-4));
-  SimulationResult b = replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(1e-4));
+  SimulationResult a = replay(t, c, FixedDelayNetwork{Time::from_seconds(1e-4)});
+  SimulationResult b = replay(t, c, FixedDelayNetwork{Time::from_seconds(1e-4)});
   CHECK(a.events == b.events);
   for (std::size_t d = 0; d < a.timings.size(); ++d) {
     for (std::size_t i = 0; i < a.timings[d].size(); ++i) {
@@ -98,12 +98,9 @@ TEST_CASE(
     EngineInput in;
     in.table = &t;
     in.stage_costs = CostProfile::uniform(2, c).for_table(1);
-    in.network = NetworkModel::Topology;
-    in.topology = &topo;
-    in.device_vertex = {g0, g1};
+    in.network = TopologyNetwork{&topo, {g0, g1}};
     SimulationResult flow = simulate(in);
-    SimulationResult fixed =
-        replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(10e-3 + 50e-6));
+    SimulationResult fixed = replay(t, c, FixedDelayNetwork{Time::from_seconds(10e-3 + 50e-6)});
     CAPTURE(m);
     CHECK(flow.status == RunStatus::Ok);
     CHECK(flow.metrics.makespan == fixed.metrics.makespan);

@@ -41,13 +41,11 @@ inline Table generate(const std::string& name, int p, int m, const StageCost& c,
 }
 
 inline SimulationResult replay(const Table& t, const StageCost& c,
-                               NetworkModel network = NetworkModel::None,
-                               Time delay = Time::zero()) {
+                               NetworkSpec network = NoCostNetwork{}) {
   EngineInput in;
   in.table = &t;
   in.stage_costs = CostProfile::uniform(t.stages / t.chunks, c).for_table(t.chunks);
-  in.network = network;
-  in.fixed_delay = delay;
+  in.network = std::move(network);
   return simulate(in);
 }
 

@@ -96,9 +96,7 @@ SimulationResult replay_with_link_faults(const Table& t, const StageCost& c, con
   EngineInput in;
   in.table = &t;
   in.stage_costs = CostProfile::uniform(t.stages, c).for_table(1);
-  in.network = NetworkModel::Topology;
-  in.topology = &topo;
-  in.device_vertex = {0, 1};
+  in.network = TopologyNetwork{&topo, {0, 1}};
   in.link_faults = std::move(faults);
   return simulate(in);
 }

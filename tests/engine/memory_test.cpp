@@ -243,9 +243,7 @@ TEST_CASE("two GPUs offloading at once through one PCIe switch each get half its
     Table t = make(both);
     REQUIRE(validate_table(t).empty());
     EngineInput in = input_for(t, c);
-    in.network = NetworkModel::Topology;
-    in.topology = &topo;
-    in.device_vertex = {g0, g1};
+    in.network = TopologyNetwork{&topo, {g0, g1}};
     SimulationResult r = simulate(in);
     REQUIRE(r.status == RunStatus::Ok);
     const Time expected = Time::from_seconds(both ? 0.125 : 0.0625);

@@ -138,8 +138,7 @@ TEST_CASE(
     EngineInput e;
     e.table = &t;
     e.stage_costs = CostProfile::uniform(4, c).for_table(2);
-    e.network = NetworkModel::FixedDelay;
-    e.fixed_delay = comm;
+    e.network = FixedDelayNetwork{comm};
     e.memory_budget.assign(4, Bytes(static_cast<std::int64_t>(units * c.activation.as_double())));
     const SimulationResult r = simulate(e);
     REQUIRE(r.status == RunStatus::Ok);  // within the limit on every device

@@ -20,7 +20,7 @@ inline constexpr std::int64_t kTestEvaluations = 3000;
 inline GeneratorInput input(int p, int m, const StageCost& c, Time comm, double units,
                             const std::string& method = "auto") {
   GeneratorInput in = generator_input(p, m, c);
-  in.comm_delay = comm;
+  in.delay = comm;
   in.params.set("budget_units", units);
   in.params.set("method", method);
   in.params.set("budget_evals", kTestEvaluations);
@@ -34,8 +34,7 @@ inline SimulationResult replay_budget(const Table& t, const StageCost& c, Time c
   EngineInput in;
   in.table = &t;
   in.stage_costs = CostProfile::uniform(t.stages, c).for_table(1);
-  in.network = NetworkModel::FixedDelay;
-  in.fixed_delay = comm;
+  in.network = FixedDelayNetwork{comm};
   in.memory_budget.assign(static_cast<std::size_t>(t.devices), budget);
   in.offload_bandwidth = link;
   return simulate(in);
@@ -47,7 +46,7 @@ inline optimizer::Problem problem_of(const GeneratorInput& in, double units,
                                      std::optional<Bandwidth> link = std::nullopt) {
   optimizer::Problem pr;
   pr.set_shape(in.devices, in.microbatches, optimizer::PlacementKind::Straight);
-  pr.set_uniform_comm(in.comm_delay.ps());
+  pr.set_uniform_comm(in.delay.ps());
   for (const StageCost& c : in.costs.stages) {
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());

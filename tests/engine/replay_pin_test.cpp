@@ -129,12 +129,13 @@ Table generate_with(const std::string& name, int p, int m, const StageCost& c,
   return generate(name, p, m, c, std::move(params));
 }
 
-EngineInput input_for(const Table& t, const StageCost& c, NetworkModel network) {
+const NetworkSpec kFixedDelay = FixedDelayNetwork{Time::from_seconds(0.13e-3)};
+
+EngineInput input_for(const Table& t, const StageCost& c, NetworkSpec network) {
   EngineInput in;
   in.table = &t;
   in.stage_costs = CostProfile::uniform(t.stages / t.chunks, c).for_table(t.chunks);
-  in.network = network;
-  in.fixed_delay = Time::from_seconds(0.13e-3);
+  in.network = std::move(network);
   return in;
 }
 
@@ -176,31 +177,31 @@ Star ring(int p, double gbps) {
 TEST_CASE("pinned replay: 1f1b with fixed delay") {
   StageCost c = uneven_cost();
   Table t = generate_with("1f1b", 4, 12, c, 1);
-  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)),
+  check_pin(simulate(input_for(t, c, kFixedDelay)),
             Pin{64360000000, 12582912, 168, 0xf3484896695347b6ull});
 }
 
 TEST_CASE("pinned replay: interleaved 1f1b (v = 2) with fixed delay") {
   StageCost c = uneven_cost();
   Table t = generate_with("interleaved-1f1b", 4, 8, c, 2);
-  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)),
+  check_pin(simulate(input_for(t, c, kFixedDelay)),
             Pin{40770000000, 17301504, 240, 0xec912e8947b243ccull});
 }
 
 TEST_CASE("pinned replay: zb-v, both release conventions") {
   StageCost c = uneven_cost();
   Table t = generate_with("zb-v", 4, 10, c, 1);
-  EngineInput in = input_for(t, c, NetworkModel::FixedDelay);
+  EngineInput in = input_for(t, c, kFixedDelay);
   check_pin(simulate(in), Pin{47280000000, 12582912, 360, 0x7d3ac1edc85565b0ull});
   in.release = ReleaseConvention::BackwardComplete;
-  in.network = NetworkModel::None;
+  in.network = NoCostNetwork{};
   check_pin(simulate(in), Pin{45200000000, 12582912, 240, 0x7650b605c35f46d3ull});
 }
 
 TEST_CASE("pinned replay: dualpipe with fixed delay") {
   StageCost c = uneven_cost();
   Table t = generate_with("dualpipe", 4, 8, c, 1);
-  check_pin(simulate(input_for(t, c, NetworkModel::FixedDelay)),
+  check_pin(simulate(input_for(t, c, kFixedDelay)),
             Pin{37970000000, 15728640, 110, 0xd2352e19f2511545ull});
 }
 
@@ -209,9 +210,7 @@ TEST_CASE("pinned replay: topology with link sharing") {
   SUBCASE("1f1b on a star") {
     Table t = generate_with("1f1b", 6, 12, c, 1);
     Star s = star(6, 3.0);
-    EngineInput in = input_for(t, c, NetworkModel::Topology);
-    in.topology = &s.topology;
-    in.device_vertex = s.gpus;
+    EngineInput in = input_for(t, c, TopologyNetwork{&s.topology, s.gpus});
     SimulationResult r = simulate(in);
     REQUIRE(r.metrics.links.size() == 12);  // every up- and downlink carried traffic
     check_pin(r, Pin{123760426677, 18874368, 490, 0xe2dd7bb531cc7cf0ull});
@@ -219,9 +218,7 @@ TEST_CASE("pinned replay: topology with link sharing") {
   SUBCASE("interleaved on a ring") {
     Table t = generate_with("interleaved-1f1b", 4, 8, c, 2);
     Star s = ring(4, 2.0);
-    EngineInput in = input_for(t, c, NetworkModel::Topology);
-    in.topology = &s.topology;
-    in.device_vertex = s.gpus;
+    EngineInput in = input_for(t, c, TopologyNetwork{&s.topology, s.gpus});
     check_pin(simulate(in), Pin{115056953335, 17301504, 463, 0x6a11153a0d286bc5ull});
   }
   SUBCASE("zb-v on a two-node cluster") {
@@ -230,9 +227,7 @@ TEST_CASE("pinned replay: topology with link sharing") {
     params.node.gpus = 4;
     params.nic.bandwidth = Bandwidth::bytes_per_second(4e9);
     Topology topo = build_cluster(params);
-    EngineInput in = input_for(t, c, NetworkModel::Topology);
-    in.topology = &topo;
-    in.device_vertex = topo.gpus();
+    EngineInput in = input_for(t, c, TopologyNetwork{&topo, topo.gpus()});
     check_pin(simulate(in), Pin{98808089711, 25165824, 1965, 0xae6602e0f7fab8f0ull});
   }
 }
@@ -242,7 +237,7 @@ TEST_CASE("pinned replay: offload copies over PCIe routes and private links, wit
   c.activation = Bytes(200 << 20);
   Table base = generate_with("1f1b", 4, 12, c, 1);
   std::vector<StageCost> costs = CostProfile::uniform(4, c).for_table(1);
-  SimulationResult ideal = simulate(input_for(base, c, NetworkModel::None));
+  SimulationResult ideal = simulate(input_for(base, c, NoCostNetwork{}));
   TableTimings windows(ideal.timings.size());
   for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
     for (const OpTiming& o : ideal.timings[d]) windows[d].push_back(OpWindow{o.start, o.end});
@@ -258,15 +253,13 @@ TEST_CASE("pinned replay: offload copies over PCIe routes and private links, wit
     node.gpus = 4;
     node.pcie.bandwidth = Bandwidth::bytes_per_second(30e9);
     Topology topo = build_single_node(node);
-    EngineInput in = input_for(t, c, NetworkModel::Topology);
-    in.topology = &topo;
-    in.device_vertex = topo.gpus();
+    EngineInput in = input_for(t, c, TopologyNetwork{&topo, topo.gpus()});
     SimulationResult r = simulate(in);
     REQUIRE(r.metrics.offloaded_bytes > Bytes::zero());
     check_pin(r, Pin{188667824187, 838860800, 460, 0x3f74f1fed7bd1b22ull});
   }
   SUBCASE("private links, a device budget and a host capacity") {
-    EngineInput in = input_for(t, c, NetworkModel::FixedDelay);
+    EngineInput in = input_for(t, c, kFixedDelay);
     in.offload_bandwidth = Bandwidth::bytes_per_second(20e9);
     in.memory_budget.assign(4, Bytes(std::int64_t{1} << 30) + Bytes(500 << 20));
     in.host_capacity = Bytes(std::int64_t{1} << 30);

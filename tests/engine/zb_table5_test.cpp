@@ -20,8 +20,7 @@ TEST_CASE("1F1B bubble rates of ZB paper Table 5 are reproduced to 4 decimals") 
     CAPTURE(row.m);
     StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);
     Table t = generate("1f1b", row.p, row.m, c);
-    SimulationResult r =
-        replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(row.tcomm * 1e-3));
+    SimulationResult r = replay(t, c, FixedDelayNetwork{Time::from_seconds(row.tcomm * 1e-3)});
     REQUIRE(r.status == RunStatus::Ok);
     double rounded = std::round(r.metrics.bubble_ratio_span * 1e4) / 1e4;
     CHECK(rounded == doctest::Approx(row.bubble_1f1b).epsilon(1e-9));
@@ -38,8 +37,7 @@ TEST_CASE("ZB-H1 and ZB-H2 bubble rates of ZB paper Table 5 are reproduced to 4 
       CAPTURE(name);
       StageCost c = stage_cost_ms(row.tf, row.tb, row.tw);
       Table t = generate(name, row.p, row.m, c);
-      SimulationResult r =
-          replay(t, c, NetworkModel::FixedDelay, Time::from_seconds(row.tcomm * 1e-3));
+      SimulationResult r = replay(t, c, FixedDelayNetwork{Time::from_seconds(row.tcomm * 1e-3)});
       REQUIRE(r.status == RunStatus::Ok);
       double rounded = std::round(r.metrics.bubble_ratio_span * 1e4) / 1e4;
       const double expected = std::string(name) == "zb-h1" ? row.bubble_zb_h1 : row.bubble_zb_h2;

@@ -12,14 +12,11 @@ using namespace bubblesim::testing;
 
 namespace {
 
-SimulationResult replay_with(const Table& t, const StageCost& c, ReleaseConvention release,
-                             NetworkModel network = NetworkModel::None, Time delay = Time::zero()) {
+SimulationResult replay_with(const Table& t, const StageCost& c, ReleaseConvention release) {
   EngineInput in;
   in.table = &t;
   in.stage_costs = CostProfile::uniform(t.stages / t.chunks, c).for_table(t.chunks);
   in.release = release;
-  in.network = network;
-  in.fixed_delay = delay;
   return simulate(in);
 }
 
@@ -111,8 +108,7 @@ TEST_CASE("v-half and v-min replay without deadlock with a communication delay")
     for (int p : {2, 3, 5, 8}) {
       CAPTURE(name);
       CAPTURE(p);
-      SimulationResult r =
-          replay(generate(name, p, 2 * p + 1, c), c, NetworkModel::FixedDelay, ms(0.3));
+      SimulationResult r = replay(generate(name, p, 2 * p + 1, c), c, FixedDelayNetwork{ms(0.3)});
       CHECK(r.status == RunStatus::Ok);
     }
   }
@@ -134,7 +130,7 @@ TEST_CASE("dualpipe and dualpipe-v replay without deadlock over a grid of (p, m)
         REQUIRE(r.status == RunStatus::Ok);
         const int path = v ? 2 * p : p;
         for (double u : r.metrics.peak_activation_units_per_device) CHECK(u == path + 1);
-        CHECK(replay(t, c, NetworkModel::FixedDelay, ms(0.4)).status == RunStatus::Ok);
+        CHECK(replay(t, c, FixedDelayNetwork{ms(0.4)}).status == RunStatus::Ok);
       }
     }
   }
@@ -196,7 +192,7 @@ TEST_CASE("a fused F&B op waits for both inputs and lasts T_F&B") {
   StageCost c = stage_cost_ms(1, 1.5, 0.5);
   c.fused = ms(2.2);
   Table t = generate("dualpipe", 4, 12, c);
-  SimulationResult r = replay(t, c, NetworkModel::FixedDelay, ms(0.25));
+  SimulationResult r = replay(t, c, FixedDelayNetwork{ms(0.25)});
   REQUIRE(r.status == RunStatus::Ok);
   TableIndex index(t);
   auto timing = [&](OpLocation loc) {

@@ -19,11 +19,24 @@ std::string header(const std::string& axes) {
   return "point,entry," + axes + "," + report + ",error\n";
 }
 
-// A row whose only metric is bubble_ratio_span (the 8th of the 12 numeric columns).
+// A row whose only metric is bubble_ratio_span, built from the report's column list.
 std::string row(int point, int entry, const std::string& axes, const std::string& label,
                 const std::string& status, const std::string& span) {
-  return fmt::format("{},{},{},s,x,{},{},,,,,,,,{},,,,,\n", point, entry, axes, csv_quote(label),
-                     status, span);
+  std::string header = csv_report_header(), cells;
+  header.pop_back();
+  std::size_t from = 0;
+  for (std::size_t comma = 0; comma != std::string::npos; from = comma + 1) {
+    comma = header.find(',', from);
+    const std::string column = header.substr(from, comma - from);
+    cells += from == 0 ? "" : ",";
+    cells += column == "scenario"            ? "s"
+             : column == "schedule"          ? "x"
+             : column == "label"             ? csv_quote(label)
+             : column == "status"            ? status
+             : column == "bubble_ratio_span" ? span
+                                             : "";
+  }
+  return fmt::format("{},{},{},{},\n", point, entry, axes, cells);
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -36,8 +49,8 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 TEST_CASE("a point without a value breaks the line and is listed; categories are evenly spaced") {
   std::string csv = header("policy") + row(0, 0, "a", "p,q", "ok", "0.5") +
-                    row(1, 0, "b", "p,q", "deadlock", "0.4") +
-                    "2,0,c,,,,invalid,,,,,,,,,,,,,\"bad \"\"value\"\"\"\n" +
+                    row(1, 0, "b", "p,q", "deadlock", "0.4") + "2,0,c," +
+                    csv_report_cells_without_run("invalid") + ",\"bad \"\"value\"\"\"\n" +
                     row(3, 0, "d", "p,q", "ok", "0.25") + row(4, 0, "e", "p,q", "ok", "0.125");
   std::string html = render_sweep_plot(csv, "bubble_ratio_span", "t.csv");
   // Two runs of valid points: [a] and [d, e].

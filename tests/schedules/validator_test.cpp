@@ -91,3 +91,19 @@ TEST_CASE("the registry refuses duplicate names and lists built-ins in order") {
                        "a generator named 'gpipe' is already registered (from built-in)",
                        std::invalid_argument);
 }
+
+TEST_CASE("placement: the stages a device holds and the holders of a stage") {
+  Placement v = Placement::v_shape(3);  // device r holds r and 5-r
+  CHECK(v.stages_held_by(0) == std::vector<std::int32_t>{0, 5});
+  CHECK(v.stages_held_by(2) == std::vector<std::int32_t>{2, 3});
+  CHECK(v.holders_of(4) == std::vector<std::int32_t>{1});
+  // Two replicas (Chimera-like): stage 0 on devices 0 and 1, each device holding both stages.
+  Placement two;
+  two.device_of_stage = {{0, 1}, {1, 0}};
+  CHECK(two.stages_held_by(1) == std::vector<std::int32_t>{0, 1});
+  CHECK(two.holders_of(0) == std::vector<std::int32_t>{0, 1});
+  Placement same;
+  same.device_of_stage = {{0, 1}, {0, 1}};  // a replica placed like the first counts once
+  CHECK(same.holders_of(1) == std::vector<std::int32_t>{1});
+  CHECK(same.stages_held_by(0) == std::vector<std::int32_t>{0});
+}

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/report/html_escape.h"
+#include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
 
@@ -47,44 +48,44 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
   }
   j["memory"] = mem;
   nlohmann::json budget = nlohmann::json::array();
-  const auto& b = scenario.memory.budget;
   for (std::int32_t d = 0; d < run.table.devices; ++d) {
-    if (b.size() == 1)
-      budget.push_back(b.front().count());
-    else if (static_cast<std::size_t>(d) < b.size())
-      budget.push_back(b[static_cast<std::size_t>(d)].count());
+    if (std::optional<Bytes> b = memory_budget_of_device(scenario.memory, d))
+      budget.push_back(b->count());
   }
   j["budget"] = budget;
   return j;
 }
 
-using report_format::ms;
-using report_format::opt_ratio;
-using report_format::ratio;
-
-std::string summary_table(const ScenarioRun& result) {
-  std::string h =
-      "<table class=\"summary\"><thead><tr><th rowspan=\"2\">schedule</th>"
-      "<th colspan=\"2\">formula</th><th colspan=\"2\">table (no comm)</th>"
-      "<th colspan=\"5\">simulation</th></tr><tr>"
-      "<th>bubble</th><th>peak act (units)</th><th>makespan ms</th><th>bubble</th>"
-      "<th>status</th><th>makespan ms</th><th>bubble</th><th>peak mem</th><th>exposed comm ms</th>"
-      "</tr></thead><tbody>\n";
-  for (const ScheduleRun& r : result.runs) {
-    const Metrics& t = r.ideal.metrics;
-    const Metrics& s = r.simulation.metrics;
-    Bytes peak;
-    for (Bytes b : s.peak_memory_per_device) peak = std::max(peak, b);
-    h += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td "
-        "class=\"{}\">{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td></tr>\n",
-        escape_html(r.label), opt_ratio(r.formula.bubble_ratio),
-        r.formula.peak_activation_units ? fmt::format("{:.2f}", *r.formula.peak_activation_units)
-                                        : "-",
-        ms(t.makespan), ratio(t.bubble_ratio), r.simulation.status == RunStatus::Ok ? "ok" : "fail",
-        run_status_name(r.simulation.status), ms(s.makespan), ratio(s.bubble_ratio),
-        escape_html(to_string(peak)), ms(s.exposed_comm));
+std::string summary_table(const Scenario& scenario, const ScenarioRun& result) {
+  std::vector<const ScheduleRun*> runs;
+  for (const ScheduleRun& r : result.runs) runs.push_back(&r);
+  // One column group per level, from the metric table; status leads the simulation group.
+  std::string groups = "<th rowspan=\"2\">schedule</th>", headings;
+  std::vector<std::vector<std::string>> cells(runs.size());
+  for (MetricLevel level : {MetricLevel::Formula, MetricLevel::Table, MetricLevel::Simulation}) {
+    MetricColumns columns = metric_columns(column_metrics(level), scenario, runs);
+    const bool status = level == MetricLevel::Simulation;
+    groups +=
+        fmt::format("<th colspan=\"{}\">{}</th>", columns.headings.size() + (status ? 1 : 0),
+                    level == MetricLevel::Table ? "table (no comm)" : metric_level_name(level));
+    if (status) headings += "<th>status</th>";
+    for (const std::string& h : columns.headings) headings += "<th>" + escape_html(h) + "</th>";
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      if (status) {
+        cells[i].push_back(fmt::format("<td class=\"{}\">{}</td>",
+                                       runs[i]->simulation.status == RunStatus::Ok ? "ok" : "fail",
+                                       run_status_name(runs[i]->simulation.status)));
+      }
+      for (const std::string& c : columns.rows[i])
+        cells[i].push_back("<td>" + escape_html(c) + "</td>");
+    }
+  }
+  std::string h = "<table class=\"summary\"><thead><tr>" + groups + "</tr><tr>" + headings +
+                  "</tr></thead><tbody>\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    h += "<tr><td>" + escape_html(runs[i]->label) + "</td>";
+    for (const std::string& c : cells[i]) h += c;
+    h += "</tr>\n";
   }
   h += "</tbody></table>\n";
   Ranking ranking = rank_schedules(result);
@@ -301,8 +302,8 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
                   scenario.stages, scenario.microbatches) +
       "<svg id=\"svg-namespace\" width=\"0\" height=\"0\"></svg>\n<div id=\"legend\" "
       "class=\"legend\"></div>\n<div id=\"runs\"></div>\n<h2>summary</h2>\n" +
-      summary_table(result) + "<script type=\"application/json\" id=\"bubblesim-data\">" + json +
-      "</script>\n<script>" + kScript + "</script>\n</body>\n</html>\n";
+      summary_table(scenario, result) + "<script type=\"application/json\" id=\"bubblesim-data\">" +
+      json + "</script>\n<script>" + kScript + "</script>\n</body>\n</html>\n";
   return html;
 }
 

@@ -1,19 +1,18 @@
 #include "tools/report/json_report.h"
 
+#include <cmath>
+
+#include "tools/report/metric_table.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
+#include "tools/report/resolved_scenario_json.h"
+#include "tools/runner/offload_analysis.h"
 
 namespace bubblesim {
 
 using report_format::optional_number;
 
 namespace {
-
-nlohmann::json seconds_list(const std::vector<Time>& ts) {
-  nlohmann::json out = nlohmann::json::array();
-  for (Time t : ts) out.push_back(t.seconds());
-  return out;
-}
 
 nlohmann::json bytes_list(const std::vector<Bytes>& bs) {
   nlohmann::json out = nlohmann::json::array();
@@ -47,9 +46,23 @@ nlohmann::json pass_json(const PassDecision& d) {
   return j;
 }
 
+nlohmann::json metric_json(const Metric& m, const MetricValue& v) {
+  auto one = [&](double x) {
+    if (m.unit == MetricUnit::Bytes || m.unit == MetricUnit::Count)
+      return nlohmann::json(static_cast<std::int64_t>(std::llround(x)));
+    return nlohmann::json(x);
+  };
+  if (m.shape == MetricShape::PerDevice) {
+    nlohmann::json out = nlohmann::json::array();
+    for (double x : v.per_device) out.push_back(one(x));
+    return out;
+  }
+  return v.number ? one(*v.number) : nlohmann::json(nullptr);
+}
+
 }  // namespace
 
-nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
+nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun& run) {
   nlohmann::json j;
   j["schedule"] = run.schedule;
   j["label"] = run.label;
@@ -69,70 +82,29 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
                 {"microbatches", run.table.microbatches},
                 {"replicas", run.table.placement.replicas()},
                 {"ops", run.table.op_count()}};
-  if (run.has_formula ||
-      !run.formula.note.empty()) {  // a note without a closed form: the optimizer's
-    nlohmann::json f;
-    f["bubble_ratio"] = run.formula.bubble_ratio ? nlohmann::json(*run.formula.bubble_ratio)
-                                                 : nlohmann::json(nullptr);
-    f["peak_activation_units"] = run.formula.peak_activation_units
-                                     ? nlohmann::json(*run.formula.peak_activation_units)
-                                     : nlohmann::json(nullptr);
-    f["note"] = run.formula.note;
-    j["formula"] = f;
+  // Every metric of the metric table, in its level's object (formula: null without a closed form
+  // or a note).
+  nlohmann::json levels = {{"formula", nlohmann::json::object()},
+                           {"table", nlohmann::json::object()},
+                           {"simulation", nlohmann::json::object()}};
+  for (const Metric& m : metric_table()) {
+    levels[std::string(metric_level_name(m.level))][std::string(m.key)] =
+        metric_json(m, metric_value(m, scenario, run));
+  }
+  nlohmann::json& sim = levels["simulation"];
+  if (run.has_formula || !run.formula.note.empty()) {
+    j["formula"] = levels["formula"];
+    j["formula"]["note"] = run.formula.note;
   } else {
     j["formula"] = nullptr;
   }
-  const Metrics& t = run.ideal.metrics;
-  j["table"] = {{"makespan_s", t.makespan.seconds()},
-                {"stage_span_max_s", t.stage_span_max.seconds()},
-                {"bubble_ratio", t.bubble_ratio},
-                {"bubble_ratio_span", t.bubble_ratio_span},
-                {"peak_activation_units", t.peak_activation_units}};
+  j["table"] = levels["table"];
   const Metrics& s = run.simulation.metrics;
-  nlohmann::json sim;
-  sim["makespan_s"] = s.makespan.seconds();
-  sim["stage_span_max_s"] = s.stage_span_max.seconds();
-  sim["bubble_ratio"] = s.bubble_ratio;
-  sim["bubble_ratio_span"] = s.bubble_ratio_span;
-  sim["peak_activation_bytes"] = s.peak_activation.count();
-  sim["peak_activation_bytes_per_device"] = bytes_list(s.peak_activation_per_device);
-  sim["peak_activation_time_s_per_device"] = seconds_list(s.peak_activation_time_per_device);
-  sim["peak_activation_units"] = s.peak_activation_units;
-  sim["peak_activation_units_per_device"] = s.peak_activation_units_per_device;
-  sim["peak_memory_bytes_per_device"] = bytes_list(s.peak_memory_per_device);
-  sim["exposed_comm_s"] = s.exposed_comm.seconds();
-  sim["exposed_comm_s_per_device"] = seconds_list(s.exposed_comm_per_device);
-  sim["peak_memory_time_s_per_device"] = seconds_list(s.peak_memory_time_per_device);
-  sim["recompute_s"] = s.recompute_time.seconds();
-  sim["offloaded_bytes"] = s.offloaded_bytes.count();
-  sim["offloaded_bytes_per_device"] = bytes_list(s.offloaded_bytes_per_device);
-  sim["exposed_offload_s"] = s.exposed_offload.seconds();
-  sim["exposed_offload_s_per_device"] = seconds_list(s.exposed_offload_per_device);
-  sim["d2h_busy_s_per_device"] = seconds_list(s.d2h_busy_per_device);
-  sim["h2d_busy_s_per_device"] = seconds_list(s.h2d_busy_per_device);
-  {
-    // PCIe utilisation: copy-engine busy time over the makespan, per direction.
-    nlohmann::json d2h = nlohmann::json::array(), h2d = nlohmann::json::array();
-    const double span = s.makespan.seconds();
-    for (std::size_t d = 0; d < s.d2h_busy_per_device.size(); ++d) {
-      d2h.push_back(span > 0 ? s.d2h_busy_per_device[d].seconds() / span : 0.0);
-      h2d.push_back(span > 0 ? s.h2d_busy_per_device[d].seconds() / span : 0.0);
-    }
-    sim["d2h_utilization_per_device"] = d2h;
-    sim["h2d_utilization_per_device"] = h2d;
-  }
-  sim["busy_s_per_device"] = seconds_list(s.busy_per_device);
-  sim["span_s_per_device"] = seconds_list(s.span_per_device);
   nlohmann::json links = nlohmann::json::array();
   for (const LinkUsage& l : s.links)
     links.push_back({{"link", l.name}, {"busy_s", l.busy.seconds()}, {"bytes", l.bytes.count()}});
   sim["links"] = links;
   // Gradient sync, optimizer and TP (docs/parallelism.md); zero without parallelism.
-  sim["dp_sync_s"] = s.sync.dp_sync.seconds();
-  sim["exposed_dp_sync_s"] = s.sync.exposed_dp_sync.seconds();
-  sim["replica_sync_s"] = s.sync.replica_sync.seconds();
-  sim["optimizer_s"] = s.sync.optimizer.seconds();
-  sim["tp_comm_s"] = s.sync.tp_comm.seconds();
   if (s.sync.enabled) {
     nlohmann::json collectives = nlohmann::json::array();
     for (const CollectiveSummary& c : s.sync.collectives) {
@@ -178,17 +150,17 @@ nlohmann::json schedule_run_to_json(const ScheduleRun& run) {
 nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result) {
   nlohmann::json j;
   j["schema_version"] = kReportSchemaVersion;
-  j["scenario"] = scenario.resolved;
+  j["scenario"] = resolved_scenario_json(result.resolved);
   nlohmann::json results = nlohmann::json::array();
   double wall = 0.0;
   std::uint64_t events = 0;
   for (const ScheduleRun& r : result.runs) {
-    results.push_back(schedule_run_to_json(r));
+    results.push_back(schedule_run_to_json(scenario, r));
     wall += r.wall_time_s;
     events += r.ideal.events + r.simulation.events;
   }
   j["results"] = results;
-  OffloadAnalysis a = analyze_offload(scenario);
+  OffloadAnalysis a = analyze_offload(result.resolved);
   j["analysis"] = {
       {"offload_k", optional_number(a.k)},
       {"offload_k_stage", a.k_stage ? nlohmann::json(*a.k_stage) : nlohmann::json(nullptr)},

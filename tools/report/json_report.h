@@ -21,7 +21,7 @@ namespace bubblesim {
 
 inline constexpr int kReportSchemaVersion = 1;
 
-nlohmann::json schedule_run_to_json(const ScheduleRun& run);
+nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun& run);
 nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result);
 
 }  // namespace bubblesim

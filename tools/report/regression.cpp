@@ -10,43 +10,27 @@
 
 #include "sim/units/diagnostics.h"
 #include "tools/report/json_report.h"
+#include "tools/report/metric_format.h"
 
 namespace bubblesim {
 namespace {
 
 constexpr double kAbsoluteSlack = 1e-12;
-constexpr const char* kLevels[] = {"formula", "table", "simulation"};
-
-/// Every metric of one result as "level.name" -> value, in a stable (sorted) order.
-std::map<std::string, double> metrics_of(const nlohmann::json& result) {
-  std::map<std::string, double> out;
-  for (const char* level : kLevels) {
+/// Every scalar metric of the metric table present in one result, by name ("level.key"), in a
+/// stable (sorted) order. Per-device lists are judged through their scalar summaries
+/// (peak_memory_bytes is the largest of peak_memory_bytes_per_device), so nothing counts twice;
+/// keys the table does not know (a newer report) are left out.
+std::map<std::string, std::pair<const Metric*, double>> metrics_of(const nlohmann::json& result) {
+  std::map<std::string, std::pair<const Metric*, double>> out;
+  for (const Metric& m : metric_table()) {
+    if (m.shape != MetricShape::Scalar) continue;
+    const std::string level(metric_level_name(m.level)), key(m.key);
     if (!result.contains(level) || !result[level].is_object()) continue;
-    for (const auto& [name, value] : result[level].items()) {
-      if (value.is_number()) {
-        out[fmt::format("{}.{}", level, name)] = value.get<double>();
-      } else if (value.is_array() && !value.empty() &&
-                 std::all_of(value.begin(), value.end(),
-                             [](const nlohmann::json& v) { return v.is_number(); })) {
-        double m = value.front().get<double>();
-        for (const auto& v : value) m = std::max(m, v.get<double>());
-        out[fmt::format("{}.{}.max", level, name)] = m;
-      }
-    }
+    const nlohmann::json& object = result[level];
+    if (object.contains(key) && object[key].is_number())
+      out[m.name()] = {&m, object[key].get<double>()};
   }
   return out;
-}
-
-std::string unit_of(std::string metric) {
-  auto ends_with = [](const std::string& s, std::string_view suffix) {
-    return s.size() >= suffix.size() &&
-           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends_with(metric, ".max")) metric.resize(metric.size() - 4);
-  if (metric.find("bytes") != std::string::npos) return "bytes";
-  if (ends_with(metric, "_s") || metric.find("_s_per_") != std::string::npos) return "s";
-  if (metric.find("units") != std::string::npos) return "stage-microbatch activations";
-  return "ratio";
 }
 
 void check_report(const nlohmann::json& j, const std::string& name) {
@@ -126,13 +110,26 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
     const std::string bs = b.value("status", "ok"), cs = c.value("status", "ok");
     if (bs == "ok" && cs != "ok")
       out.status_changes.push_back(fmt::format("{}: {} -> {}", label, bs, cs));
-    std::map<std::string, double> bm = metrics_of(b), cm = metrics_of(c);
-    for (const auto& [metric, bv] : bm) {
-      auto cv = cm.find(metric);
+    auto bm = metrics_of(b), cm = metrics_of(c);
+    for (const auto& [name, metric_and_value] : bm) {
+      const auto& [metric, bv] = metric_and_value;
+      auto cv = cm.find(name);
       if (cv == cm.end()) continue;
-      MetricComparison m{label, metric, bv, cv->second, false, false};
-      m.regression = m.current > m.baseline * (1.0 + tolerance) + kAbsoluteSlack;
-      m.improvement = m.current < m.baseline * (1.0 - tolerance) - kAbsoluteSlack;
+      MetricComparison m{label, name, metric, bv, cv->second.second, false, false};
+      const bool higher = m.current > m.baseline * (1.0 + tolerance) + kAbsoluteSlack;
+      const bool lower = m.current < m.baseline * (1.0 - tolerance) - kAbsoluteSlack;
+      switch (metric->direction) {
+        case MetricDirection::LowerIsBetter:
+          m.regression = higher;
+          m.improvement = lower;
+          break;
+        case MetricDirection::HigherIsBetter:
+          m.regression = lower;
+          m.improvement = higher;
+          break;
+        case MetricDirection::Informational:
+          break;
+      }
       out.metrics.push_back(m);
     }
   }
@@ -160,23 +157,35 @@ std::string regression_markdown(const RegressionReport& report) {
                 "{}%, {} metrics compared, {} improved)\n\n",
                 number(report.tolerance * 100), report.metrics.size(), improvements);
   std::string rows;
+  std::size_t informational = 0;
   for (const MetricComparison& m : report.metrics) {
     if (m.current == m.baseline) continue;
+    if (m.definition->direction == MetricDirection::Informational) {
+      ++informational;
+      continue;
+    }
     double change = m.baseline != 0 ? (m.current - m.baseline) / std::abs(m.baseline) * 100.0 : 0.0;
     std::string verdict = m.regression    ? "regression"
                           : m.improvement ? "improvement"
                                           : "within tolerance";
     std::string pct = m.baseline != 0 ? fmt::format("{:+.3f}%", change) : "new nonzero";
     rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.schedule, m.metric,
-                        number(m.baseline), number(m.current), pct, verdict);
+                        format_metric(m.definition->unit, m.baseline),
+                        format_metric(m.definition->unit, m.current), pct, verdict);
   }
   if (!rows.empty()) {
     out +=
         "| schedule | metric | baseline | current | change | verdict "
         "|\n|---|---|---:|---:|---:|---|\n" +
         rows + "\n";
-  } else {
+  } else if (informational == 0) {
     out += "Every compared metric is unchanged.\n\n";
+  }
+  if (informational > 0) {
+    out += fmt::format(
+        "{} informational metric{} changed (not judged: no better direction, e.g. the time of a "
+        "peak).\n\n",
+        informational, informational == 1 ? "" : "s");
   }
   for (const std::string& s : report.status_changes)
     out += fmt::format("- status change (regression): {}\n", s);
@@ -192,9 +201,11 @@ nlohmann::json benchmark_entries(const nlohmann::json& report) {
   nlohmann::json out = nlohmann::json::array();
   const std::string scenario = scenario_name(report);
   for (const auto& r : report["results"]) {
-    for (const auto& [metric, value] : metrics_of(r)) {
-      out.push_back({{"name", fmt::format("{}/{}/{}", scenario, r.value("label", ""), metric)},
-                     {"unit", unit_of(metric)},
+    for (const auto& [name, metric_and_value] : metrics_of(r)) {
+      const auto& [metric, value] = metric_and_value;
+      if (metric->direction != MetricDirection::LowerIsBetter) continue;
+      out.push_back({{"name", fmt::format("{}/{}/{}", scenario, r.value("label", ""), name)},
+                     {"unit", metric_unit_name(metric->unit)},
                      {"value", value}});
     }
   }

@@ -1,22 +1,26 @@
 #pragma once
 // Regression check between two JSON reports of the same scenario (a CI baseline and a new run).
 //
-// Schedules are matched by label. Every numeric metric of the `formula`, `table` and
-// `simulation` objects is compared (per-device lists are summarized by their maximum, e.g.
-// peak_memory_bytes_per_device -> peak_memory_bytes_per_device.max); all of them are
-// lower-is-better (makespans, bubble ratios, peaks, exposed communication, recompute time). A
-// metric regresses when current > baseline * (1 + tolerance) (plus 1e-12 for rounding); a status
-// change away from "ok" and a schedule missing from the current report are regressions too.
+// Schedules are matched by label. Every scalar metric of the metric table
+// (tools/report/metric_table.h) is compared once; per-device lists are judged through their
+// scalar summaries. A lower-is-better metric regresses when current > baseline * (1 + tolerance)
+// (plus 1e-12 for rounding), a higher-is-better one when current < baseline * (1 - tolerance);
+// informational metrics (the time of a peak, a span that is part of the makespan) are never
+// judged. A status change away from "ok" and a schedule missing from the current report are
+// regressions too.
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "tools/report/metric_table.h"
 
 namespace bubblesim {
 
 struct MetricComparison {
   std::string schedule;  // label
   std::string metric;    // e.g. "simulation.bubble_ratio"
+  const Metric* definition = nullptr;
   double baseline = 0.0;
   double current = 0.0;
   bool regression = false;
@@ -45,8 +49,8 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
 /// missing schedules.
 std::string regression_markdown(const RegressionReport& report);
 
-/// github-action-benchmark "customSmallerIsBetter" entries for every metric of `report`:
-/// [{name: "SCENARIO/LABEL/METRIC", unit, value}].
+/// github-action-benchmark "customSmallerIsBetter" entries for every lower-is-better metric of
+/// `report`: [{name: "SCENARIO/LABEL/METRIC", unit, value}].
 nlohmann::json benchmark_entries(const nlohmann::json& report);
 
 /// Reads and parses a JSON file; InputError with the parser's message for bad JSON.

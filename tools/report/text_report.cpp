@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
+#include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
 #include "tools/report/text_table.h"
@@ -38,48 +40,87 @@ std::string faults_text(const Scenario& scenario, const ScenarioRun& result) {
   return out + effect.render();
 }
 
+namespace {
+
+std::vector<const ScheduleRun*> runs_of(const ScenarioRun& result) {
+  std::vector<const ScheduleRun*> out;
+  for (const ScheduleRun& r : result.runs) out.push_back(&r);
+  return out;
+}
+
+/// One level's metric table: the schedule label, `lead` columns (status), the level's metrics
+/// from the metric table, `trail` columns (the closed-form note).
+struct LevelRows {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+LevelRows level_rows(
+    MetricLevel level, const std::string& title, const Scenario& scenario,
+    const ScenarioRun& result, const std::vector<std::string>& lead_headings = {},
+    const std::function<std::vector<std::string>(const ScheduleRun&)>& lead = {},
+    const std::vector<std::string>& trail_headings = {},
+    const std::function<std::vector<std::string>(const ScheduleRun&)>& trail = {}) {
+  MetricColumns columns = metric_columns(column_metrics(level), scenario, runs_of(result));
+  LevelRows out;
+  out.header.push_back(title);
+  out.header.insert(out.header.end(), lead_headings.begin(), lead_headings.end());
+  out.header.insert(out.header.end(), columns.headings.begin(), columns.headings.end());
+  out.header.insert(out.header.end(), trail_headings.begin(), trail_headings.end());
+  for (std::size_t i = 0; i < result.runs.size(); ++i) {
+    const ScheduleRun& r = result.runs[i];
+    std::vector<std::string> row{r.label};
+    if (lead) {
+      auto cells = lead(r);
+      row.insert(row.end(), cells.begin(), cells.end());
+    }
+    row.insert(row.end(), columns.rows[i].begin(), columns.rows[i].end());
+    if (trail) {
+      auto cells = trail(r);
+      row.insert(row.end(), cells.begin(), cells.end());
+    }
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<std::string> status_cell(const ScheduleRun& r) {
+  return {std::string(run_status_name(r.simulation.status))};
+}
+
+LevelRows formula_rows(const Scenario& scenario, const ScenarioRun& result,
+                       const std::string& title, bool notes_below) {
+  return level_rows(MetricLevel::Formula, title, scenario, result, {}, {}, {"closed form"},
+                    [notes_below](const ScheduleRun& r) {
+                      return std::vector<std::string>{r.has_formula            ? r.formula.note
+                                                      : r.formula.note.empty() ? "none published"
+                                                      : notes_below ? "none published (note below)"
+                                                                    : "none published"};
+                    });
+}
+
+std::string render_text(const LevelRows& rows) {
+  TextTable t(rows.header);
+  for (const auto& row : rows.rows) t.add_row(row);
+  return t.render();
+}
+
+}  // namespace
+
 std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result) {
   std::string out = fmt::format(
       "scenario {}: p={} stages, m={} microbatches, communication: {}\n\n", scenario.name,
       scenario.stages, scenario.microbatches, communication_summary(scenario));
 
-  TextTable formula({"formula", "bubble ratio", "peak act (units)", "closed form"});
-  for (const ScheduleRun& r : result.runs) {
-    formula.add_row(
-        {r.label, opt_ratio(r.formula.bubble_ratio),
-         r.formula.peak_activation_units ? units(*r.formula.peak_activation_units) : "-",
-         r.has_formula            ? r.formula.note
-         : r.formula.note.empty() ? "none published"
-                                  : "none published (note below)"});
-  }
-  out += formula.render() + "\n";
+  out += render_text(formula_rows(scenario, result, "formula", true)) + "\n";
   // Generators without a closed form may still explain their result (the optimizer: method, gap,
   // bound, what it offloaded and recomputed).
   for (const ScheduleRun& r : result.runs) {
     if (!r.has_formula && !r.formula.note.empty())
       out += fmt::format("{}: {}\n\n", r.label, r.formula.note);
   }
-
-  TextTable table(
-      {"table (no comm)", "makespan ms", "span ms", "bubble", "bubble(span)", "peak act (units)"});
-  for (const ScheduleRun& r : result.runs) {
-    const Metrics& m = r.ideal.metrics;
-    table.add_row({r.label, ms(m.makespan), ms(m.stage_span_max), ratio(m.bubble_ratio),
-                   ratio(m.bubble_ratio_span), units(m.peak_activation_units)});
-  }
-  out += table.render() + "\n";
-
-  TextTable sim({"simulation", "status", "makespan ms", "span ms", "bubble", "bubble(span)",
-                 "peak act (units)", "peak mem", "exposed comm ms"});
-  for (const ScheduleRun& r : result.runs) {
-    const Metrics& m = r.simulation.metrics;
-    Bytes peak_mem;
-    for (Bytes b : m.peak_memory_per_device) peak_mem = std::max(peak_mem, b);
-    sim.add_row({r.label, std::string(run_status_name(r.simulation.status)), ms(m.makespan),
-                 ms(m.stage_span_max), ratio(m.bubble_ratio), ratio(m.bubble_ratio_span),
-                 units(m.peak_activation_units), to_string(peak_mem), ms(m.exposed_comm)});
-  }
-  out += sim.render();
+  out += render_text(level_rows(MetricLevel::Table, "table (no comm)", scenario, result)) + "\n";
+  out += render_text(
+      level_rows(MetricLevel::Simulation, "simulation", scenario, result, {"status"}, status_cell));
 
   // Gradient sync, optimizer and TP (docs/parallelism.md): shown when the scenario has parallelism.
   if (scenario.parallelism.enabled) {
@@ -192,44 +233,20 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
   std::string out = fmt::format(
       "## bubblesim: {}\n\np = {} stages, m = {} microbatches, communication: {}\n\n",
       scenario.name, scenario.stages, scenario.microbatches, communication_summary(scenario));
-  std::vector<std::vector<std::string>> rows;
-  for (const ScheduleRun& r : result.runs) {
-    rows.push_back({r.label, opt_ratio(r.formula.bubble_ratio),
-                    r.formula.peak_activation_units ? units(*r.formula.peak_activation_units) : "-",
-                    r.has_formula ? r.formula.note : "none published"});
-  }
-  out += "### Formula\n\n" +
-         md_table({"schedule", "bubble ratio", "peak act (units)", "closed form"}, rows) + "\n";
+  LevelRows formula = formula_rows(scenario, result, "schedule", false);
+  out += "### Formula\n\n" + md_table(formula.header, formula.rows) + "\n";
   std::string notes;  // generators without a closed form but with a note (the optimizer)
   for (const ScheduleRun& r : result.runs) {
     if (!r.has_formula && !r.formula.note.empty())
       notes += fmt::format("- {}: {}\n", r.label, r.formula.note);
   }
   if (!notes.empty()) out += notes + "\n";
-  rows.clear();
-  for (const ScheduleRun& r : result.runs) {
-    const Metrics& m = r.ideal.metrics;
-    rows.push_back({r.label, ms(m.makespan), ms(m.stage_span_max), ratio(m.bubble_ratio),
-                    ratio(m.bubble_ratio_span), units(m.peak_activation_units)});
-  }
-  out +=
-      "### Table (scenario costs, no communication)\n\n" +
-      md_table({"schedule", "makespan ms", "span ms", "bubble", "bubble(span)", "peak act (units)"},
-               rows) +
-      "\n";
-  rows.clear();
-  for (const ScheduleRun& r : result.runs) {
-    const Metrics& m = r.simulation.metrics;
-    Bytes peak_mem;
-    for (Bytes b : m.peak_memory_per_device) peak_mem = std::max(peak_mem, b);
-    rows.push_back({r.label, std::string(run_status_name(r.simulation.status)), ms(m.makespan),
-                    ms(m.stage_span_max), ratio(m.bubble_ratio), ratio(m.bubble_ratio_span),
-                    units(m.peak_activation_units), to_string(peak_mem), ms(m.exposed_comm)});
-  }
-  out += "### Simulation\n\n" +
-         md_table({"schedule", "status", "makespan ms", "span ms", "bubble", "bubble(span)",
-                   "peak act (units)", "peak mem", "exposed comm ms"},
-                  rows);
+  LevelRows table = level_rows(MetricLevel::Table, "schedule", scenario, result);
+  out += "### Table (scenario costs, no communication)\n\n" + md_table(table.header, table.rows) +
+         "\n";
+  LevelRows sim =
+      level_rows(MetricLevel::Simulation, "schedule", scenario, result, {"status"}, status_cell);
+  out += "### Simulation\n\n" + md_table(sim.header, sim.rows);
   for (const ScheduleRun& r : result.runs) {
     if (!r.simulation.failure.empty())
       out +=
@@ -257,29 +274,41 @@ std::string csv_quote(const std::string& field) {
   return q + "\"";
 }
 
+namespace {
+
+/// The metrics that are CSV columns: every scalar one, in table order.
+std::vector<const Metric*> csv_metrics() {
+  std::vector<const Metric*> out;
+  for (const Metric& m : metric_table())
+    if (m.shape == MetricShape::Scalar) out.push_back(&m);
+  return out;
+}
+
+std::string csv_number(const Metric& m, double v) {
+  if (m.unit == MetricUnit::Bytes || m.unit == MetricUnit::Count) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.17g}", v);
+}
+
+}  // namespace
+
 std::string csv_report_header() {
-  return "scenario,schedule,label,status,formula_bubble_ratio,formula_peak_activation_units,table_"
-         "makespan_s,"
-         "table_bubble_ratio,makespan_s,stage_span_max_s,bubble_ratio,bubble_ratio_span,peak_"
-         "activation_bytes,"
-         "peak_activation_units,exposed_comm_s,recompute_s\n";
+  std::string out = "scenario,schedule,label,status";
+  for (const Metric* m : csv_metrics()) out += "," + m->csv_column();
+  return out + "\n";
 }
 
 std::string csv_report_row(const Scenario& scenario, const ScheduleRun& r) {
-  auto opt = [](const std::optional<double>& v) {
-    return v ? fmt::format("{:.17g}", *v) : std::string();
-  };
-  const Metrics& t = r.ideal.metrics;
-  const Metrics& m = r.simulation.metrics;
-  return fmt::format(
-      "{},{},{},{},{},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{:.17g},{:.17g}"
-      "\n",
-      csv_quote(scenario.name), csv_quote(r.schedule), csv_quote(r.label),
-      run_status_name(r.simulation.status), opt(r.formula.bubble_ratio),
-      opt(r.formula.peak_activation_units), t.makespan.seconds(), t.bubble_ratio,
-      m.makespan.seconds(), m.stage_span_max.seconds(), m.bubble_ratio, m.bubble_ratio_span,
-      m.peak_activation.count(), m.peak_activation_units, m.exposed_comm.seconds(),
-      m.recompute_time.seconds());
+  std::string out = fmt::format("{},{},{},{}", csv_quote(scenario.name), csv_quote(r.schedule),
+                                csv_quote(r.label), run_status_name(r.simulation.status));
+  for (const Metric* m : csv_metrics()) {
+    MetricValue v = metric_value(*m, scenario, r);
+    out += "," + (v.number ? csv_number(*m, *v.number) : std::string());
+  }
+  return out + "\n";
+}
+
+std::string csv_report_cells_without_run(std::string_view status) {
+  return fmt::format(",,,{}{}", status, std::string(csv_metrics().size(), ','));
 }
 
 std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result) {

@@ -2,6 +2,7 @@
 // Human-readable reports: one table per abstraction level and the ranking changes between them.
 
 #include <string>
+#include <string_view>
 
 #include "tools/runner/scenario_runner.h"
 
@@ -16,12 +17,16 @@ std::string faults_text(const Scenario& scenario, const ScenarioRun& result);
 /// schedules and the ranking changes between levels.
 std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result);
 
-/// CSV: one row per scenario and schedule (stable columns, header first; new columns are only
-/// ever appended). One row per schedule with the main metrics of the three levels (header first).
+/// CSV: a header, then one row per scenario and schedule: scenario, schedule, label, status and
+/// every scalar metric of the metric table (tools/report/metric_table.h) in table order, so new
+/// columns are only ever appended.
 std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result);
 /// The CSV header line (with newline) and one row (with newline) of scenario_report_csv.
 std::string csv_report_header();
 std::string csv_report_row(const Scenario& scenario, const ScheduleRun& run);
+/// The cells of a row for a point that produced no run (an invalid sweep point): every column of
+/// csv_report_header empty except `status`; no newline.
+std::string csv_report_cells_without_run(std::string_view status);
 /// Quotes a CSV field when it holds a comma, a quote or a newline.
 std::string csv_quote(const std::string& field);
 

@@ -106,7 +106,7 @@ class InputChecker {
     EngineInput in;
     in.table = &table;
     in.stage_costs = contract_costs(p_, with_weight_time).for_table(table.chunks);
-    in.network = NetworkModel::None;
+    in.network = NoCostNetwork{};
     // Published peaks count an activation until the op that completes its backward (W when the
     // backward is split; SCHEDULES.md 6.2), so the contract replays with that convention.
     in.release = ReleaseConvention::BackwardComplete;

@@ -59,15 +59,15 @@ std::string run_point(const SweepSpec& spec, const Registry& registry, std::int6
     return rows;
   } catch (const OverflowError& e) {
     failed = true;
-    return fmt::format("{},0{},,,,invalid,,,,,,,,,,,,,{}\n", point, prefix_axes,
+    return fmt::format("{},0{},{},{}\n", point, prefix_axes,
+                       csv_report_cells_without_run("invalid"),
                        csv_quote(fmt::format(
                            "{} (the simulated time or memory does not fit in 64 bits)", e.what())));
   } catch (const InputError& e) {
     failed = true;
     std::string message = e.diagnostics().empty() ? e.what() : e.diagnostics().front().message;
-    // Columns after the axes: scenario..recompute_s (16) empty except status, then the error.
-    return fmt::format("{},0{},,,,invalid,,,,,,,,,,,,,{}\n", point, prefix_axes,
-                       csv_quote(message));
+    return fmt::format("{},0{},{},{}\n", point, prefix_axes,
+                       csv_report_cells_without_run("invalid"), csv_quote(message));
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// FlowNetwork: flow-level model of data transfers over directed links with capacities.
+// MaxMinFlows: the flow solver behind the FlowNetwork network model (sim/engine/network):
+// data transfers over directed links with capacities.
 //
 // Concurrent flows share every link by max-min fairness (progressive filling): rates are raised
 // together until a link saturates; flows through it are frozen at that rate and the rest continue.
@@ -28,14 +29,14 @@
 
 namespace bubblesim {
 
-class FlowNetwork {
+class MaxMinFlows {
  public:
   using FlowId = std::int32_t;
 
   /// One capacity per directed link (LinkId = index), bytes/s, >= 0 (0 = cut).
-  explicit FlowNetwork(std::vector<double> link_capacity_bytes_per_s);
+  explicit MaxMinFlows(std::vector<double> link_capacity_bytes_per_s);
   /// Capacities from a topology's link bandwidths.
-  static FlowNetwork for_topology(const Topology& topology);
+  static MaxMinFlows for_topology(const Topology& topology);
 
   /// Advances every active flow's progress to `now` at its current rate, then adds a flow over
   /// `links` (non-empty, no link twice) carrying `bytes` (> 0) and recomputes max-min rates.

@@ -1,7 +1,7 @@
 // Flow-sharing updates: adding and completing flows on a shared set of links.
 #include <benchmark/benchmark.h>
 
-#include "sim/engine/flow_network.h"
+#include "sim/engine/max_min_flows.h"
 
 namespace {
 
@@ -12,7 +12,7 @@ void FlowChurn(benchmark::State& state) {
   const int links = 64;
   std::uint64_t updates = 0;
   for (auto _ : state) {
-    FlowNetwork net(std::vector<double>(links, 25e9));
+    MaxMinFlows net(std::vector<double>(links, 25e9));
     Time now;
     for (int i = 0; i < flows; ++i) {
       std::vector<LinkId> route{i % links, (i * 7 + 3) % links};

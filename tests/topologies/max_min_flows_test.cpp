@@ -1,4 +1,4 @@
-#include "sim/engine/flow_network.h"
+#include "sim/engine/max_min_flows.h"
 
 #include <doctest/doctest.h>
 
@@ -11,10 +11,10 @@ namespace {
 
 Time s(std::int64_t n) { return Time::from_ps(n * 1'000'000'000'000); }
 Time ms(std::int64_t n) { return Time::from_ps(n * 1'000'000'000); }
-using Ids = std::vector<FlowNetwork::FlowId>;
+using Ids = std::vector<MaxMinFlows::FlowId>;
 
 TEST_CASE("one flow alone runs at link capacity and finishes exactly") {
-  FlowNetwork net({1e9});
+  MaxMinFlows net({1e9});
   auto f = net.add({0}, 1e9, Time::zero());
   CHECK(net.rate(f) == 1e9);
   CHECK(net.next_completion() == s(1));
@@ -27,7 +27,7 @@ TEST_CASE("one flow alone runs at link capacity and finishes exactly") {
 }
 
 TEST_CASE("two flows on one link each get half and take twice as long") {
-  FlowNetwork net({1e9});
+  MaxMinFlows net({1e9});
   auto a = net.add({0}, 1e9, Time::zero());
   auto b = net.add({0}, 1e9, Time::zero());
   CHECK(net.rate(a) == 5e8);
@@ -39,7 +39,7 @@ TEST_CASE("two flows on one link each get half and take twice as long") {
 
 TEST_CASE("a flow limited elsewhere leaves its unused share to the other") {
   // Link A (0) capacity 10, link B (1) capacity 4; flow1 over A+B, flow2 over A.
-  FlowNetwork net({10.0, 4.0});
+  MaxMinFlows net({10.0, 4.0});
   auto f1 = net.add({0, 1}, 40.0, Time::zero());
   auto f2 = net.add({0}, 60.0, Time::zero());
   CHECK(net.rate(f1) == 4.0);
@@ -51,7 +51,7 @@ TEST_CASE("a flow limited elsewhere leaves its unused share to the other") {
 }
 
 TEST_CASE("rates rise when a flow finishes; completion times stay exact") {
-  FlowNetwork net({10.0});
+  MaxMinFlows net({10.0});
   auto a = net.add({0}, 10.0, Time::zero());  // 5/s until t=2
   auto b = net.add({0}, 20.0, Time::zero());  // 5/s until t=2 (10 left), then 10/s: t=3
   CHECK(net.next_completion() == s(2));
@@ -63,7 +63,7 @@ TEST_CASE("rates rise when a flow finishes; completion times stay exact") {
 }
 
 TEST_CASE("a late arrival slows the flow already running") {
-  FlowNetwork net({100.0});
+  MaxMinFlows net({100.0});
   auto a = net.add({0}, 100.0, Time::zero());
   CHECK(net.next_completion() == s(1));
   auto b = net.add({0}, 25.0, ms(500));  // a has 50 left; both at 50/s
@@ -77,14 +77,14 @@ TEST_CASE("a late arrival slows the flow already running") {
 }
 
 TEST_CASE("completion rounds up to a whole picosecond") {
-  FlowNetwork net({3e12});                    // 3 bytes per ps
+  MaxMinFlows net({3e12});                    // 3 bytes per ps
   auto f = net.add({0}, 10.0, Time::zero());  // 3.33 ps
   CHECK(net.next_completion() == Time::from_ps(4));
   CHECK(net.complete_finished(Time::from_ps(4)) == Ids{f});
 }
 
 TEST_CASE("independent flows do not affect each other; busy time counts only moving periods") {
-  FlowNetwork net({10.0, 10.0});
+  MaxMinFlows net({10.0, 10.0});
   auto a = net.add({0}, 100.0, Time::zero());  // 10s alone on link 0
   auto b = net.add({1}, 10.0, Time::zero());
   auto c = net.add({1}, 10.0, Time::zero());
@@ -103,7 +103,7 @@ TEST_CASE("independent flows do not affect each other; busy time counts only mov
 }
 
 TEST_CASE("cut and restored link capacity") {
-  FlowNetwork net({10.0, 10.0});
+  MaxMinFlows net({10.0, 10.0});
   auto f = net.add({0, 1}, 20.0, Time::zero());
   net.set_link_capacity(1, 0.0, s(1));  // 10 bytes moved
   CHECK(net.rate(f) == 0.0);
@@ -116,7 +116,7 @@ TEST_CASE("cut and restored link capacity") {
 }
 
 TEST_CASE("bad calls are refused") {
-  FlowNetwork net({1.0});
+  MaxMinFlows net({1.0});
   CHECK_THROWS_AS(net.add({}, 1.0, Time::zero()), std::invalid_argument);
   CHECK_THROWS_AS(net.add({1}, 1.0, Time::zero()), std::invalid_argument);
   CHECK_THROWS_AS(net.add({0, 0}, 1.0, Time::zero()), std::invalid_argument);
@@ -124,14 +124,14 @@ TEST_CASE("bad calls are refused") {
   net.add({0}, 1.0, s(1));
   CHECK_THROWS_AS(net.add({0}, 1.0, Time::zero()), std::logic_error);
   CHECK_THROWS_AS(net.rate(99), std::out_of_range);
-  CHECK_THROWS_AS(FlowNetwork({-1.0}), std::invalid_argument);
+  CHECK_THROWS_AS(MaxMinFlows({-1.0}), std::invalid_argument);
 }
 
 TEST_CASE("flows over topology routes share the NVSwitch links") {
   NodeParams p;
   p.nvlink.bandwidth = Bandwidth::bytes_per_second(400e9);
   Topology t = build_single_node(p);
-  FlowNetwork net = FlowNetwork::for_topology(t);
+  MaxMinFlows net = MaxMinFlows::for_topology(t);
   auto r01 = *t.route(*t.find("gpu0"), *t.find("gpu1"));
   auto r02 = *t.route(*t.find("gpu0"), *t.find("gpu2"));
   auto r31 = *t.route(*t.find("gpu3"), *t.find("gpu1"));
@@ -147,7 +147,7 @@ TEST_CASE("flows over topology routes share the NVSwitch links") {
 
 TEST_CASE("identical inputs give identical outputs") {
   auto run = [] {
-    FlowNetwork net({7.0, 3.0, 11.0, 5.0});
+    MaxMinFlows net({7.0, 3.0, 11.0, 5.0});
     std::vector<Time> times;
     net.add({0, 1}, 13.0, Time::zero());
     net.add({1, 2}, 17.0, ms(100));

@@ -1,11 +1,11 @@
-#include "sim/engine/flow_network.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include "sim/engine/max_min_flows.h"
 
 namespace bubblesim {
 namespace {
@@ -16,7 +16,7 @@ bool valid_capacity(double c) { return c >= 0.0 && std::isfinite(c); }
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(std::vector<double> link_capacity_bytes_per_s) {
+MaxMinFlows::MaxMinFlows(std::vector<double> link_capacity_bytes_per_s) {
   links_.resize(link_capacity_bytes_per_s.size());
   for (std::size_t i = 0; i < links_.size(); ++i) {
     if (!valid_capacity(link_capacity_bytes_per_s[i])) {
@@ -28,28 +28,28 @@ FlowNetwork::FlowNetwork(std::vector<double> link_capacity_bytes_per_s) {
   }
 }
 
-FlowNetwork FlowNetwork::for_topology(const Topology& topology) {
+MaxMinFlows MaxMinFlows::for_topology(const Topology& topology) {
   std::vector<double> capacity;
   capacity.reserve(static_cast<std::size_t>(topology.link_count()));
   for (LinkId l = 0; l < topology.link_count(); ++l)
     capacity.push_back(topology.link_bandwidth(l).bytes_per_second());
-  return FlowNetwork(std::move(capacity));
+  return MaxMinFlows(std::move(capacity));
 }
 
-void FlowNetwork::check_link(LinkId l) const {
+void MaxMinFlows::check_link(LinkId l) const {
   if (l < 0 || l >= static_cast<LinkId>(links_.size())) {
     throw std::invalid_argument(
         fmt::format("link id {} is out of range (the network has {} links)", l, links_.size()));
   }
 }
 
-const FlowNetwork::Flow& FlowNetwork::flow(FlowId id) const {
+const MaxMinFlows::Flow& MaxMinFlows::flow(FlowId id) const {
   std::int32_t slot = find_slot(id);
   if (slot < 0) throw std::out_of_range(fmt::format("flow {} is not active", id));
   return flows_[static_cast<std::size_t>(slot)];
 }
 
-FlowNetwork::FlowId FlowNetwork::add(const std::vector<LinkId>& links, double bytes, Time now) {
+MaxMinFlows::FlowId MaxMinFlows::add(const std::vector<LinkId>& links, double bytes, Time now) {
   if (links.empty()) throw std::invalid_argument("a flow needs at least one link");
   if (!(bytes > 0.0) || !std::isfinite(bytes)) {
     throw std::invalid_argument(
@@ -83,13 +83,13 @@ FlowNetwork::FlowId FlowNetwork::add(const std::vector<LinkId>& links, double by
   return id;
 }
 
-std::vector<FlowNetwork::FlowId> FlowNetwork::complete_finished(Time now) {
+std::vector<MaxMinFlows::FlowId> MaxMinFlows::complete_finished(Time now) {
   std::vector<FlowId> done;
   complete_finished(now, done);
   return done;
 }
 
-void FlowNetwork::complete_finished(Time now, std::vector<FlowId>& done) {
+void MaxMinFlows::complete_finished(Time now, std::vector<FlowId>& done) {
   done.clear();
   advance(now);
   touched_.clear();
@@ -121,7 +121,7 @@ void FlowNetwork::complete_finished(Time now, std::vector<FlowId>& done) {
   if (!touched_.empty()) recompute(touched_);
 }
 
-std::optional<Time> FlowNetwork::next_completion() const {
+std::optional<Time> MaxMinFlows::next_completion() const {
   std::optional<Time> best;
   for (const Flow& f : flows_) {
     if (f.finish == Time::max()) continue;
@@ -130,25 +130,25 @@ std::optional<Time> FlowNetwork::next_completion() const {
   return best;
 }
 
-double FlowNetwork::rate(FlowId id) const { return flow(id).rate; }
-double FlowNetwork::remaining_bytes(FlowId id) const { return flow(id).remaining; }
+double MaxMinFlows::rate(FlowId id) const { return flow(id).rate; }
+double MaxMinFlows::remaining_bytes(FlowId id) const { return flow(id).remaining; }
 
-Time FlowNetwork::link_busy_time(LinkId l) const {
+Time MaxMinFlows::link_busy_time(LinkId l) const {
   check_link(l);
   return links_[l].busy;
 }
 
-double FlowNetwork::link_bytes(LinkId l) const {
+double MaxMinFlows::link_bytes(LinkId l) const {
   check_link(l);
   return links_[l].bytes;
 }
 
-double FlowNetwork::link_capacity(LinkId l) const {
+double MaxMinFlows::link_capacity(LinkId l) const {
   check_link(l);
   return links_[l].capacity;
 }
 
-void FlowNetwork::set_link_capacity(LinkId l, double capacity, Time now) {
+void MaxMinFlows::set_link_capacity(LinkId l, double capacity, Time now) {
   check_link(l);
   if (!valid_capacity(capacity)) {
     throw std::invalid_argument(
@@ -159,7 +159,7 @@ void FlowNetwork::set_link_capacity(LinkId l, double capacity, Time now) {
   recompute({l});
 }
 
-void FlowNetwork::advance(Time now) {
+void MaxMinFlows::advance(Time now) {
   if (now < now_) {
     throw std::logic_error(fmt::format("flow network time goes back from {} to {}", now_, now));
   }
@@ -189,7 +189,7 @@ void FlowNetwork::advance(Time now) {
   now_ = now;
 }
 
-Time FlowNetwork::predict_finish(const Flow& f) const {
+Time MaxMinFlows::predict_finish(const Flow& f) const {
   if (f.rate <= 0.0) return Time::max();
   double ps = f.remaining / f.rate * kPsPerSecond;
   // Durations computed in floating point land a hair above an exact integer; snap those down
@@ -202,7 +202,7 @@ Time FlowNetwork::predict_finish(const Flow& f) const {
   return now_ + Time::from_ps(static_cast<std::int64_t>(whole));
 }
 
-void FlowNetwork::recompute(const std::vector<LinkId>& seed_links) {
+void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
   // The connected component of flows sharing links with the seeds, transitively.
   if (link_seen_.size() != links_.size()) {
     link_seen_.assign(links_.size(), 0);

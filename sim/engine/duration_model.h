@@ -1,0 +1,40 @@
+#pragma once
+// DurationModel: how long each op of a graph takes in one replay. The engine asks for all
+// durations before a replay starts, so a model that draws them from distributions (Monte Carlo)
+// replays the same OpGraph many times with new durations and never rebuilds it. The default,
+// CostDurations, reads them from the stage costs and slows every compute op of a straggler down.
+
+#include <vector>
+
+#include "sim/engine/op_graph.h"
+#include "sim/units/time.h"
+
+namespace bubblesim {
+
+class DurationModel {
+ public:
+  virtual ~DurationModel() = default;
+  /// out[n] = compute time of node n (resized to graph.size()). Copies (O, L) get zero: their time
+  /// comes from the network model.
+  virtual void fill(const OpGraph& graph, std::vector<Time>& out) const = 0;
+};
+
+/// Durations from the stage costs: F, B (backward for inputs when a W exists, else the full
+/// backward), W, R (its own cost, else a forward), F&B (the fused cost, else the sum of both
+/// halves), each compute op multiplied by its device's slowdown factor (empty = none).
+class CostDurations final : public DurationModel {
+ public:
+  explicit CostDurations(std::vector<double> compute_slowdown = {})
+      : slowdown_(std::move(compute_slowdown)) {}
+  void fill(const OpGraph& graph, std::vector<Time>& out) const override;
+  /// The unslowed duration of one op.
+  static Time of(const OpGraph& graph, const Op& op);
+
+ private:
+  std::vector<double> slowdown_;
+};
+
+/// `t` times `factor`, rounded to the nearest picosecond; OverflowError when it does not fit.
+Time scaled(Time t, double factor);
+
+}  // namespace bubblesim

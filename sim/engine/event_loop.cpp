@@ -1,0 +1,262 @@
+#include "sim/engine/event_loop.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace bubblesim {
+
+EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
+                     NetworkModel& network, MemoryAccounting& memory, GradientSync* sync,
+                     const std::vector<EngineObserver*>& observers)
+    : graph_(graph),
+      durations_(durations),
+      network_(network),
+      memory_(memory),
+      sync_(sync),
+      observers_(observers),
+      moves_data_(network.moves_data()) {
+  const std::uint32_t n = graph.size();
+  state_.resize(n);
+  for (std::uint32_t i = 0; i < n; ++i) state_[i].deps_remaining = graph.dependencies(i);
+  const std::size_t slots = graph.stream_slots();
+  stream_cursor_.assign(slots, 0);
+  stream_busy_.assign(slots, false);
+  stream_free_at_.assign(slots, Time::zero());
+  times_.start.assign(n, Time::from_ps(-1));
+  times_.end.assign(n, Time::from_ps(-1));
+  const auto devices = static_cast<std::size_t>(graph.devices());
+  times_.exposed_comm.assign(devices, Time::zero());
+  times_.exposed_offload.assign(devices, Time::zero());
+  queue_.reserve(devices * 4 + 16);
+}
+
+void EventLoop::run() {
+  network_.begin(*this);
+  for (std::size_t slot = 0; slot < graph_.stream_slots(); ++slot) try_start(slot, Time::zero());
+  while (!queue_.empty()) {
+    const Event event = queue_.pop();
+    ++times_.events;
+    dispatch(event);
+  }
+}
+
+void EventLoop::dispatch(const Event& event) {
+  switch (event.type) {
+    case EventType::OpEnd:
+      finish(event.payload, event.time);
+      break;
+    case EventType::Arrival:
+      arrive(event.payload, event.time);
+      break;
+    case EventType::Network:
+      network_.on_event(event.payload, event.time);
+      break;
+    case EventType::Sync:
+      sync_->on_token(event.payload, event.time);
+      break;
+  }
+}
+
+void EventLoop::schedule_network(Time at, std::uint32_t payload) {
+  queue_.push(at, kPriorityNetwork, EventType::Network, payload);
+}
+
+void EventLoop::transfer_arrived(std::uint32_t token, Time at, Time now) {
+  const PendingSend s = sends_[token];
+  free_sends_.push_back(token);
+  notify_transfer(true, s.id, s.producer, s.target, s.bytes, at);
+  deliver(s.target, at, now);
+}
+
+void EventLoop::copy_finished(std::uint32_t token, Time at) {
+  queue_.push(at, kPriorityEnd, EventType::OpEnd, token);
+}
+
+void EventLoop::sync_token(std::uint32_t token, Time at) {
+  queue_.push(at, kPriorityNetwork, EventType::Sync, token);
+}
+
+void EventLoop::try_start(std::size_t slot, Time now) {
+  if (stream_busy_[slot]) return;
+  const auto& ops = graph_.stream_ops(slot);
+  const std::size_t cursor = stream_cursor_[slot];
+  if (cursor >= ops.size()) return;
+  const std::uint32_t n = ops[cursor];
+  if (state_[n].deps_remaining > 0) return;
+  start(n, now);
+}
+
+void EventLoop::start(std::uint32_t n, Time now) {
+  const std::int32_t device = graph_.device(n);
+  const std::uint8_t stream = graph_.stream(n);
+  const std::size_t slot = OpGraph::slot(device, stream);
+  const auto d = static_cast<std::size_t>(device);
+  stream_busy_[slot] = true;
+  times_.start[n] = now;
+  if (stream == 0) {
+    const NodeState& s = state_[n];
+    Time local = std::max(s.local_ready, stream_free_at_[slot]);
+    if (now > local) times_.exposed_comm[d] += now - local;
+    // Waiting for a reload beyond every other dependency (the reload ends last, so that wait is
+    // not communication: local_ready includes the reload's end).
+    Time other = std::max(s.other_ready, stream_free_at_[slot]);
+    if (now > other) times_.exposed_offload[d] += now - other;
+  }
+  const Bytes copy_bytes = memory_.on_start(n, now);
+  const Op& op = graph_.op(n);
+  for (EngineObserver* o : observers_) o->on_op_start(OpEvent{device, graph_.position(n), op, now});
+  if (stream == 0) {
+    const Time end = now + durations_[n];
+    if (sync_ != nullptr) sync_->on_compute_start(device, graph_.position(n), now, end);
+    release_copies_after(n, now);
+    queue_.push(end, kPriorityEnd, EventType::OpEnd, n);
+    return;
+  }
+  const CopyDirection direction =
+      op.kind == OpKind::Offload ? CopyDirection::DeviceToHost : CopyDirection::HostToDevice;
+  if (std::optional<Time> end = network_.copy(device, direction, copy_bytes, n, now))
+    queue_.push(*end, kPriorityEnd, EventType::OpEnd, n);
+}
+
+void EventLoop::release_copies_after(std::uint32_t n, Time now) {
+  // The copy ops listed right after compute op n wait for its start (see OpGraph).
+  const std::uint32_t end = graph_.device_end(graph_.device(n));
+  for (std::uint32_t c = n + 1; c < end && graph_.stream(c) != 0; ++c) arrive(c, now);
+}
+
+void EventLoop::finish(std::uint32_t n, Time now) {
+  times_.end[n] = now;
+  ++times_.completed;
+  const std::int32_t device = graph_.device(n);
+  const std::size_t slot = OpGraph::slot(device, graph_.stream(n));
+  stream_busy_[slot] = false;
+  stream_free_at_[slot] = now;
+  ++stream_cursor_[slot];
+  memory_.on_end(n, now);
+  const Op& op = graph_.op(n);
+  for (EngineObserver* o : observers_) o->on_op_end(OpEvent{device, graph_.position(n), op, now});
+  const bool reload = op.kind == OpKind::Reload;
+  for (const Edge& edge : graph_.edges(n)) {
+    NodeState& target = state_[edge.target];
+    if (now > target.local_ready) target.local_ready = now;
+    if (edge.kind == EdgeKind::Local || !moves_data_) {
+      deliver(edge.target, now, now, !reload);
+    } else {
+      send(n, edge, now);
+    }
+  }
+  try_start(slot, now);
+}
+
+void EventLoop::notify_transfer(bool end, std::uint32_t id, std::uint32_t producer,
+                                std::uint32_t target, Bytes bytes, Time time) const {
+  if (observers_.empty()) return;
+  const TransferEvent e{id,   graph_.device(producer), graph_.device(target), bytes,
+                        time, graph_.op(producer),     graph_.op(target)};
+  for (EngineObserver* o : observers_) {
+    if (end)
+      o->on_transfer_end(e);
+    else
+      o->on_transfer_start(e);
+  }
+}
+
+void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
+  const std::uint32_t id = next_transfer_id_++;
+  notify_transfer(false, id, producer, e.target, e.bytes, now);
+  const auto token =
+      free_sends_.empty() ? static_cast<std::uint32_t>(sends_.size()) : free_sends_.back();
+  std::optional<Time> at =
+      network_.send(graph_.device(producer), graph_.device(e.target), e.bytes, token, now);
+  if (at) {
+    notify_transfer(true, id, producer, e.target, e.bytes, *at);
+    deliver(e.target, *at, now);
+    return;
+  }
+  const PendingSend pending{producer, e.target, id, e.bytes};
+  if (free_sends_.empty()) {
+    sends_.push_back(pending);
+  } else {
+    free_sends_.pop_back();
+    sends_[token] = pending;
+  }
+}
+
+void EventLoop::deliver(std::uint32_t target, Time at, Time now, bool counts_for_offload) {
+  NodeState& node = state_[target];
+  if (counts_for_offload && at > node.other_ready) node.other_ready = at;
+  if (at <= now) {
+    arrive(target, now);
+    return;
+  }
+  if (at > node.ready) node.ready = at;
+  queue_.push(at, kPriorityArrival, EventType::Arrival, target);
+}
+
+void EventLoop::arrive(std::uint32_t target, Time now) {
+  NodeState& node = state_[target];
+  if (now > node.ready) node.ready = now;
+  if (--node.deps_remaining == 0) {
+    try_start(OpGraph::slot(graph_.device(target), graph_.stream(target)), now);
+  }
+}
+
+std::string EventLoop::describe_deadlock() const {
+  std::vector<std::string> blocked;
+  std::size_t shown = 0, total = 0;
+  for (std::size_t slot = 0; slot < graph_.stream_slots(); ++slot) {
+    const auto& ops = graph_.stream_ops(slot);
+    if (stream_cursor_[slot] >= ops.size()) continue;
+    ++total;
+    if (shown >= 16) continue;
+    ++shown;
+    const std::uint32_t head = ops[stream_cursor_[slot]];
+    // Name the dependencies that never finished.
+    std::vector<std::string> waiting;
+    for (std::uint32_t n = 0; n < graph_.size(); ++n) {
+      if (times_.end[n] >= Time::zero()) continue;
+      for (const Edge& e : graph_.edges(n)) {
+        if (e.target == head) {
+          waiting.push_back(
+              fmt::format("{} on device {}", to_string(graph_.op(n)), graph_.device(n)));
+        }
+      }
+    }
+    blocked.push_back(fmt::format("device {} is blocked at {} (position {}), waiting for {}",
+                                  graph_.device(head), to_string(graph_.op(head)),
+                                  graph_.position(head),
+                                  waiting.empty() ? std::string("nothing (unreachable)")
+                                                  : fmt::format("{}", fmt::join(waiting, ", "))));
+  }
+  std::string msg =
+      fmt::format("deadlock: {} of {} ops finished; ", times_.completed, graph_.size());
+  msg += fmt::format("{}", fmt::join(blocked, "; "));
+  if (total > shown) msg += fmt::format("; and {} more blocked streams", total - shown);
+  // Transfers that never finished: their links were cut (or degraded to nothing).
+  std::vector<std::string> stalled;
+  for (const StalledFlow& f : network_.stalled(8)) {
+    switch (f.kind) {
+      case StalledFlow::Kind::Copy:
+        stalled.push_back(fmt::format("copy {} on device {}", to_string(graph_.op(f.token)),
+                                      graph_.device(f.token)));
+        break;
+      case StalledFlow::Kind::Send: {
+        const PendingSend& s = sends_[f.token];
+        stalled.push_back(fmt::format(
+            "transfer {} (device {}) -> {} (device {}) with {:.0f} of {} left",
+            to_string(graph_.op(s.producer)), graph_.device(s.producer),
+            to_string(graph_.op(s.target)), graph_.device(s.target), f.remaining_bytes, s.bytes));
+        break;
+      }
+      case StalledFlow::Kind::Collective:
+        stalled.push_back(
+            fmt::format("a gradient-sync flow with {:.0f} bytes left", f.remaining_bytes));
+        break;
+    }
+  }
+  if (!stalled.empty()) msg += fmt::format("; stalled on a cut link: {}", fmt::join(stalled, ", "));
+  return msg;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,99 @@
+#pragma once
+// EventLoop: the discrete-event replay of an OpGraph. Every device stream runs its nodes in table
+// order, one at a time, each as soon as its dependencies have arrived; events are keyed by (time,
+// priority, sequence) so ties are deterministic. The loop owns only what is about streams and
+// dependencies; everything else is a component it calls through a small interface:
+//
+//   NetworkModel      a cross-device dependency's data, and copy times (network/network_model.h)
+//   MemoryAccounting  what an op's start and end allocate and free (memory_accounting.h)
+//   GradientSync      the iteration-end collectives and optimizer steps (gradient_sync.h)
+//   EngineObserver    traces and timelines, which only watch (observer.h)
+//
+// A new behaviour (a stream that blocks on a send, an iteration boundary, an op made of phases)
+// is a new component with its own EventType, called from start() / finish() / dispatch(), not a
+// branch on the network or table kind (docs/engine.md).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine/event_queue.h"
+#include "sim/engine/gradient_sync.h"
+#include "sim/engine/memory_accounting.h"
+#include "sim/engine/network/network_model.h"
+#include "sim/engine/observer.h"
+#include "sim/engine/op_graph.h"
+
+namespace bubblesim {
+
+/// Per-op outcome of a replay, parallel to the graph's nodes.
+struct ReplayTimes {
+  std::vector<Time> start, end;       // -1 ps when the op never ran (deadlock)
+  std::vector<Time> exposed_comm;     // per device: compute idle caused by data in flight
+  std::vector<Time> exposed_offload;  // per device: compute idle waiting for a reload
+  std::uint64_t events = 0;
+  std::size_t completed = 0;
+};
+
+class EventLoop final : private NetworkSink {
+ public:
+  /// Every reference must outlive the loop. `sync` may be null.
+  EventLoop(const OpGraph& graph, const std::vector<Time>& durations, NetworkModel& network,
+            MemoryAccounting& memory, GradientSync* sync,
+            const std::vector<EngineObserver*>& observers);
+
+  /// Runs until no event is left (the end of the table, or a deadlock).
+  void run();
+  const ReplayTimes& times() const { return times_; }
+  /// The blocked streams and what they wait for; call after run() when not every op finished.
+  std::string describe_deadlock() const;
+
+ private:
+  struct NodeState {
+    Time ready;        // latest arrival of a dependency
+    Time local_ready;  // latest end of a producer (arrival without communication)
+    Time other_ready;  // latest arrival of a dependency other than a reload (exposed offload)
+    std::int32_t deps_remaining = 0;
+  };
+  struct PendingSend {  // a send the network will report later
+    std::uint32_t producer, target, id;
+    Bytes bytes;
+  };
+
+  // NetworkSink
+  void schedule_network(Time at, std::uint32_t payload) override;
+  void transfer_arrived(std::uint32_t token, Time at, Time now) override;
+  void copy_finished(std::uint32_t token, Time at) override;
+  void sync_token(std::uint32_t token, Time at) override;
+
+  void dispatch(const Event& event);
+  void try_start(std::size_t slot, Time now);
+  void start(std::uint32_t n, Time now);
+  void finish(std::uint32_t n, Time now);
+  void send(std::uint32_t producer, const Edge& edge, Time now);
+  void deliver(std::uint32_t target, Time at, Time now, bool counts_for_offload = true);
+  void arrive(std::uint32_t target, Time now);
+  void release_copies_after(std::uint32_t n, Time now);
+  void notify_transfer(bool end, std::uint32_t id, std::uint32_t producer, std::uint32_t target,
+                       Bytes bytes, Time time) const;
+
+  const OpGraph& graph_;
+  const std::vector<Time>& durations_;
+  NetworkModel& network_;
+  MemoryAccounting& memory_;
+  GradientSync* sync_;
+  const std::vector<EngineObserver*>& observers_;
+  const bool moves_data_;
+
+  EventQueue queue_;
+  std::vector<NodeState> state_;
+  std::vector<std::size_t> stream_cursor_;
+  std::vector<bool> stream_busy_;
+  std::vector<Time> stream_free_at_;
+  std::vector<PendingSend> sends_;  // by token; free tokens are reused
+  std::vector<std::uint32_t> free_sends_;
+  std::uint32_t next_transfer_id_ = 0;
+  ReplayTimes times_;
+};
+
+}  // namespace bubblesim

@@ -1,0 +1,130 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/engine/gradient_sync_state.h"
+
+namespace bubblesim {
+
+void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t position, Time start,
+                                          Time end) {
+  const auto d = static_cast<std::size_t>(device);
+  if (!observers.empty() && (!plan.tp_forward.empty() || !plan.tp_backward.empty()))
+    report_tp(device, position, end);
+  if (plan.overlap) {
+    auto it = last_grad.find({device, position});
+    if (it != last_grad.end()) {
+      for (std::int32_t s : it->second) {
+        const auto& us = stages[static_cast<std::size_t>(s)].units;
+        const auto k = static_cast<std::int64_t>(us.size());
+        for (std::int64_t b = 0; b < k; ++b) {
+          ready_at(us[static_cast<std::size_t>(b)],
+                   start + Time::from_ps((end - start).ps() * (b + 1) / k));
+        }
+      }
+    }
+  }
+  if (position == last_compute[d]) {
+    compute_end[d] = end;
+    if (!plan.overlap) {
+      for (std::size_t s = 0; s < stages.size(); ++s) {
+        const auto& h = stages[s].holders;
+        if (std::find(h.begin(), h.end(), device) == h.end()) continue;
+        for (std::size_t u : stages[s].units) ready_at(u, end);
+      }
+    }
+  }
+}
+
+void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, Time end) {
+  const Op& op =
+      table.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(position)];
+  auto at = [](const std::vector<Time>& v, std::int32_t s) {
+    return v.empty() ? Time::zero() : v[static_cast<std::size_t>(s)];
+  };
+  Time tp_time;
+  switch (op.kind) {
+    case OpKind::Forward:
+    case OpKind::Recompute:
+      tp_time = at(plan.tp_forward, op.stage);
+      break;
+    case OpKind::Backward:
+      tp_time = at(plan.tp_backward, op.stage);
+      break;
+    case OpKind::ForwardBackward:
+      tp_time = at(plan.tp_forward, op.stage) + at(plan.tp_backward, op.backward_stage);
+      break;
+    default:
+      return;
+  }
+  if (tp_time <= Time::zero()) return;
+  // TP all-reduces are serialised with the op's compute (Megatron without overlap); the trace
+  // shows them as one slice at the end of the op.
+  CollectiveEvent e;
+  e.name = fmt::format("tp all-reduce {}", to_string(op));
+  e.device = device;
+  e.start = end - tp_time;
+  e.end = end;
+  for (EngineObserver* o : observers) o->on_collective(e);
+}
+
+void GradientSync::Impl::finish(Metrics& m, bool completed) {
+  SyncMetrics& sm = m.sync;
+  sm.enabled = true;
+  sm.collectives = plan.tp_summaries;
+  const auto devices = static_cast<std::size_t>(table.devices);
+  for (std::size_t d = 0; d < devices; ++d) sm.tp_comm = std::max(sm.tp_comm, tp_per_device[d]);
+  if (!completed) return;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const StageState& st = stages[s];
+    sm.dp_sync = std::max(sm.dp_sync, st.dp_time);
+    sm.replica_sync = std::max(sm.replica_sync, st.replica_time);
+    if (st.units.empty()) continue;
+    const Bytes total = plan.gradient_bytes[s];
+    const auto count = static_cast<std::int32_t>(st.units.size());
+    if (has_replica_phase(st)) {
+      sm.collectives.push_back(CollectiveSummary{fmt::format("replica all-reduce stage {}", s),
+                                                 "ring",
+                                                 static_cast<std::int32_t>(st.holders.size()),
+                                                 count, total, st.replica_time, st.replica_closed});
+    }
+    if (dp() > 1) {
+      sm.collectives.push_back(
+          CollectiveSummary{fmt::format("dp all-reduce stage {}", s),
+                            std::string(collective_algorithm_name(plan.algorithm)), dp(), count,
+                            total, st.dp_time, st.dp_closed});
+    }
+  }
+  for (Time t : compute_end) sm.compute_end = std::max(sm.compute_end, t);
+  sm.sync_end_per_device.assign(devices, Time::zero());
+  sm.optimizer_end_per_device.assign(devices, Time::zero());
+  Time last_sync;
+  for (std::size_t d = 0; d < devices; ++d) {
+    Time sync_end = compute_end[d];
+    for (const StageState& st : stages) {
+      if (std::find(st.holders.begin(), st.holders.end(), static_cast<std::int32_t>(d)) !=
+              st.holders.end() &&
+          !st.units.empty()) {
+        sync_end = std::max(sync_end, st.end);
+      }
+    }
+    sm.sync_end_per_device[d] = sync_end;
+    last_sync = std::max(last_sync, sync_end);
+    const Time opt = d < plan.optimizer.size() ? plan.optimizer[d] : Time::zero();
+    sm.optimizer = std::max(sm.optimizer, opt);
+    const Time opt_end = sync_end + opt;
+    sm.optimizer_end_per_device[d] = opt_end;
+    m.makespan = std::max(m.makespan, opt_end);
+    if (opt > Time::zero() && !observers.empty()) {
+      CollectiveEvent e;
+      e.name = "optimizer step";
+      e.device = static_cast<std::int32_t>(d);
+      e.start = sync_end;
+      e.end = opt_end;
+      for (EngineObserver* o : observers) o->on_collective(e);
+    }
+  }
+  sm.exposed_dp_sync = last_sync > sm.compute_end ? last_sync - sm.compute_end : Time::zero();
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,82 @@
+#pragma once
+// GradientSync's state (gradient_sync.h), shared by its two source files: gradient_sync.cpp (the
+// buckets' collectives as the replay runs) and gradient_sync_report.cpp (readiness of buckets
+// from compute ops, TP slices and the metrics after the replay). Private to sim/engine.
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "sim/engine/gradient_sync.h"
+
+namespace bubblesim {
+
+struct GradientSync::Impl {
+  enum class Phase { Replica, DataParallel, Done };
+
+  struct Unit {
+    std::int32_t stage = 0;
+    std::int32_t bucket = 0;
+    Bytes bytes;
+    std::int32_t ready_count = 0;
+    bool ready = false;
+    Phase phase = Phase::Replica;
+    std::int32_t pending = 0;
+    Time phase_start;
+    std::vector<std::uint32_t> instances;
+  };
+
+  struct StageState {
+    std::vector<std::int32_t> holders;  // devices holding the stage, ascending
+    std::vector<std::size_t> units;     // indices into units_, bucket order
+    std::size_t cursor = 0;
+    bool busy = false;
+    Time end;
+    Time replica_time, dp_time;
+    Time replica_closed, dp_closed;
+  };
+
+  const SyncPlan& plan;
+  const Table& table;
+  const Topology& topology;
+  FlowPort& port;
+  const std::vector<EngineObserver*>& observers;
+  std::map<std::pair<VertexId, VertexId>, Route> routes;
+
+  std::vector<StageState> stages;
+  std::vector<Unit> units;
+  std::vector<std::unique_ptr<CollectiveInstance>> instances;
+  std::vector<std::size_t> instance_unit;
+  std::vector<std::int32_t> instance_device;  // holder device the instance belongs to
+  std::vector<bool> instance_reported;  // the holder's tp-rank-0 instance: reported to observers
+  std::vector<std::pair<std::size_t, bool>> ready_events;  // (unit, unused)
+  std::vector<std::int32_t> last_compute;  // per device: position of its last compute op
+  std::vector<Time> compute_end;
+  std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::int32_t>>
+      last_grad;  // (device, pos) -> stages
+  std::vector<Time> tp_per_device;
+  std::map<std::pair<std::int32_t, int>, std::pair<Time, std::int32_t>> closed_cache;
+  std::map<std::pair<std::int32_t, int>, AlphaBeta> ab_cache;
+
+  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
+       const std::vector<EngineObserver*>& obs);
+  bool has_replica_phase(const StageState& st) const;
+  std::int32_t dp() const;
+  std::int32_t tp() const;
+  std::uint32_t launch(std::size_t u, std::int32_t device, bool report, std::vector<VertexId> ranks,
+                       CollectiveAlgorithm algorithm);
+  Time closed_form(std::int32_t s, Phase phase, const std::vector<VertexId>& ranks,
+                   CollectiveAlgorithm algorithm, Bytes bytes);
+  void start_phase(std::size_t u, Time now);
+  void end_phase(std::size_t u, Time now);
+  void instance_done(std::uint32_t id, Time now);
+  void advance(std::int32_t s, Time now);
+  void unit_finished(std::size_t u, Time now);
+  void on_token(std::uint32_t token, Time now);
+  void ready_at(std::size_t u, Time at);
+  void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
+  void report_tp(std::int32_t device, std::int32_t position, Time end);
+  void finish(Metrics& m, bool completed);
+};
+
+}  // namespace bubblesim

@@ -1,0 +1,195 @@
+#include "sim/engine/network/flow_network.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace bubblesim {
+namespace {
+
+std::vector<double> capacities(const Topology& topology) {
+  std::vector<double> capacity(static_cast<std::size_t>(topology.link_count()));
+  for (LinkId l = 0; l < topology.link_count(); ++l)
+    capacity[static_cast<std::size_t>(l)] = topology.link_bandwidth(l).bytes_per_second();
+  return capacity;
+}
+
+const Topology& checked(const TopologyNetwork& spec, std::int32_t devices) {
+  if (spec.topology == nullptr || spec.device_vertex.size() != static_cast<std::size_t>(devices)) {
+    throw std::invalid_argument(
+        "the topology network model needs a topology and one GPU vertex per device");
+  }
+  return *spec.topology;
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
+                         std::vector<LinkFault> faults, std::optional<Bandwidth> offload_bandwidth)
+    : NetworkModel(offload_bandwidth),
+      topology_(checked(spec, devices)),
+      device_vertex_(spec.device_vertex),
+      devices_(devices),
+      faults_(std::move(faults)),
+      flows_(capacities(topology_)) {
+  const auto n = static_cast<std::size_t>(devices);
+  routes_.assign(n * n, std::nullopt);
+  route_known_.assign(n * n, false);
+  for (const LinkFault& fault : faults_) {
+    if (fault.link < 0 || fault.link >= topology_.link_count()) {
+      throw std::invalid_argument("a link fault names a link the topology does not have");
+    }
+  }
+  // Each GPU offloads to its nearest host vertex; the routes there and back are fixed.
+  hosts_.host_of_device.assign(n, 0);
+  d2h_route_.assign(n, std::nullopt);
+  h2d_route_.assign(n, std::nullopt);
+  std::vector<VertexId> host_vertex;
+  for (std::size_t d = 0; d < n; ++d) {
+    VertexId gpu = device_vertex_[d];
+    std::optional<VertexId> host = topology_.nearest_host(gpu);
+    if (!host) continue;
+    auto it = std::find(host_vertex.begin(), host_vertex.end(), *host);
+    hosts_.host_of_device[d] = static_cast<std::size_t>(it - host_vertex.begin());
+    if (it == host_vertex.end()) {
+      host_vertex.push_back(*host);
+      hosts_.names.push_back(topology_.vertex_name(*host));
+    }
+    d2h_route_[d] = topology_.route(gpu, *host);
+    h2d_route_[d] = topology_.route(*host, gpu);
+  }
+  if (hosts_.names.empty()) hosts_.names.push_back("host");
+}
+
+void FlowNetwork::begin(NetworkSink& sink) {
+  NetworkModel::begin(sink);
+  for (std::size_t f = 0; f < faults_.size(); ++f)
+    sink.schedule_network(faults_[f].at, kFaultBit | static_cast<std::uint32_t>(f));
+}
+
+std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes bytes,
+                                      std::uint32_t token, Time now) {
+  const std::optional<Route>& route = route_between(from, to);
+  const Time latency = route ? route->latency : Time::zero();
+  if (!route || route->links.empty() || bytes <= Bytes::zero()) return now + latency;
+  start_flow(route->links, bytes.as_double(), Pending{StalledFlow::Kind::Send, token, latency},
+             now);
+  return std::nullopt;
+}
+
+std::optional<Time> FlowNetwork::copy(std::int32_t device, CopyDirection direction, Bytes bytes,
+                                      std::uint32_t token, Time now) {
+  if (bytes > Bytes::zero()) {
+    const auto d = static_cast<std::size_t>(device);
+    const std::optional<Route>& route =
+        direction == CopyDirection::DeviceToHost ? d2h_route_[d] : h2d_route_[d];
+    if (route && !route->links.empty()) {
+      start_flow(route->links, bytes.as_double(),
+                 Pending{StalledFlow::Kind::Copy, token, route->latency}, now);
+      return std::nullopt;
+    }
+  }
+  return NetworkModel::copy(device, direction, bytes, token, now);
+}
+
+void FlowNetwork::add_flow(const std::vector<LinkId>& links, double bytes, Time latency,
+                           std::uint32_t token, Time now) {
+  start_flow(links, bytes, Pending{StalledFlow::Kind::Collective, token, latency}, now);
+}
+
+void FlowNetwork::add_timer(Time at, std::uint32_t token) { sink_->sync_token(token, at); }
+
+void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pending pending,
+                             Time now) {
+  const auto id = static_cast<std::size_t>(flows_.add(links, bytes, now));
+  if (pending_.size() <= id) pending_.resize(id + 1);
+  pending_[id] = pending;
+  schedule_check();
+}
+
+const std::optional<Route>& FlowNetwork::route_between(std::int32_t from, std::int32_t to) {
+  const std::size_t k = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
+                        static_cast<std::size_t>(to);
+  if (!route_known_[k]) {
+    routes_[k] = topology_.route(device_vertex_[static_cast<std::size_t>(from)],
+                                 device_vertex_[static_cast<std::size_t>(to)]);
+    route_known_[k] = true;
+  }
+  return routes_[k];
+}
+
+void FlowNetwork::schedule_check() {
+  ++version_;
+  if (std::optional<Time> t = flows_.next_completion()) sink_->schedule_network(*t, version_);
+}
+
+void FlowNetwork::on_event(std::uint32_t payload, Time now) {
+  if (payload & kFaultBit) {
+    const LinkFault& fault = faults_[payload & ~kFaultBit];
+    flows_.set_link_capacity(fault.link, fault.bytes_per_second, now);
+    schedule_check();  // rates changed: the next completion moved
+  } else if (payload == version_) {
+    on_check(now);
+  }
+}
+
+void FlowNetwork::on_check(Time now) {
+  flows_.complete_finished(now, finished_);
+  for (MaxMinFlows::FlowId f : finished_) {
+    const Pending p = pending_[static_cast<std::size_t>(f)];
+    switch (p.kind) {
+      case StalledFlow::Kind::Collective:
+        sink_->sync_token(p.token, now + p.latency);
+        break;
+      case StalledFlow::Kind::Copy:
+        sink_->copy_finished(p.token, now + p.latency);
+        break;
+      case StalledFlow::Kind::Send:
+        sink_->transfer_arrived(p.token, now + p.latency, now);
+        break;
+    }
+  }
+  schedule_check();
+}
+
+void FlowNetwork::report(Metrics& metrics, bool sync) const {
+  if (sync) metrics.sync.link_classes = link_class_usage(topology_, flows_);
+  for (LinkId l = 0; l < topology_.link_count(); ++l) {
+    Time busy = flows_.link_busy_time(l);
+    if (busy > Time::zero()) {
+      metrics.links.push_back(
+          LinkUsage{topology_.link_name(l), busy,
+                    Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5))});
+    }
+  }
+}
+
+std::vector<StalledFlow> FlowNetwork::stalled(std::size_t limit) const {
+  std::vector<StalledFlow> out;
+  for (std::size_t f = 0; f < pending_.size() && out.size() < limit; ++f) {
+    const auto id = static_cast<MaxMinFlows::FlowId>(f);
+    if (!flows_.is_active(id)) continue;
+    out.push_back(StalledFlow{pending_[f].kind, pending_[f].token, flows_.remaining_bytes(id)});
+  }
+  return out;
+}
+
+std::vector<LinkClassUsage> link_class_usage(const Topology& topology, const MaxMinFlows& flows) {
+  std::map<std::string, LinkClassUsage> classes;
+  for (LinkId l = 0; l < topology.link_count(); ++l) {
+    const Time busy = flows.link_busy_time(l);
+    if (busy <= Time::zero()) continue;
+    std::string a(vertex_kind_name(topology.vertex_kind(topology.link_source(l))));
+    std::string b(vertex_kind_name(topology.vertex_kind(topology.link_target(l))));
+    if (b < a) std::swap(a, b);
+    LinkClassUsage& c = classes[a + "-" + b];
+    c.name = a + "-" + b;
+    c.busy += busy;
+    c.bytes += Bytes(static_cast<std::int64_t>(flows.link_bytes(l) + 0.5));
+  }
+  std::vector<LinkClassUsage> out;
+  for (auto& [name, c] : classes) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,74 @@
+#pragma once
+// FlowNetwork: the network model over a topology (network_model.h). A transfer between two
+// devices is a flow over the route between their GPUs; concurrent flows share every link by
+// max-min fairness (MaxMinFlows), and the data arrives the route's latency after the flow's last
+// byte. Offload and reload copies are flows over the route between a GPU and its nearest host;
+// gradient-sync collectives put their flows here too (sync_port), so everything contends with
+// everything. Link faults change a link's capacity at their time.
+//
+// Routes between device pairs are computed on first use (only pairs that exchange data need one).
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "sim/engine/collectives.h"
+#include "sim/engine/engine_input.h"
+#include "sim/engine/max_min_flows.h"
+#include "sim/engine/network/network_model.h"
+#include "sim/engine/sync_metrics.h"
+
+namespace bubblesim {
+
+class FlowNetwork final : public NetworkModel, private FlowPort {
+ public:
+  /// Throws std::invalid_argument when the topology or a fault does not fit `devices`.
+  FlowNetwork(const TopologyNetwork& spec, std::int32_t devices, std::vector<LinkFault> faults,
+              std::optional<Bandwidth> offload_bandwidth);
+
+  void begin(NetworkSink& sink) override;
+  std::optional<Time> send(std::int32_t from, std::int32_t to, Bytes bytes, std::uint32_t token,
+                           Time now) override;
+  std::optional<Time> copy(std::int32_t device, CopyDirection direction, Bytes bytes,
+                           std::uint32_t token, Time now) override;
+  void on_event(std::uint32_t payload, Time now) override;
+  HostLayout hosts(std::int32_t devices) const override { return hosts_; }
+  FlowPort* sync_port() override { return this; }
+  void report(Metrics& metrics, bool sync) const override;
+  std::vector<StalledFlow> stalled(std::size_t limit) const override;
+
+ private:
+  struct Pending {
+    StalledFlow::Kind kind;
+    std::uint32_t token;
+    Time latency;
+  };
+  // FlowPort, for the gradient-sync collectives.
+  void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
+                Time now) override;
+  void add_timer(Time at, std::uint32_t token) override;
+
+  void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now);
+  const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
+  void schedule_check();
+  void on_check(Time now);
+
+  static constexpr std::uint32_t kFaultBit = 0x80000000u;  // event payload: a link fault's index
+  const Topology& topology_;
+  std::vector<VertexId> device_vertex_;
+  std::int32_t devices_;
+  std::vector<LinkFault> faults_;
+  MaxMinFlows flows_;
+  std::uint32_t version_ = 0;     // of the pending completion check; older ones are stale
+  std::vector<Pending> pending_;  // by flow id
+  std::vector<std::optional<Route>> routes_;  // [from * devices + to], computed on first use
+  std::vector<bool> route_known_;
+  std::vector<std::optional<Route>> d2h_route_, h2d_route_;  // per device, to its host and back
+  HostLayout hosts_;
+  std::vector<MaxMinFlows::FlowId> finished_;  // scratch
+};
+
+/// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).
+std::vector<LinkClassUsage> link_class_usage(const Topology& topology, const MaxMinFlows& flows);
+
+}  // namespace bubblesim

@@ -1,0 +1,106 @@
+#pragma once
+// NetworkModel: how data moves during a replay: between devices (a dependency's activation or
+// gradient) and between a device and host memory (offload and reload copies). The event loop calls
+// this one interface whatever the network; each model is one class in this folder:
+//
+//   NoCost       the idealized table: data arrives when its producer ends; no transfers reported
+//   FixedDelay   every cross-device transfer arrives a constant delay after it leaves
+//   FlowNetwork  flows over topology routes sharing links by max-min fairness (MaxMinFlows), plus
+//                route latency; link faults; the flows of gradient-sync collectives
+//
+// A model answers at once when it knows an arrival time when the data leaves; otherwise it keeps
+// the caller's token and reports through the NetworkSink later (flows under contention).
+// EngineInput's NetworkSpec picks the model (make_network_model).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/engine/simulation_result.h"
+#include "sim/units/bytes.h"
+#include "sim/units/rates.h"
+#include "sim/units/time.h"
+
+namespace bubblesim {
+
+class FlowPort;
+struct EngineInput;
+
+/// What a network model calls back: the event loop.
+class NetworkSink {
+ public:
+  virtual ~NetworkSink() = default;
+  /// on_event(payload, at) of the model is called at `at` (network priority).
+  virtual void schedule_network(Time at, std::uint32_t payload) = 0;
+  /// The data of a pending send (its token) arrives at `at` >= now.
+  virtual void transfer_arrived(std::uint32_t token, Time at, Time now) = 0;
+  /// A pending copy (its token) ends at `at`.
+  virtual void copy_finished(std::uint32_t token, Time at) = 0;
+  /// A gradient-sync token (FlowPort) comes back at `at`.
+  virtual void sync_token(std::uint32_t token, Time at) = 0;
+};
+
+enum class CopyDirection : std::uint8_t { DeviceToHost, HostToDevice };
+
+/// Host memory: which host each device offloads to, and the hosts' names (for out-of-memory).
+struct HostLayout {
+  std::vector<std::size_t> host_of_device;
+  std::vector<std::string> names;
+};
+
+/// A transfer or copy that never finished (a cut link): for the deadlock message.
+struct StalledFlow {
+  enum class Kind : std::uint8_t { Send, Copy, Collective } kind;
+  std::uint32_t token;
+  double remaining_bytes;
+};
+
+class NetworkModel {
+ public:
+  /// `offload_bandwidth`: the private GPU-host link a copy uses when the model has no route for
+  /// it (unset: such copies take no time).
+  explicit NetworkModel(std::optional<Bandwidth> offload_bandwidth)
+      : offload_bandwidth_(offload_bandwidth) {}
+  virtual ~NetworkModel() = default;
+  NetworkModel(const NetworkModel&) = delete;
+  NetworkModel& operator=(const NetworkModel&) = delete;
+
+  /// Before the replay starts: where callbacks go (and timed events such as link faults).
+  virtual void begin(NetworkSink& sink) { sink_ = &sink; }
+  /// False only for the idealized replay: dependencies arrive when their producer ends and no
+  /// transfer is reported to observers.
+  virtual bool moves_data() const { return true; }
+  /// `bytes` leave device `from` for device `to` at `now`. Returns the arrival time when the model
+  /// knows it now; otherwise nullopt, and sink.transfer_arrived(token, ...) follows.
+  virtual std::optional<Time> send(std::int32_t from, std::int32_t to, Bytes bytes,
+                                   std::uint32_t token, Time now) = 0;
+  /// A copy of `bytes` between `device` and its host starts at `now`. Returns its end when known
+  /// now; otherwise nullopt, and sink.copy_finished(token, ...) follows. By default a private link
+  /// of the offload bandwidth (no contention), or no time without one.
+  virtual std::optional<Time> copy(std::int32_t device, CopyDirection direction, Bytes bytes,
+                                   std::uint32_t token, Time now);
+  /// An event this model scheduled through the sink is due.
+  virtual void on_event(std::uint32_t /*payload*/, Time /*now*/) {}
+  /// Host memory layout for `devices` devices; by default one shared "host".
+  virtual HostLayout hosts(std::int32_t devices) const;
+  /// Where gradient-sync collectives put their flows; null when the model has no links.
+  virtual FlowPort* sync_port() { return nullptr; }
+  /// After the replay: link usage into the metrics (and per link class when `sync`).
+  virtual void report(Metrics& /*metrics*/, bool /*sync*/) const {}
+  /// Transfers and copies still in flight, in start order, at most `limit`.
+  virtual std::vector<StalledFlow> stalled(std::size_t /*limit*/) const { return {}; }
+  /// Whether transfers can never compete with each other, so that every send's arrival is
+  /// known when its data leaves (send() never returns nullopt).
+  virtual bool contention_free() const { return false; }
+
+ protected:
+  NetworkSink* sink_ = nullptr;
+  std::optional<Bandwidth> offload_bandwidth_;
+};
+
+/// The model EngineInput::network names. Throws std::invalid_argument on an inconsistent input.
+std::unique_ptr<NetworkModel> make_network_model(const EngineInput& input);
+
+}  // namespace bubblesim

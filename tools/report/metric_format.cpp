@@ -1,0 +1,128 @@
+#include "tools/report/metric_format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace bubblesim {
+namespace {
+
+constexpr int kTimeDigits = 5;  // significant digits of a table's largest time
+
+double largest_magnitude(const std::vector<double>& values) {
+  double most = 0.0;
+  for (double v : values)
+    if (std::isfinite(v)) most = std::max(most, std::fabs(v));
+  return most;
+}
+
+}  // namespace
+
+std::string Scale::write(double value) const {
+  std::string text = fmt::format("{:.{}f}", value * per_unit, decimals);
+  // No "-0.00": a value that rounds to zero is written as zero.
+  if (text.front() == '-' && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
+  return text;
+}
+
+Scale time_scale(const std::vector<double>& seconds) {
+  struct Unit {
+    const char* suffix;
+    double per_second;
+  };
+  static constexpr std::array kUnits{Unit{"s", 1.0}, Unit{"ms", 1e3}, Unit{"us", 1e6},
+                                     Unit{"ns", 1e9}};
+  const double most = largest_magnitude(seconds);
+  if (most == 0.0) return Scale{"ms", 1e3, 0};
+  Unit unit = kUnits.back();
+  for (const Unit& u : kUnits) {
+    if (most * u.per_second >= 1.0) {
+      unit = u;
+      break;
+    }
+  }
+  const int integer_digits =
+      std::max(1, static_cast<int>(std::floor(std::log10(most * unit.per_second))) + 1);
+  return Scale{unit.suffix, unit.per_second, std::max(0, kTimeDigits - integer_digits)};
+}
+
+Scale byte_scale(const std::vector<double>& bytes) {
+  static constexpr std::array<const char*, 6> kUnits{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  const double most = largest_magnitude(bytes);
+  std::size_t i = 0;
+  while (i + 1 < kUnits.size() && most >= std::ldexp(1.0, 10 * static_cast<int>(i + 1))) ++i;
+  return Scale{kUnits[i], std::ldexp(1.0, -10 * static_cast<int>(i)), i == 0 ? 0 : 2};
+}
+
+std::string format_metric(MetricUnit unit, double value) {
+  switch (unit) {
+    case MetricUnit::Seconds: {
+      Scale s = time_scale({value});
+      return s.write(value) + " " + s.suffix;
+    }
+    case MetricUnit::Bytes: {
+      Scale s = byte_scale({value});
+      return s.write(value) + " " + s.suffix;
+    }
+    case MetricUnit::Ratio:
+      return fmt::format("{:.4f}", value);
+    case MetricUnit::ActivationUnits:
+      return fmt::format("{:.2f}", value);
+    case MetricUnit::Count:
+      return fmt::format("{:.0f}", value);
+    case MetricUnit::SamplesPerSecond:
+      return fmt::format("{:.4g} samples/s", value);
+  }
+  return fmt::format("{}", value);
+}
+
+MetricColumns metric_columns(const std::vector<const Metric*>& metrics, const Scenario& scenario,
+                             const std::vector<const ScheduleRun*>& runs) {
+  // values[column][run]; a per-device metric is shown by its largest value.
+  std::vector<std::vector<std::optional<double>>> values(metrics.size());
+  std::vector<double> times;
+  for (std::size_t c = 0; c < metrics.size(); ++c) {
+    for (const ScheduleRun* run : runs) {
+      MetricValue v = metric_value(*metrics[c], scenario, *run);
+      std::optional<double> shown = v.number;
+      if (metrics[c]->shape == MetricShape::PerDevice && !v.per_device.empty())
+        shown = *std::max_element(v.per_device.begin(), v.per_device.end());
+      values[c].push_back(shown);
+      if (shown && metrics[c]->unit == MetricUnit::Seconds) times.push_back(*shown);
+    }
+  }
+  const Scale times_scale = time_scale(times);
+  MetricColumns out;
+  out.rows.resize(runs.size());
+  for (std::size_t c = 0; c < metrics.size(); ++c) {
+    const Metric& m = *metrics[c];
+    std::vector<double> present;
+    for (const auto& v : values[c])
+      if (v) present.push_back(*v);
+    std::optional<Scale> scale;
+    if (m.unit == MetricUnit::Seconds) scale = times_scale;
+    if (m.unit == MetricUnit::Bytes) scale = byte_scale(present);
+    std::string heading(m.column);
+    if (scale) heading += " " + scale->suffix;
+    if (m.unit == MetricUnit::ActivationUnits) heading += " (units)";
+    out.headings.push_back(heading);
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const std::optional<double>& v = values[c][r];
+      out.rows[r].push_back(!v      ? std::string("-")
+                            : scale ? scale->write(*v)
+                                    : format_metric(m.unit, *v));
+    }
+  }
+  return out;
+}
+
+std::vector<const Metric*> column_metrics(MetricLevel level) {
+  std::vector<const Metric*> out;
+  for (const Metric* m : metrics_of_level(level))
+    if (!m->column.empty()) out.push_back(m);
+  return out;
+}
+
+}  // namespace bubblesim

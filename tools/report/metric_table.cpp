@@ -1,0 +1,235 @@
+#include "tools/report/metric_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace bubblesim {
+namespace {
+
+using Level = MetricLevel;
+using Unit = MetricUnit;
+using Shape = MetricShape;
+constexpr MetricDirection kLower = MetricDirection::LowerIsBetter;
+constexpr MetricDirection kInfo = MetricDirection::Informational;
+
+MetricValue number(double v) { return {v, {}}; }
+MetricValue number(Time t) { return {t.seconds(), {}}; }
+MetricValue number(Bytes b) { return {b.as_double(), {}}; }
+MetricValue optional(const std::optional<double>& v) { return {v, {}}; }
+MetricValue per_device(const std::vector<Time>& ts) {
+  MetricValue out;
+  for (Time t : ts) out.per_device.push_back(t.seconds());
+  return out;
+}
+MetricValue per_device(const std::vector<Bytes>& bs) {
+  MetricValue out;
+  for (Bytes b : bs) out.per_device.push_back(b.as_double());
+  return out;
+}
+MetricValue per_device(const std::vector<double>& vs) { return {std::nullopt, vs}; }
+/// Copy-engine busy time over the makespan, per device.
+MetricValue utilization(const std::vector<Time>& busy, Time makespan) {
+  MetricValue out;
+  for (Time t : busy)
+    out.per_device.push_back(makespan > Time::zero() ? t.seconds() / makespan.seconds() : 0.0);
+  return out;
+}
+
+MetricValue largest(const std::vector<Bytes>& bs) {
+  Bytes most;
+  for (Bytes b : bs) most = std::max(most, b);
+  return number(most);
+}
+
+const std::vector<Metric> kMetrics = {
+    // The first twelve are the CSV columns of the first report version, in their order.
+    {"bubble_ratio", Level::Formula, Unit::Ratio, kLower, Shape::Scalar, "bubble",
+     "closed-form bubble ratio (uniform stages, no communication)",
+     [](const MetricInput& in) { return optional(in.run.formula.bubble_ratio); }},
+    {"peak_activation_units", Level::Formula, Unit::ActivationUnits, kLower, Shape::Scalar,
+     "peak act", "closed-form peak activations, in one stage's microbatch activations",
+     [](const MetricInput& in) { return optional(in.run.formula.peak_activation_units); }},
+    {"makespan_s", Level::Table, Unit::Seconds, kLower, Shape::Scalar, "makespan",
+     "idealized replay (scenario costs, no communication): first start to last end",
+     [](const MetricInput& in) { return number(in.ideal().makespan); }},
+    {"bubble_ratio", Level::Table, Unit::Ratio, kLower, Shape::Scalar, "bubble",
+     "idealized idle time over devices x makespan",
+     [](const MetricInput& in) { return number(in.ideal().bubble_ratio); }},
+    {"makespan_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "makespan",
+     "simulated replay with communication and memory: first start to last end (sync included)",
+     [](const MetricInput& in) { return number(in.sim().makespan); }},
+    {"stage_span_max_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "span",
+     "longest first-to-last compute span of a device (a part of the makespan, which is judged)",
+     [](const MetricInput& in) { return number(in.sim().stage_span_max); }},
+    {"bubble_ratio", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "bubble",
+     "simulated idle time over devices x makespan",
+     [](const MetricInput& in) { return number(in.sim().bubble_ratio); }},
+    {"bubble_ratio_span", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "bubble(span)",
+     "simulated idle time within each device's span (the ZB paper's bubble rate)",
+     [](const MetricInput& in) { return number(in.sim().bubble_ratio_span); }},
+    {"peak_activation_bytes", Level::Simulation, Unit::Bytes, kLower, Shape::Scalar, "",
+     "largest activation memory of a device",
+     [](const MetricInput& in) { return number(in.sim().peak_activation); }},
+    {"peak_activation_units", Level::Simulation, Unit::ActivationUnits, kLower, Shape::Scalar,
+     "peak act", "largest activation memory of a device, in one stage's microbatch activations",
+     [](const MetricInput& in) { return number(in.sim().peak_activation_units); }},
+    {"exposed_comm_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "exposed comm",
+     "largest compute idle time of a device caused by data in flight",
+     [](const MetricInput& in) { return number(in.sim().exposed_comm); }},
+    {"recompute_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "time spent recomputing activations, summed over devices",
+     [](const MetricInput& in) { return number(in.sim().recompute_time); }},
+    // Appended after the first version.
+    {"stage_span_max_s", Level::Table, Unit::Seconds, kInfo, Shape::Scalar, "span",
+     "idealized longest compute span of a device (a part of the makespan, which is judged)",
+     [](const MetricInput& in) { return number(in.ideal().stage_span_max); }},
+    {"bubble_ratio_span", Level::Table, Unit::Ratio, kLower, Shape::Scalar, "bubble(span)",
+     "idealized idle time within each device's span",
+     [](const MetricInput& in) { return number(in.ideal().bubble_ratio_span); }},
+    {"peak_activation_units", Level::Table, Unit::ActivationUnits, kLower, Shape::Scalar,
+     "peak act", "idealized peak activations, in one stage's microbatch activations",
+     [](const MetricInput& in) { return number(in.ideal().peak_activation_units); }},
+    {"peak_memory_bytes", Level::Simulation, Unit::Bytes, kLower, Shape::Scalar, "peak mem",
+     "largest memory of a device: static memory plus activations",
+     [](const MetricInput& in) { return largest(in.sim().peak_memory_per_device); }},
+    {"offloaded_bytes", Level::Simulation, Unit::Bytes, kLower, Shape::Scalar, "",
+     "activation bytes copied to host memory, summed over devices",
+     [](const MetricInput& in) { return number(in.sim().offloaded_bytes); }},
+    {"exposed_offload_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "time compute waited for reloads beyond its other inputs, summed over devices",
+     [](const MetricInput& in) { return number(in.sim().exposed_offload); }},
+    {"dp_sync_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest data-parallel gradient all-reduce time of a stage",
+     [](const MetricInput& in) { return number(in.sim().sync.dp_sync); }},
+    {"exposed_dp_sync_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "gradient sync after the last compute op ends",
+     [](const MetricInput& in) { return number(in.sim().sync.exposed_dp_sync); }},
+    {"replica_sync_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest replica all-reduce time of a stage (bidirectional schedules)",
+     [](const MetricInput& in) { return number(in.sim().sync.replica_sync); }},
+    {"optimizer_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest optimizer step of a device",
+     [](const MetricInput& in) { return number(in.sim().sync.optimizer); }},
+    {"tp_comm_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest tensor-parallel all-reduce time inside a device's ops",
+     [](const MetricInput& in) { return number(in.sim().sync.tp_comm); }},
+    // Per device; `regress` judges them through the scalar metric that summarises them.
+    {"peak_activation_bytes_per_device", Level::Simulation, Unit::Bytes, kLower, Shape::PerDevice,
+     "", "activation memory peak of each device",
+     [](const MetricInput& in) { return per_device(in.sim().peak_activation_per_device); }},
+    {"peak_activation_time_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice,
+     "", "when each device's activation peak was first reached",
+     [](const MetricInput& in) { return per_device(in.sim().peak_activation_time_per_device); }},
+    {"peak_activation_units_per_device", Level::Simulation, Unit::ActivationUnits, kLower,
+     Shape::PerDevice, "", "activation peak of each device in microbatch activations",
+     [](const MetricInput& in) { return per_device(in.sim().peak_activation_units_per_device); }},
+    {"peak_memory_bytes_per_device", Level::Simulation, Unit::Bytes, kLower, Shape::PerDevice, "",
+     "memory peak (static plus activations) of each device",
+     [](const MetricInput& in) { return per_device(in.sim().peak_memory_per_device); }},
+    {"peak_memory_time_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "when each device's memory peak was first reached",
+     [](const MetricInput& in) { return per_device(in.sim().peak_memory_time_per_device); }},
+    {"exposed_comm_s_per_device", Level::Simulation, Unit::Seconds, kLower, Shape::PerDevice, "",
+     "compute idle time caused by data in flight, per device",
+     [](const MetricInput& in) { return per_device(in.sim().exposed_comm_per_device); }},
+    {"offloaded_bytes_per_device", Level::Simulation, Unit::Bytes, kLower, Shape::PerDevice, "",
+     "activation bytes copied to host, per device",
+     [](const MetricInput& in) { return per_device(in.sim().offloaded_bytes_per_device); }},
+    {"exposed_offload_s_per_device", Level::Simulation, Unit::Seconds, kLower, Shape::PerDevice, "",
+     "time compute waited for reloads, per device",
+     [](const MetricInput& in) { return per_device(in.sim().exposed_offload_per_device); }},
+    {"d2h_busy_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "device-to-host copy engine busy time",
+     [](const MetricInput& in) { return per_device(in.sim().d2h_busy_per_device); }},
+    {"h2d_busy_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "host-to-device copy engine busy time",
+     [](const MetricInput& in) { return per_device(in.sim().h2d_busy_per_device); }},
+    {"d2h_utilization_per_device", Level::Simulation, Unit::Ratio, kInfo, Shape::PerDevice, "",
+     "device-to-host copy engine busy time over the makespan",
+     [](const MetricInput& in) {
+       return utilization(in.sim().d2h_busy_per_device, in.sim().makespan);
+     }},
+    {"h2d_utilization_per_device", Level::Simulation, Unit::Ratio, kInfo, Shape::PerDevice, "",
+     "host-to-device copy engine busy time over the makespan",
+     [](const MetricInput& in) {
+       return utilization(in.sim().h2d_busy_per_device, in.sim().makespan);
+     }},
+    {"busy_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "compute stream busy time (recompute included) of each device",
+     [](const MetricInput& in) { return per_device(in.sim().busy_per_device); }},
+    {"span_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "first start to last end of each device's compute ops",
+     [](const MetricInput& in) { return per_device(in.sim().span_per_device); }},
+};
+}  // namespace
+
+std::string Metric::name() const { return fmt::format("{}.{}", metric_level_name(level), key); }
+
+std::string Metric::csv_column() const {
+  if (level == MetricLevel::Simulation) return std::string(key);
+  return fmt::format("{}_{}", metric_level_name(level), key);
+}
+
+const std::vector<Metric>& metric_table() { return kMetrics; }
+
+const Metric* find_metric(std::string_view name) {
+  for (const Metric& m : kMetrics)
+    if (m.name() == name) return &m;
+  return nullptr;
+}
+
+std::vector<const Metric*> metrics_of_level(MetricLevel level) {
+  std::vector<const Metric*> out;
+  for (const Metric& m : kMetrics)
+    if (m.level == level) out.push_back(&m);
+  return out;
+}
+
+MetricValue metric_value(const Metric& metric, const Scenario& scenario, const ScheduleRun& run) {
+  return metric.get(MetricInput{scenario, run});
+}
+
+std::string_view metric_level_name(MetricLevel level) {
+  switch (level) {
+    case MetricLevel::Formula:
+      return "formula";
+    case MetricLevel::Table:
+      return "table";
+    case MetricLevel::Simulation:
+      return "simulation";
+  }
+  return "?";
+}
+
+std::string_view metric_unit_name(MetricUnit unit) {
+  switch (unit) {
+    case MetricUnit::Seconds:
+      return "s";
+    case MetricUnit::Bytes:
+      return "bytes";
+    case MetricUnit::Ratio:
+      return "ratio";
+    case MetricUnit::ActivationUnits:
+      return "activation units";
+    case MetricUnit::Count:
+      return "count";
+    case MetricUnit::SamplesPerSecond:
+      return "samples/s";
+  }
+  return "?";
+}
+
+std::string_view metric_direction_name(MetricDirection direction) {
+  switch (direction) {
+    case MetricDirection::LowerIsBetter:
+      return "lower is better";
+    case MetricDirection::HigherIsBetter:
+      return "higher is better";
+    case MetricDirection::Informational:
+      return "informational";
+  }
+  return "?";
+}
+
+}  // namespace bubblesim
