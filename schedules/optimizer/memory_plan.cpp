@@ -145,7 +145,8 @@ bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
     const std::int64_t b_start = eval.start_of(problem, Step{StepKind::B, s, j});
     if (eval.start_of(problem, st) > t || be[i] <= t) continue;  // not resident at t
     const std::int64_t window = b_start - fe[i];
-    if (problem.allow_offload && offload_end[i] <= t &&
+    // Its release must come before t: at equal times the model counts an offload's release last.
+    if (problem.allow_offload && offload_end[i] < t &&
         b_start - problem.duration(StepKind::L, s) > t && window > best_window) {
       const std::int32_t lead = lead_for(problem, compute, ranks, eval, s, j);
       if (lead >= 1) {

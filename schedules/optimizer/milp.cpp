@@ -293,6 +293,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   Cbc_solve(model);
 
   result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
+  result.nodes = Cbc_getNodeCount(model);
   result.best_bound = std::max(static_cast<double>(lb), Cbc_getBestPossibleObjValue(model) * scale);
   const double* sol = Cbc_bestSolution(model);
   if (sol == nullptr) sol = Cbc_getColSolution(model);

@@ -28,7 +28,13 @@ struct State {
     if (decisions != o.decisions) return decisions < o.decisions;
     return spread < o.spread;
   }
-  bool no_worse_than(const State& o) const { return !o.better_than(*this); }
+  /// The local search's acceptance: cost, then spread; more offload / recompute decisions at
+  /// equal cost are accepted (a decision often pays only after an order move uses the room it
+  /// frees), while the best state still prefers fewer.
+  bool acceptable_after(const State& o) const {
+    if (cost != o.cost) return cost < o.cost;
+    return spread <= o.spread;
+  }
 };
 
 std::int64_t spread_of(const Problem& pr, const Evaluation& ev) {
@@ -81,15 +87,15 @@ class Search {
     while (!stopped(result)) {
       if (stall >= stall_limit) {
         stall = 0;
-        if (settings_.window && !plans_ && since_window >= 2) {
+        if (settings_.window && since_window >= 4) {
           since_window = 0;
           report("MILP window");
           ++result.windows;
           std::int64_t used = 0;
-          std::optional<Order> better = settings_.window(best_.compute, best_.cost, used);
+          auto better = settings_.window(best_.order, best_.plan, best_.cost, used);
           evaluations_ += used;
           if (better) {
-            State s = make_state(*better, best_.plan, "window");
+            State s = make_state(better->first, better->second, "window");
             if (s.cost < best_.cost) {
               best_ = s;
               current = s;
@@ -112,7 +118,7 @@ class Search {
         ++stall;
         continue;
       }
-      if (candidate.no_worse_than(current)) {
+      if (candidate.acceptable_after(current)) {
         if (candidate.cost < current.cost)
           stall = 0;
         else

@@ -16,6 +16,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/problem.h"
@@ -36,10 +37,10 @@ struct SearchSettings {
   std::uint64_t seed = 1;
   std::int64_t bound = 0;  // certified lower bound: the search stops there
   std::function<void(const SearchProgress&)> progress;
-  /// The MILP on a window of `compute` (F, B, W; the plan keeps everything): a better compute
-  /// order or nullopt; adds the evaluations it counts to `evaluations`. May be empty.
-  std::function<std::optional<Order>(const Order& compute, std::int64_t cost,
-                                     std::int64_t& evaluations)>
+  /// The MILP on a window of `order` (materialized, with its plan): a better compute order (F, B,
+  /// W) and plan, or nullopt; adds the evaluations it counts to `evaluations`. May be empty.
+  std::function<std::optional<std::pair<Order, MemoryPlan>>(
+      const Order& order, const MemoryPlan& plan, std::int64_t cost, std::int64_t& evaluations)>
       window;
 };
 
