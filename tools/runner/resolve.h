@@ -7,6 +7,7 @@
 //   sync           gradient bytes, optimizer time and TP times per stage (docs/parallelism.md)
 //   offload        per device, the bandwidth of the route to and from its host (or
 //                  memory.offload.bandwidth under fixed-delay)
+//   routes         per ordered device pair, the route's bottleneck bandwidth and latency
 // make_generator_input and make_engine_input build the inputs from it; nothing else derives them.
 
 #include <cstdint>
@@ -31,6 +32,13 @@ struct OffloadBandwidths {
   std::vector<Bandwidth> d2h, h2d;
 };
 
+/// With a topology: per ordered device pair (a * p + b), the bottleneck bandwidth and latency of
+/// the route from device a to device b. Empty under fixed-delay communication.
+struct RouteEstimates {
+  std::vector<Bandwidth> bandwidth;
+  std::vector<Time> latency;
+};
+
 /// Per pipeline stage of the p-way split (docs/parallelism.md); empty without parallelism.
 struct SyncCosts {
   std::vector<Bytes> gradient_bytes;          // per GPU, after the TP split
@@ -45,6 +53,7 @@ struct ResolvedScenario {
   CostProfile costs;                 // per pipeline stage, as generators and the engine see them
   std::vector<Bytes> memory_budget;  // per device; empty = no budget
   OffloadBandwidths offload;
+  RouteEstimates routes;
   SyncCosts sync;
   std::string base_dir;  // the scenario file's folder, for relative paths in parameters
 };
