@@ -8,6 +8,8 @@
 //   offload        per device, the bandwidth of the route to and from its host (or
 //                  memory.offload.bandwidth under fixed-delay)
 //   routes         per ordered device pair, the route's bottleneck bandwidth and latency
+//   iterations     the optimizer step per stage and, per device, what ends an iteration
+//                  (docs/iterations.md)
 // make_generator_input and make_engine_input build the inputs from it; nothing else derives them.
 
 #include <cstdint>
@@ -55,6 +57,11 @@ struct ResolvedScenario {
   OffloadBandwidths offload;
   RouteEstimates routes;
   SyncCosts sync;
+  /// Per pipeline stage: the optimizer step of one GPU holding it (costs.optimizer_step, else
+  /// Adam's pass over the stage's static memory at cluster.gpu.memory_bandwidth); empty when
+  /// neither is known (the iteration then has no step).
+  std::vector<Time> optimizer_step;
+  Time barrier;  // the global barrier's own time (a one-value all-reduce); zero under fixed-delay
   std::string base_dir;  // the scenario file's folder, for relative paths in parameters
 };
 
