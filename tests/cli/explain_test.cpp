@@ -212,7 +212,8 @@ TEST_CASE(
   CHECK(d.code == 0);
   CHECK(d.out.find("entry: 1f1b (not listed in the scenario: the generator's defaults)") !=
         std::string::npos);
-  CHECK_FALSE(text_row(d.out, "optimized(time_limit=10s,budget_evals=2000,method=heuristic)").empty());
+  CHECK_FALSE(
+      text_row(d.out, "optimized(time_limit=10s,budget_evals=2000,method=heuristic)").empty());
 }
 
 TEST_CASE("explain_schedule skips a default baseline whose generator refuses the scenario") {
