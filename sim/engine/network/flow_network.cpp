@@ -5,8 +5,6 @@
 #include <map>
 #include <stdexcept>
 
-#include "sim/engine/op_index.h"
-
 namespace bubblesim {
 namespace {
 
@@ -152,20 +150,20 @@ Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes byte
   return finish;
 }
 
-bool FlowNetwork::contention_free(const OpIndex& index, const std::vector<StageCost>& costs,
+bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCost>& costs,
                                   const OpDuration& duration) {
-  if (index.has_copies() || !faults_.empty()) return false;
-  const Table& table = index.table();
+  if (!faults_.empty()) return false;
   const std::size_t pairs = static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_);
   std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), pairs);
   std::vector<Time> longest(pairs, Time::zero()), shortest_sender(pairs, Time::max());
   std::vector<double> rate(pairs, 0.0);
   std::array<std::size_t, 2> sent{};  // pairs the current op sends over
   std::size_t sends = 0;
-  // A transfer of `bytes` from device `from` (op n) to the device of (s, j), if that op exists.
-  auto transfer = [&](std::int32_t from, std::uint32_t n, OpKind kind, std::int32_t s,
-                      std::int32_t j, Bytes bytes) {
-    if (s < 0 || s >= table.stages || !index.has(kind, s, j) || bytes <= Bytes::zero()) return true;
+  // A transfer of `bytes` from device `from` (op n) to the device of (s, j); the consumer is
+  // assumed present (counting one too many only makes the answer more cautious).
+  auto transfer = [&](std::int32_t from, std::uint32_t n, std::int32_t s, std::int32_t j,
+                      Bytes bytes) {
+    if (s < 0 || s >= table.stages || bytes <= Bytes::zero()) return true;
     const std::int32_t to = table.placement.device_of(s, j);
     if (to == from) return true;
     const std::optional<Route>& route = route_between(from, to);
@@ -196,21 +194,22 @@ bool FlowNetwork::contention_free(const OpIndex& index, const std::vector<StageC
   auto cost = [&](std::int32_t s) -> const StageCost& {
     return costs[static_cast<std::size_t>(s)];
   };
+  std::uint32_t n = 0;
   for (std::int32_t d = 0; d < table.devices; ++d) {
-    for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n) {
-      const Op& op = index.op(d, n);
+    for (const Op& op : table.device_ops[static_cast<std::size_t>(d)]) {
+      if (stream_of(op.kind) != Stream::Compute) return false;  // copies: the event loop's
       sends = 0;
       // The only edges that cross devices (dependencies.h): F(s) -> F(s+1) and B(s) -> B(s-1).
       if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward) {
-        if (!transfer(d, n, OpKind::Forward, op.stage + 1, op.microbatch, cost(op.stage).p2p))
-          return false;
+        if (!transfer(d, n, op.stage + 1, op.microbatch, cost(op.stage).p2p)) return false;
       }
       const bool fused = op.kind == OpKind::ForwardBackward;
       if (op.kind == OpKind::Backward || fused) {
         const std::int32_t s = fused ? op.backward_stage : op.stage;
         const std::int32_t j = fused ? op.backward_microbatch : op.microbatch;
-        if (s > 0 && !transfer(d, n, OpKind::Backward, s - 1, j, cost(s - 1).p2p)) return false;
+        if (s > 0 && !transfer(d, n, s - 1, j, cost(s - 1).p2p)) return false;
       }
+      ++n;
     }
   }
   for (std::size_t pair = 0; pair < pairs; ++pair) {

@@ -41,7 +41,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   /// the longest transfer (alone on its route) is shorter than the shortest op that sends over
   /// it: consecutive sends of a pair are at least one such op apart, so they never overlap.
   /// From then on send() computes arrivals of lone flows without the solver.
-  bool contention_free(const OpIndex& index, const std::vector<StageCost>& costs,
+  bool contention_free(const Table& table, const std::vector<StageCost>& costs,
                        const OpDuration& duration) override;
 
  private:

@@ -27,10 +27,10 @@
 namespace bubblesim {
 
 class FlowPort;
-class OpIndex;
 struct StageCost;
+struct Table;
 
-/// The duration of node n on device d (a replay's durations).
+/// The duration of node n (device-major numbering) on device d, for one replay.
 using OpDuration = std::function<Time(std::int32_t device, std::uint32_t node)>;
 struct EngineInput;
 
@@ -101,7 +101,7 @@ class NetworkModel {
   /// these durations. When it says so, every later send() knows its arrival at once (never
   /// nullopt) and report() stays exact: the engine may then replay by list scheduling
   /// (list_replay.h) instead of the event loop. Decided per table and durations.
-  virtual bool contention_free(const OpIndex& /*index*/, const std::vector<StageCost>& /*costs*/,
+  virtual bool contention_free(const Table& /*table*/, const std::vector<StageCost>& /*costs*/,
                                const OpDuration& /*duration*/) {
     return false;
   }
