@@ -64,8 +64,24 @@ FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
 
 void FlowNetwork::begin(NetworkSink& sink) {
   NetworkModel::begin(sink);
-  for (std::size_t f = 0; f < faults_.size(); ++f)
-    sink.schedule_network(faults_[f].at, kFaultBit | static_cast<std::uint32_t>(f));
+  if (fault_order_.size() != faults_.size()) {
+    fault_order_.resize(faults_.size());
+    for (std::size_t f = 0; f < faults_.size(); ++f) fault_order_[f] = f;
+    std::stable_sort(fault_order_.begin(), fault_order_.end(),
+                     [&](std::size_t a, std::size_t b) { return faults_[a].at < faults_[b].at; });
+  }
+}
+
+// Faults are at absolute times of the whole run and change link capacities for good. They are
+// applied lazily: when a flow starts, and at a check scheduled for the next fault while flows are
+// in flight. A fault with nothing in flight is the same applied later, so a replay that ends
+// (the last op of an iteration) leaves the rest for the next iteration's replay.
+void FlowNetwork::apply_faults_until(Time now) {
+  while (next_fault_ < fault_order_.size() && faults_[fault_order_[next_fault_]].at <= now) {
+    const LinkFault& fault = faults_[fault_order_[next_fault_++]];
+    flows_.set_link_capacity(fault.link, fault.bytes_per_second,
+                             std::max(fault.at, flows_.last_update()));
+  }
 }
 
 std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes bytes,
@@ -107,6 +123,7 @@ void FlowNetwork::add_timer(Time at, std::uint32_t token) { sink_->sync_token(to
 
 void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pending pending,
                              Time now) {
+  apply_faults_until(now);
   const auto id = static_cast<std::size_t>(flows_.add(links, bytes, now));
   if (pending_.size() <= id) pending_.resize(id + 1);
   pending_[id] = pending;
@@ -207,21 +224,21 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
 
 void FlowNetwork::schedule_check() {
   ++version_;
-  if (std::optional<Time> t = flows_.next_completion()) sink_->schedule_network(*t, version_);
+  std::optional<Time> t = flows_.next_completion();
+  if (next_fault_ < fault_order_.size() && flows_.active_flows() > 0) {
+    const Time fault = std::max(faults_[fault_order_[next_fault_]].at, flows_.last_update());
+    t = t ? std::min(*t, fault) : fault;
+  }
+  if (t) sink_->schedule_network(*t, version_);
 }
 
 void FlowNetwork::on_event(std::uint32_t payload, Time now) {
-  if (payload & kFaultBit) {
-    const LinkFault& fault = faults_[payload & ~kFaultBit];
-    flows_.set_link_capacity(fault.link, fault.bytes_per_second, now);
-    schedule_check();  // rates changed: the next completion moved
-  } else if (payload == version_) {
-    on_check(now);
-  }
+  if (payload == version_) on_check(now);
 }
 
 void FlowNetwork::on_check(Time now) {
   flows_.complete_finished(now, finished_);
+  apply_faults_until(now);  // after the flows that finish at `now`: rates change from here on
   for (MaxMinFlows::FlowId f : finished_) {
     const Pending p = pending_[static_cast<std::size_t>(f)];
     switch (p.kind) {

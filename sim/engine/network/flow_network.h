@@ -59,13 +59,15 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
   Time lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now);
   void schedule_check();
+  void apply_faults_until(Time now);
   void on_check(Time now);
 
-  static constexpr std::uint32_t kFaultBit = 0x80000000u;  // event payload: a link fault's index
   const Topology& topology_;
   std::vector<VertexId> device_vertex_;
   std::int32_t devices_;
   std::vector<LinkFault> faults_;
+  std::vector<std::size_t> fault_order_;  // faults_ by time
+  std::size_t next_fault_ = 0;            // into fault_order_: the first not applied yet
   MaxMinFlows flows_;
   std::uint32_t version_ = 0;     // of the pending completion check; older ones are stale
   std::vector<Pending> pending_;  // by flow id
