@@ -1,22 +1,33 @@
 #pragma once
 // DurationModel: how long each op of a graph takes in one replay. The engine asks for all
-// durations before a replay starts, so a model that draws them from distributions (Monte Carlo)
-// replays the same OpGraph many times with new durations and never rebuilds it. The default,
-// CostDurations, reads them from the stage costs and slows every compute op of a straggler down.
+// durations before each iteration it replays (iteration_plan.h), so a model that draws them from
+// distributions (Monte Carlo) replays the same op graph many times with new durations and never
+// rebuilds it; a model is a pure function of (ops, iteration), so replays are reproducible. The
+// default, CostDurations, reads them from the stage costs and slows every compute op of a straggler
+// down.
 
+#include <cstdint>
 #include <vector>
 
-#include "sim/engine/op_graph.h"
+#include "schedules/stage_costs.h"
+#include "sim/engine/op_index.h"
 #include "sim/units/time.h"
 
 namespace bubblesim {
 
+/// `t` times `factor`, rounded to the nearest picosecond; OverflowError when it does not fit.
+Time scaled(Time t, double factor);
+
 class DurationModel {
  public:
   virtual ~DurationModel() = default;
-  /// out[n] = compute time of node n (resized to graph.size()). Copies (O, L) get zero: their time
-  /// comes from the network model.
-  virtual void fill(const OpGraph& graph, std::vector<Time>& out) const = 0;
+  /// out[n] = compute time of node n in iteration `iteration` (0 first; resized to
+  /// index.size()). Copies (O, L) get zero: their time comes from the network model.
+  virtual void fill(const OpIndex& index, const std::vector<StageCost>& costs,
+                    std::int32_t iteration, std::vector<Time>& out) const = 0;
+  /// Whether durations differ between iterations (a sampling model); a model that does not
+  /// lets the engine skip replays whose result is a shift of the previous one.
+  virtual bool varies_by_iteration() const { return true; }
 };
 
 /// Durations from the stage costs: F, B (backward for inputs when a W exists, else the full
@@ -26,15 +37,23 @@ class CostDurations final : public DurationModel {
  public:
   explicit CostDurations(std::vector<double> compute_slowdown = {})
       : slowdown_(std::move(compute_slowdown)) {}
-  void fill(const OpGraph& graph, std::vector<Time>& out) const override;
+  void fill(const OpIndex& index, const std::vector<StageCost>& costs, std::int32_t iteration,
+            std::vector<Time>& out) const override;
+  bool varies_by_iteration() const override { return false; }
   /// The unslowed duration of one op.
-  static Time of(const OpGraph& graph, const Op& op);
+  static Time of(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op);
+  /// The duration of one op on `device` (slowed when it is a compute op of a straggler).
+  Time on(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op,
+          std::int32_t device) const {
+    const Time t = of(index, costs, op);
+    const auto d = static_cast<std::size_t>(device);
+    if (d < slowdown_.size() && slowdown_[d] != 1.0 && stream_of(op.kind) == Stream::Compute)
+      return scaled(t, slowdown_[d]);
+    return t;
+  }
 
  private:
   std::vector<double> slowdown_;
 };
-
-/// `t` times `factor`, rounded to the nearest picosecond; OverflowError when it does not fit.
-Time scaled(Time t, double factor);
 
 }  // namespace bubblesim

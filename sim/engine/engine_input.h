@@ -10,6 +10,7 @@
 #include "schedules/memory_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
+#include "sim/engine/iteration_plan.h"
 #include "sim/units/bytes.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
@@ -27,6 +28,7 @@ struct LinkFault {
 };
 struct SyncPlan;      // sim/engine/gradient_sync.h
 class DurationModel;  // sim/engine/duration_model.h
+class ReplayScratch;  // sim/engine/list_replay.h
 
 /// The network a replay runs over: one alternative per network model (sim/engine/network/).
 /// No communication cost at all: a dependency arrives when its producer ends (the idealized
@@ -42,6 +44,11 @@ struct TopologyNetwork {
   std::vector<VertexId> device_vertex;  // device -> GPU vertex
 };
 using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwork>;
+
+/// Which replay runs. Auto: list scheduling where no two transfers can compete and nothing
+/// watches (the same result, faster; docs/engine.md), else the event loop. EventLoop: always the
+/// event loop (the equivalence tests and benchmarks compare both).
+enum class ReplayPath { Auto, EventLoop };
 
 struct EngineInput {
   const Table* table = nullptr;
@@ -66,6 +73,13 @@ struct EngineInput {
   std::vector<LinkFault> link_faults;
   /// Gradient sync, optimizer and TP (docs/parallelism.md); TopologyNetwork only. Null = none.
   std::shared_ptr<const SyncPlan> sync;
+  /// Whether a send holds its sender's compute stream until it arrives (communication.p2p).
+  P2pMode p2p = P2pMode::Async;
+  /// Whole iterations: how many, and what ends each (iteration_plan.h). Default: one replay.
+  IterationPlan iterations;
+  ReplayPath path = ReplayPath::Auto;
+  /// Arrays to reuse across replays (optional; one replay at a time per scratch).
+  std::shared_ptr<ReplayScratch> scratch;
 
   const TopologyNetwork* topology_network() const { return std::get_if<TopologyNetwork>(&network); }
 };

@@ -12,6 +12,7 @@ using Unit = MetricUnit;
 using Shape = MetricShape;
 constexpr MetricDirection kLower = MetricDirection::LowerIsBetter;
 constexpr MetricDirection kInfo = MetricDirection::Informational;
+constexpr MetricDirection kHigher = MetricDirection::HigherIsBetter;
 
 MetricValue number(double v) { return {v, {}}; }
 MetricValue number(Time t) { return {t.seconds(), {}}; }
@@ -40,6 +41,18 @@ MetricValue largest(const std::vector<Bytes>& bs) {
   Bytes most;
   for (Bytes b : bs) most = std::max(most, b);
   return number(most);
+}
+
+/// Samples per second: the global batch (m microbatches of micro_batch_size samples, times the
+/// data-parallel degree; one sample per microbatch without a model) over the iteration time.
+MetricValue samples_per_second(const MetricInput& in) {
+  const Time t = in.sim().iteration_time;
+  if (t <= Time::zero()) return {};
+  const double micro =
+      in.scenario.model ? static_cast<double>(in.scenario.model->micro_batch_size) : 1.0;
+  const double batch = static_cast<double>(in.scenario.microbatches) * micro *
+                       static_cast<double>(in.scenario.parallelism.dp);
+  return number(batch / t.seconds());
 }
 
 const std::vector<Metric> kMetrics = {
@@ -161,6 +174,17 @@ const std::vector<Metric> kMetrics = {
     {"span_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
      "first start to last end of each device's compute ops",
      [](const MetricInput& in) { return per_device(in.sim().span_per_device); }},
+    // Whole iterations and blocking p2p (docs/iterations.md).
+    {"iteration_time_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "iteration",
+     "steady-state iteration: the period of the last replayed iteration, optimizer step, syncs "
+     "and barrier included",
+     [](const MetricInput& in) { return number(in.sim().iteration_time); }},
+    {"samples_per_s", Level::Simulation, Unit::SamplesPerSecond, kHigher, Shape::Scalar, "",
+     "global batch (microbatches x micro_batch_size x dp) over the iteration time",
+     [](const MetricInput& in) { return samples_per_second(in); }},
+    {"blocked_send_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest time a device's compute stream was held by its blocking sends (communication.p2p)",
+     [](const MetricInput& in) { return number(in.sim().blocked_send); }},
 };
 }  // namespace
 

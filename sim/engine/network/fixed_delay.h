@@ -14,7 +14,9 @@ class NoCost final : public NetworkModel {
   std::optional<Time> send(std::int32_t, std::int32_t, Bytes, std::uint32_t, Time now) override {
     return now;
   }
-  bool contention_free() const override { return true; }
+  bool contention_free(const Table&, const std::vector<StageCost>&, const OpDuration&) override {
+    return true;
+  }
 };
 
 class FixedDelay final : public NetworkModel {
@@ -24,8 +26,10 @@ class FixedDelay final : public NetworkModel {
   std::optional<Time> send(std::int32_t, std::int32_t, Bytes, std::uint32_t, Time now) override {
     return now + delay_;
   }
-  bool contention_free() const override { return true; }
-  Time delay() const { return delay_; }
+  bool contention_free(const Table&, const std::vector<StageCost>&, const OpDuration&) override {
+    return true;
+  }
+  std::optional<Time> fixed_delay() const override { return delay_; }
 
  private:
   Time delay_;

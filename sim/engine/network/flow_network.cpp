@@ -1,6 +1,7 @@
 #include "sim/engine/network/flow_network.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <stdexcept>
 
@@ -63,8 +64,24 @@ FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
 
 void FlowNetwork::begin(NetworkSink& sink) {
   NetworkModel::begin(sink);
-  for (std::size_t f = 0; f < faults_.size(); ++f)
-    sink.schedule_network(faults_[f].at, kFaultBit | static_cast<std::uint32_t>(f));
+  if (fault_order_.size() != faults_.size()) {
+    fault_order_.resize(faults_.size());
+    for (std::size_t f = 0; f < faults_.size(); ++f) fault_order_[f] = f;
+    std::stable_sort(fault_order_.begin(), fault_order_.end(),
+                     [&](std::size_t a, std::size_t b) { return faults_[a].at < faults_[b].at; });
+  }
+}
+
+// Faults are at absolute times of the whole run and change link capacities for good. They are
+// applied lazily: when a flow starts, and at a check scheduled for the next fault while flows are
+// in flight. A fault with nothing in flight is the same applied later, so a replay that ends
+// (the last op of an iteration) leaves the rest for the next iteration's replay.
+void FlowNetwork::apply_faults_until(Time now) {
+  while (next_fault_ < fault_order_.size() && faults_[fault_order_[next_fault_]].at <= now) {
+    const LinkFault& fault = faults_[fault_order_[next_fault_++]];
+    flows_.set_link_capacity(fault.link, fault.bytes_per_second,
+                             std::max(fault.at, flows_.last_update()));
+  }
 }
 
 std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes bytes,
@@ -72,6 +89,11 @@ std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes 
   const std::optional<Route>& route = route_between(from, to);
   const Time latency = route ? route->latency : Time::zero();
   if (!route || route->links.empty() || bytes <= Bytes::zero()) return now + latency;
+  if (uncontended_) {
+    const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
+                             static_cast<std::size_t>(to);
+    return lone_transfer(pair, *route, bytes, now) + latency;
+  }
   start_flow(route->links, bytes.as_double(), Pending{StalledFlow::Kind::Send, token, latency},
              now);
   return std::nullopt;
@@ -101,6 +123,7 @@ void FlowNetwork::add_timer(Time at, std::uint32_t token) { sink_->sync_token(to
 
 void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pending pending,
                              Time now) {
+  apply_faults_until(now);
   const auto id = static_cast<std::size_t>(flows_.add(links, bytes, now));
   if (pending_.size() <= id) pending_.resize(id + 1);
   pending_[id] = pending;
@@ -118,23 +141,104 @@ const std::optional<Route>& FlowNetwork::route_between(std::int32_t from, std::i
   return routes_[k];
 }
 
+Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now) {
+  const Time finish = MaxMinFlows::finish_time(bytes.as_double(), route_rate_[pair], now);
+  for (LinkId l : route.links) {
+    link_busy_[static_cast<std::size_t>(l)] += finish - now;
+    link_bytes_[static_cast<std::size_t>(l)] += bytes.count();
+  }
+  return finish;
+}
+
+bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCost>& costs,
+                                  const OpDuration& duration) {
+  if (!faults_.empty()) return false;
+  const std::size_t pairs = static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_);
+  std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), pairs);
+  std::vector<Time> longest(pairs, Time::zero()), shortest_sender(pairs, Time::max());
+  std::vector<double> rate(pairs, 0.0);
+  std::array<std::size_t, 2> sent{};  // pairs the current op sends over
+  std::size_t sends = 0;
+  // A transfer of `bytes` from device `from` (op n) to the device of (s, j); the consumer is
+  // assumed present (counting one too many only makes the answer more cautious).
+  auto transfer = [&](std::int32_t from, std::uint32_t n, std::int32_t s, std::int32_t j,
+                      Bytes bytes) {
+    if (s < 0 || s >= table.stages || bytes <= Bytes::zero()) return true;
+    const std::int32_t to = table.placement.device_of(s, j);
+    if (to == from) return true;
+    const std::optional<Route>& route = route_between(from, to);
+    if (!route || route->links.empty()) return true;  // arrives after the latency, no flow
+    const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
+                             static_cast<std::size_t>(to);
+    if (std::find(sent.begin(), sent.begin() + static_cast<std::ptrdiff_t>(sends), pair) !=
+        sent.begin() + static_cast<std::ptrdiff_t>(sends))
+      return false;
+    sent[sends++] = pair;
+    if (rate[pair] == 0.0) {  // the pair's first transfer: claim its links
+      double r = flows_.link_capacity(route->links.front());
+      for (LinkId l : route->links) {
+        r = std::min(r, flows_.link_capacity(l));
+        std::size_t& o = owner[static_cast<std::size_t>(l)];
+        if (o != pairs && o != pair) return false;
+        o = pair;
+      }
+      if (!(r > 0.0)) return false;
+      rate[pair] = r;
+    }
+    const Time t = MaxMinFlows::finish_time(bytes.as_double(), rate[pair], Time::zero());
+    if (t == Time::max()) return false;
+    longest[pair] = std::max(longest[pair], t);
+    shortest_sender[pair] = std::min(shortest_sender[pair], duration(from, n));
+    return true;
+  };
+  auto cost = [&](std::int32_t s) -> const StageCost& {
+    return costs[static_cast<std::size_t>(s)];
+  };
+  std::uint32_t n = 0;
+  for (std::int32_t d = 0; d < table.devices; ++d) {
+    for (const Op& op : table.device_ops[static_cast<std::size_t>(d)]) {
+      if (stream_of(op.kind) != Stream::Compute) return false;  // copies: the event loop's
+      sends = 0;
+      // The only edges that cross devices (dependencies.h): F(s) -> F(s+1) and B(s) -> B(s-1).
+      if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward) {
+        if (!transfer(d, n, op.stage + 1, op.microbatch, cost(op.stage).p2p)) return false;
+      }
+      const bool fused = op.kind == OpKind::ForwardBackward;
+      if (op.kind == OpKind::Backward || fused) {
+        const std::int32_t s = fused ? op.backward_stage : op.stage;
+        const std::int32_t j = fused ? op.backward_microbatch : op.microbatch;
+        if (s > 0 && !transfer(d, n, s - 1, j, cost(s - 1).p2p)) return false;
+      }
+      ++n;
+    }
+  }
+  for (std::size_t pair = 0; pair < pairs; ++pair) {
+    if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) return false;
+  }
+  uncontended_ = true;
+  route_rate_ = std::move(rate);
+  link_busy_.assign(static_cast<std::size_t>(topology_.link_count()), Time::zero());
+  link_bytes_.assign(static_cast<std::size_t>(topology_.link_count()), 0);
+  return true;
+}
+
 void FlowNetwork::schedule_check() {
   ++version_;
-  if (std::optional<Time> t = flows_.next_completion()) sink_->schedule_network(*t, version_);
+  std::optional<Time> t = flows_.next_completion();
+  if (next_fault_ < fault_order_.size() && flows_.active_flows() > 0) {
+    const Time fault = std::max(faults_[fault_order_[next_fault_]].at, flows_.last_update());
+    t = t ? std::min(*t, fault) : fault;
+  }
+  if (t) sink_->schedule_network(*t, version_);
 }
 
 void FlowNetwork::on_event(std::uint32_t payload, Time now) {
-  if (payload & kFaultBit) {
-    const LinkFault& fault = faults_[payload & ~kFaultBit];
-    flows_.set_link_capacity(fault.link, fault.bytes_per_second, now);
-    schedule_check();  // rates changed: the next completion moved
-  } else if (payload == version_) {
-    on_check(now);
-  }
+  if (payload == version_) on_check(now);
 }
 
 void FlowNetwork::on_check(Time now) {
   flows_.complete_finished(now, finished_);
+  apply_faults_until(now);  // after the flows that finish at `now`: rates change from here on
   for (MaxMinFlows::FlowId f : finished_) {
     const Pending p = pending_[static_cast<std::size_t>(f)];
     switch (p.kind) {
@@ -155,12 +259,12 @@ void FlowNetwork::on_check(Time now) {
 void FlowNetwork::report(Metrics& metrics, bool sync) const {
   if (sync) metrics.sync.link_classes = link_class_usage(topology_, flows_);
   for (LinkId l = 0; l < topology_.link_count(); ++l) {
-    Time busy = flows_.link_busy_time(l);
-    if (busy > Time::zero()) {
-      metrics.links.push_back(
-          LinkUsage{topology_.link_name(l), busy,
-                    Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5))});
-    }
+    const auto i = static_cast<std::size_t>(l);
+    const Time busy = uncontended_ ? link_busy_[i] : flows_.link_busy_time(l);
+    if (busy <= Time::zero()) continue;
+    const Bytes bytes = uncontended_ ? Bytes(link_bytes_[i])
+                                     : Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5));
+    metrics.links.push_back(LinkUsage{topology_.link_name(l), busy, bytes});
   }
 }
 

@@ -32,10 +32,17 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   std::optional<Time> copy(std::int32_t device, CopyDirection direction, Bytes bytes,
                            std::uint32_t token, Time now) override;
   void on_event(std::uint32_t payload, Time now) override;
-  HostLayout hosts(std::int32_t devices) const override { return hosts_; }
+  HostLayout hosts(std::int32_t /*devices*/) const override { return hosts_; }
   FlowPort* sync_port() override { return this; }
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
+  /// True when the graph has no copies, the network no faults, every directed link carries the
+  /// transfers of at most one device pair, an op sends at most once per pair, and on every pair
+  /// the longest transfer (alone on its route) is shorter than the shortest op that sends over
+  /// it: consecutive sends of a pair are at least one such op apart, so they never overlap.
+  /// From then on send() computes arrivals of lone flows without the solver.
+  bool contention_free(const Table& table, const std::vector<StageCost>& costs,
+                       const OpDuration& duration) override;
 
  private:
   struct Pending {
@@ -50,14 +57,17 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
 
   void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now);
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
+  Time lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now);
   void schedule_check();
+  void apply_faults_until(Time now);
   void on_check(Time now);
 
-  static constexpr std::uint32_t kFaultBit = 0x80000000u;  // event payload: a link fault's index
   const Topology& topology_;
   std::vector<VertexId> device_vertex_;
   std::int32_t devices_;
   std::vector<LinkFault> faults_;
+  std::vector<std::size_t> fault_order_;  // faults_ by time
+  std::size_t next_fault_ = 0;            // into fault_order_: the first not applied yet
   MaxMinFlows flows_;
   std::uint32_t version_ = 0;     // of the pending completion check; older ones are stale
   std::vector<Pending> pending_;  // by flow id
@@ -66,6 +76,11 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   std::vector<std::optional<Route>> d2h_route_, h2d_route_;  // per device, to its host and back
   HostLayout hosts_;
   std::vector<MaxMinFlows::FlowId> finished_;  // scratch
+  // Uncontended mode (contention_free said yes): per route its lone-flow rate, per link usage.
+  bool uncontended_ = false;
+  std::vector<double> route_rate_;  // [from * devices + to], bytes/s of a lone flow
+  std::vector<Time> link_busy_;
+  std::vector<std::int64_t> link_bytes_;
 };
 
 /// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).

@@ -13,6 +13,7 @@
 // EngineInput's NetworkSpec picks the model (make_network_model).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +27,11 @@
 namespace bubblesim {
 
 class FlowPort;
+struct StageCost;
+struct Table;
+
+/// The duration of node n (device-major numbering) on device d, for one replay.
+using OpDuration = std::function<Time(std::int32_t device, std::uint32_t node)>;
 struct EngineInput;
 
 /// What a network model calls back: the event loop.
@@ -91,9 +97,17 @@ class NetworkModel {
   virtual void report(Metrics& /*metrics*/, bool /*sync*/) const {}
   /// Transfers and copies still in flight, in start order, at most `limit`.
   virtual std::vector<StalledFlow> stalled(std::size_t /*limit*/) const { return {}; }
-  /// Whether transfers can never compete with each other, so that every send's arrival is
-  /// known when its data leaves (send() never returns nullopt).
-  virtual bool contention_free() const { return false; }
+  /// Whether no two transfers of `graph` can ever compete (share a link at the same time) with
+  /// these durations. When it says so, every later send() knows its arrival at once (never
+  /// nullopt) and report() stays exact: the engine may then replay by list scheduling
+  /// (list_replay.h) instead of the event loop. Decided per table and durations.
+  virtual bool contention_free(const Table& /*table*/, const std::vector<StageCost>& /*costs*/,
+                               const OpDuration& /*duration*/) {
+    return false;
+  }
+  /// The delay of every transfer when it is one constant (FixedDelay), so that a list-scheduling
+  /// replay adds it without a call; nullopt otherwise.
+  virtual std::optional<Time> fixed_delay() const { return std::nullopt; }
 
  protected:
   NetworkSink* sink_ = nullptr;
