@@ -183,6 +183,15 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   for (EngineObserver* o : observers) engine.add_observer(o);
   run.simulation = engine.run();
   run.replays += 2;
+  // A planning generator's own estimate against the replay (docs/optimizer.md).
+  if (run.formula.planned_stage_span && run.simulation.status == RunStatus::Ok) {
+    const double planned = run.formula.planned_stage_span->seconds();
+    const double replayed = run.simulation.metrics.stage_span_max.seconds();
+    run.formula.note += fmt::format(
+        "; the plan's own estimate of the stage span {:.6g} ms, the replay's {:.6g} ms ({:+.3g}%)",
+        planned * 1e3, replayed * 1e3,
+        replayed > 0 ? 100.0 * (planned - replayed) / replayed : 0.0);
+  }
   if (scenario.faults.any()) {
     run.fault_free = simulate(input(Replay::FaultFree));
     ++run.replays;
