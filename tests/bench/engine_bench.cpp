@@ -9,6 +9,10 @@
 //   Replay/loop-contention      the GPUs of DGX-like nodes (NVSwitch, NICs): a GPU's
 //                               activations and gradients share its uplink, the event loop
 //   Floor                       the minimal list-scheduling loop below, same table
+//   Peer/zero-bubble            the table and costs of tests/bench/peers/zero_bubble_add_time.py
+//                               (1F1B, F = 1, B = 2, no W, a 0.1 delay; units: ms here)
+//   Peer/minpp                  the table and costs of tests/bench/peers/minpp_1f1b.py (1F1B,
+//                               F = 1, B = 2, no communication)
 // Counters: ops/s and events/s (CPU time), bytes/op (peak heap of one replay over its ops),
 // x_floor (this row's CPU time per replay over the floor's, measured in the same process on the
 // same table right after the row, so machine load cancels out as far as it can).
@@ -252,6 +256,34 @@ void floor_row(benchmark::State& state) {
                                                benchmark::Counter::kIsRate);
 }
 
+// The peers' tables: what their drivers replay, and the makespan (ms) they print, to compare.
+void peer_row(benchmark::State& state, bool with_delay) {
+  const int p = static_cast<int>(state.range(0));
+  const int m = static_cast<int>(state.range(1));
+  StageCost cost = bench::unit_cost();
+  cost.backward_weight = Time::zero();
+  GeneratorInput gen = bench::input(p, m, cost);
+  const Table table = bench::registry().find("1f1b")->generate(gen);
+  EngineInput in;
+  in.table = &table;
+  in.stage_costs = gen.costs.for_table(table.chunks);
+  in.scratch = std::make_shared<ReplayScratch>();
+  if (with_delay) in.network = FixedDelayNetwork{kDelay};
+  double makespan_ms = 0.0;
+  for (auto _ : state) {
+    SimulationResult r = simulate(in);
+    if (r.status != RunStatus::Ok || !r.list_scheduled) state.SkipWithError("not a list replay");
+    makespan_ms = r.metrics.makespan.seconds() * 1e3;
+  }
+  const double ops = static_cast<double>(table.op_count());
+  state.counters["ops/s"] = benchmark::Counter(ops * static_cast<double>(state.iterations()),
+                                               benchmark::Counter::kIsRate);
+  state.counters["ops"] = ops;
+  state.counters["makespan"] = makespan_ms;
+}
+void PeerZeroBubble(benchmark::State& s) { peer_row(s, true); }
+void PeerMinpp(benchmark::State& s) { peer_row(s, false); }
+
 void ListFixedDelay(benchmark::State& s) { replay(s, Path::ListFixedDelay, "1f1b", 1); }
 void LoopFixedDelay(benchmark::State& s) { replay(s, Path::LoopFixedDelay, "1f1b", 1); }
 void ListIdealized(benchmark::State& s) { replay(s, Path::ListIdealized, "1f1b", 1); }
@@ -279,3 +311,8 @@ BENCHMARK(InterleavedContention)
     ->Args({128, 4096})
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(floor_row)->Name("Floor")->Apply(grid);
+BENCHMARK(PeerZeroBubble)
+    ->Name("Peer/zero-bubble")
+    ->ArgsProduct({{8, 32}, {1024, 16384}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(PeerMinpp)->Name("Peer/minpp")->ArgsProduct({{8, 32}, {256, 1024}});

@@ -58,7 +58,7 @@ std::optional<Table> generate_shape(const Generator& g, const Shape& s, const St
   if (!has_v && s.v != 1) return std::nullopt;
   if (g.info.name == "optimized") {
     in.params.set("method", std::string("heuristic"));
-    in.params.set("evaluations", std::int64_t{50});
+    in.params.set("budget_evals", std::int64_t{50});
   }
   try {
     return g.generate(in);
