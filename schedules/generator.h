@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedules/parameter.h"
+#include "schedules/replay_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
@@ -35,9 +36,12 @@ struct GeneratorInput {
   /// contention); empty under fixed-delay communication.
   std::vector<Bandwidth> route_bandwidth;
   std::vector<Time> route_latency;
-  /// Per device: the work after its last op of an iteration that the scenario knows (the
-  /// optimizer step); empty when none is known.
-  std::vector<Time> post_iteration;
+  /// How an iteration ends (docs/iterations.md): per pipeline stage the optimizer step of one GPU
+  /// holding it (empty when unknown), the scenario's `iteration.barrier` and, with a global one,
+  /// the barrier's own time.
+  std::vector<Time> optimizer_step;
+  IterationBarrier iteration_barrier = IterationBarrier::Global;
+  Time barrier_time;
   /// A long-running generator may report a one-line status now and then; may be empty. The host
   /// shows it on a terminal only.
   std::function<void(const std::string&)> progress;
@@ -51,6 +55,9 @@ struct Formula {
   /// A planning generator's own estimate of the replay's stage span (not a published formula);
   /// the runner appends to the note how far it was from the simulated replay.
   std::optional<Time> planned_stage_span;
+  /// Likewise its estimate of the iteration time (the replay's `iteration_time_s`), when it
+  /// planned for it.
+  std::optional<Time> planned_iteration_time;
 };
 
 /// One number that decides why a generator cannot produce a table: {"activation limit",

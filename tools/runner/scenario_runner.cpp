@@ -208,14 +208,18 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   for (EngineObserver* o : observers) engine.add_observer(o);
   run.simulation = engine.run();
   run.replays += 2;
-  // A planning generator's own estimate against the replay (docs/optimizer.md).
-  if (run.formula.planned_stage_span && run.simulation.status == RunStatus::Ok) {
-    const double planned = run.formula.planned_stage_span->seconds();
-    const double replayed = run.simulation.metrics.stage_span_max.seconds();
-    run.formula.note += fmt::format(
-        "; the plan's own estimate of the stage span {:.6g} ms, the replay's {:.6g} ms ({:+.3g}%)",
-        planned * 1e3, replayed * 1e3,
-        replayed > 0 ? 100.0 * (planned - replayed) / replayed : 0.0);
+  // A planning generator's own estimates against the replay (docs/optimizer.md).
+  if (run.simulation.status == RunStatus::Ok) {
+    auto compare = [&](const char* what, const std::optional<Time>& planned, Time replayed) {
+      if (!planned) return;
+      const double p = planned->seconds(), r = replayed.seconds();
+      run.formula.note += fmt::format(
+          "; the plan's own estimate of the {} {:.6g} ms, the replay's {:.6g} ms ({:+.3g}%)", what,
+          p * 1e3, r * 1e3, r > 0 ? 100.0 * (p - r) / r : 0.0);
+    };
+    compare("stage span", run.formula.planned_stage_span, run.simulation.metrics.stage_span_max);
+    compare("iteration time", run.formula.planned_iteration_time,
+            run.simulation.metrics.iteration_time);
   }
   if (scenario.faults.any()) {
     run.fault_free = simulate(input(Replay::FaultFree));
