@@ -52,6 +52,28 @@ OffloadBandwidths offload_bandwidths(const Scenario& scenario) {
   return out;
 }
 
+RouteEstimates route_estimates(const Scenario& scenario) {
+  RouteEstimates out;
+  const CommunicationSpec& comm = scenario.communication;
+  if (comm.kind == CommunicationKind::FixedDelay || !comm.topology) return out;
+  const Topology& topo = *comm.topology;
+  const std::size_t p = comm.placement.size();
+  out.bandwidth.assign(p * p, Bandwidth::bytes_per_second(0.0));
+  out.latency.assign(p * p, Time::zero());
+  for (std::size_t a = 0; a < p; ++a) {
+    for (std::size_t b = 0; b < p; ++b) {
+      if (a == b) continue;
+      const std::optional<Route> r = topo.route(comm.placement[a], comm.placement[b]);
+      if (!r || r->links.empty()) continue;
+      double bw = topo.link_bandwidth(r->links.front()).bytes_per_second();
+      for (LinkId l : r->links) bw = std::min(bw, topo.link_bandwidth(l).bytes_per_second());
+      out.bandwidth[a * p + b] = Bandwidth::bytes_per_second(bw);
+      out.latency[a * p + b] = r->latency;
+    }
+  }
+  return out;
+}
+
 /// The optimizer step of one GPU per pipeline stage (after the TP split): explicit, or Adam's
 /// memory-bound pass (it reads and writes every byte of weights, gradients and optimizer state
 /// once) at the GPU's memory bandwidth; empty when neither is known.
@@ -106,6 +128,7 @@ ResolvedScenario resolve(const Scenario& scenario) {
   r.scenario = &scenario;
   r.memory_budget = budget_per_device(scenario);
   r.offload = offload_bandwidths(scenario);
+  r.routes = route_estimates(scenario);
   if (!scenario.file.empty()) r.base_dir = scenario_base_dir(scenario.file);
   resolve_costs(scenario, r);
   r.optimizer_step = optimizer_steps(scenario, r);
@@ -131,6 +154,11 @@ GeneratorInput make_generator_input(const ResolvedScenario& resolved, const Para
   in.base_dir = resolved.base_dir;
   in.offload_d2h = resolved.offload.d2h;
   in.offload_h2d = resolved.offload.h2d;
+  in.route_bandwidth = resolved.routes.bandwidth;
+  in.route_latency = resolved.routes.latency;
+  in.optimizer_step = resolved.optimizer_step;
+  in.iteration_barrier = scenario.iteration.barrier;
+  if (in.iteration_barrier == IterationBarrier::Global) in.barrier_time = resolved.barrier;
   return in;
 }
 

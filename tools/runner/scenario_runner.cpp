@@ -9,6 +9,7 @@
 #include "schedules/passes/memory_passes.h"
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/list_replay.h"
 
 namespace bubblesim {
 namespace {
@@ -23,6 +24,11 @@ std::string make_label(const Generator& generator, const ParamValues& params) {
   }
   if (parts.empty()) return generator.info.name;
   return fmt::format("{}({})", generator.info.name, fmt::join(parts, ","));
+}
+
+/// A generator's message without the "NAME: " it may start with (reports add the label).
+std::string without_prefix(const std::string& message, const std::string& prefix) {
+  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
 }
 
 /// generate_table with the generator input already built (run_schedule also gives it to formula()).
@@ -43,8 +49,11 @@ Table generate_from(const Scenario& scenario, const Generator& generator,
   try {
     table = generator.generate(in);
   } catch (const ScheduleConstraintError& e) {
-    throw InputError({Diagnostic{request.where, "schedules",
-                                 fmt::format("{}: {}", generator.info.name, e.what())}});
+    const SourceLocation& at = request.where;
+    throw InfeasibleScheduleError(InfeasibleSchedule{
+        generator.info.name, make_label(generator, request.params),
+        at.file.empty() ? "" : fmt::format("{}:{}:{}", at.file, at.line, at.column),
+        without_prefix(e.what(), generator.info.name + ": "), e.facts(), e.remedy()});
   }
   if (static_cast<std::int64_t>(table.op_count()) > scenario.max_ops) {
     throw InputError({Diagnostic{
@@ -102,6 +111,23 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 }  // namespace
+
+std::string InfeasibleSchedule::summary() const {
+  std::string out = reason;
+  if (!facts.empty()) {
+    std::vector<std::string> parts;
+    for (const ConstraintFact& f : facts) parts.push_back(f.name + " " + f.value);
+    out += fmt::format(" ({})", fmt::join(parts, ", "));
+  }
+  if (!remedy.empty()) out += "; remedy: " + remedy;
+  return out;
+}
+
+InfeasibleScheduleError::InfeasibleScheduleError(InfeasibleSchedule outcome)
+    : std::runtime_error(fmt::format("{}{}: infeasible: {}",
+                                     outcome.where.empty() ? "" : outcome.where + ": ",
+                                     outcome.label, outcome.summary())),
+      outcome_(std::move(outcome)) {}
 
 Table generate_table(const ResolvedScenario& resolved, const Generator& generator,
                      const ScheduleRequest& request,
@@ -169,14 +195,34 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     run.has_formula =
         run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();
   }
-  run.ideal = simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized));
-  Engine engine(make_engine_input(resolved, run.table, run.stage_costs, Replay::Simulated));
+  // The replays share their working arrays: the second finds the first's pages (no fresh
+  // memory to fault in) and the run's peak holds one set, not one per replay.
+  const auto scratch = std::make_shared<ReplayScratch>();
+  auto input = [&](Replay replay) {
+    EngineInput engine_input = make_engine_input(resolved, run.table, run.stage_costs, replay);
+    engine_input.scratch = scratch;
+    return engine_input;
+  };
+  run.ideal = simulate(input(Replay::Idealized));
+  Engine engine(input(Replay::Simulated));
   for (EngineObserver* o : observers) engine.add_observer(o);
   run.simulation = engine.run();
   run.replays += 2;
+  // A planning generator's own estimates against the replay (docs/optimizer.md).
+  if (run.simulation.status == RunStatus::Ok) {
+    auto compare = [&](const char* what, const std::optional<Time>& planned, Time replayed) {
+      if (!planned) return;
+      const double p = planned->seconds(), r = replayed.seconds();
+      run.formula.note += fmt::format(
+          "; the plan's own estimate of the {} {:.6g} ms, the replay's {:.6g} ms ({:+.3g}%)", what,
+          p * 1e3, r * 1e3, r > 0 ? 100.0 * (p - r) / r : 0.0);
+    };
+    compare("stage span", run.formula.planned_stage_span, run.simulation.metrics.stage_span_max);
+    compare("iteration time", run.formula.planned_iteration_time,
+            run.simulation.metrics.iteration_time);
+  }
   if (scenario.faults.any()) {
-    run.fault_free =
-        simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::FaultFree));
+    run.fault_free = simulate(input(Replay::FaultFree));
     ++run.replays;
   }
   run.wall_time_s = seconds_since(started);
@@ -202,16 +248,18 @@ ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry,
     if (hooks.on_schedule) hooks.on_schedule(position++, total, request);
     std::vector<EngineObserver*> observers;
     if (hooks.observers) observers = hooks.observers(out.runs.size());
-    if (request.defaulted) {
-      try {
-        out.runs.push_back(
-            run_schedule(out.resolved, *generator, request, observers, hooks.on_progress));
-      } catch (const InputError& e) {
-        out.skipped.push_back({request.name, e.diagnostics().front().message});
-      }
-    } else {
+    try {
       out.runs.push_back(
           run_schedule(out.resolved, *generator, request, observers, hooks.on_progress));
+    } catch (const InfeasibleScheduleError& e) {
+      // Defaulted schedules that do not fit the scenario are skipped; named ones are an outcome.
+      if (request.defaulted)
+        out.skipped.push_back({request.name, e.outcome().reason});
+      else
+        out.infeasible.push_back(e.outcome());
+    } catch (const InputError& e) {
+      if (!request.defaulted) throw;
+      out.skipped.push_back({request.name, e.diagnostics().front().message});
     }
   }
   return out;

@@ -10,7 +10,8 @@ Usage: minpp_1f1b.py CHECKOUT P M [REPEATS]
   CHECKOUT  a local checkout of the repository; pp.py is imported by path with matplotlib
             replaced by an empty module and plotting switched off (this script downloads nothing)
 Prints one JSON line: p, m, ops, median seconds of the simulation over REPEATS runs (default 1;
-its per-op trace goes to an in-memory buffer), ops per second and the makespan in units.
+its per-op trace goes to an in-memory buffer), ops per second, the same over the process's CPU
+time (the machine is shared; bubblesim_bench's rates are CPU time too) and the makespan in units.
 """
 import contextlib
 import importlib.util
@@ -41,20 +42,25 @@ def main():
     repeats = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     pp = load(checkout)
     seconds = []
+    cpu_seconds = []
     makespan = None
     for _ in range(repeats):
         schedule = pp.PPSchedule.create_1f1b(full_model=pp.FullModelList(num_layers=p), pp_size=p)
         start = time.perf_counter()
+        cpu_start = time.process_time()
         with contextlib.redirect_stdout(io.StringIO()):
             schedule.run_schedule_and_plot(num_microbatches=m)
         seconds.append(time.perf_counter() - start)
+        cpu_seconds.append(time.process_time() - cpu_start)
         makespan = max(w.busy_until() if w.current_item else
                        max(s.start_timestamp + s.duration for s in w.assigned_segments)
                        for w in schedule.workers)
     median = statistics.median(seconds)
+    cpu = statistics.median(cpu_seconds)
     ops = 2 * p * m
     print(json.dumps({"peer": "minPP 1f1b", "p": p, "m": m, "ops": ops, "seconds": median,
-                      "ops_per_s": ops / median, "makespan": makespan}))
+                      "ops_per_s": ops / median,
+                      "cpu_seconds": cpu, "cpu_ops_per_s": ops / cpu, "makespan": makespan}))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Usage: zero_bubble_add_time.py CHECKOUT P M [REPEATS]
   CHECKOUT  a local checkout of the repository (this script downloads nothing and imports only
             the scheduler modules, by path, so neither torch nor Megatron is needed)
 Prints one JSON line: p, m, ops, median seconds of add_time over REPEATS runs (default 3),
-ops per second and the makespan (F = 1, B = 2, W = 0, communication 0.1, in its units).
+ops per second, the same over the process's CPU time (the machine is shared; bubblesim_bench's
+rates are CPU time too) and the makespan (F = 1, B = 2, W = 0, communication 0.1, in its units).
 """
 import contextlib
 import importlib
@@ -52,15 +53,20 @@ def main():
         order = basic.create_schedule(config)
     ops = sum(len(stage) for stage in order)
     seconds = []
+    cpu_seconds = []
     makespan = None
     for _ in range(repeats):
         start = time.perf_counter()
+        cpu_start = time.process_time()
         timed = passes.add_time(config, order)
         seconds.append(time.perf_counter() - start)
+        cpu_seconds.append(time.process_time() - cpu_start)
         makespan = max(node.completion_time for stage in timed for node in stage)
     median = statistics.median(seconds)
+    cpu = statistics.median(cpu_seconds)
     print(json.dumps({"peer": "zero-bubble add_time", "p": p, "m": m, "ops": ops,
-                      "seconds": median, "ops_per_s": ops / median, "makespan": makespan}))
+                      "seconds": median, "ops_per_s": ops / median,
+                      "cpu_seconds": cpu, "cpu_ops_per_s": ops / cpu, "makespan": makespan}))
 
 
 if __name__ == "__main__":
