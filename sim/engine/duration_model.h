@@ -3,6 +3,8 @@
 // durations before a replay starts, so a model that draws them from distributions (Monte Carlo)
 // replays the same OpGraph many times with new durations and never rebuilds it. The default,
 // CostDurations, reads them from the stage costs and slows every compute op of a straggler down.
+// A model may also stretch what the network model times (jitters_network): the fixed delay or
+// route latency of each transfer and the time of each copy (docs/variability.md).
 
 #include <vector>
 
@@ -17,6 +19,19 @@ class DurationModel {
   /// out[n] = compute time of node n (resized to graph.size()). Copies (O, L) get zero: their time
   /// comes from the network model.
   virtual void fill(const OpGraph& graph, std::vector<Time>& out) const = 0;
+
+  /// Whether transfer_factor or copy_factor can differ from 1 (else the network skips them).
+  virtual bool jitters_network() const { return false; }
+  /// Factor on the fixed delay (fixed-delay network) or the route latency (topology network) of
+  /// the k-th transfer (0-based, in send order) from device `from` to device `to`. A device sends
+  /// in its stream order, so (from, to, k) names the same transfer in every replay of a graph.
+  virtual double transfer_factor(std::int32_t /*from*/, std::int32_t /*to*/,
+                                 std::uint32_t /*k*/) const {
+    return 1.0;
+  }
+  /// Factor on the time of copy node `node` of `device`: its private-link time, or its route
+  /// latency over a topology (the flow itself is shared bandwidth and is not stretched).
+  virtual double copy_factor(std::int32_t /*device*/, std::uint32_t /*node*/) const { return 1.0; }
 };
 
 /// Durations from the stage costs: F, B (backward for inputs when a W exists, else the full

@@ -54,6 +54,7 @@ std::string out_of_memory_text(const OutOfMemory& o) {
 struct Engine::State {
   EngineInput in;
   std::vector<EngineObserver*> observers;
+  std::unique_ptr<const OpGraph> op_graph;  // built on the first run, reused by later ones
 
   explicit State(EngineInput input) : in(std::move(input)) {}
   SimulationResult run();
@@ -63,7 +64,8 @@ SimulationResult Engine::State::run() {
   check_input(in);
   const Table& table = *in.table;
   std::unique_ptr<NetworkModel> network = make_network_model(in);
-  const OpGraph graph(table, in.stage_costs);
+  if (!op_graph) op_graph = std::make_unique<const OpGraph>(table, in.stage_costs);
+  const OpGraph& graph = *op_graph;
   std::vector<Time> durations;
   if (in.durations) {
     in.durations->fill(graph, durations);
@@ -131,6 +133,11 @@ Engine::~Engine() = default;
 void Engine::add_observer(EngineObserver* observer) { state_->observers.push_back(observer); }
 
 SimulationResult Engine::run() { return state_->run(); }
+
+SimulationResult Engine::run(std::shared_ptr<const DurationModel> durations) {
+  state_->in.durations = std::move(durations);
+  return state_->run();
+}
 
 SimulationResult simulate(EngineInput input) {
   Engine engine(std::move(input));

@@ -21,8 +21,9 @@ class FixedDelay final : public NetworkModel {
  public:
   FixedDelay(Time delay, std::optional<Bandwidth> offload_bandwidth)
       : NetworkModel(offload_bandwidth), delay_(delay) {}
-  std::optional<Time> send(std::int32_t, std::int32_t, Bytes, std::uint32_t, Time now) override {
-    return now + delay_;
+  std::optional<Time> send(std::int32_t from, std::int32_t to, Bytes, std::uint32_t,
+                           Time now) override {
+    return now + transfer_delay(from, to, delay_);
   }
   bool contention_free() const override { return true; }
   Time delay() const { return delay_; }

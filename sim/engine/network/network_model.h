@@ -25,6 +25,7 @@
 
 namespace bubblesim {
 
+class DurationModel;
 class FlowPort;
 struct EngineInput;
 
@@ -95,9 +96,25 @@ class NetworkModel {
   /// known when its data leaves (send() never returns nullopt).
   virtual bool contention_free() const { return false; }
 
+  /// Before the replay: a duration model that stretches transfer delays and copy times
+  /// (DurationModel::jitters_network; docs/variability.md) for a `devices`-device graph. It must
+  /// outlive the model. Without one every delay is as given.
+  void set_jitter(const DurationModel* jitter, std::int32_t devices);
+
  protected:
+  /// `delay` (a fixed delay or a route latency) of the next transfer from `from` to `to`, stretched
+  /// by the jitter's factor for it; counts the pair's transfers, so call it once per send.
+  Time transfer_delay(std::int32_t from, std::int32_t to, Time delay);
+  /// `time` (a copy's private-link time or route latency) of copy `node` on `device`, stretched.
+  Time copy_time(std::int32_t device, std::uint32_t node, Time time) const;
+
   NetworkSink* sink_ = nullptr;
   std::optional<Bandwidth> offload_bandwidth_;
+
+ private:
+  const DurationModel* jitter_ = nullptr;
+  std::int32_t jitter_devices_ = 0;
+  std::vector<std::uint32_t> sends_per_pair_;  // [from * devices + to], with a jitter only
 };
 
 /// The model EngineInput::network names. Throws std::invalid_argument on an inconsistent input.

@@ -1,0 +1,50 @@
+#pragma once
+// SampledDurations: the DurationModel of one Monte Carlo sample (docs/variability.md). Every
+// compute op's deterministic duration (from a base model: the stage costs and the stragglers'
+// slowdown) is multiplied by a factor drawn for it; the network's transfer delays and copy times
+// are stretched the same way (DurationModel::transfer_factor, copy_factor).
+//
+// A draw's latent standard normal mixes three independent ones: a global one G shared by every
+// device, one D_d per device and one E_u per draw unit (an op, an op kind of a device, or the
+// device, by VariabilitySpec::per):
+//     Z = sqrt(a) G + sqrt(w - a) D_d + sqrt(1 - w) E_u,   a = across_devices, w = within_device
+// so two draws on one device have latent correlation w, on two devices a. Z becomes the factor by
+// jitter_factor (mean 1, the op's cv). With per: device, E_u is D_d itself (w plays no part).
+
+#include <memory>
+#include <vector>
+
+#include "sim/engine/duration_model.h"
+#include "sim/variability/variability_spec.h"
+
+namespace bubblesim {
+
+class SampledDurations final : public DurationModel {
+ public:
+  /// Sample `sample` of `spec` on top of `base` (null: CostDurations with `compute_slowdown`).
+  SampledDurations(std::shared_ptr<const VariabilitySpec> spec, std::uint64_t sample,
+                   std::shared_ptr<const DurationModel> base,
+                   std::vector<double> compute_slowdown = {});
+
+  void fill(const OpGraph& graph, std::vector<Time>& out) const override;
+  bool jitters_network() const override;
+  double transfer_factor(std::int32_t from, std::int32_t to, std::uint32_t k) const override;
+  double copy_factor(std::int32_t device, std::uint32_t node) const override;
+
+  /// The cv of one compute op of `graph` (its kind's, cost-weighted for B+W and F&B).
+  double op_cv(const OpGraph& graph, const Op& op) const;
+
+ private:
+  /// The latent normal of draw unit (group, index) on `device`; group is an op kind, or one of
+  /// the copy and transfer groups.
+  double latent(std::int32_t device, std::uint64_t group, std::uint64_t index,
+                std::uint64_t sub = 0) const;
+
+  std::shared_ptr<const VariabilitySpec> spec_;
+  std::uint64_t seed_;  // this sample's
+  std::shared_ptr<const DurationModel> base_;
+  std::vector<double> slowdown_;
+  double global_;  // G
+};
+
+}  // namespace bubblesim
