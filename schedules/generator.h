@@ -24,9 +24,9 @@ struct GeneratorInput {
   std::int32_t microbatches = 0;  // m
   ParamValues params;
   CostProfile costs;
-  Time comm_delay;                     // fixed stage-to-stage delay, if the scenario has one
-  std::optional<Bytes> memory_budget;  // per device, if the scenario sets one
-  std::string base_dir;                // the scenario file's folder, for relative paths in params
+  Time delay;  // communication.delay: the fixed stage-to-stage delay (zero with a topology)
+  std::vector<Bytes> memory_budget;  // memory.budget per device (p values); empty = no budget
+  std::string base_dir;              // the scenario file's folder, for relative paths in params
   /// Per device: bandwidth of the route to and from its host memory (the offload copies), or
   /// `memory.offload.bandwidth` under fixed-delay; empty when no host is reachable.
   std::vector<Bandwidth> offload_d2h, offload_h2d;

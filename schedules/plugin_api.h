@@ -24,9 +24,13 @@
 #include "schedules/table.h"        // Table, Placement
 #include "schedules/version.h"      // BUBBLESIM_VERSION_STRING
 
-/// Layout version of BubblesimPluginInfo and of the calling convention of register_generators.
-/// Bumped whenever either changes; a plugin with another value is refused before any call into it.
-#define BUBBLESIM_PLUGIN_ABI_VERSION 1u
+/// Layout version of BubblesimPluginInfo, of the calling convention of register_generators and of
+/// the types a generator receives and returns (GeneratorInput, Table, Formula, ...). Bumped
+/// whenever any of them changes; a plugin with another value is refused before any call into it.
+///   1  first release
+///   2  GeneratorInput: `comm_delay` renamed `delay` (communication.delay); `memory_budget` is
+///      one value per device (std::vector<Bytes>, empty = no budget) instead of one optional
+#define BUBBLESIM_PLUGIN_ABI_VERSION 2u
 
 extern "C" {
 

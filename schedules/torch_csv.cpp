@@ -4,15 +4,14 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "schedules/table_index.h"
 #include "sim/units/csv_fields.h"
 #include "sim/units/diagnostics.h"
+#include "sim/units/text_file.h"
 
 namespace bubblesim {
 namespace {
@@ -451,14 +450,6 @@ std::optional<TorchDialect> torch_dialect_from_name(std::string_view name) {
 TorchCsvImport read_torch_csv(std::string_view text, const std::string& file,
                               std::optional<TorchDialect> dialect) {
   return CsvImporter(file, dialect).run(text);
-}
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TorchCsvImport read_torch_csv_file(const std::string& path, std::optional<TorchDialect> dialect) {

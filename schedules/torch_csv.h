@@ -54,7 +54,4 @@ TorchCsvImport read_torch_csv_file(const std::string& path, std::optional<TorchD
 /// express: recompute/offload/reload ops and weight-replicating placements.
 std::string write_torch_csv(const Table& table, TorchDialect dialect = TorchDialect::Current);
 
-/// Reads a whole file into a string; InputError naming the path when it cannot be read.
-std::string read_text_file(const std::string& path);
-
 }  // namespace bubblesim

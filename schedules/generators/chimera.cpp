@@ -211,7 +211,7 @@ Formula chimera_formula(const GeneratorInput& in) {
   const bool unit_costs =
       !in.costs.stages.empty() && has_uniform_stage_times(in.costs) &&
       in.costs.stages.front().forward == in.costs.stages.front().full_backward() &&
-      in.comm_delay == Time::zero();
+      in.delay == Time::zero();
   if (unit_costs) out.bubble_ratio = 1.0 - 2.0 * n / steps;
   if (shape.pipelines == 1) out.peak_activation_units = shape.per_slot() * shape.devices;
   return out;

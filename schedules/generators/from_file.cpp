@@ -8,6 +8,7 @@
 #include "schedules/generator.h"
 #include "schedules/table_csv.h"
 #include "schedules/torch_csv.h"
+#include "sim/units/text_file.h"
 
 namespace bubblesim {
 namespace {

@@ -36,10 +36,11 @@ Problem make_problem(const GeneratorInput& in) {
   Problem pr;
   pr.stages = p;
   pr.microbatches = m;
-  pr.comm_ps = in.comm_delay.ps();
+  pr.comm_ps = in.delay.ps();
   const bool makespan = in.params.has("objective") && in.params.text("objective") == "makespan";
   pr.objective = makespan ? Objective::Makespan : Objective::StageSpan;
-  for (const StageCost& c : in.costs.stages) {
+  for (std::size_t s = 0; s < in.costs.stages.size(); ++s) {
+    const StageCost& c = in.costs.stages[s];
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());
     pr.weight_ps.push_back(c.backward_weight.ps());
@@ -49,8 +50,10 @@ Problem make_problem(const GeneratorInput& in) {
     if (in.params.has("budget_units")) {
       limit = static_cast<std::int64_t>(
           std::floor(in.params.real("budget_units") * c.activation.as_double() + 0.5));
-    } else if (in.params.has("budget") || in.memory_budget) {
-      const Bytes budget = in.params.has("budget") ? in.params.size("budget") : *in.memory_budget;
+    } else if (in.params.has("budget") || !in.memory_budget.empty()) {
+      // Stage s runs on device s: its limit is that device's budget.
+      const Bytes budget =
+          in.params.has("budget") ? in.params.size("budget") : in.memory_budget.at(s);
       limit = budget.count() - c.static_memory.count();
     }
     pr.limit_bytes.push_back(limit);

@@ -53,18 +53,6 @@ std::string PassDecision::summary() const {
                      name == "offload" ? "moved" : "not stored");
 }
 
-std::string_view memory_policy_name(MemoryPolicy p) {
-  switch (p) {
-    case MemoryPolicy::None:
-      return "none";
-    case MemoryPolicy::Full:
-      return "full";
-    case MemoryPolicy::Selective:
-      return "selective";
-  }
-  return "?";
-}
-
 PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>& stage_costs,
                                 const RecomputeSettings& settings) {
   PassResult out{table, empty_decision("recompute", settings.policy, table)};

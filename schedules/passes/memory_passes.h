@@ -22,14 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "schedules/memory_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/rates.h"
 
 namespace bubblesim {
-
-enum class MemoryPolicy { None, Full, Selective };
-std::string_view memory_policy_name(MemoryPolicy p);  // "none", "full", "selective"
 
 /// Start and end of one op in a replay, parallel to Table::device_ops.
 struct OpWindow {
@@ -37,20 +35,6 @@ struct OpWindow {
   Time end;
 };
 using TableTimings = std::vector<std::vector<OpWindow>>;
-
-struct RecomputeSettings {
-  MemoryPolicy policy = MemoryPolicy::None;
-  std::vector<std::int32_t> stages;  // selective: explicit table stages (wins over fraction)
-  double fraction = 0.5;             // selective without stages
-};
-
-struct OffloadSettings {
-  MemoryPolicy policy = MemoryPolicy::None;
-  std::int32_t prefetch = 1;         // >= 1: reload starts this many compute ops before its B
-  std::vector<std::int32_t> stages;  // selective: explicit table stages
-  Time min_idle;                     // extra idle time an activation must leave beyond the copies
-  std::vector<Bandwidth> d2h, h2d;   // per device: bottleneck bandwidth of the route to / from host
-};
 
 /// What one pass decided.
 struct PassDecision {

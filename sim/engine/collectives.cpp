@@ -58,18 +58,6 @@ std::string_view collective_kind_name(CollectiveKind k) {
   return "?";
 }
 
-std::string_view collective_algorithm_name(CollectiveAlgorithm a) {
-  switch (a) {
-    case CollectiveAlgorithm::Ring:
-      return "ring";
-    case CollectiveAlgorithm::Tree:
-      return "tree";
-    case CollectiveAlgorithm::Hierarchical:
-      return "hierarchical";
-  }
-  return "?";
-}
-
 std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                              double bytes,
                                              const std::vector<std::int32_t>& node_of_rank) {

@@ -30,15 +30,13 @@
 
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
+#include "topologies/collective_algorithm.h"
 #include "topologies/topology.h"
 
 namespace bubblesim {
 
 enum class CollectiveKind { AllReduce, ReduceScatter, AllGather };
-enum class CollectiveAlgorithm { Ring, Tree, Hierarchical };
 std::string_view collective_kind_name(CollectiveKind k);  // "all-reduce", ...
-std::string_view collective_algorithm_name(
-    CollectiveAlgorithm a);  // "ring", "tree", "hierarchical"
 
 struct CollectiveTransfer {
   std::int32_t from = 0;  // rank

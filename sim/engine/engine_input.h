@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "schedules/memory_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
@@ -15,12 +16,6 @@
 #include "topologies/topology.h"
 
 namespace bubblesim {
-
-/// When activation memory is released (SCHEDULES.md 6.2).
-enum class ReleaseConvention {
-  Split,             // M_B - M_W at the end of B, M_W at the end of W (ZB paper); fused B frees all
-  BackwardComplete,  // everything at the op completing the backward (W when split, else B)
-};
 
 /// A link fault (docs/reliability.md): from time `at`, the directed link carries at most
 /// `bytes_per_second` (0 = cut: flows over it stall; a transfer stalled until the end is reported

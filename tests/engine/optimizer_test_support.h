@@ -17,7 +17,7 @@ namespace bubblesim::testing {
 inline GeneratorInput input(int p, int m, const StageCost& c, Time comm, double units,
                             const std::string& method = "auto") {
   GeneratorInput in = generator_input(p, m, c);
-  in.comm_delay = comm;
+  in.delay = comm;
   in.params.set("budget_units", units);
   in.params.set("method", method);
   return in;
@@ -43,7 +43,7 @@ inline optimizer::Problem problem_of(const GeneratorInput& in, double units,
   optimizer::Problem pr;
   pr.stages = in.devices;
   pr.microbatches = in.microbatches;
-  pr.comm_ps = in.comm_delay.ps();
+  pr.comm_ps = in.delay.ps();
   for (const StageCost& c : in.costs.stages) {
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());

@@ -39,7 +39,7 @@ Traced traced_run(const std::string& path = kScenario, const std::string& schedu
   }
   REQUIRE(request.name == schedule);
   ChromeTraceWriter writer(t.scenario.stages);
-  t.run = run_schedule(t.scenario, *registry.find(schedule), request, {&writer});
+  t.run = run_schedule(resolve(t.scenario), *registry.find(schedule), request, {&writer});
   TraceContext context;
   context.label = t.run.label;
   context.devices = t.run.table.devices;
@@ -140,7 +140,8 @@ TEST_CASE("topology transfers get link threads and extra lanes instead of overla
   Scenario s = load_scenario_file(
       std::string(BUBBLESIM_SOURCE_DIR) + "/tests/report/topology_gpipe.yaml", registry);
   ChromeTraceWriter writer(s.stages);
-  ScheduleRun run = run_schedule(s, *registry.find("gpipe"), s.schedules.front(), {&writer});
+  ScheduleRun run =
+      run_schedule(resolve(s), *registry.find("gpipe"), s.schedules.front(), {&writer});
   REQUIRE(run.simulation.status == RunStatus::Ok);
   TraceContext context{run.label, run.table.devices, s.communication.topology.get(),
                        s.communication.placement};
@@ -202,7 +203,8 @@ TEST_CASE("the memory timeline starts at static memory and ends with no activati
   Registry registry = Registry::with_builtins();
   Scenario s = load_scenario_file(kScenario, registry);
   MemoryTimeline memory(s.stages);
-  ScheduleRun run = run_schedule(s, *registry.find("1f1b"), s.schedules.front(), {&memory});
+  ScheduleRun run =
+      run_schedule(resolve(s), *registry.find("1f1b"), s.schedules.front(), {&memory});
   for (std::int32_t d = 0; d < s.stages; ++d) {
     const auto& samples = memory.samples(d);
     REQUIRE(samples.size() > 2);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "schedules/registry.h"
+#include "tools/runner/resolve.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
 
@@ -74,11 +75,13 @@ topology: topologies/dgx-h100-2nodes.yaml
 schedules: [1f1b]
 )";
   Scenario one = load_scenario_string(yaml, "tp1.yaml", source("scenarios"), registry());
+  const ResolvedScenario rtp = resolve(tp), rone = resolve(one);
   for (std::size_t s = 0; s < 2; ++s) {
-    const StageCost& a = tp.costs.stages[s];
-    const StageCost& b = one.costs.stages[s];
-    REQUIRE(tp.parallelism.tp_forward[s] > Time::zero());
-    CHECK((a.forward - tp.parallelism.tp_forward[s]).ps() == b.forward.ps() / 8);
+    const StageCost& a = rtp.costs.stages[s];
+    const StageCost& b = rone.costs.stages[s];
+    CHECK(tp.costs.stages[s].forward == b.forward);  // the scenario keeps the costs as given
+    REQUIRE(rtp.sync.tp_forward[s] > Time::zero());
+    CHECK((a.forward - rtp.sync.tp_forward[s]).ps() == b.forward.ps() / 8);
     CHECK(a.backward_weight.ps() == b.backward_weight.ps() / 8);
     CHECK(a.activation.count() == b.activation.count() / 8);
   }

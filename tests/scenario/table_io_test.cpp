@@ -8,6 +8,7 @@
 #include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
 #include "sim/units/diagnostics.h"
+#include "tools/runner/resolve.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/cost_profile_csv.h"
 #include "tools/scenario/scenario_loader.h"
@@ -18,8 +19,8 @@ namespace {
 
 std::string source(const std::string& rel) { return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel; }
 
-SimulationResult replay(const Scenario& sc, const Table& t) {
-  return simulate(make_engine_input(sc, t, sc.costs.for_table(t.chunks), true));
+SimulationResult replay(const ResolvedScenario& r, const Table& t) {
+  return simulate(make_engine_input(r, t, r.costs.for_table(t.chunks), Replay::Idealized));
 }
 
 }  // namespace
@@ -61,6 +62,7 @@ TEST_CASE("export then import of every registered generator gives identical repl
       "costs: {forward: 1.5ms, backward_input: 2ms, backward_weight: 1ms, activation_memory: "
       "1GiB}\n",
       "t.yaml", registry);
+  const ResolvedScenario resolved = resolve(sc);
   int exported = 0;
   for (const std::string& name : registry.names()) {
     if (name == "from-file") continue;
@@ -73,15 +75,15 @@ TEST_CASE("export then import of every registered generator gives identical repl
     }
     Table table;
     try {
-      table = generate_table(sc, *g, request);
+      table = generate_table(resolved, *g, request);
     } catch (const InputError&) {
       continue;  // this shape does not fit the schedule
     }
-    SimulationResult original = replay(sc, table);
+    SimulationResult original = replay(resolved, table);
     // bubblesim CSV expresses every table.
     Table ours = read_table_csv(write_table_csv(table), "t.csv");
     CHECK(ours.device_ops == table.device_ops);
-    SimulationResult from_ours = replay(sc, ours);
+    SimulationResult from_ours = replay(resolved, ours);
     CHECK(from_ours.timings.size() == original.timings.size());
     for (std::size_t d = 0; d < original.timings.size(); ++d) {
       for (std::size_t i = 0; i < original.timings[d].size(); ++i) {
@@ -99,7 +101,7 @@ TEST_CASE("export then import of every registered generator gives identical repl
       }
       Table theirs = read_torch_csv(text, "t.csv", dialect).table;
       CHECK(theirs.device_ops == table.device_ops);
-      SimulationResult from_theirs = replay(sc, theirs);
+      SimulationResult from_theirs = replay(resolved, theirs);
       CHECK(from_theirs.metrics.makespan == original.metrics.makespan);
       for (std::size_t d = 0; d < original.timings.size(); ++d) {
         for (std::size_t i = 0; i < original.timings[d].size(); ++i) {

@@ -8,6 +8,7 @@
 #include "schedules/table_csv.h"
 #include "schedules/validator.h"
 #include "sim/units/diagnostics.h"
+#include "sim/units/text_file.h"
 
 using namespace bubblesim;
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "schedules/torch_csv.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/quantity_parser.h"
+#include "sim/units/text_file.h"
 #include "tools/calibration/calibration.h"
 #include "tools/cli/command_set.h"
 #include "tools/scenario/scenario_loader.h"

@@ -173,9 +173,10 @@ int command_table(const Registry& registry, const TableOptions& options) {
     }
   }
   if (!found) request.params = ParamValues::defaults(generator->info.params);
-  Table table = generate_table(scenario, *generator, request);
-  std::vector<StageCost> costs = scenario.costs.for_table(table.chunks);
-  SimulationResult ideal = simulate(make_engine_input(scenario, table, costs, true));
+  const ResolvedScenario resolved = resolve(scenario);
+  Table table = generate_table(resolved, *generator, request);
+  std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
+  SimulationResult ideal = simulate(make_engine_input(resolved, table, costs, Replay::Idealized));
   if (options.format == "torch-csv") {
     try {
       emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)));
@@ -249,10 +250,11 @@ int command_explain(const Registry& registry, const ExplainOptions& options) {
 
 int command_validate(const Registry& registry, const std::string& scenario_path) {
   Scenario scenario = load_scenario_file(scenario_path, registry);
+  const ResolvedScenario resolved = resolve(scenario);
   // Generate and validate every table too: a schedule that does not fit is bad input.
   for (const ScheduleRequest& request : scenario.schedules) {
     const Generator* g = registry.find(request.name);
-    if (g != nullptr && !scenario.schedules_defaulted) generate_table(scenario, *g, request);
+    if (g != nullptr && !request.defaulted) generate_table(resolved, *g, request);
   }
   fmt::print("{}: ok ({} schedules)\n", scenario_path, scenario.schedules.size());
   return 0;

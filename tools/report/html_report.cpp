@@ -48,12 +48,9 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
   }
   j["memory"] = mem;
   nlohmann::json budget = nlohmann::json::array();
-  const auto& b = scenario.memory.budget;
   for (std::int32_t d = 0; d < run.table.devices; ++d) {
-    if (b.size() == 1)
-      budget.push_back(b.front().count());
-    else if (static_cast<std::size_t>(d) < b.size())
-      budget.push_back(b[static_cast<std::size_t>(d)].count());
+    if (std::optional<Bytes> b = memory_budget_of_device(scenario.memory, d))
+      budget.push_back(b->count());
   }
   j["budget"] = budget;
   return j;

@@ -5,6 +5,8 @@
 #include "tools/report/metric_table.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
+#include "tools/report/resolved_scenario_json.h"
+#include "tools/runner/offload_analysis.h"
 
 namespace bubblesim {
 
@@ -148,7 +150,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
 nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result) {
   nlohmann::json j;
   j["schema_version"] = kReportSchemaVersion;
-  j["scenario"] = scenario.resolved;
+  j["scenario"] = resolved_scenario_json(result.resolved);
   nlohmann::json results = nlohmann::json::array();
   double wall = 0.0;
   std::uint64_t events = 0;
@@ -158,7 +160,7 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
     events += r.ideal.events + r.simulation.events;
   }
   j["results"] = results;
-  OffloadAnalysis a = analyze_offload(scenario);
+  OffloadAnalysis a = analyze_offload(result.resolved);
   j["analysis"] = {
       {"offload_k", optional_number(a.k)},
       {"offload_k_stage", a.k_stage ? nlohmann::json(*a.k_stage) : nlohmann::json(nullptr)},

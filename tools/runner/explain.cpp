@@ -58,12 +58,7 @@ std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario,
     if (d < m.peak_activation_per_device.size())
       dev.peak_activation = m.peak_activation_per_device[d];
     if (d < m.peak_memory_per_device.size()) dev.peak_memory = m.peak_memory_per_device[d];
-    const auto& budget = scenario.memory.budget;
-    if (budget.size() == 1) {
-      dev.budget = budget.front();
-    } else if (d < budget.size()) {
-      dev.budget = budget[d];
-    }
+    dev.budget = memory_budget_of_device(scenario.memory, static_cast<std::int32_t>(d));
   }
   return out;
 }
@@ -79,10 +74,11 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
   for (std::size_t i = 0; i < scenario.schedules.size() && !subject_index; ++i) {
     if (scenario.schedules[i].name == name) subject_index = i;
   }
-  out.listed = subject_index.has_value() && !scenario.schedules_defaulted;
+  out.listed = subject_index.has_value() && !scenario.schedules[*subject_index].defaulted;
   const ScheduleRequest subject =
       subject_index ? scenario.schedules[*subject_index] : default_request(generator, scenario);
-  out.rows.push_back({run_schedule(scenario, generator, subject), true, out.listed});
+  const ResolvedScenario resolved = resolve(scenario);
+  out.rows.push_back({run_schedule(resolved, generator, subject), true, out.listed});
 
   // Baselines: the scenario's other entries (a schedule the user listed must fit, as in `run`;
   // defaulted lists skip what does not), then the default baselines it does not list.
@@ -90,14 +86,14 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
     if (subject_index && i == *subject_index) continue;
     const ScheduleRequest& request = scenario.schedules[i];
     const Generator& g = find_generator(registry, request.name);
-    if (scenario.schedules_defaulted) {
+    if (request.defaulted) {
       try {
-        out.rows.push_back({run_schedule(scenario, g, request), false, false});
+        out.rows.push_back({run_schedule(resolved, g, request), false, false});
       } catch (const InputError& e) {
         out.skipped.push_back({request.name, e.diagnostics().front().message});
       }
     } else {
-      out.rows.push_back({run_schedule(scenario, g, request), false, true});
+      out.rows.push_back({run_schedule(resolved, g, request), false, true});
     }
   }
   for (std::string_view view : kExplainBaselines) {
@@ -109,7 +105,7 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
     if (present || g == nullptr)
       continue;  // a registry without it (plugins only) has no such baseline
     try {
-      out.rows.push_back({run_schedule(scenario, *g, default_request(*g, scenario)), false, false});
+      out.rows.push_back({run_schedule(resolved, *g, default_request(*g, scenario)), false, false});
     } catch (const InputError& e) {
       out.skipped.push_back({baseline, e.diagnostics().front().message});
     }

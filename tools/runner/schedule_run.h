@@ -29,7 +29,8 @@ struct ScheduleRun {
   /// With `faults:` in the scenario: the simulation replayed without them, for the report's
   /// "effect of the faults" (unset when the scenario has no faults).
   std::optional<SimulationResult> fault_free;
-  double wall_time_s = 0.0;  // generation + both replays
+  double wall_time_s = 0.0;  // generation + every replay
+  std::int32_t replays = 0;  // engine replays this run took (scenario_runner.h says how many)
   double generate_s = 0.0;   // generation alone (the optimizer's solve time)
 };
 

@@ -4,7 +4,10 @@
 
 namespace bubblesim {
 
-std::shared_ptr<const SyncPlan> make_sync_plan(const Scenario& scenario, const Table& table) {
+std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
+                                               const Table& table) {
+  const Scenario& scenario = *resolved.scenario;
+  const SyncCosts& sync = resolved.sync;
   const ParallelismSpec& par = scenario.parallelism;
   if (!par.enabled || scenario.communication.kind != CommunicationKind::Topology ||
       par.gpus.size() != static_cast<std::size_t>(par.world(scenario.stages))) {
@@ -30,10 +33,10 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const Scenario& scenario, const T
   plan->tp_backward.resize(stages);
   for (std::size_t s = 0; s < stages; ++s) {
     const std::size_t ps = profile(s);
-    if (ps >= par.gradient_bytes.size()) return nullptr;
-    plan->gradient_bytes[s] = Bytes(par.gradient_bytes[ps].count() / chunks);
-    plan->tp_forward[s] = Time::from_ps(par.tp_forward[ps].ps() / chunks);
-    plan->tp_backward[s] = Time::from_ps(par.tp_backward[ps].ps() / chunks);
+    if (ps >= sync.gradient_bytes.size()) return nullptr;
+    plan->gradient_bytes[s] = Bytes(sync.gradient_bytes[ps].count() / chunks);
+    plan->tp_forward[s] = Time::from_ps(sync.tp_forward[ps].ps() / chunks);
+    plan->tp_backward[s] = Time::from_ps(sync.tp_backward[ps].ps() / chunks);
   }
   if (par.tp <= 1) {
     plan->tp_forward.clear();
@@ -43,14 +46,14 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const Scenario& scenario, const T
   for (std::size_t d = 0; d < devices; ++d) {
     for (std::int32_t s : table.placement.stages_held_by(static_cast<std::int32_t>(d))) {
       const std::size_t ps = profile(static_cast<std::size_t>(s));
-      plan->optimizer[d] += Time::from_ps(par.optimizer[ps].ps() / chunks);
+      plan->optimizer[d] += Time::from_ps(sync.optimizer[ps].ps() / chunks);
     }
   }
   plan->bucket = par.bucket;
   plan->overlap = par.overlap;
   plan->algorithm = par.algorithm;
   plan->replica_sync = par.replica_sync;
-  plan->tp_summaries = par.tp_summaries;
+  plan->tp_summaries = sync.tp_summaries;
   return plan;
 }
 

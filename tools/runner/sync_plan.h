@@ -5,13 +5,14 @@
 
 #include "schedules/table.h"
 #include "sim/engine/gradient_sync.h"
-#include "tools/scenario/scenario.h"
+#include "tools/runner/resolve.h"
 
 namespace bubblesim {
 
 /// Null when the scenario has no parallelism or no topology. Table stage s takes profile stage
 /// s / chunks with gradient bytes, optimizer and TP times divided by chunks; a device's optimizer
 /// step covers every stage it holds (replicas included).
-std::shared_ptr<const SyncPlan> make_sync_plan(const Scenario& scenario, const Table& table);
+std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
+                                               const Table& table);
 
 }  // namespace bubblesim

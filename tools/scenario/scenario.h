@@ -1,24 +1,23 @@
 #pragma once
-// Scenario: a validated, fully resolved description of one simulation problem, as loaded from a
-// scenario YAML file (see scenario_loader.h). Defaults are filled in; costs are resolved to a
-// per-stage CostProfile whether the file gave them explicitly or as a transformer description.
+// Scenario: a validated description of one simulation problem, as read from a scenario YAML file
+// (scenario_loader.h), one member per section. Plain data: defaults are filled in and costs are
+// per stage, but nothing is derived from a topology or a collective here; the runner's resolve
+// step (tools/runner/resolve.h) turns a Scenario into generator and engine inputs.
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "schedules/memory_settings.h"
 #include "schedules/parameter.h"
-#include "schedules/passes/memory_passes.h"
 #include "schedules/stage_costs.h"
-#include "sim/engine/engine_input.h"
 #include "sim/units/bytes.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
-#include "tools/scenario/parallelism.h"
+#include "topologies/collective_algorithm.h"
 #include "topologies/topology.h"
 
 namespace bubblesim {
@@ -45,6 +44,7 @@ struct GpuSpec {
 
 enum class CommunicationKind { FixedDelay, Topology };
 
+/// `communication:`, `topology:` and `placement:`.
 struct CommunicationSpec {
   CommunicationKind kind = CommunicationKind::FixedDelay;
   Time delay;                                // FixedDelay: added on every cross-stage edge
@@ -55,15 +55,20 @@ struct CommunicationSpec {
 /// `memory:` — budgets, host memory, the release convention and the memory passes
 /// (docs/memory.md).
 struct MemorySpec {
-  std::vector<Bytes> budget;  // empty: no budget; one value: every device; else per device
-  std::optional<Bytes>
-      host_capacity;  // per host vertex (or the one host of fixed-delay); unset: unlimited
+  /// As given: empty = no budget; one value = every device; else one per device. Read it through
+  /// memory_budget_of_device(), the one place that rule lives.
+  std::vector<Bytes> budget;
+  std::optional<Bytes> host_capacity;  // per host vertex (or the one host of fixed-delay)
   ReleaseConvention release = ReleaseConvention::Split;
-  OffloadSettings offload;  // d2h / h2d are filled per run from the route (or bandwidth)
+  OffloadSettings offload;  // d2h / h2d are left empty: the resolve step derives them
   std::optional<Bandwidth> offload_bandwidth;  // fixed-delay only: a private PCIe link per GPU
   RecomputeSettings recompute;
   SourceLocation offload_where, recompute_where;  // for errors found when a table is known
 };
+
+/// The budget of device `d` (0 <= d < devices): the one value for every device, or its entry of
+/// the list. nullopt when the scenario sets no budget.
+std::optional<Bytes> memory_budget_of_device(const MemorySpec& memory, std::int32_t d);
 
 /// `faults:` — simulated faults (docs/reliability.md). They apply to the simulation level only:
 /// the idealized table and the formula stay fault-free, and every faulty run is also replayed
@@ -81,12 +86,41 @@ struct FaultSpec {
   bool any() const { return !slowdown.empty() || !links.empty(); }
 };
 
+/// `parallelism:` and `data_parallel:` (docs/parallelism.md), plus the explicit per-stage sync
+/// costs of `costs:`. What they imply (the TP split, all-reduce times, gradient bytes, optimizer
+/// time) is derived by the resolve step.
+struct ParallelismSpec {
+  bool enabled = false;  // `parallelism:` or `data_parallel:` given
+  std::int32_t dp = 1;
+  std::int32_t tp = 1;
+  std::vector<std::string> order{"tp", "pp", "dp"};  // innermost first
+  /// GPU of every rank, indexed by rank_index(); filled from the topology (or `placement`).
+  std::vector<VertexId> gpus;
+  // data_parallel:
+  Bytes bucket = Bytes(25LL * 1024 * 1024);
+  bool overlap = true;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  bool replica_sync = true;
+  // costs.gradient_bytes (whole stage, before the TP split) and costs.optimizer_step (per GPU),
+  // per pipeline stage; empty = derive.
+  std::vector<Bytes> gradient_bytes;
+  std::vector<Time> optimizer_step;
+  SourceLocation where;
+
+  std::int32_t world(std::int32_t stages) const { return stages * dp * tp; }
+  /// Index of (pipeline stage s, dp replica r, tp rank t) in `gpus` for the mixed radix `order`.
+  std::size_t rank_index(std::int32_t stages, std::int32_t s, std::int32_t r, std::int32_t t) const;
+};
+
 /// One entry of `schedules:` — a generator name and its raw parameters, checked against the
 /// generator's ParamSpecs by the loader.
 struct ScheduleRequest {
   std::string name;
   ParamValues params;
   SourceLocation where;
+  /// Not named by the user (`schedules:` was absent: every registered generator runs); a
+  /// defaulted schedule that rejects the pipeline shape is skipped, not an error.
+  bool defaulted = false;
 };
 
 /// The default of --max-ops: tables with more ops are refused before they are generated or
@@ -95,10 +129,12 @@ inline constexpr std::int64_t kDefaultMaxOps = 50'000'000;
 
 struct Scenario {
   std::string name;
+  std::string description;
   std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
-  CostProfile costs;              // per stage of the p-way split
+  CostProfile costs;              // per stage of the p-way split, before any TP split
+  std::string costs_source;       // "explicit", "transformer", "transformer+explicit" or "profile"
   std::optional<TransformerModel> model;
   std::optional<GpuSpec> gpu;
   CommunicationSpec communication;
@@ -106,11 +142,8 @@ struct Scenario {
   FaultSpec faults;
   ParallelismSpec parallelism;  // dp, tp, gradient sync (docs/parallelism.md)
   std::vector<ScheduleRequest> schedules;
-  bool schedules_defaulted = false;  // `schedules:` was absent: every registered generator
   /// A resource limit from the command line (--max-ops), not from the file.
   std::int64_t max_ops = kDefaultMaxOps;
-  /// The scenario as resolved (defaults filled, quantities in base units), for reports.
-  nlohmann::json resolved;
 };
 
 }  // namespace bubblesim

@@ -1,5 +1,6 @@
 #pragma once
-// Loading a scenario YAML file into a validated Scenario.
+// Loading a scenario YAML file into a validated Scenario: one section reader per top-level key
+// (sections/section_reader.h lists them and says how to add one), all sharing a LoadContext.
 //
 // Every problem of the file is collected (unknown and duplicate keys, missing units, wrong types,
 // values out of range, unknown schedules and parameters, placement errors) and thrown once as an

@@ -1,0 +1,141 @@
+#include "tools/report/resolved_scenario_json.h"
+
+#include <variant>
+
+namespace bubblesim {
+namespace {
+
+nlohmann::json param_json(const ParamValue& v) {
+  struct Visitor {
+    nlohmann::json operator()(std::int64_t x) const { return x; }
+    nlohmann::json operator()(double x) const { return x; }
+    nlohmann::json operator()(bool x) const { return x; }
+    nlohmann::json operator()(const std::string& x) const { return x; }
+    nlohmann::json operator()(Time x) const { return x.seconds(); }
+    nlohmann::json operator()(Bytes x) const { return x.count(); }
+  };
+  return std::visit(Visitor{}, v);
+}
+
+}  // namespace
+
+nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
+  const Scenario& sc = *resolved.scenario;
+  nlohmann::json j;
+  j["name"] = sc.name;
+  if (!sc.description.empty()) j["description"] = sc.description;
+  j["pipeline"] = {{"stages", sc.stages}, {"microbatches", sc.microbatches}};
+
+  nlohmann::json costs;
+  auto times = [&](const char* key, Time StageCost::*field) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const StageCost& s : resolved.costs.stages) a.push_back((s.*field).seconds());
+    costs[key] = a;
+  };
+  auto sizes = [&](const char* key, Bytes StageCost::*field) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const StageCost& s : resolved.costs.stages) a.push_back((s.*field).count());
+    costs[key] = a;
+  };
+  costs["source"] = sc.costs_source;
+  times("forward_s", &StageCost::forward);
+  times("backward_input_s", &StageCost::backward_input);
+  times("backward_weight_s", &StageCost::backward_weight);
+  times("recompute_s", &StageCost::recompute);
+  times("fused_forward_backward_s", &StageCost::fused);
+  sizes("activation_memory_bytes", &StageCost::activation);
+  sizes("weight_grad_memory_bytes", &StageCost::weight_grad);
+  sizes("stage_input_memory_bytes", &StageCost::stage_input);
+  sizes("p2p_bytes", &StageCost::p2p);
+  sizes("static_memory_bytes", &StageCost::static_memory);
+  j["costs"] = costs;
+
+  if (sc.model) {
+    const TransformerModel& m = *sc.model;
+    j["model"] = {{"layers", m.layers},
+                  {"hidden", m.hidden},
+                  {"heads", m.heads},
+                  {"seq_len", m.seq_len},
+                  {"micro_batch_size", m.micro_batch_size},
+                  {"vocab", m.vocab},
+                  {"dtype", m.dtype}};
+  }
+  if (sc.gpu) {
+    nlohmann::json g = {{"flops", sc.gpu->flops.flops_per_second()},
+                        {"efficiency", sc.gpu->efficiency}};
+    if (sc.gpu->memory) g["memory_bytes"] = sc.gpu->memory->count();
+    j["cluster"] = {{"gpu", g}};
+  }
+
+  const CommunicationSpec& c = sc.communication;
+  if (c.kind == CommunicationKind::FixedDelay) {
+    j["communication"] = {{"model", "fixed-delay"}, {"delay_s", c.delay.seconds()}};
+  } else {
+    nlohmann::json t = {{"model", "topology"}};
+    if (c.topology) {
+      t["vertices"] = c.topology->vertex_count();
+      t["links"] = c.topology->link_count();
+      nlohmann::json placement = nlohmann::json::array();
+      for (VertexId v : c.placement) placement.push_back(c.topology->vertex_name(v));
+      t["placement"] = placement;
+    }
+    j["communication"] = t;
+  }
+
+  nlohmann::json budget = nlohmann::json::array();
+  for (Bytes b : resolved.memory_budget) budget.push_back(b.count());
+  const MemorySpec& mem = sc.memory;
+  nlohmann::json offload = {
+      {"policy", memory_policy_name(mem.offload.policy)},
+      {"prefetch", mem.offload.prefetch},
+      {"stages", mem.offload.stages},
+      {"min_idle_s", mem.offload.min_idle.seconds()},
+      {"bandwidth_bytes_per_s", mem.offload_bandwidth
+                                    ? nlohmann::json(mem.offload_bandwidth->bytes_per_second())
+                                    : nlohmann::json(nullptr)}};
+  nlohmann::json recompute = {{"policy", memory_policy_name(mem.recompute.policy)},
+                              {"stages", mem.recompute.stages}};
+  if (mem.recompute.policy == MemoryPolicy::Selective && mem.recompute.stages.empty()) {
+    recompute["fraction"] = mem.recompute.fraction;
+  }
+  if (sc.parallelism.enabled) {
+    const ParallelismSpec& par = sc.parallelism;
+    j["parallelism"] = {{"dp", par.dp},
+                        {"tp", par.tp},
+                        {"order", par.order},
+                        {"bucket_bytes", par.bucket.count()},
+                        {"overlap", par.overlap},
+                        {"algorithm", std::string(collective_algorithm_name(par.algorithm))},
+                        {"replica_sync", par.replica_sync}};
+  }
+  j["memory"] = {
+      {"budget_bytes", resolved.memory_budget.empty() ? nlohmann::json(nullptr) : budget},
+      {"host_capacity_bytes",
+       mem.host_capacity ? nlohmann::json(mem.host_capacity->count()) : nlohmann::json(nullptr)},
+      {"release", mem.release == ReleaseConvention::Split ? "split" : "backward-complete"},
+      {"offload", offload},
+      {"recompute", recompute}};
+
+  nlohmann::json schedules = nlohmann::json::array();
+  for (const ScheduleRequest& r : sc.schedules) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [key, value] : r.params.all()) params[key] = param_json(value);
+    schedules.push_back({{"name", r.name}, {"params", params}});
+  }
+  j["schedules"] = schedules;
+  if (sc.faults.any()) {
+    nlohmann::json links = nlohmann::json::array();
+    for (const LinkFaultSpec& l : sc.faults.links) {
+      links.push_back(
+          {{"between", {l.a, l.b}},
+           {"at_s", l.at.seconds()},
+           {"bandwidth_bytes_per_s",
+            l.bandwidth ? nlohmann::json(l.bandwidth->bytes_per_second()) : nlohmann::json(0.0)},
+           {"cut", !l.bandwidth.has_value()}});
+    }
+    j["faults"] = {{"slowdown", sc.faults.slowdown}, {"links", links}};
+  }
+  return j;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,70 @@
+#pragma once
+// resolve: the one conversion from a Scenario (what the file says) to what the generators and the
+// engine take. Every value derived from a scenario is computed here, once:
+//   memory_budget  per device (memory_budget_of_device: one value means every device)
+//   costs          per pipeline stage after the TP split, with the TP all-reduce time (timed as
+//                  flows on the stage's TP group) added to F, B and R
+//   sync           gradient bytes, optimizer time and TP times per stage (docs/parallelism.md)
+//   offload        per device, the bandwidth of the route to and from its host (or
+//                  memory.offload.bandwidth under fixed-delay)
+// make_generator_input and make_engine_input build the inputs from it; nothing else derives them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedules/generator.h"
+#include "schedules/stage_costs.h"
+#include "schedules/table.h"
+#include "sim/engine/engine_input.h"
+#include "sim/engine/sync_metrics.h"
+#include "sim/units/bytes.h"
+#include "sim/units/rates.h"
+#include "sim/units/time.h"
+#include "tools/scenario/scenario.h"
+
+namespace bubblesim {
+
+/// Per device, the bottleneck bandwidth of the GPU -> host route (d2h) and back (h2d). Empty when
+/// the scenario has neither a host reachable from every GPU nor memory.offload.bandwidth.
+struct OffloadBandwidths {
+  std::vector<Bandwidth> d2h, h2d;
+};
+
+/// Per pipeline stage of the p-way split (docs/parallelism.md); empty without parallelism.
+struct SyncCosts {
+  std::vector<Bytes> gradient_bytes;          // per GPU, after the TP split
+  std::vector<Time> optimizer;                // per GPU holding the stage
+  std::vector<Time> tp_forward, tp_backward;  // TP all-reduce time inside F and B (in `costs`)
+  std::vector<CollectiveSummary> tp_summaries;
+};
+
+/// A scenario with everything derived from it. Refers to the Scenario, which must outlive it.
+struct ResolvedScenario {
+  const Scenario* scenario = nullptr;
+  CostProfile costs;                 // per pipeline stage, as generators and the engine see them
+  std::vector<Bytes> memory_budget;  // per device; empty = no budget
+  OffloadBandwidths offload;
+  SyncCosts sync;
+  std::string base_dir;  // the scenario file's folder, for relative paths in parameters
+};
+
+/// Derives everything above. Throws InputError (at `parallelism`) when a TP group's all-reduce
+/// cannot be timed on the topology.
+ResolvedScenario resolve(const Scenario& scenario);
+
+/// The generator input for one schedule's parameters.
+GeneratorInput make_generator_input(const ResolvedScenario& resolved, const ParamValues& params);
+
+/// Which replay an engine input is for.
+enum class Replay {
+  Idealized,  // the table level: no communication, no budget, copies take no time, no faults
+  Simulated,  // the scenario's communication, memory, parallelism and faults
+  FaultFree,  // Simulated without the faults (the report's "effect of the faults")
+};
+
+/// Engine input for replaying `table` (with `stage_costs` per table stage) under the scenario.
+EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& table,
+                              const std::vector<StageCost>& stage_costs, Replay replay);
+
+}  // namespace bubblesim

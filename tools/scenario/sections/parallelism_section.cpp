@@ -1,0 +1,81 @@
+#include "tools/scenario/sections/parallelism_section.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "tools/scenario/scenario.h"
+
+namespace bubblesim {
+
+void read_parallelism_section(LoadContext& context, Scenario& sc) {
+  const std::optional<YamlNode> parallelism = context.section("parallelism");
+  const std::optional<YamlNode> data_parallel = context.section("data_parallel");
+  ParallelismSpec& spec = sc.parallelism;
+  DiagnosticList& diags = context.diags();
+  if (parallelism) {
+    spec.enabled = true;
+    spec.where = parallelism->location();
+    MapReader m(*parallelism, diags, {"dp", "tp", "order"});
+    if (parallelism->is_map()) {
+      if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
+      if (auto v = m.integer("tp", 1, 1024)) spec.tp = static_cast<std::int32_t>(*v);
+      if (auto order = m.get("order")) {
+        std::vector<std::string> dims;
+        bool ok = order->is_sequence();
+        if (!ok)
+          order->error(diags,
+                       fmt::format("expected a list of tp, pp and dp, got {}", order->describe()));
+        for (const YamlNode& e : ok ? order->elements() : std::vector<YamlNode>{}) {
+          if (auto c = e.as_choice(diags, {"tp", "pp", "dp"}))
+            dims.push_back(*c);
+          else
+            ok = false;
+        }
+        if (ok) {
+          std::vector<std::string> sorted = dims;
+          std::sort(sorted.begin(), sorted.end());
+          if (sorted != std::vector<std::string>{"dp", "pp", "tp"}) {
+            order->error(
+                diags,
+                fmt::format("order must list tp, pp and dp once each (innermost first), got [{}]",
+                            fmt::join(dims, ", ")));
+          } else {
+            spec.order = dims;
+          }
+        }
+      }
+    }
+  }
+  if (data_parallel) {
+    spec.enabled = true;
+    if (spec.where.line == 0) spec.where = data_parallel->location();
+    MapReader m(*data_parallel, diags, {"bucket", "overlap", "algorithm", "replica_sync"});
+    if (data_parallel->is_map()) {
+      if (m.has("bucket")) {
+        if (auto b = m.bytes("bucket")) {
+          if (b->count() <= 0)
+            data_parallel->child("bucket").error(diags, "the bucket must be larger than 0 bytes");
+          else
+            spec.bucket = *b;
+        }
+      }
+      if (m.has("overlap")) {
+        if (auto v = m.boolean("overlap")) spec.overlap = *v;
+      }
+      if (m.has("replica_sync")) {
+        if (auto v = m.boolean("replica_sync")) spec.replica_sync = *v;
+      }
+      if (m.has("algorithm")) {
+        if (auto a = m.choice("algorithm", {"ring", "tree", "hierarchical"})) {
+          spec.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
+                           : *a == "tree" ? CollectiveAlgorithm::Tree
+                                          : CollectiveAlgorithm::Hierarchical;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,31 @@
+#include "tools/scenario/sections/communication_section.h"
+#include "tools/scenario/sections/costs_section.h"
+#include "tools/scenario/sections/faults_section.h"
+#include "tools/scenario/sections/memory_section.h"
+#include "tools/scenario/sections/model_section.h"
+#include "tools/scenario/sections/parallelism_section.h"
+#include "tools/scenario/sections/pipeline_section.h"
+#include "tools/scenario/sections/schedules_section.h"
+#include "tools/scenario/sections/section_reader.h"
+
+namespace bubblesim {
+
+const std::vector<SectionReader>& section_readers() {
+  // Reading order: the pipeline size first (per-stage lists need it), the model before the costs
+  // derived from it, parallelism before the placement of its ranks, the topology before memory
+  // (offload hosts) and faults (links).
+  static const std::vector<SectionReader> readers{
+      {{"name", "description"}, read_labels_section},
+      {{"pipeline"}, read_pipeline_section},
+      {{"model", "cluster"}, read_model_section},
+      {{"costs"}, read_costs_section},
+      {{"parallelism", "data_parallel"}, read_parallelism_section},
+      {{"communication", "topology", "placement"}, read_communication_section},
+      {{"memory"}, read_memory_section},
+      {{"faults"}, read_faults_section},
+      {{"schedules"}, read_schedules_section},
+  };
+  return readers;
+}
+
+}  // namespace bubblesim
