@@ -48,6 +48,7 @@ int exit_code_for(const ScenarioRun& result, bool allow_oom) {
 int command_run(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
   scenario.max_ops = options.max_ops;
+  scenario.threads = options.threads;
   for (const std::string& name : options.schedules) {
     if (registry.find(name) == nullptr)
       throw InputError("--schedule: " + registry.unknown_name_message(name));
@@ -288,6 +289,10 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     cmd->add_option("--max-ops", options->run.max_ops,
                     "refuse schedules whose table has more ops (default 50000000)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+    cmd->add_option("--threads", options->run.threads,
+                    "worker threads of the Monte Carlo samples of a scenario with variability "
+                    "(default: every core; the report does not depend on it)")
+        ->check(CLI::Range(1, 1024));
     commands.add(cmd, [options](CommandContext& context) {
       const std::string& f = options->format;
       options->run.format = f == "json"  ? ReportFormat::Json

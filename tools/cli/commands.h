@@ -23,6 +23,7 @@ struct RunOptions {
   std::string trace;                  // Chrome trace JSON file ("" = none); one per schedule
   std::string html;                   // HTML report file ("" = none)
   std::int64_t max_ops = 50'000'000;  // --max-ops: refuse larger tables (kDefaultMaxOps)
+  int threads = 0;  // --threads: Monte Carlo workers (variability); 0 = every hardware thread
 };
 
 int command_run(const Registry& registry, const RunOptions& options);

@@ -36,6 +36,22 @@ MetricValue utilization(const std::vector<Time>& busy, Time makespan) {
   return out;
 }
 
+/// A statistic of a Monte Carlo metric (none without variability).
+enum class Stat { Sd, P50, P95 };
+MetricValue sampled(const MetricInput& in, SampleSummary MonteCarloResult::*summary, Stat stat) {
+  if (!in.mc()) return {};
+  const SampleSummary& s = (*in.mc()).*summary;
+  switch (stat) {
+    case Stat::Sd:
+      return number(s.sd);
+    case Stat::P50:
+      return number(s.p50);
+    case Stat::P95:
+      return number(s.p95);
+  }
+  return {};
+}
+
 MetricValue largest(const std::vector<Bytes>& bs) {
   Bytes most;
   for (Bytes b : bs) most = std::max(most, b);
@@ -57,14 +73,19 @@ const std::vector<Metric> kMetrics = {
      "idealized idle time over devices x makespan",
      [](const MetricInput& in) { return number(in.ideal().bubble_ratio); }},
     {"makespan_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "makespan",
-     "simulated replay with communication and memory: first start to last end (sync included)",
-     [](const MetricInput& in) { return number(in.sim().makespan); }},
+     "simulated replay with communication and memory: first start to last end (sync included); "
+     "with variability the mean over the samples",
+     [](const MetricInput& in) {
+       return in.mc() ? number(in.mc()->makespan_s.mean) : number(in.sim().makespan);
+     }},
     {"stage_span_max_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "span",
      "longest first-to-last compute span of a device (a part of the makespan, which is judged)",
      [](const MetricInput& in) { return number(in.sim().stage_span_max); }},
     {"bubble_ratio", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "bubble",
-     "simulated idle time over devices x makespan",
-     [](const MetricInput& in) { return number(in.sim().bubble_ratio); }},
+     "simulated idle time over devices x makespan; with variability the mean over the samples",
+     [](const MetricInput& in) {
+       return in.mc() ? number(in.mc()->bubble_ratio.mean) : number(in.sim().bubble_ratio);
+     }},
     {"bubble_ratio_span", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "bubble(span)",
      "simulated idle time within each device's span (the ZB paper's bubble rate)",
      [](const MetricInput& in) { return number(in.sim().bubble_ratio_span); }},
@@ -161,6 +182,35 @@ const std::vector<Metric> kMetrics = {
     {"span_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
      "first start to last end of each device's compute ops",
      [](const MetricInput& in) { return per_device(in.sim().span_per_device); }},
+    // Variability (docs/variability.md): the Monte Carlo samples' spread; none without it.
+    {"samples", Level::Simulation, Unit::Count, kInfo, Shape::Scalar, "",
+     "Monte Carlo samples of the simulation (variability.samples)",
+     [](const MetricInput& in) {
+       return in.mc() ? number(static_cast<double>(in.mc()->samples.size())) : MetricValue{};
+     }},
+    {"makespan_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "standard deviation of the makespan over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::makespan_s, Stat::Sd); }},
+    {"makespan_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "median makespan over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::makespan_s, Stat::P50); }},
+    {"makespan_p95_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "95th percentile of the makespan over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::makespan_s, Stat::P95); }},
+    {"bubble_ratio_sd", Level::Simulation, Unit::Ratio, kInfo, Shape::Scalar, "",
+     "standard deviation of the bubble ratio over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::bubble_ratio, Stat::Sd); }},
+    {"bubble_ratio_p50", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "",
+     "median bubble ratio over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::bubble_ratio, Stat::P50); }},
+    {"bubble_ratio_p95", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "",
+     "95th percentile of the bubble ratio over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::bubble_ratio, Stat::P95); }},
+    {"noiseless_makespan_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "makespan of the replay without variability (the samples' mean over it: the cost of noise)",
+     [](const MetricInput& in) {
+       return in.run.noiseless ? number(in.run.noiseless->metrics.makespan) : MetricValue{};
+     }},
 };
 }  // namespace
 
@@ -178,6 +228,29 @@ const Metric* find_metric(std::string_view name) {
     if (m.name() == name) return &m;
   return nullptr;
 }
+
+std::optional<SamplingError> sampling_error_of(const Metric& metric) {
+  if (metric.level != MetricLevel::Simulation) return std::nullopt;
+  struct Estimate {
+    std::string_view key, sd;
+    double factor;
+  };
+  static constexpr Estimate kEstimates[] = {
+      {"makespan_s", "makespan_sd_s", 1.0},
+      {"makespan_p50_s", "makespan_sd_s", 1.2533141373155},
+      {"makespan_p95_s", "makespan_sd_s", 2.1131050434966},
+      {"bubble_ratio", "bubble_ratio_sd", 1.0},
+      {"bubble_ratio_p50", "bubble_ratio_sd", 1.2533141373155},
+      {"bubble_ratio_p95", "bubble_ratio_sd", 2.1131050434966},
+  };
+  for (const Estimate& e : kEstimates) {
+    if (e.key != metric.key) continue;
+    return SamplingError{find_metric(fmt::format("simulation.{}", e.sd)), e.factor};
+  }
+  return std::nullopt;
+}
+
+const Metric& samples_metric() { return *find_metric("simulation.samples"); }
 
 std::vector<const Metric*> metrics_of_level(MetricLevel level) {
   std::vector<const Metric*> out;

@@ -170,13 +170,29 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
         run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();
   }
   run.ideal = simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized));
-  Engine engine(make_engine_input(resolved, run.table, run.stage_costs, Replay::Simulated));
+  ++run.replays;
+  const EngineInput simulated =
+      make_engine_input(resolved, run.table, run.stage_costs, Replay::Simulated);
+  EngineInput fault_free =
+      make_engine_input(resolved, run.table, run.stage_costs, Replay::FaultFree);
+  Engine engine(simulated);
   for (EngineObserver* o : observers) engine.add_observer(o);
-  run.simulation = engine.run();
-  run.replays += 2;
+  if (scenario.variability) {
+    // 4. Variability (docs/variability.md): the Monte Carlo samples, then the median sample again
+    // for the observers and the per-op outputs, and the replay without noise.
+    auto spec = std::make_shared<const VariabilitySpec>(*scenario.variability);
+    run.monte_carlo = run_monte_carlo(simulated, spec, scenario.threads);
+    const std::uint64_t median = run.monte_carlo->median_sample;
+    run.simulation = engine.run(sample_durations(simulated, spec, median));
+    run.noiseless = simulate(simulated);
+    run.replays += static_cast<std::int32_t>(spec->samples) + 2;
+    fault_free.durations = sample_durations(fault_free, spec, median);
+  } else {
+    run.simulation = engine.run();
+    ++run.replays;
+  }
   if (scenario.faults.any()) {
-    run.fault_free =
-        simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::FaultFree));
+    run.fault_free = simulate(std::move(fault_free));
     ++run.replays;
   }
   run.wall_time_s = seconds_since(started);

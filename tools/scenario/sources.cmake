@@ -13,5 +13,6 @@ set(BUBBLESIM_SCENARIO_SOURCES
   scenario/sections/placement.cpp
   scenario/sections/memory_section.cpp
   scenario/sections/faults_section.cpp
+  scenario/sections/variability_section.cpp
   scenario/sections/schedules_section.cpp
 )

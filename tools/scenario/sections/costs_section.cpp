@@ -53,6 +53,22 @@ std::optional<MeasuredProfile> read_profile(LoadContext& context, MapReader& c, 
   }
 }
 
+/// The profile's cv of F, B and W per stage (docs/variability.md); empty without a cv column.
+std::vector<CvByKind> measured_cv_of(const MeasuredProfile& measured, std::int32_t p) {
+  if (measured.cv.empty()) return {};
+  std::vector<CvByKind> out(static_cast<std::size_t>(p), CvByKind{});
+  const std::pair<const char*, JitterKind> ops[] = {{"forward", JitterKind::Forward},
+                                                    {"backward_input", JitterKind::Backward},
+                                                    {"backward_weight", JitterKind::Weight}};
+  for (const auto& [op, kind] : ops) {
+    auto it = measured.cv.find(op);
+    if (it == measured.cv.end()) continue;
+    for (std::size_t s = 0; s < out.size() && s < it->second.size(); ++s)
+      out[s][static_cast<std::size_t>(kind)] = it->second[s];
+  }
+  return out;
+}
+
 }  // namespace
 
 void read_costs_section(LoadContext& context, Scenario& sc) {
@@ -86,6 +102,7 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
     for (std::size_t s = 0; s < stages.size(); ++s) stages[s] = measured->stages[s];
     profile_has_recompute = measured->ops.count("recompute") != 0;
     sc.costs_source = "profile";
+    sc.measured_cv = measured_cv_of(*measured, p);
   }
   auto read_time = [&](const YamlNode& n) { return n.as_time(diags); };
   auto read_bytes = [&](const YamlNode& n) { return n.as_bytes(diags); };
