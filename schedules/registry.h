@@ -1,5 +1,6 @@
 #pragma once
-// Registry: the generators known to one run of the tool (no global registry).
+// Registry: the generators known to one run of the tool (no global registry). The built-ins are
+// added by builtin_registry() (schedules/builtin_generators.h), plugins by plugin_loader.h.
 
 #include <functional>
 #include <map>
@@ -13,9 +14,6 @@ namespace bubblesim {
 
 class Registry final : public Registrar {
  public:
-  /// A registry holding every built-in generator (the CMake-generated list).
-  static Registry with_builtins();
-
   void add(Generator generator) override;
   /// Registers through `fn`, labelling what it adds with `origin` (a plugin's path and version).
   /// All or nothing: when `fn` throws, everything it added is removed again and the exception

@@ -7,7 +7,8 @@
 //    bandwidth and latency required, with units)
 //
 // Builder form (every key but `builder` optional; defaults describe a DGX-H100-like node, see
-// topologies/topology_builders.h and scenarios/topologies/dgx-h100.yaml for the sources):
+// topologies/topology_builders.h and scenarios/topologies/dgx-h100.yaml for the sources). The
+// builders are registered in topologies/builders/ (topology_builder_registry.h):
 //   builder: single-node | multi-node | fat-tree | rail
 //   gpus: 8                      single-node only; 1..65536
 //   nodes: 2, gpus_per_node: 8   multi-node, fat-tree, rail; nodes x gpus_per_node <= 65536
@@ -29,7 +30,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "topologies/topology_builders.h"
+#include "topologies/builders/topology_builder_registry.h"
 
 namespace bubblesim {
 namespace {
@@ -140,86 +141,16 @@ std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
   return t;
 }
 
-// Reads {bandwidth, latency} over `defaults`.
-LinkParams read_link_params(MapReader& parent, const std::string& key, LinkParams defaults,
-                            DiagnosticList& d, bool with_bandwidth = true) {
-  auto node = parent.get(key);
-  if (!node) return defaults;
-  std::vector<std::string> keys{"latency"};
-  if (with_bandwidth) keys.insert(keys.begin(), "bandwidth");
-  MapReader r(*node, d, keys);
-  if (with_bandwidth) {
-    if (auto bw = r.bandwidth("bandwidth")) defaults.bandwidth = *bw;
-  }
-  if (auto lat = r.time("latency")) defaults.latency = *lat;
-  r.finish();
-  return defaults;
-}
-
 std::optional<Topology> load_builder(const YamlNode& node, DiagnosticList& d) {
-  const std::size_t errors_before = d.size();
-  static const std::vector<std::string> builders{"single-node", "multi-node", "fat-tree", "rail"};
-  auto builder = node.child("builder").as_choice(d, builders);
-  if (!builder) return std::nullopt;
-
-  const bool single = *builder == "single-node";
-  std::vector<std::string> keys{"builder", "nvlink", "pcie", "gpus_per_pcie_switch"};
-  if (single) {
-    keys.insert(keys.begin() + 1, "gpus");
-  } else {
-    keys.insert(keys.begin() + 1, {"nodes", "gpus_per_node"});
-    keys.insert(keys.end(), {"nic", "network"});
-    if (*builder == "fat-tree") keys.push_back("switch_radix");
-  }
-  MapReader r(node, d, keys);
-
-  ClusterParams p;
-  std::optional<YamlNode> gpus_node = r.get(single ? "gpus" : "gpus_per_node");
-  if (gpus_node) {
-    if (auto g = gpus_node->as_integer(d, 1, kMaxTopologyGpus))
-      p.node.gpus = static_cast<std::int32_t>(*g);
-  }
-  p.node.nvlink = read_link_params(r, "nvlink", p.node.nvlink, d);
-  p.node.pcie = read_link_params(r, "pcie", p.node.pcie, d);
-  if (auto per = r.get("gpus_per_pcie_switch")) {
-    if (auto v = per->as_integer(d, 1, p.node.gpus))
-      p.node.gpus_per_pcie_switch = static_cast<std::int32_t>(*v);
-  } else {
-    p.node.gpus_per_pcie_switch = std::min(p.node.gpus_per_pcie_switch, p.node.gpus);
-  }
-  if (!single) {
-    auto nodes_node = r.get("nodes");
-    if (nodes_node) {
-      if (auto n = nodes_node->as_integer(d, 1, kMaxTopologyGpus)) {
-        p.nodes = static_cast<std::int32_t>(*n);
-        std::int64_t total = *n * p.node.gpus;
-        if (total > kMaxTopologyGpus) {
-          nodes_node->error(
-              d, fmt::format("{} nodes x {} GPUs = {} GPUs is more than the limit of {}", *n,
-                             p.node.gpus, total, kMaxTopologyGpus));
-        }
-      }
-    }
-    p.nic = read_link_params(r, "nic", p.nic, d);
-    LinkParams network{p.nic.bandwidth, p.network_latency};
-    p.network_latency = read_link_params(r, "network", network, d, false).latency;
-    if (*builder == "fat-tree") {
-      p.shape = NetworkShape::FatTree;
-      if (auto k = r.get("switch_radix")) {
-        if (auto v = k->as_integer(d, 2, 1024)) {
-          if (*v % 2 != 0)
-            k->error(d, fmt::format("{} is odd; a fat tree needs an even switch radix", *v));
-          p.switch_radix = static_cast<std::int32_t>(*v);
-        }
-      }
-    } else if (*builder == "rail") {
-      p.shape = NetworkShape::Rail;
-    }
-  }
-  r.finish();
-  if (d.size() != errors_before) return std::nullopt;
+  const TopologyBuilderRegistry& builders = builtin_topology_builders();
+  auto name = node.child("builder").as_choice(d, builders.names());
+  if (!name) return std::nullopt;
+  const TopologyBuilder& builder = *builders.find(*name);
+  std::vector<std::string> keys{"builder"};
+  keys.insert(keys.end(), builder.keys.begin(), builder.keys.end());
+  MapReader reader(node, d, keys);
   try {
-    return single ? build_single_node(p.node) : build_cluster(p);
+    return builder.build(reader, d);
   } catch (const std::invalid_argument& e) {
     node.error(d, e.what());  // the checks above should have caught it; say so rather than crash
     return std::nullopt;

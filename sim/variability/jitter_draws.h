@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "sim/variability/variability_spec.h"
+#include "schedules/variability_settings.h"
 
 namespace bubblesim {
 

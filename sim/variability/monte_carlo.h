@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
+#include "schedules/variability_settings.h"
 #include "sim/engine/engine_input.h"
 #include "sim/engine/simulation_result.h"
 #include "sim/variability/sample_summary.h"
-#include "sim/variability/variability_spec.h"
 
 namespace bubblesim {
 

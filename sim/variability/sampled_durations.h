@@ -14,8 +14,8 @@
 #include <memory>
 #include <vector>
 
+#include "schedules/variability_settings.h"
 #include "sim/engine/duration_model.h"
-#include "sim/variability/variability_spec.h"
 
 namespace bubblesim {
 

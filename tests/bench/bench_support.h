@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "sim/engine/engine.h"
 
@@ -20,7 +21,7 @@ inline StageCost unit_cost() {
 }
 
 inline const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
+  static const Registry r = builtin_registry();
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "schedules/builtin_generators.h"
 #include "schedules/closed_forms.h"
 #include "schedules/plugin_loader.h"
 #include "schedules/registry.h"
@@ -59,7 +60,7 @@ Generator base(std::string name) {
 
 TEST_CASE("every registered generator and the example plugin satisfy the contract") {
   // Iterates the registry, so every generator added to BUBBLESIM_BUILTIN_GENERATORS is covered.
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   PluginSet plugins;
   plugins.load(EXAMPLE_PLUGIN, registry);
   const ContractGrid grid;

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "sim/engine/engine.h"
 
@@ -21,7 +22,7 @@ inline StageCost stage_cost_ms(double f, double b, double w, double act_mib = 0,
 
 /// The built-in generators, built once per test binary.
 inline const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
+  static const Registry r = builtin_registry();
   return r;
 }
 

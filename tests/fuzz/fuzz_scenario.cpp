@@ -4,13 +4,14 @@
 #include <cstdint>
 #include <string>
 
+#include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "tools/scenario/scenario_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const bubblesim::Registry registry = bubblesim::Registry::with_builtins();
+  static const bubblesim::Registry registry = bubblesim::builtin_registry();
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     // Relative topology files resolve against a folder that holds none: file reads fail cleanly.

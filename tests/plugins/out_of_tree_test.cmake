@@ -2,6 +2,9 @@
 #   1. the walkthrough shows the example plugin's files verbatim,
 #   2. cmake --install the build to a fresh prefix,
 #   3. put those files in an empty folder, configure it with CMAKE_PREFIX_PATH=prefix and build,
+#      with CBC out of sight: the installed package must not mention it, pkg-config is pointed at
+#      an empty folder (so cbc.pc cannot be found), and the plugin is linked with
+#      --no-undefined (every symbol it needs comes from the table model and its dependencies),
 #   4. the installed bubblesim loads the result: list shows it, check-plugin passes.
 cmake_minimum_required(VERSION 3.25)
 
@@ -26,6 +29,20 @@ endforeach()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 run_step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+file(GLOB_RECURSE package_files ${prefix}/lib/cmake/bubblesim/*.cmake)
+foreach(file IN LISTS package_files)
+  file(READ ${file} content)
+  string(REGEX REPLACE "#[^\n]*" "" content "${content}")  # comments may say what is left out
+  string(TOLOWER "${content}" content)
+  if(content MATCHES "cbc|coin")
+    message(FATAL_ERROR "${file} mentions CBC: the plugin package must be the table model only")
+  endif()
+endforeach()
+# No pkg-config module is visible while the plugin is configured: CBC counts as not installed.
+set(no_pkgconfig ${WORK_DIR}/no-pkgconfig)
+file(MAKE_DIRECTORY ${no_pkgconfig})
+set(ENV{PKG_CONFIG_LIBDIR} ${no_pkgconfig})
+set(ENV{PKG_CONFIG_PATH} "")
 
 set(folder ${WORK_DIR}/my-schedule)
 file(MAKE_DIRECTORY ${folder})
@@ -36,10 +53,12 @@ set(configure_args -S ${folder} -B ${folder}/build -G ${GENERATOR} -DCMAKE_PREFI
 if(COMPILER_LAUNCHER)
   list(APPEND configure_args -DCMAKE_CXX_COMPILER_LAUNCHER=${COMPILER_LAUNCHER})
 endif()
+set(module_linker_flags "-Wl,--no-undefined")
 if(SANITIZE)
-  list(APPEND configure_args "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined"
-       "-DCMAKE_MODULE_LINKER_FLAGS=-fsanitize=address,undefined")
+  list(APPEND configure_args "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined")
+  string(APPEND module_linker_flags " -fsanitize=address,undefined")
 endif()
+list(APPEND configure_args "-DCMAKE_MODULE_LINKER_FLAGS=${module_linker_flags}")
 run_step("configure the plugin" ${CMAKE_COMMAND} ${configure_args})
 run_step("build the plugin" ${CMAKE_COMMAND} --build ${folder}/build)
 

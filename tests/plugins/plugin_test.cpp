@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "../cli/cli_support.h"
+#include "schedules/builtin_generators.h"
 #include "schedules/plugin_loader.h"
 #include "sim/units/diagnostics.h"
 
@@ -155,7 +156,7 @@ TEST_CASE("broken plugins are refused with their own message and exit code 2") {
 }
 
 TEST_CASE("a refused plugin leaves the registry as it was") {
-  bubblesim::Registry registry = bubblesim::Registry::with_builtins();
+  bubblesim::Registry registry = bubblesim::builtin_registry();
   bubblesim::PluginSet plugins;
   const std::vector<std::string> before = registry.names();
   for (const char* path : {TEST_PLUGIN_throws, TEST_PLUGIN_collides, TEST_PLUGIN_wrong_abi}) {
@@ -188,7 +189,7 @@ TEST_CASE("Registry::add_from labels what it adds and is all or nothing") {
                      [](const GeneratorInput&) { return Table{}; },
                      {}};
   };
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   const std::vector<std::string> before = registry.names();
   auto two_then_collide = [&make](Registrar& r) {
     r.add(make("first-new"));

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "schedules/builtin_generators.h"
 #include "tools/report/html_report.h"
 #include "tools/report/json_report.h"
 #include "tools/report/metric_format.h"
@@ -29,7 +30,7 @@ struct Reports {
 };
 
 Reports run_four_stages() {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   Reports r{load_scenario_file(
                 std::string(BUBBLESIM_SOURCE_DIR) + "/tests/report/four_stage_1f1b.yaml", registry),
             {}};

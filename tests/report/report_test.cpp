@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "schedules/builtin_generators.h"
 #include "sim/engine/memory_timeline.h"
 #include "tools/report/chrome_trace_writer.h"
 #include "tools/report/html_report.h"
@@ -31,7 +32,7 @@ struct Traced {
 };
 
 Traced traced_run(const std::string& path = kScenario, const std::string& schedule = "1f1b") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   Traced t{load_scenario_file(path, registry), {}, {}};
   ScheduleRequest request;
   for (const ScheduleRequest& r : t.scenario.schedules) {
@@ -136,7 +137,7 @@ TEST_CASE("a 4-stage 1F1B trace is valid, non-overlapping and matches the table 
 }
 
 TEST_CASE("topology transfers get link threads and extra lanes instead of overlapping slices") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   Scenario s = load_scenario_file(
       std::string(BUBBLESIM_SOURCE_DIR) + "/tests/report/topology_gpipe.yaml", registry);
   ChromeTraceWriter writer(s.stages);
@@ -200,7 +201,7 @@ TEST_CASE(
 }
 
 TEST_CASE("the memory timeline starts at static memory and ends with no activations") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   Scenario s = load_scenario_file(kScenario, registry);
   MemoryTimeline memory(s.stages);
   ScheduleRun run =
@@ -219,7 +220,7 @@ TEST_CASE("the memory timeline starts at static memory and ends with no activati
 }
 
 TEST_CASE("the HTML report is self-contained and embeds every op of every schedule") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   Scenario s = load_scenario_file(std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios/quickstart.yaml",
                                   registry);
   std::vector<std::unique_ptr<MemoryTimeline>> timelines;

@@ -2,6 +2,7 @@
 // loader's rank layout and errors.
 #include <doctest/doctest.h>
 
+#include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "tools/runner/resolve.h"
 #include "tools/runner/scenario_runner.h"
@@ -14,7 +15,7 @@ namespace {
 std::string source(const std::string& rel) { return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel; }
 
 const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
+  static const Registry r = builtin_registry();
   return r;
 }
 

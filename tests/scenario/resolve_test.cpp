@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "schedules/builtin_generators.h"
 #include "tests/scenario/scenario_test_support.h"
 #include "tools/report/resolved_scenario_json.h"
 #include "tools/runner/scenario_runner.h"
@@ -14,7 +15,7 @@ using namespace bubblesim::scenario_test;
 namespace {
 
 const Registry& builtins() {
-  static const Registry r = Registry::with_builtins();
+  static const Registry r = builtin_registry();
   return r;
 }
 

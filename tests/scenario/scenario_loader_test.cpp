@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "schedules/builtin_generators.h"
 #include "tests/scenario/scenario_test_support.h"
 #include "tools/scenario/sections/section_reader.h"
 
@@ -113,7 +114,7 @@ TEST_CASE("the bad files under tests/errors give their expected first line") {
     std::getline(expected_file, expected);
     std::string first;
     try {
-      load_scenario_file(dir + name + ".yaml", Registry::with_builtins());
+      load_scenario_file(dir + name + ".yaml", builtin_registry());
     } catch (const InputError& e) {
       first = e.diagnostics().front().render();
     }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "schedules/builtin_generators.h"
 #include "schedules/table_csv.h"
 #include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
@@ -26,7 +27,7 @@ SimulationResult replay(const ResolvedScenario& r, const Table& t) {
 }  // namespace
 
 TEST_CASE("both PyTorch golden files import through from-file and replay without deadlock") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   for (const char* file : {"tests/data/pytorch/dualpipev.yaml", "tests/data/pytorch/zb1p.yaml"}) {
     CAPTURE(file);
     Scenario sc = load_scenario_file(source(file), registry);
@@ -39,7 +40,7 @@ TEST_CASE("both PyTorch golden files import through from-file and replay without
 }
 
 TEST_CASE("from-file needs the file to agree with the scenario's pipeline") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   std::string yaml =
       "name: t\npipeline: {stages: 4, microbatches: 8}\ncosts: {forward: 1ms, backward_input: "
       "1ms}\n"
@@ -56,7 +57,7 @@ TEST_CASE("from-file needs the file to agree with the scenario's pipeline") {
 }
 
 TEST_CASE("export then import of every registered generator gives identical replays") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   Scenario sc = load_scenario_string(
       "name: t\npipeline: {stages: 4, microbatches: 8}\n"
       "costs: {forward: 1.5ms, backward_input: 2ms, backward_weight: 1ms, activation_memory: "
@@ -116,7 +117,7 @@ TEST_CASE("export then import of every registered generator gives identical repl
 }
 
 TEST_CASE("a measured profile sets the per-stage costs and explicit keys override it") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   Scenario sc = load_scenario_file(source("tests/data/profile/profiled.yaml"), registry);
   REQUIRE(sc.costs.stages.size() == 2);
   CHECK(sc.costs.stages[0].forward == Time::from_ps(3'000'000'000));

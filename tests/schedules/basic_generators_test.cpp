@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "generator_test_support.h"
+#include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "schedules/validator.h"
 
@@ -25,7 +26,7 @@ std::string order(const std::vector<Op>& ops) {
 }  // namespace
 
 TEST_CASE("gpipe runs all forwards then all backwards on every device") {
-  Registry r = Registry::with_builtins();
+  Registry r = builtin_registry();
   Table t = r.find("gpipe")->generate(input(3, 2));
   CHECK(validate_table(t).empty());
   CHECK(order(t.device_ops[1]) == "F1.0 F1.1 B1.0 B1.1");
@@ -35,7 +36,7 @@ TEST_CASE("gpipe runs all forwards then all backwards on every device") {
 }
 
 TEST_CASE("1f1b warms up with p-r-1 forwards then alternates") {
-  Registry r = Registry::with_builtins();
+  Registry r = builtin_registry();
   Table t = r.find("1f1b")->generate(input(4, 6));
   CHECK(validate_table(t).empty());
   CHECK(order(t.device_ops[0]) == "F0.0 F0.1 F0.2 F0.3 B0.0 F0.4 B0.1 F0.5 B0.2 B0.3 B0.4 B0.5");
@@ -44,7 +45,7 @@ TEST_CASE("1f1b warms up with p-r-1 forwards then alternates") {
 }
 
 TEST_CASE("1f1b with fewer microbatches than stages stays valid") {
-  Registry r = Registry::with_builtins();
+  Registry r = builtin_registry();
   for (int p = 1; p <= 6; ++p) {
     for (int m = 1; m <= 8; ++m) {
       CAPTURE(p);

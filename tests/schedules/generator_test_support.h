@@ -2,12 +2,13 @@
 // Helpers shared by the generator tests: the built-in registry and inputs with uniform stage costs
 // (T_F = T_B = T_W = 1 ns unless a test needs others).
 
+#include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 
 namespace bubblesim::testing {
 
 inline const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
+  static const Registry r = builtin_registry();
   return r;
 }
 

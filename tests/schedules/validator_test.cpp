@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 
 using namespace bubblesim;
@@ -80,7 +81,7 @@ TEST_CASE("require_valid_table names the schedule and lists the problems") {
 }
 
 TEST_CASE("the registry refuses duplicate names and lists built-ins in order") {
-  Registry r = Registry::with_builtins();
+  Registry r = builtin_registry();
   auto names = r.names();
   REQUIRE(names.size() >= 2);
   CHECK(names[0] == "gpipe");

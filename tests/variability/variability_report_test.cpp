@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "schedules/builtin_generators.h"
 #include "tools/report/json_report.h"
 #include "tools/report/regression.h"
 #include "tools/report/text_report.h"
@@ -16,7 +17,7 @@ using namespace bubblesim;
 namespace {
 
 const Registry& registry() {
-  static const Registry r = Registry::with_builtins();
+  static const Registry r = builtin_registry();
   return r;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// CommandSet: the CLI's subcommands. Each command file contributes one `add_*_commands` function
-// that declares its CLI11 subcommands and the action to run when one is chosen; main lists those
-// functions and dispatches. Actions return the exit code (0 ok, 1 simulated failure, 2 bad input)
-// and throw InputError for bad input.
+// CommandSet: the CLI's subcommands. Each command file (tools/cli/NAME_command.cpp) contributes
+// one `add_*` function that declares its CLI11 subcommand and the action to run when it is
+// chosen; main lists those functions and dispatches. Commands format nothing themselves: the text
+// they print comes from tools/report. Actions return the exit code (0 ok, 1 simulated failure, 2
+// bad input) and throw InputError for bad input.
 
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -41,16 +42,15 @@ class CommandSet {
   std::vector<std::pair<CLI::App*, Action>> commands_;
 };
 
-void add_run_commands(CLI::App& app, CommandSet& commands);        // run, compare
-void add_table_command(CLI::App& app, CommandSet& commands);       // table
-void add_catalog_commands(CLI::App& app, CommandSet& commands);    // list, explain, validate
-void add_sweep_commands(CLI::App& app, CommandSet& commands);      // sweep, merge
-void add_regress_commands(CLI::App& app, CommandSet& commands);    // regress
-void add_plugin_commands(CLI::App& app, CommandSet& commands);     // check-plugin
-void add_calibrate_commands(CLI::App& app, CommandSet& commands);  // calibrate
-
-/// Loads the plugins of BUBBLESIM_PLUGIN_PATH, then those named with --plugin, into the
-/// context's registry. Throws InputError naming the file that could not be loaded.
-void load_plugins(CommandContext& context);
+// One file per command (NAME_command.cpp), each defining its add function; main calls them all.
+void add_run_commands(CLI::App& app, CommandSet& commands);          // run, compare (one command)
+void add_table_command(CLI::App& app, CommandSet& commands);         // table
+void add_list_command(CLI::App& app, CommandSet& commands);          // list
+void add_explain_command(CLI::App& app, CommandSet& commands);       // explain
+void add_validate_command(CLI::App& app, CommandSet& commands);      // validate
+void add_sweep_commands(CLI::App& app, CommandSet& commands);        // sweep, merge (its shards)
+void add_regress_commands(CLI::App& app, CommandSet& commands);      // regress
+void add_check_plugin_command(CLI::App& app, CommandSet& commands);  // check-plugin
+void add_calibrate_commands(CLI::App& app, CommandSet& commands);    // calibrate
 
 }  // namespace bubblesim

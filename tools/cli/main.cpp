@@ -4,11 +4,26 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <exception>
 
+#include "schedules/builtin_generators.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "tools/cli/command_set.h"
+
+namespace {
+
+/// Loads the plugins of BUBBLESIM_PLUGIN_PATH, then those named with --plugin, into the
+/// context's registry. Throws InputError naming the file that could not be loaded.
+void load_plugins(bubblesim::CommandContext& context) {
+  if (const char* dirs = std::getenv(bubblesim::kPluginPathVariable); dirs != nullptr) {
+    context.plugins.load_directories(dirs, context.registry);
+  }
+  for (const std::string& path : context.plugin_paths) context.plugins.load(path, context.registry);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace bubblesim;
@@ -23,10 +38,12 @@ int main(int argc, char** argv) {
   app.fallthrough();  // so --plugin may also follow the subcommand
   add_run_commands(app, commands);
   add_table_command(app, commands);
-  add_catalog_commands(app, commands);
+  add_list_command(app, commands);
+  add_explain_command(app, commands);
+  add_validate_command(app, commands);
   add_sweep_commands(app, commands);
   add_regress_commands(app, commands);
-  add_plugin_commands(app, commands);
+  add_check_plugin_command(app, commands);
   add_calibrate_commands(app, commands);
 
   try {
@@ -37,7 +54,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    context.registry = Registry::with_builtins();
+    context.registry = builtin_registry();
     load_plugins(context);
     return commands.dispatch(context);
   } catch (const InputError& e) {

@@ -1,18 +1,22 @@
-# Install rules: the executable, the libraries a plugin links (bubblesim::schedules and what it
-# needs), their public headers, and a bubblesimConfig.cmake so that an out-of-tree plugin can
+# Install rules: the executable, the libraries a plugin links (bubblesim::table, the table model,
+# and bubblesim::units below it), their public headers, and a bubblesimConfig.cmake so that an
+# out-of-tree plugin can
 #   find_package(bubblesim REQUIRED)
-#   target_link_libraries(my_plugin PRIVATE bubblesim::schedules)
-# against a `cmake --install build --prefix PREFIX` tree (docs/plugins.md).
+#   target_link_libraries(my_plugin PRIVATE bubblesim::table)
+# against a `cmake --install build --prefix PREFIX` tree (docs/plugins.md). Neither the generators
+# nor the optimizer are part of the package, so it does not need CBC.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS bubblesim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS bubblesim_units bubblesim_schedules EXPORT bubblesimTargets
+install(TARGETS bubblesim_units bubblesim_table EXPORT bubblesimTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The table model's headers: schedules/ itself, not its generators, passes, optimizer or examples.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/schedules/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/schedules
-        FILES_MATCHING PATTERN "*.h" PATTERN "examples" EXCLUDE PATTERN "generators" EXCLUDE)
+        FILES_MATCHING PATTERN "*.h" PATTERN "examples" EXCLUDE PATTERN "generators" EXCLUDE
+        PATTERN "passes" EXCLUDE PATTERN "optimizer" EXCLUDE PATTERN "builtin_generators.h" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sim/units/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/sim/units
         FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_BINARY_DIR}/generated/schedules/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/schedules)

@@ -89,4 +89,13 @@ std::string render_grid(const Table& table, const SimulationResult& ideal, std::
   return out;
 }
 
+std::string table_grid_report(const std::string& schedule, const Table& table,
+                              const SimulationResult& ideal) {
+  return fmt::format(
+             "{} on {} devices, {} stages, {} microbatches (idealized: scenario costs, no "
+             "communication)\n",
+             schedule, table.devices, table.stages, table.microbatches) +
+         render_grid(table, ideal);
+}
+
 }  // namespace bubblesim

@@ -18,4 +18,8 @@ namespace bubblesim {
 std::string render_grid(const Table& table, const SimulationResult& ideal,
                         std::size_t max_slots = 400);
 
+/// What `bubblesim table` prints: a line naming `schedule` and the table's shape, then the grid.
+std::string table_grid_report(const std::string& schedule, const Table& table,
+                              const SimulationResult& ideal);
+
 }  // namespace bubblesim

@@ -13,11 +13,11 @@
 #include "schedules/memory_settings.h"
 #include "schedules/parameter.h"
 #include "schedules/stage_costs.h"
+#include "schedules/variability_settings.h"
 #include "sim/units/bytes.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
-#include "sim/variability/variability_spec.h"
 #include "topologies/collective_algorithm.h"
 #include "topologies/topology.h"
 

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "schedules/builtin_generators.h"
 #include "tests/scenario/scenario_test_support.h"
 #include "tools/scenario/cost_profile_csv.h"
 
@@ -110,7 +111,7 @@ TEST_CASE("a profile's cv column: read per op and stage; old profiles stay reada
 }
 
 TEST_CASE("variability without a cv takes the profile's F, B and W cvs per stage") {
-  Registry registry = Registry::with_builtins();
+  Registry registry = builtin_registry();
   const Scenario sc =
       load_scenario_file(source("tests/data/profile/profiled_noise.yaml"), registry);
   REQUIRE(sc.variability);

@@ -1,4 +1,4 @@
-#include "sim/variability/variability_spec.h"
+#include "schedules/variability_settings.h"
 
 #include <algorithm>
 

@@ -1,0 +1,59 @@
+// What `list` and `explain NAME` print (tools/report/catalog_report.h), exactly, for generators
+// made here so the expected text does not follow the built-ins' descriptions.
+#include "tools/report/catalog_report.h"
+
+#include <doctest/doctest.h>
+
+using namespace bubblesim;
+
+namespace {
+
+Registry two_generators() {
+  Registry r;
+  Generator plain;
+  plain.info = {"plain", "one forward, one backward", "straight", "a paper", {}};
+  plain.generate = [](const GeneratorInput&) { return Table{}; };
+  r.add(plain);
+  Generator tuned = plain;
+  tuned.info = {"tuned",
+                "with parameters",
+                "loop",
+                "another paper",
+                {integer_param("chunks", 2, "chunks per device", 1),
+                 optional_integer_param("group", "group size; default p", 1),
+                 choice_param("order", "depth", {"depth", "breadth"}, "the order")}};
+  r.add(tuned);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("explain NAME: description, placement, source, origin, then the parameters") {
+  const Registry r = two_generators();
+  CHECK(schedule_description_text(r, "plain") ==
+        "plain: one forward, one backward\n"
+        "  placement: straight\n"
+        "  source: a paper\n"
+        "  origin: built-in\n"
+        "  parameters: none\n");
+  CHECK(schedule_description_text(r, "tuned") ==
+        "tuned: with parameters\n"
+        "  placement: loop\n"
+        "  source: another paper\n"
+        "  origin: built-in\n"
+        "  parameters:\n"
+        "    chunks (integer, default 2): chunks per device\n"
+        "    group (integer, default derived): group size; default p\n"
+        "    order (choice, default depth): the order\n"
+        "      one of: depth, breadth\n");
+}
+
+TEST_CASE("list: one row per schedule in registration order") {
+  const std::string out = schedule_list_text(two_generators());
+  const auto plain = out.find("plain"), tuned = out.find("tuned");
+  REQUIRE(plain != std::string::npos);
+  REQUIRE(tuned != std::string::npos);
+  CHECK(plain < tuned);
+  CHECK(out.find("schedule") < plain);
+  CHECK(out.find("built-in") != std::string::npos);
+}

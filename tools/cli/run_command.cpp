@@ -1,0 +1,198 @@
+// `bubblesim run SCENARIO` and `bubblesim compare SCENARIO`: run a scenario's schedules and report
+// them at the three levels, with optional Chrome traces and an HTML report.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "tools/cli/command_output.h"
+#include "tools/cli/command_set.h"
+#include "tools/report/atomic_file.h"
+#include "tools/report/chrome_trace_writer.h"
+#include "tools/report/html_report.h"
+#include "tools/report/json_report.h"
+#include "tools/report/progress.h"
+#include "tools/report/text_report.h"
+#include "tools/runner/scenario_runner.h"
+#include "tools/scenario/scenario_loader.h"
+
+namespace bubblesim {
+namespace {
+
+enum class ReportFormat { Text, Json, Csv, Markdown };
+
+struct RunOptions {
+  std::string scenario;
+  std::vector<std::string> schedules;  // only these (empty: the scenario's list)
+  ReportFormat format = ReportFormat::Text;
+  std::string output;                 // "" = stdout
+  bool allow_oom = false;             // out_of_memory is reported but exits 0
+  std::string trace;                  // Chrome trace JSON file ("" = none); one per schedule
+  std::string html;                   // HTML report file ("" = none)
+  std::int64_t max_ops = 50'000'000;  // --max-ops: refuse larger tables (kDefaultMaxOps)
+  int threads = 0;  // --threads: Monte Carlo workers (variability); 0 = every hardware thread
+};
+
+int exit_code_for(const ScenarioRun& result, bool allow_oom) {
+  for (const ScheduleRun& r : result.runs) {
+    if (r.simulation.status == RunStatus::OutOfMemory && allow_oom) continue;
+    if (r.simulation.status != RunStatus::Ok) return 1;
+  }
+  return 0;
+}
+
+int run_command(const Registry& registry, const RunOptions& options) {
+  Scenario scenario = load_scenario_file(options.scenario, registry);
+  scenario.max_ops = options.max_ops;
+  scenario.threads = options.threads;
+  for (const std::string& name : options.schedules) {
+    if (registry.find(name) == nullptr)
+      throw InputError("--schedule: " + registry.unknown_name_message(name));
+    bool listed = false;
+    for (const ScheduleRequest& r : scenario.schedules) listed = listed || r.name == name;
+    if (!listed) {
+      // Named on the command line but not in the file: run it with its defaults.
+      ScheduleRequest request;
+      request.name = name;
+      request.params = ParamValues::defaults(registry.find(name)->info.params);
+      request.where = SourceLocation{options.scenario, 0, 0};
+      scenario.schedules.push_back(request);
+    }
+  }
+  // Recorders for --trace and --html, one set per entry of result.runs.
+  struct Recorders {
+    std::unique_ptr<ChromeTraceWriter> trace;
+    std::unique_ptr<MemoryTimeline> memory;  // --html without --trace
+  };
+  std::vector<Recorders> recorders;
+  ScenarioRunHooks hooks;
+  if (!options.trace.empty() || !options.html.empty()) {
+    hooks.observers = [&](std::size_t index) {
+      if (recorders.size() <= index) recorders.resize(index + 1);
+      Recorders& r = recorders[index] = Recorders{};  // a skipped schedule's recorders are replaced
+      std::vector<EngineObserver*> observers;
+      if (!options.trace.empty()) {
+        r.trace = std::make_unique<ChromeTraceWriter>(scenario.stages);
+        observers.push_back(r.trace.get());
+      } else {
+        r.memory = std::make_unique<MemoryTimeline>(scenario.stages);
+        observers.push_back(r.memory.get());
+      }
+      return observers;
+    };
+  }
+  std::size_t schedule_count = 0;
+  for (const ScheduleRequest& r : scenario.schedules) {
+    if (options.schedules.empty() || std::find(options.schedules.begin(), options.schedules.end(),
+                                               r.name) != options.schedules.end()) {
+      ++schedule_count;
+    }
+  }
+  // Progress only on a terminal: a line per schedule, with the optimizer's status while it
+  // searches.
+  ProgressReporter progress("run", schedule_count, stderr);
+  hooks.on_schedule = [&](std::size_t, std::size_t, const ScheduleRequest& request) {
+    progress.step(request.name);
+  };
+  hooks.on_progress = [&](const std::string& status) { progress.detail(status); };
+  ScenarioRun result = run_scenario(scenario, registry, options.schedules, hooks);
+  progress.finish();
+
+  if (!options.trace.empty()) {
+    const bool several = result.runs.size() > 1;
+    std::vector<std::string> written;
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      const ScheduleRun& run = result.runs[i];
+      TraceContext context;
+      context.label = run.label;
+      context.devices = run.table.devices;
+      if (scenario.communication.kind == CommunicationKind::Topology) {
+        context.topology = scenario.communication.topology.get();
+        context.device_vertex = scenario.communication.placement;
+      }
+      std::string path =
+          several ? trace_file_for_schedule(options.trace, run.label) : options.trace;
+      // Two schedules whose labels sanitise alike get a numbered suffix.
+      std::string unique = path;
+      for (int n = 2; std::find(written.begin(), written.end(), unique) != written.end(); ++n) {
+        unique = trace_file_for_schedule(options.trace, fmt::format("{}-{}", run.label, n));
+      }
+      write_file_atomically(unique, recorders[i].trace->to_json(context));
+      written.push_back(unique);
+    }
+  }
+  if (!options.html.empty()) {
+    std::vector<const MemoryTimeline*> memory;
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      memory.push_back(recorders[i].trace ? &recorders[i].trace->memory()
+                                          : recorders[i].memory.get());
+    }
+    write_file_atomically(options.html, render_html_report(scenario, result, memory));
+  }
+
+  std::string content;
+  switch (options.format) {
+    case ReportFormat::Text:
+      content = scenario_report_text(scenario, result);
+      break;
+    case ReportFormat::Json:
+      content = scenario_report_json(scenario, result).dump(2) + "\n";
+      break;
+    case ReportFormat::Csv:
+      content = scenario_report_csv(scenario, result);
+      break;
+    case ReportFormat::Markdown:
+      content = scenario_report_markdown(scenario, result);
+      break;
+  }
+  emit(options.output, content);
+  return exit_code_for(result, options.allow_oom);
+}
+
+}  // namespace
+
+void add_run_commands(CLI::App& app, CommandSet& commands) {
+  struct Options {
+    RunOptions run;
+    std::string format = "text";
+  };
+  auto options = std::make_shared<Options>();
+  for (const char* name : {"run", "compare"}) {
+    CLI::App* cmd = app.add_subcommand(
+        name, std::string(name) == "run"
+                  ? "run a scenario and report every schedule at three levels"
+                  : "compare the scenario's schedules side by side (same as run)");
+    cmd->add_option("scenario", options->run.scenario, "scenario YAML file")->required();
+    cmd->add_option("--schedule", options->run.schedules, "run only this schedule (repeatable)");
+    cmd->add_option("--format", options->format, "report format: text, json, csv or md (Markdown)")
+        ->check(CLI::IsMember({"text", "json", "csv", "md"}));
+    cmd->add_option("-o,--output", options->run.output,
+                    "write the report to FILE (atomically) instead of stdout");
+    cmd->add_flag("--allow-oom", options->run.allow_oom,
+                  "report out_of_memory outcomes but exit 0 (by default they exit 1)");
+    cmd->add_option("--trace", options->run.trace,
+                    "write a Chrome trace (Perfetto) of each simulation replay to FILE; with "
+                    "several schedules, "
+                    "one file each, named FILE with the schedule label before the extension");
+    cmd->add_option("--html", options->run.html,
+                    "write a self-contained HTML report (timelines, memory, summary) to FILE");
+    cmd->add_option("--max-ops", options->run.max_ops,
+                    "refuse schedules whose table has more ops (default 50000000)")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+    cmd->add_option("--threads", options->run.threads,
+                    "worker threads of the Monte Carlo samples of a scenario with variability "
+                    "(default: every core; the report does not depend on it)")
+        ->check(CLI::Range(1, 1024));
+    commands.add(cmd, [options](CommandContext& context) {
+      const std::string& f = options->format;
+      options->run.format = f == "json"  ? ReportFormat::Json
+                            : f == "csv" ? ReportFormat::Csv
+                            : f == "md"  ? ReportFormat::Markdown
+                                         : ReportFormat::Text;
+      return run_command(context.registry, options->run);
+    });
+  }
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,98 @@
+// `bubblesim table SCENARIO --schedule NAME`: one schedule's device x time-slot grid, or its table
+// exported as PyTorch's per-rank CSV or bubblesim's table CSV with the idealized replay's times.
+#include <fmt/format.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "schedules/table_csv.h"
+#include "schedules/torch_csv.h"
+#include "sim/engine/engine.h"
+#include "tools/cli/command_output.h"
+#include "tools/cli/command_set.h"
+#include "tools/report/grid_renderer.h"
+#include "tools/runner/resolve.h"
+#include "tools/runner/scenario_runner.h"
+#include "tools/scenario/scenario_loader.h"
+
+namespace bubblesim {
+namespace {
+
+/// `table` output: the grid, PyTorch's per-rank CSV, or bubblesim's table CSV with replay times.
+struct TableOptions {
+  std::string scenario, schedule, output;
+  std::string format = "grid";        // grid | torch-csv | csv
+  std::string dialect = "current";    // torch-csv: current | 2024
+  std::int64_t max_ops = 50'000'000;  // --max-ops
+};
+
+int table_command(const Registry& registry, const TableOptions& options) {
+  const std::string& scenario_path = options.scenario;
+  const std::string& schedule = options.schedule;
+  const std::string& output = options.output;
+  Scenario scenario = load_scenario_file(scenario_path, registry);
+  scenario.max_ops = options.max_ops;
+  const Generator* generator = registry.find(schedule);
+  if (generator == nullptr)
+    throw InputError("--schedule: " + registry.unknown_name_message(schedule));
+  ScheduleRequest request;
+  request.name = schedule;
+  request.where = SourceLocation{scenario_path, 0, 0};
+  bool found = false;
+  for (const ScheduleRequest& r : scenario.schedules) {
+    if (r.name == schedule) {
+      request = r;
+      found = true;
+      break;
+    }
+  }
+  if (!found) request.params = ParamValues::defaults(generator->info.params);
+  const ResolvedScenario resolved = resolve(scenario);
+  Table table = generate_table(resolved, *generator, request);
+  std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
+  SimulationResult ideal = simulate(make_engine_input(resolved, table, costs, Replay::Idealized));
+  if (options.format == "torch-csv") {
+    try {
+      emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(
+          fmt::format("--format torch-csv: {} cannot be written as a PyTorch schedule file: {}",
+                      schedule, e.what()));
+    }
+    return ideal.status == RunStatus::Ok ? 0 : 1;
+  }
+  if (options.format == "csv") {
+    OpTimes times(ideal.timings.size());
+    for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
+      for (const OpTiming& t : ideal.timings[d]) times[d].emplace_back(t.start, t.end);
+    }
+    emit(output, write_table_csv(table, times));
+    return ideal.status == RunStatus::Ok ? 0 : 1;
+  }
+  emit(output, table_grid_report(schedule, table, ideal));
+  return ideal.status == RunStatus::Ok ? 0 : 1;
+}
+
+}  // namespace
+
+void add_table_command(CLI::App& app, CommandSet& commands) {
+  auto options = std::make_shared<TableOptions>();
+  CLI::App* cmd =
+      app.add_subcommand("table", "print a schedule's device x time-slot grid or export its table");
+  cmd->add_option("scenario", options->scenario, "scenario YAML file")->required();
+  cmd->add_option("--schedule", options->schedule, "schedule name")->required();
+  cmd->add_option("--format", options->format,
+                  "grid (default), torch-csv (PyTorch per-rank CSV) or csv (bubblesim table CSV "
+                  "with replay times)")
+      ->check(CLI::IsMember({"grid", "torch-csv", "csv"}));
+  cmd->add_option("--dialect", options->dialect, "torch-csv dialect: current (default) or 2024")
+      ->check(CLI::IsMember({"current", "2024"}));
+  cmd->add_option("-o,--output", options->output, "write to FILE instead of stdout");
+  cmd->add_option("--max-ops", options->max_ops, "refuse a table with more ops (default 50000000)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  commands.add(cmd, [options](CommandContext& context) {
+    return table_command(context.registry, *options);
+  });
+}
+
+}  // namespace bubblesim
