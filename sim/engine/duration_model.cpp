@@ -15,24 +15,26 @@ Time scaled(Time t, double factor) {
   return Time::from_ps(static_cast<std::int64_t>(ps));
 }
 
-Time CostDurations::of(const OpGraph& graph, const Op& op) {
+Time CostDurations::of(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op) {
+  auto cost = [&](std::int32_t s) -> const StageCost& {
+    return costs[static_cast<std::size_t>(s)];
+  };
   auto backward = [&](std::int32_t s, std::int32_t j) {
-    return graph.index().has_weight(s, j) ? graph.cost(s).backward_input
-                                          : graph.cost(s).full_backward();
+    return index.has(OpKind::Weight, s, j) ? cost(s).backward_input : cost(s).full_backward();
   };
   switch (op.kind) {
     case OpKind::Forward:
-      return graph.cost(op.stage).forward;
+      return cost(op.stage).forward;
     case OpKind::Backward:
       return backward(op.stage, op.microbatch);
     case OpKind::Weight:
-      return graph.cost(op.stage).backward_weight;
+      return cost(op.stage).backward_weight;
     case OpKind::Recompute: {
-      const StageCost& c = graph.cost(op.stage);
+      const StageCost& c = cost(op.stage);
       return c.recompute > Time::zero() ? c.recompute : c.forward;
     }
     case OpKind::ForwardBackward: {
-      const StageCost& c = graph.cost(op.stage);
+      const StageCost& c = cost(op.stage);
       if (c.fused > Time::zero()) return c.fused;
       return c.forward + backward(op.backward_stage, op.backward_microbatch);
     }
@@ -43,15 +45,12 @@ Time CostDurations::of(const OpGraph& graph, const Op& op) {
   return Time::zero();
 }
 
-void CostDurations::fill(const OpGraph& graph, std::vector<Time>& out) const {
-  out.resize(graph.size());
-  for (std::uint32_t n = 0; n < graph.size(); ++n) {
-    Time t = of(graph, graph.op(n));
-    const auto d = static_cast<std::size_t>(graph.device(n));
-    if (graph.stream(n) == 0 && d < slowdown_.size() && slowdown_[d] != 1.0) {
-      t = scaled(t, slowdown_[d]);
-    }
-    out[n] = t;
+void CostDurations::fill(const OpIndex& index, const std::vector<StageCost>& costs,
+                         std::vector<Time>& out) const {
+  out.resize(index.size());
+  for (std::int32_t d = 0; d < index.devices(); ++d) {
+    for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n)
+      out[n] = on(index, costs, index.op(d, n), d);
   }
 }
 

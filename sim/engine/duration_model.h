@@ -1,32 +1,36 @@
 #pragma once
 // DurationModel: how long each op of a graph takes in one replay. The engine asks for all
 // durations before a replay starts, so a model that draws them from distributions (Monte Carlo)
-// replays the same OpGraph many times with new durations and never rebuilds it. The default,
+// replays the same graph many times with new durations and never rebuilds it. The default,
 // CostDurations, reads them from the stage costs and slows every compute op of a straggler down.
 // A model may also stretch what the network model times (jitters_network): the fixed delay or
 // route latency of each transfer and the time of each copy (docs/variability.md).
 
 #include <vector>
 
-#include "sim/engine/op_graph.h"
+#include "schedules/stage_costs.h"
+#include "sim/engine/op_index.h"
 #include "sim/units/time.h"
 
 namespace bubblesim {
 
+/// `t` times `factor`, rounded to the nearest picosecond; OverflowError when it does not fit.
+Time scaled(Time t, double factor);
+
 class DurationModel {
  public:
   virtual ~DurationModel() = default;
-  /// out[n] = compute time of node n (resized to graph.size()). Copies (O, L) get zero: their time
+  /// out[n] = compute time of node n (resized to index.size()). Copies (O, L) get zero: their time
   /// comes from the network model.
-  virtual void fill(const OpGraph& graph, std::vector<Time>& out) const = 0;
+  virtual void fill(const OpIndex& index, const std::vector<StageCost>& costs,
+                    std::vector<Time>& out) const = 0;
 
   /// Whether transfer_factor or copy_factor can differ from 1 (else the network skips them).
   virtual bool jitters_network() const { return false; }
   /// Factor on the fixed delay (fixed-delay network) or the route latency (topology network) of
-  /// the k-th transfer (0-based, in send order) from device `from` to device `to`. A device sends
-  /// in its stream order, so (from, to, k) names the same transfer in every replay of a graph.
+  /// the transfer from node `producer` on device `from` to node `consumer` on device `to`.
   virtual double transfer_factor(std::int32_t /*from*/, std::int32_t /*to*/,
-                                 std::uint32_t /*k*/) const {
+                                 std::uint32_t /*producer*/, std::uint32_t /*consumer*/) const {
     return 1.0;
   }
   /// Factor on the time of copy node `node` of `device`: its private-link time, or its route
@@ -41,15 +45,22 @@ class CostDurations final : public DurationModel {
  public:
   explicit CostDurations(std::vector<double> compute_slowdown = {})
       : slowdown_(std::move(compute_slowdown)) {}
-  void fill(const OpGraph& graph, std::vector<Time>& out) const override;
+  void fill(const OpIndex& index, const std::vector<StageCost>& costs,
+            std::vector<Time>& out) const override;
   /// The unslowed duration of one op.
-  static Time of(const OpGraph& graph, const Op& op);
+  static Time of(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op);
+  /// The duration of one op on `device` (slowed when it is a compute op of a straggler).
+  Time on(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op,
+          std::int32_t device) const {
+    const Time t = of(index, costs, op);
+    const auto d = static_cast<std::size_t>(device);
+    if (d < slowdown_.size() && slowdown_[d] != 1.0 && stream_of(op.kind) == Stream::Compute)
+      return scaled(t, slowdown_[d]);
+    return t;
+  }
 
  private:
   std::vector<double> slowdown_;
 };
-
-/// `t` times `factor`, rounded to the nearest picosecond; OverflowError when it does not fit.
-Time scaled(Time t, double factor);
 
 }  // namespace bubblesim

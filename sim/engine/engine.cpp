@@ -8,10 +8,12 @@
 #include "sim/engine/duration_model.h"
 #include "sim/engine/event_loop.h"
 #include "sim/engine/gradient_sync.h"
+#include "sim/engine/list_replay.h"
 #include "sim/engine/memory_accounting.h"
 #include "sim/engine/metrics.h"
 #include "sim/engine/network/network_model.h"
 #include "sim/engine/op_graph.h"
+#include "sim/engine/op_index.h"
 
 namespace bubblesim {
 namespace {
@@ -49,29 +51,66 @@ std::string out_of_memory_text(const OutOfMemory& o) {
       o.host, o.time, o.op, o.device, o.over, o.budget);
 }
 
+// What either replay produced, before the metrics.
+struct Outcome {
+  OpTimings timings;
+  std::vector<DeviceMemory> memory;
+  std::vector<Time> exposed_comm, exposed_offload;
+  std::vector<Bytes> offloaded;
+  std::vector<OutOfMemory> out_of_memory;
+  std::uint64_t events = 0;
+  bool completed = true;
+  std::string deadlock;  // when not completed: the blocked ops
+  bool list_scheduled = false;
+};
+
 }  // namespace
 
 struct Engine::State {
   EngineInput in;
   std::vector<EngineObserver*> observers;
-  std::unique_ptr<const OpGraph> op_graph;  // built on the first run, reused by later ones
+  // Built on the first run and reused by later ones (Monte Carlo samples, docs/variability.md).
+  std::unique_ptr<const OpIndex> op_index;
+  std::unique_ptr<const OpGraph> op_graph;
 
   explicit State(EngineInput input) : in(std::move(input)) {}
   SimulationResult run();
+  SimulationResult result_of(const OpIndex& index, Outcome outcome, const NetworkModel& network,
+                             GradientSync* sync);
 };
 
 SimulationResult Engine::State::run() {
   check_input(in);
   const Table& table = *in.table;
+  if (!op_index) op_index = std::make_unique<const OpIndex>(table);
+  const OpIndex& index = *op_index;
+  std::vector<Time> given;  // from EngineInput::durations; empty: from the stage costs
+  if (in.durations) in.durations->fill(index, in.stage_costs, given);
+  const CostDurations cost_durations(in.compute_slowdown);
   std::unique_ptr<NetworkModel> network = make_network_model(in);
-  if (!op_graph) op_graph = std::make_unique<const OpGraph>(table, in.stage_costs);
-  const OpGraph& graph = *op_graph;
-  std::vector<Time> durations;
-  if (in.durations) {
-    in.durations->fill(graph, durations);
-  } else {
-    CostDurations(in.compute_slowdown).fill(graph, durations);
+  // Without contention, a copy, an observer or a sync, one pass of list scheduling gives the
+  // event loop's result; a deadlock or an overflow is replayed by the event loop for its report.
+  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync && !index.has_copies()) {
+    const OpDuration duration = [&](std::int32_t d, std::uint32_t n) {
+      return given.empty() ? cost_durations.on(index, in.stage_costs, index.op(d, n), d) : given[n];
+    };
+    if (network->contention_free(index, in.stage_costs, duration)) {
+      ListReplay replay(index, in, given.empty() ? nullptr : &given, *network);
+      Outcome o;
+      o.timings = OpTimings(index.ops_per_device());
+      if (replay.run(o.timings)) {
+        o.memory = replay.memory();
+        o.exposed_comm = replay.exposed_comm();
+        o.events = replay.events();
+        o.list_scheduled = true;
+        return result_of(index, std::move(o), *network, nullptr);
+      }
+      network = make_network_model(in);
+    }
   }
+  if (!op_graph) op_graph = std::make_unique<const OpGraph>(index, in.stage_costs);
+  const OpGraph& graph = *op_graph;
+  if (given.empty()) cost_durations.fill(index, in.stage_costs, given);
   MemoryAccounting memory(graph, in.release, in.memory_budget, in.host_capacity,
                           network->hosts(table.devices), observers);
   std::unique_ptr<GradientSync> sync;
@@ -79,49 +118,65 @@ SimulationResult Engine::State::run() {
     sync = std::make_unique<GradientSync>(*in.sync, table, *in.topology_network()->topology,
                                           *network->sync_port(), observers);
   }
-  EventLoop loop(graph, durations, *network, memory, sync.get(), observers);
+  EventLoop loop(graph, given, *network, memory, sync.get(), observers);
   loop.run();
-  const ReplayTimes& times = loop.times();
+  ReplayTimes& times = loop.times();
+  Outcome o;
+  o.completed = times.completed == graph.size();
+  if (!o.completed) o.deadlock = loop.describe_deadlock();
+  o.timings = std::move(times.timings);
+  o.memory = memory.devices();
+  o.exposed_comm = std::move(times.exposed_comm);
+  o.exposed_offload = std::move(times.exposed_offload);
+  o.offloaded = memory.offloaded();
+  o.out_of_memory = memory.out_of_memory();
+  o.events = times.events;
+  return result_of(index, std::move(o), *network, sync.get());
+}
 
-  SimulationResult result;
-  result.events = times.events;
+SimulationResult Engine::State::result_of(const OpIndex& index, Outcome o,
+                                          const NetworkModel& network, GradientSync* sync) {
+  const Table& table = index.table();
   const auto devices = static_cast<std::size_t>(table.devices);
-  result.timings.resize(devices);
-  for (std::int32_t d = 0; d < table.devices; ++d) {
-    auto& row = result.timings[static_cast<std::size_t>(d)];
-    row.reserve(graph.device_end(d) - graph.device_begin(d));
-    for (std::uint32_t n = graph.device_begin(d); n < graph.device_end(d); ++n) {
-      const bool done = times.end[n] >= Time::zero();  // an op cut off by a deadlock has none
-      row.push_back(done ? OpTiming{times.start[n], times.end[n]}
-                         : OpTiming{Time::from_ps(-1), Time::from_ps(-1)});
-    }
-  }
-  result.out_of_memory = memory.out_of_memory();
-  const bool completed = times.completed == graph.size();
-  if (!completed) {
+  SimulationResult result;
+  result.events = o.events;
+  result.list_scheduled = o.list_scheduled;
+  result.timings = std::move(o.timings);
+  result.out_of_memory = std::move(o.out_of_memory);
+  if (!o.completed) {
     result.status = RunStatus::Deadlock;
-    result.failure = loop.describe_deadlock();
+    result.failure = std::move(o.deadlock);
   } else if (!result.out_of_memory.empty()) {
     result.status = RunStatus::OutOfMemory;
     result.failure = out_of_memory_text(result.out_of_memory.front());
   }
   result.metrics =
-      compute_metrics(table, in.stage_costs, result.timings, memory.peaks(), times.exposed_comm);
+      compute_metrics(table, in.stage_costs, result.timings, peaks_of(o.memory), o.exposed_comm);
   Metrics& m = result.metrics;
-  m.peak_memory_time_per_device = memory.total_peak_time();
-  m.offloaded_bytes_per_device = memory.offloaded();
-  for (Bytes b : memory.offloaded()) m.offloaded_bytes += b;
-  m.exposed_offload_per_device = times.exposed_offload;
-  for (Time t : times.exposed_offload) m.exposed_offload += t;
+  for (const DeviceMemory& d : o.memory) m.peak_memory_time_per_device.push_back(d.total_peak_time);
+  m.offloaded_bytes_per_device = o.offloaded;
+  if (m.offloaded_bytes_per_device.empty())
+    m.offloaded_bytes_per_device.assign(devices, Bytes::zero());
+  for (Bytes b : m.offloaded_bytes_per_device) m.offloaded_bytes += b;
+  m.exposed_offload_per_device = o.exposed_offload;
+  if (m.exposed_offload_per_device.empty())
+    m.exposed_offload_per_device.assign(devices, Time::zero());
+  for (Time t : m.exposed_offload_per_device) m.exposed_offload += t;
   m.d2h_busy_per_device.assign(devices, Time::zero());
   m.h2d_busy_per_device.assign(devices, Time::zero());
-  for (std::uint32_t n = 0; n < graph.size(); ++n) {
-    if (times.end[n] < Time::zero() || graph.stream(n) == 0) continue;
-    auto& busy = graph.stream(n) == 1 ? m.d2h_busy_per_device : m.h2d_busy_per_device;
-    busy[static_cast<std::size_t>(graph.device(n))] += times.end[n] - times.start[n];
+  if (index.has_copies()) {
+    for (std::int32_t d = 0; d < table.devices; ++d) {
+      const auto row = result.timings[static_cast<std::size_t>(d)];
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        const Stream stream = stream_of(table.device_ops[static_cast<std::size_t>(d)][i].kind);
+        if (row[i].end < Time::zero() || stream == Stream::Compute) continue;
+        auto& busy = stream == Stream::DeviceToHost ? m.d2h_busy_per_device : m.h2d_busy_per_device;
+        busy[static_cast<std::size_t>(d)] += row[i].end - row[i].start;
+      }
+    }
   }
-  if (sync) sync->finish(m, completed);
-  network->report(m, sync != nullptr);
+  if (sync != nullptr) sync->finish(m, o.completed);
+  network.report(m, sync != nullptr);
   return result;
 }
 

@@ -43,6 +43,11 @@ struct TopologyNetwork {
 };
 using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwork>;
 
+/// Which replay runs. Auto: list scheduling where no two transfers can compete and nothing
+/// watches (the same result, faster; docs/engine.md), else the event loop. EventLoop: always the
+/// event loop (the equivalence tests and benchmarks compare both).
+enum class ReplayPath { Auto, EventLoop };
+
 struct EngineInput {
   const Table* table = nullptr;
   std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
@@ -66,6 +71,7 @@ struct EngineInput {
   std::vector<LinkFault> link_faults;
   /// Gradient sync, optimizer and TP (docs/parallelism.md); TopologyNetwork only. Null = none.
   std::shared_ptr<const SyncPlan> sync;
+  ReplayPath path = ReplayPath::Auto;
 
   const TopologyNetwork* topology_network() const { return std::get_if<TopologyNetwork>(&network); }
 };

@@ -23,8 +23,7 @@ EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
   stream_cursor_.assign(slots, 0);
   stream_busy_.assign(slots, false);
   stream_free_at_.assign(slots, Time::zero());
-  times_.start.assign(n, Time::from_ps(-1));
-  times_.end.assign(n, Time::from_ps(-1));
+  times_.timings = OpTimings(graph.index().ops_per_device());
   const auto devices = static_cast<std::size_t>(graph.devices());
   times_.exposed_comm.assign(devices, Time::zero());
   times_.exposed_offload.assign(devices, Time::zero());
@@ -38,6 +37,9 @@ void EventLoop::run() {
     const Event event = queue_.pop();
     ++times_.events;
     dispatch(event);
+  }
+  for (OpTiming& t : times_.timings.all()) {
+    if (t.end < Time::zero()) t.start = Time::from_ps(-1);  // started, cut off by a deadlock
   }
 }
 
@@ -93,7 +95,7 @@ void EventLoop::start(std::uint32_t n, Time now) {
   const std::size_t slot = OpGraph::slot(device, stream);
   const auto d = static_cast<std::size_t>(device);
   stream_busy_[slot] = true;
-  times_.start[n] = now;
+  times_.timings.all()[n].start = now;
   if (stream == 0) {
     const NodeState& s = state_[n];
     Time local = std::max(s.local_ready, stream_free_at_[slot]);
@@ -126,7 +128,7 @@ void EventLoop::release_copies_after(std::uint32_t n, Time now) {
 }
 
 void EventLoop::finish(std::uint32_t n, Time now) {
-  times_.end[n] = now;
+  times_.timings.all()[n].end = now;
   ++times_.completed;
   const std::int32_t device = graph_.device(n);
   const std::size_t slot = OpGraph::slot(device, graph_.stream(n));
@@ -167,6 +169,7 @@ void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
   notify_transfer(false, id, producer, e.target, e.bytes, now);
   const auto token =
       free_sends_.empty() ? static_cast<std::uint32_t>(sends_.size()) : free_sends_.back();
+  network_.label_next_transfer(producer, e.target);
   std::optional<Time> at =
       network_.send(graph_.device(producer), graph_.device(e.target), e.bytes, token, now);
   if (at) {
@@ -215,7 +218,7 @@ std::string EventLoop::describe_deadlock() const {
     // Name the dependencies that never finished.
     std::vector<std::string> waiting;
     for (std::uint32_t n = 0; n < graph_.size(); ++n) {
-      if (times_.end[n] >= Time::zero()) continue;
+      if (times_.timings.all()[n].end >= Time::zero()) continue;
       for (const Edge& e : graph_.edges(n)) {
         if (e.target == head) {
           waiting.push_back(

@@ -28,7 +28,7 @@ namespace bubblesim {
 
 /// Per-op outcome of a replay, parallel to the graph's nodes.
 struct ReplayTimes {
-  std::vector<Time> start, end;       // -1 ps when the op never ran (deadlock)
+  OpTimings timings;                  // an op that never ended (deadlock): -1 ps for both
   std::vector<Time> exposed_comm;     // per device: compute idle caused by data in flight
   std::vector<Time> exposed_offload;  // per device: compute idle waiting for a reload
   std::uint64_t events = 0;
@@ -44,7 +44,7 @@ class EventLoop final : private NetworkSink {
 
   /// Runs until no event is left (the end of the table, or a deadlock).
   void run();
-  const ReplayTimes& times() const { return times_; }
+  ReplayTimes& times() { return times_; }
   /// The blocked streams and what they wait for; call after run() when not every op finished.
   std::string describe_deadlock() const;
 

@@ -1,11 +1,11 @@
+#include "sim/engine/max_min_flows.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-
-#include "sim/engine/max_min_flows.h"
 
 namespace bubblesim {
 namespace {
@@ -190,16 +190,20 @@ void MaxMinFlows::advance(Time now) {
 }
 
 Time MaxMinFlows::predict_finish(const Flow& f) const {
-  if (f.rate <= 0.0) return Time::max();
-  double ps = f.remaining / f.rate * kPsPerSecond;
+  return finish_time(f.remaining, f.rate, now_);
+}
+
+Time MaxMinFlows::finish_time(double bytes, double rate, Time now) {
+  if (rate <= 0.0) return Time::max();
+  double ps = bytes / rate * kPsPerSecond;
   // Durations computed in floating point land a hair above an exact integer; snap those down
   // (by well under a picosecond) before rounding up so that exact inputs give exact times.
   double slack = std::min(0.5, std::max(1e-6, ps * 1e-13));
   double whole = std::ceil(ps - slack);
   if (whole < 0.0) whole = 0.0;
-  double limit = static_cast<double>(Time::max().ps() - now_.ps());
+  double limit = static_cast<double>(Time::max().ps() - now.ps());
   if (!(whole < limit)) return Time::max();
-  return now_ + Time::from_ps(static_cast<std::int64_t>(whole));
+  return now + Time::from_ps(static_cast<std::int64_t>(whole));
 }
 
 void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {

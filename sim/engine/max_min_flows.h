@@ -76,6 +76,10 @@ class MaxMinFlows {
   /// Advance to `now`, change a link's capacity (0 = cut: flows over it stall) and recompute.
   void set_link_capacity(LinkId l, double capacity, Time now);
 
+  /// When a flow of `bytes` left at `rate` (bytes/s) from `now` finishes: the prediction every
+  /// flow gets when its rate is set. Time::max() when it never does.
+  static Time finish_time(double bytes, double rate, Time now);
+
  private:
   struct Flow {
     FlowId id = 0;

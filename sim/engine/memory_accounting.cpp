@@ -15,32 +15,17 @@ MemoryAccounting::MemoryAccounting(const OpGraph& graph, ReleaseConvention relea
       observers_(observers),
       microbatches_(static_cast<std::size_t>(graph.table().microbatches)) {
   const Table& table = graph.table();
-  const auto devices = static_cast<std::size_t>(table.devices);
   activations_.assign(static_cast<std::size_t>(table.stages) * microbatches_, {});
-  activation_now_.assign(devices, Bytes::zero());
-  activation_peak_.assign(devices, Bytes::zero());
-  activation_peak_time_.assign(devices, Time::zero());
-  total_peak_time_.assign(devices, Time::zero());
-  count_now_.assign(devices, 0);
-  count_peak_.assign(devices, 0);
-  oom_seen_.assign(devices, false);
-  offloaded_.assign(devices, Bytes::zero());
-  // Each distinct stage a device holds costs its static memory once (replicas on other devices
-  // count there: weight replication).
-  static_memory_.assign(devices, Bytes::zero());
-  for (std::size_t d = 0; d < devices; ++d) {
-    for (std::int32_t s : table.placement.stages_held_by(static_cast<std::int32_t>(d)))
-      static_memory_[d] += graph.cost(s).static_memory;
-  }
-  total_peak_ = static_memory_;
+  devices_ = devices_of(table, graph.stage_costs());
+  oom_seen_.assign(devices_.size(), false);
+  offloaded_.assign(devices_.size(), Bytes::zero());
   host_now_.assign(hosts_.names.size(), Bytes::zero());
   host_oom_seen_.assign(hosts_.names.size(), false);
 }
 
 void MemoryAccounting::notify(std::int32_t device, Time now) {
-  auto d = static_cast<std::size_t>(device);
-  for (EngineObserver* o : observers_)
-    o->on_memory(device, now, activation_now_[d], activation_now_[d] + static_memory_[d]);
+  const DeviceMemory& m = devices_[static_cast<std::size_t>(device)];
+  for (EngineObserver* o : observers_) o->on_memory(device, now, m.resident, m.total());
 }
 
 void MemoryAccounting::allocate(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes,
@@ -48,22 +33,12 @@ void MemoryAccounting::allocate(std::int32_t device, std::int32_t s, std::int32_
   auto d = static_cast<std::size_t>(device);
   Activation& a = activation(s, j);
   a.resident += bytes;
-  activation_now_[d] += bytes;
-  if (!a.counted) {
-    a.counted = true;
-    if (++count_now_[d] > count_peak_[d]) count_peak_[d] = count_now_[d];
-  }
-  if (activation_now_[d] > activation_peak_[d]) {
-    activation_peak_[d] = activation_now_[d];
-    activation_peak_time_[d] = now;
-  }
-  Bytes total = activation_now_[d] + static_memory_[d];
-  if (total > total_peak_[d]) {
-    total_peak_[d] = total;
-    total_peak_time_[d] = now;
-  }
+  DeviceMemory& m = devices_[d];
+  m.allocate(bytes, !a.counted, now);
+  a.counted = true;
   if (!budget_.empty()) {
-    Bytes budget = budget_[d];
+    const Bytes budget = budget_[d];
+    const Bytes total = m.total();
     if (total > budget && !oom_seen_[d]) {
       oom_seen_[d] = true;
       oom_.push_back(OutOfMemory{.device = device,
@@ -79,15 +54,11 @@ void MemoryAccounting::allocate(std::int32_t device, std::int32_t s, std::int32_
 
 void MemoryAccounting::release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes,
                                bool release_unit, Time now) {
-  auto d = static_cast<std::size_t>(device);
   Activation& a = activation(s, j);
-  Bytes freed = std::min(bytes, a.resident);
+  const Bytes freed = std::min(bytes, a.resident);
   a.resident -= freed;
-  activation_now_[d] -= freed;
-  if (release_unit && a.counted) {
-    a.counted = false;
-    --count_now_[d];
-  }
+  devices_[static_cast<std::size_t>(device)].release(freed, release_unit && a.counted);
+  if (release_unit) a.counted = false;
   if (!observers_.empty()) notify(device, now);
 }
 
@@ -99,7 +70,7 @@ Bytes MemoryAccounting::on_start(std::uint32_t n, Time now) {
     case OpKind::ForwardBackward: {
       const StageCost& c = graph_.cost(op.stage);
       allocate(device, op.stage, op.microbatch,
-               graph_.has(n, OpGraph::kForwardRecomputed) ? c.stage_input : c.activation, now, op);
+               forward_allocation(c, graph_.has(n, OpGraph::kForwardRecomputed)), now, op);
       return Bytes::zero();
     }
     case OpKind::Recompute:
@@ -140,13 +111,10 @@ Bytes MemoryAccounting::on_start(std::uint32_t n, Time now) {
 }
 
 void MemoryAccounting::release_backward(std::uint32_t n, std::int32_t s, std::int32_t j, Time now) {
-  const StageCost& c = graph_.cost(s);
-  const std::int32_t device = graph_.device(n);
-  Bytes input = graph_.has(n, OpGraph::kBackwardRecomputed) ? c.stage_input : Bytes::zero();
-  if (!graph_.has(n, OpGraph::kBackwardSplit)) {
-    release(device, s, j, c.activation + input, true, now);
-  } else if (release_ == ReleaseConvention::Split) {
-    release(device, s, j, c.activation - std::min(c.weight_grad, c.activation) + input, false, now);
+  if (std::optional<BackwardRelease> r =
+          backward_release(graph_.cost(s), graph_.has(n, OpGraph::kBackwardSplit),
+                           graph_.has(n, OpGraph::kBackwardRecomputed), release_)) {
+    release(graph_.device(n), s, j, r->bytes, r->unit, now);
   }
 }
 
@@ -174,15 +142,6 @@ void MemoryAccounting::on_end(std::uint32_t n, Time now) {
     default:
       break;
   }
-}
-
-MemoryPeaks MemoryAccounting::peaks() const {
-  MemoryPeaks peaks;
-  peaks.activation = activation_peak_;
-  peaks.activation_time = activation_peak_time_;
-  peaks.total = total_peak_;
-  peaks.activation_count = count_peak_;
-  return peaks;
 }
 
 }  // namespace bubblesim

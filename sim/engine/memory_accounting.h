@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/engine/device_memory.h"
 #include "sim/engine/engine_input.h"
 #include "sim/engine/metrics.h"
 #include "sim/engine/network/network_model.h"
@@ -40,8 +41,7 @@ class MemoryAccounting {
 
   /// First overflow per device and host, in the order they happened.
   const std::vector<OutOfMemory>& out_of_memory() const { return oom_; }
-  MemoryPeaks peaks() const;
-  const std::vector<Time>& total_peak_time() const { return total_peak_time_; }
+  const std::vector<DeviceMemory>& devices() const { return devices_; }
   const std::vector<Bytes>& offloaded() const { return offloaded_; }
 
  private:
@@ -69,10 +69,7 @@ class MemoryAccounting {
   std::size_t microbatches_;
 
   std::vector<Activation> activations_;  // [stage * m + microbatch]
-  std::vector<Bytes> static_memory_;
-  std::vector<Bytes> activation_now_, activation_peak_, total_peak_;
-  std::vector<Time> activation_peak_time_, total_peak_time_;
-  std::vector<std::int64_t> count_now_, count_peak_;
+  std::vector<DeviceMemory> devices_;
   std::vector<OutOfMemory> oom_;
   std::vector<bool> oom_seen_;
   std::vector<Bytes> host_now_;

@@ -5,7 +5,7 @@
 namespace bubblesim {
 
 Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_costs,
-                        const std::vector<std::vector<OpTiming>>& timings, const MemoryPeaks& peaks,
+                        const OpTimings& timings, const MemoryPeaks& peaks,
                         const std::vector<Time>& exposed_comm) {
   Metrics m;
   const auto devices = static_cast<std::size_t>(table.devices);

@@ -26,7 +26,7 @@ struct MemoryPeaks {
 };
 
 Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_costs,
-                        const std::vector<std::vector<OpTiming>>& timings, const MemoryPeaks& peaks,
+                        const OpTimings& timings, const MemoryPeaks& peaks,
                         const std::vector<Time>& exposed_comm);
 
 }  // namespace bubblesim

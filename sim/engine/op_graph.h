@@ -1,14 +1,10 @@
 #pragma once
-// OpGraph: a schedule table as the engine replays it. One node per table op, device-major (the
-// ops of device 0 in table order, then those of device 1, ...), the dependency edges between them
-// (outgoing, in CSR form) and, per device, the nodes of each stream in table order. It holds no
-// time: durations come from a DurationModel and every replay keeps its own state, so one graph
-// serves several replays (the idealized and the simulated one of a run, Monte Carlo samples).
-//
-// Dependencies (DESIGN.md section 2): F(s, j) after F(s-1, j); B(s, j) after F(s, j), B(s+1, j),
-// R(s, j) and L(s, j); W after B; R and O after F; L after O. A fused F&B has the dependencies of
-// both halves. A copy (O, L) also waits for the start of the compute op listed before it on its
-// device (the table position of a reload is its prefetch point).
+// OpGraph: what the event loop replays. The nodes of an OpIndex (one per table op, device-major),
+// the dependency edges between them (outgoing, in CSR form; the rules of dependencies.h) and, per
+// device, the nodes of each stream in table order. It holds no time: durations come from a
+// DurationModel and every replay keeps its own state, so one graph serves several replays.
+// A copy (O, L) also waits for the start of the compute op listed before it on its device (the
+// table position of a reload is its prefetch point).
 
 #include <cstdint>
 #include <span>
@@ -17,7 +13,7 @@
 #include "schedules/op.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
-#include "schedules/table_index.h"
+#include "sim/engine/op_index.h"
 #include "sim/units/bytes.h"
 
 namespace bubblesim {
@@ -39,20 +35,20 @@ class OpGraph {
   static constexpr std::uint8_t kBackwardSplit = 2;       // B, F&B: a W exists for the backward
   static constexpr std::uint8_t kBackwardRecomputed = 4;  // B, F&B: an R exists for the backward
 
-  /// `table` must be validated and outlive the graph; `stage_costs` has one entry per stage.
-  OpGraph(const Table& table, const std::vector<StageCost>& stage_costs);
+  /// `index` and `stage_costs` (one entry per stage) must outlive the graph.
+  OpGraph(const OpIndex& index, const std::vector<StageCost>& stage_costs);
 
-  const Table& table() const { return *table_; }
-  const TableIndex& index() const { return index_; }
+  const Table& table() const { return index_.table(); }
+  const OpIndex& index() const { return index_; }
   const StageCost& cost(std::int32_t stage) const {
     return stage_costs_[static_cast<std::size_t>(stage)];
   }
   const std::vector<StageCost>& stage_costs() const { return stage_costs_; }
-  std::int32_t devices() const { return table_->devices; }
+  std::int32_t devices() const { return index_.devices(); }
   std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }
   bool has_copies() const { return copies_ > 0; }
 
-  const Op& op(std::uint32_t n) const { return *nodes_[n].op; }
+  const Op& op(std::uint32_t n) const { return index_.op(nodes_[n].device, n); }
   std::int32_t device(std::uint32_t n) const { return nodes_[n].device; }
   std::int32_t position(std::uint32_t n) const { return nodes_[n].position; }
   std::uint8_t stream(std::uint32_t n) const { return nodes_[n].stream; }
@@ -62,17 +58,9 @@ class OpGraph {
   std::span<const Edge> edges(std::uint32_t n) const {
     return {edges_.data() + edge_offset_[n], edges_.data() + edge_offset_[n + 1]};
   }
-  /// The node of a table location, and the nodes of a device: [device_begin, device_end).
-  std::uint32_t node_at(OpLocation loc) const {
-    return device_offset_[static_cast<std::size_t>(loc.device)] +
-           static_cast<std::uint32_t>(loc.position);
-  }
-  std::uint32_t device_begin(std::int32_t d) const {
-    return device_offset_[static_cast<std::size_t>(d)];
-  }
-  std::uint32_t device_end(std::int32_t d) const {
-    return device_offset_[static_cast<std::size_t>(d) + 1];
-  }
+  /// The nodes of a device: [device_begin, device_end).
+  std::uint32_t device_begin(std::int32_t d) const { return index_.device_begin(d); }
+  std::uint32_t device_end(std::int32_t d) const { return index_.device_end(d); }
   /// Stream slots: device * kStreams + stream, each with its nodes in table order.
   std::size_t stream_slots() const { return stream_ops_.size(); }
   static std::size_t slot(std::int32_t device, std::uint8_t stream) {
@@ -82,7 +70,6 @@ class OpGraph {
 
  private:
   struct Node {
-    const Op* op = nullptr;
     std::int32_t device = 0;
     std::int32_t position = 0;
     std::int32_t dependencies = 0;
@@ -91,13 +78,9 @@ class OpGraph {
   };
   template <typename Sink>
   void for_each_dependency(Sink&& sink) const;
-  template <typename Sink>
-  void add_dependencies(std::uint32_t n, OpKind kind, std::int32_t s, std::int32_t j,
-                        Sink& sink) const;
 
-  const Table* table_;
-  TableIndex index_;
-  std::vector<StageCost> stage_costs_;
+  const OpIndex& index_;
+  const std::vector<StageCost>& stage_costs_;
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> edge_offset_;  // CSR: node n's edges are [offset[n], offset[n+1])
   std::vector<Edge> edges_;

@@ -3,6 +3,7 @@
 // DESIGN.md section 5.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,53 @@ std::string_view run_status_name(RunStatus s);  // "ok", "deadlock", "out_of_mem
 struct OpTiming {
   Time start;
   Time end;
+};
+
+/// Every op's timing, one row per device parallel to table.device_ops, stored in one array
+/// (device-major, the engine's node order). Rows are spans: timings[d][i], timings[d].size(),
+/// `for (auto row : timings)`. An op that never ran (deadlock) has start = end = -1 ps.
+class OpTimings {
+ public:
+  OpTimings() = default;
+  /// Rows of `ops_per_device[d]` entries each, all unset.
+  explicit OpTimings(const std::vector<std::size_t>& ops_per_device) {
+    offset_.reserve(ops_per_device.size() + 1);
+    offset_.push_back(0);
+    for (std::size_t n : ops_per_device) offset_.push_back(offset_.back() + n);
+    flat_.assign(offset_.back(), OpTiming{Time::from_ps(-1), Time::from_ps(-1)});
+  }
+  std::size_t size() const { return offset_.empty() ? 0 : offset_.size() - 1; }
+  bool empty() const { return size() == 0; }
+  std::span<const OpTiming> operator[](std::size_t d) const {
+    return {flat_.data() + offset_[d], flat_.data() + offset_[d + 1]};
+  }
+  std::span<OpTiming> operator[](std::size_t d) {
+    return {flat_.data() + offset_[d], flat_.data() + offset_[d + 1]};
+  }
+  /// All ops, device-major.
+  std::span<const OpTiming> all() const { return flat_; }
+  std::span<OpTiming> all() { return flat_; }
+
+  class Iterator {
+   public:
+    Iterator(const OpTimings* t, std::size_t d) : t_(t), d_(d) {}
+    std::span<const OpTiming> operator*() const { return (*t_)[d_]; }
+    Iterator& operator++() {
+      ++d_;
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return d_ != o.d_; }
+
+   private:
+    const OpTimings* t_;
+    std::size_t d_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size()}; }
+
+ private:
+  std::vector<OpTiming> flat_;
+  std::vector<std::size_t> offset_;
 };
 
 struct OutOfMemory {
@@ -66,11 +114,12 @@ struct Metrics {
 
 struct SimulationResult {
   RunStatus status = RunStatus::Ok;
-  std::string failure;                         // deadlock: the blocked ops; OOM: a summary
-  std::vector<OutOfMemory> out_of_memory;      // first overflow per device
-  std::vector<std::vector<OpTiming>> timings;  // parallel to table.device_ops; unfinished = -1
+  std::string failure;                     // deadlock: the blocked ops; OOM: a summary
+  std::vector<OutOfMemory> out_of_memory;  // first overflow per device
+  OpTimings timings;                       // parallel to table.device_ops; unfinished = -1
   Metrics metrics;
   std::uint64_t events = 0;
+  bool list_scheduled = false;  // replayed by list scheduling, not by the event loop
 };
 
 }  // namespace bubblesim

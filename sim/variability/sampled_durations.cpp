@@ -41,14 +41,18 @@ double SampledDurations::latent(std::int32_t device, std::uint64_t group, std::u
   return std::sqrt(a) * global_ + std::sqrt(w - a) * own_device + std::sqrt(1.0 - w) * unit;
 }
 
-double SampledDurations::op_cv(const OpGraph& graph, const Op& op) const {
-  const std::int32_t chunks = graph.table().chunks;
+double SampledDurations::op_cv(const OpIndex& index, const std::vector<StageCost>& costs,
+                               const Op& op) const {
+  const std::int32_t chunks = index.table().chunks;
   auto cv = [&](JitterKind k, std::int32_t stage) { return spec_->cv_of(k, stage / chunks); };
+  auto cost = [&](std::int32_t s) -> const StageCost& {
+    return costs[static_cast<std::size_t>(s)];
+  };
+  auto split = [&](std::int32_t s, std::int32_t j) { return index.has(OpKind::Weight, s, j); };
   auto backward = [&](std::int32_t s, std::int32_t j) {
-    const StageCost& c = graph.cost(s);
-    if (graph.index().has_weight(s, j)) return cv(JitterKind::Backward, s);
-    return weighted_cv(cv(JitterKind::Backward, s), c.backward_input, cv(JitterKind::Weight, s),
-                       c.backward_weight);
+    if (split(s, j)) return cv(JitterKind::Backward, s);
+    return weighted_cv(cv(JitterKind::Backward, s), cost(s).backward_input,
+                       cv(JitterKind::Weight, s), cost(s).backward_weight);
   };
   switch (op.kind) {
     case OpKind::Forward:
@@ -59,11 +63,10 @@ double SampledDurations::op_cv(const OpGraph& graph, const Op& op) const {
     case OpKind::Weight:
       return cv(JitterKind::Weight, op.stage);
     case OpKind::ForwardBackward: {
-      const StageCost& b = graph.cost(op.backward_stage);
-      const Time back = graph.index().has_weight(op.backward_stage, op.backward_microbatch)
-                            ? b.backward_input
-                            : b.full_backward();
-      return weighted_cv(cv(JitterKind::Forward, op.stage), graph.cost(op.stage).forward,
+      const StageCost& b = cost(op.backward_stage);
+      const Time back =
+          split(op.backward_stage, op.backward_microbatch) ? b.backward_input : b.full_backward();
+      return weighted_cv(cv(JitterKind::Forward, op.stage), cost(op.stage).forward,
                          backward(op.backward_stage, op.backward_microbatch), back);
     }
     case OpKind::Offload:
@@ -73,20 +76,23 @@ double SampledDurations::op_cv(const OpGraph& graph, const Op& op) const {
   return 0.0;
 }
 
-void SampledDurations::fill(const OpGraph& graph, std::vector<Time>& out) const {
+void SampledDurations::fill(const OpIndex& index, const std::vector<StageCost>& costs,
+                            std::vector<Time>& out) const {
   if (base_) {
-    base_->fill(graph, out);
+    base_->fill(index, costs, out);
   } else {
-    CostDurations(slowdown_).fill(graph, out);
+    CostDurations(slowdown_).fill(index, costs, out);
   }
-  for (std::uint32_t n = 0; n < graph.size(); ++n) {
-    if (graph.stream(n) != 0 || out[n] == Time::zero()) continue;
-    const Op& op = graph.op(n);
-    const double cv = op_cv(graph, op);
-    if (cv == 0.0) continue;
-    const double z = latent(graph.device(n), static_cast<std::uint64_t>(op.kind), n);
-    const double factor = jitter_factor(spec_->distribution, cv, z);
-    if (factor != 1.0) out[n] = scaled(out[n], factor);
+  for (std::int32_t d = 0; d < index.devices(); ++d) {
+    for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n) {
+      const Op& op = index.op(d, n);
+      if (stream_of(op.kind) != Stream::Compute || out[n] == Time::zero()) continue;
+      const double cv = op_cv(index, costs, op);
+      if (cv == 0.0) continue;
+      const double z = latent(d, static_cast<std::uint64_t>(op.kind), n);
+      const double factor = jitter_factor(spec_->distribution, cv, z);
+      if (factor != 1.0) out[n] = scaled(out[n], factor);
+    }
   }
 }
 
@@ -94,13 +100,11 @@ bool SampledDurations::jitters_network() const {
   return spec_->cv_of(JitterKind::Transfer, 0) != 0.0 || spec_->cv_of(JitterKind::Copy, 0) != 0.0;
 }
 
-double SampledDurations::transfer_factor(std::int32_t from, std::int32_t to,
-                                         std::uint32_t k) const {
+double SampledDurations::transfer_factor(std::int32_t from, std::int32_t /*to*/,
+                                         std::uint32_t producer, std::uint32_t consumer) const {
   const double cv = spec_->cv_of(JitterKind::Transfer, 0);
   if (cv == 0.0) return 1.0;
-  const std::uint64_t pair =
-      (static_cast<std::uint64_t>(from) << 32) | static_cast<std::uint32_t>(to);
-  return jitter_factor(spec_->distribution, cv, latent(from, kTransferGroup, pair, k));
+  return jitter_factor(spec_->distribution, cv, latent(from, kTransferGroup, producer, consumer));
 }
 
 double SampledDurations::copy_factor(std::int32_t device, std::uint32_t node) const {

@@ -26,13 +26,16 @@ class SampledDurations final : public DurationModel {
                    std::shared_ptr<const DurationModel> base,
                    std::vector<double> compute_slowdown = {});
 
-  void fill(const OpGraph& graph, std::vector<Time>& out) const override;
+  void fill(const OpIndex& index, const std::vector<StageCost>& costs,
+            std::vector<Time>& out) const override;
   bool jitters_network() const override;
-  double transfer_factor(std::int32_t from, std::int32_t to, std::uint32_t k) const override;
+  double transfer_factor(std::int32_t from, std::int32_t to, std::uint32_t producer,
+                         std::uint32_t consumer) const override;
   double copy_factor(std::int32_t device, std::uint32_t node) const override;
 
-  /// The cv of one compute op of `graph` (its kind's, cost-weighted for B+W and F&B).
-  double op_cv(const OpGraph& graph, const Op& op) const;
+  /// The cv of one compute op of a table (its kind's, cost-weighted for B+W and F&B); `costs`
+  /// per table stage.
+  double op_cv(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op) const;
 
  private:
   /// The latent normal of draw unit (group, index) on `device`; group is an op kind, or one of

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine_test_support.h"
+#include "result_fingerprint.h"
 #include "schedules/passes/memory_passes.h"
 #include "topologies/topology_builders.h"
 
@@ -17,83 +18,6 @@ using namespace bubblesim;
 using namespace bubblesim::testing;
 
 namespace {
-
-// FNV-1a over 64-bit words: order-sensitive, so any moved op or changed number shows.
-struct Fingerprint {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(std::uint64_t x) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (x >> (8 * i)) & 0xffu;
-      h *= 1099511628211ull;
-    }
-  }
-  void add(Time t) { add(static_cast<std::uint64_t>(t.ps())); }
-  void add(Bytes b) { add(static_cast<std::uint64_t>(b.count())); }
-  void add(double d) {
-    std::uint64_t bits = 0;
-    static_assert(sizeof bits == sizeof d);
-    __builtin_memcpy(&bits, &d, sizeof d);
-    add(bits);
-  }
-  void add(const std::string& s) {
-    add(static_cast<std::uint64_t>(s.size()));
-    for (char c : s) add(static_cast<std::uint64_t>(static_cast<unsigned char>(c)));
-  }
-  template <typename T>
-  void add(const std::vector<T>& v) {
-    add(static_cast<std::uint64_t>(v.size()));
-    for (const T& x : v) add(x);
-  }
-};
-
-std::uint64_t fingerprint(const SimulationResult& r) {
-  Fingerprint f;
-  f.add(static_cast<std::uint64_t>(r.status));
-  f.add(r.failure);
-  for (const OutOfMemory& o : r.out_of_memory) {
-    f.add(static_cast<std::uint64_t>(o.device));
-    f.add(o.host);
-    f.add(o.time);
-    f.add(o.op);
-    f.add(o.over);
-    f.add(o.budget);
-  }
-  for (const auto& device : r.timings) {
-    for (const OpTiming& t : device) {
-      f.add(t.start);
-      f.add(t.end);
-    }
-  }
-  const Metrics& m = r.metrics;
-  f.add(m.makespan);
-  f.add(m.stage_span_max);
-  f.add(m.bubble_ratio);
-  f.add(m.bubble_ratio_span);
-  f.add(m.busy_per_device);
-  f.add(m.span_per_device);
-  f.add(m.recompute_time);
-  f.add(m.peak_activation);
-  f.add(m.peak_activation_per_device);
-  f.add(m.peak_activation_time_per_device);
-  f.add(m.peak_activation_units);
-  f.add(m.peak_activation_units_per_device);
-  f.add(m.peak_memory_per_device);
-  f.add(m.peak_memory_time_per_device);
-  f.add(m.offloaded_bytes);
-  f.add(m.offloaded_bytes_per_device);
-  f.add(m.exposed_offload);
-  f.add(m.exposed_offload_per_device);
-  f.add(m.d2h_busy_per_device);
-  f.add(m.h2d_busy_per_device);
-  f.add(m.exposed_comm);
-  f.add(m.exposed_comm_per_device);
-  for (const LinkUsage& l : m.links) {
-    f.add(l.name);
-    f.add(l.busy);
-    f.add(l.bytes);
-  }
-  return f.h;
-}
 
 struct Pin {
   std::int64_t makespan_ps;

@@ -168,3 +168,22 @@ TEST_CASE("transfer jitter stretches the fixed delay; it needs a transfer cv") {
   const MonteCarloResult ideal = run_monte_carlo(input_for(t, c), spec, 2);
   CHECK(ideal.makespan_s.sd == 0.0);
 }
+
+TEST_CASE("a sample replays the same on the list-scheduling path and the event loop") {
+  const StageCost c = stage_cost_ms(1.0, 1.5, 0.8);
+  auto spec = std::make_shared<VariabilitySpec>();
+  spec->cv = {0.05, 0.05, 0.08, 0.0, 0.4};
+  spec->within_device = 0.2;
+  for (const char* name : {"1f1b", "zb-h2", "interleaved-1f1b", "zb-v"}) {
+    CAPTURE(name);
+    const Table t = generate(name, 4, 8, c);
+    EngineInput in = input_for(t, c, FixedDelayNetwork{Time::from_seconds(0.3e-3)});
+    in.durations = sample_durations(in, spec, 5);
+    const SimulationResult fast = simulate(in);
+    CHECK(fast.list_scheduled);
+    in.path = ReplayPath::EventLoop;
+    const SimulationResult loop = simulate(in);
+    CHECK_FALSE(loop.list_scheduled);
+    check_identical(fast, loop);
+  }
+}

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "sim/engine/op_index.h"
 #include "variability_test_support.h"
 
 using namespace bubblesim;
@@ -13,10 +14,26 @@ using namespace bubblesim::testing;
 
 namespace {
 
-std::vector<Time> durations(const OpGraph& g, const std::shared_ptr<const VariabilitySpec>& s,
+/// A table with its index and uniform per-stage costs.
+struct Indexed {
+  Table table;
+  OpIndex index;
+  std::vector<StageCost> costs;
+  Indexed(Table t, const StageCost& c)
+      : table(std::move(t)),
+        index(table),
+        costs(CostProfile::uniform(table.stages / table.chunks, c).for_table(table.chunks)) {}
+  std::int32_t device_of(std::uint32_t n) const {
+    std::int32_t d = 0;
+    while (n >= index.device_end(d)) ++d;
+    return d;
+  }
+};
+
+std::vector<Time> durations(const Indexed& g, const std::shared_ptr<const VariabilitySpec>& s,
                             std::uint64_t sample, std::vector<double> slowdown = {}) {
   std::vector<Time> out;
-  SampledDurations(s, sample, nullptr, std::move(slowdown)).fill(g, out);
+  SampledDurations(s, sample, nullptr, std::move(slowdown)).fill(g.index, g.costs, out);
   return out;
 }
 
@@ -40,27 +57,25 @@ double correlation(const std::vector<double>& x, const std::vector<double>& y) {
 
 TEST_CASE("cv 0 gives the stage costs and the stragglers' slowdown exactly") {
   const StageCost c = stage_cost_ms(1.3, 2.1, 0.7);
-  const Table t = generate("zb-h1", 4, 8, c);
-  const OpGraph g(t, CostProfile::uniform(4, c).for_table(1));
+  const Indexed g(generate("zb-h1", 4, 8, c), c);
   std::vector<Time> expected;
-  CostDurations({1.0, 1.5, 1.0, 1.0}).fill(g, expected);
+  CostDurations({1.0, 1.5, 1.0, 1.0}).fill(g.index, g.costs, expected);
   CHECK(durations(g, spec_with(0.0, 1, JitterDistribution::Lognormal), 3, {1.0, 1.5, 1.0, 1.0}) ==
         expected);
 }
 
 TEST_CASE("a straggler stays a fixed slowdown and the noise multiplies on top") {
   const StageCost c = stage_cost_ms(1.0, 2.0, 1.0);
-  const Table t = generate("1f1b", 4, 8, c);
-  const OpGraph g(t, CostProfile::uniform(4, c).for_table(1));
+  const Indexed g(generate("1f1b", 4, 8, c), c);
   auto s = spec_with(0.1, 1, JitterDistribution::Gamma);
   for (std::uint64_t sample : {0u, 1u, 17u}) {
     const std::vector<Time> healthy = durations(g, s, sample);
     const std::vector<Time> slow = durations(g, s, sample, {1.0, 2.0, 1.0, 1.0});
     std::vector<Time> deterministic;
-    CostDurations().fill(g, deterministic);
+    CostDurations().fill(g.index, g.costs, deterministic);
     bool varied = false;
-    for (std::uint32_t n = 0; n < g.size(); ++n) {
-      if (g.device(n) == 1) {
+    for (std::uint32_t n = 0; n < g.index.size(); ++n) {
+      if (g.device_of(n) == 1) {
         // round(2 t f) against 2 round(t f): at most a picosecond apart.
         CHECK(std::llabs(slow[n].ps() - 2 * healthy[n].ps()) <= 1);
       } else {
@@ -74,27 +89,25 @@ TEST_CASE("a straggler stays a fixed slowdown and the noise multiplies on top") 
 
 TEST_CASE("an op made of several costs takes their cost-weighted cv") {
   const StageCost c = stage_cost_ms(1.0, 2.0, 1.0);
-  const Table onefb = generate("1f1b", 2, 4, c);  // B runs B and W as one op
-  const Table zb = generate("zb-h1", 2, 4, c);
+  const Indexed g(generate("1f1b", 2, 4, c), c);  // B runs B and W as one op
+  const Indexed h(generate("zb-h1", 2, 4, c), c);
   auto s = std::make_shared<VariabilitySpec>();
   s->cv = {0.02, 0.04, 0.1, 0.0, 0.0};
-  const OpGraph g(onefb, CostProfile::uniform(2, c).for_table(1));
-  const OpGraph h(zb, CostProfile::uniform(2, c).for_table(1));
   SampledDurations model(s, 0, nullptr);
-  CHECK(model.op_cv(g, Op::forward(0, 0)) == doctest::Approx(0.02));
-  CHECK(model.op_cv(g, Op::backward(0, 0)) == doctest::Approx((0.04 * 2 + 0.1 * 1) / 3));
-  CHECK(model.op_cv(h, Op::backward(0, 0)) == doctest::Approx(0.04));
-  CHECK(model.op_cv(h, Op::weight(0, 0)) == doctest::Approx(0.1));
+  CHECK(model.op_cv(g.index, g.costs, Op::forward(0, 0)) == doctest::Approx(0.02));
+  CHECK(model.op_cv(g.index, g.costs, Op::backward(0, 0)) ==
+        doctest::Approx((0.04 * 2 + 0.1 * 1) / 3));
+  CHECK(model.op_cv(h.index, h.costs, Op::backward(0, 0)) == doctest::Approx(0.04));
+  CHECK(model.op_cv(h.index, h.costs, Op::weight(0, 0)) == doctest::Approx(0.1));
 }
 
 TEST_CASE("correlation: within a device w, across devices a (latent = factor's for normal)") {
   const StageCost c = stage_cost_ms(1.0, 1.0, 1.0);
-  const Table t = generate("zb-h1", 2, 4, c);
-  const OpGraph g(t, CostProfile::uniform(2, c).for_table(1));
-  const std::uint32_t f0 = g.node_at(g.index().find(OpKind::Forward, 0, 0));
-  const std::uint32_t f0b = g.node_at(g.index().find(OpKind::Forward, 0, 1));
-  const std::uint32_t b0 = g.node_at(g.index().find(OpKind::Backward, 0, 0));
-  const std::uint32_t f1 = g.node_at(g.index().find(OpKind::Forward, 1, 0));
+  const Indexed g(generate("zb-h1", 2, 4, c), c);
+  const std::uint32_t f0 = g.index.find(OpKind::Forward, 0, 0);
+  const std::uint32_t f0b = g.index.find(OpKind::Forward, 0, 1);
+  const std::uint32_t b0 = g.index.find(OpKind::Backward, 0, 0);
+  const std::uint32_t f1 = g.index.find(OpKind::Forward, 1, 0);
   struct Case {
     JitterUnit per;
     double w, a;
@@ -134,8 +147,8 @@ TEST_CASE("transfers and copies are stretched only when their cv is set") {
   t->cv[static_cast<std::size_t>(JitterKind::Transfer)] = 0.2;
   SampledDurations model(t, 0, nullptr);
   CHECK(model.jitters_network());
-  CHECK(model.transfer_factor(0, 1, 0) != 1.0);
-  CHECK(model.transfer_factor(0, 1, 0) == model.transfer_factor(0, 1, 0));
-  CHECK(model.transfer_factor(0, 1, 0) != model.transfer_factor(0, 1, 1));
+  CHECK(model.transfer_factor(0, 1, 3, 9) != 1.0);
+  CHECK(model.transfer_factor(0, 1, 3, 9) == model.transfer_factor(0, 1, 3, 9));
+  CHECK(model.transfer_factor(0, 1, 3, 9) != model.transfer_factor(0, 1, 4, 10));
   CHECK(model.copy_factor(0, 5) == 1.0);
 }

@@ -14,7 +14,9 @@ class NoCost final : public NetworkModel {
   std::optional<Time> send(std::int32_t, std::int32_t, Bytes, std::uint32_t, Time now) override {
     return now;
   }
-  bool contention_free() const override { return true; }
+  bool contention_free(const OpIndex&, const std::vector<StageCost>&, const OpDuration&) override {
+    return true;
+  }
 };
 
 class FixedDelay final : public NetworkModel {
@@ -25,8 +27,13 @@ class FixedDelay final : public NetworkModel {
                            Time now) override {
     return now + transfer_delay(from, to, delay_);
   }
-  bool contention_free() const override { return true; }
-  Time delay() const { return delay_; }
+  bool contention_free(const OpIndex&, const std::vector<StageCost>&, const OpDuration&) override {
+    return true;
+  }
+  /// None while transfer delays are jittered: each transfer's delay is then its own.
+  std::optional<Time> fixed_delay() const override {
+    return jittered() ? std::nullopt : std::optional<Time>(delay_);
+  }
 
  private:
   Time delay_;

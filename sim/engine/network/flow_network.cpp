@@ -1,8 +1,11 @@
 #include "sim/engine/network/flow_network.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <stdexcept>
+
+#include "sim/engine/op_index.h"
 
 namespace bubblesim {
 namespace {
@@ -72,6 +75,11 @@ std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes 
   const std::optional<Route>& route = route_between(from, to);
   const Time latency = transfer_delay(from, to, route ? route->latency : Time::zero());
   if (!route || route->links.empty() || bytes <= Bytes::zero()) return now + latency;
+  if (uncontended_) {
+    const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
+                             static_cast<std::size_t>(to);
+    return lone_transfer(pair, *route, bytes, now) + latency;
+  }
   start_flow(route->links, bytes.as_double(), Pending{StalledFlow::Kind::Send, token, latency},
              now);
   return std::nullopt;
@@ -119,6 +127,86 @@ const std::optional<Route>& FlowNetwork::route_between(std::int32_t from, std::i
   return routes_[k];
 }
 
+Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now) {
+  const Time finish = MaxMinFlows::finish_time(bytes.as_double(), route_rate_[pair], now);
+  for (LinkId l : route.links) {
+    link_busy_[static_cast<std::size_t>(l)] += finish - now;
+    link_bytes_[static_cast<std::size_t>(l)] += bytes.count();
+  }
+  return finish;
+}
+
+bool FlowNetwork::contention_free(const OpIndex& index, const std::vector<StageCost>& costs,
+                                  const OpDuration& duration) {
+  if (index.has_copies() || !faults_.empty()) return false;
+  const Table& table = index.table();
+  const std::size_t pairs = static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_);
+  std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), pairs);
+  std::vector<Time> longest(pairs, Time::zero()), shortest_sender(pairs, Time::max());
+  std::vector<double> rate(pairs, 0.0);
+  std::array<std::size_t, 2> sent{};  // pairs the current op sends over
+  std::size_t sends = 0;
+  // A transfer of `bytes` from device `from` (op n) to the device of (s, j), if that op exists.
+  auto transfer = [&](std::int32_t from, std::uint32_t n, OpKind kind, std::int32_t s,
+                      std::int32_t j, Bytes bytes) {
+    if (s < 0 || s >= table.stages || !index.has(kind, s, j) || bytes <= Bytes::zero()) return true;
+    const std::int32_t to = table.placement.device_of(s, j);
+    if (to == from) return true;
+    const std::optional<Route>& route = route_between(from, to);
+    if (!route || route->links.empty()) return true;  // arrives after the latency, no flow
+    const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
+                             static_cast<std::size_t>(to);
+    if (std::find(sent.begin(), sent.begin() + static_cast<std::ptrdiff_t>(sends), pair) !=
+        sent.begin() + static_cast<std::ptrdiff_t>(sends))
+      return false;
+    sent[sends++] = pair;
+    if (rate[pair] == 0.0) {  // the pair's first transfer: claim its links
+      double r = flows_.link_capacity(route->links.front());
+      for (LinkId l : route->links) {
+        r = std::min(r, flows_.link_capacity(l));
+        std::size_t& o = owner[static_cast<std::size_t>(l)];
+        if (o != pairs && o != pair) return false;
+        o = pair;
+      }
+      if (!(r > 0.0)) return false;
+      rate[pair] = r;
+    }
+    const Time t = MaxMinFlows::finish_time(bytes.as_double(), rate[pair], Time::zero());
+    if (t == Time::max()) return false;
+    longest[pair] = std::max(longest[pair], t);
+    shortest_sender[pair] = std::min(shortest_sender[pair], duration(from, n));
+    return true;
+  };
+  auto cost = [&](std::int32_t s) -> const StageCost& {
+    return costs[static_cast<std::size_t>(s)];
+  };
+  for (std::int32_t d = 0; d < table.devices; ++d) {
+    for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n) {
+      const Op& op = index.op(d, n);
+      sends = 0;
+      // The only edges that cross devices (dependencies.h): F(s) -> F(s+1) and B(s) -> B(s-1).
+      if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward) {
+        if (!transfer(d, n, OpKind::Forward, op.stage + 1, op.microbatch, cost(op.stage).p2p))
+          return false;
+      }
+      const bool fused = op.kind == OpKind::ForwardBackward;
+      if (op.kind == OpKind::Backward || fused) {
+        const std::int32_t s = fused ? op.backward_stage : op.stage;
+        const std::int32_t j = fused ? op.backward_microbatch : op.microbatch;
+        if (s > 0 && !transfer(d, n, OpKind::Backward, s - 1, j, cost(s - 1).p2p)) return false;
+      }
+    }
+  }
+  for (std::size_t pair = 0; pair < pairs; ++pair) {
+    if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) return false;
+  }
+  uncontended_ = true;
+  route_rate_ = std::move(rate);
+  link_busy_.assign(static_cast<std::size_t>(topology_.link_count()), Time::zero());
+  link_bytes_.assign(static_cast<std::size_t>(topology_.link_count()), 0);
+  return true;
+}
+
 void FlowNetwork::schedule_check() {
   ++version_;
   if (std::optional<Time> t = flows_.next_completion()) sink_->schedule_network(*t, version_);
@@ -156,12 +244,12 @@ void FlowNetwork::on_check(Time now) {
 void FlowNetwork::report(Metrics& metrics, bool sync) const {
   if (sync) metrics.sync.link_classes = link_class_usage(topology_, flows_);
   for (LinkId l = 0; l < topology_.link_count(); ++l) {
-    Time busy = flows_.link_busy_time(l);
-    if (busy > Time::zero()) {
-      metrics.links.push_back(
-          LinkUsage{topology_.link_name(l), busy,
-                    Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5))});
-    }
+    const auto i = static_cast<std::size_t>(l);
+    const Time busy = uncontended_ ? link_busy_[i] : flows_.link_busy_time(l);
+    if (busy <= Time::zero()) continue;
+    const Bytes bytes = uncontended_ ? Bytes(link_bytes_[i])
+                                     : Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5));
+    metrics.links.push_back(LinkUsage{topology_.link_name(l), busy, bytes});
   }
 }
 

@@ -32,10 +32,17 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   std::optional<Time> copy(std::int32_t device, CopyDirection direction, Bytes bytes,
                            std::uint32_t token, Time now) override;
   void on_event(std::uint32_t payload, Time now) override;
-  HostLayout hosts(std::int32_t devices) const override { return hosts_; }
+  HostLayout hosts(std::int32_t /*devices*/) const override { return hosts_; }
   FlowPort* sync_port() override { return this; }
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
+  /// True when the graph has no copies, the network no faults, every directed link carries the
+  /// transfers of at most one device pair, an op sends at most once per pair, and on every pair
+  /// the longest transfer (alone on its route) is shorter than the shortest op that sends over
+  /// it: consecutive sends of a pair are at least one such op apart, so they never overlap.
+  /// From then on send() computes arrivals of lone flows without the solver.
+  bool contention_free(const OpIndex& index, const std::vector<StageCost>& costs,
+                       const OpDuration& duration) override;
 
  private:
   struct Pending {
@@ -50,6 +57,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
 
   void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now);
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
+  Time lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now);
   void schedule_check();
   void on_check(Time now);
 
@@ -66,6 +74,11 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   std::vector<std::optional<Route>> d2h_route_, h2d_route_;  // per device, to its host and back
   HostLayout hosts_;
   std::vector<MaxMinFlows::FlowId> finished_;  // scratch
+  // Uncontended mode (contention_free said yes): per route its lone-flow rate, per link usage.
+  bool uncontended_ = false;
+  std::vector<double> route_rate_;  // [from * devices + to], bytes/s of a lone flow
+  std::vector<Time> link_busy_;
+  std::vector<std::int64_t> link_bytes_;
 };
 
 /// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).

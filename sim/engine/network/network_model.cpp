@@ -16,21 +16,13 @@ std::optional<Time> NetworkModel::copy(std::int32_t device, CopyDirection, Bytes
   return now;
 }
 
-void NetworkModel::set_jitter(const DurationModel* jitter, std::int32_t devices) {
-  if (jitter == nullptr || !jitter->jitters_network()) return;
-  jitter_ = jitter;
-  jitter_devices_ = devices;
-  const auto n = static_cast<std::size_t>(devices);
-  sends_per_pair_.assign(n * n, 0);
+void NetworkModel::set_jitter(const DurationModel* jitter) {
+  jitter_ = jitter != nullptr && jitter->jitters_network() ? jitter : nullptr;
 }
 
-Time NetworkModel::transfer_delay(std::int32_t from, std::int32_t to, Time delay) {
+Time NetworkModel::transfer_delay(std::int32_t from, std::int32_t to, Time delay) const {
   if (jitter_ == nullptr) return delay;
-  const std::size_t pair =
-      static_cast<std::size_t>(from) * static_cast<std::size_t>(jitter_devices_) +
-      static_cast<std::size_t>(to);
-  const std::uint32_t k = sends_per_pair_[pair]++;
-  const double factor = jitter_->transfer_factor(from, to, k);
+  const double factor = jitter_->transfer_factor(from, to, next_producer_, next_consumer_);
   return factor == 1.0 ? delay : scaled(delay, factor);
 }
 
@@ -64,7 +56,7 @@ std::unique_ptr<NetworkModel> network_of(const EngineInput& in) {
 
 std::unique_ptr<NetworkModel> make_network_model(const EngineInput& in) {
   std::unique_ptr<NetworkModel> model = network_of(in);
-  model->set_jitter(in.durations.get(), in.table->devices);
+  model->set_jitter(in.durations.get());
   return model;
 }
 

@@ -13,6 +13,7 @@
 // EngineInput's NetworkSpec picks the model (make_network_model).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,11 @@ namespace bubblesim {
 
 class DurationModel;
 class FlowPort;
+class OpIndex;
+struct StageCost;
+
+/// The duration of node n on device d (a replay's durations).
+using OpDuration = std::function<Time(std::int32_t device, std::uint32_t node)>;
 struct EngineInput;
 
 /// What a network model calls back: the event loop.
@@ -92,19 +98,36 @@ class NetworkModel {
   virtual void report(Metrics& /*metrics*/, bool /*sync*/) const {}
   /// Transfers and copies still in flight, in start order, at most `limit`.
   virtual std::vector<StalledFlow> stalled(std::size_t /*limit*/) const { return {}; }
-  /// Whether transfers can never compete with each other, so that every send's arrival is
-  /// known when its data leaves (send() never returns nullopt).
-  virtual bool contention_free() const { return false; }
+  /// Whether no two transfers of `graph` can ever compete (share a link at the same time) with
+  /// these durations. When it says so, every later send() knows its arrival at once (never
+  /// nullopt) and report() stays exact: the engine may then replay by list scheduling
+  /// (list_replay.h) instead of the event loop. Decided per table and durations.
+  virtual bool contention_free(const OpIndex& /*index*/, const std::vector<StageCost>& /*costs*/,
+                               const OpDuration& /*duration*/) {
+    return false;
+  }
+  /// The delay of every transfer when it is one constant (FixedDelay), so that a list-scheduling
+  /// replay adds it without a call; nullopt otherwise.
+  virtual std::optional<Time> fixed_delay() const { return std::nullopt; }
 
   /// Before the replay: a duration model that stretches transfer delays and copy times
-  /// (DurationModel::jitters_network; docs/variability.md) for a `devices`-device graph. It must
-  /// outlive the model. Without one every delay is as given.
-  void set_jitter(const DurationModel* jitter, std::int32_t devices);
+  /// (DurationModel::jitters_network; docs/variability.md). It must outlive the model. Without
+  /// one every delay is as given.
+  void set_jitter(const DurationModel* jitter);
+  /// Names the transfer the next send() carries: the producer and consumer nodes (OpIndex
+  /// numbering), so that a jittered delay is the same whichever replay sends it. Callers of
+  /// send() call it first.
+  void label_next_transfer(std::uint32_t producer, std::uint32_t consumer) {
+    next_producer_ = producer;
+    next_consumer_ = consumer;
+  }
 
  protected:
-  /// `delay` (a fixed delay or a route latency) of the next transfer from `from` to `to`, stretched
-  /// by the jitter's factor for it; counts the pair's transfers, so call it once per send.
-  Time transfer_delay(std::int32_t from, std::int32_t to, Time delay);
+  /// Whether transfer delays or copy times are stretched (set_jitter).
+  bool jittered() const { return jitter_ != nullptr; }
+  /// `delay` (a fixed delay or a route latency) of the labelled transfer from `from` to `to`,
+  /// stretched by the jitter's factor for it.
+  Time transfer_delay(std::int32_t from, std::int32_t to, Time delay) const;
   /// `time` (a copy's private-link time or route latency) of copy `node` on `device`, stretched.
   Time copy_time(std::int32_t device, std::uint32_t node, Time time) const;
 
@@ -113,8 +136,7 @@ class NetworkModel {
 
  private:
   const DurationModel* jitter_ = nullptr;
-  std::int32_t jitter_devices_ = 0;
-  std::vector<std::uint32_t> sends_per_pair_;  // [from * devices + to], with a jitter only
+  std::uint32_t next_producer_ = 0, next_consumer_ = 0;
 };
 
 /// The model EngineInput::network names. Throws std::invalid_argument on an inconsistent input.
