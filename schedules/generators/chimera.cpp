@@ -66,7 +66,7 @@ ChimeraShape chimera_shape(const GeneratorInput& in) {
   shape.pipelines =
       in.params.has("pipelines") ? static_cast<std::int32_t>(in.params.integer("pipelines")) : 1;
   shape.concatenation = parse_concatenation(
-      in.params.has("concatenation") ? in.params.text("concatenation") : std::string("direct"));
+      in.params.has("concatenation") ? in.params.text("concatenation") : std::string("overlapped"));
   const std::int32_t d = shape.devices, n = shape.microbatches, f = shape.pipelines;
   if (d < 2 || d % 2 != 0) {
     throw ScheduleConstraintError(
@@ -221,13 +221,13 @@ Formula chimera_formula(const GeneratorInput& in) {
 
 void register_chimera(Registrar& registrar) {
   std::vector<ParamSpec> params;
-  params.push_back(choice_param("concatenation", "direct",
-                                {"direct", "overlapped", "forward-doubling"},
-                                "how units of p microbatches follow each other when m > p: direct "
-                                "(append whole units), overlapped (the "
-                                "Chimera repository's generator: each pipeline restarts 2p steps "
-                                "after the previous one), forward-doubling "
-                                "(units of 2p microbatches, two microbatches per slot)"));
+  params.push_back(
+      choice_param("concatenation", "overlapped", {"direct", "overlapped", "forward-doubling"},
+                   "how units of p microbatches follow each other when m > p: overlapped "
+                   "(the default: the Chimera repository's generator, each pipeline "
+                   "restarts 2p steps after the previous one), direct (append whole "
+                   "units), forward-doubling "
+                   "(units of 2p microbatches, two microbatches per slot)"));
   ParamSpec pipelines = integer_param(
       "pipelines", 1,
       "f: down pipelines (= up pipelines) per unit, rotated by p/f devices; must divide p/2", 1);

@@ -46,7 +46,7 @@ Time CostDurations::of(const OpIndex& index, const std::vector<StageCost>& costs
 }
 
 void CostDurations::fill(const OpIndex& index, const std::vector<StageCost>& costs,
-                         std::vector<Time>& out) const {
+                         std::int32_t /*iteration*/, std::vector<Time>& out) const {
   out.resize(index.size());
   for (std::int32_t d = 0; d < index.devices(); ++d) {
     for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n)

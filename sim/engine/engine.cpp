@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "sim/engine/duration_model.h"
 #include "sim/engine/event_loop.h"
 #include "sim/engine/gradient_sync.h"
+#include "sim/engine/iteration_end.h"
 #include "sim/engine/list_replay.h"
 #include "sim/engine/memory_accounting.h"
 #include "sim/engine/metrics.h"
@@ -39,6 +41,14 @@ void check_input(const EngineInput& in) {
     if (!(k > 0.0) || !std::isfinite(k))
       throw std::invalid_argument("a compute slowdown must be finite and > 0");
   }
+  if (in.iterations.count < 1)
+    throw std::invalid_argument("the engine replays at least one iteration");
+  if (!in.iterations.optimizer_step.empty() && in.iterations.optimizer_step.size() != devices) {
+    throw std::invalid_argument("the optimizer step needs one time per device");
+  }
+  if (in.sync && !in.iterations.optimizer_step.empty()) {
+    throw std::invalid_argument("with a gradient-sync plan the optimizer step comes from the plan");
+  }
 }
 
 std::string out_of_memory_text(const OutOfMemory& o) {
@@ -51,17 +61,19 @@ std::string out_of_memory_text(const OutOfMemory& o) {
       o.host, o.time, o.op, o.device, o.over, o.budget);
 }
 
-// What either replay produced, before the metrics.
+// What either replay of one iteration produced, before the metrics.
 struct Outcome {
   OpTimings timings;
   std::vector<DeviceMemory> memory;
-  std::vector<Time> exposed_comm, exposed_offload;
+  std::vector<Time> exposed_comm, exposed_offload, blocked_send;
   std::vector<Bytes> offloaded;
   std::vector<OutOfMemory> out_of_memory;
   std::uint64_t events = 0;
   bool completed = true;
   std::string deadlock;  // when not completed: the blocked ops
   bool list_scheduled = false;
+  std::unique_ptr<GradientSync> sync;  // the event loop's, when the input has a sync plan
+  std::uint32_t next_transfer_id = 0;
 };
 
 }  // namespace
@@ -70,72 +82,139 @@ struct Engine::State {
   EngineInput in;
   std::vector<EngineObserver*> observers;
   // Built on the first run and reused by later ones (Monte Carlo samples, docs/variability.md).
-  std::unique_ptr<const OpIndex> op_index;
-  std::unique_ptr<const OpGraph> op_graph;
+  std::optional<OpIndex> op_index;
+  std::optional<OpGraph> op_graph;  // built by the first replay that needs the event loop
 
   explicit State(EngineInput input) : in(std::move(input)) {}
   SimulationResult run();
-  SimulationResult result_of(const OpIndex& index, Outcome outcome, const NetworkModel& network,
-                             GradientSync* sync);
+  /// One iteration: by list scheduling when nothing needs the event loop, else the event loop.
+  Outcome replay(const OpIndex& index, std::optional<OpGraph>& graph, std::vector<Time>& given,
+                 std::unique_ptr<NetworkModel>& network, const ReplayStart& start);
+  SimulationResult result_of(const OpIndex& index, Outcome& outcome, const NetworkModel& network);
 };
 
-SimulationResult Engine::State::run() {
-  check_input(in);
-  const Table& table = *in.table;
-  if (!op_index) op_index = std::make_unique<const OpIndex>(table);
-  const OpIndex& index = *op_index;
-  std::vector<Time> given;  // from EngineInput::durations; empty: from the stage costs
-  if (in.durations) in.durations->fill(index, in.stage_costs, given);
+Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& graph,
+                              std::vector<Time>& given, std::unique_ptr<NetworkModel>& network,
+                              const ReplayStart& start) {
+  const Table& table = index.table();
   const CostDurations cost_durations(in.compute_slowdown);
-  std::unique_ptr<NetworkModel> network = make_network_model(in);
-  // Without contention, a copy, an observer or a sync, one pass of list scheduling gives the
-  // event loop's result; a deadlock or an overflow is replayed by the event loop for its report.
-  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync && !index.has_copies()) {
+  // Without contention, a copy, an observer, a sync or a blocking send, one pass of list
+  // scheduling gives the event loop's result; a deadlock or an overflow is replayed by the event
+  // loop for its report.
+  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync && !index.has_copies() &&
+      start.p2p == P2pMode::Async) {
     const OpDuration duration = [&](std::int32_t d, std::uint32_t n) {
       return given.empty() ? cost_durations.on(index, in.stage_costs, index.op(d, n), d) : given[n];
     };
     if (network->contention_free(index, in.stage_costs, duration)) {
-      ListReplay replay(index, in, given.empty() ? nullptr : &given, *network);
+      ListReplay list(index, in, given.empty() ? nullptr : &given, *network, start.device_start);
       Outcome o;
       o.timings = OpTimings(index.ops_per_device());
-      if (replay.run(o.timings)) {
-        o.memory = replay.memory();
-        o.exposed_comm = replay.exposed_comm();
-        o.events = replay.events();
+      if (list.run(o.timings)) {
+        o.memory = list.memory();
+        o.exposed_comm = list.exposed_comm();
+        o.events = list.events();
         o.list_scheduled = true;
-        return result_of(index, std::move(o), *network, nullptr);
+        o.next_transfer_id = start.first_transfer_id;
+        return o;
       }
       network = make_network_model(in);
+      network->set_jitter(in.durations.get(), start.iteration);
     }
   }
-  if (!op_graph) op_graph = std::make_unique<const OpGraph>(index, in.stage_costs);
-  const OpGraph& graph = *op_graph;
-  if (given.empty()) cost_durations.fill(index, in.stage_costs, given);
-  MemoryAccounting memory(graph, in.release, in.memory_budget, in.host_capacity,
+  if (!graph) graph.emplace(index, in.stage_costs);
+  if (given.empty()) cost_durations.fill(index, in.stage_costs, 0, given);
+  MemoryAccounting memory(*graph, in.release, in.memory_budget, in.host_capacity,
                           network->hosts(table.devices), observers);
-  std::unique_ptr<GradientSync> sync;
+  Outcome o;
   if (in.sync && network->sync_port() != nullptr) {
-    sync = std::make_unique<GradientSync>(*in.sync, table, *in.topology_network()->topology,
-                                          *network->sync_port(), observers);
+    o.sync = std::make_unique<GradientSync>(*in.sync, table, *in.topology_network()->topology,
+                                            *network->sync_port(), observers);
   }
-  EventLoop loop(graph, given, *network, memory, sync.get(), observers);
+  EventLoop loop(*graph, given, *network, memory, o.sync.get(), observers, start);
   loop.run();
   ReplayTimes& times = loop.times();
-  Outcome o;
-  o.completed = times.completed == graph.size();
+  o.completed = times.completed == graph->size();
   if (!o.completed) o.deadlock = loop.describe_deadlock();
   o.timings = std::move(times.timings);
   o.memory = memory.devices();
   o.exposed_comm = std::move(times.exposed_comm);
   o.exposed_offload = std::move(times.exposed_offload);
+  o.blocked_send = std::move(times.blocked_send);
   o.offloaded = memory.offloaded();
   o.out_of_memory = memory.out_of_memory();
   o.events = times.events;
-  return result_of(index, std::move(o), *network, sync.get());
+  o.next_transfer_id = loop.next_transfer_id();
+  return o;
 }
 
-SimulationResult Engine::State::result_of(const OpIndex& index, Outcome o,
-                                          const NetworkModel& network, GradientSync* sync) {
+SimulationResult Engine::State::run() {
+  check_input(in);
+  const Table& table = *in.table;
+  const IterationPlan& plan = in.iterations;
+  if (!op_index) op_index.emplace(table);
+  const OpIndex& index = *op_index;
+  const auto devices = static_cast<std::size_t>(table.devices);
+  std::unique_ptr<NetworkModel> network = make_network_model(in);
+  const bool varying = in.durations && in.durations->varies_by_iteration();
+  std::optional<OpGraph>& graph = op_graph;
+  std::vector<Time> given;  // from EngineInput::durations; empty: from the stage costs
+  ReplayStart start{{}, 0, in.p2p};
+  SimulationResult result;
+  std::vector<Time> completions;
+  std::int32_t replays = 0;
+  for (std::int32_t iteration = 0; iteration < plan.count; ++iteration) {
+    given.clear();
+    if (in.durations) in.durations->fill(index, in.stage_costs, iteration, given);
+    start.iteration = iteration;
+    network->set_jitter(in.durations.get(), iteration);
+    Outcome o = replay(index, graph, given, network, start);
+    ++replays;
+    Metrics scratch;
+    if (iteration == 0) {
+      result = result_of(index, o, *network);
+    } else if (o.sync) {
+      o.sync->finish(scratch, o.completed);
+    }
+    if (result.status != RunStatus::Ok || !o.completed) break;  // a failed iteration ends it
+    const Metrics& m = iteration == 0 ? result.metrics : scratch;
+    // Each device is ready for the iteration's end after its last op and its gradient syncs.
+    std::vector<Time> ready(devices, Time::zero());
+    const OpTimings& timings = iteration == 0 ? result.timings : o.timings;
+    for (std::size_t d = 0; d < devices; ++d) {
+      for (const OpTiming& t : timings[d]) ready[d] = std::max(ready[d], t.end);
+    }
+    if (o.sync) ready = m.sync.sync_end_per_device;
+    const std::vector<Time>& step = in.sync ? in.sync->optimizer : plan.optimizer_step;
+    const IterationBoundary boundary = end_iteration(plan, ready, step, iteration, observers);
+    completions.push_back(boundary.completion);
+    start.device_start = boundary.next_start;
+    start.first_transfer_id = o.next_transfer_id;
+    // When every device starts the next iteration at the same instant and nothing in the replay
+    // depends on absolute time or on the iteration, the next iteration is this one shifted: its
+    // period is this iteration's completion, without replaying it.
+    const bool shifted = std::all_of(boundary.next_start.begin(), boundary.next_start.end(),
+                                     [&](Time t) { return t == boundary.completion; });
+    if (shifted && iteration + 1 < plan.count && !varying && !in.sync && in.link_faults.empty() &&
+        (network->fixed_delay().has_value() || !network->moves_data())) {
+      for (std::int32_t k = iteration + 1; k < plan.count; ++k)
+        completions.push_back(completions.back() + boundary.completion);
+      break;
+    }
+  }
+  Metrics& m = result.metrics;
+  m.iterations = static_cast<std::int32_t>(completions.size());
+  m.replays = replays;
+  if (!completions.empty()) {
+    m.iteration_time = completions.size() >= 2
+                           ? completions.back() - completions[completions.size() - 2]
+                           : completions.back();
+  }
+  return result;
+}
+
+SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
+                                          const NetworkModel& network) {
   const Table& table = index.table();
   const auto devices = static_cast<std::size_t>(table.devices);
   SimulationResult result;
@@ -175,8 +254,11 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome o,
       }
     }
   }
-  if (sync != nullptr) sync->finish(m, o.completed);
-  network.report(m, sync != nullptr);
+  m.blocked_send_per_device = o.blocked_send;
+  if (m.blocked_send_per_device.empty()) m.blocked_send_per_device.assign(devices, Time::zero());
+  for (Time t : m.blocked_send_per_device) m.blocked_send = std::max(m.blocked_send, t);
+  if (o.sync) o.sync->finish(m, o.completed);
+  network.report(m, o.sync != nullptr);
   return result;
 }
 

@@ -10,6 +10,7 @@
 #include "schedules/memory_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
+#include "sim/engine/iteration_plan.h"
 #include "sim/units/bytes.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
@@ -71,6 +72,10 @@ struct EngineInput {
   std::vector<LinkFault> link_faults;
   /// Gradient sync, optimizer and TP (docs/parallelism.md); TopologyNetwork only. Null = none.
   std::shared_ptr<const SyncPlan> sync;
+  /// Whether a send holds its sender's compute stream until it arrives (communication.p2p).
+  P2pMode p2p = P2pMode::Async;
+  /// Whole iterations: how many, and what ends each (iteration_plan.h). Default: one replay.
+  IterationPlan iterations;
   ReplayPath path = ReplayPath::Auto;
 
   const TopologyNetwork* topology_network() const { return std::get_if<TopologyNetwork>(&network); }

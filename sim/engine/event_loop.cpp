@@ -8,14 +8,17 @@ namespace bubblesim {
 
 EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
                      NetworkModel& network, MemoryAccounting& memory, GradientSync* sync,
-                     const std::vector<EngineObserver*>& observers)
+                     const std::vector<EngineObserver*>& observers, ReplayStart start)
     : graph_(graph),
       durations_(durations),
       network_(network),
       memory_(memory),
       sync_(sync),
       observers_(observers),
-      moves_data_(network.moves_data()) {
+      moves_data_(network.moves_data()),
+      device_start_(std::move(start.device_start)),
+      p2p_(start.p2p),
+      next_transfer_id_(start.first_transfer_id) {
   const std::uint32_t n = graph.size();
   state_.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) state_[i].deps_remaining = graph.dependencies(i);
@@ -23,16 +26,28 @@ EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
   stream_cursor_.assign(slots, 0);
   stream_busy_.assign(slots, false);
   stream_free_at_.assign(slots, Time::zero());
+  if (p2p_ == P2pMode::Blocking) holds_.assign(slots, Hold{});
   times_.timings = OpTimings(graph.index().ops_per_device());
   const auto devices = static_cast<std::size_t>(graph.devices());
   times_.exposed_comm.assign(devices, Time::zero());
   times_.exposed_offload.assign(devices, Time::zero());
+  times_.blocked_send.assign(devices, Time::zero());
   queue_.reserve(devices * 4 + 16);
 }
 
 void EventLoop::run() {
   network_.begin(*this);
-  for (std::size_t slot = 0; slot < graph_.stream_slots(); ++slot) try_start(slot, Time::zero());
+  for (std::size_t slot = 0; slot < graph_.stream_slots(); ++slot) {
+    const std::size_t d = slot / OpGraph::kStreams;
+    if (d < device_start_.size() && device_start_[d] > Time::zero()) {
+      // A later iteration: the device's streams open when its previous iteration has ended.
+      stream_busy_[slot] = true;
+      queue_.push(device_start_[d], kPriorityEnd, EventType::Release,
+                  static_cast<std::uint32_t>(slot));
+    } else {
+      try_start(slot, Time::zero());
+    }
+  }
   while (!queue_.empty()) {
     const Event event = queue_.pop();
     ++times_.events;
@@ -57,6 +72,9 @@ void EventLoop::dispatch(const Event& event) {
     case EventType::Sync:
       sync_->on_token(event.payload, event.time);
       break;
+    case EventType::Release:
+      release(event.payload, event.time);
+      break;
   }
 }
 
@@ -68,7 +86,31 @@ void EventLoop::transfer_arrived(std::uint32_t token, Time at, Time now) {
   const PendingSend s = sends_[token];
   free_sends_.push_back(token);
   notify_transfer(true, s.id, s.producer, s.target, s.bytes, at);
+  if (s.holds) hold_arrived(OpGraph::slot(graph_.device(s.producer), 0), at);
   deliver(s.target, at, now);
+}
+
+void EventLoop::hold_arrived(std::size_t slot, Time at) {
+  Hold& h = holds_[slot];
+  if (at > h.until) h.until = at;
+  if (--h.sends > 0) return;
+  const auto d = slot / OpGraph::kStreams;
+  const Time held = h.until - h.since;
+  times_.blocked_send[d] += held;
+  times_.exposed_comm[d] += held;
+  if (!observers_.empty()) {
+    const std::uint32_t op = graph_.stream_ops(slot)[stream_cursor_[slot] - 1];
+    const HoldEvent e{static_cast<std::int32_t>(d), graph_.position(op), graph_.op(op), h.since,
+                      h.until};
+    for (EngineObserver* o : observers_) o->on_send_hold(e);
+  }
+  queue_.push(h.until, kPriorityEnd, EventType::Release, static_cast<std::uint32_t>(slot));
+}
+
+void EventLoop::release(std::size_t slot, Time now) {
+  stream_busy_[slot] = false;
+  stream_free_at_[slot] = now;
+  try_start(slot, now);
 }
 
 void EventLoop::copy_finished(std::uint32_t token, Time at) {
@@ -132,9 +174,19 @@ void EventLoop::finish(std::uint32_t n, Time now) {
   ++times_.completed;
   const std::int32_t device = graph_.device(n);
   const std::size_t slot = OpGraph::slot(device, graph_.stream(n));
-  stream_busy_[slot] = false;
-  stream_free_at_[slot] = now;
   ++stream_cursor_[slot];
+  // Blocking p2p: a compute op that sends to another device holds its stream until every send
+  // has arrived (hold_arrived releases it); otherwise the stream is free now.
+  std::int32_t held_sends = 0;
+  if (p2p_ == P2pMode::Blocking && moves_data_ && graph_.stream(n) == 0) {
+    for (const Edge& edge : graph_.edges(n)) held_sends += edge.kind != EdgeKind::Local ? 1 : 0;
+  }
+  if (held_sends > 0) {
+    holds_[slot] = Hold{held_sends, now, now};
+  } else {
+    stream_busy_[slot] = false;
+    stream_free_at_[slot] = now;
+  }
   memory_.on_end(n, now);
   const Op& op = graph_.op(n);
   for (EngineObserver* o : observers_) o->on_op_end(OpEvent{device, graph_.position(n), op, now});
@@ -172,12 +224,14 @@ void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
   network_.label_next_transfer(producer, e.target);
   std::optional<Time> at =
       network_.send(graph_.device(producer), graph_.device(e.target), e.bytes, token, now);
+  const bool holds = p2p_ == P2pMode::Blocking && graph_.stream(producer) == 0;
   if (at) {
     notify_transfer(true, id, producer, e.target, e.bytes, *at);
+    if (holds) hold_arrived(OpGraph::slot(graph_.device(producer), 0), *at);
     deliver(e.target, *at, now);
     return;
   }
-  const PendingSend pending{producer, e.target, id, e.bytes};
+  const PendingSend pending{producer, e.target, id, e.bytes, holds};
   if (free_sends_.empty()) {
     sends_.push_back(pending);
   } else {

@@ -19,6 +19,7 @@
 
 #include "sim/engine/event_queue.h"
 #include "sim/engine/gradient_sync.h"
+#include "sim/engine/iteration_plan.h"
 #include "sim/engine/memory_accounting.h"
 #include "sim/engine/network/network_model.h"
 #include "sim/engine/observer.h"
@@ -29,10 +30,20 @@ namespace bubblesim {
 /// Per-op outcome of a replay, parallel to the graph's nodes.
 struct ReplayTimes {
   OpTimings timings;                  // an op that never ended (deadlock): -1 ps for both
-  std::vector<Time> exposed_comm;     // per device: compute idle caused by data in flight
+  std::vector<Time> exposed_comm;     // per device: compute idle caused by data in flight, and
+                                      // compute held by blocking sends
+  std::vector<Time> blocked_send;     // per device: compute held by blocking sends alone
   std::vector<Time> exposed_offload;  // per device: compute idle waiting for a reload
   std::uint64_t events = 0;
   std::size_t completed = 0;
+};
+
+/// How one replay begins and how sends behave: the defaults replay one iteration from time 0.
+struct ReplayStart {
+  std::vector<Time> device_start;       // per device: its streams start no earlier; empty = all 0
+  std::uint32_t first_transfer_id = 0;  // transfer ids continue across the iterations of a run
+  P2pMode p2p = P2pMode::Async;
+  std::int32_t iteration = 0;  // which iteration (0 first): jittered delays differ per iteration
 };
 
 class EventLoop final : private NetworkSink {
@@ -40,13 +51,15 @@ class EventLoop final : private NetworkSink {
   /// Every reference must outlive the loop. `sync` may be null.
   EventLoop(const OpGraph& graph, const std::vector<Time>& durations, NetworkModel& network,
             MemoryAccounting& memory, GradientSync* sync,
-            const std::vector<EngineObserver*>& observers);
+            const std::vector<EngineObserver*>& observers, ReplayStart start = {});
 
   /// Runs until no event is left (the end of the table, or a deadlock).
   void run();
   ReplayTimes& times() { return times_; }
   /// The blocked streams and what they wait for; call after run() when not every op finished.
   std::string describe_deadlock() const;
+  /// The next free transfer id (for the next iteration's loop).
+  std::uint32_t next_transfer_id() const { return next_transfer_id_; }
 
  private:
   struct NodeState {
@@ -58,6 +71,11 @@ class EventLoop final : private NetworkSink {
   struct PendingSend {  // a send the network will report later
     std::uint32_t producer, target, id;
     Bytes bytes;
+    bool holds = false;  // the producer's stream waits for it (blocking p2p)
+  };
+  struct Hold {  // a compute stream held after its op by blocking sends (or before its start)
+    std::int32_t sends = 0;  // sends still in flight
+    Time since, until;       // the op's end; the latest arrival so far
   };
 
   // NetworkSink
@@ -74,6 +92,8 @@ class EventLoop final : private NetworkSink {
   void deliver(std::uint32_t target, Time at, Time now, bool counts_for_offload = true);
   void arrive(std::uint32_t target, Time now);
   void release_copies_after(std::uint32_t n, Time now);
+  void hold_arrived(std::size_t slot, Time at);
+  void release(std::size_t slot, Time now);
   void notify_transfer(bool end, std::uint32_t id, std::uint32_t producer, std::uint32_t target,
                        Bytes bytes, Time time) const;
 
@@ -90,6 +110,9 @@ class EventLoop final : private NetworkSink {
   std::vector<std::size_t> stream_cursor_;
   std::vector<bool> stream_busy_;
   std::vector<Time> stream_free_at_;
+  std::vector<Hold> holds_;         // per slot (blocking p2p only)
+  std::vector<Time> device_start_;  // empty: every device starts at 0
+  const P2pMode p2p_;
   std::vector<PendingSend> sends_;  // by token; free tokens are reused
   std::vector<std::uint32_t> free_sends_;
   std::uint32_t next_transfer_id_ = 0;

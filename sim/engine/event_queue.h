@@ -18,6 +18,7 @@ enum class EventType : std::uint8_t {
   Arrival,  // payload: the node a dependency's data reached
   Network,  // payload: the network model's own (flow completions, link faults)
   Sync,     // payload: a GradientSync token
+  Release,  // payload: a stream slot held past its op's end (a blocking send, an iteration start)
 };
 
 // Priorities at equal time: ends free memory and streams before arrivals start new ops.

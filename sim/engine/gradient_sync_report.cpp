@@ -115,14 +115,6 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
     const Time opt_end = sync_end + opt;
     sm.optimizer_end_per_device[d] = opt_end;
     m.makespan = std::max(m.makespan, opt_end);
-    if (opt > Time::zero() && !observers.empty()) {
-      CollectiveEvent e;
-      e.name = "optimizer step";
-      e.device = static_cast<std::int32_t>(d);
-      e.start = sync_end;
-      e.end = opt_end;
-      for (EngineObserver* o : observers) o->on_collective(e);
-    }
   }
   sm.exposed_dp_sync = last_sync > sm.compute_end ? last_sync - sm.compute_end : Time::zero();
 }

@@ -19,12 +19,14 @@ struct Transfer {
 }  // namespace
 
 ListReplay::ListReplay(const OpIndex& index, const EngineInput& in,
-                       const std::vector<Time>* durations, NetworkModel& network)
+                       const std::vector<Time>* durations, NetworkModel& network,
+                       std::vector<Time> device_start)
     : index_(index),
       in_(in),
       durations_(durations),
       cost_durations_(in.compute_slowdown),
-      network_(network) {}
+      network_(network),
+      device_start_(std::move(device_start)) {}
 
 bool ListReplay::run(OpTimings& timings) {
   const Table& table = index_.table();
@@ -39,6 +41,7 @@ bool ListReplay::run(OpTimings& timings) {
   exposed_comm_.assign(static_cast<std::size_t>(devices), Time::zero());
   std::vector<std::uint32_t> head(static_cast<std::size_t>(devices));
   std::vector<Time> free_at(static_cast<std::size_t>(devices), Time::zero());
+  if (device_start_.size() == free_at.size()) free_at = device_start_;
   std::vector<char> parked(static_cast<std::size_t>(devices), 0);
   std::vector<std::int32_t> work;
   for (std::int32_t d = devices - 1; d >= 0; --d) {

@@ -14,9 +14,9 @@
 // may need (the activation or gradient edge of dependencies.h) ends. No graph, no edge lists,
 // no per-op state besides the timings themselves.
 //
-// It handles compute ops only, no observer, no gradient sync: the engine uses it when the table
-// has no copies, nothing watches and the network is contention-free, and falls back to the
-// event loop when run() returns false: an op could not run (a deadlock, which the event loop
+// It handles compute ops only, no observer, no gradient sync, no blocking send: the engine uses it
+// when the table has no copies, nothing watches and the network is contention-free, and falls back
+// to the event loop when run() returns false: an op could not run (a deadlock, which the event loop
 // names) or memory went over a budget (the event loop orders the out-of-memory records).
 
 #include <vector>
@@ -32,8 +32,9 @@ namespace bubblesim {
 class ListReplay {
  public:
   /// `durations`: per node, or null for the stage costs (with in.compute_slowdown).
+  /// `device_start`: per device, when its first op may start (a later iteration); empty = 0.
   ListReplay(const OpIndex& index, const EngineInput& in, const std::vector<Time>* durations,
-             NetworkModel& network);
+             NetworkModel& network, std::vector<Time> device_start = {});
   /// Fills `timings` (shaped like the table). False: fall back to the event loop.
   bool run(OpTimings& timings);
 
@@ -47,6 +48,7 @@ class ListReplay {
   const std::vector<Time>* durations_;
   CostDurations cost_durations_;
   NetworkModel& network_;
+  std::vector<Time> device_start_;
   std::vector<DeviceMemory> memory_;
   std::vector<Time> exposed_comm_;
   std::uint64_t events_ = 0;

@@ -41,6 +41,15 @@ struct CollectiveEvent {
   std::vector<Time> link_start, link_end;  // parallel to links: one slice per step and link
 };
 
+/// A compute stream held after an op until its sends arrived (communication.p2p: blocking).
+struct HoldEvent {
+  std::int32_t device;
+  std::int32_t position;  // the op whose sends held the stream
+  const Op& op;
+  Time start;  // the op's end
+  Time end;    // the last of its sends arrived
+};
+
 class EngineObserver {
  public:
   virtual ~EngineObserver() = default;
@@ -50,6 +59,7 @@ class EngineObserver {
   virtual void on_transfer_end(const TransferEvent&) {}
   /// Device memory changed: `activation` resident activation bytes, `total` with static memory.
   virtual void on_collective(const CollectiveEvent&) {}
+  virtual void on_send_hold(const HoldEvent&) {}
   virtual void on_memory(std::int32_t /*device*/, Time /*time*/, Bytes /*activation*/,
                          Bytes /*total*/) {}
 };

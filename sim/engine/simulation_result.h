@@ -19,6 +19,7 @@ std::string_view run_status_name(RunStatus s);  // "ok", "deadlock", "out_of_mem
 struct OpTiming {
   Time start;
   Time end;
+  friend bool operator==(const OpTiming&, const OpTiming&) = default;
 };
 
 /// Every op's timing, one row per device parallel to table.device_ops, stored in one array
@@ -110,6 +111,15 @@ struct Metrics {
   std::vector<Time> exposed_comm_per_device;
   std::vector<LinkUsage> links;  // topology links that carried traffic
   SyncMetrics sync;              // gradient sync, optimizer, TP (docs/parallelism.md)
+  // Whole iterations (iteration_plan.h): the period of the last replayed iteration, from the
+  // end of the previous one (every device's step done) to the end of this one; with one
+  // iteration, from 0 to its end. Includes pairwise syncs, the barrier and the optimizer step.
+  Time iteration_time;
+  std::int32_t iterations = 0;  // iterations covered (replayed, or shifted copies of one)
+  std::int32_t replays = 0;     // iterations actually replayed
+  // Blocking p2p: compute held after an op until its sends arrived (largest over devices).
+  Time blocked_send;
+  std::vector<Time> blocked_send_per_device;
 };
 
 struct SimulationResult {

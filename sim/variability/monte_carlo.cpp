@@ -39,8 +39,8 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
       Engine engine(input);
       for (std::size_t i = begin; i < end; ++i) {
         const SimulationResult r = engine.run(sample_durations(input, spec, i));
-        out.samples[i] =
-            SampleOutcome{r.status, r.metrics.makespan.seconds(), r.metrics.bubble_ratio};
+        out.samples[i] = SampleOutcome{r.status, r.metrics.makespan.seconds(),
+                                       r.metrics.bubble_ratio, r.metrics.iteration_time.seconds()};
       }
     } catch (...) {
       errors[static_cast<std::size_t>(w)] = std::current_exception();
@@ -57,14 +57,16 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
 
-  std::vector<double> makespan(n), bubble(n);
+  std::vector<double> makespan(n), bubble(n), iteration(n);
   for (std::size_t i = 0; i < n; ++i) {
     makespan[i] = out.samples[i].makespan_s;
     bubble[i] = out.samples[i].bubble_ratio;
+    iteration[i] = out.samples[i].iteration_time_s;
     if (out.samples[i].status != RunStatus::Ok) ++out.failed_samples;
   }
   out.makespan_s = summarize(makespan);
   out.bubble_ratio = summarize(bubble);
+  out.iteration_time_s = summarize(iteration);
   if (n > 0) {
     std::vector<std::size_t> order(n);
     std::iota(order.begin(), order.end(), std::size_t{0});

@@ -23,12 +23,14 @@ struct SampleOutcome {
   RunStatus status = RunStatus::Ok;
   double makespan_s = 0.0;
   double bubble_ratio = 0.0;
+  double iteration_time_s = 0.0;  // SimulationResult::iteration_time (docs/iterations.md)
 };
 
 struct MonteCarloResult {
   std::vector<SampleOutcome> samples;  // in sample order
   SampleSummary makespan_s;
   SampleSummary bubble_ratio;
+  SampleSummary iteration_time_s;
   /// The median sample: rank floor((N - 1) / 2) of the samples ordered by makespan, ties by
   /// index. Replaying it with observers gives the "typical" timeline.
   std::uint64_t median_sample = 0;

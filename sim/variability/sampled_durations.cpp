@@ -24,21 +24,28 @@ SampledDurations::SampledDurations(std::shared_ptr<const VariabilitySpec> spec,
     : spec_(std::move(spec)),
       seed_(sample_seed(spec_->seed, sample)),
       base_(std::move(base)),
-      slowdown_(std::move(compute_slowdown)),
-      global_(standard_normal(seed_, DrawStream::Global, 0)) {}
+      slowdown_(std::move(compute_slowdown)) {}
 
-double SampledDurations::latent(std::int32_t device, std::uint64_t group, std::uint64_t index,
-                                std::uint64_t sub) const {
+SampledDurations::IterationDraws SampledDurations::draws_of(std::int32_t iteration) const {
+  // Iteration 0 uses the sample's seed itself; later ones a seed derived from it.
+  const std::uint64_t seed =
+      iteration == 0 ? seed_ : sample_seed(seed_, static_cast<std::uint64_t>(iteration));
+  return {seed, standard_normal(seed, DrawStream::Global, 0)};
+}
+
+double SampledDurations::latent(const IterationDraws& draws, std::int32_t device,
+                                std::uint64_t group, std::uint64_t index, std::uint64_t sub) const {
   const VariabilitySpec& s = *spec_;
   const auto d = static_cast<std::uint64_t>(device);
-  const double own_device = standard_normal(seed_, DrawStream::Device, d);
+  const double own_device = standard_normal(draws.seed, DrawStream::Device, d);
   const double a = s.across_devices;
-  if (s.per == JitterUnit::Device) return std::sqrt(a) * global_ + std::sqrt(1.0 - a) * own_device;
+  const double g = draws.global;
+  if (s.per == JitterUnit::Device) return std::sqrt(a) * g + std::sqrt(1.0 - a) * own_device;
   const double w = s.within_device;
   const double unit = s.per == JitterUnit::OpKind
-                          ? standard_normal(seed_, DrawStream::OpKind, d, group)
-                          : standard_normal(seed_, DrawStream::Op, group, index, sub);
-  return std::sqrt(a) * global_ + std::sqrt(w - a) * own_device + std::sqrt(1.0 - w) * unit;
+                          ? standard_normal(draws.seed, DrawStream::OpKind, d, group)
+                          : standard_normal(draws.seed, DrawStream::Op, group, index, sub);
+  return std::sqrt(a) * g + std::sqrt(w - a) * own_device + std::sqrt(1.0 - w) * unit;
 }
 
 double SampledDurations::op_cv(const OpIndex& index, const std::vector<StageCost>& costs,
@@ -77,19 +84,20 @@ double SampledDurations::op_cv(const OpIndex& index, const std::vector<StageCost
 }
 
 void SampledDurations::fill(const OpIndex& index, const std::vector<StageCost>& costs,
-                            std::vector<Time>& out) const {
+                            std::int32_t iteration, std::vector<Time>& out) const {
   if (base_) {
-    base_->fill(index, costs, out);
+    base_->fill(index, costs, iteration, out);
   } else {
-    CostDurations(slowdown_).fill(index, costs, out);
+    CostDurations(slowdown_).fill(index, costs, iteration, out);
   }
+  const IterationDraws draws = draws_of(iteration);
   for (std::int32_t d = 0; d < index.devices(); ++d) {
     for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n) {
       const Op& op = index.op(d, n);
       if (stream_of(op.kind) != Stream::Compute || out[n] == Time::zero()) continue;
       const double cv = op_cv(index, costs, op);
       if (cv == 0.0) continue;
-      const double z = latent(d, static_cast<std::uint64_t>(op.kind), n);
+      const double z = latent(draws, d, static_cast<std::uint64_t>(op.kind), n);
       const double factor = jitter_factor(spec_->distribution, cv, z);
       if (factor != 1.0) out[n] = scaled(out[n], factor);
     }
@@ -101,16 +109,20 @@ bool SampledDurations::jitters_network() const {
 }
 
 double SampledDurations::transfer_factor(std::int32_t from, std::int32_t /*to*/,
-                                         std::uint32_t producer, std::uint32_t consumer) const {
+                                         std::uint32_t producer, std::uint32_t consumer,
+                                         std::int32_t iteration) const {
   const double cv = spec_->cv_of(JitterKind::Transfer, 0);
   if (cv == 0.0) return 1.0;
-  return jitter_factor(spec_->distribution, cv, latent(from, kTransferGroup, producer, consumer));
+  return jitter_factor(spec_->distribution, cv,
+                       latent(draws_of(iteration), from, kTransferGroup, producer, consumer));
 }
 
-double SampledDurations::copy_factor(std::int32_t device, std::uint32_t node) const {
+double SampledDurations::copy_factor(std::int32_t device, std::uint32_t node,
+                                     std::int32_t iteration) const {
   const double cv = spec_->cv_of(JitterKind::Copy, 0);
   if (cv == 0.0) return 1.0;
-  return jitter_factor(spec_->distribution, cv, latent(device, kCopyGroup, node));
+  return jitter_factor(spec_->distribution, cv,
+                       latent(draws_of(iteration), device, kCopyGroup, node));
 }
 
 }  // namespace bubblesim

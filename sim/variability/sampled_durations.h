@@ -26,28 +26,36 @@ class SampledDurations final : public DurationModel {
                    std::shared_ptr<const DurationModel> base,
                    std::vector<double> compute_slowdown = {});
 
-  void fill(const OpIndex& index, const std::vector<StageCost>& costs,
+  /// Every iteration of the sample draws anew: its draws are seeded by (sample, iteration).
+  void fill(const OpIndex& index, const std::vector<StageCost>& costs, std::int32_t iteration,
             std::vector<Time>& out) const override;
+  bool varies_by_iteration() const override { return true; }
   bool jitters_network() const override;
   double transfer_factor(std::int32_t from, std::int32_t to, std::uint32_t producer,
-                         std::uint32_t consumer) const override;
-  double copy_factor(std::int32_t device, std::uint32_t node) const override;
+                         std::uint32_t consumer, std::int32_t iteration) const override;
+  double copy_factor(std::int32_t device, std::uint32_t node,
+                     std::int32_t iteration) const override;
 
   /// The cv of one compute op of a table (its kind's, cost-weighted for B+W and F&B); `costs`
   /// per table stage.
   double op_cv(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op) const;
 
  private:
+  /// The draws of one iteration: its seed and its global normal G.
+  struct IterationDraws {
+    std::uint64_t seed;
+    double global;
+  };
+  IterationDraws draws_of(std::int32_t iteration) const;
   /// The latent normal of draw unit (group, index) on `device`; group is an op kind, or one of
   /// the copy and transfer groups.
-  double latent(std::int32_t device, std::uint64_t group, std::uint64_t index,
-                std::uint64_t sub = 0) const;
+  double latent(const IterationDraws& draws, std::int32_t device, std::uint64_t group,
+                std::uint64_t index, std::uint64_t sub = 0) const;
 
   std::shared_ptr<const VariabilitySpec> spec_;
   std::uint64_t seed_;  // this sample's
   std::shared_ptr<const DurationModel> base_;
   std::vector<double> slowdown_;
-  double global_;  // G
 };
 
 }  // namespace bubblesim

@@ -33,7 +33,7 @@ struct Indexed {
 std::vector<Time> durations(const Indexed& g, const std::shared_ptr<const VariabilitySpec>& s,
                             std::uint64_t sample, std::vector<double> slowdown = {}) {
   std::vector<Time> out;
-  SampledDurations(s, sample, nullptr, std::move(slowdown)).fill(g.index, g.costs, out);
+  SampledDurations(s, sample, nullptr, std::move(slowdown)).fill(g.index, g.costs, 0, out);
   return out;
 }
 
@@ -59,7 +59,7 @@ TEST_CASE("cv 0 gives the stage costs and the stragglers' slowdown exactly") {
   const StageCost c = stage_cost_ms(1.3, 2.1, 0.7);
   const Indexed g(generate("zb-h1", 4, 8, c), c);
   std::vector<Time> expected;
-  CostDurations({1.0, 1.5, 1.0, 1.0}).fill(g.index, g.costs, expected);
+  CostDurations({1.0, 1.5, 1.0, 1.0}).fill(g.index, g.costs, 0, expected);
   CHECK(durations(g, spec_with(0.0, 1, JitterDistribution::Lognormal), 3, {1.0, 1.5, 1.0, 1.0}) ==
         expected);
 }
@@ -72,7 +72,7 @@ TEST_CASE("a straggler stays a fixed slowdown and the noise multiplies on top") 
     const std::vector<Time> healthy = durations(g, s, sample);
     const std::vector<Time> slow = durations(g, s, sample, {1.0, 2.0, 1.0, 1.0});
     std::vector<Time> deterministic;
-    CostDurations().fill(g.index, g.costs, deterministic);
+    CostDurations().fill(g.index, g.costs, 0, deterministic);
     bool varied = false;
     for (std::uint32_t n = 0; n < g.index.size(); ++n) {
       if (g.device_of(n) == 1) {
@@ -147,8 +147,24 @@ TEST_CASE("transfers and copies are stretched only when their cv is set") {
   t->cv[static_cast<std::size_t>(JitterKind::Transfer)] = 0.2;
   SampledDurations model(t, 0, nullptr);
   CHECK(model.jitters_network());
-  CHECK(model.transfer_factor(0, 1, 3, 9) != 1.0);
-  CHECK(model.transfer_factor(0, 1, 3, 9) == model.transfer_factor(0, 1, 3, 9));
-  CHECK(model.transfer_factor(0, 1, 3, 9) != model.transfer_factor(0, 1, 4, 10));
-  CHECK(model.copy_factor(0, 5) == 1.0);
+  CHECK(model.transfer_factor(0, 1, 3, 9, 0) != 1.0);
+  CHECK(model.transfer_factor(0, 1, 3, 9, 0) == model.transfer_factor(0, 1, 3, 9, 0));
+  CHECK(model.transfer_factor(0, 1, 3, 9, 0) != model.transfer_factor(0, 1, 4, 10, 0));
+  CHECK(model.copy_factor(0, 5, 0) == 1.0);
+}
+
+TEST_CASE("each iteration of a sample draws anew, reproducibly") {
+  const StageCost c = stage_cost_ms(1.0, 2.0, 0.0);
+  const Indexed g(generate("1f1b", 4, 8, c), c);
+  const auto s = spec_with(0.1, 1, JitterDistribution::Lognormal);
+  const SampledDurations model(s, 3, nullptr);
+  CHECK(model.varies_by_iteration());
+  std::vector<Time> first, second, again;
+  model.fill(g.index, g.costs, 0, first);
+  model.fill(g.index, g.costs, 1, second);
+  model.fill(g.index, g.costs, 1, again);
+  CHECK(first != second);
+  CHECK(second == again);
+  CHECK(first == durations(g, s, 3));
+  CHECK(model.transfer_factor(0, 1, 3, 9, 0) == model.transfer_factor(0, 1, 3, 9, 0));
 }

@@ -125,6 +125,10 @@ void ChromeTraceWriter::on_transfer_end(const TransferEvent& e) {
   }
 }
 
+void ChromeTraceWriter::on_send_hold(const HoldEvent& e) {
+  holds_.push_back(HoldRecord{e.device, e.position, e.op, e.start, e.end});
+}
+
 void ChromeTraceWriter::on_memory(std::int32_t device, Time time, Bytes activation, Bytes total) {
   memory_.on_memory(device, time, activation, total);
 }
@@ -151,8 +155,9 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
   // Every GPU gets its compute thread even when idle; copy and send threads only when used.
   for (int d = 0; d < devices; ++d) resource(d + 1, kComputeOrder, "compute");
 
-  // Consumer op slice per (device, op label), for the flow's end.
-  std::map<std::pair<int, std::string>, const OpRecord*> op_by_label;
+  // Consumer op slices per (device, op label), in start order (one per replayed iteration), for
+  // the flow's end.
+  std::map<std::pair<int, std::string>, std::vector<const OpRecord*>> op_by_label;
   for (const OpRecord& r : ops_) {
     if (!r.ended) continue;
     Stream stream = stream_of(r.op.kind);
@@ -167,7 +172,14 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
         .slices.push_back(Slice{r.start.ps(), r.end.ps(), label,
                                 std::string(op_kind_name(r.op.kind)), op_args(r.op, r.position),
                                 -1});
-    op_by_label[{r.device, label}] = &r;
+    op_by_label[{r.device, label}].push_back(&r);
+  }
+  // Blocking p2p: the compute stream held after an op until its sends arrived.
+  for (const HoldRecord& h : holds_) {
+    resource(h.device + 1, kComputeOrder, "compute")
+        .slices.push_back(Slice{h.start.ps(), h.end.ps(),
+                                fmt::format("send {} (blocking)", to_string(h.op)), "p2p-hold",
+                                op_args(h.op, h.position), -1});
   }
 
   std::vector<const TransferRecord*> sends;
@@ -307,7 +319,11 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
     auto sender = send_thread.find(t->id);
     auto consumer = op_by_label.find({t->to, to_string(t->consumer)});
     if (sender == send_thread.end() || consumer == op_by_label.end()) continue;
-    const OpRecord& c = *consumer->second;
+    // The consumer of this transfer: the first replay of that op to start after the data arrived.
+    const std::vector<const OpRecord*>& replays = consumer->second;
+    auto after = std::find_if(replays.begin(), replays.end(),
+                              [&](const OpRecord* r) { return r->start >= t->end; });
+    const OpRecord& c = after != replays.end() ? **after : *replays.back();
     events.push_back(fmt::format(
         R"({{"ph":"s","pid":{},"tid":{},"ts":{},"id":{},"name":"p2p","cat":"transfer"}})",
         sender->second.first, sender->second.second, format_microseconds(t->start.ps()), t->id));

@@ -57,6 +57,8 @@ class ChromeTraceWriter : public EngineObserver {
   /// Gradient sync, TP all-reduces and optimizer steps: a "sync" thread per GPU, and their flows
   /// on the network process's link threads (docs/parallelism.md).
   void on_collective(const CollectiveEvent& e) override { collectives_.push_back(e); }
+  /// Blocking p2p holds: a "send F3.12 (blocking)" slice on the GPU's compute thread.
+  void on_send_hold(const HoldEvent& e) override;
 
   const MemoryTimeline& memory() const { return memory_; }
 
@@ -85,6 +87,12 @@ class ChromeTraceWriter : public EngineObserver {
   std::vector<OpRecord> ops_;
   std::vector<TransferRecord> transfers_;
   std::vector<CollectiveEvent> collectives_;
+  struct HoldRecord {
+    std::int32_t device, position;
+    Op op;
+    Time start, end;
+  };
+  std::vector<HoldRecord> holds_;
   MemoryTimeline memory_;
 };
 

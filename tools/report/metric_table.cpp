@@ -12,6 +12,7 @@ using Unit = MetricUnit;
 using Shape = MetricShape;
 constexpr MetricDirection kLower = MetricDirection::LowerIsBetter;
 constexpr MetricDirection kInfo = MetricDirection::Informational;
+constexpr MetricDirection kHigher = MetricDirection::HigherIsBetter;
 
 MetricValue number(double v) { return {v, {}}; }
 MetricValue number(Time t) { return {t.seconds(), {}}; }
@@ -56,6 +57,24 @@ MetricValue largest(const std::vector<Bytes>& bs) {
   Bytes most;
   for (Bytes b : bs) most = std::max(most, b);
   return number(most);
+}
+
+/// The iteration time in seconds: with variability the mean over the samples.
+double iteration_time_s(const MetricInput& in) {
+  return in.mc() ? in.mc()->iteration_time_s.mean : in.sim().iteration_time.seconds();
+}
+
+/// Samples per second: the global batch (m microbatches of micro_batch_size samples, times the
+/// data-parallel degree; one sample per microbatch without a model) over the iteration time
+/// (with variability its mean over the samples).
+MetricValue samples_per_second(const MetricInput& in) {
+  const double t = iteration_time_s(in);
+  if (t <= 0.0) return {};
+  const double micro =
+      in.scenario.model ? static_cast<double>(in.scenario.model->micro_batch_size) : 1.0;
+  const double batch = static_cast<double>(in.scenario.microbatches) * micro *
+                       static_cast<double>(in.scenario.parallelism.dp);
+  return number(batch / t);
 }
 
 const std::vector<Metric> kMetrics = {
@@ -182,6 +201,17 @@ const std::vector<Metric> kMetrics = {
     {"span_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
      "first start to last end of each device's compute ops",
      [](const MetricInput& in) { return per_device(in.sim().span_per_device); }},
+    // Whole iterations and blocking p2p (docs/iterations.md).
+    {"iteration_time_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "iteration",
+     "steady-state iteration: the period of the last replayed iteration, optimizer step, syncs "
+     "and barrier included; with variability the mean over the samples",
+     [](const MetricInput& in) { return number(iteration_time_s(in)); }},
+    {"samples_per_s", Level::Simulation, Unit::SamplesPerSecond, kHigher, Shape::Scalar, "",
+     "global batch (microbatches x micro_batch_size x dp) over the iteration time",
+     [](const MetricInput& in) { return samples_per_second(in); }},
+    {"blocked_send_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest time a device's compute stream was held by its blocking sends (communication.p2p)",
+     [](const MetricInput& in) { return number(in.sim().blocked_send); }},
     // Variability (docs/variability.md): the Monte Carlo samples' spread; none without it.
     {"samples", Level::Simulation, Unit::Count, kInfo, Shape::Scalar, "",
      "Monte Carlo samples of the simulation (variability.samples)",
@@ -211,6 +241,19 @@ const std::vector<Metric> kMetrics = {
      [](const MetricInput& in) {
        return in.run.noiseless ? number(in.run.noiseless->metrics.makespan) : MetricValue{};
      }},
+    {"iteration_time_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "standard deviation of the iteration time over the samples",
+     [](const MetricInput& in) {
+       return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd);
+     }},
+    {"iteration_time_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "median iteration time over the samples",
+     [](const MetricInput&
+            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::P50); }},
+    {"iteration_time_p95_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "95th percentile of the iteration time over the samples",
+     [](const MetricInput&
+            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::P95); }},
 };
 }  // namespace
 
@@ -242,6 +285,9 @@ std::optional<SamplingError> sampling_error_of(const Metric& metric) {
       {"bubble_ratio", "bubble_ratio_sd", 1.0},
       {"bubble_ratio_p50", "bubble_ratio_sd", 1.2533141373155},
       {"bubble_ratio_p95", "bubble_ratio_sd", 2.1131050434966},
+      {"iteration_time_s", "iteration_time_sd_s", 1.0},
+      {"iteration_time_p50_s", "iteration_time_sd_s", 1.2533141373155},
+      {"iteration_time_p95_s", "iteration_time_sd_s", 2.1131050434966},
   };
   for (const Estimate& e : kEstimates) {
     if (e.key != metric.key) continue;

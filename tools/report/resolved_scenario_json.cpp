@@ -101,6 +101,14 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
     }
     j["communication"] = t;
   }
+  j["communication"]["p2p"] = std::string(p2p_mode_name(c.p2p));
+  j["iteration"] = {{"count", sc.iteration.count},
+                    {"barrier", std::string(iteration_barrier_name(sc.iteration.barrier))}};
+  if (!resolved.optimizer_step.empty()) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (Time t : resolved.optimizer_step) steps.push_back(t.seconds());
+    j["iteration"]["optimizer_step_s"] = steps;
+  }
 
   nlohmann::json budget = nlohmann::json::array();
   for (Bytes b : resolved.memory_budget) budget.push_back(b.count());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "sim/engine/collectives.h"
@@ -137,10 +138,13 @@ void add_tensor_parallel_communication(const Scenario& sc, ResolvedScenario& r) 
   }
 }
 
-/// Gradient bytes, optimizer time and the TP split (docs/parallelism.md).
+/// Gradient bytes, optimizer time and the TP split (docs/parallelism.md). Under a topology the
+/// gradient bytes are derived without `parallelism:` too: a schedule that holds a stage on two
+/// devices (Chimera, DualPipe) pays its replica all-reduce whenever they are known.
 void resolve_parallelism(const Scenario& sc, ResolvedScenario& r) {
   const ParallelismSpec& par = sc.parallelism;
-  if (!par.enabled || sc.stages <= 0 ||
+  const bool topology = sc.communication.kind == CommunicationKind::Topology;
+  if ((!par.enabled && !topology) || sc.stages <= 0 ||
       sc.costs.stages.size() != static_cast<std::size_t>(sc.stages))
     return;
   const auto p = static_cast<std::size_t>(sc.stages);
@@ -148,21 +152,59 @@ void resolve_parallelism(const Scenario& sc, ResolvedScenario& r) {
   if (par.tp > 1) split_for_tensor_parallelism(r.costs.stages, par.tp);
   SyncCosts& sync = r.sync;
   sync.gradient_bytes.assign(p, Bytes::zero());
-  sync.optimizer.assign(p, Time::zero());
   for (std::size_t s = 0; s < p; ++s) {
     sync.gradient_bytes[s] = Bytes(static_cast<std::int64_t>(grad[s] / par.tp));
-    if (!par.optimizer_step.empty()) {
-      sync.optimizer[s] = par.optimizer_step[s];
-    } else if (sc.gpu && sc.gpu->memory_bandwidth &&
-               sc.gpu->memory_bandwidth->bytes_per_second() > 0) {
-      // Adam reads and writes every byte of weights, gradients and optimizer state once.
-      sync.optimizer[s] = Time::from_seconds(2.0 * r.costs.stages[s].static_memory.as_double() /
-                                             sc.gpu->memory_bandwidth->bytes_per_second());
-    }
   }
   sync.tp_forward.assign(p, Time::zero());
   sync.tp_backward.assign(p, Time::zero());
   add_tensor_parallel_communication(sc, r);
+}
+
+/// The optimizer step of one GPU per pipeline stage (after the TP split): explicit, or Adam's
+/// memory-bound pass (it reads and writes every byte of weights, gradients and optimizer state
+/// once) at the GPU's memory bandwidth; empty when neither is known.
+std::vector<Time> optimizer_steps(const Scenario& sc, const ResolvedScenario& r) {
+  const ParallelismSpec& par = sc.parallelism;
+  if (!par.optimizer_step.empty()) return par.optimizer_step;
+  if (!sc.gpu || !sc.gpu->memory_bandwidth || !(sc.gpu->memory_bandwidth->bytes_per_second() > 0))
+    return {};
+  std::vector<Time> out;
+  for (const StageCost& c : r.costs.stages) {
+    out.push_back(Time::from_seconds(2.0 * c.static_memory.as_double() /
+                                     sc.gpu->memory_bandwidth->bytes_per_second()));
+  }
+  return out;
+}
+
+/// Per device, the optimizer steps of the table stages it holds (a stage's step divided among its
+/// chunks; a replicated stage is stepped on every device holding it).
+std::vector<Time> device_steps(const ResolvedScenario& r, const Table& table) {
+  if (r.optimizer_step.empty()) return {};
+  std::vector<Time> out(static_cast<std::size_t>(table.devices), Time::zero());
+  const std::int64_t chunks = std::max(table.chunks, 1);
+  for (std::int32_t d = 0; d < table.devices; ++d) {
+    for (std::int32_t s : table.placement.stages_held_by(d)) {
+      const auto profile = static_cast<std::size_t>(s / chunks);
+      if (profile < r.optimizer_step.size())
+        out[static_cast<std::size_t>(d)] += Time::from_ps(r.optimizer_step[profile].ps() / chunks);
+    }
+  }
+  return out;
+}
+
+/// The global barrier's own time: the gradient-norm all-reduce of one fp32 value over the
+/// pipeline's GPUs (latency-bound; binomial tree on the topology's alpha-beta). Zero under
+/// fixed-delay, whose one delay describes a stage-to-stage transfer, not a small message.
+Time barrier_time(const Scenario& sc) {
+  const CommunicationSpec& comm = sc.communication;
+  if (comm.kind != CommunicationKind::Topology || !comm.topology || comm.placement.size() < 2)
+    return Time::zero();
+  const AlphaBeta ab = measure_alpha_beta(*comm.topology, comm.placement);
+  const std::vector<std::int32_t> nodes = node_of_gpus(*comm.topology, comm.placement);
+  const auto distinct =
+      static_cast<std::int32_t>(std::set<std::int32_t>(nodes.begin(), nodes.end()).size());
+  return collective_closed_form(CollectiveKind::AllReduce, CollectiveAlgorithm::Tree, 4.0,
+                                static_cast<std::int32_t>(comm.placement.size()), distinct, ab);
 }
 
 }  // namespace
@@ -175,6 +217,12 @@ ResolvedScenario resolve(const Scenario& scenario) {
   r.offload = offload_bandwidths(scenario);
   if (!scenario.file.empty()) r.base_dir = scenario_base_dir(scenario.file);
   resolve_parallelism(scenario, r);
+  r.optimizer_step = optimizer_steps(scenario, r);
+  if (!r.sync.gradient_bytes.empty()) {
+    r.sync.optimizer = r.optimizer_step;
+    r.sync.optimizer.resize(static_cast<std::size_t>(scenario.stages), Time::zero());
+  }
+  r.barrier = barrier_time(scenario);
   return r;
 }
 
@@ -215,6 +263,12 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
   in.host_capacity = scenario.memory.host_capacity;
   in.memory_budget = resolved.memory_budget;
+  in.p2p = comm.p2p;
+  IterationPlan& it = in.iterations;
+  it.count = scenario.iteration.count;
+  it.barrier = scenario.iteration.barrier;
+  it.barrier_duration = it.barrier == IterationBarrier::Global ? resolved.barrier : Time::zero();
+  if (!in.sync) it.optimizer_step = device_steps(resolved, table);
   if (replay == Replay::FaultFree) return in;
   in.compute_slowdown = scenario.faults.slowdown;
   for (const LinkFaultSpec& f : scenario.faults.links) {

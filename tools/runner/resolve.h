@@ -7,6 +7,8 @@
 //   sync           gradient bytes, optimizer time and TP times per stage (docs/parallelism.md)
 //   offload        per device, the bandwidth of the route to and from its host (or
 //                  memory.offload.bandwidth under fixed-delay)
+//   iterations     the optimizer step per stage and, per device, what ends an iteration
+//                  (docs/iterations.md)
 // make_generator_input and make_engine_input build the inputs from it; nothing else derives them.
 
 #include <cstdint>
@@ -46,6 +48,11 @@ struct ResolvedScenario {
   std::vector<Bytes> memory_budget;  // per device; empty = no budget
   OffloadBandwidths offload;
   SyncCosts sync;
+  /// Per pipeline stage: the optimizer step of one GPU holding it (costs.optimizer_step, else
+  /// Adam's pass over the stage's static memory at cluster.gpu.memory_bandwidth); empty when
+  /// neither is known (the iteration then has no step).
+  std::vector<Time> optimizer_step;
+  Time barrier;  // the global barrier's own time (a one-value all-reduce); zero under fixed-delay
   std::string base_dir;  // the scenario file's folder, for relative paths in parameters
 };
 

@@ -9,21 +9,36 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   const Scenario& scenario = *resolved.scenario;
   const SyncCosts& sync = resolved.sync;
   const ParallelismSpec& par = scenario.parallelism;
-  if (!par.enabled || scenario.communication.kind != CommunicationKind::Topology ||
-      par.gpus.size() != static_cast<std::size_t>(par.world(scenario.stages))) {
-    return nullptr;
-  }
-  auto plan = std::make_shared<SyncPlan>();
+  if (scenario.communication.kind != CommunicationKind::Topology) return nullptr;
   const auto devices = static_cast<std::size_t>(table.devices);
+  auto plan = std::make_shared<SyncPlan>();
   plan->gpus.resize(devices);
-  for (std::size_t d = 0; d < devices; ++d) {
-    for (std::int32_t r = 0; r < par.dp; ++r) {
-      std::vector<VertexId> tp;
-      for (std::int32_t t = 0; t < par.tp; ++t) {
-        tp.push_back(par.gpus[par.rank_index(scenario.stages, static_cast<std::int32_t>(d), r, t)]);
+  if (par.enabled) {
+    if (par.gpus.size() != static_cast<std::size_t>(par.world(scenario.stages))) return nullptr;
+    for (std::size_t d = 0; d < devices; ++d) {
+      for (std::int32_t r = 0; r < par.dp; ++r) {
+        std::vector<VertexId> tp;
+        for (std::int32_t t = 0; t < par.tp; ++t) {
+          tp.push_back(
+              par.gpus[par.rank_index(scenario.stages, static_cast<std::int32_t>(d), r, t)]);
+        }
+        plan->gpus[d].push_back(std::move(tp));
       }
-      plan->gpus[d].push_back(std::move(tp));
     }
+  } else {
+    // No data or tensor parallelism: only the replica all-reduce of a schedule that holds a
+    // stage on two devices, when the stage's gradient bytes are known (docs/parallelism.md).
+    const bool replicated = [&] {
+      for (std::int32_t s = 0; s < table.stages; ++s)
+        if (table.placement.holders_of(s).size() > 1) return true;
+      return false;
+    }();
+    const bool bytes_known = std::any_of(sync.gradient_bytes.begin(), sync.gradient_bytes.end(),
+                                         [](Bytes b) { return b > Bytes::zero(); });
+    if (!replicated || !bytes_known || scenario.communication.placement.size() != devices)
+      return nullptr;
+    for (std::size_t d = 0; d < devices; ++d)
+      plan->gpus[d].push_back({scenario.communication.placement[d]});
   }
   const std::int64_t chunks = std::max(table.chunks, 1);
   const auto stages = static_cast<std::size_t>(table.stages);

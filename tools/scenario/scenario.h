@@ -12,6 +12,7 @@
 
 #include "schedules/memory_settings.h"
 #include "schedules/parameter.h"
+#include "schedules/replay_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/variability_settings.h"
 #include "sim/units/bytes.h"
@@ -51,6 +52,14 @@ struct CommunicationSpec {
   Time delay;                                // FixedDelay: added on every cross-stage edge
   std::shared_ptr<const Topology> topology;  // Topology: the cluster graph
   std::vector<VertexId> placement;           // device (pipeline rank) -> GPU vertex
+  P2pMode p2p = P2pMode::Async;              // communication.p2p (docs/iterations.md)
+};
+
+/// `iteration:` — how many training iterations a replay covers and what separates them
+/// (docs/iterations.md). The default replays two, so the iteration time is a steady state.
+struct IterationSpec {
+  std::int32_t count = 2;
+  IterationBarrier barrier = IterationBarrier::Global;
 };
 
 /// `memory:` — budgets, host memory, the release convention and the memory passes
@@ -142,6 +151,7 @@ struct Scenario {
   MemorySpec memory;
   FaultSpec faults;
   ParallelismSpec parallelism;  // dp, tp, gradient sync (docs/parallelism.md)
+  IterationSpec iteration;
   std::vector<ScheduleRequest> schedules;
   /// The coefficients of variation of F, B and W per pipeline stage that `costs.profile` measured
   /// (its cv column); empty without one. `variability` uses them unless it gives a cv.

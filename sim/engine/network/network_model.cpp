@@ -16,19 +16,21 @@ std::optional<Time> NetworkModel::copy(std::int32_t device, CopyDirection, Bytes
   return now;
 }
 
-void NetworkModel::set_jitter(const DurationModel* jitter) {
+void NetworkModel::set_jitter(const DurationModel* jitter, std::int32_t iteration) {
   jitter_ = jitter != nullptr && jitter->jitters_network() ? jitter : nullptr;
+  iteration_ = iteration;
 }
 
 Time NetworkModel::transfer_delay(std::int32_t from, std::int32_t to, Time delay) const {
   if (jitter_ == nullptr) return delay;
-  const double factor = jitter_->transfer_factor(from, to, next_producer_, next_consumer_);
+  const double factor =
+      jitter_->transfer_factor(from, to, next_producer_, next_consumer_, iteration_);
   return factor == 1.0 ? delay : scaled(delay, factor);
 }
 
 Time NetworkModel::copy_time(std::int32_t device, std::uint32_t node, Time time) const {
   if (jitter_ == nullptr) return time;
-  const double factor = jitter_->copy_factor(device, node);
+  const double factor = jitter_->copy_factor(device, node, iteration_);
   return factor == 1.0 ? time : scaled(time, factor);
 }
 

@@ -110,10 +110,10 @@ class NetworkModel {
   /// replay adds it without a call; nullopt otherwise.
   virtual std::optional<Time> fixed_delay() const { return std::nullopt; }
 
-  /// Before the replay: a duration model that stretches transfer delays and copy times
-  /// (DurationModel::jitters_network; docs/variability.md). It must outlive the model. Without
-  /// one every delay is as given.
-  void set_jitter(const DurationModel* jitter);
+  /// Before each iteration's replay: a duration model that stretches transfer delays and copy
+  /// times (DurationModel::jitters_network; docs/variability.md), and the iteration. It must
+  /// outlive the model. Without one every delay is as given.
+  void set_jitter(const DurationModel* jitter, std::int32_t iteration = 0);
   /// Names the transfer the next send() carries: the producer and consumer nodes (OpIndex
   /// numbering), so that a jittered delay is the same whichever replay sends it. Callers of
   /// send() call it first.
@@ -136,6 +136,7 @@ class NetworkModel {
 
  private:
   const DurationModel* jitter_ = nullptr;
+  std::int32_t iteration_ = 0;
   std::uint32_t next_producer_ = 0, next_consumer_ = 0;
 };
 

@@ -20,8 +20,12 @@ void read_communication(LoadContext& context, Scenario& sc) {
   std::string model;
 
   if (comm) {
-    MapReader c(*comm, diags, {"model", "delay", "topology"});
+    MapReader c(*comm, diags, {"model", "delay", "topology", "p2p"});
     if (comm->is_map()) {
+      if (c.has("p2p")) {
+        if (auto m = c.choice("p2p", {"async", "blocking"}))
+          sc.communication.p2p = *m == "blocking" ? P2pMode::Blocking : P2pMode::Async;
+      }
       std::optional<YamlNode> inner = c.get("topology");
       if (inner && top_topology) {
         inner->error(diags, fmt::format("the topology is given twice (also at line {}); keep one",

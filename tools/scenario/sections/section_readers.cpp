@@ -1,6 +1,7 @@
 #include "tools/scenario/sections/communication_section.h"
 #include "tools/scenario/sections/costs_section.h"
 #include "tools/scenario/sections/faults_section.h"
+#include "tools/scenario/sections/iteration_section.h"
 #include "tools/scenario/sections/memory_section.h"
 #include "tools/scenario/sections/model_section.h"
 #include "tools/scenario/sections/parallelism_section.h"
@@ -25,6 +26,7 @@ const std::vector<SectionReader>& section_readers() {
       {{"communication", "topology", "placement"}, read_communication_section},
       {{"memory"}, read_memory_section},
       {{"faults"}, read_faults_section},
+      {{"iteration"}, read_iteration_section},
       {{"variability"}, read_variability_section},
       {{"schedules"}, read_schedules_section},
   };

@@ -1,0 +1,40 @@
+// The `iteration` section reader and communication.p2p.
+#include "tools/scenario/sections/iteration_section.h"
+
+#include <doctest/doctest.h>
+
+#include "tests/scenario/scenario_test_support.h"
+
+using namespace bubblesim;
+using namespace bubblesim::scenario_test;
+
+TEST_CASE("iteration: two iterations with a global barrier unless the file says otherwise") {
+  Scenario plain = load(kBase + kCosts);
+  CHECK(plain.iteration.count == 2);
+  CHECK(plain.iteration.barrier == IterationBarrier::Global);
+  CHECK(plain.communication.p2p == P2pMode::Async);
+  Scenario given = load(kBase + kCosts +
+                        "iteration: {count: 3, barrier: none}\n"
+                        "communication: {delay: 1ms, p2p: blocking}\n");
+  CHECK(given.iteration.count == 3);
+  CHECK(given.iteration.barrier == IterationBarrier::None);
+  CHECK(given.communication.p2p == P2pMode::Blocking);
+  Scenario topo = load(kBase + kCosts + kTopology + "communication: {p2p: blocking}\n");
+  CHECK(topo.communication.p2p == P2pMode::Blocking);
+}
+
+TEST_CASE("iteration errors") {
+  CHECK(errors(kBase + kCosts + "iteration: {count: 0}\n") ==
+        std::vector<std::string>{"s.yaml:4:20: error: iteration.count: 0 is out of range "
+                                 "(allowed: 1 to 1000)"});
+  CHECK(errors(kBase + kCosts + "iteration: {barrier: sometimes}\n") ==
+        std::vector<std::string>{"s.yaml:4:22: error: iteration.barrier: 'sometimes' is not "
+                                 "allowed (allowed: global, none)"});
+  CHECK(errors(kBase + kCosts + "iteration: {cont: 2}\n") ==
+        std::vector<std::string>{"s.yaml:4:13: error: iteration.cont: unknown key 'cont'; did "
+                                 "you mean 'count'? (allowed: count, barrier)"});
+  CHECK(errors(kBase + kCosts + "communication: {p2p: sync}\n") ==
+        std::vector<std::string>{
+            "s.yaml:4:22: error: communication.p2p: 'sync' is not allowed; did you "
+            "mean 'async'? (allowed: async, blocking)"});
+}
