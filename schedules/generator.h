@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedules/parameter.h"
+#include "schedules/replay_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
@@ -30,6 +31,17 @@ struct GeneratorInput {
   /// Per device: bandwidth of the route to and from its host memory (the offload copies), or
   /// `memory.offload.bandwidth` under fixed-delay; empty when no host is reachable.
   std::vector<Bandwidth> offload_d2h, offload_h2d;
+  /// With a topology: per ordered device pair (index a * p + b), the bottleneck bandwidth and the
+  /// latency of the route from device a to device b (what a stage-to-stage transfer pays, without
+  /// contention); empty under fixed-delay communication.
+  std::vector<Bandwidth> route_bandwidth;
+  std::vector<Time> route_latency;
+  /// How an iteration ends (docs/iterations.md): per pipeline stage the optimizer step of one GPU
+  /// holding it (empty when unknown), the scenario's `iteration.barrier` and, with a global one,
+  /// the barrier's own time.
+  std::vector<Time> optimizer_step;
+  IterationBarrier iteration_barrier = IterationBarrier::Global;
+  Time barrier_time;
   /// A long-running generator may report a one-line status now and then; may be empty. The host
   /// shows it on a terminal only.
   std::function<void(const std::string&)> progress;
@@ -40,6 +52,12 @@ struct Formula {
   std::optional<double> bubble_ratio;           // makespan-based ratio
   std::optional<double> peak_activation_units;  // max over devices, in stage-microbatch units
   std::string note;                             // the formula and its conditions, for reports
+  /// A planning generator's own estimate of the replay's stage span (not a published formula);
+  /// the runner appends to the note how far it was from the simulated replay.
+  std::optional<Time> planned_stage_span;
+  /// Likewise its estimate of the iteration time (the replay's `iteration_time_s`), when it
+  /// planned for it.
+  std::optional<Time> planned_iteration_time;
 };
 
 /// A user-facing problem with the input (m, p, v or a parameter does not fit the schedule).

@@ -8,7 +8,7 @@ namespace {
 class Placer {
  public:
   Placer(const Problem& problem, const ListFlags& flags)
-      : pr_(problem), flags_(flags), p_(problem.stages), m_(problem.microbatches) {
+      : pr_(problem), flags_(flags), p_(problem.devices), m_(problem.microbatches) {
     const auto pu = static_cast<std::size_t>(p_);
     count_.assign(kStepKinds, std::vector<std::int32_t>(pu, 0));
     end_.assign(kStepKinds, std::vector<std::int64_t>(pu * static_cast<std::size_t>(m_), 0));
@@ -33,14 +33,14 @@ class Placer {
       auto& x = extra[static_cast<std::size_t>(j)];
       while (count(StepKind::F, j) + x < m && mem + pr_.memory_delta(StepKind::F, j) <= limit(j)) {
         const std::int64_t tf = pr_.duration(StepKind::F, j);
-        if (flags_.allow_bubble_before_first_b ? time + tf > arrival + pr_.comm_ps
-                                               : time >= arrival + pr_.comm_ps)
+        if (flags_.allow_bubble_before_first_b ? time + tf > arrival + pr_.backward_delay(j)
+                                               : time >= arrival + pr_.backward_delay(j))
           break;
         mem += pr_.memory_delta(StepKind::F, j);
         time += tf;
         ++x;
       }
-      arrival = std::max(time, arrival + pr_.comm_ps) + pr_.duration(StepKind::B, j);
+      arrival = std::max(time, arrival + pr_.backward_delay(j)) + pr_.duration(StepKind::B, j);
     }
     for (std::int32_t j = 1; j < p; ++j) {
       auto& x = extra[static_cast<std::size_t>(j)];
@@ -64,14 +64,16 @@ class Placer {
       for (std::int32_t j = 0; j < p; ++j) {
         if (!forward[static_cast<std::size_t>(j)]) continue;
         if (!make_room(j, StepKind::F)) return std::nullopt;
-        if (j > 0) fill_weights(j, end(StepKind::F, j - 1, count(StepKind::F, j)) + pr_.comm_ps);
+        if (j > 0)
+          fill_weights(j,
+                       end(StepKind::F, j - 1, count(StepKind::F, j)) + pr_.forward_delay(j - 1));
         put(j, StepKind::F);
       }
       for (std::int32_t j = p - 1; j >= 0; --j) {
         if (count(StepKind::B, j) >= count(StepKind::F, j))
           return std::nullopt;  // its F was skipped
         if (!make_room(j, StepKind::B)) return std::nullopt;
-        if (j + 1 < p) fill_weights(j, end(StepKind::B, j + 1, i) + pr_.comm_ps);
+        if (j + 1 < p) fill_weights(j, end(StepKind::B, j + 1, i) + pr_.backward_delay(j));
         if (j == 0 && count(StepKind::F, j) == m)
           while (count(StepKind::W, j) < count(StepKind::B, j)) put(j, StepKind::W);
         put(j, StepKind::B);
@@ -103,15 +105,16 @@ class Placer {
     const std::int64_t cost = pr_.duration(k, j);
     const std::int64_t no_wait = last_[ju] + cost;
     std::int64_t e = no_wait;
-    if (k == StepKind::F && j > 0) e = std::max(e, end(StepKind::F, j - 1, i) + pr_.comm_ps + cost);
+    if (k == StepKind::F && j > 0)
+      e = std::max(e, end(StepKind::F, j - 1, i) + pr_.forward_delay(j - 1) + cost);
     if (k == StepKind::B && j + 1 < p_)
-      e = std::max(e, end(StepKind::B, j + 1, i) + pr_.comm_ps + cost);
+      e = std::max(e, end(StepKind::B, j + 1, i) + pr_.backward_delay(j) + cost);
     if (count(StepKind::F, j) > 0) bubble_[ju] += e - no_wait;
     last_[ju] = e;
     end_[static_cast<std::size_t>(k)][pr_.index(j, i)] = e;
     memory_[ju] += pr_.memory_delta(k, j);
     ++count_[static_cast<std::size_t>(k)][ju];
-    order_[ju].push_back(Step{k, i});
+    order_[ju].push_back(Step{k, j, i});
   }
 
   /// Places W's until the next op of kind k fits the limit; false when none is left to place.
@@ -143,7 +146,7 @@ class Placer {
         count(StepKind::F, j) < count(StepKind::F, j + 1) + 2)
       return true;
     const std::int64_t next = last(j + 1) + pr_.duration(StepKind::F, j + 1) +
-                              pr_.duration(StepKind::B, j + 1) + pr_.comm_ps;
+                              pr_.duration(StepKind::B, j + 1) + pr_.backward_delay(j);
     if (last(j) >= next) return false;
     std::int64_t mem = memory(j) + pr_.memory_delta(StepKind::F, j), w_cost = 0;
     for (std::int32_t w = count(StepKind::W, j); mem > limit(j) && w < count(StepKind::B, j); ++w) {
@@ -166,7 +169,9 @@ class Placer {
 }  // namespace
 
 std::optional<Order> list_schedule(const Problem& problem, const ListFlags& flags) {
-  if (problem.stages < 1 || problem.microbatches < 1) return std::nullopt;
+  if (problem.placement != PlacementKind::Straight || problem.devices < 1 ||
+      problem.microbatches < 1)
+    return std::nullopt;
   return Placer(problem, flags).run();
 }
 

@@ -10,14 +10,13 @@ struct Ranks {
   std::vector<std::int32_t> forward, backward;  // per stage * m + microbatch
 
   Ranks(const Problem& problem, const Order& compute) {
-    const auto n =
-        static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+    const std::size_t n = problem.activations();
     forward.assign(n, -1);
     backward.assign(n, -1);
     for (std::size_t d = 0; d < compute.size(); ++d) {
       for (std::size_t r = 0; r < compute[d].size(); ++r) {
         const Step st = compute[d][r];
-        const std::size_t i = problem.index(static_cast<std::int32_t>(d), st.microbatch);
+        const std::size_t i = problem.index(st.stage, st.microbatch);
         if (st.kind == StepKind::F) forward[i] = static_cast<std::int32_t>(r);
         if (st.kind == StepKind::B) backward[i] = static_cast<std::int32_t>(r);
       }
@@ -25,23 +24,17 @@ struct Ranks {
   }
 };
 
-std::int64_t start_of(const Problem& problem, const Evaluation& eval, std::int32_t stage, Step st) {
-  return eval.end[static_cast<int>(st.kind)][problem.index(stage, st.microbatch)] -
-         problem.duration(st.kind, stage);
-}
-
 std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks& ranks,
                       const Evaluation& eval, std::int32_t stage, std::int32_t microbatch) {
   const std::size_t i = problem.index(stage, microbatch);
   const std::int32_t rf = ranks.forward[i], rb = ranks.backward[i];
   if (rf < 0 || rb < 0 || rb - rf < 2) return 0;
-  const std::int64_t b_start = start_of(problem, eval, stage, Step{StepKind::B, microbatch});
+  const std::int64_t b_start = eval.start_of(problem, Step{StepKind::B, stage, microbatch});
   const std::int64_t copy = problem.duration(StepKind::L, stage);
-  const auto& ops = compute[static_cast<std::size_t>(stage)];
+  const auto& ops = compute[static_cast<std::size_t>(problem.device(stage))];
   // The latest op whose start leaves the copy time before the B; else the earliest after the F.
   for (std::int32_t r = rb - 1; r > rf; --r) {
-    if (start_of(problem, eval, stage, ops[static_cast<std::size_t>(r)]) + copy <= b_start)
-      return rb - r;
+    if (eval.start_of(problem, ops[static_cast<std::size_t>(r)]) + copy <= b_start) return rb - r;
   }
   return rb - rf - 1;
 }
@@ -50,8 +43,7 @@ std::int32_t lead_for(const Problem& problem, const Order& compute, const Ranks&
 
 MemoryPlan MemoryPlan::keep_all(const Problem& problem) {
   MemoryPlan plan;
-  const auto n =
-      static_cast<std::size_t>(problem.stages) * static_cast<std::size_t>(problem.microbatches);
+  const std::size_t n = problem.activations();
   plan.choice.assign(n, ActivationChoice::Kept);
   plan.reload_lead.assign(n, 0);
   return plan;
@@ -69,36 +61,33 @@ std::optional<Order> materialize(const Problem& problem, const Order& compute,
                                  const MemoryPlan& plan) {
   Order out(compute.size());
   std::vector<std::vector<Step>> reloads_after;  // per rank of the device's order
+  std::vector<std::int32_t> forward_rank(problem.activations(), -1);
   for (std::size_t d = 0; d < compute.size(); ++d) {
-    const auto stage = static_cast<std::int32_t>(d);
     const auto& ops = compute[d];
     reloads_after.assign(ops.size(), {});
-    std::vector<std::int32_t> forward_rank(static_cast<std::size_t>(problem.microbatches), -1);
     for (std::size_t r = 0; r < ops.size(); ++r) {
       const Step st = ops[r];
-      if (st.kind == StepKind::F)
-        forward_rank[static_cast<std::size_t>(st.microbatch)] = static_cast<std::int32_t>(r);
+      const std::size_t i = problem.index(st.stage, st.microbatch);
+      if (st.kind == StepKind::F) forward_rank[i] = static_cast<std::int32_t>(r);
       if (st.kind != StepKind::B) continue;
-      const std::size_t i = problem.index(stage, st.microbatch);
       if (plan.choice[i] != ActivationChoice::Offloaded) continue;
       const auto trigger = static_cast<std::int64_t>(r) - plan.reload_lead[i];
-      if (plan.reload_lead[i] < 1 ||
-          trigger <= forward_rank[static_cast<std::size_t>(st.microbatch)]) {
+      if (plan.reload_lead[i] < 1 || trigger <= forward_rank[i]) {
         return std::nullopt;  // the reload must be listed after its forward
       }
       reloads_after[static_cast<std::size_t>(trigger)].push_back(
-          Step{StepKind::L, st.microbatch});  // in B order
+          Step{StepKind::L, st.stage, st.microbatch});  // in B order
     }
     auto& list = out[d];
     list.reserve(ops.size() + 2 * reloads_after.size());
     for (std::size_t r = 0; r < ops.size(); ++r) {
       const Step st = ops[r];
-      const ActivationChoice c = plan.choice[problem.index(stage, st.microbatch)];
+      const ActivationChoice c = plan.choice[problem.index(st.stage, st.microbatch)];
       if (st.kind == StepKind::B && c == ActivationChoice::Recomputed)
-        list.push_back(Step{StepKind::R, st.microbatch});
+        list.push_back(Step{StepKind::R, st.stage, st.microbatch});
       list.push_back(st);
       if (st.kind == StepKind::F && c == ActivationChoice::Offloaded)
-        list.push_back(Step{StepKind::O, st.microbatch});
+        list.push_back(Step{StepKind::O, st.stage, st.microbatch});
       list.insert(list.end(), reloads_after[r].begin(), reloads_after[r].end());
     }
   }
@@ -131,52 +120,55 @@ bool advance_late_reloads(const Ranks& ranks, const Evaluation& eval, MemoryPlan
 /// else recompute the resident one whose B is latest. False when no resident activation can leave.
 bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
                const Evaluation& eval, std::int32_t d, std::int64_t t, MemoryPlan& plan) {
-  const std::int32_t m = problem.microbatches;
   const auto& fe = eval.end[static_cast<int>(StepKind::F)];
   const auto& be = eval.end[static_cast<int>(StepKind::B)];
   const auto& ops = compute[static_cast<std::size_t>(d)];
-  // When would a new O for each microbatch end, queued behind the O's already decided?
-  std::vector<std::int64_t> offload_end(static_cast<std::size_t>(m), 0);
+  // When would a new O for each activation end, queued behind the O's already decided?
+  std::vector<std::int64_t> offload_end(problem.activations(), 0);
   std::int64_t engine_free = 0;
   for (const Step& st : ops) {
     if (st.kind != StepKind::F) continue;
-    const std::size_t i = problem.index(d, st.microbatch);
-    offload_end[static_cast<std::size_t>(st.microbatch)] =
-        std::max(engine_free, fe[i]) + problem.duration(StepKind::O, d);
+    const std::size_t i = problem.index(st.stage, st.microbatch);
+    offload_end[i] = std::max(engine_free, fe[i]) + problem.duration(StepKind::O, st.stage);
     if (plan.choice[i] == ActivationChoice::Offloaded)
       engine_free = eval.end[static_cast<int>(StepKind::O)][i];
   }
-  std::int32_t best_offload = -1, best_recompute = -1, best_lead = 0;
+  std::size_t best_offload = 0, best_recompute = 0;
+  bool offload_found = false, recompute_found = false;
+  std::int32_t best_lead = 0;
   std::int64_t best_window = -1, latest_b = -1;
-  for (std::int32_t j = 0; j < m; ++j) {
-    const std::size_t i = problem.index(d, j);
+  for (const Step& st : ops) {
+    if (st.kind != StepKind::F) continue;
+    const std::int32_t s = st.stage, j = st.microbatch;
+    const std::size_t i = problem.index(s, j);
     if (plan.choice[i] != ActivationChoice::Kept) continue;
-    const std::int64_t b_start = start_of(problem, eval, d, Step{StepKind::B, j});
-    if (start_of(problem, eval, d, Step{StepKind::F, j}) > t || be[i] <= t)
-      continue;  // not resident at t
+    const std::int64_t b_start = eval.start_of(problem, Step{StepKind::B, s, j});
+    if (eval.start_of(problem, st) > t || be[i] <= t) continue;  // not resident at t
     const std::int64_t window = b_start - fe[i];
-    if (problem.allow_offload && offload_end[static_cast<std::size_t>(j)] <= t &&
-        b_start - problem.duration(StepKind::L, d) > t && window > best_window) {
-      const std::int32_t lead = lead_for(problem, compute, ranks, eval, d, j);
+    // Its release must come before t: at equal times the model counts an offload's release last.
+    if (problem.allow_offload && offload_end[i] < t &&
+        b_start - problem.duration(StepKind::L, s) > t && window > best_window) {
+      const std::int32_t lead = lead_for(problem, compute, ranks, eval, s, j);
       if (lead >= 1) {
         best_window = window;
-        best_offload = j;
+        best_offload = i;
+        offload_found = true;
         best_lead = lead;
       }
     }
     if (problem.allow_recompute && b_start > t && b_start > latest_b) {
       latest_b = b_start;
-      best_recompute = j;
+      best_recompute = i;
+      recompute_found = true;
     }
   }
-  if (best_offload >= 0) {
-    const std::size_t i = problem.index(d, best_offload);
-    plan.choice[i] = ActivationChoice::Offloaded;
-    plan.reload_lead[i] = best_lead;
+  if (offload_found) {
+    plan.choice[best_offload] = ActivationChoice::Offloaded;
+    plan.reload_lead[best_offload] = best_lead;
     return true;
   }
-  if (best_recompute < 0) return false;
-  plan.choice[problem.index(d, best_recompute)] = ActivationChoice::Recomputed;
+  if (!recompute_found) return false;
+  plan.choice[best_recompute] = ActivationChoice::Recomputed;
   return true;
 }
 
@@ -212,7 +204,9 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
                                      TimingModel& model) {
   const Ranks ranks(problem, compute);
   FittedPlan fitted{MemoryPlan::keep_all(problem), {}, TimingModel::kInfeasible};
-  const std::int32_t max_rounds = 6 * problem.microbatches + 64;
+  const auto max_rounds = static_cast<std::int32_t>(6 * problem.activations() /
+                                                    static_cast<std::size_t>(problem.devices)) +
+                          64;
   for (std::int32_t round = 0; round < max_rounds; ++round) {
     std::optional<Order> next = materialize(problem, compute, fitted.plan);
     if (!next) return std::nullopt;
@@ -221,7 +215,7 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
     const Evaluation& ev = model.last();
     if (!ev.complete) return std::nullopt;
     bool changed = problem.allow_offload && advance_late_reloads(ranks, ev, fitted.plan);
-    for (std::int32_t d = 0; d < problem.stages; ++d) {
+    for (std::int32_t d = 0; d < problem.devices; ++d) {
       const std::int64_t t = ev.first_over[static_cast<std::size_t>(d)];
       if (t < 0) continue;
       // Without offload and recompute only the order could make room.

@@ -16,7 +16,7 @@ namespace bubblesim::optimizer {
 
 bool milp_available() { return false; }
 
-MilpResult solve_milp(const Problem&, const Order&, double) {
+MilpResult solve_milp(const Problem&, const Order&, const MilpLimits&) {
   MilpResult r;
   r.status = "not built with CBC";
   return r;
@@ -40,14 +40,14 @@ class Graph {
     succ_.resize(static_cast<std::size_t>(n_));
     for (std::int32_t s = 0; s < p_; ++s) {
       for (std::int32_t j = 0; j < m_; ++j) {
-        if (s + 1 < p_) add(id(StepKind::F, s, j), id(StepKind::F, s + 1, j), pr.comm_ps);
+        if (s + 1 < p_) add(id(StepKind::F, s, j), id(StepKind::F, s + 1, j), pr.forward_delay(s));
         if (j + 1 < m_) {
           add(id(StepKind::F, s, j), id(StepKind::F, s, j + 1), 0);
           add(id(StepKind::B, s, j), id(StepKind::B, s, j + 1), 0);
           add(id(StepKind::W, s, j), id(StepKind::W, s, j + 1), 0);
         }
         add(id(StepKind::F, s, j), id(StepKind::B, s, j), 0);
-        if (s > 0) add(id(StepKind::B, s, j), id(StepKind::B, s - 1, j), pr.comm_ps);
+        if (s > 0) add(id(StepKind::B, s, j), id(StepKind::B, s - 1, j), pr.backward_delay(s - 1));
         add(id(StepKind::B, s, j), id(StepKind::W, s, j), 0);
       }
     }
@@ -106,11 +106,11 @@ class Graph {
 
 }  // namespace
 
-MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_limit_s) {
+MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimits& limits) {
   const auto started = std::chrono::steady_clock::now();
   MilpResult result;
   result.available = true;
-  const std::int32_t p = pr.stages, m = pr.microbatches;
+  const std::int32_t S = pr.stages, p = pr.devices, m = pr.microbatches;
   Graph g(pr);
   g.rank();
   const std::int32_t n = g.size();
@@ -120,17 +120,19 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
     result.status = "warm start infeasible";
     return result;
   }
-  const std::int64_t upper = warm.cost(pr.objective);
+  const std::int64_t upper = milp_objective(pr, warm);
   const std::int64_t lb = lower_bound(pr);
   std::int64_t max_duration = 1;
-  for (std::int32_t s = 0; s < p; ++s)
+  for (std::int32_t s = 0; s < S; ++s)
     for (StepKind k : {StepKind::F, StepKind::B, StepKind::W})
       max_duration = std::max(max_duration, pr.duration(k, s));
   // Work in units of the longest op so the coefficients stay near 1.
   const double scale = static_cast<double>(max_duration);
   auto t = [scale](std::int64_t ps) { return static_cast<double>(ps) / scale; };
   const double big_m = t(upper + max_duration);
-  const double horizon = pr.objective == Objective::Makespan ? t(upper) : t(upper) * p + 1.0;
+  const bool span_like = pr.objective == Objective::StageSpan ||
+                         (pr.objective == Objective::Iteration && !pr.global_barrier);
+  const double horizon = span_like ? t(upper) * S + 1.0 : t(upper);
 
   Cbc_Model* model = Cbc_newModel();
   Cbc_setLogLevel(model, 0);
@@ -143,7 +145,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
   std::vector<std::int32_t> pair_u, pair_v;
   std::vector<std::vector<std::int32_t> > device_ops(static_cast<std::size_t>(p));
   for (std::int32_t v = 0; v < n; ++v)
-    device_ops[static_cast<std::size_t>(g.stage(v))].push_back(v);
+    device_ops[static_cast<std::size_t>(pr.device(g.stage(v)))].push_back(v);
   // x index for an unordered same-device pair (u < v), -1 when the closure fixes the order.
   std::vector<std::int32_t> pair_index(
       static_cast<std::size_t>(n) * static_cast<std::size_t>(3 * m), -1);
@@ -201,11 +203,11 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
     const double limit = static_cast<double>(pr.limit_bytes[static_cast<std::size_t>(d)]);
     for (std::int32_t v : ops) {
       if (g.kind(v) != StepKind::F) continue;
-      double constant = static_cast<double>(pr.memory_delta(StepKind::F, d));
+      double constant = static_cast<double>(pr.memory_delta(StepKind::F, g.stage(v)));
       double worst = constant;
       for (std::int32_t u : ops) {
         if (u == v) continue;
-        const double delta = static_cast<double>(pr.memory_delta(g.kind(u), d));
+        const double delta = static_cast<double>(pr.memory_delta(g.kind(u), g.stage(u)));
         if (delta == 0) continue;
         if (g.reaches(u, v)) {
           constant += delta;
@@ -223,8 +225,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
         }
       }
       // Bytes are scaled to units of M_B to keep coefficients small.
-      const double unit =
-          std::max(1.0, static_cast<double>(pr.activation_bytes[static_cast<std::size_t>(d)]));
+      const double unit = std::max(
+          1.0, static_cast<double>(pr.activation_bytes[static_cast<std::size_t>(g.stage(v))]));
       if (worst <= limit) {
         cols.clear();
         coefs.clear();
@@ -234,17 +236,25 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
       row('L', (limit - constant) / unit);
     }
   }
-  // Objective rows.
+  // Objective rows: every stage's last W ends the device's ops; its first op is F(first stage, 0).
   for (std::int32_t d = 0; d < p; ++d) {
-    const std::int32_t last = g.id(StepKind::W, d, m - 1), first = g.id(StepKind::F, d, 0);
-    if (pr.objective == Objective::Makespan) {
-      cols = {z, last};
-      coefs = {1.0, -1.0};
-      row('G', 0.0);
-    } else {
-      cols = {z, last, first};
-      coefs = {1.0, -1.0, 1.0};
-      row('G', t(pr.forward_ps[static_cast<std::size_t>(d)]));
+    const std::vector<std::int32_t> mine = pr.stages_of(d);
+    const std::int32_t first = g.id(StepKind::F, mine.front(), 0);
+    const double first_duration = t(pr.forward_ps[static_cast<std::size_t>(mine.front())]);
+    const bool from_first = pr.objective == Objective::StageSpan ||
+                            (pr.objective == Objective::Iteration && !pr.global_barrier);
+    const double post = pr.objective == Objective::Iteration ? t(pr.iteration_tail(d)) : 0.0;
+    for (std::int32_t s : mine) {
+      const std::int32_t last = g.id(StepKind::W, s, m - 1);
+      if (from_first) {
+        cols = {z, last, first};
+        coefs = {1.0, -1.0, 1.0};
+        row('G', first_duration + post);
+      } else {
+        cols = {z, last};
+        coefs = {1.0, -1.0};
+        row('G', post);
+      }
     }
   }
 
@@ -255,7 +265,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
   for (std::int32_t d = 0; d < p; ++d) {
     const auto& ops = warm_start[static_cast<std::size_t>(d)];
     for (std::size_t i = 0; i < ops.size(); ++i)
-      position[static_cast<std::size_t>(g.id(ops[i].kind, d, ops[i].microbatch))] =
+      position[static_cast<std::size_t>(g.id(ops[i].kind, ops[i].stage, ops[i].microbatch))] =
           static_cast<std::int32_t>(i);
   }
   for (std::size_t k = 0; k < pair_u.size(); ++k) {
@@ -267,19 +277,26 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
   }
   for (std::int32_t v = 0; v < n; ++v) {
     start_cols.push_back(v);
-    start_values.push_back(t(warm.end[static_cast<int>(g.kind(v))]
-                                     [static_cast<std::size_t>(g.stage(v) * m + g.microbatch(v))]));
+    start_values.push_back(
+        t(warm.end[static_cast<int>(g.kind(v))][pr.index(g.stage(v), g.microbatch(v))]));
   }
   start_cols.push_back(z);
   start_values.push_back(t(upper));
   Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
                    start_values.data());
-  Cbc_setMaximumSeconds(model, std::max(0.1, time_limit_s));
+  Cbc_setMaximumSeconds(model, std::max(0.1, limits.seconds));
+  if (limits.nodes > 0)
+    Cbc_setMaximumNodes(model, static_cast<int>(std::min<std::int64_t>(limits.nodes, 1 << 30)));
   Cbc_setAllowableGap(model, 1e-7);
   Cbc_solve(model);
 
   result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
-  result.best_bound = std::max(static_cast<double>(lb), Cbc_getBestPossibleObjValue(model) * scale);
+  result.nodes = Cbc_getNodeCount(model);
+  // With the iteration objective CBC bounds its stand-in (the first iteration's end), not the
+  // objective: only the certified bound counts.
+  result.best_bound = static_cast<double>(lb);
+  if (pr.objective != Objective::Iteration)
+    result.best_bound = std::max(result.best_bound, Cbc_getBestPossibleObjValue(model) * scale);
   const double* sol = Cbc_bestSolution(model);
   if (sol == nullptr) sol = Cbc_getColSolution(model);
   if (sol != nullptr && Cbc_numberSavedSolutions(model) + (Cbc_bestSolution(model) ? 1 : 0) > 0) {
@@ -292,7 +309,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
         return g.topo_rank_of(a) < g.topo_rank_of(b);
       });
       for (std::int32_t v : ops)
-        order[static_cast<std::size_t>(d)].push_back(Step{g.kind(v), g.microbatch(v)});
+        order[static_cast<std::size_t>(d)].push_back(Step{g.kind(v), g.stage(v), g.microbatch(v)});
     }
     TimingModel model_eval(pr);
     const std::int64_t c = model_eval.cost(order);
@@ -305,6 +322,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, double time_li
   result.status = result.proven_optimal              ? "optimal"
                   : Cbc_isSecondsLimitReached(model) ? "time limit"
                                                      : "stopped";
+  if (result.proven_optimal && pr.objective == Objective::Iteration)
+    result.status += " for the first iteration's end";
   if (!result.solved) result.status += ", no solution read back";
   Cbc_deleteModel(model);
   result.seconds =

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/problem.h"
 
 namespace bubblesim::optimizer {
@@ -33,16 +34,25 @@ struct MilpResult {
   bool available = false;  // false: built without CBC
   bool solved = false;     // CBC returned a solution (the warm start counts)
   bool proven_optimal = false;
-  Order order;            // the solution's order per device (read back by end time)
-  std::int64_t cost = 0;  // of `order`, re-evaluated by the exact timing model
-  double best_bound = 0;  // CBC's bound, in ps (at least the certified lower bound)
-  double seconds = 0;     // solve time
-  std::int64_t binaries = 0, rows = 0;
+  Order order;      // the solution's order per device (read back by time, materialized)
+  MemoryPlan plan;  // its decisions (the time-indexed MILP's; keep all for the big-M one)
+  std::string formulation = "big-M";  // or "time-indexed" (milp_grid.h)
+  std::int64_t cost = 0;              // of `order`, re-evaluated by the exact timing model
+  double best_bound = 0;              // CBC's bound, in ps (at least the certified lower bound)
+  double seconds = 0;                 // solve time
+  std::int64_t binaries = 0, rows = 0, nodes = 0;
   std::string status;  // "optimal", "time limit", "no solution", ...
 };
 
-/// Solves `problem` starting from `warm_start` (must be feasible) for at most `time_limit_s`.
-MilpResult solve_milp(const Problem& problem, const Order& warm_start, double time_limit_s);
+/// Limits of one CBC run: wall-clock seconds and, when positive, branch-and-bound nodes (a node
+/// limit keeps the result deterministic).
+struct MilpLimits {
+  double seconds = 60;
+  std::int64_t nodes = 0;
+};
+
+/// Solves `problem` starting from `warm_start` (must be feasible) within `limits`.
+MilpResult solve_milp(const Problem& problem, const Order& warm_start, const MilpLimits& limits);
 
 /// Whether this build has the MILP (CBC found at configure time).
 bool milp_available();

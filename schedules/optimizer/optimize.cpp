@@ -1,47 +1,145 @@
 #include "schedules/optimizer/optimize.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <memory>
+
+#include "schedules/optimizer/milp_grid.h"
+#include "schedules/optimizer/timing_model.h"
 
 namespace bubblesim::optimizer {
 
+std::string progress_text(const SearchProgress& p) {
+  if (p.best >= TimingModel::kInfeasible) {
+    return fmt::format("{}: nothing fits yet, {} evaluations", p.phase, p.evaluations);
+  }
+  const double gap = p.best > 0 ? 100.0 * static_cast<double>(p.best - std::min(p.best, p.bound)) /
+                                      static_cast<double>(p.best)
+                                : 0.0;
+  return fmt::format(
+      "{}: best {:.6g} ms, bound {:.6g} ms, gap {:.3g}%, {} evaluations, {} restarts", p.phase,
+      static_cast<double>(p.best) * 1e-9, static_cast<double>(p.bound) * 1e-9, gap, p.evaluations,
+      p.restarts);
+}
+
+namespace {
+
+double seconds_left(std::chrono::steady_clock::time_point deadline) {
+  return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+}
+
+/// F, B and W of a materialized order.
+Order compute_of(const Order& order) {
+  Order out(order.size());
+  for (std::size_t d = 0; d < order.size(); ++d)
+    for (const Step& st : order[d])
+      if (st.kind == StepKind::F || st.kind == StepKind::B || st.kind == StepKind::W)
+        out[d].push_back(st);
+  return out;
+}
+
+/// The MILP on windows of the order (search.h): time-indexed, on the problem's time grid, each
+/// call the next window of the best schedule's steps (half-overlapping, about 12 ops per device),
+/// a node limit for determinism (the nodes count as evaluations).
+class Windows {
+ public:
+  Windows(const Problem& pr, std::chrono::steady_clock::time_point deadline)
+      : pr_(pr), deadline_(deadline) {}
+
+  std::optional<std::pair<Order, MemoryPlan>> operator()(const Order& order, const MemoryPlan& plan,
+                                                         std::int64_t cost,
+                                                         std::int64_t& evaluations) {
+    const std::optional<std::int64_t> step = time_grid(pr_, cost);
+    if (!step) return std::nullopt;
+    const Evaluation ev = evaluate(pr_, order);
+    // Width: about 12 of the longest ops of a device.
+    std::int64_t longest = 1;
+    for (std::int32_t s = 0; s < pr_.stages; ++s)
+      for (StepKind k : {StepKind::F, StepKind::B, StepKind::W})
+        longest = std::max(longest, pr_.duration(k, s) / *step);
+    const std::int64_t width = 12 * longest;
+    const std::int64_t steps = ev.makespan / *step;
+    if (next_ * width / 2 > steps) next_ = 0;
+    const StepWindow window{next_ * width / 2, next_ * width / 2 + width};
+    ++next_;
+    MilpLimits limits;
+    limits.nodes = 100;  // the limit that binds normally: deterministic
+    limits.seconds = std::clamp(seconds_left(deadline_) / 8, 0.1, 10.0);
+    MilpResult r = solve_grid_milp(pr_, order, plan, limits, window);
+    evaluations += 50 + r.nodes;
+    if (!r.solved || r.cost >= cost) return std::nullopt;
+    return std::make_pair(compute_of(r.order), r.plan);
+  }
+
+ private:
+  const Problem& pr_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::int64_t next_ = 0;
+};
+
+}  // namespace
+
 OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& settings) {
   const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(settings.time_limit_s));
   OptimizeOutcome out;
   out.lower_bound = lower_bound(problem);
-  HeuristicSettings hs;
-  hs.max_evaluations = settings.max_evaluations;
-  hs.progress = settings.progress;
-  hs.deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(settings.time_limit_s));
-  out.heuristic = run_heuristic(problem, hs);
-  if (!out.heuristic.feasible) return out;
+  SearchSettings ss;
+  ss.budget_evals = settings.budget_evals;
+  ss.deadline = deadline;
+  ss.gap = settings.gap;
+  ss.seed = settings.seed;
+  ss.bound = out.lower_bound;
+  if (settings.progress) {
+    ss.progress = [&settings](const SearchProgress& p) { settings.progress(progress_text(p)); };
+  }
+  if (settings.method != Method::Heuristic && milp_available()) {
+    auto windows = std::make_shared<Windows>(problem, deadline);
+    ss.window = [windows](const Order& order, const MemoryPlan& plan, std::int64_t cost,
+                          std::int64_t& evaluations) {
+      return (*windows)(order, plan, cost, evaluations);
+    };
+  }
+  out.search = run_search(problem, ss);
+  if (!out.search.feasible) return out;
   out.feasible = true;
-  out.order = out.heuristic.order;
-  out.plan = out.heuristic.plan;
-  out.cost = out.heuristic.cost;
-  out.method = "heuristic";
-  out.proven_optimal = out.cost <= out.lower_bound;
+  out.order = out.search.order;
+  out.plan = out.search.plan;
+  out.cost = out.search.cost;
+  out.method = "search";
   double bound = static_cast<double>(out.lower_bound);
+  out.proven_optimal = out.cost <= out.lower_bound;
 
   const bool small =
       static_cast<std::int64_t>(problem.stages) * problem.microbatches <= kAutoMilpMaxCells;
   const bool want_milp =
       settings.method == Method::Milp || (settings.method == Method::Auto && small);
-  if (want_milp && problem.memory_ops_allowed()) {
-    out.milp_skipped = "the MILP does not model offload or recompute; the heuristic decided them";
-  } else if (want_milp && !milp_available()) {
+  const bool reached_gap =
+      settings.gap > 0 && out.cost > 0 &&
+      static_cast<double>(out.cost) - bound <= settings.gap * static_cast<double>(out.cost);
+  const bool on_grid = time_grid(problem, out.cost).has_value();
+  if (want_milp && !milp_available()) {
     out.milp_skipped = "this build has no CBC";
-  } else if (want_milp && !out.proven_optimal) {
-    if (settings.progress) settings.progress("MILP (CBC) running, warm-started from the heuristic");
-    const double used =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    out.milp = solve_milp(problem, out.order, std::max(0.5, settings.time_limit_s - used));
+  } else if (want_milp && problem.memory_ops_allowed() && !on_grid) {
+    out.milp_skipped = fmt::format(
+        "the MILP with offload and recompute is time-indexed and needs every duration and delay "
+        "on a common time step, at most {} steps over the horizon; the search decided them",
+        kMaxGridSteps);
+  } else if (want_milp && !out.proven_optimal && !reached_gap) {
+    if (settings.progress) settings.progress("MILP (CBC) running, warm-started from the search");
+    MilpLimits limits;
+    limits.seconds = std::max(0.5, seconds_left(deadline));
+    if (settings.budget_evals > 0) limits.nodes = settings.budget_evals;
+    out.milp = on_grid ? solve_grid_milp(problem, out.order, out.plan, limits)
+                       : solve_milp(problem, out.order, limits);
     out.milp_run = true;
     bound = std::max(bound, out.milp.best_bound);
     if (out.milp.solved && out.milp.cost <= out.cost) {
       out.order = out.milp.order;
-      out.plan = MemoryPlan::keep_all(problem);
+      out.plan = on_grid ? out.milp.plan : MemoryPlan::keep_all(problem);
       out.cost = out.milp.cost;
       out.method = "milp";
     }
@@ -49,6 +147,7 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
     out.proven_optimal = static_cast<double>(out.cost) <= bound * (1 + 1e-9) + 1;
   }
   if (out.proven_optimal) bound = static_cast<double>(out.cost);
+  out.best_bound = static_cast<std::int64_t>(std::min(bound, static_cast<double>(out.cost)));
   out.gap =
       out.cost > 0
           ? std::max(0.0, (static_cast<double>(out.cost) - bound) / static_cast<double>(out.cost))

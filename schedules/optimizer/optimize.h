@@ -1,15 +1,16 @@
 #pragma once
-// One optimizer run: the heuristic, then (when asked for and available) the MILP warm-started from
-// it; the better order wins, so the MILP is never worse than the heuristic. The MILP does not model
-// offload or recompute: when the problem allows them the heuristic decides alone (and says so).
+// One optimizer run: the anytime search (search.h), with the MILP on windows of the order when it
+// stalls, then (when asked for, or automatically on small instances that are not yet proven) the
+// full MILP warm-started from the search's best (milp.h). The better order wins, so the MILP is
+// never worse than the search; the gap is measured against the best bound either has.
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include "schedules/optimizer/heuristic.h"
 #include "schedules/optimizer/milp.h"
 #include "schedules/optimizer/problem.h"
+#include "schedules/optimizer/search.h"
 
 namespace bubblesim::optimizer {
 
@@ -17,8 +18,10 @@ enum class Method { Auto, Milp, Heuristic };
 
 struct OptimizeSettings {
   Method method = Method::Auto;
-  double time_limit_s = 20;
-  std::int64_t max_evaluations = 0;                  // heuristic local search; 0 = derived
+  double time_limit_s = 20;       // wall clock, for users
+  std::int64_t budget_evals = 0;  // evaluations; 0: until time_limit (deterministic when set)
+  double gap = 0;                 // stop once (cost - bound) / cost <= gap
+  std::uint64_t seed = 1;
   std::function<void(const std::string&)> progress;  // one-line status now and then; may be empty
 };
 
@@ -28,18 +31,22 @@ struct OptimizeOutcome {
   MemoryPlan plan;               // what was offloaded and recomputed
   std::int64_t cost = 0;         // predicted, under the problem's objective (ps)
   std::int64_t lower_bound = 0;  // certified (ps)
+  std::int64_t best_bound = 0;   // max(certified, the full MILP's bound) (ps)
   double gap = 0;                // (cost - best bound) / cost
-  std::string method;            // "heuristic" or "milp"
+  std::string method;            // "search" or "milp"
   bool proven_optimal = false;
-  HeuristicResult heuristic;
+  SearchResult search;
   MilpResult milp;
   bool milp_run = false;
-  std::string milp_skipped;  // why the MILP was not run when it was asked for
+  std::string milp_skipped;  // why the full MILP was not run when it was asked for
 };
 
 OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& settings);
 
-/// Auto picks the MILP for at most this many ops per device times devices (p m <= 32).
+/// Auto runs the full MILP for at most this many stages times microbatches (p m <= 32).
 inline constexpr std::int64_t kAutoMilpMaxCells = 32;
+
+/// "best 12.3 ms, bound 11.9 ms, gap 3.2%" for the progress line.
+std::string progress_text(const SearchProgress& p);
 
 }  // namespace bubblesim::optimizer

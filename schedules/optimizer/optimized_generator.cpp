@@ -1,11 +1,12 @@
 // optimized: a schedule found by optimization instead of a fixed rule (OptPipe; the zero-bubble
 // paper's automatic scheduler and ILP, Qi et al., ICLR 2024, section 3 and Appendix G). Straight
-// placement, split backward (B and W). Minimizes the largest per-device span (the zero-bubble
-// paper's cost) or the makespan under a per-device activation limit, with the exact fixed-delay
-// replay semantics, by memory-aware list scheduling plus local search (any size) and, for small
-// inputs, a MILP solved with CBC. With offload: true / recompute: true it also decides which
-// activations go to host memory (O / L ops on the copy engines) or are recomputed (R ops), so an
-// order that needs more memory than the limit can still fit it. See docs/optimizer.md.
+// or V placement (two chunks per device, as ZB-V), split backward (B and W). Minimizes the largest
+// per-device span (the zero-bubble paper's cost), the makespan or the iteration time under a
+// per-device activation limit, with the exact fixed-delay replay semantics, by an anytime search
+// (list scheduling seeds, local search with restarts, the MILP on windows of the order) and a MILP
+// solved with CBC that proves optimality on small inputs. With offload: true / recompute: true it
+// also decides which activations go to host memory (O / L ops on the copy engines) or are
+// recomputed (R ops). See docs/optimizer.md.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -16,16 +17,21 @@
 
 #include "schedules/generator.h"
 #include "schedules/optimizer/optimize.h"
+#include "schedules/optimizer/timing_model.h"
 
 namespace bubblesim {
 namespace {
 
 using optimizer::Objective;
 using optimizer::OptimizeOutcome;
+using optimizer::PlacementKind;
 using optimizer::Problem;
 
-/// Problem from the input: per-stage costs of the p-way split, the fixed delay, the limit.
-Problem make_problem(const GeneratorInput& in) {
+constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max() / 8;
+
+/// Problem from the input for one placement: per-stage costs of the table's stages (halved chunks
+/// for V), the delays per boundary, the per-device limits.
+Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
   const std::int32_t p = in.devices, m = in.microbatches;
   if (p < 1 || m < 1)
     throw ScheduleConstraintError("optimized needs at least 1 device and 1 microbatch");
@@ -34,31 +40,69 @@ Problem make_problem(const GeneratorInput& in) {
         "optimized needs one cost per stage: {} stages, {} costs", p, in.costs.stages.size()));
   }
   Problem pr;
-  pr.stages = p;
-  pr.microbatches = m;
-  pr.comm_ps = in.delay.ps();
-  const bool makespan = in.params.has("objective") && in.params.text("objective") == "makespan";
-  pr.objective = makespan ? Objective::Makespan : Objective::StageSpan;
-  for (std::size_t s = 0; s < in.costs.stages.size(); ++s) {
-    const StageCost& c = in.costs.stages[s];
+  pr.set_shape(p, m, placement);
+  const std::vector<StageCost> costs = in.costs.for_table(placement == PlacementKind::V ? 2 : 1);
+  for (const StageCost& c : costs) {
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());
     pr.weight_ps.push_back(c.backward_weight.ps());
     pr.activation_bytes.push_back(c.activation.count());
     pr.weight_grad_bytes.push_back(std::min(c.weight_grad.count(), c.activation.count()));
-    std::int64_t limit = std::numeric_limits<std::int64_t>::max() / 8;
-    if (in.params.has("budget_units")) {
-      limit = static_cast<std::int64_t>(
-          std::floor(in.params.real("budget_units") * c.activation.as_double() + 0.5));
-    } else if (in.params.has("budget") || !in.memory_budget.empty()) {
-      // Stage s runs on device s: its limit is that device's budget.
-      const Bytes budget =
-          in.params.has("budget") ? in.params.size("budget") : in.memory_budget.at(s);
-      limit = budget.count() - c.static_memory.count();
-    }
-    pr.limit_bytes.push_back(limit);
     pr.recompute_ps.push_back((c.recompute > Time::zero() ? c.recompute : c.forward).ps());
     pr.stage_input_bytes.push_back(std::min(c.stage_input.count(), c.activation.count()));
+  }
+  pr.set_uniform_comm(in.delay.ps());
+  // With a topology: each boundary's transfer at its route's bottleneck bandwidth plus latency.
+  const auto pu = static_cast<std::size_t>(p);
+  if (in.route_bandwidth.size() == pu * pu && in.route_latency.size() == pu * pu) {
+    auto transfer = [&](std::int32_t from, std::int32_t to, Bytes bytes) -> std::int64_t {
+      const std::size_t k = static_cast<std::size_t>(from) * pu + static_cast<std::size_t>(to);
+      const Bandwidth bw = in.route_bandwidth[k];
+      const Time t = in.route_latency[k] +
+                     (bw.bytes_per_second() > 0 ? transfer_time(bytes, bw) : Time::zero());
+      return t.ps();
+    };
+    for (std::int32_t s = 0; s + 1 < pr.stages; ++s) {
+      const std::int32_t a = pr.device(s), b = pr.device(s + 1);
+      if (a == b) continue;
+      const Bytes bytes = costs[static_cast<std::size_t>(s)].p2p;
+      pr.forward_comm_ps[static_cast<std::size_t>(s)] = transfer(a, b, bytes);
+      pr.backward_comm_ps[static_cast<std::size_t>(s)] = transfer(b, a, bytes);
+    }
+  }
+  // The iteration objective (docs/iterations.md): per device the optimizer steps of the stages it
+  // holds (a pipeline stage's step divided among its chunks, as the engine does), the scenario's
+  // barrier and its own time.
+  if (in.optimizer_step.size() == pu) {
+    const std::int64_t chunks = pr.stages / p;
+    pr.post_ps.assign(pu, 0);
+    for (std::int32_t s = 0; s < pr.stages; ++s) {
+      pr.post_ps[static_cast<std::size_t>(pr.device(s))] +=
+          in.optimizer_step[static_cast<std::size_t>(s / chunks)].ps() / chunks;
+    }
+  }
+  pr.global_barrier = in.iteration_barrier == IterationBarrier::Global;
+  pr.barrier_ps = pr.global_barrier ? in.barrier_time.ps() : 0;
+  const std::string objective = in.params.has("objective") ? in.params.text("objective") : "";
+  pr.objective = objective == "makespan"    ? Objective::Makespan
+                 : objective == "iteration" ? Objective::Iteration
+                                            : Objective::StageSpan;
+  pr.limit_bytes.assign(static_cast<std::size_t>(p), kUnlimited);
+  for (std::int32_t d = 0; d < p; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    std::int64_t activation = 0, static_bytes = 0;  // of one device-stage: its chunks together
+    for (std::int32_t s : pr.stages_of(d)) {
+      activation += costs[static_cast<std::size_t>(s)].activation.count();
+      static_bytes += costs[static_cast<std::size_t>(s)].static_memory.count();
+    }
+    if (in.params.has("budget_units")) {
+      pr.limit_bytes[du] = static_cast<std::int64_t>(
+          std::floor(in.params.real("budget_units") * static_cast<double>(activation) + 0.5));
+    } else if (in.params.has("budget")) {
+      pr.limit_bytes[du] = in.params.size("budget").count() - static_bytes;
+    } else if (!in.memory_budget.empty()) {
+      pr.limit_bytes[du] = in.memory_budget[du].count() - static_bytes;
+    }
   }
   pr.allow_offload = in.params.has("offload") && in.params.boolean("offload");
   pr.allow_recompute = in.params.has("recompute") && in.params.boolean("recompute");
@@ -67,17 +111,17 @@ Problem make_problem(const GeneratorInput& in) {
     if (in.offload_d2h.size() != n || in.offload_h2d.size() != n) {
       throw ScheduleConstraintError(
           "offload: true needs a host for every GPU: memory.offload.bandwidth with fixed-delay "
-          "communication, or a "
-          "topology whose GPUs reach a host vertex");
+          "communication, or a topology whose GPUs reach a host vertex");
     }
-    for (std::size_t s = 0; s < n; ++s) {
-      const Bytes moved = in.costs.stages[s].activation;
-      pr.d2h_ps.push_back(transfer_time(moved, in.offload_d2h[s]).ps());
-      pr.h2d_ps.push_back(transfer_time(moved, in.offload_h2d[s]).ps());
+    for (std::int32_t s = 0; s < pr.stages; ++s) {
+      const Bytes moved = costs[static_cast<std::size_t>(s)].activation;
+      const auto du = static_cast<std::size_t>(pr.device(s));
+      pr.d2h_ps.push_back(transfer_time(moved, in.offload_d2h[du]).ps());
+      pr.h2d_ps.push_back(transfer_time(moved, in.offload_h2d[du]).ps());
     }
   } else {
-    pr.d2h_ps.assign(static_cast<std::size_t>(p), 0);
-    pr.h2d_ps.assign(static_cast<std::size_t>(p), 0);
+    pr.d2h_ps.assign(static_cast<std::size_t>(pr.stages), 0);
+    pr.h2d_ps.assign(static_cast<std::size_t>(pr.stages), 0);
   }
   return pr;
 }
@@ -85,7 +129,9 @@ Problem make_problem(const GeneratorInput& in) {
 optimizer::OptimizeSettings make_settings(const GeneratorInput& in) {
   optimizer::OptimizeSettings s;
   if (in.params.has("time_limit")) s.time_limit_s = in.params.duration("time_limit").seconds();
-  if (in.params.has("evaluations")) s.max_evaluations = in.params.integer("evaluations");
+  if (in.params.has("budget_evals")) s.budget_evals = in.params.integer("budget_evals");
+  if (in.params.has("gap")) s.gap = in.params.real("gap");
+  if (in.params.has("seed")) s.seed = static_cast<std::uint64_t>(in.params.integer("seed"));
   s.progress = in.progress;
   const std::string method = in.params.has("method") ? in.params.text("method") : "auto";
   s.method = method == "milp"        ? optimizer::Method::Milp
@@ -94,95 +140,145 @@ optimizer::OptimizeSettings make_settings(const GeneratorInput& in) {
   return s;
 }
 
-std::string cache_key(const Problem& pr, const optimizer::OptimizeSettings& s) {
-  std::string key =
-      fmt::format("{} {} {} {} {} {} {} {} {}|", pr.stages, pr.microbatches, pr.comm_ps,
-                  static_cast<int>(pr.objective), static_cast<int>(s.method), s.time_limit_s,
-                  s.max_evaluations, pr.allow_offload, pr.allow_recompute);
-  for (std::size_t i = 0; i < pr.forward_ps.size(); ++i) {
-    key += fmt::format("{},{},{},{},{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i],
-                       pr.weight_ps[i], pr.activation_bytes[i], pr.weight_grad_bytes[i],
-                       pr.limit_bytes[i], pr.recompute_ps[i], pr.stage_input_bytes[i], pr.d2h_ps[i],
-                       pr.h2d_ps[i]);
+std::vector<PlacementKind> placements(const GeneratorInput& in) {
+  const std::string p = in.params.has("placement") ? in.params.text("placement") : "straight";
+  if (p == "v") return {PlacementKind::V};
+  if (p == "auto") return {PlacementKind::Straight, PlacementKind::V};
+  return {PlacementKind::Straight};
+}
+
+std::string cache_key(const GeneratorInput& in, const std::vector<Problem>& problems,
+                      const optimizer::OptimizeSettings& s) {
+  std::string key = fmt::format("{} {} {} {} {} {}|", static_cast<int>(s.method), s.time_limit_s,
+                                s.budget_evals, s.gap, s.seed, problems.size());
+  for (const Problem& pr : problems) {
+    key += fmt::format("{} {} {} {} {} {} {} {} {}|", pr.devices, pr.microbatches,
+                       static_cast<int>(pr.placement), static_cast<int>(pr.objective),
+                       pr.allow_offload, pr.allow_recompute, pr.global_barrier, pr.barrier_ps,
+                       fmt::join(pr.limit_bytes, ","));
+    for (std::size_t i = 0; i < pr.forward_ps.size(); ++i) {
+      key += fmt::format("{},{},{},{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i],
+                         pr.weight_ps[i], pr.activation_bytes[i], pr.weight_grad_bytes[i],
+                         pr.recompute_ps[i], pr.stage_input_bytes[i], pr.d2h_ps[i], pr.h2d_ps[i]);
+    }
+    key += fmt::format("{}|{}|{}|", fmt::join(pr.forward_comm_ps, ","),
+                       fmt::join(pr.backward_comm_ps, ","), fmt::join(pr.post_ps, ","));
   }
+  (void)in;
   return key;
 }
+
+/// The winning placement's problem and outcome.
+struct Result {
+  Problem problem;
+  OptimizeOutcome outcome;
+  std::string placements_tried;  // "straight 0.1585 ms, v 0.1201 ms" with placement: auto
+};
 
 /// Results by input, so formula() reports the run that generate() did (owned by the Generator).
 class OutcomeCache {
  public:
-  std::shared_ptr<const OptimizeOutcome> get(const GeneratorInput& in) {
-    const Problem pr = make_problem(in);
-    const auto settings = make_settings(in);
-    const std::string key = cache_key(pr, settings);
+  std::shared_ptr<const Result> get(const GeneratorInput& in) {
+    std::vector<Problem> problems;
+    for (PlacementKind k : placements(in)) problems.push_back(make_problem(in, k));
+    optimizer::OptimizeSettings settings = make_settings(in);
+    const std::string key = cache_key(in, problems, settings);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (auto it = outcomes_.find(key); it != outcomes_.end()) return it->second;
     }
-    auto outcome = std::make_shared<const OptimizeOutcome>(optimizer::optimize(pr, settings));
+    // With placement: auto each placement gets half the wall-clock time (and the full evaluation
+    // budget, so the result stays deterministic); the better prediction wins.
+    settings.time_limit_s /= static_cast<double>(problems.size());
+    auto result = std::make_shared<Result>();
+    bool have = false;
+    for (Problem& pr : problems) {
+      OptimizeOutcome out = optimizer::optimize(pr, settings);
+      if (problems.size() > 1) {
+        if (!result->placements_tried.empty()) result->placements_tried += ", ";
+        result->placements_tried +=
+            out.feasible ? fmt::format("{} {:.6g} ms", optimizer::placement_name(pr.placement),
+                                       static_cast<double>(out.cost) * 1e-9)
+                         : fmt::format("{} infeasible", optimizer::placement_name(pr.placement));
+      }
+      if (!have ||
+          (out.feasible && (!result->outcome.feasible || out.cost < result->outcome.cost))) {
+        result->problem = std::move(pr);
+        result->outcome = std::move(out);
+        have = true;
+      }
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     if (outcomes_.size() > 64) outcomes_.clear();
-    return outcomes_.emplace(key, std::move(outcome)).first->second;
+    return outcomes_.emplace(key, std::move(result)).first->second;
   }
 
  private:
   std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<const OptimizeOutcome>> outcomes_;
+  std::map<std::string, std::shared_ptr<const Result>> outcomes_;
 };
 
-Table to_table(const GeneratorInput& in, const OptimizeOutcome& outcome) {
-  if (!outcome.feasible) {
+Table to_table(const GeneratorInput& in, const Result& r) {
+  if (!r.outcome.feasible) {
     throw ScheduleConstraintError(
         "optimized: no order fits the activation limit; every device needs room for at least one "
-        "activation "
-        "(M_B) and the weight-gradient memory (M_W) its pending W's keep; raise budget or "
-        "budget_units, or allow "
-        "offload: true / recompute: true");
+        "activation (M_B) and the weight-gradient memory (M_W) its pending W's keep; raise budget "
+        "or budget_units, or allow offload: true / recompute: true");
   }
-  Table t;
-  t.devices = in.devices;
-  t.stages = in.devices;
-  t.microbatches = in.microbatches;
-  t.placement = Placement::straight(in.devices);
-  t.device_ops.resize(static_cast<std::size_t>(in.devices));
+  const bool v = r.problem.placement == PlacementKind::V;
+  Table t = Table::empty(in.devices, v ? 2 : 1, in.microbatches,
+                         v ? Placement::v_shape(in.devices) : Placement::straight(in.devices));
   for (std::int32_t d = 0; d < in.devices; ++d) {
-    for (const optimizer::Step& st : outcome.order[static_cast<std::size_t>(d)]) {
+    for (const optimizer::Step& st : r.outcome.order[static_cast<std::size_t>(d)]) {
       t.device_ops[static_cast<std::size_t>(d)].push_back(
-          Op{optimizer::op_kind(st.kind), d, st.microbatch});
+          Op{optimizer::op_kind(st.kind), st.stage, st.microbatch});
     }
   }
   return t;
 }
 
-Formula to_formula(const GeneratorInput& in, const OptimizeOutcome& o) {
+std::string limit_text(const Problem& pr) {
+  std::vector<std::string> parts;
+  for (std::int32_t d = 0; d < pr.devices; ++d) {
+    std::int64_t activation = 0;
+    for (std::int32_t s : pr.stages_of(d))
+      activation += pr.activation_bytes[static_cast<std::size_t>(s)];
+    const std::int64_t limit = pr.limit_bytes[static_cast<std::size_t>(d)];
+    parts.push_back(
+        limit >= kUnlimited || activation <= 0
+            ? std::string("unlimited")
+            : fmt::format("{:.3g}", static_cast<double>(limit) / static_cast<double>(activation)));
+  }
+  bool same = true;
+  for (const std::string& s : parts) same = same && s == parts.front();
+  if (same) return parts.front() == "unlimited" ? parts.front() : parts.front() + " M_B per device";
+  return fmt::format("[{}] M_B per device", fmt::join(parts, ", "));
+}
+
+Formula to_formula(const Result& r) {
   Formula f;
+  const OptimizeOutcome& o = r.outcome;
   if (!o.feasible) {
     f.note = "optimized: infeasible under the activation limit";
     return f;
   }
-  const Problem pr = make_problem(in);
+  const Problem& pr = r.problem;
+  f.planned_stage_span = Time::from_ps(optimizer::evaluate(pr, o.order).span_max);
+  if (pr.objective == Objective::Iteration) f.planned_iteration_time = Time::from_ps(o.cost);
   const double ms = 1e-9;
-  std::string limit = "unlimited";
-  if (pr.limit_bytes.front() < std::numeric_limits<std::int64_t>::max() / 8 &&
-      pr.activation_bytes.front() > 0) {
-    limit = fmt::format("{:.3g} M_B", static_cast<double>(pr.limit_bytes.front()) /
-                                          static_cast<double>(pr.activation_bytes.front()));
-  }
-  // No wall-clock times here, so reports stay byte-identical: the solve time is the run's
-  // `generate_s` (JSON `results[].run`).
+  // No wall-clock times here, so reports stay byte-identical for a given budget_evals: the solve
+  // time is the run's `generate_s` (JSON `results[].run`).
   f.note = fmt::format(
-      "optimized by {} ({}): predicted {} {:.6g} ms under the fixed-delay replay (T_comm {:.6g} "
-      "ms), certified lower "
-      "bound {:.6g} ms, gap {:.3g}%{}; activation limit {} on device 0; heuristic seed {} ({:.6g} "
-      "ms), {} replays, "
-      "{} improvements",
+      "optimized by {} ({}, {} placement): predicted {} {:.6g} ms, certified lower bound {:.6g} "
+      "ms, gap {:.3g}%{}; activation limit {}; {} evaluations, {} restarts, {} improvements; "
+      "start {} ({:.6g} ms)",
       o.method, o.proven_optimal ? "optimal" : "not proven optimal",
-      optimizer::objective_name(pr.objective), static_cast<double>(o.cost) * ms,
-      static_cast<double>(pr.comm_ps) * ms, static_cast<double>(o.lower_bound) * ms, 100.0 * o.gap,
+      optimizer::placement_name(pr.placement), optimizer::objective_name(pr.objective),
+      static_cast<double>(o.cost) * ms, static_cast<double>(o.lower_bound) * ms, 100.0 * o.gap,
       o.milp_run ? fmt::format(", MILP {} ({} binaries)", o.milp.status, o.milp.binaries)
                  : std::string(),
-      limit, o.heuristic.seed_name, static_cast<double>(o.heuristic.seed_cost) * ms,
-      o.heuristic.evaluations, o.heuristic.improvements);
+      limit_text(pr), o.search.evaluations, o.search.restarts, o.search.improvements,
+      o.search.seed_name, static_cast<double>(o.search.seed_cost) * ms);
   if (pr.memory_ops_allowed()) {
     const std::int64_t offloaded = o.plan.count(optimizer::ActivationChoice::Offloaded);
     const std::int64_t recomputed = o.plan.count(optimizer::ActivationChoice::Recomputed);
@@ -191,6 +287,8 @@ Formula to_formula(const GeneratorInput& in, const OptimizeOutcome& o) {
                           recomputed, pr.allow_recompute ? "" : " (not allowed)");
   }
   if (!o.milp_skipped.empty()) f.note += fmt::format("; MILP not run: {}", o.milp_skipped);
+  if (!r.placements_tried.empty())
+    f.note += fmt::format("; placements tried: {}", r.placements_tried);
   return f;
 }
 
@@ -205,65 +303,88 @@ ParamSpec typed_param(std::string name, ParamType type, ParamValue value, std::s
   return s;
 }
 
-}  // namespace
-
-void register_optimized(Registrar& registrar) {
-  auto cache = std::make_shared<OutcomeCache>();
+std::vector<ParamSpec> optimized_params() {
   ParamSpec budget_units =
       typed_param("budget_units", ParamType::Real, 0.0,
-                  "activation limit per device in units of M_B (wins over budget)", true);
+                  "activation limit per device in units of M_B (one microbatch on one "
+                  "device-stage; with V its two chunks together); wins over budget",
+                  true);
   budget_units.check = [](const ParamValue& v) -> std::optional<std::string> {
     if (std::get<double>(v) <= 0) return "a positive number of activations (M_B)";
     return std::nullopt;
   };
-  ParamSpec time_limit =
-      typed_param("time_limit", ParamType::Duration, Time::from_seconds(20),
-                  "wall-clock limit of the search; the best schedule so far is returned", false);
+  ParamSpec time_limit = typed_param(
+      "time_limit", ParamType::Duration, Time::from_seconds(20),
+      "wall-clock budget of the anytime search (without budget_evals it runs until then unless "
+      "it proves optimality or reaches gap)",
+      false);
   time_limit.check = [](const ParamValue& v) -> std::optional<std::string> {
     if (std::get<Time>(v) <= Time::zero()) return "a positive duration";
     return std::nullopt;
   };
+  ParamSpec budget_evals = typed_param(
+      "budget_evals", ParamType::Integer, std::int64_t{0},
+      "search budget in evaluations (replays; a MILP window counts as its nodes): the result is "
+      "deterministic for a given seed; time_limit still stops it",
+      true);
+  budget_evals.check = [](const ParamValue& v) -> std::optional<std::string> {
+    if (std::get<std::int64_t>(v) < 1) return "a positive number of evaluations";
+    return std::nullopt;
+  };
+  ParamSpec gap = typed_param("gap", ParamType::Real, 0.0,
+                              "stop early once (cost - lower bound) / cost is at most this", false);
+  gap.check = [](const ParamValue& v) -> std::optional<std::string> {
+    const double g = std::get<double>(v);
+    if (g < 0 || g >= 1) return "a fraction in [0, 1)";
+    return std::nullopt;
+  };
+  ParamSpec seed = typed_param("seed", ParamType::Integer, std::int64_t{1},
+                               "seed of the search's random moves", false);
+  return {
+      choice_param("objective", "stage-span", {"stage-span", "makespan", "iteration"},
+                   "minimize the largest per-device span (the ZB paper's cost), the makespan, or "
+                   "the iteration time with the work after the last op (docs/optimizer.md)"),
+      choice_param("placement", "straight", {"straight", "v", "auto"},
+                   "straight: stage s on device s; v: two chunks per device as ZB-V; auto: both, "
+                   "the better wins"),
+      typed_param("budget", ParamType::Size, Bytes::zero(),
+                  "device memory budget (default: the scenario's memory.budget, per device); the "
+                  "activation limit is the budget minus the device's static memory",
+                  true),
+      budget_units,
+      boolean_param("offload", false,
+                    "may the optimizer offload activations to host memory (O after the F, L "
+                    "before the B, at the host route's bandwidth); needs memory.offload.bandwidth "
+                    "or a topology with a host"),
+      boolean_param("recompute", false,
+                    "may the optimizer recompute activations (the F keeps the stage input, R "
+                    "before the B)"),
+      time_limit,
+      budget_evals,
+      gap,
+      seed,
+      choice_param("method", "auto", {"auto", "milp", "heuristic"},
+                   "auto: the search, then the full MILP when the instance is small (p m <= 32) "
+                   "and not yet proven; milp: always the full MILP after the search; heuristic: "
+                   "the search alone (no MILP windows either)")};
+}
+
+}  // namespace
+
+void register_optimized(Registrar& registrar) {
+  auto cache = std::make_shared<OutcomeCache>();
   registrar.add(Generator{
-      GeneratorInfo{
-          "optimized",
-          "optimized order of F, B (inputs) and W (weights) under a per-device activation limit: "
-          "memory-aware list "
-          "scheduling with local search, and a MILP (CBC) for small inputs; predicted time = the "
-          "fixed-delay replay",
-          "straight",
-          "OptPipe; Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, section 3.1 "
-          "(heuristic) and Appendix G "
-          "(ILP)",
-          {choice_param(
-               "objective", "stage-span", {"stage-span", "makespan"},
-               "minimize the largest per-device span (the ZB paper's cost) or the makespan"),
-           typed_param("budget", ParamType::Size, Bytes::zero(),
-                       "device memory budget (default: the scenario's memory.budget); the "
-                       "activation limit is the "
-                       "budget minus the stage's static memory",
-                       true),
-           budget_units,
-           boolean_param(
-               "offload", false,
-               "may the optimizer offload activations to host memory (O after the F, L before the "
-               "B, at the "
-               "host route's bandwidth); needs memory.offload.bandwidth or a topology with a host"),
-           boolean_param("recompute", false,
-                         "may the optimizer recompute activations (the F keeps the stage input, R "
-                         "before the B)"),
-           time_limit,
-           choice_param("method", "auto", {"auto", "milp", "heuristic"},
-                        "auto: the MILP when p m <= 32 (and the heuristic has not met the lower "
-                        "bound), else the "
-                        "heuristic; with offload or recompute always the heuristic (the MILP does "
-                        "not model them)"),
-           typed_param("evaluations", ParamType::Integer, std::int64_t{0},
-                       "local-search replays (default: about 2e7 / ops, 50 to 2000; with offload "
-                       "or recompute 1e8 / ops, "
-                       "200 to 100000)",
-                       true)}},
+      GeneratorInfo{"optimized",
+                    "optimized order of F, B (inputs) and W (weights) under a per-device "
+                    "activation limit, straight or V placement: anytime search (list scheduling, "
+                    "local search with restarts, MILP windows) and a MILP (CBC) that proves "
+                    "small instances; predicted time = the fixed-delay replay",
+                    "straight or V",
+                    "OptPipe (arXiv 2510.05186); Qi et al., Zero Bubble Pipeline Parallelism, ICLR "
+                    "2024, section 3.1 (heuristic) and Appendix G (ILP)",
+                    optimized_params()},
       [cache](const GeneratorInput& in) { return to_table(in, *cache->get(in)); },
-      [cache](const GeneratorInput& in) { return to_formula(in, *cache->get(in)); }});
+      [cache](const GeneratorInput& in) { return to_formula(*cache->get(in)); }});
 }
 
 }  // namespace bubblesim

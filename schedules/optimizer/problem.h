@@ -1,8 +1,11 @@
 #pragma once
-// The optimizer's view of one scheduling problem: p stages on p devices (straight placement), m
-// microbatches, split backward (F, B = backward for inputs, W = backward for weights), a fixed
-// delay on cross-device F->F and B->B edges, and a per-device activation limit with the zero-bubble
-// paper's memory deltas: F +M_B, B -(M_B - M_W), W -M_W (SCHEDULES.md 4.8).
+// The optimizer's view of one scheduling problem: S stages on p devices (straight placement, S = p,
+// stage s on device s; or V placement, S = 2p, device d holding stages d and 2p-1-d as ZB-V), m
+// microbatches, split backward (F, B = backward for inputs, W = backward for weights), a delay on
+// every cross-device edge F(s) -> F(s+1) and B(s+1) -> B(s) (per stage boundary: the fixed delay,
+// or the route's latency plus the message over its bottleneck bandwidth), and a per-device
+// activation limit with the zero-bubble paper's memory deltas: F +M_B, B -(M_B - M_W), W -M_W
+// (SCHEDULES.md 4.8).
 //
 // When the problem allows them, the optimizer also decides per activation whether to keep it,
 // offload it to host memory (O on the device's D2H copy engine right after its F, L on the H2D
@@ -26,27 +29,12 @@ enum class StepKind : std::uint8_t { F, B, W, R, O, L };
 inline constexpr int kStepKinds = 6;
 inline constexpr bool is_copy(StepKind k) { return k == StepKind::O || k == StepKind::L; }
 /// The table's op kind of a step.
-inline constexpr OpKind op_kind(StepKind k) {
-  switch (k) {
-    case StepKind::F:
-      return OpKind::Forward;
-    case StepKind::B:
-      return OpKind::Backward;
-    case StepKind::W:
-      return OpKind::Weight;
-    case StepKind::R:
-      return OpKind::Recompute;
-    case StepKind::O:
-      return OpKind::Offload;
-    case StepKind::L:
-      return OpKind::Reload;
-  }
-  return OpKind::Forward;
-}
+OpKind op_kind(StepKind k);
 
-/// One op of a device's order: kind and microbatch (the stage is the device).
+/// One op of a device's order: kind, stage (global) and microbatch.
 struct Step {
   StepKind kind = StepKind::F;
+  std::int32_t stage = 0;
   std::int32_t microbatch = 0;
   friend bool operator==(const Step&, const Step&) = default;
 };
@@ -55,28 +43,59 @@ struct Step {
 /// them, as in the engine).
 using Order = std::vector<std::vector<Step>>;
 
-enum class Objective { Makespan, StageSpan };
-std::string_view objective_name(Objective o);  // "makespan", "stage-span"
+/// stage-span: the largest per-device span (the ZB paper's cost); makespan: the last end;
+/// iteration: what one training iteration takes with the work after the last op
+/// (docs/optimizer.md).
+enum class Objective { Makespan, StageSpan, Iteration };
+std::string_view objective_name(Objective o);  // "makespan", "stage-span", "iteration"
+
+enum class PlacementKind { Straight, V };
+std::string_view placement_name(PlacementKind k);  // "straight", "v"
 
 struct Problem {
-  std::int32_t stages = 0;                                       // p (= devices)
-  std::int32_t microbatches = 0;                                 // m
-  std::vector<std::int64_t> forward_ps, backward_ps, weight_ps;  // per stage
-  std::int64_t comm_ps = 0;                     // fixed delay on F->F and B->B edges
-  std::vector<std::int64_t> activation_bytes;   // M_B per stage
-  std::vector<std::int64_t> weight_grad_bytes;  // M_W per stage
-  std::vector<std::int64_t> limit_bytes;        // activation limit per device
+  std::int32_t devices = 0;       // p
+  std::int32_t stages = 0;        // S: p (straight) or 2p (V)
+  std::int32_t microbatches = 0;  // m
+  PlacementKind placement = PlacementKind::Straight;
+  std::vector<std::int32_t> device_of;  // per stage
+
+  // Per stage:
+  std::vector<std::int64_t> forward_ps, backward_ps, weight_ps;
+  std::vector<std::int64_t> activation_bytes;   // M_B
+  std::vector<std::int64_t> weight_grad_bytes;  // M_W
+  // Per stage boundary s = 0..S-2 (zero where both stages are on one device):
+  std::vector<std::int64_t> forward_comm_ps;   // F(s) -> F(s+1)
+  std::vector<std::int64_t> backward_comm_ps;  // B(s+1) -> B(s)
+  // Per device:
+  std::vector<std::int64_t> limit_bytes;  // activation limit
   Objective objective = Objective::StageSpan;
-  // Offload and recompute (used only when allowed):
+  // The iteration objective (docs/optimizer.md, docs/iterations.md): per device the work after
+  // its last op (its optimizer step); with a global barrier every device first waits for the
+  // slowest and `barrier_ps` (the synchronisation itself), then runs its step.
+  std::vector<std::int64_t> post_ps;
+  bool global_barrier = false;
+  std::int64_t barrier_ps = 0;
+  // Offload and recompute (used only when allowed), per stage:
   bool allow_offload = false, allow_recompute = false;
-  std::vector<std::int64_t> d2h_ps, h2d_ps;     // per stage: copy time of one M_B to / from host
-  std::vector<std::int64_t> recompute_ps;       // per stage: duration of R
-  std::vector<std::int64_t> stage_input_bytes;  // per stage: what a recomputed F keeps
+  std::vector<std::int64_t> d2h_ps, h2d_ps;     // copy time of one M_B to / from host
+  std::vector<std::int64_t> recompute_ps;       // duration of R
+  std::vector<std::int64_t> stage_input_bytes;  // what a recomputed F keeps
+
+  /// Sets devices, stages, microbatches, placement, device_of and zero delays on every boundary.
+  void set_shape(std::int32_t p, std::int32_t m, PlacementKind kind);
+  /// The same delay on every cross-device boundary (fixed-delay communication), zero elsewhere.
+  void set_uniform_comm(std::int64_t ps);
+  /// The stages device d holds, in increasing order.
+  std::vector<std::int32_t> stages_of(std::int32_t device) const;
 
   /// Position of (stage, microbatch) in per-activation arrays: stage * m + microbatch.
   std::size_t index(std::int32_t stage, std::int32_t microbatch) const {
     return static_cast<std::size_t>(stage) * static_cast<std::size_t>(microbatches) +
            static_cast<std::size_t>(microbatch);
+  }
+  std::size_t activations() const { return index(stages, 0); }
+  std::int32_t device(std::int32_t stage) const {
+    return device_of[static_cast<std::size_t>(stage)];
   }
   std::int64_t duration(StepKind k, std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
@@ -96,9 +115,16 @@ struct Problem {
     }
     return 0;
   }
+  /// Delay on the edge into F(s + 1) from F(s), and into B(s) from B(s + 1).
+  std::int64_t forward_delay(std::int32_t s) const {
+    return forward_comm_ps[static_cast<std::size_t>(s)];
+  }
+  std::int64_t backward_delay(std::int32_t s) const {
+    return backward_comm_ps[static_cast<std::size_t>(s)];
+  }
   bool memory_ops_allowed() const { return allow_offload || allow_recompute; }
-  /// Memory change of one F, B or W on its device (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W),
-  /// for an activation that is kept.
+  /// Memory change of one F, B or W (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W), for an
+  /// activation that is kept.
   std::int64_t memory_delta(StepKind k, std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
     return k == StepKind::F   ? activation_bytes[s]
@@ -106,17 +132,33 @@ struct Problem {
            : k == StepKind::W ? -weight_grad_bytes[s]
                               : 0;
   }
-  /// Work per device: m (T_F + T_B + T_W).
-  std::int64_t work_ps(std::int32_t stage) const {
+  /// Work of one stage: m (T_F + T_B + T_W).
+  std::int64_t stage_work_ps(std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
     return microbatches * (forward_ps[s] + backward_ps[s] + weight_ps[s]);
   }
+  /// Work per device: the sum over its stages.
+  std::int64_t work_ps(std::int32_t device) const;
+  std::int64_t post(std::int32_t device) const {
+    return post_ps.empty() ? 0 : post_ps[static_cast<std::size_t>(device)];
+  }
+  /// What the iteration objective adds after device d's last op: its own step without a barrier;
+  /// with a global barrier the barrier and the slowest step (every device steps after it).
+  std::int64_t iteration_tail(std::int32_t device) const;
 };
 
-/// A certified lower bound on the objective (any order, any memory): for every device, its own work
-/// plus the time before its first op can start (forward fill from stage 0 with delays; makespan
-/// only) and the time after its last B until the end (the drain it cannot avoid: its last op is at
-/// best a W after the last B of its stage).
+/// The objective of a replay from per-device first starts and last ends (first_start < 0: the
+/// device ran nothing); for the iteration objective the first iteration's end, which the MILP
+/// minimizes in its place (the objective itself needs a second replay: TimingModel).
+std::int64_t objective_cost(const Problem& problem, const std::vector<std::int64_t>& first_start,
+                            const std::vector<std::int64_t>& last_end);
+
+/// A certified lower bound on the objective (any order, any memory plan): for every device, its own
+/// work plus the idle it cannot avoid before its first B (only F's can run until the first B's
+/// inputs have come back through the later stages, at most as many as the activation limit holds
+/// without offload or recompute); with the makespan also the time before its first op can start;
+/// with the iteration objective plus its step (and the barrier), the largest over devices with a
+/// global barrier and the smallest without one (problem.cpp says why).
 std::int64_t lower_bound(const Problem& problem);
 
 }  // namespace bubblesim::optimizer

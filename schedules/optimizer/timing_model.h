@@ -2,10 +2,10 @@
 // Exact timing and memory of an order under the fixed-delay replay semantics (SCHEDULES.md 4.8,
 // docs/memory.md): every device runs its compute ops (F, B, W, R) in list order, one at a time,
 // and its copies on two engines, O (D2H) and L (H2D), each in list order; an op starts at
-// max(its stream free, every dependency's end + delay), the delay being comm on the cross-device
-// edges F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) and zero on same-device edges (F -> B, B ->
-// W, F -> R -> B, F -> O -> L -> B of one stage); a copy also starts no earlier than the start of
-// the compute op listed just before it (the engine's prefetch point).
+// max(its stream free, every dependency's end + delay), the delay being the boundary's on the
+// edges F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) (zero where both stages share a device) and
+// zero on the edges within a stage (F -> B, B -> W, F -> R -> B, F -> O -> L -> B); a copy also
+// starts no earlier than the start of the compute op listed just before it (the prefetch point).
 //
 // Memory per device (the engine's `split` release): F start +M_B (the stage input when the
 // activation is recomputed), R start +M_B, L start +M_B; O end -M_B, B end -(M_B - M_W) (and the
@@ -27,9 +27,11 @@ struct Evaluation {
   bool complete = false;   // false: the order deadlocks (an op waits for one listed after it)
   bool memory_ok = false;  // every device's peak activation memory within its limit
   std::int64_t makespan = 0;
-  std::int64_t span_max = 0;             // largest per-device span (first op start to last op end)
-  std::vector<std::int64_t> span;        // per device
-  std::vector<std::int64_t> peak_bytes;  // per device
+  std::int64_t span_max = 0;       // largest per-device span (first op start to last op end)
+  std::int64_t objective = 0;      // under the problem's objective (problem.h)
+  std::vector<std::int64_t> span;  // per device
+  std::vector<std::int64_t> first_start, last_end;  // per device (last_end includes its copies)
+  std::vector<std::int64_t> peak_bytes;             // per device
   /// Per device: the time of the first allocation that goes over the limit, or -1.
   std::vector<std::int64_t> first_over;
   /// Per activation (problem.index): how long its B waited for its reload beyond every other
@@ -38,13 +40,21 @@ struct Evaluation {
   /// End time of every op: end[kind][stage * m + microbatch]; -1 when it never ran (R, O and L are
   /// only tracked when the problem allows them).
   std::vector<std::int64_t> end[kStepKinds];
-  std::int64_t cost(Objective o) const { return o == Objective::Makespan ? makespan : span_max; }
-  /// The cost, or a huge value when the order is infeasible (deadlock or over memory).
-  std::int64_t feasible_cost(Objective o) const;
+  std::int64_t start_of(const Problem& problem, Step st) const {
+    return end[static_cast<int>(st.kind)][problem.index(st.stage, st.microbatch)] -
+           problem.duration(st.kind, st.stage);
+  }
+  /// The cost under the problem's objective, or a huge value when the order is infeasible
+  /// (deadlock or over memory).
+  std::int64_t feasible_cost() const;
 };
 
 /// Replays `order` (one list per device) for `problem`. Cost O(number of ops).
 Evaluation evaluate(const Problem& problem, const Order& order);
+
+/// What the MILPs minimize for a replay: the objective, or for the iteration objective its
+/// stand-in, the first iteration's end (objective_cost), which their rows can express.
+std::int64_t milp_objective(const Problem& problem, const Evaluation& evaluation);
 
 /// Reusable evaluator that keeps its buffers between calls (local search calls it many times).
 class TimingModel {
@@ -57,24 +67,33 @@ class TimingModel {
 
  private:
   void run(const Order& order);
+  /// One iteration's replay with every device free from release_[d] on (spans, ends; no memory).
+  void replay(const Order& order);
+  /// The iteration objective as the engine measures it with two iterations (docs/iterations.md):
+  /// the end of the second minus the end of the first, each device starting the second when its
+  /// own first one ended (its step after its last op, after the barrier when there is one).
+  std::int64_t iteration_period(const Order& order);
+  /// When each device may start the next iteration after the replay in eval_; returns the
+  /// iteration's end (every device's step done).
+  std::int64_t iteration_end(std::vector<std::int64_t>& next_start) const;
   bool mark_memory_ops(const Order& order);
   bool advance_compute(std::int32_t d, const std::vector<Step>& ops);
   bool advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine);
-  void wake(std::int32_t d);
+  void wake_stage(std::int32_t stage);
   struct MemoryEvent {
     std::int64_t time;
     std::int64_t delta;
   };
   /// The memory change of one op on device d, and when it happens after the replay (F, R, L
   /// allocate at their start; B, W, O release at their end).
-  std::int64_t memory_delta(std::int32_t d, Step st) const;
-  std::int64_t memory_time(std::int32_t d, Step st) const;
+  std::int64_t memory_delta(Step st) const;
+  std::int64_t memory_time(Step st) const;
   /// Records `memory` after an allocation in the device's peak; true when it is the device's
   /// first allocation over the limit.
   bool first_over_limit(std::size_t device, std::int64_t memory);
   void account_memory(const Order& order);
   void account_device_with_copies(std::int32_t d, const std::vector<Step>& ops);
-  std::int64_t allocation_at_forward(std::int32_t d, std::int32_t j) const;
+  std::int64_t allocation_at_forward(std::int32_t stage, std::int32_t j) const;
 
   const Problem& problem_;
   const bool memory_ops_;  // the problem allows R, O, L
@@ -85,11 +104,15 @@ class TimingModel {
   std::vector<std::int64_t> free_;
   std::vector<std::int64_t> first_start_;
   std::vector<std::int32_t> queue_;
+  std::vector<std::size_t> expected_ops_;  // F, B, W per device (3 m per stage it holds)
   std::vector<char> queued_;
   std::vector<char> has_[kStepKinds];  // R, O, L present per (stage, microbatch)
   bool has_copies_ = false;
   bool malformed_ = false;
   std::vector<MemoryEvent> compute_events_, reload_events_, offload_events_;
+  std::vector<std::int64_t> release_;     // per device: when the replayed iteration may start
+  std::vector<std::int64_t> next_start_;  // per device: when the next iteration may start
+  Evaluation first_iteration_;            // scratch of the second replay (iteration objective)
 };
 
 }  // namespace bubblesim::optimizer

@@ -64,6 +64,7 @@ std::string out_of_memory_text(const OutOfMemory& o) {
 // What either replay of one iteration produced, before the metrics.
 struct Outcome {
   OpTimings timings;
+  std::vector<DeviceTimes> device_times;  // empty: from the timings
   std::vector<DeviceMemory> memory;
   std::vector<Time> exposed_comm, exposed_offload, blocked_send;
   std::vector<Bytes> offloaded;
@@ -106,13 +107,14 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
     const OpDuration duration = [&](std::int32_t d, std::uint32_t n) {
       return given.empty() ? cost_durations.on(index, in.stage_costs, index.op(d, n), d) : given[n];
     };
-    if (network->contention_free(index, in.stage_costs, duration)) {
-      ListReplay list(index, in, given.empty() ? nullptr : &given, *network, start.device_start);
+    if (network->contention_free(table, in.stage_costs, duration)) {
+      ListReplay list(table, in, given.empty() ? nullptr : &given, *network, start.device_start);
       Outcome o;
       o.timings = OpTimings(index.ops_per_device());
-      if (list.run(o.timings)) {
+      if (list.run(o.timings) && !network->contention_seen()) {
         o.memory = list.memory();
         o.exposed_comm = list.exposed_comm();
+        o.device_times = list.device_times();
         o.events = list.events();
         o.list_scheduled = true;
         o.next_transfer_id = start.first_transfer_id;
@@ -230,7 +232,9 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
     result.failure = out_of_memory_text(result.out_of_memory.front());
   }
   result.metrics =
-      compute_metrics(table, in.stage_costs, result.timings, peaks_of(o.memory), o.exposed_comm);
+      compute_metrics(table, in.stage_costs,
+                      o.device_times.empty() ? device_times(table, result.timings) : o.device_times,
+                      peaks_of(o.memory), o.exposed_comm);
   Metrics& m = result.metrics;
   for (const DeviceMemory& d : o.memory) m.peak_memory_time_per_device.push_back(d.total_peak_time);
   m.offloaded_bytes_per_device = o.offloaded;

@@ -28,6 +28,7 @@ struct LinkFault {
 };
 struct SyncPlan;      // sim/engine/gradient_sync.h
 class DurationModel;  // sim/engine/duration_model.h
+class ReplayScratch;  // sim/engine/list_replay.h
 
 /// The network a replay runs over: one alternative per network model (sim/engine/network/).
 /// No communication cost at all: a dependency arrives when its producer ends (the idealized
@@ -77,6 +78,8 @@ struct EngineInput {
   /// Whole iterations: how many, and what ends each (iteration_plan.h). Default: one replay.
   IterationPlan iterations;
   ReplayPath path = ReplayPath::Auto;
+  /// Arrays to reuse across replays (optional; one replay at a time per scratch).
+  std::shared_ptr<ReplayScratch> scratch;
 
   const TopologyNetwork* topology_network() const { return std::get_if<TopologyNetwork>(&network); }
 };

@@ -4,8 +4,20 @@
 
 namespace bubblesim {
 
+std::vector<DeviceTimes> device_times(const Table& table, const OpTimings& timings) {
+  std::vector<DeviceTimes> out(static_cast<std::size_t>(table.devices));
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    const auto row = timings[d];
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      if (row[i].end < Time::zero()) continue;  // never ran (deadlock)
+      out[d].add(table.device_ops[d][i].kind, row[i].start, row[i].end);
+    }
+  }
+  return out;
+}
+
 Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_costs,
-                        const OpTimings& timings, const MemoryPeaks& peaks,
+                        const std::vector<DeviceTimes>& times, const MemoryPeaks& peaks,
                         const std::vector<Time>& exposed_comm) {
   Metrics m;
   const auto devices = static_cast<std::size_t>(table.devices);
@@ -13,19 +25,11 @@ Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_
   m.span_per_device.assign(devices, Time::zero());
   Time total_busy;
   for (std::size_t d = 0; d < devices; ++d) {
-    Time first = Time::max(), last = Time::zero();
-    for (std::size_t i = 0; i < table.device_ops[d].size(); ++i) {
-      const OpTiming& t = timings[d][i];
-      if (t.end < Time::zero()) continue;  // never ran (deadlock)
-      m.makespan = std::max(m.makespan, t.end);
-      const Op& op = table.device_ops[d][i];
-      if (stream_of(op.kind) != Stream::Compute) continue;
-      m.busy_per_device[d] += t.end - t.start;
-      if (op.kind == OpKind::Recompute) m.recompute_time += t.end - t.start;
-      first = std::min(first, t.start);
-      last = std::max(last, t.end);
-    }
-    if (first <= last) m.span_per_device[d] = last - first;
+    const DeviceTimes& t = times[d];
+    m.makespan = std::max(m.makespan, t.end);
+    m.busy_per_device[d] = t.busy;
+    m.recompute_time += t.recompute;
+    if (t.first <= t.last) m.span_per_device[d] = t.last - t.first;
     m.stage_span_max = std::max(m.stage_span_max, m.span_per_device[d]);
     total_busy += m.busy_per_device[d];
   }

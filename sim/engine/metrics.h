@@ -25,8 +25,28 @@ struct MemoryPeaks {
   std::vector<std::int64_t> activation_count;
 };
 
+/// What the metrics need from one device's timings (a replay may collect it as it goes).
+struct DeviceTimes {
+  Time busy;                 // compute ops' durations (recompute included)
+  Time recompute;            // R ops' durations
+  Time first = Time::max();  // first compute op's start
+  Time last;                 // last compute op's end
+  Time end;                  // latest end of any op (copies included)
+  /// One op that ran from `start` to `end`; `compute`: not a copy.
+  void add(OpKind kind, Time start, Time finish) {
+    if (finish > end) end = finish;
+    if (stream_of(kind) != Stream::Compute) return;
+    busy += finish - start;
+    if (kind == OpKind::Recompute) recompute += finish - start;
+    if (start < first) first = start;
+    if (finish > last) last = finish;
+  }
+};
+/// The DeviceTimes of every device from the timings (ops that never ran are skipped).
+std::vector<DeviceTimes> device_times(const Table& table, const OpTimings& timings);
+
 Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_costs,
-                        const OpTimings& timings, const MemoryPeaks& peaks,
+                        const std::vector<DeviceTimes>& times, const MemoryPeaks& peaks,
                         const std::vector<Time>& exposed_comm);
 
 }  // namespace bubblesim

@@ -7,7 +7,7 @@ OpIndex::OpIndex(const Table& table)
   const auto devices = static_cast<std::size_t>(table.devices);
   device_offset_.resize(devices + 1);
   std::uint32_t total = 0;
-  std::array<bool, 6> present{};
+  std::array<bool, 6>& present = present_;
   for (std::size_t d = 0; d < devices; ++d) {
     device_offset_[d] = total;
     total += static_cast<std::uint32_t>(table.device_ops[d].size());
@@ -21,9 +21,15 @@ OpIndex::OpIndex(const Table& table)
     }
   }
   device_offset_[devices] = total;
+}
+
+void OpIndex::build_slots() const {
+  const Table& table = *table_;
+  const auto devices = static_cast<std::size_t>(table.devices);
+  slots_built_ = true;
   const std::size_t slots = static_cast<std::size_t>(std::max(table.stages, 0)) * microbatches_;
-  for (std::size_t k = 0; k < present.size(); ++k) {
-    if (present[k]) slots_[k].assign(slots, kNone);
+  for (std::size_t k = 0; k < present_.size(); ++k) {
+    if (present_[k]) slots_[k].assign(slots, kNone);
   }
   auto put = [&](OpKind kind, std::int32_t s, std::int32_t j, std::uint32_t node) {
     if (s < 0 || s >= table.stages || j < 0 || j >= table.microbatches) return;

@@ -4,6 +4,8 @@
 // SimulationResult::timings), and a compact per-(stage, microbatch) index gives the node of
 // each (kind, stage, microbatch): 4 bytes per entry, and only for the kinds the table has (F
 // and B always; W, R, O, L when present). A fused F&B is found under both of its halves.
+// The per-(stage, microbatch) index is built on the first find() (the list replay, which reads
+// no graph, never asks: a run's replays then hold 4 bytes per op less).
 
 #include <array>
 #include <cstdint>
@@ -37,6 +39,7 @@ class OpIndex {
 
   /// The node of (kind, stage, microbatch) for F, B, W, R, O, L; kNone when the table has none.
   std::uint32_t find(OpKind kind, std::int32_t stage, std::int32_t microbatch) const {
+    if (!slots_built_) build_slots();
     const auto& slots = slots_[static_cast<std::size_t>(kind)];
     return slots.empty() ? kNone : slots[slot(stage, microbatch)];
   }
@@ -44,17 +47,20 @@ class OpIndex {
     return find(kind, stage, microbatch) != kNone;
   }
   /// Whether the table has any op of `kind` (F, B, W, R, O, L).
-  bool any(OpKind kind) const { return !slots_[static_cast<std::size_t>(kind)].empty(); }
+  bool any(OpKind kind) const { return present_[static_cast<std::size_t>(kind)]; }
   bool has_copies() const { return any(OpKind::Offload) || any(OpKind::Reload); }
 
  private:
   std::size_t slot(std::int32_t stage, std::int32_t microbatch) const {
     return static_cast<std::size_t>(stage) * microbatches_ + static_cast<std::size_t>(microbatch);
   }
+  void build_slots() const;
   const Table* table_;
   std::size_t microbatches_;
-  std::vector<std::uint32_t> device_offset_;         // first node of each device, then the end
-  std::array<std::vector<std::uint32_t>, 6> slots_;  // per kind F B W R O L; empty = none
+  std::vector<std::uint32_t> device_offset_;  // first node of each device, then the end
+  std::array<bool, 6> present_{};             // per kind F B W R O L
+  mutable bool slots_built_ = false;
+  mutable std::array<std::vector<std::uint32_t>, 6> slots_;  // per present kind, else empty
 };
 
 }  // namespace bubblesim

@@ -29,7 +29,7 @@ class YamlNode {
  public:
   YamlNode() = default;
   YamlNode(YAML::Node node, std::string file, std::string path)
-      : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
+      : node_(node), file_(std::move(file)), path_(std::move(path)) {}
   YamlNode(const YamlNode&) = default;
   YamlNode(YamlNode&&) = default;
   // YAML::Node::operator= writes through to the node it refers to (it would change the parsed

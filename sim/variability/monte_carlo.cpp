@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "sim/engine/engine.h"
+#include "sim/engine/list_replay.h"
 #include "sim/variability/sampled_durations.h"
 
 namespace bubblesim {
@@ -36,7 +37,9 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
       const std::size_t end =
           n * static_cast<std::size_t>(w + 1) / static_cast<std::size_t>(workers);
       if (begin == end) return;
-      Engine engine(input);
+      EngineInput own = input;
+      own.scratch = std::make_shared<ReplayScratch>();  // one replay at a time per scratch
+      Engine engine(std::move(own));
       for (std::size_t i = begin; i < end; ++i) {
         const SimulationResult r = engine.run(sample_durations(input, spec, i));
         out.samples[i] = SampleOutcome{r.status, r.metrics.makespan.seconds(),

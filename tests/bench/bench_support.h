@@ -9,6 +9,12 @@
 
 namespace bubblesim::bench {
 
+/// Heap bytes in use now, and the most in use since the last reset_heap_peak() (operator new and
+/// delete of the benchmark binary count them; bench_main.cpp).
+std::size_t heap_in_use();
+std::size_t heap_peak();
+void reset_heap_peak();
+
 inline StageCost unit_cost() {
   StageCost c;
   c.forward = Time::from_seconds(1e-3);

@@ -1,9 +1,16 @@
-// The optimizer's speed targets (issue 5): the heuristic on p = 16, m = 128 in under 30 s on one
-// core, p = 64, m = 512 in seconds, and the MILP proving optimality for p = 8, m = 16 at unit costs
-// and limit p M_B within 60 s; the search with offload / recompute decisions. Each iteration is a
-// fresh optimizer run (no generator cache).
+// The optimizer's benchmarks (issues 5 and 19), each a fresh optimizer run per iteration (no
+// generator cache):
 //   build/bin/bubblesim_bench --benchmark_filter=Optimizer
+// - OptimizerZbCurve/...: the bubble at every point of the zero-bubble heuristic's memory curve (1x
+//   to 3x p M_B on the paper's models) against the ZB repository's own scheduler
+//   (tests/data/zb_heuristic_curve.csv), with a fixed evaluation budget (deterministic);
+// - OptimizerTimeLimit/...: p = 16, m = 128, 1.5B costs, 1.25x p M_B: what 0.5 s and 10 s of wall
+//   clock give (the anytime search uses its time);
+// - OptimizerHeuristic, OptimizerOffload, OptimizerMilp*: speed and proof targets.
 #include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "bench_support.h"
 #include "schedules/optimizer/optimize.h"
@@ -13,28 +20,24 @@ namespace {
 using namespace bubblesim;
 
 optimizer::Problem problem(int p, int m, double f, double b, double w, double comm_ms,
-                           double limit_units) {
+                           double limit_units, std::int64_t mb = 1000, std::int64_t mw = 400) {
   optimizer::Problem pr;
-  pr.stages = p;
-  pr.microbatches = m;
-  pr.comm_ps = Time::from_seconds(comm_ms * 1e-3).ps();
+  pr.set_shape(p, m, optimizer::PlacementKind::Straight);
+  pr.set_uniform_comm(Time::from_seconds(comm_ms * 1e-3).ps());
   for (int s = 0; s < p; ++s) {
     pr.forward_ps.push_back(Time::from_seconds(f * 1e-3).ps());
     pr.backward_ps.push_back(Time::from_seconds(b * 1e-3).ps());
     pr.weight_ps.push_back(Time::from_seconds(w * 1e-3).ps());
-    pr.activation_bytes.push_back(1000);
-    pr.weight_grad_bytes.push_back(400);
-    pr.limit_bytes.push_back(static_cast<std::int64_t>(limit_units * 1000));
+    pr.activation_bytes.push_back(mb);
+    pr.weight_grad_bytes.push_back(mw);
+    pr.limit_bytes.push_back(static_cast<std::int64_t>(limit_units * static_cast<double>(mb)));
   }
   return pr;
 }
 
 /// Runs the optimizer once per benchmark iteration; the last outcome, for the counters.
 optimizer::OptimizeOutcome optimize_each(benchmark::State& state, const optimizer::Problem& pr,
-                                         optimizer::Method method, double time_limit_s) {
-  optimizer::OptimizeSettings s;
-  s.method = method;
-  s.time_limit_s = time_limit_s;
+                                         const optimizer::OptimizeSettings& s) {
   optimizer::OptimizeOutcome out;
   for (auto _ : state) {
     out = optimizer::optimize(pr, s);
@@ -43,18 +46,110 @@ optimizer::OptimizeOutcome optimize_each(benchmark::State& state, const optimize
   return out;
 }
 
+optimizer::OptimizeSettings settings(optimizer::Method method, double seconds,
+                                     std::int64_t evals = 0) {
+  optimizer::OptimizeSettings s;
+  s.method = method;
+  s.time_limit_s = seconds;
+  s.budget_evals = evals;
+  return s;
+}
+
 double bubble_span(const optimizer::Problem& pr, const optimizer::OptimizeOutcome& out) {
   return 1.0 - static_cast<double>(pr.work_ps(0)) / static_cast<double>(out.cost);
 }
 
-void OptimizerHeuristic(benchmark::State& state) {
-  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
-  // ZB Table 9's 1.5B times; limit 2p M_B.
-  const optimizer::Problem pr = problem(p, m, 18.522, 18.086, 9.337, 0.601, 2.0 * p);
-  const optimizer::OptimizeOutcome out = optimize_each(state, pr, optimizer::Method::Heuristic, 60);
-  state.counters["replays"] = static_cast<double>(out.heuristic.evaluations);
+void counters(benchmark::State& state, const optimizer::Problem& pr,
+              const optimizer::OptimizeOutcome& out) {
+  state.counters["evaluations"] = static_cast<double>(out.search.evaluations);
+  state.counters["restarts"] = static_cast<double>(out.search.restarts);
   state.counters["gap"] = out.gap;
   state.counters["bubble_span"] = bubble_span(pr, out);
+}
+
+// ZB Table 9 costs of one row of tests/data/zb_paper_table5_subset.csv and the model's M_W / M_B.
+struct ZbRow {
+  std::string model;
+  int p = 0, m = 0;
+  double tf = 0, tb = 0, tw = 0, tc = 0;
+};
+
+std::vector<std::string> data_lines(const std::string& file) {
+  std::ifstream in(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/" + file);
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') out.push_back(line);
+  if (!out.empty()) out.erase(out.begin());  // header
+  return out;
+}
+
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> c;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) c.push_back(cell);
+  return c;
+}
+
+optimizer::Problem zb_problem(const ZbRow& r, double factor) {
+  const double h = r.model == "1.5B" ? 2304 : 4096, a = r.model == "1.5B" ? 24 : 32, s = 1024;
+  const auto mb = static_cast<std::int64_t>(s * (34 * h + 5 * a * s));
+  const auto mw = static_cast<std::int64_t>(32 * s * h);
+  return problem(r.p, r.m, r.tf, r.tb, r.tw, r.tc, factor * r.p, mb, mw);
+}
+
+void register_zb_curve() {
+  std::vector<ZbRow> rows;
+  for (const std::string& line : data_lines("zb_paper_table5_subset.csv")) {
+    const auto c = cells(line);
+    rows.push_back({c[0], std::stoi(c[1]), std::stoi(c[2]), std::stod(c[3]), std::stod(c[4]),
+                    std::stod(c[5]), std::stod(c[6])});
+  }
+  for (const std::string& line : data_lines("zb_heuristic_curve.csv")) {
+    const auto c = cells(line);
+    const std::string model = c[0];
+    const int m = std::stoi(c[2]);
+    const double factor = std::stod(c[3]), peer = std::stod(c[5]);
+    for (const ZbRow& r : rows) {
+      if (r.model != model || r.m != m) continue;
+      const std::string name = "OptimizerZbCurve/" + model + "/m" + std::to_string(m) + "/x" + c[3];
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [r, factor, peer](benchmark::State& state) {
+            const optimizer::Problem pr = zb_problem(r, factor);
+            const auto out =
+                optimize_each(state, pr, settings(optimizer::Method::Heuristic, 600, 20000));
+            counters(state, pr, out);
+            state.counters["peer_bubble"] = peer;
+            state.counters["below_peer"] = bubble_span(pr, out) < peer - 5e-5 ? 1 : 0;
+          })
+          ->Unit(benchmark::kSecond)
+          ->Iterations(1);
+    }
+  }
+}
+
+const bool zb_curve_registered = (register_zb_curve(), true);
+
+// The anytime search uses its time: p = 16, m = 128, ZB Table 9's 1.5B times, 1.25x p M_B.
+void OptimizerTimeLimit(benchmark::State& state) {
+  const double seconds = static_cast<double>(state.range(0)) / 10.0;
+  const optimizer::Problem pr =
+      zb_problem(ZbRow{"1.5B", 16, 128, 18.522, 18.086, 9.337, 0.601}, 1.25);
+  const auto out = optimize_each(state, pr, settings(optimizer::Method::Heuristic, seconds));
+  counters(state, pr, out);
+  state.counters["cost_ms"] = static_cast<double>(out.cost) * 1e-9;
+  state.counters["bound_ms"] = static_cast<double>(out.lower_bound) * 1e-9;
+}
+BENCHMARK(OptimizerTimeLimit)->Arg(5)->Arg(100)->Unit(benchmark::kSecond)->Iterations(1);
+
+void OptimizerHeuristic(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  // ZB Table 9's 1.5B times; limit 2p M_B; a fixed evaluation budget.
+  const optimizer::Problem pr = problem(p, m, 18.522, 18.086, 9.337, 0.601, 2.0 * p);
+  const auto out = optimize_each(state, pr, settings(optimizer::Method::Heuristic, 600, 2000));
+  counters(state, pr, out);
 }
 BENCHMARK(OptimizerHeuristic)
     ->Args({16, 128})
@@ -73,14 +168,12 @@ void OptimizerOffload(benchmark::State& state) {
   pr.h2d_ps.assign(static_cast<std::size_t>(p), copy);
   pr.recompute_ps = pr.forward_ps;
   pr.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
-  const optimizer::OptimizeOutcome out =
-      optimize_each(state, pr, optimizer::Method::Heuristic, 600);
-  state.counters["replays"] = static_cast<double>(out.heuristic.evaluations);
+  const auto out = optimize_each(state, pr, settings(optimizer::Method::Heuristic, 600, 20000));
+  counters(state, pr, out);
   state.counters["offloaded"] =
       static_cast<double>(out.plan.count(optimizer::ActivationChoice::Offloaded));
   state.counters["recomputed"] =
       static_cast<double>(out.plan.count(optimizer::ActivationChoice::Recomputed));
-  state.counters["bubble_span"] = bubble_span(pr, out);
 }
 BENCHMARK(OptimizerOffload)
     ->Args({8, 24})
@@ -91,19 +184,19 @@ BENCHMARK(OptimizerOffload)
 void OptimizerMilpProof(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   const optimizer::Problem pr = problem(p, m, 1, 1, 1, 0, p);
-  const optimizer::OptimizeOutcome out = optimize_each(state, pr, optimizer::Method::Milp, 60);
+  const auto out = optimize_each(state, pr, settings(optimizer::Method::Milp, 60, 2000));
   state.counters["proven_optimal"] = out.proven_optimal ? 1 : 0;
   state.counters["gap"] = out.gap;
 }
 BENCHMARK(OptimizerMilpProof)->Args({8, 16})->Unit(benchmark::kSecond)->Iterations(1);
 
-// Uneven stage costs, so the heuristic does not meet the certified bound and CBC has to work.
+// Uneven stage costs, so the search does not meet the certified bound and CBC has to work.
 void OptimizerMilpUneven(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   optimizer::Problem pr = problem(p, m, 1.0, 1.3, 0.7, 0.1, p);
   for (int s = 0; s < p; ++s)
     pr.forward_ps[static_cast<std::size_t>(s)] += Time::from_seconds(s * 0.05e-3).ps();
-  const optimizer::OptimizeOutcome out = optimize_each(state, pr, optimizer::Method::Milp, 60);
+  const auto out = optimize_each(state, pr, settings(optimizer::Method::Milp, 60, 2000));
   state.counters["proven_optimal"] = out.proven_optimal ? 1 : 0;
   state.counters["gap"] = out.gap;
   state.counters["binaries"] = static_cast<double>(out.milp.binaries);

@@ -62,7 +62,7 @@ TEST_CASE("explain optimized SCENARIO compares with every baseline at the same b
   Result text = run(std::string("explain optimized ") + kSmall);
   REQUIRE(text.code == 0);
   CHECK(text.err.empty());
-  CHECK(text.out.find("formula: optimized by heuristic") != std::string::npos);
+  CHECK(text.out.find("formula: optimized by search") != std::string::npos);
   CHECK(text.out.find("memory decisions of optimized") != std::string::npos);
   CHECK(text.out.find("memory budget 4GiB per device") != std::string::npos);
   // Every baseline has a row: the one the scenario lists (gpipe) and the three added ones.
@@ -82,7 +82,7 @@ TEST_CASE("explain optimized SCENARIO compares with every baseline at the same b
   CHECK(j["explain_schema_version"] == 1);
   CHECK(j["schedule"] == "optimized");
   CHECK(j["listed"] == true);
-  CHECK(j["formula"]["note"].get<std::string>().find("optimized by heuristic") == 0);
+  CHECK(j["formula"]["note"].get<std::string>().find("optimized by search") == 0);
   std::set<std::string> names;
   for (const nlohmann::json& r : j["comparison"]) names.insert(r["schedule"].get<std::string>());
   CHECK(names == std::set<std::string>{"optimized", "gpipe", "1f1b", "zb-h1", "zb-h2"});
@@ -212,7 +212,8 @@ TEST_CASE(
   CHECK(d.code == 0);
   CHECK(d.out.find("entry: 1f1b (not listed in the scenario: the generator's defaults)") !=
         std::string::npos);
-  CHECK_FALSE(text_row(d.out, "optimized(time_limit=10s,method=heuristic)").empty());
+  CHECK_FALSE(
+      text_row(d.out, "optimized(time_limit=10s,budget_evals=2000,method=heuristic)").empty());
 }
 
 TEST_CASE("explain_schedule skips a default baseline whose generator refuses the scenario") {

@@ -83,7 +83,7 @@ std::vector<std::string> polylines(const std::string& html, const std::string& l
 }
 
 const std::string kSpec = "tests/cli/sweep_plot/budget.yaml";
-const std::string kOptimized = "optimized(method=heuristic,evaluations=200)";
+const std::string kOptimized = "optimized(budget_evals=200,method=heuristic)";
 
 }  // namespace
 

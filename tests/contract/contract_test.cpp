@@ -75,7 +75,7 @@ TEST_CASE("every registered generator and the example plugin satisfy the contrac
       // The contract checks the tables, not the search: the heuristic with a short local search
       // keeps the grid fast (the MILP and the search quality have their own tests).
       g.params.set("method", std::string("heuristic"));
-      g.params.set("evaluations", std::int64_t{50});
+      g.params.set("budget_evals", std::int64_t{50});
     }
     ContractStats stats;
     std::vector<ContractFailure> failures =

@@ -14,12 +14,16 @@
 
 namespace bubblesim::testing {
 
+/// The search's evaluation budget in tests: deterministic, and small enough for the ASan build.
+inline constexpr std::int64_t kTestEvaluations = 3000;
+
 inline GeneratorInput input(int p, int m, const StageCost& c, Time comm, double units,
                             const std::string& method = "auto") {
   GeneratorInput in = generator_input(p, m, c);
   in.delay = comm;
   in.params.set("budget_units", units);
   in.params.set("method", method);
+  in.params.set("budget_evals", kTestEvaluations);
   return in;
 }
 
@@ -41,9 +45,8 @@ inline SimulationResult replay_budget(const Table& t, const StageCost& c, Time c
 inline optimizer::Problem problem_of(const GeneratorInput& in, double units,
                                      std::optional<Bandwidth> link = std::nullopt) {
   optimizer::Problem pr;
-  pr.stages = in.devices;
-  pr.microbatches = in.microbatches;
-  pr.comm_ps = in.delay.ps();
+  pr.set_shape(in.devices, in.microbatches, optimizer::PlacementKind::Straight);
+  pr.set_uniform_comm(in.delay.ps());
   for (const StageCost& c : in.costs.stages) {
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());
@@ -82,7 +85,8 @@ inline optimizer::Order order_of(const Table& t) {
   };
   optimizer::Order order(static_cast<std::size_t>(t.devices));
   for (std::size_t d = 0; d < order.size(); ++d)
-    for (const Op& op : t.device_ops[d]) order[d].push_back({kind(op.kind), op.microbatch});
+    for (const Op& op : t.device_ops[d])
+      order[d].push_back({kind(op.kind), op.stage, op.microbatch});
   return order;
 }
 

@@ -172,7 +172,7 @@ TEST_CASE("transfer jitter stretches the fixed delay; it needs a transfer cv") {
 TEST_CASE("a sample replays the same on the list-scheduling path and the event loop") {
   const StageCost c = stage_cost_ms(1.0, 1.5, 0.8);
   auto spec = std::make_shared<VariabilitySpec>();
-  spec->cv = {0.05, 0.05, 0.08, 0.0, 0.4};
+  spec->cv = {0.05, 0.05, 0.08, 0.0, 0.0};
   spec->within_device = 0.2;
   for (const char* name : {"1f1b", "zb-h2", "interleaved-1f1b", "zb-v"}) {
     CAPTURE(name);
@@ -186,4 +186,17 @@ TEST_CASE("a sample replays the same on the list-scheduling path and the event l
     CHECK_FALSE(loop.list_scheduled);
     check_identical(fast, loop);
   }
+}
+
+TEST_CASE("jittered transfers are replayed by the event loop (each transfer labelled)") {
+  const StageCost c = stage_cost_ms(1.0, 1.5, 0.8);
+  auto spec = std::make_shared<VariabilitySpec>();
+  spec->cv = {0.05, 0.05, 0.08, 0.0, 0.4};
+  const Table t = generate("1f1b", 4, 8, c);
+  EngineInput in = input_for(t, c, FixedDelayNetwork{Time::from_seconds(0.3e-3)});
+  in.durations = sample_durations(in, spec, 5);
+  const SimulationResult a = simulate(in);
+  CHECK_FALSE(a.list_scheduled);
+  in.path = ReplayPath::EventLoop;
+  check_identical(a, simulate(in));
 }

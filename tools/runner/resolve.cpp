@@ -52,6 +52,28 @@ OffloadBandwidths offload_bandwidths(const Scenario& scenario) {
   return out;
 }
 
+RouteEstimates route_estimates(const Scenario& scenario) {
+  RouteEstimates out;
+  const CommunicationSpec& comm = scenario.communication;
+  if (comm.kind == CommunicationKind::FixedDelay || !comm.topology) return out;
+  const Topology& topo = *comm.topology;
+  const std::size_t p = comm.placement.size();
+  out.bandwidth.assign(p * p, Bandwidth::bytes_per_second(0.0));
+  out.latency.assign(p * p, Time::zero());
+  for (std::size_t a = 0; a < p; ++a) {
+    for (std::size_t b = 0; b < p; ++b) {
+      if (a == b) continue;
+      const std::optional<Route> r = topo.route(comm.placement[a], comm.placement[b]);
+      if (!r || r->links.empty()) continue;
+      double bw = topo.link_bandwidth(r->links.front()).bytes_per_second();
+      for (LinkId l : r->links) bw = std::min(bw, topo.link_bandwidth(l).bytes_per_second());
+      out.bandwidth[a * p + b] = Bandwidth::bytes_per_second(bw);
+      out.latency[a * p + b] = r->latency;
+    }
+  }
+  return out;
+}
+
 /// Whole-stage gradient bytes before the TP split: explicit, from the transformer (fp32
 /// gradients, Megatron's main_grad: 4 bytes per parameter), or from static memory (4 of its 18
 /// bytes per parameter are the fp32 gradient).
@@ -215,6 +237,7 @@ ResolvedScenario resolve(const Scenario& scenario) {
   r.costs = scenario.costs;
   r.memory_budget = budget_per_device(scenario);
   r.offload = offload_bandwidths(scenario);
+  r.routes = route_estimates(scenario);
   if (!scenario.file.empty()) r.base_dir = scenario_base_dir(scenario.file);
   resolve_parallelism(scenario, r);
   r.optimizer_step = optimizer_steps(scenario, r);
@@ -239,6 +262,11 @@ GeneratorInput make_generator_input(const ResolvedScenario& resolved, const Para
   in.base_dir = resolved.base_dir;
   in.offload_d2h = resolved.offload.d2h;
   in.offload_h2d = resolved.offload.h2d;
+  in.route_bandwidth = resolved.routes.bandwidth;
+  in.route_latency = resolved.routes.latency;
+  in.optimizer_step = resolved.optimizer_step;
+  in.iteration_barrier = scenario.iteration.barrier;
+  if (in.iteration_barrier == IterationBarrier::Global) in.barrier_time = resolved.barrier;
   return in;
 }
 

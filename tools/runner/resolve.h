@@ -7,6 +7,7 @@
 //   sync           gradient bytes, optimizer time and TP times per stage (docs/parallelism.md)
 //   offload        per device, the bandwidth of the route to and from its host (or
 //                  memory.offload.bandwidth under fixed-delay)
+//   routes         per ordered device pair, the route's bottleneck bandwidth and latency
 //   iterations     the optimizer step per stage and, per device, what ends an iteration
 //                  (docs/iterations.md)
 // make_generator_input and make_engine_input build the inputs from it; nothing else derives them.
@@ -33,6 +34,13 @@ struct OffloadBandwidths {
   std::vector<Bandwidth> d2h, h2d;
 };
 
+/// With a topology: per ordered device pair (a * p + b), the bottleneck bandwidth and latency of
+/// the route from device a to device b. Empty under fixed-delay communication.
+struct RouteEstimates {
+  std::vector<Bandwidth> bandwidth;
+  std::vector<Time> latency;
+};
+
 /// Per pipeline stage of the p-way split (docs/parallelism.md); empty without parallelism.
 struct SyncCosts {
   std::vector<Bytes> gradient_bytes;          // per GPU, after the TP split
@@ -47,6 +55,7 @@ struct ResolvedScenario {
   CostProfile costs;                 // per pipeline stage, as generators and the engine see them
   std::vector<Bytes> memory_budget;  // per device; empty = no budget
   OffloadBandwidths offload;
+  RouteEstimates routes;
   SyncCosts sync;
   /// Per pipeline stage: the optimizer step of one GPU holding it (costs.optimizer_step, else
   /// Adam's pass over the stage's static memory at cluster.gpu.memory_bandwidth); empty when

@@ -9,6 +9,7 @@
 #include "schedules/passes/memory_passes.h"
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/list_replay.h"
 
 namespace bubblesim {
 namespace {
@@ -169,27 +170,46 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     run.has_formula =
         run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();
   }
-  run.ideal = simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized));
-  ++run.replays;
-  const EngineInput simulated =
-      make_engine_input(resolved, run.table, run.stage_costs, Replay::Simulated);
-  EngineInput fault_free =
-      make_engine_input(resolved, run.table, run.stage_costs, Replay::FaultFree);
+  // The replays share their working arrays: the second finds the first's pages (no fresh
+  // memory to fault in) and the run's peak holds one set, not one per replay.
+  const auto scratch = std::make_shared<ReplayScratch>();
+  auto input = [&](Replay replay) {
+    EngineInput engine_input = make_engine_input(resolved, run.table, run.stage_costs, replay);
+    engine_input.scratch = scratch;
+    return engine_input;
+  };
+  run.ideal = simulate(input(Replay::Idealized));
+  const EngineInput simulated = input(Replay::Simulated);
+  EngineInput fault_free = input(Replay::FaultFree);
   Engine engine(simulated);
   for (EngineObserver* o : observers) engine.add_observer(o);
   if (scenario.variability) {
-    // 4. Variability (docs/variability.md): the Monte Carlo samples, then the median sample again
-    // for the observers and the per-op outputs, and the replay without noise.
+    // 4. Variability (docs/variability.md): the Monte Carlo samples (each worker with its own
+    // scratch), then the median sample again for the observers and the per-op outputs, and the
+    // replay without noise.
     auto spec = std::make_shared<const VariabilitySpec>(*scenario.variability);
     run.monte_carlo = run_monte_carlo(simulated, spec, scenario.threads);
     const std::uint64_t median = run.monte_carlo->median_sample;
     run.simulation = engine.run(sample_durations(simulated, spec, median));
     run.noiseless = simulate(simulated);
-    run.replays += static_cast<std::int32_t>(spec->samples) + 2;
+    run.replays += static_cast<std::int32_t>(spec->samples) + 3;
     fault_free.durations = sample_durations(fault_free, spec, median);
   } else {
     run.simulation = engine.run();
-    ++run.replays;
+    run.replays += 2;
+  }
+  // A planning generator's own estimates against the replay (docs/optimizer.md).
+  if (run.simulation.status == RunStatus::Ok) {
+    auto compare = [&](const char* what, const std::optional<Time>& planned, Time replayed) {
+      if (!planned) return;
+      const double p = planned->seconds(), r = replayed.seconds();
+      run.formula.note += fmt::format(
+          "; the plan's own estimate of the {} {:.6g} ms, the replay's {:.6g} ms ({:+.3g}%)", what,
+          p * 1e3, r * 1e3, r > 0 ? 100.0 * (p - r) / r : 0.0);
+    };
+    compare("stage span", run.formula.planned_stage_span, run.simulation.metrics.stage_span_max);
+    compare("iteration time", run.formula.planned_iteration_time,
+            run.simulation.metrics.iteration_time);
   }
   if (scenario.faults.any()) {
     run.fault_free = simulate(std::move(fault_free));

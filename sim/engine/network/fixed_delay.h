@@ -14,7 +14,7 @@ class NoCost final : public NetworkModel {
   std::optional<Time> send(std::int32_t, std::int32_t, Bytes, std::uint32_t, Time now) override {
     return now;
   }
-  bool contention_free(const OpIndex&, const std::vector<StageCost>&, const OpDuration&) override {
+  bool contention_free(const Table&, const std::vector<StageCost>&, const OpDuration&) override {
     return true;
   }
 };
@@ -27,7 +27,7 @@ class FixedDelay final : public NetworkModel {
                            Time now) override {
     return now + transfer_delay(from, to, delay_);
   }
-  bool contention_free(const OpIndex&, const std::vector<StageCost>&, const OpDuration&) override {
+  bool contention_free(const Table&, const std::vector<StageCost>&, const OpDuration&) override {
     return true;
   }
   /// None while transfer delays are jittered: each transfer's delay is then its own.

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <stdexcept>
-
-#include "sim/engine/op_index.h"
 
 namespace bubblesim {
 namespace {
@@ -66,8 +65,24 @@ FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
 
 void FlowNetwork::begin(NetworkSink& sink) {
   NetworkModel::begin(sink);
-  for (std::size_t f = 0; f < faults_.size(); ++f)
-    sink.schedule_network(faults_[f].at, kFaultBit | static_cast<std::uint32_t>(f));
+  if (fault_order_.size() != faults_.size()) {
+    fault_order_.resize(faults_.size());
+    for (std::size_t f = 0; f < faults_.size(); ++f) fault_order_[f] = f;
+    std::stable_sort(fault_order_.begin(), fault_order_.end(),
+                     [&](std::size_t a, std::size_t b) { return faults_[a].at < faults_[b].at; });
+  }
+}
+
+// Faults are at absolute times of the whole run and change link capacities for good. They are
+// applied lazily: when a flow starts, and at a check scheduled for the next fault while flows are
+// in flight. A fault with nothing in flight is the same applied later, so a replay that ends
+// (the last op of an iteration) leaves the rest for the next iteration's replay.
+void FlowNetwork::apply_faults_until(Time now) {
+  while (next_fault_ < fault_order_.size() && faults_[fault_order_[next_fault_]].at <= now) {
+    const LinkFault& fault = faults_[fault_order_[next_fault_++]];
+    flows_.set_link_capacity(fault.link, fault.bytes_per_second,
+                             std::max(fault.at, flows_.last_update()));
+  }
 }
 
 std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes bytes,
@@ -110,6 +125,7 @@ void FlowNetwork::add_timer(Time at, std::uint32_t token) { sink_->sync_token(to
 
 void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pending pending,
                              Time now) {
+  apply_faults_until(now);
   const auto id = static_cast<std::size_t>(flows_.add(links, bytes, now));
   if (pending_.size() <= id) pending_.resize(id + 1);
   pending_[id] = pending;
@@ -132,24 +148,26 @@ Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes byte
   for (LinkId l : route.links) {
     link_busy_[static_cast<std::size_t>(l)] += finish - now;
     link_bytes_[static_cast<std::size_t>(l)] += bytes.count();
+    if (checked_) link_intervals_[static_cast<std::size_t>(l)].emplace_back(now.ps(), finish.ps());
   }
   return finish;
 }
 
-bool FlowNetwork::contention_free(const OpIndex& index, const std::vector<StageCost>& costs,
+bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCost>& costs,
                                   const OpDuration& duration) {
-  if (index.has_copies() || !faults_.empty()) return false;
-  const Table& table = index.table();
+  if (!faults_.empty()) return false;
   const std::size_t pairs = static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_);
   std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), pairs);
   std::vector<Time> longest(pairs, Time::zero()), shortest_sender(pairs, Time::max());
   std::vector<double> rate(pairs, 0.0);
   std::array<std::size_t, 2> sent{};  // pairs the current op sends over
   std::size_t sends = 0;
-  // A transfer of `bytes` from device `from` (op n) to the device of (s, j), if that op exists.
-  auto transfer = [&](std::int32_t from, std::uint32_t n, OpKind kind, std::int32_t s,
-                      std::int32_t j, Bytes bytes) {
-    if (s < 0 || s >= table.stages || !index.has(kind, s, j) || bytes <= Bytes::zero()) return true;
+  bool exclusive = true;  // no link shared by two pairs, no pair sending twice at once
+  // A transfer of `bytes` from device `from` (op n) to the device of (s, j); the consumer is
+  // assumed present (counting one too many only makes the answer more cautious).
+  auto transfer = [&](std::int32_t from, std::uint32_t n, std::int32_t s, std::int32_t j,
+                      Bytes bytes) {
+    if (s < 0 || s >= table.stages || bytes <= Bytes::zero()) return true;
     const std::int32_t to = table.placement.device_of(s, j);
     if (to == from) return true;
     const std::optional<Route>& route = route_between(from, to);
@@ -157,16 +175,18 @@ bool FlowNetwork::contention_free(const OpIndex& index, const std::vector<StageC
     const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
                              static_cast<std::size_t>(to);
     if (std::find(sent.begin(), sent.begin() + static_cast<std::ptrdiff_t>(sends), pair) !=
-        sent.begin() + static_cast<std::ptrdiff_t>(sends))
-      return false;
-    sent[sends++] = pair;
+        sent.begin() + static_cast<std::ptrdiff_t>(sends)) {
+      exclusive = false;  // two sends at once on one route: the check after the replay sees it
+    } else {
+      sent[sends++] = pair;
+    }
     if (rate[pair] == 0.0) {  // the pair's first transfer: claim its links
       double r = flows_.link_capacity(route->links.front());
       for (LinkId l : route->links) {
         r = std::min(r, flows_.link_capacity(l));
         std::size_t& o = owner[static_cast<std::size_t>(l)];
-        if (o != pairs && o != pair) return false;
-        o = pair;
+        if (o != pairs && o != pair) exclusive = false;  // a link shared by two pairs
+        if (o == pairs) o = pair;
       }
       if (!(r > 0.0)) return false;
       rate[pair] = r;
@@ -180,50 +200,72 @@ bool FlowNetwork::contention_free(const OpIndex& index, const std::vector<StageC
   auto cost = [&](std::int32_t s) -> const StageCost& {
     return costs[static_cast<std::size_t>(s)];
   };
+  std::uint32_t n = 0;
   for (std::int32_t d = 0; d < table.devices; ++d) {
-    for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n) {
-      const Op& op = index.op(d, n);
+    for (const Op& op : table.device_ops[static_cast<std::size_t>(d)]) {
+      if (stream_of(op.kind) != Stream::Compute) return false;  // copies: the event loop's
       sends = 0;
       // The only edges that cross devices (dependencies.h): F(s) -> F(s+1) and B(s) -> B(s-1).
       if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward) {
-        if (!transfer(d, n, OpKind::Forward, op.stage + 1, op.microbatch, cost(op.stage).p2p))
-          return false;
+        if (!transfer(d, n, op.stage + 1, op.microbatch, cost(op.stage).p2p)) return false;
       }
       const bool fused = op.kind == OpKind::ForwardBackward;
       if (op.kind == OpKind::Backward || fused) {
         const std::int32_t s = fused ? op.backward_stage : op.stage;
         const std::int32_t j = fused ? op.backward_microbatch : op.microbatch;
-        if (s > 0 && !transfer(d, n, OpKind::Backward, s - 1, j, cost(s - 1).p2p)) return false;
+        if (s > 0 && !transfer(d, n, s - 1, j, cost(s - 1).p2p)) return false;
       }
+      ++n;
     }
   }
   for (std::size_t pair = 0; pair < pairs; ++pair) {
-    if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) return false;
+    if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) exclusive = false;
   }
   uncontended_ = true;
   route_rate_ = std::move(rate);
-  link_busy_.assign(static_cast<std::size_t>(topology_.link_count()), Time::zero());
-  link_bytes_.assign(static_cast<std::size_t>(topology_.link_count()), 0);
+  const auto links = static_cast<std::size_t>(topology_.link_count());
+  link_busy_.assign(links, Time::zero());
+  link_bytes_.assign(links, 0);
+  // Not proven: every lone transfer records its interval on each link of its route, and
+  // contention_seen() looks for two that meet.
+  checked_ = !exclusive;
+  link_intervals_.assign(checked_ ? links : 0, {});
   return true;
+}
+
+bool FlowNetwork::contention_seen() {
+  if (!checked_) return false;
+  for (auto& intervals : link_intervals_) {
+    if (!std::is_sorted(intervals.begin(), intervals.end()))
+      std::sort(intervals.begin(), intervals.end());
+    std::int64_t busy_until = std::numeric_limits<std::int64_t>::min();
+    for (const auto& [start, finish] : intervals) {
+      // Meeting at an instant counts too: which of a finish and a start at the same time the
+      // event loop handles first decides whether the two flows share.
+      if (start <= busy_until) return true;
+      busy_until = std::max(busy_until, finish);
+    }
+  }
+  return false;
 }
 
 void FlowNetwork::schedule_check() {
   ++version_;
-  if (std::optional<Time> t = flows_.next_completion()) sink_->schedule_network(*t, version_);
+  std::optional<Time> t = flows_.next_completion();
+  if (next_fault_ < fault_order_.size() && flows_.active_flows() > 0) {
+    const Time fault = std::max(faults_[fault_order_[next_fault_]].at, flows_.last_update());
+    t = t ? std::min(*t, fault) : fault;
+  }
+  if (t) sink_->schedule_network(*t, version_);
 }
 
 void FlowNetwork::on_event(std::uint32_t payload, Time now) {
-  if (payload & kFaultBit) {
-    const LinkFault& fault = faults_[payload & ~kFaultBit];
-    flows_.set_link_capacity(fault.link, fault.bytes_per_second, now);
-    schedule_check();  // rates changed: the next completion moved
-  } else if (payload == version_) {
-    on_check(now);
-  }
+  if (payload == version_) on_check(now);
 }
 
 void FlowNetwork::on_check(Time now) {
   flows_.complete_finished(now, finished_);
+  apply_faults_until(now);  // after the flows that finish at `now`: rates change from here on
   for (MaxMinFlows::FlowId f : finished_) {
     const Pending p = pending_[static_cast<std::size_t>(f)];
     switch (p.kind) {

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/collectives.h"
@@ -36,13 +37,18 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   FlowPort* sync_port() override { return this; }
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
-  /// True when the graph has no copies, the network no faults, every directed link carries the
-  /// transfers of at most one device pair, an op sends at most once per pair, and on every pair
-  /// the longest transfer (alone on its route) is shorter than the shortest op that sends over
-  /// it: consecutive sends of a pair are at least one such op apart, so they never overlap.
+  /// True when the graph has no copies and the network no faults. Proven when every directed
+  /// link carries the transfers of at most one device pair, an op sends at most once per pair,
+  /// and on every pair the longest transfer (alone on its route) is shorter than the shortest op
+  /// that sends over it: consecutive sends of a pair are at least one such op apart, so they
+  /// never overlap. Otherwise provisional: contention_seen() checks the replay's transfers.
   /// From then on send() computes arrivals of lone flows without the solver.
-  bool contention_free(const OpIndex& index, const std::vector<StageCost>& costs,
+  bool contention_free(const Table& table, const std::vector<StageCost>& costs,
                        const OpDuration& duration) override;
+  /// After a provisional contention_free(): whether two transfers were on one link at the same
+  /// time (or one started as the other ended). Sorts each link's intervals (16 bytes per
+  /// transfer and link, kept only in the provisional case).
+  bool contention_seen() override;
 
  private:
   struct Pending {
@@ -59,13 +65,15 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
   Time lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now);
   void schedule_check();
+  void apply_faults_until(Time now);
   void on_check(Time now);
 
-  static constexpr std::uint32_t kFaultBit = 0x80000000u;  // event payload: a link fault's index
   const Topology& topology_;
   std::vector<VertexId> device_vertex_;
   std::int32_t devices_;
   std::vector<LinkFault> faults_;
+  std::vector<std::size_t> fault_order_;  // faults_ by time
+  std::size_t next_fault_ = 0;            // into fault_order_: the first not applied yet
   MaxMinFlows flows_;
   std::uint32_t version_ = 0;     // of the pending completion check; older ones are stale
   std::vector<Pending> pending_;  // by flow id
@@ -78,6 +86,8 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   bool uncontended_ = false;
   std::vector<double> route_rate_;  // [from * devices + to], bytes/s of a lone flow
   std::vector<Time> link_busy_;
+  bool checked_ = false;  // contention_free was provisional: intervals are recorded
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> link_intervals_;  // per link
   std::vector<std::int64_t> link_bytes_;
 };
 

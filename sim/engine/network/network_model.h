@@ -28,10 +28,10 @@ namespace bubblesim {
 
 class DurationModel;
 class FlowPort;
-class OpIndex;
 struct StageCost;
+struct Table;
 
-/// The duration of node n on device d (a replay's durations).
+/// The duration of node n (device-major numbering) on device d, for one replay.
 using OpDuration = std::function<Time(std::int32_t device, std::uint32_t node)>;
 struct EngineInput;
 
@@ -101,11 +101,15 @@ class NetworkModel {
   /// Whether no two transfers of `graph` can ever compete (share a link at the same time) with
   /// these durations. When it says so, every later send() knows its arrival at once (never
   /// nullopt) and report() stays exact: the engine may then replay by list scheduling
-  /// (list_replay.h) instead of the event loop. Decided per table and durations.
-  virtual bool contention_free(const OpIndex& /*index*/, const std::vector<StageCost>& /*costs*/,
+  /// (list_replay.h) instead of the event loop. Decided per table and durations, or
+  /// provisionally: then contention_seen() says after the replay whether it held.
+  virtual bool contention_free(const Table& /*table*/, const std::vector<StageCost>& /*costs*/,
                                const OpDuration& /*duration*/) {
     return false;
   }
+  /// After a list replay: true when two of its transfers met on a link, so its arrivals are
+  /// not what the event loop computes (the engine replays with the event loop instead).
+  virtual bool contention_seen() { return false; }
   /// The delay of every transfer when it is one constant (FixedDelay), so that a list-scheduling
   /// replay adds it without a call; nullopt otherwise.
   virtual std::optional<Time> fixed_delay() const { return std::nullopt; }
@@ -121,10 +125,10 @@ class NetworkModel {
     next_producer_ = producer;
     next_consumer_ = consumer;
   }
-
- protected:
   /// Whether transfer delays or copy times are stretched (set_jitter).
   bool jittered() const { return jitter_ != nullptr; }
+
+ protected:
   /// `delay` (a fixed delay or a route latency) of the labelled transfer from `from` to `to`,
   /// stretched by the jitter's factor for it.
   Time transfer_delay(std::int32_t from, std::int32_t to, Time delay) const;

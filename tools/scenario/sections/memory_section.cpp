@@ -158,11 +158,20 @@ void read_offload(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
   }
 }
 
+/// Without `memory.budget`, the GPU's own memory (`cluster.gpu.memory`) is every device's budget:
+/// a scenario that names its GPU is held to what the GPU has.
+void default_budget_to_gpu_memory(Scenario& sc) {
+  if (sc.memory.budget.empty() && sc.gpu && sc.gpu->memory) sc.memory.budget = {*sc.gpu->memory};
+}
+
 }  // namespace
 
 void read_memory_section(LoadContext& context, Scenario& sc) {
   std::optional<YamlNode> node = context.section("memory");
-  if (!node) return;
+  if (!node) {
+    default_budget_to_gpu_memory(sc);
+    return;
+  }
   DiagnosticList& diags = context.diags();
   MapReader m(*node, diags, {"budget", "host_capacity", "release", "offload", "recompute"});
   if (!node->is_map()) return;
@@ -193,6 +202,7 @@ void read_memory_section(LoadContext& context, Scenario& sc) {
   }
   if (auto n = m.get("recompute")) read_recompute(*n, sc, diags);
   if (auto n = m.get("offload")) read_offload(*n, sc, diags);
+  default_budget_to_gpu_memory(sc);
 }
 
 }  // namespace bubblesim

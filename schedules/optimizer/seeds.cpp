@@ -1,0 +1,162 @@
+#include "schedules/optimizer/seeds.h"
+
+#include <algorithm>
+#include <set>
+
+#include "schedules/optimizer/building_blocks.h"
+#include "schedules/optimizer/greedy.h"
+#include "schedules/optimizer/list_scheduler.h"
+
+namespace bubblesim::optimizer {
+
+Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor,
+                        std::int32_t rounds_factor) {
+  Order order(static_cast<std::size_t>(p));
+  for (std::int32_t r = 0; r < p; ++r) {
+    auto& ops = order[static_cast<std::size_t>(r)];
+    std::int32_t f = 0, b = 0, w = 0;
+    // warm-up: (p - r) for factor 1, 2(p - r) - 1 for factor 2
+    const std::int32_t warmup =
+        std::min(m, warmup_extra_factor * (p - r) - (warmup_extra_factor - 1));
+    while (f < warmup) ops.push_back({StepKind::F, r, f++});
+    for (std::int32_t k = 0; k < rounds_factor * r && f < m; ++k) {
+      ops.push_back({StepKind::B, r, b++});
+      ops.push_back({StepKind::F, r, f++});
+    }
+    while (f < m) {
+      ops.push_back({StepKind::B, r, b++});
+      ops.push_back({StepKind::W, r, w++});
+      ops.push_back({StepKind::F, r, f++});
+    }
+    while (b < m) {
+      ops.push_back({StepKind::B, r, b++});
+      ops.push_back({StepKind::W, r, w++});
+    }
+    while (w < m) ops.push_back({StepKind::W, r, w++});
+  }
+  return order;
+}
+
+Order zb_v_order(std::int32_t p, std::int32_t m) {
+  Order order(static_cast<std::size_t>(p));
+  const std::int32_t n = std::max(2 * p - 1, m);
+  for (std::int32_t r = 0; r < p; ++r) {
+    auto& ops = order[static_cast<std::size_t>(r)];
+    const std::int32_t s0 = r, s1 = 2 * p - 1 - r;
+    std::int32_t f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    auto emit = [&](StepKind k, std::int32_t s, std::int32_t j) {
+      if (j < m) ops.push_back({k, s, j});  // padding microbatches are idle slots
+    };
+    for (std::int32_t k = 0; k < 2 * (p - r) - 1; ++k) emit(StepKind::F, s0, f0++);
+    for (std::int32_t k = 0; k < r; ++k) {
+      emit(StepKind::F, s1, f1++);
+      emit(StepKind::F, s0, f0++);
+    }
+    for (std::int32_t k = 0; k < p - r; ++k) {
+      emit(StepKind::F, s1, f1++);
+      emit(StepKind::B, s1, b1);
+      emit(StepKind::W, s1, b1++);
+    }
+    while (f1 < f0 || f0 < n) {
+      if (f0 < n) emit(StepKind::F, s0, f0++);
+      emit(StepKind::B, s0, b0);
+      emit(StepKind::W, s0, b0++);
+      emit(StepKind::F, s1, f1++);
+      emit(StepKind::B, s1, b1);
+      emit(StepKind::W, s1, b1++);
+    }
+    std::int32_t w0 = b0, w1 = b1;
+    for (std::int32_t k = 0; k < r; ++k) {
+      emit(StepKind::B, s0, b0++);
+      emit(StepKind::B, s1, b1++);
+    }
+    for (std::int32_t k = 0; k < p - r; ++k) {
+      emit(StepKind::B, s0, b0++);
+      emit(StepKind::W, s0, w0++);
+    }
+    while (w1 < b1) emit(StepKind::W, s1, w1++);
+    while (w0 < b0) emit(StepKind::W, s0, w0++);
+  }
+  return order;
+}
+
+namespace {
+
+void list_seeds(const Problem& problem, std::vector<Seed>& out) {
+  const std::int32_t p = problem.devices, m = problem.microbatches;
+  // List scheduling at the limit and at smaller limits (multiples of p M_B below it), so a larger
+  // budget never has fewer candidates than a smaller one. With offload or recompute the order may
+  // hold more than the limit (fit_memory makes room), so larger limits are tried too.
+  const bool larger = problem.memory_ops_allowed();
+  std::set<std::int64_t> quarters;  // limit scale factors in quarters of p M_B
+  for (std::int64_t q = 4; q <= 4 * 4; q += 2) quarters.insert(q);
+  if (larger) quarters.insert({5, 7, 9, 20, 24, 32});
+  std::vector<std::vector<std::int64_t>> limits{problem.limit_bytes};
+  for (std::int64_t q : quarters) {
+    std::vector<std::int64_t> lim(problem.limit_bytes.size());
+    bool smaller = true;
+    for (std::size_t s = 0; s < lim.size(); ++s) {
+      lim[s] = q * p * problem.activation_bytes[s] / 4;
+      if (lim[s] >= problem.limit_bytes[s]) smaller = false;
+    }
+    if (smaller || larger) limits.push_back(lim);
+  }
+  if (larger) {
+    std::vector<std::int64_t> unlimited(problem.limit_bytes.size());
+    for (std::size_t s = 0; s < unlimited.size(); ++s)
+      unlimited[s] = m * problem.activation_bytes[s];
+    limits.push_back(unlimited);
+  }
+  const auto flags = all_list_flags();
+  for (std::size_t li = 0; li < limits.size(); ++li) {
+    Problem limited = problem;
+    limited.limit_bytes = limits[li];
+    for (std::size_t fi = 0; fi < flags.size(); ++fi) {
+      if (auto order = list_schedule(limited, flags[fi])) {
+        out.push_back({"list(limit " + std::to_string(li) + ", flags " + std::to_string(fi) + ")",
+                       std::move(*order)});
+      }
+    }
+  }
+}
+
+void greedy_seeds(const Problem& problem, std::vector<Seed>& out) {
+  const std::vector<GreedyRules> rules = greedy_rule_set();
+  // With offload or recompute, also without the limit (fit_memory makes room).
+  std::vector<Problem> variants{problem};
+  if (problem.memory_ops_allowed()) {
+    Problem unlimited = problem;
+    for (auto& l : unlimited.limit_bytes) l = std::numeric_limits<std::int64_t>::max() / 8;
+    variants.push_back(unlimited);
+  }
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    for (std::size_t k = 0; k < rules.size(); ++k) {
+      if (auto order = greedy_schedule(variants[v], rules[k])) {
+        out.push_back(
+            {"greedy(" + std::to_string(k) + (v > 0 ? ", unlimited)" : ")"), std::move(*order)});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Seed> seed_orders(const Problem& problem) {
+  std::vector<Seed> out;
+  const std::int32_t p = problem.devices, m = problem.microbatches;
+  if (problem.placement == PlacementKind::Straight) {
+    out.push_back({"1f1b-split", handcrafted_order(p, m, 1, 0)});
+    out.push_back({"zb-h1", handcrafted_order(p, m, 1, 1)});
+    out.push_back({"zb-h2", handcrafted_order(p, m, 2, 2)});
+    list_seeds(problem, out);
+  } else {
+    out.push_back({"zb-v", zb_v_order(p, m)});
+    std::vector<Order> blocks = building_block_orders(problem, 12);
+    for (std::size_t k = 0; k < blocks.size(); ++k)
+      out.push_back({"building block " + std::to_string(k), std::move(blocks[k])});
+  }
+  greedy_seeds(problem, out);
+  return out;
+}
+
+}  // namespace bubblesim::optimizer

@@ -1,0 +1,32 @@
+#pragma once
+// Starting orders of the search: handcrafted ones (1F1B with split backward, ZB-H1, ZB-H2 for the
+// straight placement; ZB-V for V), the zero-bubble list scheduler (straight, every flag
+// combination, at the limit and at smaller and, with offload or recompute, larger limits) and the
+// greedy list scheduler (any placement, a small rule set). Seeds may not fit the limit: the search
+// fits them (fit_memory) or drops them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedules/optimizer/problem.h"
+
+namespace bubblesim::optimizer {
+
+struct Seed {
+  std::string name;
+  Order order;  // F, B and W only
+};
+
+std::vector<Seed> seed_orders(const Problem& problem);
+
+/// Straight placement: warm-up `warmup(r)` forwards, `rounds(r)` (B, F) pairs, then (B, W, F)
+/// triples (SCHEDULES.md 4.6-4.7); factors (1, 0): 1F1B with split backward, (1, 1): ZB-H1,
+/// (2, 2): ZB-H2.
+Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor,
+                        std::int32_t rounds_factor);
+
+/// V placement: the ZB-V order of PyTorch's ScheduleZBVZeroBubble (SCHEDULES.md 4.10).
+Order zb_v_order(std::int32_t p, std::int32_t m);
+
+}  // namespace bubblesim::optimizer
