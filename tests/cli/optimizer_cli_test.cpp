@@ -103,3 +103,28 @@ TEST_CASE("objective: iteration plans the engine's iteration time under the scen
     }
   }
 }
+
+TEST_CASE("optimized under a topology: transfer times from the routes, the estimate in the note") {
+  // scenarios/optimizer/topology.yaml: 4 GPUs, NVLink within a pair and PCIe across, slow links.
+  Result r = run("run scenarios/optimizer/topology.yaml --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  double zb_h1 = -1;
+  int optimized = 0;
+  for (const auto& result : j.at("results")) {
+    const std::string label = result.at("label");
+    CAPTURE(label);
+    const double bubble = result["simulation"]["bubble_ratio_span"];
+    if (label == "zb-h1") zb_h1 = bubble;
+    if (label.rfind("optimized", 0) != 0) continue;
+    ++optimized;
+    REQUIRE(zb_h1 > 0);
+    CHECK(bubble < zb_h1);
+    // A straight pipeline's transfers never share a link here: the plan's own estimate is exact.
+    const std::string note = result["formula"]["note"];
+    const std::size_t estimate = note.find("the plan's own estimate of the stage span");
+    REQUIRE(estimate != std::string::npos);
+    CHECK(note.find("(+0%)", estimate) != std::string::npos);
+  }
+  CHECK(optimized == 2);
+}
