@@ -60,11 +60,30 @@ struct Formula {
   std::optional<Time> planned_iteration_time;
 };
 
-/// A user-facing problem with the input (m, p, v or a parameter does not fit the schedule).
-/// The message says what would fit. Carries no location; the scenario loader adds it.
+/// One number that decides why a generator cannot produce a table: {"activation limit",
+/// "3.7GiB"}.
+struct ConstraintFact {
+  std::string name;
+  std::string value;
+};
+
+/// The generator cannot produce a table within its constraints (m, p, v or a parameter does not
+/// fit the schedule; the optimizer is below its memory floor). The message says what would fit.
+/// The runner reports it as the outcome `infeasible` of that schedule (the others still run), with
+/// `facts()`, the numbers that decide it, and `remedy()`, what to change in the settings given;
+/// both may be empty. Carries no location; the runner adds the schedule entry's.
 class ScheduleConstraintError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
+  ScheduleConstraintError(const std::string& what, std::vector<ConstraintFact> facts,
+                          std::string remedy)
+      : std::invalid_argument(what), facts_(std::move(facts)), remedy_(std::move(remedy)) {}
+  const std::vector<ConstraintFact>& facts() const { return facts_; }
+  const std::string& remedy() const { return remedy_; }
+
+ private:
+  std::vector<ConstraintFact> facts_;
+  std::string remedy_;
 };
 
 struct GeneratorInfo {
