@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "schedules/parameter.h"
+#include "schedules/replay_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/bytes.h"
@@ -35,9 +36,12 @@ struct GeneratorInput {
   /// contention); empty under fixed-delay communication.
   std::vector<Bandwidth> route_bandwidth;
   std::vector<Time> route_latency;
-  /// Per device: the work after its last op of an iteration that the scenario knows (the
-  /// optimizer step); empty when none is known.
-  std::vector<Time> post_iteration;
+  /// How an iteration ends (docs/iterations.md): per pipeline stage the optimizer step of one GPU
+  /// holding it (empty when unknown), the scenario's `iteration.barrier` and, with a global one,
+  /// the barrier's own time.
+  std::vector<Time> optimizer_step;
+  IterationBarrier iteration_barrier = IterationBarrier::Global;
+  Time barrier_time;
   /// A long-running generator may report a one-line status now and then; may be empty. The host
   /// shows it on a terminal only.
   std::function<void(const std::string&)> progress;
@@ -51,13 +55,35 @@ struct Formula {
   /// A planning generator's own estimate of the replay's stage span (not a published formula);
   /// the runner appends to the note how far it was from the simulated replay.
   std::optional<Time> planned_stage_span;
+  /// Likewise its estimate of the iteration time (the replay's `iteration_time_s`), when it
+  /// planned for it.
+  std::optional<Time> planned_iteration_time;
 };
 
-/// A user-facing problem with the input (m, p, v or a parameter does not fit the schedule).
-/// The message says what would fit. Carries no location; the scenario loader adds it.
+/// One number that decides why a generator cannot produce a table: {"activation limit",
+/// "3.7GiB"}.
+struct ConstraintFact {
+  std::string name;
+  std::string value;
+};
+
+/// The generator cannot produce a table within its constraints (m, p, v or a parameter does not
+/// fit the schedule; the optimizer is below its memory floor). The message says what would fit.
+/// The runner reports it as the outcome `infeasible` of that schedule (the others still run), with
+/// `facts()`, the numbers that decide it, and `remedy()`, what to change in the settings given;
+/// both may be empty. Carries no location; the runner adds the schedule entry's.
 class ScheduleConstraintError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;
+  ScheduleConstraintError(const std::string& what, std::vector<ConstraintFact> facts,
+                          std::string remedy)
+      : std::invalid_argument(what), facts_(std::move(facts)), remedy_(std::move(remedy)) {}
+  const std::vector<ConstraintFact>& facts() const { return facts_; }
+  const std::string& remedy() const { return remedy_; }
+
+ private:
+  std::vector<ConstraintFact> facts_;
+  std::string remedy_;
 };
 
 struct GeneratorInfo {

@@ -120,7 +120,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
     result.status = "warm start infeasible";
     return result;
   }
-  const std::int64_t upper = warm.objective;
+  const std::int64_t upper = milp_objective(pr, warm);
   const std::int64_t lb = lower_bound(pr);
   std::int64_t max_duration = 1;
   for (std::int32_t s = 0; s < S; ++s)
@@ -243,9 +243,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
     const double first_duration = t(pr.forward_ps[static_cast<std::size_t>(mine.front())]);
     const bool from_first = pr.objective == Objective::StageSpan ||
                             (pr.objective == Objective::Iteration && !pr.global_barrier);
-    const double post = pr.objective == Objective::Iteration
-                            ? t(pr.post(d) + (pr.global_barrier ? pr.barrier_ps : 0))
-                            : 0.0;
+    const double post = pr.objective == Objective::Iteration ? t(pr.iteration_tail(d)) : 0.0;
     for (std::int32_t s : mine) {
       const std::int32_t last = g.id(StepKind::W, s, m - 1);
       if (from_first) {
@@ -294,7 +292,11 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
 
   result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
   result.nodes = Cbc_getNodeCount(model);
-  result.best_bound = std::max(static_cast<double>(lb), Cbc_getBestPossibleObjValue(model) * scale);
+  // With the iteration objective CBC bounds its stand-in (the first iteration's end), not the
+  // objective: only the certified bound counts.
+  result.best_bound = static_cast<double>(lb);
+  if (pr.objective != Objective::Iteration)
+    result.best_bound = std::max(result.best_bound, Cbc_getBestPossibleObjValue(model) * scale);
   const double* sol = Cbc_bestSolution(model);
   if (sol == nullptr) sol = Cbc_getColSolution(model);
   if (sol != nullptr && Cbc_numberSavedSolutions(model) + (Cbc_bestSolution(model) ? 1 : 0) > 0) {
@@ -320,6 +322,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   result.status = result.proven_optimal              ? "optimal"
                   : Cbc_isSecondsLimitReached(model) ? "time limit"
                                                      : "stopped";
+  if (result.proven_optimal && pr.objective == Objective::Iteration)
+    result.status += " for the first iteration's end";
   if (!result.solved) result.status += ", no solution read back";
   Cbc_deleteModel(model);
   result.seconds =

@@ -164,8 +164,7 @@ void define_jobs(const Problem& pr, Model& gm, const Evaluation& warm, const Mem
     const auto du = static_cast<std::size_t>(d);
     first_step[du] = w.es_f[pr.index(pr.stages_of(d).front(), 0)];
     std::int64_t budget = upper;
-    if (pr.objective == Objective::Iteration)
-      budget -= pr.post(d) + (pr.global_barrier ? pr.barrier_ps : 0);
+    if (pr.objective == Objective::Iteration) budget -= pr.iteration_tail(d);
     device_end[du] = (span_like ? first_step[du] : 0) + budget / gm.grid;
     tails.push_back(device_tails(pr, gm, d));
   }
@@ -302,7 +301,7 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
     result.status = "warm start infeasible";
     return result;
   }
-  const std::int64_t upper = warm.objective;
+  const std::int64_t upper = milp_objective(pr, warm);
   const std::optional<std::int64_t> step = time_grid(pr, upper);
   if (!step) {
     result.status = "no time grid";
@@ -380,8 +379,12 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
   result.nodes = Cbc_getNodeCount(model);
   const double bound_steps = Cbc_getBestPossibleObjValue(model);
-  result.best_bound = std::max(static_cast<double>(lower_bound(pr)),
-                               std::ceil(bound_steps - 1e-6) * static_cast<double>(gm.grid));
+  // With the iteration objective CBC bounds its stand-in (the first iteration's end), not the
+  // objective: only the certified bound counts.
+  result.best_bound = static_cast<double>(lower_bound(pr));
+  if (pr.objective != Objective::Iteration)
+    result.best_bound =
+        std::max(result.best_bound, std::ceil(bound_steps - 1e-6) * static_cast<double>(gm.grid));
   if (result.proven_optimal && pr.objective != Objective::Iteration)
     result.best_bound = std::max(result.best_bound,
                                  std::round(Cbc_getObjValue(model)) * static_cast<double>(gm.grid));
@@ -402,6 +405,8 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   result.status = result.proven_optimal              ? "optimal"
                   : Cbc_isSecondsLimitReached(model) ? "time limit"
                                                      : "stopped";
+  if (result.proven_optimal && pr.objective == Objective::Iteration)
+    result.status += " for the first iteration's end";
   if (!result.solved) result.status += ", no solution read back";
   Cbc_deleteModel(model);
   result.seconds =

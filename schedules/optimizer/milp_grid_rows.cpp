@@ -315,8 +315,7 @@ class Rows {
       const std::vector<std::int32_t> mine = pr_.stages_of(d);
       const double post =
           pr_.objective == Objective::Iteration
-              ? static_cast<double>(pr_.post(d) + (pr_.global_barrier ? pr_.barrier_ps : 0)) /
-                    static_cast<double>(model_.grid)
+              ? static_cast<double>(pr_.iteration_tail(d)) / static_cast<double>(model_.grid)
               : 0.0;
       for (std::int32_t s : mine) {
         Row r;

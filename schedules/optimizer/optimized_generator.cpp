@@ -70,22 +70,23 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
       pr.backward_comm_ps[static_cast<std::size_t>(s)] = transfer(b, a, bytes);
     }
   }
-  // The iteration objective: each device's work after its last op, and the barrier.
-  if (in.post_iteration.size() == pu) {
-    for (const Time& t : in.post_iteration) pr.post_ps.push_back(t.ps());
+  // The iteration objective (docs/iterations.md): per device the optimizer steps of the stages it
+  // holds (a pipeline stage's step divided among its chunks, as the engine does), the scenario's
+  // barrier and its own time.
+  if (in.optimizer_step.size() == pu) {
+    const std::int64_t chunks = pr.stages / p;
+    pr.post_ps.assign(pu, 0);
+    for (std::int32_t s = 0; s < pr.stages; ++s) {
+      pr.post_ps[static_cast<std::size_t>(pr.device(s))] +=
+          in.optimizer_step[static_cast<std::size_t>(s / chunks)].ps() / chunks;
+    }
   }
-  pr.global_barrier = in.params.has("barrier") && in.params.text("barrier") == "global";
-  if (in.params.has("barrier_time")) pr.barrier_ps = in.params.duration("barrier_time").ps();
+  pr.global_barrier = in.iteration_barrier == IterationBarrier::Global;
+  pr.barrier_ps = pr.global_barrier ? in.barrier_time.ps() : 0;
   const std::string objective = in.params.has("objective") ? in.params.text("objective") : "";
   pr.objective = objective == "makespan"    ? Objective::Makespan
                  : objective == "iteration" ? Objective::Iteration
                                             : Objective::StageSpan;
-  const bool barrier_given = (in.params.has("barrier") && in.params.text("barrier") != "none") ||
-                             in.params.has("barrier_time");
-  if (barrier_given && pr.objective != Objective::Iteration) {
-    throw ScheduleConstraintError(
-        "optimized: barrier and barrier_time apply to objective: iteration only");
-  }
   pr.limit_bytes.assign(static_cast<std::size_t>(p), kUnlimited);
   for (std::int32_t d = 0; d < p; ++d) {
     const auto du = static_cast<std::size_t>(d);
@@ -263,6 +264,7 @@ Formula to_formula(const Result& r) {
   }
   const Problem& pr = r.problem;
   f.planned_stage_span = Time::from_ps(optimizer::evaluate(pr, o.order).span_max);
+  if (pr.objective == Objective::Iteration) f.planned_iteration_time = Time::from_ps(o.cost);
   const double ms = 1e-9;
   // No wall-clock times here, so reports stay byte-identical for a given budget_evals: the solve
   // time is the run's `generate_s` (JSON `results[].run`).
@@ -342,14 +344,6 @@ std::vector<ParamSpec> optimized_params() {
       choice_param("objective", "stage-span", {"stage-span", "makespan", "iteration"},
                    "minimize the largest per-device span (the ZB paper's cost), the makespan, or "
                    "the iteration time with the work after the last op (docs/optimizer.md)"),
-      choice_param("barrier", "none", {"none", "global"},
-                   "objective: iteration only. none: each device starts its next iteration when "
-                   "its own work is done; global: every device waits for the slowest, then "
-                   "barrier_time"),
-      typed_param("barrier_time", ParamType::Duration, Time::zero(),
-                  "objective: iteration with barrier: global only: the synchronisation itself "
-                  "(the gradient-norm all-reduce)",
-                  true),
       choice_param("placement", "straight", {"straight", "v", "auto"},
                    "straight: stage s on device s; v: two chunks per device as ZB-V; auto: both, "
                    "the better wins"),

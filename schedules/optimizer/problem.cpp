@@ -72,6 +72,13 @@ std::int64_t Problem::work_ps(std::int32_t d) const {
   return w;
 }
 
+std::int64_t Problem::iteration_tail(std::int32_t device) const {
+  if (!global_barrier) return post(device);
+  std::int64_t slowest = 0;
+  for (std::int32_t d = 0; d < devices; ++d) slowest = std::max(slowest, post(d));
+  return barrier_ps + slowest;
+}
+
 std::int64_t objective_cost(const Problem& problem, const std::vector<std::int64_t>& first_start,
                             const std::vector<std::int64_t>& last_end) {
   std::int64_t cost = 0;
@@ -87,13 +94,11 @@ std::int64_t objective_cost(const Problem& problem, const std::vector<std::int64
         cost = std::max(cost, span);
         break;
       case Objective::Iteration:
-        cost = std::max(
-            cost, problem.global_barrier ? last_end[du] + problem.post(d) : span + problem.post(d));
+        cost = std::max(cost,
+                        (problem.global_barrier ? last_end[du] : span) + problem.iteration_tail(d));
         break;
     }
   }
-  if (problem.objective == Objective::Iteration && problem.global_barrier)
-    cost += problem.barrier_ps;
   return cost;
 }
 
@@ -169,6 +174,7 @@ std::int64_t last_forward_chain(const Problem& pr, std::int32_t d, std::int64_t 
 std::int64_t lower_bound(const Problem& problem) {
   const std::int32_t S = problem.stages;
   std::int64_t best = 0;
+  std::int64_t least = -1;  // the iteration objective without a barrier
   for (std::int32_t d = 0; d < problem.devices; ++d) {
     const std::vector<std::int32_t> mine = problem.stages_of(d);
     if (mine.empty()) continue;
@@ -217,11 +223,19 @@ std::int64_t lower_bound(const Problem& problem) {
       case Objective::StageSpan:
         break;
       case Objective::Iteration:
-        bound += problem.post(d) + (problem.global_barrier ? offset + problem.barrier_ps : 0);
+        bound += problem.post(d) + (problem.global_barrier ? problem.barrier_ps : 0);
         break;
     }
+    // The iteration objective is the second iteration's end minus the first's (the engine's
+    // iteration time): device d starts its second iteration at t1_d, so its end is at least t1_d +
+    // its span bound + its step. With a global barrier that holds for every device (the end is
+    // the latest device's end + barrier + the slowest step, the same in both iterations); without
+    // one only for the device that ended the first iteration last, which may be any.
+    if (problem.objective == Objective::Iteration && !problem.global_barrier)
+      least = least < 0 ? bound : std::min(least, bound);
     best = std::max(best, bound);
   }
+  if (problem.objective == Objective::Iteration && !problem.global_barrier) return least;
   return best;
 }
 

@@ -69,9 +69,9 @@ struct Problem {
   // Per device:
   std::vector<std::int64_t> limit_bytes;  // activation limit
   Objective objective = Objective::StageSpan;
-  // The iteration objective (docs/optimizer.md): per device the work after its last op (gradient
-  // syncs, optimizer step); with a global barrier every device waits for the slowest and then
-  // `barrier_ps` (the synchronisation itself).
+  // The iteration objective (docs/optimizer.md, docs/iterations.md): per device the work after
+  // its last op (its optimizer step); with a global barrier every device first waits for the
+  // slowest and `barrier_ps` (the synchronisation itself), then runs its step.
   std::vector<std::int64_t> post_ps;
   bool global_barrier = false;
   std::int64_t barrier_ps = 0;
@@ -142,18 +142,23 @@ struct Problem {
   std::int64_t post(std::int32_t device) const {
     return post_ps.empty() ? 0 : post_ps[static_cast<std::size_t>(device)];
   }
+  /// What the iteration objective adds after device d's last op: its own step without a barrier;
+  /// with a global barrier the barrier and the slowest step (every device steps after it).
+  std::int64_t iteration_tail(std::int32_t device) const;
 };
 
 /// The objective of a replay from per-device first starts and last ends (first_start < 0: the
-/// device ran nothing).
+/// device ran nothing); for the iteration objective the first iteration's end, which the MILP
+/// minimizes in its place (the objective itself needs a second replay: TimingModel).
 std::int64_t objective_cost(const Problem& problem, const std::vector<std::int64_t>& first_start,
                             const std::vector<std::int64_t>& last_end);
 
 /// A certified lower bound on the objective (any order, any memory plan): for every device, its own
 /// work plus the idle it cannot avoid before its first B (only F's can run until the first B's
 /// inputs have come back through the later stages, at most as many as the activation limit holds
-/// without offload or recompute); with the makespan or a global barrier also the time before its
-/// first op can start.
+/// without offload or recompute); with the makespan also the time before its first op can start;
+/// with the iteration objective plus its step (and the barrier), the largest over devices with a
+/// global barrier and the smallest without one (problem.cpp says why).
 std::int64_t lower_bound(const Problem& problem);
 
 }  // namespace bubblesim::optimizer

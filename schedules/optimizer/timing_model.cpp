@@ -35,6 +35,11 @@ TimingModel::TimingModel(const Problem& problem)
   for (std::int32_t s = 0; s < problem.stages; ++s)
     expected_ops_[static_cast<std::size_t>(problem.device(s))] +=
         3 * static_cast<std::size_t>(problem.microbatches);
+  release_.assign(p, 0);
+  if (problem.objective == Objective::Iteration) {
+    first_iteration_ = eval_;
+    next_start_.assign(p, 0);
+  }
 }
 
 std::int64_t TimingModel::cost(const Order& order) {
@@ -202,6 +207,48 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
 }
 
 void TimingModel::run(const Order& order) {
+  replay(order);
+  if (!eval_.complete) return;
+  // Stage-span counts compute ops only (the engine's stage_span_max); the others every stream.
+  if (problem_.objective == Objective::StageSpan) {
+    eval_.objective = eval_.span_max;
+  } else if (problem_.objective == Objective::Makespan) {
+    eval_.objective = objective_cost(problem_, eval_.first_start, eval_.last_end);
+  }
+  account_memory(order);
+  if (problem_.objective == Objective::Iteration) eval_.objective = iteration_period(order);
+}
+
+std::int64_t TimingModel::iteration_end(std::vector<std::int64_t>& next_start) const {
+  std::int64_t latest = 0, end = 0;
+  for (std::int64_t e : eval_.last_end) latest = std::max(latest, e);
+  for (std::int32_t d = 0; d < problem_.devices; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    next_start[du] = (problem_.global_barrier ? latest + problem_.barrier_ps : eval_.last_end[du]) +
+                     problem_.post(d);
+    end = std::max(end, next_start[du]);
+  }
+  return end;
+}
+
+std::int64_t TimingModel::iteration_period(const Order& order) {
+  const std::int64_t first_end = iteration_end(next_start_);
+  // Every device starts the next iteration at one instant: the next one is an exact shift.
+  if (std::all_of(next_start_.begin(), next_start_.end(),
+                  [&](std::int64_t t) { return t == next_start_.front(); })) {
+    return first_end;
+  }
+  std::swap(eval_, first_iteration_);  // keep the first iteration's replay in eval_
+  release_ = next_start_;
+  replay(order);
+  std::int64_t period = kInfeasible;
+  if (eval_.complete) period = iteration_end(next_start_) - first_end;
+  std::fill(release_.begin(), release_.end(), 0);
+  std::swap(eval_, first_iteration_);
+  return period;
+}
+
+void TimingModel::replay(const Order& order) {
   const std::int32_t p = problem_.devices;
   const auto pu = static_cast<std::size_t>(p);
   eval_.complete = false;
@@ -210,11 +257,11 @@ void TimingModel::run(const Order& order) {
   for (auto& e : eval_.end) std::fill(e.begin(), e.end(), -1);
   std::fill(eval_.reload_wait.begin(), eval_.reload_wait.end(), 0);
   std::fill(position_.begin(), position_.end(), 0);
-  std::fill(free_.begin(), free_.end(), 0);
+  free_ = release_;
   std::fill(first_start_.begin(), first_start_.end(), -1);
   for (int e = 0; e < 2; ++e) {
     std::fill(copy_position_[e].begin(), copy_position_[e].end(), 0);
-    std::fill(copy_free_[e].begin(), copy_free_[e].end(), 0);
+    copy_free_[e] = release_;
   }
   has_copies_ = false;
   if (order.size() != pu) return;
@@ -263,19 +310,6 @@ void TimingModel::run(const Order& order) {
     eval_.makespan = std::max(eval_.makespan, eval_.last_end[d]);
     eval_.span_max = std::max(eval_.span_max, eval_.span[d]);
   }
-  if (!eval_.complete) return;
-  // Stage-span counts compute ops only (the engine's stage_span_max); the others every stream.
-  if (problem_.objective == Objective::StageSpan) {
-    eval_.objective = eval_.span_max;
-  } else {
-    std::vector<std::int64_t>& ends = scratch_ends_;
-    ends = eval_.last_end;
-    if (problem_.objective == Objective::Iteration && !problem_.global_barrier) {
-      for (std::size_t d = 0; d < pu; ++d) ends[d] = free_[d];
-    }
-    eval_.objective = objective_cost(problem_, eval_.first_start, ends);
-  }
-  account_memory(order);
 }
 
 std::int64_t TimingModel::allocation_at_forward(std::int32_t stage, std::int32_t j) const {
@@ -377,6 +411,11 @@ void TimingModel::account_device_with_copies(std::int32_t d, const std::vector<S
       apply(offload_events_[o++]);
     }
   }
+}
+
+std::int64_t milp_objective(const Problem& problem, const Evaluation& evaluation) {
+  if (problem.objective != Objective::Iteration) return evaluation.objective;
+  return objective_cost(problem, evaluation.first_start, evaluation.last_end);
 }
 
 Evaluation evaluate(const Problem& problem, const Order& order) {

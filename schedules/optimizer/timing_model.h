@@ -52,6 +52,10 @@ struct Evaluation {
 /// Replays `order` (one list per device) for `problem`. Cost O(number of ops).
 Evaluation evaluate(const Problem& problem, const Order& order);
 
+/// What the MILPs minimize for a replay: the objective, or for the iteration objective its
+/// stand-in, the first iteration's end (objective_cost), which their rows can express.
+std::int64_t milp_objective(const Problem& problem, const Evaluation& evaluation);
+
 /// Reusable evaluator that keeps its buffers between calls (local search calls it many times).
 class TimingModel {
  public:
@@ -63,6 +67,15 @@ class TimingModel {
 
  private:
   void run(const Order& order);
+  /// One iteration's replay with every device free from release_[d] on (spans, ends; no memory).
+  void replay(const Order& order);
+  /// The iteration objective as the engine measures it with two iterations (docs/iterations.md):
+  /// the end of the second minus the end of the first, each device starting the second when its
+  /// own first one ended (its step after its last op, after the barrier when there is one).
+  std::int64_t iteration_period(const Order& order);
+  /// When each device may start the next iteration after the replay in eval_; returns the
+  /// iteration's end (every device's step done).
+  std::int64_t iteration_end(std::vector<std::int64_t>& next_start) const;
   bool mark_memory_ops(const Order& order);
   bool advance_compute(std::int32_t d, const std::vector<Step>& ops);
   bool advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine);
@@ -97,7 +110,9 @@ class TimingModel {
   bool has_copies_ = false;
   bool malformed_ = false;
   std::vector<MemoryEvent> compute_events_, reload_events_, offload_events_;
-  std::vector<std::int64_t> scratch_ends_;
+  std::vector<std::int64_t> release_;     // per device: when the replayed iteration may start
+  std::vector<std::int64_t> next_start_;  // per device: when the next iteration may start
+  Evaluation first_iteration_;            // scratch of the second replay (iteration objective)
 };
 
 }  // namespace bubblesim::optimizer

@@ -108,7 +108,7 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
       ListReplay list(table, in, given.empty() ? nullptr : &given, *network, start.device_start);
       Outcome o;
       o.timings = OpTimings(index.ops_per_device());
-      if (list.run(o.timings)) {
+      if (list.run(o.timings) && !network->contention_seen()) {
         o.memory = list.memory();
         o.exposed_comm = list.exposed_comm();
         o.device_times = list.device_times();

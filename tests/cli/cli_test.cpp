@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli_support.h"
@@ -38,7 +40,7 @@ TEST_CASE("the JSON report has the documented layout and is deterministic apart 
   REQUIRE(a.code == 0);
   auto ja = nlohmann::json::parse(a.out);
   auto jb = nlohmann::json::parse(b.out);
-  CHECK(ja["schema_version"] == 1);
+  CHECK(ja["schema_version"] == 2);
   CHECK(ja["scenario"]["name"] == "quickstart");
   REQUIRE(ja["results"].size() == 2);
   const auto& r = ja["results"][1];
@@ -382,7 +384,10 @@ TEST_CASE("run --trace writes one trace per schedule and --html one report") {
   Result r = run("run scenarios/quickstart.yaml --trace '" + (dir / "trace.json").string() +
                  "' --html '" + (dir / "report.html").string() + "'");
   CHECK(r.code == 0);
-  CHECK(r.err.empty());  // no progress line: stderr is not a terminal
+  // No progress line (stderr is not a terminal); one line per file written.
+  CHECK(r.err == "wrote " + (dir / "trace.gpipe.json").string() + " (Chrome trace of gpipe)\n" +
+                     "wrote " + (dir / "trace.1f1b.json").string() + " (Chrome trace of 1f1b)\n" +
+                     "wrote " + (dir / "report.html").string() + " (HTML report)\n");
   CHECK_FALSE(fs::exists(dir / "trace.json"));
   for (const char* label : {"gpipe", "1f1b"}) {
     fs::path trace = dir / (std::string("trace.") + label + ".json");
@@ -396,5 +401,26 @@ TEST_CASE("run --trace writes one trace per schedule and --html one report") {
                    (dir / "one.json").string() + "'");
   CHECK(one.code == 0);
   CHECK(fs::exists(dir / "one.json"));
+  CHECK(run("-q run scenarios/quickstart.yaml --schedule 1f1b --trace '" +
+            (dir / "quiet.json").string() + "'")
+            .err.empty());
+  // --trace-combined: one file, a process group per schedule, flows still unique.
+  Result both = run("run scenarios/quickstart.yaml --trace-combined --trace '" +
+                    (dir / "both.json").string() + "'");
+  CHECK(both.code == 0);
+  CHECK(both.err.find("both.json (Chrome trace, a process group per schedule: 2)") !=
+        std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(slurp((dir / "both.json").string()));
+  CHECK(j.at("otherData").at("schedules") == nlohmann::json::array({"gpipe", "1f1b"}));
+  std::set<std::string> processes;
+  std::map<std::int64_t, int> flow_starts;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("name") == "process_name") processes.insert(e.at("args").at("name"));
+    if (e.at("ph") == "s") ++flow_starts[e.at("id").get<std::int64_t>()];
+  }
+  CHECK(processes.count("gpipe: GPU 0") == 1);
+  CHECK(processes.count("1f1b: GPU 7") == 1);
+  CHECK(processes.size() == 16);
+  for (const auto& [id, n] : flow_starts) CHECK(n == 1);
   fs::remove_all(dir);
 }

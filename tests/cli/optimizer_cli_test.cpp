@@ -2,6 +2,7 @@
 // budget p M_B) gives a schedule that offloads and has at most half of 1F1B's bubble, never goes
 // out of memory, explains its decisions in the report, and the text report is byte-identical
 // between runs (the solve time is only in the JSON `run` object).
+
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
@@ -36,8 +37,10 @@ TEST_CASE("optimized: the text report is byte-identical between runs") {
   Result b = run("run scenarios/optimizer/offload.yaml --schedule optimized");
   REQUIRE(a.code == 0);
   CHECK(a.out == b.out);
-  CHECK(a.out.find("optimized(offload=true,recompute=true,budget_evals=20000,method=heuristic): "
-                   "optimized by search") != std::string::npos);
+  // The optimizer's note is a footnote of the formula table.
+  CHECK(a.out.find("optimized(offload=true,recompute=true,budget_evals=20000,method=heuristic)") !=
+        std::string::npos);
+  CHECK(a.out.find("] optimized by search") != std::string::npos);
 }
 
 TEST_CASE("optimized honours each device's budget: never over device 1's 40 GiB") {
@@ -66,4 +69,64 @@ TEST_CASE("optimized honours each device's budget: never over device 1's 40 GiB"
     ++checked;
   }
   CHECK(checked == 2);  // straight and V placement
+}
+
+TEST_CASE("objective: iteration plans the engine's iteration time under the scenario's barrier") {
+  // tests/cli/optimizer_iteration.yaml: the same search budget with the stage-span objective and
+  // with the iteration objective; optimizer steps 1, 1, 1, 6 ms.
+  for (const std::string barrier : {"none", "global"}) {
+    CAPTURE(barrier);
+    std::string text = slurp(source("tests/cli/optimizer_iteration.yaml"));
+    const std::string from = "barrier: none";
+    text.replace(text.find(from), from.size(), "barrier: " + barrier);
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / (fmt_name() + ".yaml");
+    std::ofstream(file) << text;
+    Result r = run("run '" + file.string() + "' --format json");
+    std::filesystem::remove(file);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j.at("results").size() == 2);
+    const auto& span_run = j["results"][0];
+    const auto& iteration_run = j["results"][1];
+    const double span_objective = span_run["simulation"]["iteration_time_s"];
+    const double iteration_objective = iteration_run["simulation"]["iteration_time_s"];
+    const std::string note = iteration_run["formula"]["note"];
+    // The plan's estimate is the engine's number (two iterations, fixed delay).
+    const std::size_t estimate = note.find("the plan's own estimate of the iteration time");
+    REQUIRE(estimate != std::string::npos);
+    CHECK(note.find("(+0%)", estimate) != std::string::npos);
+    CHECK(note.find("predicted iteration") != std::string::npos);
+    if (barrier == "none") {
+      // Without a barrier the step overlaps the next iteration: worth planning for.
+      CHECK(iteration_objective < span_objective - 1e-4);
+    } else {
+      CHECK(iteration_objective <= span_objective + 1e-12);
+    }
+  }
+}
+
+TEST_CASE("optimized under a topology: transfer times from the routes, the estimate in the note") {
+  // scenarios/optimizer/topology.yaml: 4 GPUs, NVLink within a pair and PCIe across, slow links.
+  Result r = run("run scenarios/optimizer/topology.yaml --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  double zb_h1 = -1;
+  int optimized = 0;
+  for (const auto& result : j.at("results")) {
+    const std::string label = result.at("label");
+    CAPTURE(label);
+    const double bubble = result["simulation"]["bubble_ratio_span"];
+    if (label == "zb-h1") zb_h1 = bubble;
+    if (label.rfind("optimized", 0) != 0) continue;
+    ++optimized;
+    REQUIRE(zb_h1 > 0);
+    CHECK(bubble < zb_h1);
+    // A straight pipeline's transfers never share a link here: the plan's own estimate is exact.
+    const std::string note = result["formula"]["note"];
+    const std::size_t estimate = note.find("the plan's own estimate of the stage span");
+    REQUIRE(estimate != std::string::npos);
+    CHECK(note.find("(+0%)", estimate) != std::string::npos);
+  }
+  CHECK(optimized == 2);
 }

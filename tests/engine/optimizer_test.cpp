@@ -166,3 +166,52 @@ TEST_CASE(
           std::min(rs.metrics.stage_span_max, r.metrics.stage_span_max));
   }
 }
+
+TEST_CASE("optimized: gap stops the search early; budget_evals makes it deterministic") {
+  // The uneven instance above: the search alone stays more than 10% from the certified bound.
+  StageCost c = stage_cost_ms(1.0, 1.3, 0.7, 1.0, 0.4);
+  optimizer::Problem pr = problem_of(input(4, 5, c, Time::from_seconds(0.1e-3), 2.0), 2.0);
+  for (std::size_t s = 0; s < 4; ++s)
+    pr.forward_ps[s] += Time::from_seconds(0.15e-3 * static_cast<double>(s)).ps();
+  optimizer::OptimizeSettings s;
+  s.method = optimizer::Method::Heuristic;
+  s.budget_evals = kTestEvaluations;
+  const auto full = optimizer::optimize(pr, s);
+  const auto again = optimizer::optimize(pr, s);
+  REQUIRE(full.feasible);
+  CHECK(full.search.evaluations >= kTestEvaluations);
+  CHECK(again.cost == full.cost);
+  CHECK(again.order == full.order);
+  CHECK(again.search.evaluations == full.search.evaluations);
+  // A gap larger than the one reached stops at the first schedule within it.
+  s.gap = full.gap + 0.05;
+  const auto early = optimizer::optimize(pr, s);
+  REQUIRE(early.feasible);
+  CHECK(early.gap <= s.gap);
+  CHECK(early.search.evaluations < full.search.evaluations);
+}
+
+TEST_CASE("optimized: the iteration objective's bound holds for every barrier and step") {
+  StageCost c = stage_cost_ms(1.0, 1.0, 1.0, 1.0, 0.4);
+  for (bool global : {false, true}) {
+    optimizer::Problem pr = problem_of(input(4, 8, c, Time::from_seconds(0.1e-3), 4.0), 4.0);
+    pr.objective = optimizer::Objective::Iteration;
+    pr.global_barrier = global;
+    pr.barrier_ps = global ? Time::from_seconds(0.2e-3).ps() : 0;
+    pr.post_ps = {Time::from_seconds(1e-3).ps(), Time::from_seconds(1e-3).ps(),
+                  Time::from_seconds(1e-3).ps(), Time::from_seconds(6e-3).ps()};
+    optimizer::OptimizeSettings s;
+    s.method = optimizer::Method::Heuristic;
+    s.budget_evals = kTestEvaluations;
+    const auto out = optimizer::optimize(pr, s);
+    REQUIRE(out.feasible);
+    CAPTURE(global);
+    CHECK(out.lower_bound <= out.cost);
+    CHECK(optimizer::evaluate(pr, out.order).objective == out.cost);
+    // With a global barrier every device's work and step fit in one period, plus the barrier.
+    if (global) {
+      for (std::int32_t d = 0; d < 4; ++d)
+        CHECK(out.cost >= pr.work_ps(d) + pr.post(d) + pr.barrier_ps);
+    }
+  }
+}

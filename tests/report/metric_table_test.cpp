@@ -62,7 +62,9 @@ TEST_CASE("every metric appears in every report format") {
   REQUIRE(r.result.runs.size() >= 1);
   const nlohmann::json json = scenario_report_json(r.scenario, r.result);
   const std::string csv = scenario_report_csv(r.scenario, r.result);
-  const std::string text = scenario_report_text(r.scenario, r.result);
+  ReportOptions unlimited;
+  unlimited.width = 0;  // no heading wraps onto two lines
+  const std::string text = scenario_report_text(r.scenario, r.result, unlimited);
   const std::string md = scenario_report_markdown(r.scenario, r.result);
   const std::string html = render_html_report(r.scenario, r.result, {});
   const std::string header = csv.substr(0, csv.find('\n'));

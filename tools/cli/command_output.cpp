@@ -1,18 +1,36 @@
 #include "tools/cli/command_output.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <cstdlib>
 
 #include "tools/report/atomic_file.h"
 
 namespace bubblesim {
 
-void emit(const std::string& output, const std::string& content) {
+void emit(const std::string& output, const std::string& content, bool quiet,
+          const std::string& what) {
   if (output.empty() || output == "-") {
     std::fwrite(content.data(), 1, content.size(), stdout);
     std::fflush(stdout);
   } else {
     write_file_atomically(output, content);
+    say_written(quiet, output, what);
   }
+}
+
+void say_written(bool quiet, const std::string& path, const std::string& what) {
+  if (!quiet) fmt::print(stderr, "wrote {}{}\n", path, what.empty() ? "" : " (" + what + ")");
+}
+
+std::size_t text_width() {
+  const char* columns = std::getenv("COLUMNS");
+  if (columns == nullptr) return 100;
+  char* end = nullptr;
+  const long v = std::strtol(columns, &end, 10);
+  return end != columns && *end == '\0' && v >= 20 && v <= 10000 ? static_cast<std::size_t>(v)
+                                                                 : 100;
 }
 
 }  // namespace bubblesim

@@ -22,6 +22,7 @@ struct CommandContext {
   PluginSet plugins;  // declared first: the libraries outlive the registry's generators
   Registry registry;
   std::vector<std::string> plugin_paths;  // --plugin, in command-line order
+  bool quiet = false;                     // -q: no "wrote FILE" lines on stderr
 };
 
 class CommandSet {

@@ -1,6 +1,6 @@
 // bubblesim: the command-line tool. Declares the subcommands (each command file adds its own),
-// parses, and is the only place that turns errors into exit codes: 0 ok, 1 simulated failure,
-// 2 bad input, 3 internal error.
+// parses, and is the only place that turns errors into exit codes: 0 ok, 1 simulated failure
+// (out of memory, deadlock, infeasible), 2 bad input, 3 internal error.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +11,7 @@
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "tools/cli/command_set.h"
+#include "tools/runner/schedule_run.h"
 
 namespace {
 
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
   CommandSet commands;
   app.add_option("--plugin", context.plugin_paths, "load a schedule plugin (.so file); repeatable")
       ->type_name("PATH");
-  app.fallthrough();  // so --plugin may also follow the subcommand
+  app.add_flag("-q,--quiet", context.quiet, "do not list the files written on stderr");
+  app.fallthrough();  // so --plugin and -q may also follow the subcommand
   add_run_commands(app, commands);
   add_table_command(app, commands);
   add_list_command(app, commands);
@@ -57,6 +59,10 @@ int main(int argc, char** argv) {
     context.registry = builtin_registry();
     load_plugins(context);
     return commands.dispatch(context);
+  } catch (const InfeasibleScheduleError& e) {
+    // An outcome, not bad input: the schedule cannot be generated within its constraints.
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
   } catch (const InputError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 2;

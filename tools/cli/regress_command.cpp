@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/regression.h"
@@ -13,7 +14,7 @@ namespace bubblesim {
 
 void add_regress_commands(CLI::App& app, CommandSet& commands) {
   struct Options {
-    std::string baseline, current, tolerance = "1%", benchmark_json;
+    std::string baseline, current, tolerance = "1%", benchmark_json, only;
   };
   auto options = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
@@ -25,17 +26,23 @@ void add_regress_commands(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--current", options->current, "current JSON report")->required();
   cmd->add_option("--tolerance", options->tolerance,
                   "allowed relative worsening, e.g. 1% (default) or 0.01");
+  cmd->add_option("--only", options->only,
+                  "compare only these metrics: LEVEL.KEY or KEY, comma-separated (e.g. "
+                  "simulation.makespan_s,bubble_ratio)");
   cmd->add_option("--benchmark-json", options->benchmark_json,
                   "also write github-action-benchmark customSmallerIsBetter JSON of the current "
                   "report to FILE");
-  commands.add(cmd, [options](CommandContext&) {
+  commands.add(cmd, [options](CommandContext& context) {
     const double tolerance = parse_tolerance(options->tolerance);
     nlohmann::json baseline = read_json_file(options->baseline);
     nlohmann::json current = read_json_file(options->current);
+    const std::vector<std::string> only =
+        options->only.empty() ? std::vector<std::string>{} : parse_metric_names(options->only);
     RegressionReport report =
-        compare_reports(baseline, current, tolerance, options->baseline, options->current);
+        compare_reports(baseline, current, tolerance, options->baseline, options->current, only);
     if (!options->benchmark_json.empty()) {
       write_file_atomically(options->benchmark_json, benchmark_entries(current).dump(2) + "\n");
+      say_written(context.quiet, options->benchmark_json, "github-action-benchmark JSON");
     }
     std::string out = regression_markdown(report);
     std::fwrite(out.data(), 1, out.size(), stdout);

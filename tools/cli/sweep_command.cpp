@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sim/units/diagnostics.h"
+#include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/sweep_plot.h"
@@ -80,11 +81,12 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
                       options.shard.index, options.shard.count, o->html));
     }
     SweepSummary s = run_sweep(spec, context.registry, options);
-    fmt::print(stderr, "sweep: {} points ({} resumed, {} invalid), {} rows -> {}\n", s.points,
-               s.resumed, s.failed, s.rows, o->output);
+    say_written(context.quiet, o->output,
+                fmt::format("{} points: {} resumed, {} invalid; {} rows", s.points, s.resumed,
+                            s.failed, s.rows));
     if (!o->html.empty()) {
       write_plot(o->output, o->html, o->metric);
-      fmt::print(stderr, "sweep: plot of {} -> {}\n", o->metric, o->html);
+      say_written(context.quiet, o->html, "plot of " + o->metric);
     }
     return 0;
   });
@@ -97,10 +99,14 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
                     "also write the HTML plot of the merged sweep (as `sweep --html`)");
   merge->add_option("--plot-metric", o->merge_metric,
                     "the CSV column the plot shows (default bubble_ratio_span)");
-  commands.add(merge, [o](CommandContext&) {
+  commands.add(merge, [o](CommandContext& context) {
     if (!o->merge_html.empty()) check_sweep_plot_metric(o->merge_metric);
     merge_sweep_outputs(o->parts, o->merged);
-    if (!o->merge_html.empty()) write_plot(o->merged, o->merge_html, o->merge_metric);
+    say_written(context.quiet, o->merged, fmt::format("{} parts merged", o->parts.size()));
+    if (!o->merge_html.empty()) {
+      write_plot(o->merged, o->merge_html, o->merge_metric);
+      say_written(context.quiet, o->merge_html, "plot of " + o->merge_metric);
+    }
     return 0;
   });
 }

@@ -24,6 +24,7 @@ struct TableOptions {
   std::string format = "grid";        // grid | torch-csv | csv
   std::string dialect = "current";    // torch-csv: current | 2024
   std::int64_t max_ops = 50'000'000;  // --max-ops
+  bool quiet = false;                 // -q: no "wrote FILE" line
 };
 
 int table_command(const Registry& registry, const TableOptions& options) {
@@ -53,7 +54,8 @@ int table_command(const Registry& registry, const TableOptions& options) {
   SimulationResult ideal = simulate(make_engine_input(resolved, table, costs, Replay::Idealized));
   if (options.format == "torch-csv") {
     try {
-      emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)));
+      emit(output, write_torch_csv(table, *torch_dialect_from_name(options.dialect)), options.quiet,
+           "PyTorch schedule CSV");
     } catch (const std::invalid_argument& e) {
       throw InputError(
           fmt::format("--format torch-csv: {} cannot be written as a PyTorch schedule file: {}",
@@ -66,10 +68,10 @@ int table_command(const Registry& registry, const TableOptions& options) {
     for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
       for (const OpTiming& t : ideal.timings[d]) times[d].emplace_back(t.start, t.end);
     }
-    emit(output, write_table_csv(table, times));
+    emit(output, write_table_csv(table, times), options.quiet, "table CSV");
     return ideal.status == RunStatus::Ok ? 0 : 1;
   }
-  emit(output, table_grid_report(schedule, table, ideal));
+  emit(output, table_grid_report(schedule, table, ideal), options.quiet, "grid");
   return ideal.status == RunStatus::Ok ? 0 : 1;
 }
 
@@ -91,6 +93,7 @@ void add_table_command(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--max-ops", options->max_ops, "refuse a table with more ops (default 50000000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   commands.add(cmd, [options](CommandContext& context) {
+    options->quiet = context.quiet;
     return table_command(context.registry, *options);
   });
 }

@@ -1,5 +1,5 @@
 // `bubblesim validate SCENARIO`: check a scenario file and generate and validate its tables
-// without running them.
+// without running them. Infeasible schedules are reported as `run` reports them (exit 1).
 #include <fmt/format.h>
 
 #include <memory>
@@ -15,10 +15,23 @@ namespace {
 int validate_command(const Registry& registry, const std::string& scenario_path) {
   Scenario scenario = load_scenario_file(scenario_path, registry);
   const ResolvedScenario resolved = resolve(scenario);
-  // Generate and validate every table too: a schedule that does not fit is bad input.
+  // Generate and validate every table too: an invalid table is bad input; a schedule that cannot
+  // be generated within its constraints is reported as infeasible (exit 1), as `run` does.
+  std::vector<std::string> infeasible;
   for (const ScheduleRequest& request : scenario.schedules) {
     const Generator* g = registry.find(request.name);
-    if (g != nullptr && !request.defaulted) generate_table(resolved, *g, request);
+    if (g == nullptr || request.defaulted) continue;
+    try {
+      generate_table(resolved, *g, request);
+    } catch (const InfeasibleScheduleError& e) {
+      infeasible.emplace_back(e.what());
+    }
+  }
+  if (!infeasible.empty()) {
+    for (const std::string& line : infeasible) fmt::print("{}\n", line);
+    fmt::print("{}: {} of {} schedules infeasible\n", scenario_path, infeasible.size(),
+               scenario.schedules.size());
+    return 1;
   }
   fmt::print("{}: ok ({} schedules)\n", scenario_path, scenario.schedules.size());
   return 0;

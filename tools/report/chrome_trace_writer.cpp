@@ -345,4 +345,36 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
   return out;
 }
 
+std::string combine_traces(const std::vector<std::pair<std::string, std::string>>& traces) {
+  std::vector<std::string> labels;
+  std::string events;
+  std::int64_t pid_base = 0, id_base = 0;
+  for (const auto& [label, text] : traces) {
+    labels.push_back(label);
+    nlohmann::json trace = nlohmann::json::parse(text);
+    std::int64_t max_pid = 0, max_id = 0;
+    for (nlohmann::json& e : trace.at("traceEvents")) {
+      const std::int64_t pid = e.at("pid").get<std::int64_t>();
+      max_pid = std::max(max_pid, pid);
+      e["pid"] = pid + pid_base;
+      if (e.contains("id")) {
+        max_id = std::max(max_id, e["id"].get<std::int64_t>());
+        e["id"] = e["id"].get<std::int64_t>() + id_base;
+      }
+      const std::string name = e.value("name", "");
+      if (e.value("ph", "") == "M" && name == "process_name")
+        e["args"]["name"] = label + ": " + e["args"]["name"].get<std::string>();
+      if (e.value("ph", "") == "M" && name == "process_sort_index")
+        e["args"]["sort_index"] = pid + pid_base;
+      events += (events.empty() ? "" : ",\n") + e.dump();
+    }
+    pid_base += max_pid;
+    id_base += max_id + 1;
+  }
+  nlohmann::json other = {{"schedules", labels},
+                          {"generator", std::string("bubblesim ") + BUBBLESIM_VERSION}};
+  return "{\"displayTimeUnit\":\"ms\",\"otherData\":" + other.dump() + ",\"traceEvents\":[\n" +
+         events + "\n]}\n";
+}
+
 }  // namespace bubblesim

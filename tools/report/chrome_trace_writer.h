@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "schedules/op.h"
@@ -44,6 +45,12 @@ std::string format_microseconds(std::int64_t ps);
 /// "out/trace.interleaved-1f1b_chunks_2.json". Without an extension the label is appended after a
 /// '.'.
 std::string trace_file_for_schedule(const std::string& file, const std::string& label);
+
+/// Several schedules' traces (label, to_json text) as one trace: each schedule's processes keep
+/// their order, get pids after the previous schedule's and names prefixed with the label
+/// ("1f1b: GPU 0"), and flow ids are renumbered so they stay unique. otherData.schedules lists
+/// the labels.
+std::string combine_traces(const std::vector<std::pair<std::string, std::string>>& traces);
 
 class ChromeTraceWriter : public EngineObserver {
  public:

@@ -6,6 +6,7 @@
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
 #include "tools/report/resolved_scenario_json.h"
+#include "tools/report/verdict.h"
 #include "tools/runner/offload_analysis.h"
 
 namespace bubblesim {
@@ -58,6 +59,20 @@ nlohmann::json metric_json(const Metric& m, const MetricValue& v) {
     return out;
   }
   return v.number ? one(*v.number) : nlohmann::json(nullptr);
+}
+
+/// An infeasible schedule as a result entry: status, failure and the deciding numbers; no levels.
+nlohmann::json infeasible_json(const InfeasibleSchedule& i) {
+  nlohmann::json facts = nlohmann::json::array();
+  for (const ConstraintFact& f : i.facts) facts.push_back({{"name", f.name}, {"value", f.value}});
+  return {{"schedule", i.schedule},
+          {"label", i.label},
+          {"status", "infeasible"},
+          {"failure", i.summary()},
+          {"infeasible", {{"reason", i.reason}, {"facts", facts}, {"remedy", i.remedy}}},
+          {"formula", nullptr},
+          {"table", nullptr},
+          {"simulation", nullptr}};
 }
 
 }  // namespace
@@ -147,7 +162,8 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
   return j;
 }
 
-nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result) {
+nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result,
+                                    const ReportOptions& options) {
   nlohmann::json j;
   j["schema_version"] = kReportSchemaVersion;
   j["scenario"] = resolved_scenario_json(result.resolved);
@@ -159,6 +175,7 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
     wall += r.wall_time_s;
     events += r.ideal.events + r.simulation.events;
   }
+  for (const InfeasibleSchedule& i : result.infeasible) results.push_back(infeasible_json(i));
   j["results"] = results;
   OffloadAnalysis a = analyze_offload(result.resolved);
   j["analysis"] = {
@@ -181,10 +198,22 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
                        {"to", c.to_level},
                        {"reason", c.reason}});
   }
-  j["ranking"] = {{"formula", ranking.formula},
-                  {"table", ranking.table},
-                  {"simulation", ranking.simulation},
-                  {"changes", changes}};
+  j["level_rankings"] = {{"formula", ranking.formula},
+                         {"table", ranking.table},
+                         {"simulation", ranking.simulation},
+                         {"changes", changes}};
+  // The verdict: schedules that ran without failing, fastest first.
+  const Verdict verdict = make_verdict(scenario, result, options.baseline);
+  nlohmann::json ranked = nlohmann::json::array();
+  for (const RankedSchedule& r : verdict.ranked) {
+    ranked.push_back({{"schedule", r.run->label},
+                      {"rank", r.rank},
+                      {"speedup_vs_baseline", optional_number(r.speedup_vs_baseline)}});
+  }
+  j["ranking"] = ranked;
+  j["ranking_metric"] = verdict.by->name();
+  j["baseline"] =
+      verdict.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(verdict.baseline);
   j["run"] = {{"wall_time_s", wall},
               {"events", events},
               {"events_per_s", wall > 0 ? static_cast<double>(events) / wall : 0.0}};

@@ -9,19 +9,29 @@
 //                recompute_s, offloaded_bytes, exposed_offload_s, d2h/h2d busy and utilisation per
 //                device, busy_s_per_device, out_of_memory, ...},
 //   passes: [{name, policy, count_per_device, bytes_per_device, stages, ...}] (docs/memory.md),
-//   run: {wall_time_s, events, events_per_s}}], skipped: [...], ranking: {...},
+//   run: {wall_time_s, events, events_per_s}}]
+//   (an infeasible schedule: {schedule, label, status: "infeasible", failure,
+//    infeasible: {reason, facts: [{name, value}], remedy}, formula/table/simulation: null}),
+//   skipped: [...],
+//   ranking: [{schedule (label), rank, speedup_vs_baseline}] (the verdict: schedules that ran
+//   without failing, fastest first), ranking_metric ("simulation.makespan_s"), baseline,
+//   level_rankings: {formula, table, simulation, changes},
 //   analysis: {offload_k, offload_k_stage, offload_k_formula, offload_hidden, ...}, run: {...}
+// Every metric of the metric table (tools/report/metric_table.h) is in its level's object.
 // Everything except the `run` objects is byte-identical between runs of the same input.
+// Version 2: `ranking` became the verdict list (version 1's ranking object is level_rankings).
 
 #include <nlohmann/json.hpp>
 
+#include "tools/report/report_options.h"
 #include "tools/runner/scenario_runner.h"
 
 namespace bubblesim {
 
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;
 
 nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun& run);
-nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result);
+nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result,
+                                    const ReportOptions& options = {});
 
 }  // namespace bubblesim

@@ -78,44 +78,61 @@ std::string format_metric(MetricUnit unit, double value) {
   return fmt::format("{}", value);
 }
 
-MetricColumns metric_columns(const std::vector<const Metric*>& metrics, const Scenario& scenario,
-                             const std::vector<const ScheduleRun*>& runs) {
-  // values[column][run]; a per-device metric is shown by its largest value.
-  std::vector<std::vector<std::optional<double>>> values(metrics.size());
+CellText write_cells(const std::vector<std::string>& headings,
+                     const std::vector<std::vector<Cell>>& rows) {
   std::vector<double> times;
-  for (std::size_t c = 0; c < metrics.size(); ++c) {
-    for (const ScheduleRun* run : runs) {
-      MetricValue v = metric_value(*metrics[c], scenario, *run);
-      std::optional<double> shown = v.number;
-      if (metrics[c]->shape == MetricShape::PerDevice && !v.per_device.empty())
-        shown = *std::max_element(v.per_device.begin(), v.per_device.end());
-      values[c].push_back(shown);
-      if (shown && metrics[c]->unit == MetricUnit::Seconds) times.push_back(*shown);
-    }
-  }
+  for (const auto& row : rows)
+    for (const Cell& c : row)
+      if (c.unit == MetricUnit::Seconds) times.push_back(c.value);
   const Scale times_scale = time_scale(times);
-  MetricColumns out;
-  out.rows.resize(runs.size());
-  for (std::size_t c = 0; c < metrics.size(); ++c) {
-    const Metric& m = *metrics[c];
-    std::vector<double> present;
-    for (const auto& v : values[c])
-      if (v) present.push_back(*v);
+  CellText out{headings, std::vector<std::vector<std::string>>(rows.size())};
+  for (std::size_t col = 0; col < headings.size(); ++col) {
+    std::optional<MetricUnit> unit;
+    bool one_unit = true;
+    std::vector<double> values;
+    for (const auto& row : rows) {
+      if (col >= row.size() || !row[col].unit) continue;
+      if (unit && *unit != *row[col].unit) one_unit = false;
+      unit = row[col].unit;
+      values.push_back(row[col].value);
+    }
     std::optional<Scale> scale;
-    if (m.unit == MetricUnit::Seconds) scale = times_scale;
-    if (m.unit == MetricUnit::Bytes) scale = byte_scale(present);
-    std::string heading(m.column);
-    if (scale) heading += " " + scale->suffix;
-    if (m.unit == MetricUnit::ActivationUnits) heading += " (units)";
-    out.headings.push_back(heading);
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      const std::optional<double>& v = values[c][r];
-      out.rows[r].push_back(!v      ? std::string("-")
-                            : scale ? scale->write(*v)
-                                    : format_metric(m.unit, *v));
+    if (unit == MetricUnit::Seconds) scale = times_scale;
+    if (unit == MetricUnit::Bytes) scale = byte_scale(values);
+    if (scale && one_unit && !headings[col].empty()) out.headings[col] += " " + scale->suffix;
+    if (unit == MetricUnit::ActivationUnits && one_unit) out.headings[col] += " (units)";
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (col >= rows[r].size()) continue;
+      const Cell& c = rows[r][col];
+      std::string text = c.content;
+      if (c.unit == MetricUnit::Seconds) text = times_scale.write(c.value);
+      if (c.unit == MetricUnit::Bytes)
+        text = one_unit ? scale->write(c.value) : format_metric(*c.unit, c.value);
+      if (c.unit && *c.unit != MetricUnit::Seconds && *c.unit != MetricUnit::Bytes)
+        text = format_metric(*c.unit, c.value);
+      out.rows[r].push_back(text);
     }
   }
   return out;
+}
+
+MetricColumns metric_columns(const std::vector<const Metric*>& metrics, const Scenario& scenario,
+                             const std::vector<const ScheduleRun*>& runs) {
+  // A per-device metric is shown by its largest value.
+  std::vector<std::string> headings;
+  std::vector<std::vector<Cell>> rows(runs.size());
+  for (const Metric* m : metrics) {
+    headings.emplace_back(m->column);
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      MetricValue v = metric_value(*m, scenario, *runs[r]);
+      std::optional<double> shown = v.number;
+      if (m->shape == MetricShape::PerDevice && !v.per_device.empty())
+        shown = *std::max_element(v.per_device.begin(), v.per_device.end());
+      rows[r].push_back(shown ? Cell::of(m->unit, *shown) : Cell::text("-"));
+    }
+  }
+  CellText text = write_cells(headings, rows);
+  return MetricColumns{text.headings, text.rows};
 }
 
 std::vector<const Metric*> column_metrics(MetricLevel level) {

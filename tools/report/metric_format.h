@@ -3,6 +3,7 @@
 // table with a fixed number of significant digits, bytes in binary units, ratios with 4 decimals.
 // Machine-readable outputs (JSON, CSV) write the raw numbers instead.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,30 @@ Scale byte_scale(const std::vector<double>& bytes);
 
 /// One value alone, with its own scale and unit: "1.4325 s", "6.24 GiB", "0.2431".
 std::string format_metric(MetricUnit unit, double value);
+
+/// A cell of a table written for people: text as it is, or a quantity written in the unit of
+/// its table (times) or column (bytes).
+struct Cell {
+  static Cell text(std::string s) { return Cell{std::nullopt, std::move(s), 0.0}; }
+  static Cell seconds(double s) { return Cell{MetricUnit::Seconds, {}, s}; }
+  static Cell seconds(Time t) { return seconds(t.seconds()); }
+  static Cell bytes(double b) { return Cell{MetricUnit::Bytes, {}, b}; }
+  static Cell bytes(Bytes b) { return bytes(b.as_double()); }
+  static Cell of(MetricUnit unit, double v) { return Cell{unit, {}, v}; }
+  std::optional<MetricUnit> unit;  // none: text
+  std::string content;             // the text of a text cell
+  double value = 0.0;
+};
+
+/// Headings and rows as text: every time of the table in one scale, bytes in one scale per
+/// column; a column of one quantity gets its unit after its heading ("makespan" -> "makespan
+/// ms", "peak mem" -> "peak mem GiB").
+struct CellText {
+  std::vector<std::string> headings;
+  std::vector<std::vector<std::string>> rows;
+};
+CellText write_cells(const std::vector<std::string>& headings,
+                     const std::vector<std::vector<Cell>>& rows);
 
 /// Metrics as columns of a table with one row per schedule: headings carry the unit
 /// ("makespan ms", "peak mem GiB"); missing values are "-". Every time column of one call

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "sim/units/diagnostics.h"
@@ -41,11 +42,12 @@ void check_report(const nlohmann::json& j, const std::string& name) {
         "with `bubblesim run SCENARIO --format json`)",
         name));
   }
-  if (!j["schema_version"].is_number_integer() ||
-      j["schema_version"].get<int>() != kReportSchemaVersion) {
+  // Version 2 only moved the ranking; the results (all regress reads) are laid out as in 1.
+  if (!j["schema_version"].is_number_integer() || j["schema_version"].get<int>() < 1 ||
+      j["schema_version"].get<int>() > kReportSchemaVersion) {
     throw InputError(
-        fmt::format("{}: unknown report schema_version {} (this bubblesim reads version {})", name,
-                    j["schema_version"].dump(), kReportSchemaVersion));
+        fmt::format("{}: unknown report schema_version {} (this bubblesim reads versions 1 to {})",
+                    name, j["schema_version"].dump(), kReportSchemaVersion));
   }
 }
 
@@ -58,6 +60,49 @@ std::string scenario_name(const nlohmann::json& report) {
 }
 
 std::string number(double v) { return fmt::format("{:.6g}", v); }
+
+/// Relative change in percent; none when the baseline is zero.
+std::optional<double> change_percent(const MetricComparison& m) {
+  if (m.baseline == 0) return std::nullopt;
+  return (m.current - m.baseline) / std::abs(m.baseline) * 100.0;
+}
+
+/// Per schedule: regressions, improvements and the worst change (the largest relative worsening
+/// among its regressions), in baseline order.
+std::string rollup_markdown(const RegressionReport& report) {
+  struct Rollup {
+    std::size_t regressions = 0, improvements = 0;
+    const MetricComparison* worst = nullptr;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Rollup> by_schedule;
+  for (const MetricComparison& m : report.metrics) {
+    if (!by_schedule.count(m.schedule)) order.push_back(m.schedule);
+    Rollup& r = by_schedule[m.schedule];
+    r.improvements += m.improvement ? 1 : 0;
+    if (!m.regression) continue;
+    ++r.regressions;
+    auto size = [](const MetricComparison& c) {
+      return std::fabs(change_percent(c).value_or(1e300));
+    };
+    if (r.worst == nullptr || size(m) > size(*r.worst)) r.worst = &m;
+  }
+  std::string rows;
+  for (const std::string& label : order) {
+    const Rollup& r = by_schedule[label];
+    if (r.regressions == 0 && r.improvements == 0) continue;
+    std::string worst = "-";
+    if (r.worst != nullptr) {
+      std::optional<double> pct = change_percent(*r.worst);
+      worst = fmt::format("{} {}", r.worst->metric,
+                          pct ? fmt::format("{:+.2f}%", *pct) : std::string("new nonzero"));
+    }
+    rows += fmt::format("| {} | {} | {} | {} |\n", label, r.regressions, r.improvements, worst);
+  }
+  if (rows.empty()) return "";
+  return "| schedule | regressions | improvements | worst change |\n|---|---:|---:|---|\n" + rows +
+         "\n";
+}
 
 }  // namespace
 
@@ -88,9 +133,44 @@ double parse_tolerance(const std::string& text) {
   return percent ? v / 100.0 : v;
 }
 
+std::vector<std::string> parse_metric_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    std::size_t comma = text.find(',', from);
+    if (comma == std::string::npos) comma = text.size();
+    std::string name = text.substr(from, comma - from);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    from = comma + 1;
+    if (name.empty()) continue;
+    bool known = false;
+    for (const Metric& m : metric_table()) {
+      if (m.shape == MetricShape::Scalar && (m.name() == name || m.key == name)) known = true;
+    }
+    if (!known) {
+      std::vector<std::string> all;
+      for (const Metric& m : metric_table())
+        if (m.shape == MetricShape::Scalar) all.push_back(m.name());
+      throw InputError(fmt::format(
+          "--only: '{}' is not a metric (give LEVEL.KEY or KEY, comma-separated; known: {})", name,
+          fmt::join(all, ", ")));
+    }
+    names.push_back(name);
+  }
+  if (names.empty()) throw InputError("--only: name at least one metric");
+  return names;
+}
+
 RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current,
                                  double tolerance, const std::string& baseline_name,
-                                 const std::string& current_name) {
+                                 const std::string& current_name,
+                                 const std::vector<std::string>& only) {
+  auto wanted = [&](const Metric& m) {
+    if (only.empty()) return true;
+    return std::any_of(only.begin(), only.end(),
+                       [&](const std::string& n) { return n == m.name() || n == m.key; });
+  };
   check_report(baseline, baseline_name);
   check_report(current, current_name);
   RegressionReport out;
@@ -114,7 +194,7 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
     for (const auto& [name, metric_and_value] : bm) {
       const auto& [metric, bv] = metric_and_value;
       auto cv = cm.find(name);
-      if (cv == cm.end()) continue;
+      if (cv == cm.end() || !wanted(*metric)) continue;
       MetricComparison m{label, name, metric, bv, cv->second.second, false, false};
       const bool higher = m.current > m.baseline * (1.0 + tolerance) + kAbsoluteSlack;
       const bool lower = m.current < m.baseline * (1.0 - tolerance) - kAbsoluteSlack;
@@ -156,6 +236,7 @@ std::string regression_markdown(const RegressionReport& report) {
                 "## :white_check_mark: bubblesim regression check: no regression (tolerance "
                 "{}%, {} metrics compared, {} improved)\n\n",
                 number(report.tolerance * 100), report.metrics.size(), improvements);
+  out += rollup_markdown(report);
   std::string rows;
   std::size_t informational = 0;
   for (const MetricComparison& m : report.metrics) {
@@ -164,11 +245,11 @@ std::string regression_markdown(const RegressionReport& report) {
       ++informational;
       continue;
     }
-    double change = m.baseline != 0 ? (m.current - m.baseline) / std::abs(m.baseline) * 100.0 : 0.0;
+    const std::optional<double> change = change_percent(m);
     std::string verdict = m.regression    ? "regression"
                           : m.improvement ? "improvement"
                                           : "within tolerance";
-    std::string pct = m.baseline != 0 ? fmt::format("{:+.3f}%", change) : "new nonzero";
+    std::string pct = change ? fmt::format("{:+.3f}%", *change) : "new nonzero";
     rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.schedule, m.metric,
                         format_metric(m.definition->unit, m.baseline),
                         format_metric(m.definition->unit, m.current), pct, verdict);

@@ -41,12 +41,19 @@ double parse_tolerance(const std::string& text);
 
 /// Throws InputError (naming `baseline_name`/`current_name`) when either is not a JSON report
 /// or the schema versions differ.
+/// `only` (empty: all) limits the comparison to these metrics, named LEVEL.KEY or KEY.
 RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current,
                                  double tolerance, const std::string& baseline_name = "baseline",
-                                 const std::string& current_name = "current");
+                                 const std::string& current_name = "current",
+                                 const std::vector<std::string>& only = {});
 
-/// Markdown: a verdict line, then a table of every metric that changed, status changes and
-/// missing schedules.
+/// "simulation.makespan_s,bubble_ratio" -> its names; InputError naming the known metrics for a
+/// name that is not a scalar metric of the metric table.
+std::vector<std::string> parse_metric_names(const std::string& text);
+
+/// Markdown: a verdict line, a per-schedule rollup (regressions, improvements, worst change),
+/// a table of every judged metric that changed (bytes and times in binary and time units), the
+/// count of informational metrics that changed, status changes and missing schedules.
 std::string regression_markdown(const RegressionReport& report);
 
 /// github-action-benchmark "customSmallerIsBetter" entries for every lower-is-better metric of

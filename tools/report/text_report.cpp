@@ -1,19 +1,186 @@
+// The text report: the verdict first, then the level tables, then (run form) the details.
 #include "tools/report/text_report.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
+#include "tools/report/report_rows.h"
 #include "tools/report/text_table.h"
 
 namespace bubblesim {
-using namespace report_format;
+namespace {
 
-std::string faults_text(const Scenario& scenario, const ScenarioRun& result) {
+std::string render(const ReportRows& rows, std::size_t width, std::vector<std::size_t> left = {},
+                   std::size_t leading = 1) {
+  TextTable t(rows.header);
+  t.repeat_leading(leading);
+  for (std::size_t c : left) t.align_left(c);
+  for (const auto& row : rows.rows) t.add_row(row);
+  return t.render(width);
+}
+
+/// Text cells are left-aligned; rows that differ only in a counted name in `collapse_column`
+/// (when > 0) collapse into one.
+std::string render(const std::vector<std::string>& headings,
+                   const std::vector<std::vector<Cell>>& cells, std::size_t width,
+                   std::size_t collapse_column = 0) {
+  CellText text = write_cells(headings, cells);
+  ReportRows rows{text.headings, text.rows};
+  if (collapse_column > 0) rows.rows = collapse_numbered_rows(rows.rows, collapse_column);
+  std::vector<std::size_t> left;
+  for (std::size_t c = 1; c < headings.size(); ++c) {
+    const bool words =
+        !cells.empty() && c < cells.front().size() && !cells.front()[c].unit &&
+        cells.front()[c].content.find_first_not_of("0123456789-.%") != std::string::npos;
+    if (words) left.push_back(c);
+  }
+  return render(rows, width, left);
+}
+
+std::string verdict_text(const Scenario& scenario, const Verdict& verdict, std::size_t width) {
+  std::string out = wrap_text(verdict_headline(verdict), width);
+  if (!verdict.ranked.empty()) out += "\n" + render(verdict_rows(scenario, verdict), width, {1}, 2);
+  if (!verdict.baseline_note.empty()) out += wrap_text(verdict.baseline_note, width);
+  if (!verdict.failed.empty()) {
+    out += fmt::format("\nfailed ({}):\n", verdict.failed.size());
+    for (const FailedSchedule& f : verdict.failed)
+      out += wrap_text(fmt::format("  {}: {}", f.label, f.reason), width, 4);
+  }
+  return out;
+}
+
+/// The formula, table and simulation tables; closed-form notes as footnotes below the formula.
+std::string level_tables(const Scenario& scenario, const std::vector<const ScheduleRun*>& runs,
+                         std::size_t width) {
+  Footnotes notes;
+  std::string out =
+      render(level_rows(MetricLevel::Formula, "formula", scenario, runs, &notes), width, {3});
+  out += notes.render(width) + "\n";
+  out += render(level_rows(MetricLevel::Table, "table (no comm)", scenario, runs, nullptr), width) +
+         "\n";
+  out += render(level_rows(MetricLevel::Simulation, "simulation", scenario, runs, nullptr), width);
+  return out;
+}
+
+std::string sync_text(const ScenarioRun& result, std::size_t width) {
+  std::vector<std::vector<Cell>> sync, collectives, links;
+  for (const ScheduleRun& r : result.runs) {
+    const SyncMetrics& y = r.simulation.metrics.sync;
+    sync.push_back({Cell::text(r.label), Cell::seconds(y.dp_sync), Cell::seconds(y.exposed_dp_sync),
+                    Cell::seconds(y.replica_sync), Cell::seconds(y.optimizer),
+                    Cell::seconds(y.tp_comm)});
+    for (const CollectiveSummary& c : y.collectives) {
+      collectives.push_back({Cell::text(r.label), Cell::text(c.name), Cell::text(c.algorithm),
+                             Cell::text(std::to_string(c.ranks)),
+                             Cell::text(std::to_string(c.count)), Cell::bytes(c.bytes),
+                             Cell::seconds(c.simulated), Cell::seconds(c.closed_form)});
+    }
+    for (const LinkClassUsage& c : y.link_classes)
+      links.push_back(
+          {Cell::text(r.label), Cell::text(c.name), Cell::seconds(c.busy), Cell::bytes(c.bytes)});
+  }
+  std::string out =
+      "\n" + render({"sync", "dp sync", "exposed dp", "replica sync", "optimizer", "tp comm"}, sync,
+                    width);
+  // Identical collectives of consecutive stages collapse into one row ("stage 0-7").
+  out += "\n" + render({"collective", "name", "algorithm", "ranks", "count", "bytes", "simulated",
+                        "closed form"},
+                       collectives, width, 1);
+  out += "\n" + render({"link class", "class", "busy", "bytes"}, links, width);
+  return out;
+}
+
+bool has_memory_section(const Scenario& scenario, const ScenarioRun& result) {
+  bool memory = !scenario.memory.budget.empty();
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& m = r.simulation.metrics;
+    memory = memory || m.offloaded_bytes > Bytes::zero() || m.recompute_time > Time::zero() ||
+             m.exposed_offload > Time::zero();
+  }
+  return memory;
+}
+
+/// Per schedule and device; columns that are zero on every row are left out and named below,
+/// devices whose rows do not differ collapse ("0-7").
+std::string memory_text(const ScenarioRun& result, std::size_t width) {
+  const std::vector<std::string> headings{"memory",   "device",          "peak mem",
+                                          "peak act", "offloaded",       "D2H busy",
+                                          "H2D busy", "exposed offload", "recompute"};
+  std::vector<std::vector<Cell>> rows;
+  std::vector<bool> nonzero(headings.size(), false);
+  nonzero[0] = nonzero[1] = nonzero[2] = nonzero[3] = true;
+  auto percent = [](Time busy, Time span) {
+    return Cell::text(span > Time::zero() ? fmt::format("{:.1f}%", 100.0 * (busy / span)) : "-");
+  };
+  for (const ScheduleRun& r : result.runs) {
+    const Metrics& m = r.simulation.metrics;
+    for (std::size_t d = 0; d < m.peak_memory_per_device.size(); ++d) {
+      Time recompute;
+      const auto& ops = r.table.device_ops[d];
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const OpTiming& t = r.simulation.timings[d][i];
+        if (ops[i].kind == OpKind::Recompute && t.end >= t.start && t.start >= Time::zero())
+          recompute += t.end - t.start;
+      }
+      const std::vector<bool> used{true,
+                                   true,
+                                   true,
+                                   true,
+                                   m.offloaded_bytes_per_device[d] > Bytes::zero(),
+                                   m.d2h_busy_per_device[d] > Time::zero(),
+                                   m.h2d_busy_per_device[d] > Time::zero(),
+                                   m.exposed_offload_per_device[d] > Time::zero(),
+                                   recompute > Time::zero()};
+      for (std::size_t c = 0; c < used.size(); ++c) nonzero[c] = nonzero[c] || used[c];
+      rows.push_back({Cell::text(r.label), Cell::text(std::to_string(d)),
+                      Cell::bytes(m.peak_memory_per_device[d]),
+                      Cell::bytes(m.peak_activation_per_device[d]),
+                      Cell::bytes(m.offloaded_bytes_per_device[d]),
+                      percent(m.d2h_busy_per_device[d], m.makespan),
+                      percent(m.h2d_busy_per_device[d], m.makespan),
+                      Cell::seconds(m.exposed_offload_per_device[d]), Cell::seconds(recompute)});
+    }
+  }
+  std::vector<std::string> kept_headings, zero;
+  std::vector<std::vector<Cell>> kept(rows.size());
+  for (std::size_t c = 0; c < headings.size(); ++c) {
+    if (!nonzero[c]) {
+      zero.push_back(headings[c]);
+      continue;
+    }
+    kept_headings.push_back(headings[c]);
+    for (std::size_t r = 0; r < rows.size(); ++r) kept[r].push_back(rows[r][c]);
+  }
+  CellText text = write_cells(kept_headings, kept);
+  std::vector<std::vector<std::string>> collapsed = collapse_numbered_rows(text.rows, 1);
+  for (std::size_t r = collapsed.size(); r-- > 1;)  // the label once per schedule
+    if (collapsed[r][0] == collapsed[r - 1][0]) collapsed[r][0].clear();
+  std::string out = "\n" + render(ReportRows{text.headings, collapsed}, width);
+  if (!zero.empty())
+    out += wrap_text(fmt::format("zero for every device: {}", fmt::join(zero, ", ")), width);
+  return out;
+}
+
+std::string ranking_changes_text(const ScenarioRun& result, std::size_t width) {
+  Ranking ranking = rank_schedules(result);
+  if (ranking.changes.empty())
+    return result.runs.size() > 1 ? "\nthe ranking of schedules is the same at every level\n" : "";
+  std::string out = "\nranking changes between levels:\n";
+  for (const RankingChange& c : ranking.changes) {
+    out += wrap_text(fmt::format("  {} beats {} at the {} level but not at the {} level: {}",
+                                 c.better, c.worse, c.from_level, c.to_level, c.reason),
+                     width, 4);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string faults_text(const Scenario& scenario, const ScenarioRun& result, std::size_t width) {
   std::string out = "faults (simulation level only):\n";
   for (std::size_t d = 0; d < scenario.faults.slowdown.size(); ++d) {
     if (scenario.faults.slowdown[d] != 1.0) {
@@ -26,295 +193,51 @@ std::string faults_text(const Scenario& scenario, const ScenarioRun& result) {
         fmt::format("  link {} <-> {} from {}: {}\n", l.a, l.b, l.at,
                     l.bandwidth ? fmt::format("degraded to {}", *l.bandwidth) : std::string("cut"));
   }
-  TextTable effect({"effect of faults", "status", "makespan ms", "without faults ms", "change"});
+  std::vector<std::vector<Cell>> rows;
   for (const ScheduleRun& r : result.runs) {
     if (!r.fault_free) continue;
     const Time with = r.simulation.metrics.makespan, without = r.fault_free->metrics.makespan;
     const bool ok = r.simulation.status == RunStatus::Ok;
-    effect.add_row({r.label, std::string(run_status_name(r.simulation.status)), ok ? ms(with) : "-",
-                    ms(without),
-                    ok && without > Time::zero()
-                        ? fmt::format("{:+.2f}%", 100.0 * (with / without - 1.0))
-                        : std::string("-")});
+    rows.push_back({Cell::text(r.label),
+                    Cell::text(std::string(run_status_name(r.simulation.status))),
+                    ok ? Cell::seconds(with) : Cell::text("-"), Cell::seconds(without),
+                    Cell::text(ok && without > Time::zero()
+                                   ? fmt::format("{:+.2f}%", 100.0 * (with / without - 1.0))
+                                   : std::string("-"))});
   }
-  return out + effect.render();
+  return out + render({"effect of faults", "status", "makespan", "without faults", "change"}, rows,
+                      width);
 }
 
-namespace {
-
-std::vector<const ScheduleRun*> runs_of(const ScenarioRun& result) {
-  std::vector<const ScheduleRun*> out;
-  for (const ScheduleRun& r : result.runs) out.push_back(&r);
-  return out;
-}
-
-/// One level's metric table: the schedule label, `lead` columns (status), the level's metrics
-/// from the metric table, `trail` columns (the closed-form note).
-struct LevelRows {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-};
-LevelRows level_rows(
-    MetricLevel level, const std::string& title, const Scenario& scenario,
-    const ScenarioRun& result, const std::vector<std::string>& lead_headings = {},
-    const std::function<std::vector<std::string>(const ScheduleRun&)>& lead = {},
-    const std::vector<std::string>& trail_headings = {},
-    const std::function<std::vector<std::string>(const ScheduleRun&)>& trail = {}) {
-  MetricColumns columns = metric_columns(column_metrics(level), scenario, runs_of(result));
-  LevelRows out;
-  out.header.push_back(title);
-  out.header.insert(out.header.end(), lead_headings.begin(), lead_headings.end());
-  out.header.insert(out.header.end(), columns.headings.begin(), columns.headings.end());
-  out.header.insert(out.header.end(), trail_headings.begin(), trail_headings.end());
-  for (std::size_t i = 0; i < result.runs.size(); ++i) {
-    const ScheduleRun& r = result.runs[i];
-    std::vector<std::string> row{r.label};
-    if (lead) {
-      auto cells = lead(r);
-      row.insert(row.end(), cells.begin(), cells.end());
-    }
-    row.insert(row.end(), columns.rows[i].begin(), columns.rows[i].end());
-    if (trail) {
-      auto cells = trail(r);
-      row.insert(row.end(), cells.begin(), cells.end());
-    }
-    out.rows.push_back(std::move(row));
-  }
-  return out;
-}
-
-std::vector<std::string> status_cell(const ScheduleRun& r) {
-  return {std::string(run_status_name(r.simulation.status))};
-}
-
-LevelRows formula_rows(const Scenario& scenario, const ScenarioRun& result,
-                       const std::string& title, bool notes_below) {
-  return level_rows(MetricLevel::Formula, title, scenario, result, {}, {}, {"closed form"},
-                    [notes_below](const ScheduleRun& r) {
-                      return std::vector<std::string>{r.has_formula            ? r.formula.note
-                                                      : r.formula.note.empty() ? "none published"
-                                                      : notes_below ? "none published (note below)"
-                                                                    : "none published"};
-                    });
-}
-
-std::string render_text(const LevelRows& rows) {
-  TextTable t(rows.header);
-  for (const auto& row : rows.rows) t.add_row(row);
-  return t.render();
-}
-
-}  // namespace
-
-std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result) {
-  std::string out = fmt::format(
-      "scenario {}: p={} stages, m={} microbatches, communication: {}\n\n", scenario.name,
-      scenario.stages, scenario.microbatches, communication_summary(scenario));
-
-  out += render_text(formula_rows(scenario, result, "formula", true)) + "\n";
-  // Generators without a closed form may still explain their result (the optimizer: method, gap,
-  // bound, what it offloaded and recomputed).
-  for (const ScheduleRun& r : result.runs) {
-    if (!r.has_formula && !r.formula.note.empty())
-      out += fmt::format("{}: {}\n\n", r.label, r.formula.note);
-  }
-  out += render_text(level_rows(MetricLevel::Table, "table (no comm)", scenario, result)) + "\n";
-  out += render_text(
-      level_rows(MetricLevel::Simulation, "simulation", scenario, result, {"status"}, status_cell));
-
-  // Gradient sync, optimizer and TP (docs/parallelism.md): shown when the scenario has parallelism.
-  if (scenario.parallelism.enabled) {
-    TextTable sync(
-        {"sync", "dp sync ms", "exposed dp ms", "replica sync ms", "optimizer ms", "tp comm ms"});
-    TextTable coll({"collective", "schedule", "algorithm", "ranks", "count", "bytes",
-                    "simulated ms", "closed form ms"});
-    TextTable links({"link class", "schedule", "busy ms", "bytes"});
-    for (const ScheduleRun& r : result.runs) {
-      const SyncMetrics& y = r.simulation.metrics.sync;
-      sync.add_row({r.label, ms(y.dp_sync), ms(y.exposed_dp_sync), ms(y.replica_sync),
-                    ms(y.optimizer), ms(y.tp_comm)});
-      for (const CollectiveSummary& c : y.collectives) {
-        coll.add_row({c.name, r.label, c.algorithm, std::to_string(c.ranks),
-                      std::to_string(c.count), to_string(c.bytes), ms(c.simulated),
-                      ms(c.closed_form)});
-      }
-      for (const LinkClassUsage& c : y.link_classes)
-        links.add_row({c.name, r.label, ms(c.busy), to_string(c.bytes)});
-    }
-    out += "\n" + sync.render() + "\n" + coll.render() + "\n" + links.render();
-  }
-
-  // Memory: shown when any schedule offloaded, recomputed or waited for a reload, or with a budget.
-  bool memory = !scenario.memory.budget.empty();
-  for (const ScheduleRun& r : result.runs) {
-    const Metrics& m = r.simulation.metrics;
-    memory = memory || m.offloaded_bytes > Bytes::zero() || m.recompute_time > Time::zero() ||
-             m.exposed_offload > Time::zero();
-  }
-  if (memory) {
-    TextTable mem({"memory", "device", "peak mem", "at ms", "peak act", "offloaded", "D2H busy",
-                   "H2D busy", "exposed offload ms", "recompute ms"});
-    for (const ScheduleRun& r : result.runs) {
-      const Metrics& m = r.simulation.metrics;
-      const double span = m.makespan.seconds();
-      auto util = [&](Time t) {
-        return span > 0 ? fmt::format("{:.1f}%", 100.0 * t.seconds() / span) : std::string("-");
-      };
-      for (std::size_t d = 0; d < m.peak_memory_per_device.size(); ++d) {
-        Time rec;
-        const auto& ops = r.table.device_ops[d];
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-          const OpTiming& t = r.simulation.timings[d][i];
-          if (ops[i].kind == OpKind::Recompute && t.end >= t.start && t.start >= Time::zero())
-            rec += t.end - t.start;
-        }
-        mem.add_row({d == 0 ? r.label : "", std::to_string(d),
-                     to_string(m.peak_memory_per_device[d]), ms(m.peak_memory_time_per_device[d]),
-                     to_string(m.peak_activation_per_device[d]),
-                     to_string(m.offloaded_bytes_per_device[d]), util(m.d2h_busy_per_device[d]),
-                     util(m.h2d_busy_per_device[d]), ms(m.exposed_offload_per_device[d]), ms(rec)});
+std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result,
+                                 const ReportOptions& options) {
+  const std::size_t width = options.width;
+  const Verdict verdict = make_verdict(scenario, result, options.baseline);
+  std::string out = wrap_text(fmt::format("scenario {}: p={} stages, m={} microbatches, "
+                                          "communication: {}",
+                                          scenario.name, scenario.stages, scenario.microbatches,
+                                          report_format::communication_summary(scenario)),
+                              width) +
+                    "\n";
+  out += verdict_text(scenario, verdict, width) + "\n";
+  out += level_tables(scenario, runs_in_order(result, verdict, options.compare), width);
+  if (!options.compare) {
+    if (scenario.parallelism.enabled) out += sync_text(result, width);
+    if (has_memory_section(scenario, result)) {
+      out += memory_text(result, width);
+      for (const ScheduleRun& r : result.runs) {
+        for (const PassDecision& p : r.passes)
+          out += wrap_text(fmt::format("{}: {}", r.label, p.summary()), width, 2);
       }
     }
-    out += "\n" + mem.render();
+    if (scenario.faults.any()) out += "\n" + faults_text(scenario, result, width);
+    // A deadlock's full description (the blocked ops); the verdict has its first line.
     for (const ScheduleRun& r : result.runs) {
-      for (const PassDecision& p : r.passes) out += fmt::format("{}: {}\n", r.label, p.summary());
+      if (r.simulation.status == RunStatus::Deadlock)
+        out += "\n" + wrap_text(fmt::format("{}: {}", r.label, r.simulation.failure), width, 2);
     }
   }
-
-  if (scenario.faults.any()) out += "\n" + faults_text(scenario, result);
-  for (const ScheduleRun& r : result.runs) {
-    if (!r.simulation.failure.empty())
-      out += fmt::format("\n{}: {}\n", r.label, r.simulation.failure);
-  }
-  for (const SkippedSchedule& s : result.skipped)
-    out += fmt::format("\nskipped {}: {}\n", s.schedule, s.reason);
-
-  Ranking ranking = rank_schedules(result);
-  if (!ranking.changes.empty()) {
-    out += "\nranking changes between levels:\n";
-    for (const RankingChange& c : ranking.changes) {
-      out += fmt::format("  {} beats {} at the {} level but not at the {} level: {}\n", c.better,
-                         c.worse, c.from_level, c.to_level, c.reason);
-    }
-  } else if (result.runs.size() > 1) {
-    out += "\nthe ranking of schedules is the same at every level\n";
-  }
-  return out;
-}
-
-namespace {
-
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-  return out;
-}
-
-std::string md_table(const std::vector<std::string>& header,
-                     const std::vector<std::vector<std::string>>& rows) {
-  std::string out = "|";
-  std::string rule = "|";
-  for (std::size_t i = 0; i < header.size(); ++i) {
-    out += " " + md_cell(header[i]) + " |";
-    rule += i == 0 ? "---|" : "---:|";
-  }
-  out += "\n" + rule + "\n";
-  for (const auto& row : rows) {
-    out += "|";
-    for (const std::string& c : row) out += " " + md_cell(c) + " |";
-    out += "\n";
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result) {
-  std::string out = fmt::format(
-      "## bubblesim: {}\n\np = {} stages, m = {} microbatches, communication: {}\n\n",
-      scenario.name, scenario.stages, scenario.microbatches, communication_summary(scenario));
-  LevelRows formula = formula_rows(scenario, result, "schedule", false);
-  out += "### Formula\n\n" + md_table(formula.header, formula.rows) + "\n";
-  std::string notes;  // generators without a closed form but with a note (the optimizer)
-  for (const ScheduleRun& r : result.runs) {
-    if (!r.has_formula && !r.formula.note.empty())
-      notes += fmt::format("- {}: {}\n", r.label, r.formula.note);
-  }
-  if (!notes.empty()) out += notes + "\n";
-  LevelRows table = level_rows(MetricLevel::Table, "schedule", scenario, result);
-  out += "### Table (scenario costs, no communication)\n\n" + md_table(table.header, table.rows) +
-         "\n";
-  LevelRows sim =
-      level_rows(MetricLevel::Simulation, "schedule", scenario, result, {"status"}, status_cell);
-  out += "### Simulation\n\n" + md_table(sim.header, sim.rows);
-  for (const ScheduleRun& r : result.runs) {
-    if (!r.simulation.failure.empty())
-      out +=
-          fmt::format("\n- **{}** failed: {}\n", md_cell(r.label), md_cell(r.simulation.failure));
-  }
-  for (const SkippedSchedule& s : result.skipped)
-    out += fmt::format("\n- skipped {}: {}\n", s.schedule, md_cell(s.reason));
-  Ranking ranking = rank_schedules(result);
-  if (!ranking.changes.empty()) {
-    out += "\n### Ranking changes between levels\n\n";
-    for (const RankingChange& c : ranking.changes) {
-      out += fmt::format("- {} beats {} at the {} level but not at the {} level: {}\n", c.better,
-                         c.worse, c.from_level, c.to_level, c.reason);
-    }
-  } else if (result.runs.size() > 1) {
-    out += "\nThe ranking of schedules is the same at every level.\n";
-  }
-  return out;
-}
-
-std::string csv_quote(const std::string& field) {
-  if (field.find_first_of(",\"\n") == std::string::npos) return field;
-  std::string q = "\"";
-  for (char c : field) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-namespace {
-
-/// The metrics that are CSV columns: every scalar one, in table order.
-std::vector<const Metric*> csv_metrics() {
-  std::vector<const Metric*> out;
-  for (const Metric& m : metric_table())
-    if (m.shape == MetricShape::Scalar) out.push_back(&m);
-  return out;
-}
-
-std::string csv_number(const Metric& m, double v) {
-  if (m.unit == MetricUnit::Bytes || m.unit == MetricUnit::Count) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.17g}", v);
-}
-
-}  // namespace
-
-std::string csv_report_header() {
-  std::string out = "scenario,schedule,label,status";
-  for (const Metric* m : csv_metrics()) out += "," + m->csv_column();
-  return out + "\n";
-}
-
-std::string csv_report_row(const Scenario& scenario, const ScheduleRun& r) {
-  std::string out = fmt::format("{},{},{},{}", csv_quote(scenario.name), csv_quote(r.schedule),
-                                csv_quote(r.label), run_status_name(r.simulation.status));
-  for (const Metric* m : csv_metrics()) {
-    MetricValue v = metric_value(*m, scenario, r);
-    out += "," + (v.number ? csv_number(*m, *v.number) : std::string());
-  }
-  return out + "\n";
-}
-
-std::string csv_report_cells_without_run(std::string_view status) {
-  return fmt::format(",,,{}{}", status, std::string(csv_metrics().size(), ','));
-}
-
-std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result) {
-  std::string out = csv_report_header();
-  for (const ScheduleRun& r : result.runs) out += csv_report_row(scenario, r);
-  return out;
+  return out + ranking_changes_text(result, width);
 }
 
 }  // namespace bubblesim

@@ -1,29 +1,39 @@
 #pragma once
-// Human-readable reports: one table per abstraction level and the ranking changes between them.
+// Reports of a scenario run for people (text for a terminal, Markdown for a CI summary) and for
+// spreadsheets (CSV). Text and Markdown open with the verdict (tools/report/verdict.h), then one
+// table per abstraction level; the text form fits ReportOptions::width.
 
 #include <string>
 #include <string_view>
 
+#include "tools/report/report_options.h"
 #include "tools/runner/scenario_runner.h"
 
 namespace bubblesim {
 
-std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result);
+/// Text: the verdict, the formula / table / simulation tables (closed-form notes as footnotes),
+/// and in the run form the details (sync, memory, faults, failures, ranking changes). No line is
+/// longer than `options.width` unless one word is.
+std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& result,
+                                 const ReportOptions& options = {});
 /// The `faults:` section of the text report: what applied and each schedule's makespan with and
 /// without the faults.
-std::string faults_text(const Scenario& scenario, const ScenarioRun& result);
+std::string faults_text(const Scenario& scenario, const ScenarioRun& result,
+                        std::size_t width = 100);
 
-/// Markdown for a CI job summary: the three levels as Markdown tables, failures, skipped
-/// schedules and the ranking changes between levels.
-std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result);
+/// Markdown for a CI job summary: the verdict, the three levels as Markdown tables, failures,
+/// skipped schedules and the ranking changes between levels.
+std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result,
+                                     const ReportOptions& options = {});
 
 /// CSV: a header, then one row per scenario and schedule: scenario, schedule, label, status and
 /// every scalar metric of the metric table (tools/report/metric_table.h) in table order, so new
-/// columns are only ever appended.
+/// columns are only ever appended. Infeasible schedules have a row with status `infeasible`.
 std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result);
 /// The CSV header line (with newline) and one row (with newline) of scenario_report_csv.
 std::string csv_report_header();
 std::string csv_report_row(const Scenario& scenario, const ScheduleRun& run);
+std::string csv_report_infeasible_row(const Scenario& scenario, const InfeasibleSchedule& s);
 /// The cells of a row for a point that produced no run (an invalid sweep point): every column of
 /// csv_report_header empty except `status`; no newline.
 std::string csv_report_cells_without_run(std::string_view status);

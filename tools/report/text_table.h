@@ -1,6 +1,9 @@
 #pragma once
-// TextTable: aligned columns for terminal output (left-aligned first column, right-aligned rest).
+// Text layout for terminal output: aligned tables that fit a width (TextTable), numbered
+// footnotes for notes too long for a cell (Footnotes), word wrapping, and collapsing rows that
+// differ only in a counted name ("device 0-7").
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -10,11 +13,45 @@ class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
   void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string render() const;
+  /// The first column is left-aligned, the rest right-aligned unless marked here.
+  void align_left(std::size_t column) { left_.push_back(column); }
+  /// How many leading columns every block repeats when the table splits (default 1).
+  void repeat_leading(std::size_t columns) { leading_ = std::max<std::size_t>(1, columns); }
+  /// Fits `width` characters per line (0: no limit): first headings wider than their cells wrap
+  /// onto two lines at a space, then the widest left-aligned column after the first wraps its
+  /// cells (down to 16 characters), then columns that still do not fit continue in a further
+  /// block that repeats the first column. A single word wider than `width` is left as it is.
+  std::string render(std::size_t width = 0) const;
+  const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
  private:
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
+  std::vector<std::size_t> left_;
+  std::size_t leading_ = 1;
 };
+
+/// Notes numbered in order of first use; the same text gets the same number.
+class Footnotes {
+ public:
+  /// "[n]" for `note`.
+  std::string ref(const std::string& note);
+  bool empty() const { return notes_.empty(); }
+  /// "[1] text" lines, wrapped to `width` with the text indented under its first word.
+  std::string render(std::size_t width) const;
+
+ private:
+  std::vector<std::string> notes_;
+};
+
+/// `text` wrapped at spaces to lines of at most `width` characters (a longer word stays whole);
+/// every line after the first starts with `indent` spaces. Ends with a newline.
+std::string wrap_text(const std::string& text, std::size_t width, std::size_t indent = 0);
+
+/// Merges consecutive rows that are equal except in `column`, where their cells are one name
+/// whose first number counts up: "tp all-reduce stage 0 (per op)" .. "stage 7 (per op)" ->
+/// "tp all-reduce stage 0-7 (per op)", "0" .. "7" -> "0-7". Other rows are kept as they are.
+std::vector<std::vector<std::string>> collapse_numbered_rows(
+    const std::vector<std::vector<std::string>>& rows, std::size_t column);
 
 }  // namespace bubblesim

@@ -89,6 +89,8 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
     if (request.defaulted) {
       try {
         out.rows.push_back({run_schedule(resolved, g, request), false, false});
+      } catch (const InfeasibleScheduleError& e) {
+        out.skipped.push_back({request.name, e.outcome().label + ": " + e.outcome().summary()});
       } catch (const InputError& e) {
         out.skipped.push_back({request.name, e.diagnostics().front().message});
       }
@@ -106,6 +108,8 @@ ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& r
       continue;  // a registry without it (plugins only) has no such baseline
     try {
       out.rows.push_back({run_schedule(resolved, *g, default_request(*g, scenario)), false, false});
+    } catch (const InfeasibleScheduleError& e) {
+      out.skipped.push_back({baseline, e.outcome().label + ": " + e.outcome().summary()});
     } catch (const InputError& e) {
       out.skipped.push_back({baseline, e.diagnostics().front().message});
     }

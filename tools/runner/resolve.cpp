@@ -264,7 +264,9 @@ GeneratorInput make_generator_input(const ResolvedScenario& resolved, const Para
   in.offload_h2d = resolved.offload.h2d;
   in.route_bandwidth = resolved.routes.bandwidth;
   in.route_latency = resolved.routes.latency;
-  in.post_iteration = resolved.sync.optimizer;
+  in.optimizer_step = resolved.optimizer_step;
+  in.iteration_barrier = scenario.iteration.barrier;
+  if (in.iteration_barrier == IterationBarrier::Global) in.barrier_time = resolved.barrier;
   return in;
 }
 

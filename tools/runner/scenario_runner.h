@@ -1,8 +1,9 @@
 #pragma once
 // Running a scenario: resolve it once (resolve.h), then per requested schedule generate the table,
 // apply the memory passes, validate it and replay it idealized and simulated. A generator that
-// rejects the pipeline shape is an input error for a schedule the user named, and a skipped entry
-// (with its reason) for a defaulted one.
+// cannot produce a table within its constraints (ScheduleConstraintError) gives the outcome
+// `infeasible` for a schedule the user named, and a skipped entry (with its reason) for a
+// defaulted one.
 //
 // Replays per schedule: 2 (the idealized table level and the simulation), plus 1 when
 // memory.offload is on (the offload pass reads the idealized timings of the table it transforms),
@@ -29,6 +30,8 @@ struct ScenarioRun {
   ResolvedScenario resolved;  // what every run below was given
   std::vector<ScheduleRun> runs;
   std::vector<SkippedSchedule> skipped;
+  /// Named schedules whose generator could not produce a table (status `infeasible`).
+  std::vector<InfeasibleSchedule> infeasible;
 };
 
 /// Optional callbacks of run_scenario, for progress display and per-schedule observers.
@@ -43,8 +46,9 @@ struct ScenarioRunHooks {
   std::function<void(const std::string& status)> on_progress;
 };
 
-/// Generates and validates one table. Throws InputError (located at the schedule entry) when the
-/// generator rejects the input or produces an invalid table.
+/// Generates and validates one table. Throws InfeasibleScheduleError when the generator cannot
+/// produce a table within its constraints, InputError (located at the schedule entry) when it
+/// produces an invalid table.
 /// `progress` (may be empty) receives the generator's status lines.
 Table generate_table(const ResolvedScenario& resolved, const Generator& generator,
                      const ScheduleRequest& request,

@@ -5,6 +5,7 @@
 //   simulation  the event-driven replay with the scenario's communication and memory.
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,31 @@ struct ScheduleRun {
   double wall_time_s = 0.0;  // generation + every replay
   std::int32_t replays = 0;  // engine replays this run took (scenario_runner.h says how many)
   double generate_s = 0.0;   // generation alone (the optimizer's solve time)
+};
+
+/// A schedule whose generator could not produce a table within its constraints (a
+/// ScheduleConstraintError: a shape it does not accept, the optimizer below its memory floor).
+/// It is an outcome like out of memory (exit 1), not bad input: the other schedules still run.
+struct InfeasibleSchedule {
+  std::string schedule;               // generator name
+  std::string label;                  // as ScheduleRun::label
+  std::string where;                  // "file:line:column" of the schedule entry ("" when unknown)
+  std::string reason;                 // the generator's message
+  std::vector<ConstraintFact> facts;  // the numbers that decide it
+  std::string remedy;                 // what to change in the settings given ("" when none)
+  /// One line: "no order fits ... (activation limit 0.3GiB, one activation 3.56GiB); remedy: ...".
+  std::string summary() const;
+};
+
+/// Thrown for an infeasible schedule where no report collects it (`table`, `validate`); what()
+/// is "WHERE: LABEL: infeasible: SUMMARY". `main` exits 1 for it.
+class InfeasibleScheduleError : public std::runtime_error {
+ public:
+  explicit InfeasibleScheduleError(InfeasibleSchedule outcome);
+  const InfeasibleSchedule& outcome() const { return outcome_; }
+
+ private:
+  InfeasibleSchedule outcome_;
 };
 
 }  // namespace bubblesim

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -146,6 +147,7 @@ Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes byte
   for (LinkId l : route.links) {
     link_busy_[static_cast<std::size_t>(l)] += finish - now;
     link_bytes_[static_cast<std::size_t>(l)] += bytes.count();
+    if (checked_) link_intervals_[static_cast<std::size_t>(l)].emplace_back(now.ps(), finish.ps());
   }
   return finish;
 }
@@ -159,6 +161,7 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
   std::vector<double> rate(pairs, 0.0);
   std::array<std::size_t, 2> sent{};  // pairs the current op sends over
   std::size_t sends = 0;
+  bool exclusive = true;  // no link shared by two pairs, no pair sending twice at once
   // A transfer of `bytes` from device `from` (op n) to the device of (s, j); the consumer is
   // assumed present (counting one too many only makes the answer more cautious).
   auto transfer = [&](std::int32_t from, std::uint32_t n, std::int32_t s, std::int32_t j,
@@ -171,16 +174,18 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
     const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
                              static_cast<std::size_t>(to);
     if (std::find(sent.begin(), sent.begin() + static_cast<std::ptrdiff_t>(sends), pair) !=
-        sent.begin() + static_cast<std::ptrdiff_t>(sends))
-      return false;
-    sent[sends++] = pair;
+        sent.begin() + static_cast<std::ptrdiff_t>(sends)) {
+      exclusive = false;  // two sends at once on one route: the check after the replay sees it
+    } else {
+      sent[sends++] = pair;
+    }
     if (rate[pair] == 0.0) {  // the pair's first transfer: claim its links
       double r = flows_.link_capacity(route->links.front());
       for (LinkId l : route->links) {
         r = std::min(r, flows_.link_capacity(l));
         std::size_t& o = owner[static_cast<std::size_t>(l)];
-        if (o != pairs && o != pair) return false;
-        o = pair;
+        if (o != pairs && o != pair) exclusive = false;  // a link shared by two pairs
+        if (o == pairs) o = pair;
       }
       if (!(r > 0.0)) return false;
       rate[pair] = r;
@@ -213,13 +218,34 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
     }
   }
   for (std::size_t pair = 0; pair < pairs; ++pair) {
-    if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) return false;
+    if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) exclusive = false;
   }
   uncontended_ = true;
   route_rate_ = std::move(rate);
-  link_busy_.assign(static_cast<std::size_t>(topology_.link_count()), Time::zero());
-  link_bytes_.assign(static_cast<std::size_t>(topology_.link_count()), 0);
+  const auto links = static_cast<std::size_t>(topology_.link_count());
+  link_busy_.assign(links, Time::zero());
+  link_bytes_.assign(links, 0);
+  // Not proven: every lone transfer records its interval on each link of its route, and
+  // contention_seen() looks for two that meet.
+  checked_ = !exclusive;
+  link_intervals_.assign(checked_ ? links : 0, {});
   return true;
+}
+
+bool FlowNetwork::contention_seen() {
+  if (!checked_) return false;
+  for (auto& intervals : link_intervals_) {
+    if (!std::is_sorted(intervals.begin(), intervals.end()))
+      std::sort(intervals.begin(), intervals.end());
+    std::int64_t busy_until = std::numeric_limits<std::int64_t>::min();
+    for (const auto& [start, finish] : intervals) {
+      // Meeting at an instant counts too: which of a finish and a start at the same time the
+      // event loop handles first decides whether the two flows share.
+      if (start <= busy_until) return true;
+      busy_until = std::max(busy_until, finish);
+    }
+  }
+  return false;
 }
 
 void FlowNetwork::schedule_check() {

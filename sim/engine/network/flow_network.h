@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/engine/collectives.h"
@@ -36,13 +37,18 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   FlowPort* sync_port() override { return this; }
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
-  /// True when the graph has no copies, the network no faults, every directed link carries the
-  /// transfers of at most one device pair, an op sends at most once per pair, and on every pair
-  /// the longest transfer (alone on its route) is shorter than the shortest op that sends over
-  /// it: consecutive sends of a pair are at least one such op apart, so they never overlap.
+  /// True when the graph has no copies and the network no faults. Proven when every directed
+  /// link carries the transfers of at most one device pair, an op sends at most once per pair,
+  /// and on every pair the longest transfer (alone on its route) is shorter than the shortest op
+  /// that sends over it: consecutive sends of a pair are at least one such op apart, so they
+  /// never overlap. Otherwise provisional: contention_seen() checks the replay's transfers.
   /// From then on send() computes arrivals of lone flows without the solver.
   bool contention_free(const Table& table, const std::vector<StageCost>& costs,
                        const OpDuration& duration) override;
+  /// After a provisional contention_free(): whether two transfers were on one link at the same
+  /// time (or one started as the other ended). Sorts each link's intervals (16 bytes per
+  /// transfer and link, kept only in the provisional case).
+  bool contention_seen() override;
 
  private:
   struct Pending {
@@ -80,6 +86,8 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   bool uncontended_ = false;
   std::vector<double> route_rate_;  // [from * devices + to], bytes/s of a lone flow
   std::vector<Time> link_busy_;
+  bool checked_ = false;  // contention_free was provisional: intervals are recorded
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> link_intervals_;  // per link
   std::vector<std::int64_t> link_bytes_;
 };
 

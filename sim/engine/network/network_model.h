@@ -100,11 +100,15 @@ class NetworkModel {
   /// Whether no two transfers of `graph` can ever compete (share a link at the same time) with
   /// these durations. When it says so, every later send() knows its arrival at once (never
   /// nullopt) and report() stays exact: the engine may then replay by list scheduling
-  /// (list_replay.h) instead of the event loop. Decided per table and durations.
+  /// (list_replay.h) instead of the event loop. Decided per table and durations, or
+  /// provisionally: then contention_seen() says after the replay whether it held.
   virtual bool contention_free(const Table& /*table*/, const std::vector<StageCost>& /*costs*/,
                                const OpDuration& /*duration*/) {
     return false;
   }
+  /// After a list replay: true when two of its transfers met on a link, so its arrivals are
+  /// not what the event loop computes (the engine replays with the event loop instead).
+  virtual bool contention_seen() { return false; }
   /// The delay of every transfer when it is one constant (FixedDelay), so that a list-scheduling
   /// replay adds it without a call; nullopt otherwise.
   virtual std::optional<Time> fixed_delay() const { return std::nullopt; }

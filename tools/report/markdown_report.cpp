@@ -1,0 +1,75 @@
+// The Markdown report (a CI job summary): the verdict, then the level tables and the failures.
+#include <fmt/format.h>
+
+#include "tools/report/ranking.h"
+#include "tools/report/report_format.h"
+#include "tools/report/report_rows.h"
+#include "tools/report/text_report.h"
+
+namespace bubblesim {
+namespace {
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string md_table(const ReportRows& rows, std::size_t left_columns = 1) {
+  std::string out = "|";
+  std::string rule = "|";
+  for (std::size_t i = 0; i < rows.header.size(); ++i) {
+    out += " " + md_cell(rows.header[i]) + " |";
+    rule += i < left_columns ? "---|" : "---:|";
+  }
+  out += "\n" + rule + "\n";
+  for (const auto& row : rows.rows) {
+    out += "|";
+    for (const std::string& c : row) out += " " + md_cell(c) + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result,
+                                     const ReportOptions& options) {
+  const Verdict verdict = make_verdict(scenario, result, options.baseline);
+  std::string out =
+      fmt::format("## bubblesim: {}\n\np = {} stages, m = {} microbatches, communication: {}\n\n",
+                  scenario.name, scenario.stages, scenario.microbatches,
+                  report_format::communication_summary(scenario));
+  out += "**" + md_cell(verdict_headline(verdict)) + "**\n\n";
+  if (!verdict.ranked.empty()) {
+    ReportRows ranked = verdict_rows(scenario, verdict);
+    out += md_table(ranked, 2) + "\n";
+  }
+  if (!verdict.baseline_note.empty()) out += md_cell(verdict.baseline_note) + "\n\n";
+  if (!verdict.failed.empty()) {
+    out += "Failed:\n\n";
+    for (const FailedSchedule& f : verdict.failed)
+      out += fmt::format("- **{}**: {}\n", md_cell(f.label), md_cell(f.reason));
+    out += "\n";
+  }
+  const std::vector<const ScheduleRun*> runs = runs_in_order(result, verdict, options.compare);
+  out += "### Formula\n\n" +
+         md_table(level_rows(MetricLevel::Formula, "schedule", scenario, runs, nullptr)) + "\n";
+  out += "### Table (scenario costs, no communication)\n\n" +
+         md_table(level_rows(MetricLevel::Table, "schedule", scenario, runs, nullptr)) + "\n";
+  out += "### Simulation\n\n" +
+         md_table(level_rows(MetricLevel::Simulation, "schedule", scenario, runs, nullptr), 2);
+  Ranking ranking = rank_schedules(result);
+  if (!ranking.changes.empty()) {
+    out += "\n### Ranking changes between levels\n\n";
+    for (const RankingChange& c : ranking.changes) {
+      out += fmt::format("- {} beats {} at the {} level but not at the {} level: {}\n", c.better,
+                         c.worse, c.from_level, c.to_level, c.reason);
+    }
+  } else if (result.runs.size() > 1) {
+    out += "\nThe ranking of schedules is the same at every level.\n";
+  }
+  return out;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,90 @@
+#include "tools/report/report_rows.h"
+
+#include <fmt/format.h>
+
+#include "tools/report/metric_format.h"
+
+namespace bubblesim {
+
+ReportRows verdict_rows(const Scenario& scenario, const Verdict& verdict) {
+  const Metric& bubble = *find_metric("simulation.bubble_ratio");
+  const Metric& peak = *find_metric("simulation.peak_memory_bytes");
+  std::vector<std::string> headings{
+      "rank",
+      "schedule",
+      std::string(verdict.by->column.empty() ? verdict.by->key : verdict.by->column),
+      verdict.baseline.empty() ? "speed-up" : "speed-up vs " + verdict.baseline,
+      std::string(bubble.column),
+      std::string(peak.column),
+      "of budget"};
+  std::vector<std::vector<Cell>> rows;
+  for (const RankedSchedule& r : verdict.ranked) {
+    std::optional<double> fraction = peak_memory_fraction(scenario, *r.run);
+    rows.push_back(
+        {Cell::text(std::to_string(r.rank)), Cell::text(r.run->label), Cell::seconds(r.time_s),
+         Cell::text(r.speedup_vs_baseline ? fmt::format("{:.2f}x", *r.speedup_vs_baseline) : "-"),
+         Cell::of(bubble.unit, metric_value(bubble, scenario, *r.run).number.value_or(0.0)),
+         Cell::of(peak.unit, metric_value(peak, scenario, *r.run).number.value_or(0.0)),
+         Cell::text(fraction ? fmt::format("{:.0f}%", 100.0 * *fraction) : "-")});
+  }
+  CellText text = write_cells(headings, rows);
+  return ReportRows{text.headings, text.rows};
+}
+
+std::string verdict_headline(const Verdict& verdict) {
+  if (verdict.ranked.empty()) return "No schedule ran without failing.";
+  const RankedSchedule& best = verdict.ranked.front();
+  std::string what = fmt::format("{} simulated {}", format_metric(MetricUnit::Seconds, best.time_s),
+                                 verdict.by->column.empty() ? verdict.by->key : verdict.by->column);
+  std::string out = fmt::format("{} is fastest: {}", best.run->label, what);
+  if (best.speedup_vs_baseline && best.run->label != verdict.baseline)
+    out += fmt::format(", {:.2f}x {}", *best.speedup_vs_baseline, verdict.baseline);
+  std::size_t tied = 0;
+  for (const RankedSchedule& r : verdict.ranked) tied += r.rank == 1 ? 1 : 0;
+  if (tied > 1) out += fmt::format(" (tied with {} other{})", tied - 1, tied > 2 ? "s" : "");
+  return out + ".";
+}
+
+std::vector<const ScheduleRun*> runs_in_order(const ScenarioRun& result, const Verdict& verdict,
+                                              bool by_speed) {
+  std::vector<const ScheduleRun*> out;
+  if (!by_speed) {
+    for (const ScheduleRun& r : result.runs) out.push_back(&r);
+    return out;
+  }
+  for (const RankedSchedule& r : verdict.ranked) out.push_back(r.run);
+  for (const ScheduleRun& r : result.runs)
+    if (r.simulation.status != RunStatus::Ok) out.push_back(&r);
+  return out;
+}
+
+ReportRows level_rows(MetricLevel level, const std::string& title, const Scenario& scenario,
+                      const std::vector<const ScheduleRun*>& runs, Footnotes* notes) {
+  MetricColumns columns = metric_columns(column_metrics(level), scenario, runs);
+  ReportRows out;
+  out.header.push_back(title);
+  const bool status = level == MetricLevel::Simulation;
+  const bool closed_form = level == MetricLevel::Formula;
+  if (status) out.header.emplace_back("status");
+  out.header.insert(out.header.end(), columns.headings.begin(), columns.headings.end());
+  if (closed_form) out.header.emplace_back("closed form");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const ScheduleRun& r = *runs[i];
+    std::vector<std::string> row{r.label};
+    if (status) row.emplace_back(run_status_name(r.simulation.status));
+    row.insert(row.end(), columns.rows[i].begin(), columns.rows[i].end());
+    if (closed_form) {
+      const std::string& note = r.formula.note;
+      std::string cell = r.has_formula ? "" : "none";
+      if (!note.empty()) {
+        const std::string shown = notes != nullptr ? notes->ref(note) : note;
+        cell = cell.empty() ? shown : cell + " " + shown;
+      }
+      row.push_back(cell.empty() ? "-" : cell);
+    }
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,35 @@
+#pragma once
+// The rows the text, Markdown and HTML reports share, as text cells: the verdict table and one
+// table per abstraction level, built from the metric table (tools/report/metric_table.h).
+
+#include <string>
+#include <vector>
+
+#include "tools/report/text_table.h"
+#include "tools/report/verdict.h"
+
+namespace bubblesim {
+
+struct ReportRows {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+/// rank, schedule, the ranking metric, speed-up, bubble, peak memory and its share of the budget.
+ReportRows verdict_rows(const Scenario& scenario, const Verdict& verdict);
+
+/// One sentence: "zb-v is fastest: 770.55 ms simulated makespan, 1.23x 1f1b."
+std::string verdict_headline(const Verdict& verdict);
+
+/// The runs in the order a report shows them: scenario order, or the verdict's (fastest first,
+/// failed runs last) when `by_speed`.
+std::vector<const ScheduleRun*> runs_in_order(const ScenarioRun& result, const Verdict& verdict,
+                                              bool by_speed);
+
+/// The schedule label (`title` heads the column), the level's metrics with a column heading, and
+/// for the simulation level the status first; for the formula level a last column "closed form"
+/// with the note, or its footnote reference when `notes` is given.
+ReportRows level_rows(MetricLevel level, const std::string& title, const Scenario& scenario,
+                      const std::vector<const ScheduleRun*>& runs, Footnotes* notes);
+
+}  // namespace bubblesim

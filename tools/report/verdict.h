@@ -1,0 +1,54 @@
+#pragma once
+// The verdict that opens every run and compare report: the schedules that ran without failing,
+// fastest first by `simulation.iteration_time_s` when the metric table has it, else
+// `simulation.makespan_s`, with their speed-up against a baseline; then the schedules that failed
+// (out of memory, deadlock, infeasible) or were skipped, each with a one-line reason.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/report/metric_table.h"
+#include "tools/runner/scenario_runner.h"
+
+namespace bubblesim {
+
+struct RankedSchedule {
+  const ScheduleRun* run = nullptr;
+  std::size_t rank = 0;                       // 1 = fastest; equal times share a rank
+  double time_s = 0.0;                        // the ranking metric
+  std::optional<double> speedup_vs_baseline;  // baseline time / this time (> 1: faster)
+};
+
+struct FailedSchedule {
+  std::string label;
+  std::string status;  // out_of_memory, deadlock, infeasible, skipped
+  std::string reason;  // one line
+};
+
+struct Verdict {
+  const Metric* by = nullptr;  // the ranking metric
+  std::string baseline;        // label of the baseline run; "" when there is none
+  std::string baseline_note;   // why there is no speed-up ("" when there is one)
+  std::vector<RankedSchedule> ranked;
+  std::vector<FailedSchedule> failed;
+};
+
+/// `baseline`: a schedule label or name of the scenario, or "" for the default: 1f1b when it ran.
+/// Throws InputError when a `baseline` given names no schedule of the run.
+Verdict make_verdict(const Scenario& scenario, const ScenarioRun& result,
+                     const std::string& baseline = "");
+
+/// The metric schedules are ranked by: simulation.iteration_time_s if the table has it, else
+/// simulation.makespan_s.
+const Metric& ranking_metric();
+
+/// The largest fraction of its device's memory budget a run's peak reached, or none without a
+/// budget.
+std::optional<double> peak_memory_fraction(const Scenario& scenario, const ScheduleRun& run);
+
+/// One line for a failed schedule: "out of memory on device 0 at 130.07 ms during F0.18: 3.39 GiB
+/// over the 80 GiB budget".
+std::string failure_line(const ScheduleRun& run);
+
+}  // namespace bubblesim
