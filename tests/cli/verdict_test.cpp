@@ -153,6 +153,15 @@ TEST_CASE("an infeasible optimizer entry next to five schedules: five results, o
   CHECK((*infeasible)["simulation"].is_null());
   CHECK((*infeasible)["infeasible"]["reason"].get<std::string>().find("activation limit") !=
         std::string::npos);
+  // The numbers that decide it, and a remedy that applies: offload and recompute are already on.
+  std::set<std::string> facts;
+  for (const auto& f : (*infeasible)["infeasible"]["facts"]) facts.insert(f["name"]);
+  CHECK(facts == std::set<std::string>{"activation limit", "one activation (M_B)",
+                                       "weight-gradient memory (M_W)", "static memory"});
+  const std::string remedy = (*infeasible)["infeasible"]["remedy"];
+  CHECK(remedy.find("raise budget") != std::string::npos);
+  CHECK(remedy.find("offload") == std::string::npos);
+  CHECK(remedy.find("recompute") == std::string::npos);
   // --fail-on none reports the same and exits 0.
   Result gate = run(std::string("run ") + kSix + " --fail-on none");
   CHECK(gate.code == 0);
