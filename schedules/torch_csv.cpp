@@ -57,6 +57,7 @@ class CsvImporter {
     diags_.throw_if_any();
     out.table = build(out.dialect);
     diags_.throw_if_any();
+    out.note = note_;
     return out;
   }
 
@@ -229,12 +230,10 @@ class CsvImporter {
     if (legacy_sign) return TorchDialect::Legacy2024;
     if (has_w)
       return TorchDialect::Legacy2024;  // W without I cannot validate in the current dialect
-    diags_.add(
-        SourceLocation{file_, 0, 0}, "",
-        "cannot detect the dialect: the file has only F and B actions, and B means a full backward "
-        "in the "
-        "current dialect but backward-for-inputs in the 2024 dialect; give the dialect explicitly "
-        "(dialect: current or dialect: 2024)");
+    note_ =
+        "the file has only F and B actions: read in PyTorch's current dialect (B = full backward, "
+        "what torch.distributed.pipelining loads today); give dialect: 2024 for B = "
+        "backward-for-inputs";
     return TorchDialect::Current;
   }
 
@@ -425,6 +424,7 @@ class CsvImporter {
 
   std::string file_;
   std::optional<TorchDialect> dialect_;
+  std::string note_;  // why detection chose the dialect, when the file alone does not decide
   DiagnosticList diags_;
   int rows_ = 0;
   std::vector<RawCell> cells_;

@@ -36,11 +36,14 @@ struct TorchCsvImport {
   Table table;
   TorchDialect dialect = TorchDialect::Current;
   bool detected = false;  // the dialect was detected rather than given
+  /// Why detection chose the dialect when the file alone does not decide it ("" otherwise).
+  std::string note;
 };
 
 /// Parses `text` (named `file` in diagnostics). `dialect` nullopt = detect: I, OVERLAP_F_B or
 /// REDUCE_GRAD mean current; BW or a combined comm (SEND_F_RECV_B, SEND_B_RECV_F) mean 2024; a W
-/// with no I means 2024; a file with only F and B is ambiguous and needs the dialect given.
+/// with no I means 2024; a file with only F and B is read in the current dialect (B = full
+/// backward, as torch.distributed.pipelining loads it today) and `note` says so.
 /// Throws InputError listing every problem (bad cells with FILE:LINE:COL, then PyTorch's
 /// validation rules: per stage m forwards, #I = #W, #B + (#I + #W) / 2 = m, backward after its
 /// forward, W after its I, each stage on one rank, no communication actions).

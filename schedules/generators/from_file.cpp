@@ -13,22 +13,39 @@
 namespace bubblesim {
 namespace {
 
+std::string file_of(const GeneratorInput& in) {
+  std::filesystem::path path(in.params.text("path"));
+  if (path.is_relative() && !in.base_dir.empty()) path = std::filesystem::path(in.base_dir) / path;
+  return path.lexically_normal().string();
+}
+
+std::optional<TorchDialect> dialect_of(const GeneratorInput& in) {
+  const std::string& d = in.params.text("dialect");
+  return d == "auto" ? std::nullopt : torch_dialect_from_name(d);
+}
+
+/// The report's note: which dialect a PyTorch CSV was read in, and why when auto chose it.
+Formula from_file_note(const GeneratorInput& in) {
+  Formula f;
+  if (in.params.text("path").empty() || in.params.text("format") == "bubblesim-csv") return f;
+  const TorchCsvImport csv = read_torch_csv_file(file_of(in), dialect_of(in));
+  f.note = fmt::format("PyTorch CSV, {} dialect{}", torch_dialect_name(csv.dialect),
+                       csv.note.empty() ? (csv.detected ? " (detected)" : "") : ": " + csv.note);
+  return f;
+}
+
 Table generate_from_file(const GeneratorInput& in) {
   const std::string& path_param = in.params.text("path");
   if (path_param.empty()) {
     throw ScheduleConstraintError(
         "needs params.path: the schedule file to read (relative to the scenario file)");
   }
-  std::filesystem::path path(path_param);
-  if (path.is_relative() && !in.base_dir.empty()) path = std::filesystem::path(in.base_dir) / path;
-  const std::string file = path.lexically_normal().string();
+  const std::string file = file_of(in);
   Table table;
   if (in.params.text("format") == "bubblesim-csv") {
     table = read_table_csv(read_text_file(file), file);
   } else {
-    const std::string& d = in.params.text("dialect");
-    table =
-        read_torch_csv_file(file, d == "auto" ? std::nullopt : torch_dialect_from_name(d)).table;
+    table = read_torch_csv_file(file, dialect_of(in)).table;
   }
   if (table.devices != in.devices) {
     throw ScheduleConstraintError(
@@ -68,8 +85,7 @@ void register_from_file(Registrar& registrar) {
           {path, choice_param("format", "torch-csv", {"torch-csv", "bubblesim-csv"}, "file format"),
            choice_param("dialect", "auto", {"auto", "current", "2024"},
                         "PyTorch dialect (torch-csv only): auto detects it")}},
-      generate_from_file,
-      {}});
+      generate_from_file, from_file_note});
 }
 
 }  // namespace bubblesim

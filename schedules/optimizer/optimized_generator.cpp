@@ -218,13 +218,55 @@ class OutcomeCache {
   std::map<std::string, std::shared_ptr<const Result>> outcomes_;
 };
 
-Table to_table(const GeneratorInput& in, const Result& r) {
-  if (!r.outcome.feasible) {
-    throw ScheduleConstraintError(
-        "optimized: no order fits the activation limit; every device needs room for at least one "
-        "activation (M_B) and the weight-gradient memory (M_W) its pending W's keep; raise budget "
-        "or budget_units, or allow offload: true / recompute: true");
+/// No order fits the activation limits: the device with the least room against its smallest
+/// activation, its numbers, and what to change among the settings given.
+[[noreturn]] void throw_below_floor(const GeneratorInput& in, const Problem& pr) {
+  const std::vector<StageCost> costs = in.costs.for_table(pr.stages / pr.devices);
+  std::int32_t worst = 0;
+  double least_room = std::numeric_limits<double>::infinity();
+  std::int64_t smallest_of_worst = 0;
+  for (std::int32_t d = 0; d < pr.devices; ++d) {
+    std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
+    for (std::int32_t s : pr.stages_of(d))
+      smallest = std::min(smallest, pr.activation_bytes[static_cast<std::size_t>(s)]);
+    const double room = static_cast<double>(pr.limit_bytes[static_cast<std::size_t>(d)]) /
+                        static_cast<double>(std::max<std::int64_t>(smallest, 1));
+    if (room < least_room) {
+      least_room = room;
+      worst = d;
+      smallest_of_worst = smallest;
+    }
   }
+  Bytes static_bytes;
+  std::int64_t weight_grad = 0;
+  for (std::int32_t s : pr.stages_of(worst)) {
+    static_bytes = static_bytes + costs[static_cast<std::size_t>(s)].static_memory;
+    weight_grad = std::max(weight_grad, pr.weight_grad_bytes[static_cast<std::size_t>(s)]);
+  }
+  const Bytes limit(std::max<std::int64_t>(pr.limit_bytes[static_cast<std::size_t>(worst)], 0));
+  std::vector<ConstraintFact> facts = {
+      {"activation limit", to_string(limit)},
+      {"one activation (M_B)", to_string(Bytes(smallest_of_worst))},
+      {"weight-gradient memory (M_W)", to_string(Bytes(weight_grad))},
+      {"static memory", to_string(static_bytes)}};
+  std::vector<std::string> remedies;
+  remedies.push_back(in.params.has("budget_units") ? "raise budget_units"
+                     : in.params.has("budget")     ? "raise budget"
+                                                   : "raise memory.budget");
+  if (!pr.allow_offload) remedies.push_back("allow offload: true");
+  if (!pr.allow_recompute) remedies.push_back("allow recompute: true");
+  if (pr.allow_offload && pr.allow_recompute)
+    remedies.push_back("use more stages (smaller activations per device)");
+  throw ScheduleConstraintError(
+      fmt::format("optimized: no order fits the activation limit of device {}: it needs room for "
+                  "at least one activation (M_B) and the weight-gradient memory (M_W) its "
+                  "pending W's keep",
+                  worst),
+      std::move(facts), fmt::format("{}", fmt::join(remedies, ", or ")));
+}
+
+Table to_table(const GeneratorInput& in, const Result& r) {
+  if (!r.outcome.feasible) throw_below_floor(in, r.problem);
   const bool v = r.problem.placement == PlacementKind::V;
   Table t = Table::empty(in.devices, v ? 2 : 1, in.microbatches,
                          v ? Placement::v_shape(in.devices) : Placement::straight(in.devices));

@@ -153,6 +153,15 @@ TEST_CASE("an infeasible optimizer entry next to five schedules: five results, o
   CHECK((*infeasible)["simulation"].is_null());
   CHECK((*infeasible)["infeasible"]["reason"].get<std::string>().find("activation limit") !=
         std::string::npos);
+  // The numbers that decide it, and a remedy that applies: offload and recompute are already on.
+  std::set<std::string> facts;
+  for (const auto& f : (*infeasible)["infeasible"]["facts"]) facts.insert(f["name"]);
+  CHECK(facts == std::set<std::string>{"activation limit", "one activation (M_B)",
+                                       "weight-gradient memory (M_W)", "static memory"});
+  const std::string remedy = (*infeasible)["infeasible"]["remedy"];
+  CHECK(remedy.find("raise budget") != std::string::npos);
+  CHECK(remedy.find("offload") == std::string::npos);
+  CHECK(remedy.find("recompute") == std::string::npos);
   // --fail-on none reports the same and exits 0.
   Result gate = run(std::string("run ") + kSix + " --fail-on none");
   CHECK(gate.code == 0);
@@ -246,4 +255,21 @@ TEST_CASE("regress: every op 5% slower gives one regression per affected headlin
   Result bad = run("regress --baseline '" + base + "' --current '" + slow + "' --only makespan");
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--only: 'makespan' is not a metric") != std::string::npos);
+}
+
+TEST_CASE("table fits the width: one character per slot when the labelled grid is wider") {
+  // zb-v on the six-schedule scenario was 2,407 columns with a label per slot.
+  for (const char* width : {"", " --width 80"}) {
+    CAPTURE(width);
+    Result wide =
+        run(std::string("table scenarios/compare/six_schedules.yaml --schedule zb-v") + width);
+    CHECK(wide.code == 0);
+    CHECK(longest_line(wide.out) <= (std::string(width).empty() ? 100u : 80u));
+    CHECK(wide.out.find("one character each") != std::string::npos);
+    CHECK(wide.out.find("legend: F forward") != std::string::npos);
+    CHECK(wide.out.find("dev 7 | ") != std::string::npos);
+  }
+  Result slot = run("table scenarios/compare/six_schedules.yaml --schedule 1f1b --slot 10ms");
+  CHECK(slot.out.find("slot = 10ms") != std::string::npos);
+  CHECK(run("table scenarios/quickstart.yaml --schedule 1f1b --slot fast").code == 2);
 }

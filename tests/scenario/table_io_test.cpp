@@ -101,6 +101,10 @@ TEST_CASE("export then import of every registered generator gives identical repl
       }
       Table theirs = read_torch_csv(text, "t.csv", dialect).table;
       CHECK(theirs.device_ops == table.device_ops);
+      // Default settings (dialect: auto) read the exported file back unchanged.
+      const TorchCsvImport detected = read_torch_csv(text, "t.csv", std::nullopt);
+      CHECK(detected.dialect == dialect);
+      CHECK(detected.table.device_ops == table.device_ops);
       SimulationResult from_theirs = replay(resolved, theirs);
       CHECK(from_theirs.metrics.makespan == original.metrics.makespan);
       for (std::size_t d = 0; d < original.timings.size(); ++d) {

@@ -81,10 +81,13 @@ TEST_CASE("dialect detection") {
   CHECK(
       read_torch_csv("0F0,1F0,(0F1;1B0)OVERLAP_F_B,1F1,1B1,0B0,0B1\n", "t", std::nullopt).dialect ==
       TorchDialect::Current);
-  // Only F and B: the two dialects disagree on what B means, so the flag is required.
-  auto errors = import_errors("0F0,0B0\n", std::nullopt);
-  REQUIRE(errors.size() == 1);
-  CHECK(errors[0].find("give the dialect explicitly") != std::string::npos);
+  // Only F and B: read as the current dialect (B = full backward, what PyTorch loads today), and
+  // the import says so in its note; a file that decides its dialect has no note.
+  const TorchCsvImport fb = read_torch_csv("0F0,0B0\n", "t", std::nullopt);
+  CHECK(fb.dialect == TorchDialect::Current);
+  CHECK(fb.note.find("only F and B") != std::string::npos);
+  CHECK(fb.table.op_count() == 2);
+  CHECK(read_torch_csv("0F0,0BW0\n", "t", std::nullopt).note.empty());
   CHECK(import_errors("0F0,0B0\n", TorchDialect::Current).empty());
   // In 2024, B alone is backward-for-inputs with no W: PyTorch's count rule fails.
   CHECK_FALSE(import_errors("0F0,0B0\n", TorchDialect::Legacy2024).empty());

@@ -160,7 +160,8 @@ int run_command(const Registry& registry, const RunOptions& options) {
       memory.push_back(recorders[i].trace ? &recorders[i].trace->memory()
                                           : recorders[i].memory.get());
     }
-    write_file_atomically(options.html, render_html_report(scenario, result, memory));
+    write_file_atomically(options.html,
+                          render_html_report(scenario, result, memory, options.baseline));
     say_written(options.quiet, options.html, "HTML report");
   }
 

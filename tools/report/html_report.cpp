@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tools/report/html_escape.h"
+#include "tools/report/html_report_parts.h"
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
+#include "tools/report/verdict.h"
 
 namespace bubblesim {
 namespace {
@@ -23,8 +26,15 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
   j["makespan_us"] = us(run.simulation.metrics.makespan);
   j["table_ops"] = run.table.op_count();
   nlohmann::json ops = nlohmann::json::array();
+  std::size_t chunks = 1;
   for (std::size_t d = 0; d < run.table.device_ops.size(); ++d) {
     const auto& device_ops = run.table.device_ops[d];
+    // Chunk (virtual stage) of an op: the rank of its stage among the device's stages.
+    std::vector<std::int32_t> stages;
+    for (const Op& op : device_ops) stages.push_back(op.stage);
+    std::sort(stages.begin(), stages.end());
+    stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+    chunks = std::max(chunks, stages.size());
     for (std::size_t i = 0; i < device_ops.size(); ++i) {
       const Op& op = device_ops[i];
       const OpTiming& t = run.simulation.timings[d][i];
@@ -33,10 +43,12 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
       std::string mb = op.kind == OpKind::ForwardBackward
                            ? fmt::format("{}|{}", op.microbatch, op.backward_microbatch)
                            : std::to_string(op.microbatch);
-      ops.push_back({d, letter, mb, us(t.start), us(t.end), to_string(op)});
+      const auto chunk = std::lower_bound(stages.begin(), stages.end(), op.stage) - stages.begin();
+      ops.push_back({d, letter, mb, us(t.start), us(t.end), to_string(op), chunk});
     }
   }
   j["ops"] = ops;
+  j["chunks"] = chunks;
   nlohmann::json mem = nlohmann::json::array();
   if (memory != nullptr) {
     for (std::int32_t d = 0; d < memory->devices(); ++d) {
@@ -118,6 +130,65 @@ std::string summary_table(const Scenario& scenario, const ScenarioRun& result) {
   return h;
 }
 
+/// The verdict: schedules that ran, fastest first, with speed-up, bubble and peak memory against
+/// the budget; failed ones below with their reason.
+std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
+                          const std::string& baseline) {
+  const Verdict v = make_verdict(scenario, result, baseline);
+  std::string h;
+  if (!v.ranked.empty()) {
+    const RankedSchedule& best = v.ranked.front();
+    h += fmt::format(
+        "<p class=\"verdict\"><b>{}</b> is fastest: {} ({})", escape_html(best.run->label),
+        escape_html(format_metric(MetricUnit::Seconds, best.time_s)), escape_html(v.by->name()));
+    if (best.speedup_vs_baseline)
+      h += fmt::format(", {:.2f}x {}", *best.speedup_vs_baseline, escape_html(v.baseline));
+    h += ".</p>\n";
+  }
+  if (!v.baseline_note.empty()) h += "<p>" + escape_html(v.baseline_note) + "</p>\n";
+  h += fmt::format(
+      "<table class=\"summary verdict\"><thead><tr><th>rank</th><th>schedule</th><th>{}</th>"
+      "<th>speed-up vs {}</th><th>bubble</th><th>peak memory of budget</th></tr></thead><tbody>\n",
+      escape_html(v.by->name()), escape_html(v.baseline.empty() ? "-" : v.baseline));
+  for (const RankedSchedule& r : v.ranked) {
+    const std::optional<double> mem = peak_memory_fraction(scenario, *r.run);
+    h += fmt::format(
+        "<tr "
+        "data-rank=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{}</td>"
+        "</tr>\n",
+        r.rank, r.rank, escape_html(r.run->label),
+        escape_html(format_metric(MetricUnit::Seconds, r.time_s)),
+        r.speedup_vs_baseline ? fmt::format("{:.2f}x", *r.speedup_vs_baseline) : "-",
+        r.run->simulation.metrics.bubble_ratio,
+        mem ? fmt::format("{:.0f}%", *mem * 100.0) : std::string("-"));
+  }
+  h += "</tbody></table>\n";
+  for (const FailedSchedule& f : v.failed) {
+    h += fmt::format("<p class=\"fail\">{} ({}): {}</p>\n", escape_html(f.label),
+                     escape_html(f.status), escape_html(f.reason));
+  }
+  return h;
+}
+
+/// The derived per-stage costs every schedule of the report was generated and replayed with.
+std::string stage_cost_table(const ScenarioRun& result) {
+  std::string h =
+      "<table class=\"summary costs\"><thead><tr><th>stage</th><th>T_F</th><th>T_B</th>"
+      "<th>T_W</th><th>M_B</th><th>M_W</th><th>static</th><th>p2p</th></tr></thead><tbody>\n";
+  const auto& stages = result.resolved.costs.stages;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const StageCost& c = stages[s];
+    auto t = [](Time x) { return escape_html(format_metric(MetricUnit::Seconds, x.seconds())); };
+    auto b = [](Bytes x) { return escape_html(format_metric(MetricUnit::Bytes, x.as_double())); };
+    h += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
+        "</td></tr>\n",
+        s, t(c.forward), t(c.backward_input), t(c.backward_weight), b(c.activation),
+        b(c.weight_grad), b(c.static_memory), b(c.p2p));
+  }
+  return h + "</tbody></table>\n";
+}
+
 constexpr const char* kStyle = R"CSS(
 body { font: 13px/1.4 system-ui, sans-serif; margin: 16px 24px; color: #222; background: #fff; }
 h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 24px 0 6px; }
@@ -132,154 +203,34 @@ td.fail, p.fail { color: #b00; }
 svg text { font: 10px system-ui, sans-serif; }
 )CSS";
 
-// Draws every run from the embedded JSON. Errors are counted on <html data-errors> by the
-// handler installed first in <head>.
-constexpr const char* kScript = R"JS(
-(function () {
-  'use strict';
-  // The SVG namespace, read from an inline <svg> so that the page holds no URL at all.
-  var NS = document.getElementById('svg-namespace').namespaceURI;
-  var COLORS = { F: '#4e79a7', B: '#59a14f', W: '#f28e2b', R: '#b07aa1', O: '#9c755f', L: '#76b7b2' };
-  var NAMES = { F: 'forward', B: 'backward', W: 'weight grad', R: 'recompute', O: 'offload', L: 'reload', X: 'fused F&B' };
-  var data = JSON.parse(document.getElementById('bubblesim-data').textContent);
-  function el(name, attrs, parent) {
-    var e = document.createElementNS(NS, name);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    if (parent) parent.appendChild(e);
-    return e;
-  }
-  function niceStep(span, target) {
-    var raw = span / target, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
-    return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-  }
-  function fmtMs(us) { var v = us / 1000; return (Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3)) + ' ms'; }
-  function fmtBytes(b) {
-    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
-    while (Math.abs(b) >= 1024 && i < u.length - 1) { b /= 1024; i++; }
-    return (i ? b.toFixed(1) : b) + ' ' + u[i];
-  }
-  function axis(svg, x0, width, y, span) {
-    var step = niceStep(span, 8);
-    for (var t = 0; t <= span + 1e-9; t += step) {
-      var x = x0 + t / span * width;
-      el('line', { x1: x, x2: x, y1: y, y2: y + 4, stroke: '#888' }, svg);
-      el('text', { x: x, y: y + 14, 'text-anchor': 'middle', fill: '#555' }, svg).textContent = fmtMs(t);
-    }
-  }
-  var drawn = 0, tableOps = 0;
-  var root = document.getElementById('runs');
-  data.runs.forEach(function (run, index) {
-    tableOps += run.table_ops;
-    var section = document.createElement('section');
-    section.className = 'run';
-    section.setAttribute('data-schedule', run.label);
-    root.appendChild(section);
-    var h2 = document.createElement('h2');
-    h2.textContent = run.label + ' (' + run.status + ', makespan ' + fmtMs(run.makespan_us) + ')';
-    section.appendChild(h2);
-    // Timeline.
-    var left = 60, width = 1240, rowH = 24, gap = 6, top = 8;
-    var span = run.makespan_us > 0 ? run.makespan_us : 1;
-    var height = top + run.devices * (rowH + gap) + 24;
-    var svg = el('svg', { width: left + width + 10, height: height, class: 'timeline' });
-    section.appendChild(svg);
-    var defs = el('defs', {}, svg);
-    var pat = el('pattern', { id: 'fused-' + index, width: 8, height: 8, patternUnits: 'userSpaceOnUse',
-                              patternTransform: 'rotate(45)' }, defs);
-    el('rect', { width: 4, height: 8, fill: COLORS.F }, pat);
-    el('rect', { x: 4, width: 4, height: 8, fill: COLORS.B }, pat);
-    for (var d = 0; d < run.devices; d++) {
-      var y = top + d * (rowH + gap);
-      el('rect', { x: left, y: y, width: width, height: rowH, fill: '#f4f4f4' }, svg);
-      el('text', { x: left - 8, y: y + rowH / 2 + 4, 'text-anchor': 'end' }, svg).textContent = 'GPU ' + d;
-    }
-    run.ops.forEach(function (op) {
-      var dev = op[0], kind = op[1], mb = op[2], start = op[3], end = op[4], name = op[5];
-      var x = left + start / span * width, w = Math.max((end - start) / span * width, 0.5);
-      var y = top + dev * (rowH + gap);
-      var r = el('rect', { x: x, y: y, width: w, height: rowH, 'class': 'op', 'data-op': name, 'data-kind': kind,
-                           fill: kind === 'X' ? 'url(#fused-' + index + ')' : (COLORS[kind] || '#999'),
-                           stroke: '#fff', 'stroke-width': 0.5 }, svg);
-      el('title', {}, r).textContent = name + ' on GPU ' + dev + ': ' + fmtMs(start) + ' to ' + fmtMs(end);
-      drawn++;
-      if (w >= 7 * mb.length + 4) {
-        el('text', { x: x + w / 2, y: y + rowH / 2 + 4, 'text-anchor': 'middle', fill: '#fff',
-                     'pointer-events': 'none' }, svg).textContent = mb;
-      }
-    });
-    axis(svg, left, width, top + run.devices * (rowH + gap), span);
-    // Memory per device.
-    if (run.memory.length) {
-      var h3 = document.createElement('h3');
-      h3.textContent = 'memory over time (total: solid, activations: light, budget: dashed red)';
-      section.appendChild(h3);
-      var box = document.createElement('div');
-      box.className = 'mem';
-      section.appendChild(box);
-      run.memory.forEach(function (series, dev) {
-        var W = 300, H = 110, l = 56, b = 18, pw = W - l - 8, ph = H - b - 14;
-        var budget = run.budget.length ? run.budget[dev] : 0, ymax = budget;
-        series.forEach(function (s) { ymax = Math.max(ymax, s[2]); });
-        ymax = ymax > 0 ? ymax * 1.05 : 1;
-        var m = el('svg', { width: W, height: H, class: 'memory', 'data-device': dev });
-        box.appendChild(m);
-        el('rect', { x: l, y: 8, width: pw, height: ph, fill: '#fafafa', stroke: '#ccc' }, m);
-        el('text', { x: l + 4, y: 20, fill: '#333' }, m).textContent = 'GPU ' + dev;
-        el('text', { x: l - 4, y: 12, 'text-anchor': 'end', fill: '#555' }, m).textContent = fmtBytes(ymax);
-        var peak = 0;
-        series.forEach(function (s) { peak = Math.max(peak, s[2]); });
-        el('text', { x: l + pw - 4, y: 20, 'text-anchor': 'end', fill: '#333' }, m).textContent =
-            'peak ' + fmtBytes(peak) + (budget > 0 ? ' / budget ' + fmtBytes(budget) : '');
-        el('text', { x: l - 4, y: 8 + ph, 'text-anchor': 'end', fill: '#555' }, m).textContent = '0';
-        el('text', { x: l + pw, y: H - 4, 'text-anchor': 'end', fill: '#555' }, m).textContent = fmtMs(span);
-        function px(t) { return l + Math.min(t / span, 1) * pw; }
-        function py(v) { return 8 + ph - v / ymax * ph; }
-        [[1, '#c7d7ea'], [2, '#2b5d8c']].forEach(function (c) {
-          if (!series.length) return;
-          var pts = [], prev = null;
-          series.forEach(function (s, i) {
-            // Several changes at one instant: draw only the level that holds afterwards.
-            if (i + 1 < series.length && series[i + 1][0] === s[0]) return;
-            if (prev !== null) pts.push(px(s[0]) + ',' + py(prev));
-            pts.push(px(s[0]) + ',' + py(s[c[0]]));
-            prev = s[c[0]];
-          });
-          pts.push(px(span) + ',' + py(prev));
-          el('polyline', { points: pts.join(' '), fill: 'none', stroke: c[1], 'stroke-width': 1.5 }, m);
-        });
-        if (budget > 0) {
-          el('line', { x1: l, x2: l + pw, y1: py(budget), y2: py(budget), stroke: '#c00', 'stroke-dasharray': '4 3',
-                       'class': 'budget' }, m);
-        }
-      });
-    }
-  });
-  var legend = document.getElementById('legend');
-  Object.keys(NAMES).forEach(function (k) {
-    var s = document.createElement('span');
-    var i = document.createElement('i');
-    i.style.background = k === 'X' ? 'repeating-linear-gradient(45deg,' + COLORS.F + ' 0 3px,' + COLORS.B + ' 3px 6px)'
-                                   : COLORS[k];
-    s.appendChild(i);
-    s.appendChild(document.createTextNode(k + ' ' + NAMES[k]));
-    legend.appendChild(s);
-  });
-  document.body.setAttribute('data-drawn-ops', String(drawn));
-  document.body.setAttribute('data-table-ops', String(tableOps));
-})();
-)JS";
-
 }  // namespace
 
 std::string render_html_report(const Scenario& scenario, const ScenarioRun& result,
-                               const std::vector<const MemoryTimeline*>& memory) {
+                               const std::vector<const MemoryTimeline*>& memory,
+                               const std::string& baseline) {
   nlohmann::json data;
   data["scenario"] = scenario.name;
   nlohmann::json runs = nlohmann::json::array();
+  double span_us = 0.0, memory_max = 0.0;  // the shared time axis and memory scale
   for (std::size_t i = 0; i < result.runs.size(); ++i) {
-    runs.push_back(run_data(scenario, result.runs[i], i < memory.size() ? memory[i] : nullptr));
+    nlohmann::json run =
+        run_data(scenario, result.runs[i], i < memory.size() ? memory[i] : nullptr);
+    span_us = std::max(span_us, run["makespan_us"].get<double>());
+    for (const auto& series : run["memory"])
+      for (const auto& sample : series) memory_max = std::max(memory_max, sample[2].get<double>());
+    for (const auto& b : run["budget"]) memory_max = std::max(memory_max, b.get<double>());
+    runs.push_back(std::move(run));
   }
   data["runs"] = runs;
+  data["span_us"] = span_us;
+  data["memory_max"] = memory_max;
+  // GPU labels: the topology's vertex names where devices are placed on one.
+  nlohmann::json names = nlohmann::json::array();
+  const CommunicationSpec& comm = scenario.communication;
+  if (comm.topology) {
+    for (VertexId v : comm.placement) names.push_back(comm.topology->vertex_name(v));
+  }
+  data["device_names"] = names;
   // '<' only occurs inside JSON strings, where \u003c means the same: no "</script>" can end the
   // block.
   std::string json;
@@ -300,10 +251,16 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
       std::string(kStyle) + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n" +
       fmt::format("<p>p={} stages, m={} microbatches; timelines show the simulation replay.</p>\n",
                   scenario.stages, scenario.microbatches) +
-      "<svg id=\"svg-namespace\" width=\"0\" height=\"0\"></svg>\n<div id=\"legend\" "
-      "class=\"legend\"></div>\n<div id=\"runs\"></div>\n<h2>summary</h2>\n" +
-      summary_table(scenario, result) + "<script type=\"application/json\" id=\"bubblesim-data\">" +
-      json + "</script>\n<script>" + kScript + "</script>\n</body>\n</html>\n";
+      "<h2>verdict</h2>\n" + verdict_table(scenario, result, baseline) + "<h2>summary</h2>\n" +
+      summary_table(scenario, result) + "<details><summary>derived per-stage costs</summary>\n" +
+      stage_cost_table(result) +
+      "</details>\n<svg id=\"svg-namespace\" width=\"0\" height=\"0\"></svg>\n"
+      "<p class=\"controls\"><label><input type=\"checkbox\" id=\"fit-each\"> fit each timeline to "
+      "its own makespan</label> (default: one time axis for all; wheel zooms a timeline, drag "
+      "pans, "
+      "double-click resets)</p>\n<div id=\"legend\" class=\"legend\"></div>\n<div id=\"runs\">"
+      "</div>\n<script type=\"application/json\" id=\"bubblesim-data\">" +
+      json + "</script>\n<script>" + html_report_script() + "</script>\n</body>\n</html>\n";
   return html;
 }
 

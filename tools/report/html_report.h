@@ -1,9 +1,12 @@
 #pragma once
-// The HTML report: one self-contained file (inline CSS, SVG and JS, nothing fetched) to look at a
-// scenario's schedules. Per schedule: a timeline of the simulation replay (devices as rows, one
+// The HTML report: one self-contained file (inline CSS, SVG and JS, nothing fetched) to compare a
+// scenario's schedules. On top the verdict (verdict.h), the summary table of the three
+// abstractions (formula, table, simulation) and the derived per-stage costs. Every timeline
+// shares one time axis (a checkbox fits each to its own makespan; wheel zooms, drag pans), every
+// memory chart one y-scale with over-budget stretches shaded, later chunks of a device lighter.
+// Per schedule: a timeline of the simulation replay (devices as rows, one
 // SVG rect per op coloured by kind F/B/W/R/O/L and fused F&B, labelled with its microbatch; idle
-// time shows as gaps) and a memory-over-time plot per device with the budget line; then the
-// summary table of the three abstractions (formula, table, simulation) and the ranking changes.
+// time shows as gaps) and a memory-over-time plot per device with the budget line.
 // The data is embedded as JSON and drawn by inline JS; every drawn op is an element with a
 // `data-op` attribute, and when drawing is done the page sets `data-drawn-ops` and
 // `data-table-ops` on <body> (and `data-errors` on <html> if a script error happened), so a
@@ -18,7 +21,9 @@
 namespace bubblesim {
 
 /// `memory[i]` is the memory timeline of `result.runs[i]`'s simulation replay (nullptr: no plot).
+/// `baseline`: the verdict's baseline schedule ("" = 1f1b when it ran; see verdict.h).
 std::string render_html_report(const Scenario& scenario, const ScenarioRun& result,
-                               const std::vector<const MemoryTimeline*>& memory);
+                               const std::vector<const MemoryTimeline*>& memory,
+                               const std::string& baseline = "");
 
 }  // namespace bubblesim
