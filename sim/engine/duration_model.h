@@ -4,7 +4,8 @@
 // distributions (Monte Carlo) replays the same op graph many times with new durations and never
 // rebuilds it; a model is a pure function of (ops, iteration), so replays are reproducible. The
 // default, CostDurations, reads them from the stage costs and slows every compute op of a straggler
-// down.
+// down. A model may also stretch what the network model times (jitters_network): the fixed delay
+// or route latency of each transfer and the time of each copy (docs/variability.md).
 
 #include <cstdint>
 #include <vector>
@@ -28,6 +29,24 @@ class DurationModel {
   /// Whether durations differ between iterations (a sampling model); a model that does not
   /// lets the engine skip replays whose result is a shift of the previous one.
   virtual bool varies_by_iteration() const { return true; }
+
+  /// Whether transfer_factor or copy_factor can differ from 1 (else the network skips them).
+  virtual bool jitters_network() const { return false; }
+  /// Factor on the fixed delay (fixed-delay network) or the route latency (topology network) of
+  /// the transfer from node `producer` on device `from` to node `consumer` on device `to` in
+  /// iteration `iteration`.
+  virtual double transfer_factor(std::int32_t /*from*/, std::int32_t /*to*/,
+                                 std::uint32_t /*producer*/, std::uint32_t /*consumer*/,
+                                 std::int32_t /*iteration*/) const {
+    return 1.0;
+  }
+  /// Factor on the time of copy node `node` of `device` in iteration `iteration`: its
+  /// private-link time, or its route latency over a topology (the flow itself is shared bandwidth
+  /// and is not stretched).
+  virtual double copy_factor(std::int32_t /*device*/, std::uint32_t /*node*/,
+                             std::int32_t /*iteration*/) const {
+    return 1.0;
+  }
 };
 
 /// Durations from the stage costs: F, B (backward for inputs when a W exists, else the full

@@ -82,6 +82,9 @@ struct Outcome {
 struct Engine::State {
   EngineInput in;
   std::vector<EngineObserver*> observers;
+  // Built on the first run and reused by later ones (Monte Carlo samples, docs/variability.md).
+  std::optional<OpIndex> op_index;
+  std::optional<OpGraph> op_graph;  // built by the first replay that needs the event loop
 
   explicit State(EngineInput input) : in(std::move(input)) {}
   SimulationResult run();
@@ -118,6 +121,7 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
         return o;
       }
       network = make_network_model(in);
+      network->set_jitter(in.durations.get(), start.iteration);
     }
   }
   if (!graph) graph.emplace(index, in.stage_costs);
@@ -150,12 +154,13 @@ SimulationResult Engine::State::run() {
   check_input(in);
   const Table& table = *in.table;
   const IterationPlan& plan = in.iterations;
-  const OpIndex index(table);
+  if (!op_index) op_index.emplace(table);
+  const OpIndex& index = *op_index;
   const auto devices = static_cast<std::size_t>(table.devices);
   std::unique_ptr<NetworkModel> network = make_network_model(in);
   const bool varying = in.durations && in.durations->varies_by_iteration();
-  std::optional<OpGraph> graph;  // built by the first replay that needs the event loop
-  std::vector<Time> given;       // from EngineInput::durations; empty: from the stage costs
+  std::optional<OpGraph>& graph = op_graph;
+  std::vector<Time> given;  // from EngineInput::durations; empty: from the stage costs
   ReplayStart start{{}, 0, in.p2p};
   SimulationResult result;
   std::vector<Time> completions;
@@ -163,6 +168,8 @@ SimulationResult Engine::State::run() {
   for (std::int32_t iteration = 0; iteration < plan.count; ++iteration) {
     given.clear();
     if (in.durations) in.durations->fill(index, in.stage_costs, iteration, given);
+    start.iteration = iteration;
+    network->set_jitter(in.durations.get(), iteration);
     Outcome o = replay(index, graph, given, network, start);
     ++replays;
     Metrics scratch;
@@ -267,6 +274,11 @@ Engine::~Engine() = default;
 void Engine::add_observer(EngineObserver* observer) { state_->observers.push_back(observer); }
 
 SimulationResult Engine::run() { return state_->run(); }
+
+SimulationResult Engine::run(std::shared_ptr<const DurationModel> durations) {
+  state_->in.durations = std::move(durations);
+  return state_->run();
+}
 
 SimulationResult simulate(EngineInput input) {
   Engine engine(std::move(input));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/engine/duration_model.h"
 #include "sim/engine/engine_input.h"
 #include "sim/engine/observer.h"
 #include "sim/engine/simulation_result.h"
@@ -23,8 +24,12 @@ class Engine {
 
   /// Observers must outlive run(). They are called in the order added.
   void add_observer(EngineObserver* observer);
-  /// Runs to completion, deadlock or the end of the table. Callable once.
+  /// Runs to completion, deadlock or the end of the table. Callable again: every run is a fresh
+  /// replay of the same op graph, built on the first run.
   SimulationResult run();
+  /// Runs with other durations (a Monte Carlo sample, docs/variability.md), reusing the op graph;
+  /// they replace EngineInput::durations for this run and later ones. Null: the stage costs.
+  SimulationResult run(std::shared_ptr<const DurationModel> durations);
 
  private:
   struct State;

@@ -221,6 +221,7 @@ void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
   notify_transfer(false, id, producer, e.target, e.bytes, now);
   const auto token =
       free_sends_.empty() ? static_cast<std::uint32_t>(sends_.size()) : free_sends_.back();
+  network_.label_next_transfer(producer, e.target);
   std::optional<Time> at =
       network_.send(graph_.device(producer), graph_.device(e.target), e.bytes, token, now);
   const bool holds = p2p_ == P2pMode::Blocking && graph_.stream(producer) == 0;

@@ -43,6 +43,7 @@ struct ReplayStart {
   std::vector<Time> device_start;       // per device: its streams start no earlier; empty = all 0
   std::uint32_t first_transfer_id = 0;  // transfer ids continue across the iterations of a run
   P2pMode p2p = P2pMode::Async;
+  std::int32_t iteration = 0;  // which iteration (0 first): jittered delays differ per iteration
 };
 
 class EventLoop final : private NetworkSink {

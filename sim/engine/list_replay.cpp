@@ -24,6 +24,9 @@ bool ListReplay::run(OpTimings& timings) {
   const std::int32_t devices = table.devices, stages = table.stages;
   const auto m = static_cast<std::size_t>(table.microbatches);
   const bool moves_data = network_.moves_data();
+  // Jittered transfers (docs/variability.md) draw per (producer, consumer) node: the event loop
+  // labels each transfer, so it replays them.
+  if (moves_data && network_.jittered()) return false;
   const std::optional<Time> fixed = network_.fixed_delay();
   const std::int64_t delay = fixed ? fixed->ps() : 0;
 

@@ -84,6 +84,13 @@ def main():
                 fail(f"the profile has no {op} row for stage {stage}")
     if failures:
         return 1
+    for op in ops:  # the cv column: a fraction on every time row, empty on the size rows
+        for stage in (0, 1):
+            cv = got[(op, stage)].get("cv")
+            if op in ops[:3] and (cv is None or not 0.0 <= float(cv) <= 10.0):
+                fail(f"{op} of stage {stage} has no plausible cv: {cv!r}")
+            if op not in ops[:3] and cv:
+                fail(f"{op} of stage {stage} is a size but has a cv: {cv!r}")
     dur = {op: [ps(got[(op, s)]["duration"]) for s in (0, 1)] for op in ops[:3]}
     for op, values in dur.items():
         if min(values) <= 0:
@@ -135,7 +142,7 @@ def main():
     print(out_text)
     for needle in ("measured/model", "forward ", "backward_input ", "backward_weight ", "activation ", "weight_grad ",
                    "p2p ", "fitted efficiency (least squares on the F/B/W times): ",
-                   "efficiency from the totals", "W < F < B: "):
+                   "efficiency from the totals", "W < F < B: ", "measured cv"):
         if needle not in out_text:
             fail(f"calibrate's output lacks '{needle}'")
     p2p_rows = [line.split() for line in out_text.splitlines() if line.startswith("p2p ")]

@@ -256,3 +256,20 @@ TEST_CASE("regress: every op 5% slower gives one regression per affected headlin
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--only: 'makespan' is not a metric") != std::string::npos);
 }
+
+TEST_CASE("table fits the width: one character per slot when the labelled grid is wider") {
+  // zb-v on the six-schedule scenario was 2,407 columns with a label per slot.
+  for (const char* width : {"", " --width 80"}) {
+    CAPTURE(width);
+    Result wide =
+        run(std::string("table scenarios/compare/six_schedules.yaml --schedule zb-v") + width);
+    CHECK(wide.code == 0);
+    CHECK(longest_line(wide.out) <= (std::string(width).empty() ? 100u : 80u));
+    CHECK(wide.out.find("one character each") != std::string::npos);
+    CHECK(wide.out.find("legend: F forward") != std::string::npos);
+    CHECK(wide.out.find("dev 7 | ") != std::string::npos);
+  }
+  Result slot = run("table scenarios/compare/six_schedules.yaml --schedule 1f1b --slot 10ms");
+  CHECK(slot.out.find("slot = 10ms") != std::string::npos);
+  CHECK(run("table scenarios/quickstart.yaml --schedule 1f1b --slot fast").code == 2);
+}

@@ -15,6 +15,7 @@ set(layer_prefixes
   "schedules/:table"
   "topologies/:topologies"
   "sim/engine/:engine"
+  "sim/variability/:variability"
   "tools/costmodel/:costmodel"
   "tools/scenario/:scenario"
   "tools/runner/:runner"
@@ -32,9 +33,10 @@ set(allowed_generators table)
 set(allowed_optimizer table)
 set(allowed_builtin_generators generators optimizer)
 set(allowed_engine table topologies)
+set(allowed_variability engine)
 set(allowed_costmodel table)
 set(allowed_scenario table topologies costmodel)
-set(allowed_runner scenario engine generators)
+set(allowed_runner scenario engine variability generators)
 set(allowed_reports runner)
 set(allowed_sweep reports)
 set(allowed_calibration scenario reports)
@@ -55,8 +57,8 @@ function(layer_of path out)
 endfunction()
 
 # The transitive closure of allowed_<layer>, into reachable_<layer>.
-set(layers units table topologies plugin generators optimizer builtin_generators engine costmodel
-           scenario runner reports sweep calibration cli)
+set(layers units table topologies plugin generators optimizer builtin_generators engine variability
+           costmodel scenario runner reports sweep calibration cli)
 foreach(layer IN LISTS layers)
   set(reach ${allowed_${layer}})
   set(frontier ${reach})

@@ -4,6 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
+#include "schedules/builtin_generators.h"
+
 using namespace bubblesim;
 
 namespace {
@@ -56,4 +60,17 @@ TEST_CASE("list: one row per schedule in registration order") {
   CHECK(plain < tuned);
   CHECK(out.find("schedule") < plain);
   CHECK(out.find("built-in") != std::string::npos);
+}
+
+TEST_CASE("list fits the width: long descriptions wrap") {
+  for (std::size_t width : {60, 100}) {
+    CAPTURE(width);
+    std::size_t longest = 0, start = 0;
+    const std::string out = schedule_list_text(builtin_registry(), width);
+    for (std::size_t end = out.find('\n'); end != std::string::npos;
+         start = end + 1, end = out.find('\n', start))
+      longest = std::max(longest, end - start);
+    CHECK(longest <= width);
+    CHECK(out.find("zb-h1") != std::string::npos);
+  }
 }

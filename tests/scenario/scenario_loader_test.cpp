@@ -64,7 +64,7 @@ TEST_CASE("the allowed top-level keys are those of the registered section reader
   CHECK(keys == std::vector<std::string>{"name", "description", "pipeline", "model", "cluster",
                                          "costs", "parallelism", "data_parallel", "communication",
                                          "topology", "placement", "memory", "faults", "iteration",
-                                         "schedules"});
+                                         "variability", "schedules"});
 }
 
 TEST_CASE("several errors are reported at once, in file order") {
@@ -87,7 +87,7 @@ TEST_CASE("several errors are reported at once, in file order") {
             "(known: gpipe, 1f1b, interleaved)",
             "s.yaml:5:1: error: extra: unknown key 'extra' (allowed: name, description, "
             "pipeline, model, cluster, costs, parallelism, data_parallel, communication, "
-            "topology, placement, memory, faults, iteration, schedules)",
+            "topology, placement, memory, faults, iteration, variability, schedules)",
         });
 }
 

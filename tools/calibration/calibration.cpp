@@ -79,10 +79,12 @@ CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerMod
     const auto n = static_cast<double>(layers_per_stage[i]);
     const int stage = static_cast<int>(i);
     auto time_row = [&](const char* op, double flops, Time measured) {
-      r.rows.push_back({op, stage, true, n * flops, n * flops / rate, measured.seconds()});
+      r.rows.push_back({op, stage, true, n * flops, n * flops / rate, measured.seconds(), {}});
+      if (auto cv = profile.cv.find(op); cv != profile.cv.end() && i < cv->second.size())
+        r.rows.back().cv = cv->second[i];
     };
     auto bytes_row = [&](const char* op, double model_bytes, Bytes measured) {
-      r.rows.push_back({op, stage, false, 0.0, model_bytes, measured.as_double()});
+      r.rows.push_back({op, stage, false, 0.0, model_bytes, measured.as_double(), {}});
     };
     time_row("forward", layer.forward_flops, m.forward);
     time_row("backward_input", layer.backward_input_flops, m.backward_input);
@@ -133,11 +135,18 @@ std::string calibration_text(const CalibrationResult& r) {
       "{:g}\n\n",
       r.layers_per_stage.size(), layers, FlopRate::flops_per_second(r.peak_flops),
       r.given_efficiency);
-  TextTable table({"op", "stage", "model", "measured", "measured/model"});
+  // The measured cv column only when the profile has one (docs/profile-format.md).
+  const bool has_cv =
+      std::any_of(r.rows.begin(), r.rows.end(), [](const CalibrationRow& x) { return x.cv; });
+  std::vector<std::string> heading{"op", "stage", "model", "measured", "measured/model"};
+  if (has_cv) heading.push_back("measured cv");
+  TextTable table(heading);
   for (const CalibrationRow& row : r.rows) {
-    table.add_row({row.op, std::to_string(row.stage), format_value(row, row.model),
-                   format_value(row, row.measured),
-                   row.model > 0 ? fmt::format("{:.3f}", row.ratio()) : "-"});
+    std::vector<std::string> cells{row.op, std::to_string(row.stage), format_value(row, row.model),
+                                   format_value(row, row.measured),
+                                   row.model > 0 ? fmt::format("{:.3f}", row.ratio()) : "-"};
+    if (has_cv) cells.push_back(row.cv ? fmt::format("{:.2f}%", 100.0 * *row.cv) : "-");
+    table.add_row(cells);
   }
   out += table.render();
   out += fmt::format(

@@ -12,6 +12,7 @@
 // T_W < T_F < T_B (Qi et al. 2023, sec. 2).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct CalibrationRow {
   double flops = 0;     // time rows: the model's FLOPs
   double model = 0;     // model seconds (at the given efficiency) or bytes
   double measured = 0;
+  /// Time rows of a profile with a cv column: the measured coefficient of variation over the
+  /// profiler's repetitions (what `variability` takes from the profile, docs/variability.md).
+  std::optional<double> cv;
   double ratio() const { return model > 0 ? measured / model : 0.0; }
 };
 

@@ -19,7 +19,7 @@ void add_list_command(CLI::App& app, CommandSet& commands) {
       emit("", presets_text());
       return 0;
     }
-    emit("", schedule_list_text(context.registry));
+    emit("", schedule_list_text(context.registry, text_width()));
     return 0;
   });
 }

@@ -32,11 +32,12 @@ struct RunOptions {
   std::string trace;                  // Chrome trace JSON file ("" = none); one per schedule
   std::string html;                   // HTML report file ("" = none)
   std::int64_t max_ops = 50'000'000;  // --max-ops: refuse larger tables (kDefaultMaxOps)
-  std::string baseline;               // --baseline: speed-ups against it ("" = 1f1b if it ran)
-  bool compare = false;               // the compare form: verdict and level tables, by speed
-  bool fail_on_failure = true;        // --fail-on failure (default) | none
-  bool trace_combined = false;        // --trace-combined: one trace file, a process per schedule
-  bool quiet = false;                 // -q: no "wrote FILE" lines
+  int threads = 0;       // --threads: Monte Carlo workers (variability); 0 = every hardware thread
+  std::string baseline;  // --baseline: speed-ups against it ("" = 1f1b if it ran)
+  bool compare = false;  // the compare form: verdict and level tables, by speed
+  bool fail_on_failure = true;  // --fail-on failure (default) | none
+  bool trace_combined = false;  // --trace-combined: one trace file, a process per schedule
+  bool quiet = false;           // -q: no "wrote FILE" lines
 };
 
 /// 1 when a schedule failed (deadlock, out of memory unless allowed, infeasible), else 0.
@@ -65,6 +66,7 @@ std::string failure_summary(const ScenarioRun& result) {
 int run_command(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
   scenario.max_ops = options.max_ops;
+  scenario.threads = options.threads;
   for (const std::string& name : options.schedules) {
     if (registry.find(name) == nullptr)
       throw InputError("--schedule: " + registry.unknown_name_message(name));
@@ -241,6 +243,10 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     cmd->add_option("--max-ops", options->run.max_ops,
                     "refuse schedules whose table has more ops (default 50000000)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+    cmd->add_option("--threads", options->run.threads,
+                    "worker threads of the Monte Carlo samples of a scenario with variability "
+                    "(default: every core; the report does not depend on it)")
+        ->check(CLI::Range(1, 1024));
     const bool compare = std::string(name) == "compare";
     commands.add(cmd, [options, compare](CommandContext& context) {
       options->run.compare = compare;

@@ -8,6 +8,7 @@
 #include "schedules/table_csv.h"
 #include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
+#include "sim/units/quantity_parser.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
 #include "tools/report/grid_renderer.h"
@@ -25,6 +26,8 @@ struct TableOptions {
   std::string dialect = "current";    // torch-csv: current | 2024
   std::int64_t max_ops = 50'000'000;  // --max-ops
   bool quiet = false;                 // -q: no "wrote FILE" line
+  std::size_t width = 0;              // grid: --width (0: the terminal's COLUMNS)
+  std::string slot;                   // grid: --slot TIME ("" = chosen to fit)
 };
 
 int table_command(const Registry& registry, const TableOptions& options) {
@@ -71,7 +74,21 @@ int table_command(const Registry& registry, const TableOptions& options) {
     emit(output, write_table_csv(table, times), options.quiet, "table CSV");
     return ideal.status == RunStatus::Ok ? 0 : 1;
   }
-  emit(output, table_grid_report(schedule, table, ideal), options.quiet, "grid");
+  std::optional<Time> slot;
+  if (!options.slot.empty()) {
+    try {
+      slot = parse_time(options.slot);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("--slot: {}", e.what()));
+    }
+    if (slot->ps() <= 0)
+      throw InputError(
+          fmt::format("--slot: '{}' is not a positive time (e.g. 1ms, 250us)", options.slot));
+  }
+  emit(output,
+       table_grid_report(schedule, table, ideal, options.width > 0 ? options.width : text_width(),
+                         slot),
+       options.quiet, "grid");
   return ideal.status == RunStatus::Ok ? 0 : 1;
 }
 
@@ -90,6 +107,11 @@ void add_table_command(CLI::App& app, CommandSet& commands) {
   cmd->add_option("--dialect", options->dialect, "torch-csv dialect: current (default) or 2024")
       ->check(CLI::IsMember({"current", "2024"}));
   cmd->add_option("-o,--output", options->output, "write to FILE instead of stdout");
+  cmd->add_option("--width", options->width,
+                  "grid: characters per line (default: COLUMNS, else 100); a wider grid is drawn "
+                  "one character per slot")
+      ->check(CLI::Range(std::size_t{20}, std::size_t{100000}));
+  cmd->add_option("--slot", options->slot, "grid: time per character (e.g. 1ms)");
   cmd->add_option("--max-ops", options->max_ops, "refuse a table with more ops (default 50000000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   commands.add(cmd, [options](CommandContext& context) {

@@ -23,8 +23,11 @@ stage output, s b h dtype bytes.
 
 The CSV (format: docs/profile-format.md) has one row per (op, stage) for `--stages` stages, each
 stage `--layers-per-stage` layers: times and activation/weight_grad bytes are the measured values
-per layer times the layers per stage; p2p is not scaled. `#` lines record the device, versions,
-shapes, date and each op's median and spread. Nothing is downloaded.
+per layer times the layers per stage; p2p is not scaled. The `cv` column gives each time's
+coefficient of variation over the timed repetitions (sample standard deviation / mean, not
+scaled: see docs/variability.md), which a scenario with `variability:` uses as its op-time noise.
+`#` lines record the device, versions, shapes, date and each op's median and spread. Nothing is
+downloaded.
 
 Exit status: 0 ok, 1 the --check failed, 2 bad arguments or PyTorch missing.
 """
@@ -335,6 +338,14 @@ def summary(samples):
     return statistics.median(ordered), q1, q3, ordered[0], ordered[-1]
 
 
+def coefficient_of_variation(samples):
+    """Sample standard deviation over the mean (0 for fewer than two samples)."""
+    if len(samples) < 2:
+        return 0.0
+    mean = statistics.fmean(samples)
+    return statistics.stdev(samples) / mean if mean > 0 else 0.0
+
+
 def us(seconds):
     return f"{seconds * 1e6:.6f}us"  # picosecond resolution, the simulator's time unit
 
@@ -385,18 +396,19 @@ def main(argv):
     for op, samples in times.items():
         med, q1, q3, lo, hi = summary(samples)
         lines.append(f"# {op} of the measured layers: median {us(med)}, IQR {us(q1)}..{us(q3)}, "
-                     f"min {us(lo)}, max {us(hi)}")
+                     f"min {us(lo)}, max {us(hi)}, cv {100 * coefficient_of_variation(samples):.2f}%")
     if "forward_peak" in memory:
         lines.append(f"# GPU peak above the start: forward {memory['forward_peak']}B, "
                      f"through B {memory['backward_peak']}B")
-    lines.append("op,stage,duration,bytes")
+    lines.append("op,stage,duration,bytes,cv")
     for op in times:
         value = statistics.median(times[op]) * scale
-        lines += [f"{op},{stage},{us(value)}," for stage in range(args.stages)]
+        cv = coefficient_of_variation(times[op])
+        lines += [f"{op},{stage},{us(value)},,{cv:.6f}" for stage in range(args.stages)]
     for op in ("activation", "weight_grad"):
         value = round(memory[op] * scale)
-        lines += [f"{op},{stage},,{value}B" for stage in range(args.stages)]
-    lines += [f"p2p,{stage},,{memory['p2p']}B" for stage in range(args.stages)]
+        lines += [f"{op},{stage},,{value}B," for stage in range(args.stages)]
+    lines += [f"p2p,{stage},,{memory['p2p']}B," for stage in range(args.stages)]
     text = "\n".join(lines) + "\n"
     if args.output == "-":
         sys.stdout.write(text)

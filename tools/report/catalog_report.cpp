@@ -7,13 +7,14 @@
 
 namespace bubblesim {
 
-std::string schedule_list_text(const Registry& registry) {
+std::string schedule_list_text(const Registry& registry, std::size_t width) {
   TextTable t({"schedule", "placement", "origin", "description"});
+  for (std::size_t c = 1; c < 4; ++c) t.align_left(c);
   for (const std::string& name : registry.names()) {
     const Generator* g = registry.find(name);
     t.add_row({name, g->info.placement, registry.origin(name), g->info.description});
   }
-  return t.render();
+  return t.render(width);
 }
 
 std::string schedule_description_text(const Registry& registry, const std::string& name) {

@@ -8,8 +8,9 @@
 
 namespace bubblesim {
 
-/// A table of every registered schedule: name, placement, origin, description.
-std::string schedule_list_text(const Registry& registry);
+/// A table of every registered schedule: name, placement, origin, description; the description
+/// wraps so that lines fit `width` characters (0: no limit).
+std::string schedule_list_text(const Registry& registry, std::size_t width = 100);
 
 /// `name`'s description, placement, source, origin and parameters (type, default, help,
 /// choices). `name` must be registered.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tools/report/text_table.h"
+
 namespace bubblesim {
 namespace {
 
@@ -26,9 +28,44 @@ std::vector<std::vector<std::int32_t>> local_chunks(const Table& table) {
   return chunk;
 }
 
+/// One character per slot: the op's kind letter, with its label (F12, B3/1) written over the
+/// op's slots where it fits; '.' is idle. A legend line follows.
+std::string compact_grid(const std::vector<std::vector<std::string>>& grid, std::int64_t unit,
+                         std::int64_t slots, Time makespan, std::size_t prefix,
+                         std::size_t text_width) {
+  std::string out = fmt::format("slot = {}; {} slots, one character each; makespan {}\n",
+                                Time::from_ps(unit), slots, makespan);
+  for (std::size_t d = 0; d < grid.size(); ++d) {
+    std::string row = fmt::format("dev {:>{}} |", d, prefix - 6);
+    row += ' ';
+    for (std::size_t s = 0; s < grid[d].size();) {
+      const std::string& cell = grid[d][s];
+      std::size_t run = 1;
+      while (s + run < grid[d].size() && grid[d][s + run] == cell) ++run;
+      if (cell.empty()) {
+        row += std::string(run, '.');
+      } else if (cell.size() <= run) {
+        row += cell + std::string(run - cell.size(), cell[0]);
+      } else {
+        row += std::string(run, cell[0]);
+      }
+      s += run;
+    }
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    out += row + "\n";
+  }
+  out += wrap_text(
+      "legend: F forward, B backward, W weight gradient, R recompute, O offload, L reload, X "
+      "fused F&B; a label (F12 = microbatch 12, /1 = chunk 1) where the op is wide enough; "
+      ". idle",
+      text_width, 8);
+  return out;
+}
+
 }  // namespace
 
-std::string render_grid(const Table& table, const SimulationResult& ideal, std::size_t max_slots) {
+std::string render_grid(const Table& table, const SimulationResult& ideal, std::size_t max_slots,
+                        std::size_t text_width, std::optional<Time> slot) {
   std::int64_t unit = 0;
   Time makespan = ideal.metrics.makespan;
   for (const auto& row : ideal.timings) {
@@ -39,7 +76,8 @@ std::string render_grid(const Table& table, const SimulationResult& ideal, std::
     }
   }
   if (unit <= 0 || makespan <= Time::zero()) return "(empty schedule)\n";
-  std::int64_t slots = makespan.ps() / unit;
+  if (slot && slot->ps() > 0) unit = slot->ps();
+  std::int64_t slots = (makespan.ps() + unit - 1) / unit;
   if (slots > static_cast<std::int64_t>(max_slots)) {
     unit = (makespan.ps() + static_cast<std::int64_t>(max_slots) - 1) /
            static_cast<std::int64_t>(max_slots);
@@ -76,6 +114,20 @@ std::string render_grid(const Table& table, const SimulationResult& ideal, std::
         grid[d][static_cast<std::size_t>(s)] = l;
     }
   }
+  const std::size_t prefix = fmt::format("dev {} |", grid.size() - 1).size();
+  const bool labelled =
+      text_width == 0 || prefix + static_cast<std::size_t>(slots) * (width + 1) <= text_width;
+  if (!labelled && !slot && text_width > prefix + 1 &&
+      static_cast<std::size_t>(slots) > text_width - prefix - 1) {
+    // One character per slot at a resolution that fits the width.
+    const auto fit = static_cast<std::int64_t>(text_width - prefix - 1);
+    // The smallest slot that fits, rounded up to three significant digits.
+    std::int64_t step = (makespan.ps() + fit - 1) / fit, scale = 1;
+    while (step / scale >= 1000) scale *= 10;
+    step = (step + scale - 1) / scale * scale;
+    return render_grid(table, ideal, max_slots, text_width, Time::from_ps(step));
+  }
+  if (!labelled) return compact_grid(grid, unit, slots, makespan, prefix, text_width);
   std::string out =
       fmt::format("slot = {}; {} slots; makespan {}\n", Time::from_ps(unit), slots, makespan);
   for (std::size_t d = 0; d < grid.size(); ++d) {
@@ -90,12 +142,13 @@ std::string render_grid(const Table& table, const SimulationResult& ideal, std::
 }
 
 std::string table_grid_report(const std::string& schedule, const Table& table,
-                              const SimulationResult& ideal) {
-  return fmt::format(
-             "{} on {} devices, {} stages, {} microbatches (idealized: scenario costs, no "
-             "communication)\n",
-             schedule, table.devices, table.stages, table.microbatches) +
-         render_grid(table, ideal);
+                              const SimulationResult& ideal, std::size_t text_width,
+                              std::optional<Time> slot) {
+  return wrap_text(fmt::format("{} on {} devices, {} stages, {} microbatches (idealized: "
+                               "scenario costs, no communication)",
+                               schedule, table.devices, table.stages, table.microbatches),
+                   text_width, 2) +
+         render_grid(table, ideal, 400, text_width, slot);
 }
 
 }  // namespace bubblesim

@@ -37,22 +37,44 @@ MetricValue utilization(const std::vector<Time>& busy, Time makespan) {
   return out;
 }
 
+/// A statistic of a Monte Carlo metric (none without variability).
+enum class Stat { Sd, P50, P95 };
+MetricValue sampled(const MetricInput& in, SampleSummary MonteCarloResult::*summary, Stat stat) {
+  if (!in.mc()) return {};
+  const SampleSummary& s = (*in.mc()).*summary;
+  switch (stat) {
+    case Stat::Sd:
+      return number(s.sd);
+    case Stat::P50:
+      return number(s.p50);
+    case Stat::P95:
+      return number(s.p95);
+  }
+  return {};
+}
+
 MetricValue largest(const std::vector<Bytes>& bs) {
   Bytes most;
   for (Bytes b : bs) most = std::max(most, b);
   return number(most);
 }
 
+/// The iteration time in seconds: with variability the mean over the samples.
+double iteration_time_s(const MetricInput& in) {
+  return in.mc() ? in.mc()->iteration_time_s.mean : in.sim().iteration_time.seconds();
+}
+
 /// Samples per second: the global batch (m microbatches of micro_batch_size samples, times the
-/// data-parallel degree; one sample per microbatch without a model) over the iteration time.
+/// data-parallel degree; one sample per microbatch without a model) over the iteration time
+/// (with variability its mean over the samples).
 MetricValue samples_per_second(const MetricInput& in) {
-  const Time t = in.sim().iteration_time;
-  if (t <= Time::zero()) return {};
+  const double t = iteration_time_s(in);
+  if (t <= 0.0) return {};
   const double micro =
       in.scenario.model ? static_cast<double>(in.scenario.model->micro_batch_size) : 1.0;
   const double batch = static_cast<double>(in.scenario.microbatches) * micro *
                        static_cast<double>(in.scenario.parallelism.dp);
-  return number(batch / t.seconds());
+  return number(batch / t);
 }
 
 const std::vector<Metric> kMetrics = {
@@ -70,14 +92,19 @@ const std::vector<Metric> kMetrics = {
      "idealized idle time over devices x makespan",
      [](const MetricInput& in) { return number(in.ideal().bubble_ratio); }},
     {"makespan_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "makespan",
-     "simulated replay with communication and memory: first start to last end (sync included)",
-     [](const MetricInput& in) { return number(in.sim().makespan); }},
+     "simulated replay with communication and memory: first start to last end (sync included); "
+     "with variability the mean over the samples",
+     [](const MetricInput& in) {
+       return in.mc() ? number(in.mc()->makespan_s.mean) : number(in.sim().makespan);
+     }},
     {"stage_span_max_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "span",
      "longest first-to-last compute span of a device (a part of the makespan, which is judged)",
      [](const MetricInput& in) { return number(in.sim().stage_span_max); }},
     {"bubble_ratio", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "bubble",
-     "simulated idle time over devices x makespan",
-     [](const MetricInput& in) { return number(in.sim().bubble_ratio); }},
+     "simulated idle time over devices x makespan; with variability the mean over the samples",
+     [](const MetricInput& in) {
+       return in.mc() ? number(in.mc()->bubble_ratio.mean) : number(in.sim().bubble_ratio);
+     }},
     {"bubble_ratio_span", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "bubble(span)",
      "simulated idle time within each device's span (the ZB paper's bubble rate)",
      [](const MetricInput& in) { return number(in.sim().bubble_ratio_span); }},
@@ -177,8 +204,8 @@ const std::vector<Metric> kMetrics = {
     // Whole iterations and blocking p2p (docs/iterations.md).
     {"iteration_time_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "iteration",
      "steady-state iteration: the period of the last replayed iteration, optimizer step, syncs "
-     "and barrier included",
-     [](const MetricInput& in) { return number(in.sim().iteration_time); }},
+     "and barrier included; with variability the mean over the samples",
+     [](const MetricInput& in) { return number(iteration_time_s(in)); }},
     {"samples_per_s", Level::Simulation, Unit::SamplesPerSecond, kHigher, Shape::Scalar, "",
      "global batch (microbatches x micro_batch_size x dp) over the iteration time",
      [](const MetricInput& in) { return samples_per_second(in); }},
@@ -188,6 +215,48 @@ const std::vector<Metric> kMetrics = {
     {"parameter_gather_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "ZeRO 1-2: largest all-gather of the updated parameters after a device's optimizer step",
      [](const MetricInput& in) { return number(in.sim().sync.parameter_gather); }},
+    // Variability (docs/variability.md): the Monte Carlo samples' spread; none without it.
+    {"samples", Level::Simulation, Unit::Count, kInfo, Shape::Scalar, "",
+     "Monte Carlo samples of the simulation (variability.samples)",
+     [](const MetricInput& in) {
+       return in.mc() ? number(static_cast<double>(in.mc()->samples.size())) : MetricValue{};
+     }},
+    {"makespan_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "standard deviation of the makespan over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::makespan_s, Stat::Sd); }},
+    {"makespan_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "median makespan over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::makespan_s, Stat::P50); }},
+    {"makespan_p95_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "95th percentile of the makespan over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::makespan_s, Stat::P95); }},
+    {"bubble_ratio_sd", Level::Simulation, Unit::Ratio, kInfo, Shape::Scalar, "",
+     "standard deviation of the bubble ratio over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::bubble_ratio, Stat::Sd); }},
+    {"bubble_ratio_p50", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "",
+     "median bubble ratio over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::bubble_ratio, Stat::P50); }},
+    {"bubble_ratio_p95", Level::Simulation, Unit::Ratio, kLower, Shape::Scalar, "",
+     "95th percentile of the bubble ratio over the samples",
+     [](const MetricInput& in) { return sampled(in, &MonteCarloResult::bubble_ratio, Stat::P95); }},
+    {"noiseless_makespan_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "makespan of the replay without variability (the samples' mean over it: the cost of noise)",
+     [](const MetricInput& in) {
+       return in.run.noiseless ? number(in.run.noiseless->metrics.makespan) : MetricValue{};
+     }},
+    {"iteration_time_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "standard deviation of the iteration time over the samples",
+     [](const MetricInput& in) {
+       return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd);
+     }},
+    {"iteration_time_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "median iteration time over the samples",
+     [](const MetricInput&
+            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::P50); }},
+    {"iteration_time_p95_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "95th percentile of the iteration time over the samples",
+     [](const MetricInput&
+            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::P95); }},
 };
 }  // namespace
 
@@ -205,6 +274,32 @@ const Metric* find_metric(std::string_view name) {
     if (m.name() == name) return &m;
   return nullptr;
 }
+
+std::optional<SamplingError> sampling_error_of(const Metric& metric) {
+  if (metric.level != MetricLevel::Simulation) return std::nullopt;
+  struct Estimate {
+    std::string_view key, sd;
+    double factor;
+  };
+  static constexpr Estimate kEstimates[] = {
+      {"makespan_s", "makespan_sd_s", 1.0},
+      {"makespan_p50_s", "makespan_sd_s", 1.2533141373155},
+      {"makespan_p95_s", "makespan_sd_s", 2.1131050434966},
+      {"bubble_ratio", "bubble_ratio_sd", 1.0},
+      {"bubble_ratio_p50", "bubble_ratio_sd", 1.2533141373155},
+      {"bubble_ratio_p95", "bubble_ratio_sd", 2.1131050434966},
+      {"iteration_time_s", "iteration_time_sd_s", 1.0},
+      {"iteration_time_p50_s", "iteration_time_sd_s", 1.2533141373155},
+      {"iteration_time_p95_s", "iteration_time_sd_s", 2.1131050434966},
+  };
+  for (const Estimate& e : kEstimates) {
+    if (e.key != metric.key) continue;
+    return SamplingError{find_metric(fmt::format("simulation.{}", e.sd)), e.factor};
+  }
+  return std::nullopt;
+}
+
+const Metric& samples_metric() { return *find_metric("simulation.samples"); }
 
 std::vector<const Metric*> metrics_of_level(MetricLevel level) {
   std::vector<const Metric*> out;

@@ -37,6 +37,8 @@ struct MetricInput {
   const ScheduleRun& run;
   const Metrics& ideal() const { return run.ideal.metrics; }
   const Metrics& sim() const { return run.simulation.metrics; }
+  /// The Monte Carlo samples with `variability:` (docs/variability.md), else null.
+  const MonteCarloResult* mc() const { return run.monte_carlo ? &*run.monte_carlo : nullptr; }
 };
 
 struct Metric {
@@ -61,6 +63,19 @@ struct Metric {
 const std::vector<Metric>& metric_table();
 /// The metric named `name` ("simulation.makespan_s"), or nullptr.
 const Metric* find_metric(std::string_view name);
+
+/// With variability (docs/variability.md), a simulation metric that is a Monte Carlo estimate
+/// (a mean or a quantile over the samples) has a sampling error; `regress` widens its tolerance
+/// by it. This names the standard deviation metric it is estimated from, and the factor k that
+/// makes k * sd / sqrt(samples) its standard error: 1 for a mean, and for a quantile q the normal
+/// approximation sqrt(q (1 - q)) / phi(Phi^-1(q)) (1.2533 for the median, 2.1131 for p95).
+struct SamplingError {
+  const Metric* sd = nullptr;
+  double factor = 0.0;
+};
+std::optional<SamplingError> sampling_error_of(const Metric& metric);
+/// The metric giving the number of Monte Carlo samples (simulation.samples).
+const Metric& samples_metric();
 /// The metrics of one level, in table order.
 std::vector<const Metric*> metrics_of_level(MetricLevel level);
 /// The metric's value for one schedule.

@@ -61,6 +61,29 @@ std::string scenario_name(const nlohmann::json& report) {
 
 std::string number(double v) { return fmt::format("{:.6g}", v); }
 
+/// The standard error of a Monte Carlo estimate in one result (0 when it has no samples).
+double standard_error(const nlohmann::json& result, const Metric& metric) {
+  std::optional<SamplingError> e = sampling_error_of(metric);
+  if (!e || e->sd == nullptr || !result.contains("simulation")) return 0.0;
+  const nlohmann::json& sim = result["simulation"];
+  const std::string sd_key(e->sd->key), n_key(samples_metric().key);
+  if (!sim.is_object() || !sim.contains(sd_key) || !sim[sd_key].is_number() ||
+      !sim.contains(n_key) || !sim[n_key].is_number())
+    return 0.0;
+  const double n = sim[n_key].get<double>();
+  return n > 0 ? e->factor * sim[sd_key].get<double>() / std::sqrt(n) : 0.0;
+}
+
+/// Which Monte Carlo samples a report drew: its variability's seed and sample count ("" without).
+std::string samples_drawn(const nlohmann::json& report) {
+  if (!report.contains("scenario") || !report["scenario"].is_object() ||
+      !report["scenario"].contains("variability"))
+    return "";
+  const nlohmann::json& v = report["scenario"]["variability"];
+  return v.value("seed", nlohmann::json()).dump() + "/" +
+         v.value("samples", nlohmann::json()).dump();
+}
+
 /// Relative change in percent; none when the baseline is zero.
 std::optional<double> change_percent(const MetricComparison& m) {
   if (m.baseline == 0) return std::nullopt;
@@ -178,6 +201,7 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
   std::map<std::string, const nlohmann::json*> now;
   for (const auto& r : current["results"]) now[r.value("label", "")] = &r;
   std::map<std::string, bool> seen;
+  const bool same_samples = samples_drawn(baseline) == samples_drawn(current);
   for (const auto& b : baseline["results"]) {
     const std::string label = b.value("label", "");
     seen[label] = true;
@@ -196,9 +220,13 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
       auto cv = cm.find(name);
       if (cv == cm.end() || !wanted(*metric)) continue;
       MetricComparison m{label, name, metric, bv, cv->second.second, false, false};
-      const bool higher = m.current > m.baseline * (1.0 + tolerance) + kAbsoluteSlack;
-      const bool lower = m.current < m.baseline * (1.0 - tolerance) - kAbsoluteSlack;
-      switch (metric->direction) {
+      m.sampling_error = std::hypot(standard_error(b, *metric), standard_error(c, *metric));
+      const double margin = kAbsoluteSlack + kSamplingSigmas * m.sampling_error;
+      const bool higher = m.current > m.baseline * (1.0 + tolerance) + margin;
+      const bool lower = m.current < m.baseline * (1.0 - tolerance) - margin;
+      m.other_samples =
+          !same_samples && metric->level == MetricLevel::Simulation && !sampling_error_of(*metric);
+      switch (m.other_samples ? MetricDirection::Informational : metric->direction) {
         case MetricDirection::LowerIsBetter:
           m.regression = higher;
           m.improvement = lower;
@@ -239,8 +267,15 @@ std::string regression_markdown(const RegressionReport& report) {
   out += rollup_markdown(report);
   std::string rows;
   std::size_t informational = 0;
+  const bool sampled = std::any_of(report.metrics.begin(), report.metrics.end(),
+                                   [](const MetricComparison& m) { return m.sampling_error > 0; });
+  std::size_t other_samples = 0;
   for (const MetricComparison& m : report.metrics) {
     if (m.current == m.baseline) continue;
+    if (m.other_samples) {
+      ++other_samples;
+      continue;
+    }
     if (m.definition->direction == MetricDirection::Informational) {
       ++informational;
       continue;
@@ -250,17 +285,36 @@ std::string regression_markdown(const RegressionReport& report) {
                           : m.improvement ? "improvement"
                                           : "within tolerance";
     std::string pct = change ? fmt::format("{:+.3f}%", *change) : "new nonzero";
-    rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.schedule, m.metric,
+    std::string error;
+    if (sampled) {
+      error = m.sampling_error > 0
+                  ? fmt::format(" {} |", format_metric(m.definition->unit, m.sampling_error))
+                  : std::string(" - |");
+    }
+    rows += fmt::format("| {} | {} | {} | {} | {} |{} {} |\n", m.schedule, m.metric,
                         format_metric(m.definition->unit, m.baseline),
-                        format_metric(m.definition->unit, m.current), pct, verdict);
+                        format_metric(m.definition->unit, m.current), pct, error, verdict);
   }
   if (!rows.empty()) {
-    out +=
-        "| schedule | metric | baseline | current | change | verdict "
-        "|\n|---|---|---:|---:|---:|---|\n" +
-        rows + "\n";
-  } else if (informational == 0) {
+    out += sampled ? "| schedule | metric | baseline | current | change | sampling error | "
+                     "verdict |\n|---|---|---:|---:|---:|---:|---|\n"
+                   : "| schedule | metric | baseline | current | change | verdict "
+                     "|\n|---|---|---:|---:|---:|---|\n";
+    out += rows + "\n";
+    if (sampled) {
+      out += fmt::format(
+          "Monte Carlo estimates (variability) are judged beyond the tolerance plus {} sampling "
+          "errors of the difference.\n\n",
+          number(kSamplingSigmas));
+    }
+  } else if (informational == 0 && other_samples == 0) {
     out += "Every compared metric is unchanged.\n\n";
+  }
+  if (other_samples > 0) {
+    out += fmt::format(
+        "{} simulation metric{} of the median Monte Carlo sample changed (not judged: the reports "
+        "drew different samples, a different variability seed or count).\n\n",
+        other_samples, other_samples == 1 ? "" : "s");
   }
   if (informational > 0) {
     out += fmt::format(

@@ -8,6 +8,13 @@
 // informational metrics (the time of a peak, a span that is part of the makespan) are never
 // judged. A status change away from "ok" and a schedule missing from the current report are
 // regressions too.
+//
+// With variability (docs/variability.md) a simulation mean or quantile is a Monte Carlo estimate:
+// its margin widens by kSamplingSigmas times the standard error of the difference,
+// sqrt(se_baseline^2 + se_current^2), each se from the report's sd and sample count
+// (sampling_error_of in metric_table.h), so a different seed alone is not a regression. The
+// other simulation metrics then describe one sample (the median one): they are judged only when
+// both reports drew the same samples (variability seed and samples), else listed unjudged.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -24,8 +31,13 @@ struct MetricComparison {
   double baseline = 0.0;
   double current = 0.0;
   bool regression = false;
-  bool improvement = false;  // current < baseline * (1 - tolerance)
+  bool improvement = false;     // current < baseline * (1 - tolerance)
+  double sampling_error = 0.0;  // standard error of current - baseline (0: deterministic)
+  bool other_samples = false;   // a median sample's value from differently drawn samples: unjudged
 };
+
+/// Standard errors of the difference a Monte Carlo estimate may move without a verdict.
+inline constexpr double kSamplingSigmas = 3.0;
 
 struct RegressionReport {
   double tolerance = 0.0;

@@ -19,6 +19,26 @@ nlohmann::json param_json(const ParamValue& v) {
   return std::visit(Visitor{}, v);
 }
 
+nlohmann::json variability_json(const VariabilitySpec& v) {
+  auto kinds = [](const CvByKind& cv) {
+    nlohmann::json j = nlohmann::json::object();
+    for (int k = 0; k < kJitterKinds; ++k)
+      j[std::string(jitter_kind_key(static_cast<JitterKind>(k)))] = cv[static_cast<std::size_t>(k)];
+    return j;
+  };
+  nlohmann::json stages = nlohmann::json::array();
+  for (const CvByKind& s : v.stage_cv) stages.push_back(kinds(s));
+  return {
+      {"cv", kinds(v.cv)},
+      {"cv_source", v.stage_cv.empty() ? "scenario" : "profile"},
+      {"stage_cv", stages},
+      {"distribution", jitter_distribution_name(v.distribution)},
+      {"per", jitter_unit_name(v.per)},
+      {"correlation", {{"within_device", v.within_device}, {"across_devices", v.across_devices}}},
+      {"samples", v.samples},
+      {"seed", v.seed}};
+}
+
 }  // namespace
 
 nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
@@ -132,6 +152,7 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
     }
     j["faults"] = {{"slowdown", sc.faults.slowdown}, {"links", links}};
   }
+  if (sc.variability) j["variability"] = variability_json(*sc.variability);
   return j;
 }
 

@@ -204,10 +204,25 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     return engine_input;
   };
   run.ideal = simulate(input(Replay::Idealized));
-  Engine engine(input(Replay::Simulated));
+  const EngineInput simulated = input(Replay::Simulated);
+  EngineInput fault_free = input(Replay::FaultFree);
+  Engine engine(simulated);
   for (EngineObserver* o : observers) engine.add_observer(o);
-  run.simulation = engine.run();
-  run.replays += 2;
+  if (scenario.variability) {
+    // 4. Variability (docs/variability.md): the Monte Carlo samples (each worker with its own
+    // scratch), then the median sample again for the observers and the per-op outputs, and the
+    // replay without noise.
+    auto spec = std::make_shared<const VariabilitySpec>(*scenario.variability);
+    run.monte_carlo = run_monte_carlo(simulated, spec, scenario.threads);
+    const std::uint64_t median = run.monte_carlo->median_sample;
+    run.simulation = engine.run(sample_durations(simulated, spec, median));
+    run.noiseless = simulate(simulated);
+    run.replays += static_cast<std::int32_t>(spec->samples) + 3;
+    fault_free.durations = sample_durations(fault_free, spec, median);
+  } else {
+    run.simulation = engine.run();
+    run.replays += 2;
+  }
   // A planning generator's own estimates against the replay (docs/optimizer.md).
   if (run.simulation.status == RunStatus::Ok) {
     auto compare = [&](const char* what, const std::optional<Time>& planned, Time replayed) {
@@ -222,7 +237,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
             run.simulation.metrics.iteration_time);
   }
   if (scenario.faults.any()) {
-    run.fault_free = simulate(input(Replay::FaultFree));
+    run.fault_free = simulate(std::move(fault_free));
     ++run.replays;
   }
   run.wall_time_s = seconds_since(started);

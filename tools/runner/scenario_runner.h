@@ -7,7 +7,10 @@
 //
 // Replays per schedule: 2 (the idealized table level and the simulation), plus 1 when
 // memory.offload is on (the offload pass reads the idealized timings of the table it transforms),
-// plus 1 with faults (the fault-free simulation the report compares against).
+// plus 1 with faults (the fault-free simulation the report compares against). With
+// `variability:` (docs/variability.md) the simulation level is a Monte Carlo run instead: its N
+// samples on Scenario::threads workers, the median sample again with the observers, and the
+// replay without variability: N + 2 replays in place of 1.
 
 #include <functional>
 #include <string>

@@ -13,6 +13,7 @@
 #include "schedules/passes/memory_passes.h"
 #include "schedules/table.h"
 #include "sim/engine/simulation_result.h"
+#include "sim/variability/monte_carlo.h"
 
 namespace bubblesim {
 
@@ -30,6 +31,13 @@ struct ScheduleRun {
   /// With `faults:` in the scenario: the simulation replayed without them, for the report's
   /// "effect of the faults" (unset when the scenario has no faults).
   std::optional<SimulationResult> fault_free;
+  /// With `variability:` (docs/variability.md): the Monte Carlo samples of the simulation level.
+  /// `simulation` is then the median sample's replay (the one the observers watch; `fault_free`
+  /// is that sample without the faults), and the reports give the simulation's makespan and
+  /// bubble as means over the samples with their spread. `noiseless` is the replay without any
+  /// variability, for the slowdown the noise costs.
+  std::optional<MonteCarloResult> monte_carlo;
+  std::optional<SimulationResult> noiseless;
   double wall_time_s = 0.0;  // generation + every replay
   std::int32_t replays = 0;  // engine replays this run took (scenario_runner.h says how many)
   double generate_s = 0.0;   // generation alone (the optimizer's solve time)

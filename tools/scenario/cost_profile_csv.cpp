@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <map>
+#include <optional>
 
 #include "sim/units/csv_fields.h"
 #include "sim/units/diagnostics.h"
@@ -13,6 +14,7 @@ namespace bubblesim {
 namespace {
 
 constexpr std::string_view kHeader = "op,stage,duration,bytes";
+constexpr std::string_view kHeaderWithCv = "op,stage,duration,bytes,cv";
 
 struct OpField {
   std::string_view name;
@@ -33,6 +35,18 @@ constexpr OpField kOps[] = {
     {"static", nullptr, &StageCost::static_memory},
 };
 
+std::string_view trim(std::string_view s);
+
+// A coefficient of variation: a plain number in [0, 10] (a scenario's variability takes at most 1).
+std::optional<double> parse_cv(std::string_view text) {
+  double v = 0.0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || !(v >= 0.0) ||
+      !(v <= 10.0))
+    return std::nullopt;
+  return v;
+}
+
 std::string_view trim(std::string_view s) {
   std::size_t b = s.find_first_not_of(" \t");
   if (b == std::string_view::npos) return {};
@@ -47,6 +61,7 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
   out.stages.assign(static_cast<std::size_t>(std::max(stages, 0)), StageCost{});
   std::map<std::string, std::map<int, int>> seen;  // op -> stage -> line
   bool header = false;
+  bool has_cv = false;
   const std::vector<std::string_view> text_lines = split_lines(text);
   for (std::size_t line_index = 0; line_index < text_lines.size(); ++line_index) {
     const int line_no = static_cast<int>(line_index) + 1;
@@ -57,18 +72,24 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
       std::string compact;
       for (char c : line)
         if (c != ' ' && c != '\t') compact += c;
-      if (compact != kHeader) {
-        diags.add(at(1), "", fmt::format("expected the header line '{}', got '{}'", kHeader, line));
+      if (compact != kHeader && compact != kHeaderWithCv) {
+        diags.add(at(1), "",
+                  fmt::format("expected the header line '{}' or '{}', got '{}'", kHeader,
+                              kHeaderWithCv, line));
         break;
       }
       header = true;
+      has_cv = compact == kHeaderWithCv;
       continue;
     }
     CsvFields fields = split_csv_fields(line);
     const std::vector<std::string_view>& f = fields.values;
     const std::vector<int>& col = fields.columns;
-    if (f.size() != 4) {
-      diags.add(at(1), "", fmt::format("expected 4 columns ({}), got {}", kHeader, f.size()));
+    const std::size_t columns = has_cv ? 5 : 4;
+    if (f.size() != columns) {
+      diags.add(at(1), "",
+                fmt::format("expected {} columns ({}), got {}", columns,
+                            has_cv ? kHeaderWithCv : kHeader, f.size()));
       continue;
     }
     std::string_view op = trim(f[0]);
@@ -103,6 +124,24 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
       continue;
     }
     std::string_view duration = trim(f[2]), bytes = trim(f[3]);
+    std::optional<double> cv;
+    if (has_cv) {
+      std::string_view cv_text = trim(f[4]);
+      if (!field->time && !cv_text.empty()) {
+        diags.add(at(col[4]), "", fmt::format("{} is a size; leave the cv column empty", op));
+        continue;
+      }
+      if (field->time) {
+        cv = parse_cv(cv_text);
+        if (!cv) {
+          diags.add(at(col[4]), "",
+                    fmt::format("the cv of {} on stage {} must be a number from 0 to 10 (the "
+                                "coefficient of variation over the repetitions), got '{}'",
+                                op, stage, cv_text));
+          continue;
+        }
+      }
+    }
     StageCost& sc = out.stages[static_cast<std::size_t>(stage)];
     try {
       if (field->time) {
@@ -127,6 +166,11 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
     }
     stage_lines[stage] = line_no;
     out.ops.insert(std::string(op));
+    if (cv) {
+      std::vector<double>& cvs = out.cv[std::string(op)];
+      cvs.resize(static_cast<std::size_t>(stages), 0.0);
+      cvs[static_cast<std::size_t>(stage)] = *cv;
+    }
   }
   if (!header && diags.empty())
     diags.add(SourceLocation{file, 0, 0}, "", fmt::format("no header line '{}'", kHeader));

@@ -14,6 +14,7 @@
 #include "schedules/parameter.h"
 #include "schedules/replay_settings.h"
 #include "schedules/stage_costs.h"
+#include "schedules/variability_settings.h"
 #include "sim/units/bytes.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/rates.h"
@@ -155,8 +156,17 @@ struct Scenario {
   ParallelismSpec parallelism;  // dp, tp, gradient sync (docs/parallelism.md)
   IterationSpec iteration;
   std::vector<ScheduleRequest> schedules;
+  /// The coefficients of variation of F, B and W per pipeline stage that `costs.profile` measured
+  /// (its cv column); empty without one. `variability` uses them unless it gives a cv.
+  std::vector<CvByKind> measured_cv;
+  /// `variability:` (docs/variability.md): op times as distributions, Monte Carlo replays. Unset:
+  /// every replay is deterministic.
+  std::optional<VariabilitySpec> variability;
   /// A resource limit from the command line (--max-ops), not from the file.
   std::int64_t max_ops = kDefaultMaxOps;
+  /// Monte Carlo worker threads from the command line (--threads); 0 = every hardware thread.
+  /// The results do not depend on it.
+  int threads = 0;
 };
 
 }  // namespace bubblesim

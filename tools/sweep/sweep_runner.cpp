@@ -42,13 +42,14 @@ std::string axis_cells(const SweepSpec& spec, std::int64_t point) {
 
 // All rows of one point, each ending in a newline. Invalid scenarios give one row with the error.
 std::string run_point(const SweepSpec& spec, const Registry& registry, std::int64_t point,
-                      std::int64_t max_ops, bool& failed) {
+                      std::int64_t max_ops, int threads, bool& failed) {
   std::string prefix_axes = axis_cells(spec, point);
   std::string base_dir = scenario_base_dir(spec.base_file);
   try {
     Scenario scenario =
         load_scenario_string(spec.scenario_yaml(point), spec.base_file, base_dir, registry);
     scenario.max_ops = max_ops;
+    scenario.threads = threads;
     ScenarioRun result = run_scenario(scenario, registry);
     std::string rows;
     for (std::size_t e = 0; e < result.runs.size(); ++e) {
@@ -206,7 +207,10 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
       bool failed = false;
       std::string text;
       try {
-        text = run_point(spec, registry, points[i], options.max_ops, failed);
+        // Points already run in parallel: a point's Monte Carlo samples (variability) run on one
+        // thread then, or on every core when the sweep has one worker. Results are the same.
+        text =
+            run_point(spec, registry, points[i], options.max_ops, options.jobs > 1 ? 1 : 0, failed);
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!error) error = std::current_exception();

@@ -23,13 +23,17 @@ class FixedDelay final : public NetworkModel {
  public:
   FixedDelay(Time delay, std::optional<Bandwidth> offload_bandwidth)
       : NetworkModel(offload_bandwidth), delay_(delay) {}
-  std::optional<Time> send(std::int32_t, std::int32_t, Bytes, std::uint32_t, Time now) override {
-    return now + delay_;
+  std::optional<Time> send(std::int32_t from, std::int32_t to, Bytes, std::uint32_t,
+                           Time now) override {
+    return now + transfer_delay(from, to, delay_);
   }
   bool contention_free(const Table&, const std::vector<StageCost>&, const OpDuration&) override {
     return true;
   }
-  std::optional<Time> fixed_delay() const override { return delay_; }
+  /// None while transfer delays are jittered: each transfer's delay is then its own.
+  std::optional<Time> fixed_delay() const override {
+    return jittered() ? std::nullopt : std::optional<Time>(delay_);
+  }
 
  private:
   Time delay_;

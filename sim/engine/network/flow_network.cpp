@@ -88,7 +88,7 @@ void FlowNetwork::apply_faults_until(Time now) {
 std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes bytes,
                                       std::uint32_t token, Time now) {
   const std::optional<Route>& route = route_between(from, to);
-  const Time latency = route ? route->latency : Time::zero();
+  const Time latency = transfer_delay(from, to, route ? route->latency : Time::zero());
   if (!route || route->links.empty() || bytes <= Bytes::zero()) return now + latency;
   if (uncontended_) {
     const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
@@ -108,7 +108,8 @@ std::optional<Time> FlowNetwork::copy(std::int32_t device, CopyDirection directi
         direction == CopyDirection::DeviceToHost ? d2h_route_[d] : h2d_route_[d];
     if (route && !route->links.empty()) {
       start_flow(route->links, bytes.as_double(),
-                 Pending{StalledFlow::Kind::Copy, token, route->latency}, now);
+                 Pending{StalledFlow::Kind::Copy, token, copy_time(device, token, route->latency)},
+                 now);
       return std::nullopt;
     }
   }

@@ -26,6 +26,7 @@
 
 namespace bubblesim {
 
+class DurationModel;
 class FlowPort;
 struct StageCost;
 struct Table;
@@ -113,9 +114,34 @@ class NetworkModel {
   /// replay adds it without a call; nullopt otherwise.
   virtual std::optional<Time> fixed_delay() const { return std::nullopt; }
 
+  /// Before each iteration's replay: a duration model that stretches transfer delays and copy
+  /// times (DurationModel::jitters_network; docs/variability.md), and the iteration. It must
+  /// outlive the model. Without one every delay is as given.
+  void set_jitter(const DurationModel* jitter, std::int32_t iteration = 0);
+  /// Names the transfer the next send() carries: the producer and consumer nodes (OpIndex
+  /// numbering), so that a jittered delay is the same whichever replay sends it. Callers of
+  /// send() call it first.
+  void label_next_transfer(std::uint32_t producer, std::uint32_t consumer) {
+    next_producer_ = producer;
+    next_consumer_ = consumer;
+  }
+  /// Whether transfer delays or copy times are stretched (set_jitter).
+  bool jittered() const { return jitter_ != nullptr; }
+
  protected:
+  /// `delay` (a fixed delay or a route latency) of the labelled transfer from `from` to `to`,
+  /// stretched by the jitter's factor for it.
+  Time transfer_delay(std::int32_t from, std::int32_t to, Time delay) const;
+  /// `time` (a copy's private-link time or route latency) of copy `node` on `device`, stretched.
+  Time copy_time(std::int32_t device, std::uint32_t node, Time time) const;
+
   NetworkSink* sink_ = nullptr;
   std::optional<Bandwidth> offload_bandwidth_;
+
+ private:
+  const DurationModel* jitter_ = nullptr;
+  std::int32_t iteration_ = 0;
+  std::uint32_t next_producer_ = 0, next_consumer_ = 0;
 };
 
 /// The model EngineInput::network names. Throws std::invalid_argument on an inconsistent input.

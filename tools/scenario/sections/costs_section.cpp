@@ -105,6 +105,22 @@ std::optional<MeasuredProfile> read_profile(LoadContext& context, MapReader& c, 
   }
 }
 
+/// The profile's cv of F, B and W per stage (docs/variability.md); empty without a cv column.
+std::vector<CvByKind> measured_cv_of(const MeasuredProfile& measured, std::int32_t p) {
+  if (measured.cv.empty()) return {};
+  std::vector<CvByKind> out(static_cast<std::size_t>(p), CvByKind{});
+  const std::pair<const char*, JitterKind> ops[] = {{"forward", JitterKind::Forward},
+                                                    {"backward_input", JitterKind::Backward},
+                                                    {"backward_weight", JitterKind::Weight}};
+  for (const auto& [op, kind] : ops) {
+    auto it = measured.cv.find(op);
+    if (it == measured.cv.end()) continue;
+    for (std::size_t s = 0; s < out.size() && s < it->second.size(); ++s)
+      out[s][static_cast<std::size_t>(kind)] = it->second[s];
+  }
+  return out;
+}
+
 }  // namespace
 
 void read_costs_section(LoadContext& context, Scenario& sc) {
@@ -148,6 +164,7 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
     given.p2p = has("p2p");
     given.static_memory = has("static");
     sc.costs_source = "profile";
+    sc.measured_cv = measured_cv_of(*measured, p);
   }
   const bool have_base = have_model || c.has("profile") || sc.per_layer.has_value();
   auto read_time = [&](const YamlNode& n) { return n.as_time(diags); };

@@ -5,7 +5,8 @@
 // stage_input_memory, p2p_bytes, static_memory; `profile: FILE` (a measured CSV,
 // cost_profile_csv.h) as the base; gradient_bytes and optimizer_step for data parallelism.
 // With `model` + `cluster` the transformer costs are the base and explicit keys override them.
-// Sets Scenario::costs, costs_source and the explicit sync costs of Scenario::parallelism.
+// Sets Scenario::costs, costs_source, the explicit sync costs of Scenario::parallelism and, from
+// a profile with a cv column, Scenario::measured_cv.
 
 #include "tools/scenario/sections/load_context.h"
 

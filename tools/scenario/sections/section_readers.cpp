@@ -8,13 +8,15 @@
 #include "tools/scenario/sections/pipeline_section.h"
 #include "tools/scenario/sections/schedules_section.h"
 #include "tools/scenario/sections/section_reader.h"
+#include "tools/scenario/sections/variability_section.h"
 
 namespace bubblesim {
 
 const std::vector<SectionReader>& section_readers() {
   // Reading order: the pipeline size first (per-stage lists need it), the model before the costs
   // derived from it, parallelism before the placement of its ranks, the topology before memory
-  // (offload hosts) and faults (links).
+  // (offload hosts) and faults (links); variability after the costs (a profile's cv), the network
+  // and memory (whether transfers and copies can vary).
   static const std::vector<SectionReader> readers{
       {{"name", "description"}, read_labels_section},
       {{"pipeline"}, read_pipeline_section},
@@ -25,6 +27,7 @@ const std::vector<SectionReader>& section_readers() {
       {{"memory"}, read_memory_section},
       {{"faults"}, read_faults_section},
       {{"iteration"}, read_iteration_section},
+      {{"variability"}, read_variability_section},
       {{"schedules"}, read_schedules_section},
   };
   return readers;
