@@ -246,9 +246,8 @@ const std::vector<Metric> kMetrics = {
      }},
     {"iteration_time_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
      "standard deviation of the iteration time over the samples",
-     [](const MetricInput& in) {
-       return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd);
-     }},
+     [](const MetricInput&
+            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd); }},
     {"iteration_time_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "median iteration time over the samples",
      [](const MetricInput&
