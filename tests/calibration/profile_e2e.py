@@ -146,7 +146,7 @@ def main():
         if needle not in out_text:
             fail(f"calibrate's output lacks '{needle}'")
     p2p_rows = [line.split() for line in out_text.splitlines() if line.startswith("p2p ")]
-    if len(p2p_rows) != 2 or any(r[-1] != "1.000" for r in p2p_rows):
+    if len(p2p_rows) != 2 or any(r[4] != "1.000" for r in p2p_rows):
         fail(f"calibrate: the p2p rows should match the model exactly (ratio 1.000): {p2p_rows}")
     if failures:
         return 1
