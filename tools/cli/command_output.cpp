@@ -20,6 +20,12 @@ void emit(const std::string& output, const std::string& content, bool quiet,
   }
 }
 
+void check_outputs(std::initializer_list<std::string> outputs) {
+  for (const std::string& output : outputs) {
+    if (!output.empty()) (void)check_output_path(output);
+  }
+}
+
 void say_written(bool quiet, const std::string& path, const std::string& what) {
   if (!quiet) fmt::print(stderr, "wrote {}{}\n", path, what.empty() ? "" : " (" + what + ")");
 }

@@ -3,6 +3,7 @@
 // stderr; and how wide text may be.
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 
 namespace bubblesim {
@@ -11,6 +12,11 @@ namespace bubblesim {
 /// then says so (say_written) unless `quiet`.
 void emit(const std::string& output, const std::string& content, bool quiet = true,
           const std::string& what = "");
+
+/// Refuses, before anything runs, every output that cannot be written: onto an input of the run
+/// (call it after loading the inputs), a device or folder, a missing folder (check_output_path).
+/// "" and "-" (stdout) are accepted.
+void check_outputs(std::initializer_list<std::string> outputs);
 
 /// Says on stderr that a command wrote `path` ("wrote out/report.html (HTML report)"), unless
 /// `quiet`. Every command that writes files calls it once per file.

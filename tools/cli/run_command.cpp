@@ -67,6 +67,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
   scenario.max_ops = options.max_ops;
   scenario.threads = options.threads;
+  check_outputs({options.output, options.trace, options.html});
   for (const std::string& name : options.schedules) {
     if (registry.find(name) == nullptr)
       throw InputError("--schedule: " + registry.unknown_name_message(name));

@@ -66,6 +66,10 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
   commands.add(sweep, [o](CommandContext& context) {
     if (!o->html.empty()) check_sweep_plot_metric(o->metric);
     SweepSpec spec = load_sweep(o->sweep);
+    // Refused before any point runs: an output onto the spec or its base, a missing folder; the
+    // lock makes a second sweep onto the same file fail instead of alternating with this one.
+    check_outputs({o->output, o->html});
+    OutputLock lock(o->output);
     SweepOptions options;
     options.output = o->output;
     options.jobs =

@@ -36,6 +36,7 @@ int table_command(const Registry& registry, const TableOptions& options) {
   const std::string& output = options.output;
   Scenario scenario = load_scenario_file(scenario_path, registry);
   scenario.max_ops = options.max_ops;
+  check_outputs({output});
   const Generator* generator = registry.find(schedule);
   if (generator == nullptr)
     throw InputError("--schedule: " + registry.unknown_name_message(schedule));

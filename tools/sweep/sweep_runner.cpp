@@ -20,6 +20,7 @@
 #include "tools/report/text_report.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
+#include "tools/sweep/sweep_errors.h"
 
 namespace bubblesim {
 namespace {
@@ -176,8 +177,8 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
       (void)load_scenario_string(spec.scenario_yaml(0), spec.base_file,
                                  scenario_base_dir(spec.base_file), registry);
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: the first point of the sweep is not a valid scenario:\n{}",
-                                   spec.file, e.what()));
+      // Located at the axis value (or base key) that makes it invalid (tools/sweep/sweep_errors.h).
+      throw locate_point_error(spec, 0, e);
     }
   }
 
@@ -244,11 +245,21 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
   std::vector<std::thread> threads;
   for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
   const bool tty = options.progress && isatty(STDERR_FILENO) != 0;
+  // No exception may leave this block while workers run (std::terminate): a failed write stops
+  // the workers, which are joined before the error is reported.
+  bool write_failed = false;
   {
     std::unique_lock lock(mutex);
     while (done < todo.size() && !error) {
       changed.wait_for(lock, std::chrono::milliseconds(200));
-      write_prefix(false);
+      try {
+        write_prefix(false);
+      } catch (...) {
+        error = std::current_exception();
+        write_failed = true;
+        next = todo.size();
+        break;
+      }
       if (tty)
         fmt::print(stderr, "\rsweep: {}/{} points",
                    done + static_cast<std::size_t>(summary.resumed), points.size());
@@ -257,7 +268,7 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
   for (std::thread& t : threads) t.join();
   if (tty) fmt::print(stderr, "\n");
   if (error) {
-    write_prefix(true);
+    if (!write_failed) write_prefix(true);
     std::rethrow_exception(error);
   }
   write_prefix(true);

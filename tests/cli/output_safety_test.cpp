@@ -1,0 +1,224 @@
+// Output files through the real binary: a write that fails is exit 2 naming the path (never an
+// abort from a worker thread); an output onto an input is refused before anything runs; symlinks
+// are followed, modes kept, devices refused, a second writer fails on the lock; inputs that are
+// not regular files are refused, and the scenario may come from standard input or a pipe.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "cli_support.h"
+#include "schedules/builtin_generators.h"
+#include "sim/units/diagnostics.h"
+#include "tools/sweep/sweep_runner.h"
+
+using namespace bubblesim::cli_testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / fmt_name();
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() {
+    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add);
+    fs::remove_all(path);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+// Root writes into a read-only folder anyway: run the binary as nobody then.
+std::string unprivileged() {
+  return ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+}
+
+}  // namespace
+
+TEST_CASE("every sweep write failure is exit 2 naming the path") {
+  TempDir dir;
+  fs::permissions(dir.path, fs::perms::all);  // nobody may enter; made read-only below
+  const std::string readonly_dir = dir.file("ro");
+  fs::create_directories(readonly_dir);
+  fs::permissions(readonly_dir, fs::perms::owner_read | fs::perms::owner_exec |
+                                    fs::perms::group_read | fs::perms::group_exec |
+                                    fs::perms::others_read | fs::perms::others_exec);
+  struct Case {
+    std::string output, env;
+  };
+  const Case cases[] = {{"", ""},
+                        {dir.file("no/such/folder/x.csv"), ""},
+                        {readonly_dir + "/x.csv", unprivileged()},
+                        {"/proc/x", ""}};
+  for (const Case& c : cases) {
+    CAPTURE(c.output);
+    for (const char* jobs : {"1", "2"}) {
+      Result r = run("sweep scenarios/sweeps/example.yaml --jobs " + std::string(jobs) + " -o '" +
+                         c.output + "'",
+                     c.env);
+      CAPTURE(r.err);
+      CHECK(r.code == 2);
+      CHECK(r.err.find("'" + c.output + "'") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a write failing while the sweep's workers run stops them and throws, never aborts") {
+  // The CLI refuses these outputs before running (above); run_sweep itself must also end cleanly
+  // when a write fails mid-sweep (a full disk): its workers are stopped and joined first.
+  const bubblesim::Registry registry = bubblesim::builtin_registry();
+  const bubblesim::SweepSpec spec = bubblesim::load_sweep(source("scenarios/sweeps/example.yaml"));
+  for (const char* output : {"/proc/x", "/nonexistent-folder/x.csv"}) {
+    for (int jobs : {1, 4}) {
+      bubblesim::SweepOptions options;
+      options.output = output;
+      options.jobs = jobs;
+      CHECK_THROWS_AS(bubblesim::run_sweep(spec, registry, options), bubblesim::InputError);
+    }
+  }
+}
+
+namespace {
+
+constexpr const char* kScenario = R"(name: small
+pipeline: {stages: 2, microbatches: 4}
+costs: {forward: 1ms, backward_input: 2ms}
+schedules: [1f1b]
+)";
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+TEST_CASE("-o, --html, --trace and table -o onto an input are refused, the file unchanged") {
+  TempDir dir;
+  const std::string s = dir.file("s.yaml");
+  write_text(s, kScenario);
+  for (const std::string& args :
+       {"run " + s + " -o " + s, "run " + s + " --html " + s, "run " + s + " --trace " + s,
+        "table " + s + " --schedule 1f1b -o " + s,
+        "run " + s + " -o " + dir.path.string() + "/./s.yaml"}) {
+    CAPTURE(args);
+    Result r = run(args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("an input of this run") != std::string::npos);
+    CHECK(slurp(s) == kScenario);
+  }
+  // Through a symlink to the input, too.
+  fs::create_symlink(s, dir.file("link.yaml"));
+  Result r = run("run " + s + " -o " + dir.file("link.yaml"));
+  CHECK(r.code == 2);
+  CHECK(slurp(s) == kScenario);
+}
+
+TEST_CASE("sweep -o onto its spec or its base is refused before any point runs") {
+  TempDir dir;
+  const std::string spec = dir.file("sweep.yaml"), base = dir.file("base.yaml");
+  fs::copy_file(source("scenarios/sweeps/example.yaml"), spec);
+  fs::copy_file(source("scenarios/sweeps/base.yaml"), base);
+  for (const std::string& out : {spec, base}) {
+    const std::string before = slurp(out);
+    Result r = run("sweep " + spec + " --jobs 1 -o " + out);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("an input of this run") != std::string::npos);
+    CHECK(slurp(out) == before);
+  }
+}
+
+TEST_CASE("-o onto a symlink writes its target; an existing file keeps its mode") {
+  TempDir dir;
+  const std::string s = dir.file("s.yaml"), target = dir.file("target.txt");
+  write_text(s, kScenario);
+  write_text(target, "old\n");
+  ::chmod(target.c_str(), 0600);
+  fs::create_symlink("target.txt", dir.file("link.txt"));  // relative, as ln -s makes them
+  Result r = run("run " + s + " --format csv -o " + dir.file("link.txt"));
+  REQUIRE(r.code == 0);
+  CHECK(fs::is_symlink(dir.file("link.txt")));
+  CHECK(slurp(target).rfind("scenario,schedule", 0) == 0);  // the CSV report
+  struct stat st {};
+  REQUIRE(::stat(target.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  // No temporary or lock file is left beside it.
+  CHECK(std::distance(fs::directory_iterator(dir.path), fs::directory_iterator{}) == 3);
+}
+
+TEST_CASE("a device or a folder as -o is refused; '-' is standard output") {
+  TempDir dir;
+  const std::string s = dir.file("s.yaml");
+  write_text(s, kScenario);
+  Result dev = run("run " + s + " -o /dev/null");
+  CHECK(dev.code == 2);
+  CHECK(dev.err.find("cannot write '/dev/null': it is a device") != std::string::npos);
+  Result folder = run("run " + s + " -o " + dir.path.string());
+  CHECK(folder.code == 2);
+  CHECK(folder.err.find("it is a folder") != std::string::npos);
+  Result out = run("run " + s + " --format csv -o -");
+  CHECK(out.code == 0);
+  CHECK(out.out.rfind("scenario,schedule", 0) == 0);
+}
+
+TEST_CASE("a second writer of the same output fails clearly on the lock") {
+  TempDir dir;
+  const std::string s = dir.file("s.yaml"), out = dir.file("out.txt");
+  write_text(s, kScenario);
+  const std::string lock = dir.file(".out.txt.lock");
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);  // as another bubblesim writing out.txt would
+  Result r = run("run " + s + " -o " + out);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("cannot write '" + out + "': another process is writing it") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  ::close(fd);
+  CHECK(run("run " + s + " -o " + out).code == 0);
+}
+
+TEST_CASE("SIGTERM during a sweep leaves no temporary or lock file") {
+  TempDir dir;
+  const std::string out = dir.file("out.csv");
+  const std::string cmd =
+      "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && timeout -s TERM 0.5 '" + BUBBLESIM_BINARY +
+      "' sweep scenarios/sweeps/large.yaml --jobs 2 -o " + out + " >/dev/null 2>&1";
+  (void)std::system(cmd.c_str());
+  for (const auto& e : fs::directory_iterator(dir.path)) {
+    CAPTURE(e.path());
+    CHECK(e.path().filename() == "out.csv");
+  }
+}
+
+TEST_CASE("inputs that are not regular files are refused at once; the scenario may be a stream") {
+  TempDir dir;
+  const std::string s = dir.file("s.yaml"), fifo = dir.file("fifo");
+  write_text(s, kScenario);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string topo_yaml = dir.file("topo.yaml");
+  write_text(topo_yaml, std::string(kScenario) + "topology: fifo\n");
+  for (const std::string& args :
+       {"run " + topo_yaml, "sweep " + fifo + " -o " + dir.file("x.csv")}) {
+    CAPTURE(args);
+    Result r = run(args, "timeout 20");
+    CHECK(r.code == 2);
+    CHECK(r.err.find(fifo + ": error: is a FIFO (pipe), not a regular file") != std::string::npos);
+  }
+  // The scenario may be a pipe: a FIFO without a writer reads as empty instead of blocking.
+  Result empty = run("run " + fifo, "timeout 20");
+  CHECK(empty.code == 2);
+  CHECK(empty.err.find(fifo + ": error: the file is empty") != std::string::npos);
+  Result folder = run("run " + dir.path.string());
+  CHECK(folder.code == 2);
+  CHECK(folder.err.find("is a folder, not a file") != std::string::npos);
+  for (const std::string& stream : {"-", "/dev/stdin"}) {
+    CAPTURE(stream);
+    Result r = run("run " + stream + " --format csv < " + s);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("1f1b") != std::string::npos);
+    Result piped = run("run " + stream + " --format csv", "cat " + s + " |");
+    CHECK(piped.code == 0);
+    CHECK(piped.out.find("1f1b") != std::string::npos);
+  }
+}
