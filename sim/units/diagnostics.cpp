@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 
 namespace bubblesim {
 namespace {
@@ -31,6 +32,53 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// Echoed values longer than this are shortened in messages (a 10 MB value is not printed).
+constexpr std::size_t kMaxEchoed = 200;
+
+// The first kMaxEchoed bytes of `s` (not cutting a UTF-8 character) and "…".
+std::string shortened(const std::string& s) {
+  if (s.size() <= kMaxEchoed) return s;
+  std::size_t cut = kMaxEchoed;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut) + "\u2026";
+}
+
+// Every quoted value ('...', on one line) longer than kMaxEchoed shortened.
+std::string shorten_quoted(const std::string& s) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t open = s.find('\'', i);
+    if (open == std::string::npos) break;
+    std::size_t close = s.find('\'', open + 1);
+    std::size_t end = close == std::string::npos ? s.size() : close;
+    std::string value = s.substr(open + 1, end - open - 1);
+    out += s.substr(i, open + 1 - i);
+    out += value.find('\n') == std::string::npos ? shortened(value) : value;
+    i = end;
+    if (close != std::string::npos) {
+      out += '\'';
+      i = close + 1;
+    }
+  }
+  return out + s.substr(std::min(i, s.size()));
+}
+
+// Control characters (terminal escape sequences included) as \xHH; newlines are kept.
+std::string escape_controls(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n') || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Diagnostic::render() const {
@@ -41,9 +89,9 @@ std::string Diagnostic::render() const {
     out += ": ";
   }
   out += "error: ";
-  if (!key_path.empty()) out += key_path + ": ";
-  out += message;
-  return out;
+  if (!key_path.empty()) out += shortened(key_path) + ": ";
+  out += shorten_quoted(message);
+  return escape_controls(out);
 }
 
 void DiagnosticList::throw_if_any() const {

@@ -164,6 +164,12 @@ std::string_view flop_rate_units_help() { return "FLOPS, GFLOPS, TFLOPS, PFLOPS"
 
 Time parse_time(std::string_view text) {
   double ps = parse_scaled(text, "duration", kTimeUnits, time_units_help(), "1.5ms");
+  if (ps > 0 && std::nearbyint(ps) == 0) {
+    throw QuantityError(fmt::format(
+        "'{}' is below one picosecond, the smallest duration bubblesim represents (use 0 or at "
+        "least 1ps)",
+        trim(text)));
+  }
   return Time::from_ps(to_int64(ps, text, "duration"));
 }
 

@@ -1,11 +1,41 @@
 #pragma once
-// Reading a whole input file (a table CSV, a measured profile, a PyTorch schedule) into memory.
+// Reading a whole input file (a scenario, topology, sweep spec, table CSV, measured profile,
+// PyTorch schedule) into memory. The path is opened once and must be a regular file (or, where a
+// stream is allowed, "-" for standard input, /dev/stdin or a pipe); it is read up to
+// kMaxInputFileBytes, so /dev/zero, a folder or a FIFO is a clear error instead of a hang or an
+// out-of-memory. Every file read is remembered (device and inode) so that an output onto an input
+// of the run can be refused (tools/report/atomic_file.h).
 
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace bubblesim {
 
-/// Reads the file at `path` into a string; InputError naming the path when it cannot be read.
-std::string read_text_file(const std::string& path);
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{16} << 20;
+
+enum class InputSource {
+  file,            // a regular file only
+  file_or_stream,  // also "-" (standard input), /dev/stdin, a pipe: for the scenario
+};
+
+/// Reads `path` into `text`. Returns the problem without the path ("cannot open the file for
+/// reading", "is a folder, not a file", "the file is too large (...)"), or nullopt on success.
+std::optional<std::string> read_input_file(const std::string& path, std::string& text,
+                                           InputSource source = InputSource::file);
+
+/// Reads the file at `path` into a string; InputError "PATH: problem" when it cannot be read.
+std::string read_text_file(const std::string& path, InputSource source = InputSource::file);
+
+/// A file read by read_input_file in this process (a regular file; streams are not kept).
+struct InputFileIdentity {
+  unsigned long long device = 0;
+  unsigned long long inode = 0;
+  std::string path;
+};
+
+/// Every regular file read so far (thread-safe).
+std::vector<InputFileIdentity> input_files_read();
 
 }  // namespace bubblesim

@@ -5,18 +5,18 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "sim/units/quantity_parser.h"
+#include "sim/units/text_file.h"
+#include "sim/units/yaml_document_checks.h"
 
 namespace bubblesim {
 namespace {
 
 // Input files are small; these limits keep a hostile or broken file from exhausting memory or the
 // stack (yaml-cpp's parser recurses once per nesting level).
-constexpr std::size_t kMaxFileBytes = std::size_t{16} << 20;
+constexpr std::size_t kMaxFileBytes = kMaxInputFileBytes;
 constexpr int kMaxNesting = 64;
 
 SourceLocation location_of(const YAML::Mark& m, const std::string& file) {
@@ -278,28 +278,17 @@ std::optional<FlopRate> YamlNode::as_flop_rate(DiagnosticList& d) const {
 // ---------------------------------------------------------------------------------------------
 // YamlDocument
 
-YamlDocument YamlDocument::load_file(const std::string& path, DiagnosticList& d) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    d.add(SourceLocation{path, 0, 0}, "", "cannot open the file for reading");
+YamlDocument YamlDocument::load_file(const std::string& path, DiagnosticList& d,
+                                     bool allow_stream) {
+  std::string text;
+  if (auto problem = read_input_file(
+          path, text, allow_stream ? InputSource::file_or_stream : InputSource::file)) {
+    d.add(SourceLocation{path, 0, 0}, "", *problem);
     YamlDocument doc;
     doc.file_ = path;
     return doc;
   }
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size < 0 || static_cast<std::size_t>(size) > kMaxFileBytes) {
-    d.add(SourceLocation{path, 0, 0}, "",
-          fmt::format("the file is too large ({} bytes; input files are limited to 16 MiB)",
-                      static_cast<long long>(size)));
-    YamlDocument doc;
-    doc.file_ = path;
-    return doc;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), path, d);
+  return load_string(text, path, d);
 }
 
 YamlDocument YamlDocument::load_string(const std::string& text, const std::string& name,
@@ -319,6 +308,10 @@ YamlDocument YamlDocument::load_string(const std::string& text, const std::strin
               kMaxNesting));
     return doc;
   }
+  if (std::optional<SourceLocation> nul = find_nul_byte(text, name)) {
+    d.add(*nul, "", "the file contains a NUL byte (input files are text)");
+    return doc;
+  }
   try {
     doc.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
@@ -332,6 +325,12 @@ YamlDocument YamlDocument::load_string(const std::string& text, const std::strin
   }
   if (!doc.root_ || doc.root_.IsNull()) {
     d.add(SourceLocation{name, 0, 0}, "", "the file is empty");
+    return doc;
+  }
+  if (std::optional<SourceLocation> second = find_second_document(text, name)) {
+    d.add(*second, "",
+          "a second YAML document ('---'); an input file holds one document: remove it or split "
+          "the file");
     return doc;
   }
   doc.ok_ = true;

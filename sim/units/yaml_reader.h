@@ -91,7 +91,10 @@ class YamlNode {
 /// A parsed file. Syntax errors become diagnostics (with the parser's position).
 class YamlDocument {
  public:
-  static YamlDocument load_file(const std::string& path, DiagnosticList& d);
+  /// Reads `path` with read_input_file (sim/units/text_file.h); `allow_stream` also accepts "-"
+  /// (standard input), /dev/stdin and pipes.
+  static YamlDocument load_file(const std::string& path, DiagnosticList& d,
+                                bool allow_stream = false);
   static YamlDocument load_string(const std::string& text, const std::string& name,
                                   DiagnosticList& d);
   bool ok() const { return ok_; }

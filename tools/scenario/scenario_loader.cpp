@@ -45,7 +45,7 @@ std::string scenario_base_dir(const std::string& path) {
 
 Scenario load_scenario_file(const std::string& path, const Registry& registry) {
   DiagnosticList diags;
-  YamlDocument doc = YamlDocument::load_file(path, diags);
+  YamlDocument doc = YamlDocument::load_file(path, diags, /*allow_stream=*/true);
   Scenario sc = load(doc, registry, scenario_base_dir(path), diags);
   sc.file = path;
   return sc;
