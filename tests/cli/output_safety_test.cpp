@@ -212,7 +212,7 @@ TEST_CASE("inputs that are not regular files are refused at once; the scenario m
   Result folder = run("run " + dir.path.string());
   CHECK(folder.code == 2);
   CHECK(folder.err.find("is a folder, not a file") != std::string::npos);
-  for (const std::string& stream : {"-", "/dev/stdin"}) {
+  for (const std::string stream : {"-", "/dev/stdin"}) {
     CAPTURE(stream);
     Result r = run("run " + stream + " --format csv < " + s);
     CHECK(r.code == 0);

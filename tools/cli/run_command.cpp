@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "sim/units/overflow_error.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
 #include "tools/report/atomic_file.h"
@@ -118,7 +119,13 @@ int run_command(const Registry& registry, const RunOptions& options) {
     progress.step(request.name);
   };
   hooks.on_progress = [&](const std::string& status) { progress.detail(status); };
-  ScenarioRun result = run_scenario(scenario, registry, options.schedules, hooks);
+  ScenarioRun result;
+  try {
+    result = run_scenario(scenario, registry, options.schedules, hooks);
+  } catch (const OverflowError& e) {
+    // Which input: the times and sizes of this file add up past 64 bits.
+    throw OverflowError(fmt::format("{}: {}", options.scenario, e.what()));
+  }
   progress.finish();
 
   if (!options.trace.empty()) {

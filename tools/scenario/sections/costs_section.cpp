@@ -85,6 +85,27 @@ std::optional<MeasuredLayer> read_per_layer(LoadContext& context, MapReader& c,
   return layer;
 }
 
+/// A stage holds at least its static memory and one microbatch's activations and input: a sum
+/// that does not fit in 64 bits is reported at the key that overflows it (not at run time, without
+/// a file or key).
+void check_memory_fits(const std::vector<StageCost>& stages, const YamlNode& costs,
+                       DiagnosticList& diags) {
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const StageCost& st = stages[s];
+    std::int64_t sum = st.static_memory.count();
+    for (const auto& [key, part] : {std::pair{"activation_memory", st.activation},
+                                    std::pair{"stage_input_memory", st.stage_input}}) {
+      if (!__builtin_add_overflow(sum, part.count(), &sum)) continue;
+      YamlNode at = costs.child(key);
+      if (at.is_null()) at = costs;
+      at.error(diags, fmt::format("static_memory ({}) and the memory of one microbatch on stage {} "
+                                  "add up past 8 EiB (64-bit bytes)",
+                                  st.static_memory, s));
+      return;
+    }
+  }
+}
+
 /// `costs.profile`: the measured stages (nullopt when absent or invalid); `has_recompute` says
 /// whether the file gave recompute times.
 std::optional<MeasuredProfile> read_profile(LoadContext& context, MapReader& c, std::int32_t p) {
@@ -235,6 +256,7 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
       break;
     }
   }
+  check_memory_fits(stages, *costs_node, diags);
   sc.costs.stages = std::move(stages);
 }
 
