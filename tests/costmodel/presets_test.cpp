@@ -30,8 +30,9 @@ std::string first_error(const DiagnosticList& d) {
 
 TEST_CASE("every model preset reads and matches its published parameter count") {
   const Presets& p = Presets::builtin();
-  REQUIRE(p.model_names() ==
-          std::vector<std::string>{"llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b"});
+  REQUIRE(p.model_names() == std::vector<std::string>{"llama3-8b", "llama3-70b", "llama3-405b",
+                                                      "gpt3-175b", "mixtral-8x7b", "deepseek-v3",
+                                                      "deepseek-v2-lite"});
   for (const std::string& name : p.model_names()) {
     DiagnosticList d;
     auto m = model_of("model: {preset: " + name + "}\n", d);
@@ -68,8 +69,8 @@ TEST_CASE("model presets: overrides win, the rest is the preset's") {
 
 TEST_CASE("GPU presets: the dtype's peak, datasheet values, the roofline curve") {
   const Presets& p = Presets::builtin();
-  REQUIRE(p.gpu_names() ==
-          std::vector<std::string>{"a100-40g", "a100-80g", "h100-sxm", "h200", "b200", "mi300x"});
+  REQUIRE(p.gpu_names() == std::vector<std::string>{"a100-40g", "a100-80g", "h100-sxm", "h200",
+                                                    "b200", "mi300x", "h800"});
   TransformerModel m;
   m.dtype = "bf16";
   DiagnosticList d;

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <span>
+
+#include "tools/costmodel/layer_dims.h"
+
 namespace bubblesim {
 
 double PassWork::gemm_flops() const {
@@ -28,23 +32,6 @@ void PassWork::add(const PassWork& other, double times) {
   }
 }
 
-namespace {
-
-/// The sizes every formula below uses, per GPU.
-struct Dims {
-  double b, s, h, a, kv, d, f, v, e;  // e: bytes of one activation element
-  double t;
-  double tokens;        // T = b s: rows of every GEMM (the whole sequence, gathered under SP)
-  double local_tokens;  // T / t with sequence parallelism, else T: the replicated region's rows
-  double heads_rank;    // a / t
-  double kv_rank;       // kv / t, at least 1 (KV heads are replicated when kv < t)
-  double ffn_rank;      // f / t
-  double up_width;      // 1 (GeLU) or 2 (SwiGLU: gate and up) x f / t
-  double hidden_bytes;  // H = local_tokens h e: one hidden-size tensor of the replicated region
-  double mask_bytes;    // one byte per element of H: a dropout mask (0 without dropout)
-  bool dropout;
-};
-
 Dims dims_of(const TransformerModel& m, const Sharding& sh) {
   Dims x{};
   x.b = static_cast<double>(m.micro_batch_size);
@@ -69,9 +56,49 @@ Dims dims_of(const TransformerModel& m, const Sharding& sh) {
   return x;
 }
 
-}  // namespace
+double mlp_parameters(const TransformerModel& m, double width) {
+  const bool swiglu = m.mlp == MlpKind::Swiglu;
+  const double h = static_cast<double>(m.hidden);
+  return (swiglu ? 3.0 : 2.0) * h * width + (m.bias ? (swiglu ? 2.0 : 1.0) * width + h : 0.0);
+}
 
-ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& sh) {
+void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const MlpBlock& mb) {
+  // Column-parallel up (and gate), row-parallel down; F: Y = X W, B: dX = dY W^T, W: dW = X^T dY.
+  const bool swiglu = m.mlp == MlpKind::Swiglu;
+  const double R = mb.rows, h = x.h, e = x.e, up = (swiglu ? 2.0 : 1.0) * mb.width;
+  const std::string name = mb.name;
+  struct Linear {
+    std::string name;
+    double in, out;
+  };
+  for (const Linear& l : {Linear{name + "_up", h, up}, Linear{name + "_down", mb.width, h}}) {
+    c.forward.gemms.push_back({l.name, R, l.out, l.in, mb.groups});
+    c.backward_input.gemms.push_back({l.name + "_dx", R, l.in, l.out, mb.groups});
+    c.backward_weight.gemms.push_back({l.name + "_dw", l.in, l.out, R, mb.groups});
+    if (m.bias)
+      c.backward_weight.memory.push_back({l.name + "_bias_grad", R * l.out * e * mb.groups});
+  }
+  // The activation (GeLU: read and write R width; SwiGLU: read gate and up, write the product),
+  // kept for B (GeLU: its input and output; SwiGLU: gate, up and the product).
+  const double act_elems = R * mb.width * mb.groups;
+  c.forward.memory.push_back({name + "_activation", (swiglu ? 3.0 : 2.0) * act_elems * e});
+  c.backward_input.memory.push_back(
+      {name + "_activation_grad", (swiglu ? 5.0 : 3.0) * act_elems * e});
+  c.activation_bytes += (swiglu ? 3.0 : 2.0) * act_elems * e;
+  if (mb.keeps_input) c.activation_bytes += R * mb.groups * h * e;
+  // Kept from B until W: each GEMM's input and output gradient (the up GEMM's input is the
+  // layer's normed hidden state, kept as the sequence-parallel shard, unless dispatched tokens).
+  const double up_input = mb.keeps_input     ? mb.groups * R * h
+                          : mb.input_counted ? 0.0
+                                             : x.local_tokens * h;
+  c.weight_grad_bytes += e * (up_input + mb.groups * (R * up + R * mb.width + R * h));
+  c.parameters += mb.parameters;
+  c.parameters_per_gpu += mb.parameters_per_gpu;
+  c.parameters_activated += mb.parameters_activated;
+}
+
+ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& sh,
+                                     bool moe_layer) {
   const Dims x = dims_of(m, sh);
   const double T = x.tokens, h = x.h, d = x.d, e = x.e;
   const double qkv_width = (x.heads_rank + 2.0 * x.kv_rank) * d;  // Q, K, V columns on this rank
@@ -79,17 +106,14 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   const double H = x.hidden_bytes, M = x.mask_bytes;
   ComponentWork c;
 
-  // Linear layers (Megatron: QKV and MLP-up column-parallel, attention-out and MLP-down
-  // row-parallel). F: Y = X W; B: dX = dY W^T; W: dW = X^T dY (same FLOPs each).
+  // Attention's linear layers (Megatron: QKV column-parallel, attention-out row-parallel). F: Y =
+  // X W; B: dX = dY W^T; W: dW = X^T dY (same FLOPs each). MLA has its own (moe_work.cpp).
   struct Linear {
     const char* name;
     double in, out;  // per-rank widths
   };
-  const Linear linears[] = {{"qkv", h, qkv_width},
-                            {"attention_out", core_width, h},
-                            {"mlp_up", h, x.up_width},
-                            {"mlp_down", x.ffn_rank, h}};
-  for (const Linear& l : linears) {
+  const Linear linears[] = {{"qkv", h, qkv_width}, {"attention_out", core_width, h}};
+  for (const Linear& l : m.mla ? std::span<const Linear>() : std::span<const Linear>(linears)) {
     c.forward.gemms.push_back({l.name, T, l.out, l.in});
     c.backward_input.gemms.push_back({std::string(l.name) + "_dx", T, l.in, l.out});
     c.backward_weight.gemms.push_back({std::string(l.name) + "_dw", l.in, l.out, T});
@@ -101,7 +125,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   const double batch = x.b * x.heads_rank;
   const double scores = batch * x.s * x.s;  // elements of one s x s score tensor per rank
   PassWork core;
-  if (m.attention == AttentionKind::Standard) {
+  if (m.mla) {
+    add_mla_attention(c, m, x);
+  } else if (m.attention == AttentionKind::Standard) {
     // Megatron's unfused path: two batched GEMMs forward (QK^T, attention x V), four backward;
     // a fused scale-mask-softmax and a dropout over the scores (Korthikanti et al. 2022, sec. 4.1).
     core.gemms.push_back({"qk", x.s, x.s, d, batch});
@@ -127,44 +153,50 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   if (m.attention == AttentionKind::Standard) c.attention_recompute = core;
 
   // Memory-bound kernels of the replicated region (H per hidden-size tensor): two norms (read x,
-  // write y), two bias-dropout-residual adds (read branch and residual, write, + mask), the MLP
-  // activation (GeLU: read and write T f/t; SwiGLU: read gate and up, write their product).
-  const double act_elems = T * x.ffn_rank;
-  const bool swiglu = m.mlp == MlpKind::Swiglu;
+  // write y), two bias-dropout-residual adds (read branch and residual, write, + mask).
   c.forward.memory.push_back({"norms", 2.0 * 2.0 * H});
   c.forward.memory.push_back({"residual_adds", 2.0 * (3.0 * H + M)});
-  c.forward.memory.push_back({"mlp_activation", (swiglu ? 3.0 : 2.0) * act_elems * e});
   c.backward_input.memory.push_back({"norms_grad", 2.0 * 3.0 * H});
   c.backward_input.memory.push_back(
       {"residual_grads", 2.0 * (3.0 * H + (x.dropout ? 2.0 * H + M : 0.0))});
-  c.backward_input.memory.push_back({"mlp_activation_grad", (swiglu ? 5.0 : 3.0) * act_elems * e});
 
   // Activations kept from F to B (Korthikanti et al. 2022, eq. 1-5, with the variants):
   // replicated region: both norm inputs, the QKV and MLP-up inputs (H each), two dropout masks;
-  // split region: Q, K, V (K and V at kv_heads), the attention output, the MLP activations
-  // (GeLU: its input and output; SwiGLU: gate, up and their product); standard attention adds
-  // the scores (softmax output, dropout mask and output); flash keeps a fp32 log-sum-exp per row.
-  const double split = T * e * (core_width + 2.0 * x.kv_rank * d + core_width) +
-                       (swiglu ? 3.0 : 2.0) * act_elems * e;
+  // split region: Q, K, V (K and V at kv_heads), the attention output (the MLP's activations are
+  // add_mlp's); standard attention adds the scores (softmax output, dropout mask and output);
+  // flash keeps a fp32 log-sum-exp per row.
+  const double split = m.mla ? 0.0 : T * e * (core_width + 2.0 * x.kv_rank * d + core_width);
   const double flash_lse = m.attention == AttentionKind::Flash ? 4.0 * batch * x.s : 0.0;
-  c.activation_bytes = 4.0 * H + 2.0 * M + split + c.attention_core_bytes + flash_lse;
+  c.activation_bytes += 4.0 * H + 2.0 * M + split + c.attention_core_bytes + flash_lse;
   c.input_bytes = H;
 
   // Kept from B until W: each linear layer's input X and output gradient dY (Qi et al. 2023,
   // Table 1: 32 s b h for GPT at t = 1). Column-parallel inputs are the (gathered) normed hidden
   // state, kept as the sequence-parallel shard; row-parallel output gradients are full T x h.
   const double col_input = x.local_tokens * h;
-  c.weight_grad_bytes = e * (col_input + T * qkv_width + T * core_width + T * h + col_input +
-                             T * x.up_width + T * x.ffn_rank + T * h);
+  if (!m.mla) c.weight_grad_bytes += e * (col_input + T * qkv_width + T * core_width + T * h);
 
-  // Parameters: Wq, Wk, Wv, Wo, the MLP matrices (2 or 3 of h x f), biases, two norms.
-  const double mlp_mats = swiglu ? 3.0 : 2.0;
+  // Parameters: Wq, Wk, Wv, Wo, biases, two norms (MLA: its projections, moe_work.cpp), then the
+  // MLP's (add_mlp).
   const double norm_params = 2.0 * (m.bias ? 2.0 * h : h);
-  c.parameters = h * (x.a * d) + 2.0 * h * x.kv * d + (x.a * d) * h + mlp_mats * h * x.f +
-                 (m.bias ? (x.a + 2.0 * x.kv) * d + h + (swiglu ? 2.0 : 1.0) * x.f + h : 0.0) +
-                 norm_params;
-  c.parameters_per_gpu = h * qkv_width + core_width * h + mlp_mats * h * x.ffn_rank +
-                         (m.bias ? qkv_width + h + x.up_width + h : 0.0) + norm_params;
+  const double attention_params = m.mla ? 0.0
+                                        : h * (x.a * d) + 2.0 * h * x.kv * d + (x.a * d) * h +
+                                              (m.bias ? (x.a + 2.0 * x.kv) * d + h : 0.0);
+  const double attention_params_gpu =
+      m.mla ? 0.0 : h * qkv_width + core_width * h + (m.bias ? qkv_width + h : 0.0);
+  c.parameters += attention_params + norm_params;
+  c.parameters_per_gpu += attention_params_gpu + norm_params;
+  c.parameters_activated += attention_params + norm_params;
+  if (moe_layer) {
+    add_moe_mlp(c, m, sh, x);
+  } else {
+    MlpBlock mlp{"mlp"};
+    mlp.rows = T;
+    mlp.width = x.ffn_rank;
+    mlp.parameters = mlp.parameters_activated = mlp_parameters(m, x.f);
+    mlp.parameters_per_gpu = mlp_parameters(m, x.ffn_rank);  // the down bias is replicated
+    add_mlp(c, m, x, mlp);
+  }
 
   // Megatron's block: an all-reduce after attention-out and after MLP-down in F, and after the
   // QKV and MLP-up input gradients in B; with SP each is a reduce-scatter + all-gather pair.
@@ -194,6 +226,7 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   c.activation_bytes = x.mask_bytes;  // dropout mask only: token ids are not activations
   c.parameters = x.v * h;
   c.parameters_per_gpu = vr * h;
+  c.parameters_activated = c.parameters;
   // TP: F sums the ranks' partial lookups (all-reduce; with SP a reduce-scatter, whose backward
   // is an all-gather of the gradient).
   if (sh.tp > 1) {
@@ -214,6 +247,7 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   c.backward_input.memory.push_back({"final_norm_grad", 3.0 * H});
   c.parameters = m.bias ? 2.0 * h : h;
   c.parameters_per_gpu = c.parameters;
+  c.parameters_activated = c.parameters;
   c.activation_bytes = H;
   c.input_bytes = H;
   if (m.vocab <= 0) return c;
@@ -247,15 +281,28 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
     c.tp_allreduce_backward = sh.sp ? 0.5 : 1.0;
   }
   c.tp_collective_bytes = T * h * e;
+  c.parameters_activated = c.parameters;
   return c;
 }
 
-double model_parameters(const TransformerModel& m) {
+namespace {
+
+double count_parameters(const TransformerModel& m, bool activated) {
   const Sharding one;
-  double total = transformer_layer_work(m, one).parameters * static_cast<double>(m.layers);
-  total += embedding_work(m, one).parameters + lm_head_work(m, one).parameters;
-  return total;
+  auto of = [&](const ComponentWork& c) {
+    return activated ? c.parameters_activated : c.parameters;
+  };
+  const double moe = static_cast<double>(m.moe_layers());
+  double total = of(transformer_layer_work(m, one)) * (static_cast<double>(m.layers) - moe);
+  if (moe > 0) total += of(transformer_layer_work(m, one, true)) * moe;
+  return total + of(embedding_work(m, one)) + of(lm_head_work(m, one));
 }
+
+}  // namespace
+
+double model_parameters(const TransformerModel& m) { return count_parameters(m, false); }
+
+double model_parameters_activated(const TransformerModel& m) { return count_parameters(m, true); }
 
 std::string model_shape_error(const TransformerModel& m, std::int64_t tp) {
   if (m.heads <= 0 || m.hidden % m.heads != 0)
@@ -272,6 +319,10 @@ std::string model_shape_error(const TransformerModel& m, std::int64_t tp) {
     if (m.ffn() % tp != 0)
       return fmt::format("tensor parallelism {} must divide ffn_hidden {}", tp, m.ffn());
   }
+  if (m.moe && m.moe->top_k > m.moe->experts)
+    return fmt::format("moe.top_k {} exceeds the {} routed experts", m.moe->top_k, m.moe->experts);
+  if (m.mla && m.attention != AttentionKind::Flash)
+    return "multi-head latent attention (model.mla) is modelled with attention: flash only";
   return "";
 }
 

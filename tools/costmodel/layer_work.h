@@ -51,6 +51,7 @@ struct PassWork {
 struct Sharding {
   std::int64_t tp = 1;
   bool sp = false;
+  std::int64_t ep = 1;  // expert parallelism: the routed experts split over ep GPUs
 };
 
 /// One component (a transformer layer, the embedding, or the LM head with its loss) on one GPU.
@@ -65,6 +66,12 @@ struct ComponentWork {
   double weight_grad_bytes = 0;     // M_W: kept from B until W (GEMM inputs and output grads)
   double parameters = 0;            // the whole model's, before the TP split
   double parameters_per_gpu = 0;    // after the TP split (norms and row biases replicated)
+  /// What one token uses: `parameters` less the routed experts it is not sent to (docs/moe.md).
+  double parameters_activated = 0;
+  /// MoE layers: the bytes one GPU dispatches per all-to-all (its tokens x top_k x hidden x e,
+  /// local share included); F has a dispatch and a combine, B their two gradients.
+  double a2a_bytes = 0;
+  double a2a_count_forward = 0, a2a_count_backward = 0;
   /// Tensor-parallel collectives over `tp_collective_bytes` (the b s h activation), counted in
   /// all-reduce equivalents: an all-reduce without sequence parallelism is 1, with it the
   /// reduce-scatter + all-gather pair that replaces it is 1 and a lone reduce-scatter or
@@ -77,7 +84,9 @@ struct ComponentWork {
 /// skipped): 1/2 (Dao 2023, FlashAttention-2, sec. 3.1.1).
 inline constexpr double kCausalFraction = 0.5;
 
-ComponentWork transformer_layer_work(const TransformerModel& model, const Sharding& sharding);
+/// One transformer layer; `moe_layer` gives it model.moe's MLP (the model must have `moe`).
+ComponentWork transformer_layer_work(const TransformerModel& model, const Sharding& sharding,
+                                     bool moe_layer = false);
 /// Word-embedding lookup (vocab-parallel over t), its dropout, and its weight gradient (dense V/t x
 /// h gradient accumulated into the fp32 main gradient during B).
 ComponentWork embedding_work(const TransformerModel& model, const Sharding& sharding);
@@ -87,6 +96,9 @@ ComponentWork lm_head_work(const TransformerModel& model, const Sharding& shardi
 
 /// Total parameters of the model (layers, embedding, final norm, untied LM head).
 double model_parameters(const TransformerModel& model);
+/// The parameters one token uses: model_parameters less the routed experts it is not sent to
+/// (embedding and LM head counted in full, as the model cards do; docs/moe.md).
+double model_parameters_activated(const TransformerModel& model);
 
 /// Checks the model's shape; "" when fine, else what is wrong (kv_heads must divide heads, ...).
 std::string model_shape_error(const TransformerModel& model, std::int64_t tp);

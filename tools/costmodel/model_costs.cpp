@@ -109,6 +109,7 @@ class ComponentTimer {
 
 /// What one (virtual) stage holds.
 struct Holding {
+  std::int64_t first_layer = 0;  // model order: the first k layers stay dense under model.moe
   std::int64_t layers = 0;
   bool embedding = false, lm_head = false, tied_copy = false;
   std::int32_t pipeline_stage = 0;  // whose TP / DP groups time its collectives
@@ -119,6 +120,7 @@ class StageBuilder {
   explicit StageBuilder(const ModelCostInputs& in)
       : in_(in),
         layer_(transformer_layer_work(in.model, in.sharding)),
+        moe_(in.model.moe ? transformer_layer_work(in.model, in.sharding, true) : ComponentWork{}),
         embedding_(embedding_work(in.model, in.sharding)),
         head_(lm_head_work(in.model, in.sharding)),
         timer_(in, layer_) {
@@ -133,6 +135,7 @@ class StageBuilder {
     if (!in.per_layer || !in.per_layer->activation) layer_activation_ = layer_.activation_bytes;
     if (!in.per_layer || !in.per_layer->weight_grad) layer_weight_grad_ = layer_.weight_grad_bytes;
     embedding_s_ = timer_.of(embedding_);
+    if (in.model.moe) moe_s_ = timer_.of(moe_);
     head_s_ = timer_.of(head_);
   }
 
@@ -141,6 +144,13 @@ class StageBuilder {
   StageBreakdown build(const Holding& hold) const {
     using G = RecomputeModel::Granularity;
     const double n = static_cast<double>(hold.layers);
+    // Dense and MoE layers of the stage: layer i is MoE from moe.dense_layers on.
+    const std::int64_t dense_end =
+        in_.model.moe ? std::min(in_.model.moe->dense_layers, hold.first_layer + hold.layers)
+                      : hold.first_layer + hold.layers;
+    const double nd = static_cast<double>(std::max<std::int64_t>(0, dense_end - hold.first_layer));
+    const double nm = n - nd;
+    auto sum = [&](double dense, double moe) { return nd * dense + nm * moe; };
     const double e = static_cast<double>(in_.model.dtype_bytes);
     const bool selective = in_.recompute.granularity == G::Selective;
     StageBreakdown s;
@@ -149,11 +159,15 @@ class StageBuilder {
     s.lm_head = hold.lm_head;
     auto at = [](double seconds) { return seconds; };
 
-    s.forward.layers = at(n * layer_s_.forward);
-    s.backward_input.layers = at(n * layer_s_.backward_input);
-    s.backward_weight.layers = at(n * layer_s_.backward_weight);
-    if (selective) s.backward_input.recompute = at(n * layer_s_.attention_recompute);
-    double tp_f = n * layer_.tp_allreduce_forward, tp_b = n * layer_.tp_allreduce_backward;
+    s.forward.layers = at(sum(layer_s_.forward, moe_s_.forward));
+    s.backward_input.layers = at(sum(layer_s_.backward_input, moe_s_.backward_input));
+    s.backward_weight.layers = at(sum(layer_s_.backward_weight, moe_s_.backward_weight));
+    if (selective)
+      s.backward_input.recompute =
+          at(sum(layer_s_.attention_recompute, moe_s_.attention_recompute));
+    const double layers_tp_f = sum(layer_.tp_allreduce_forward, moe_.tp_allreduce_forward);
+    const double layers_tp_b = sum(layer_.tp_allreduce_backward, moe_.tp_allreduce_backward);
+    double tp_f = layers_tp_f, tp_b = layers_tp_b;
     if (hold.embedding) {
       s.forward.embedding = at(embedding_s_.forward);
       s.backward_input.embedding = at(embedding_s_.backward_input);
@@ -177,11 +191,11 @@ class StageBuilder {
     auto tp_time = [&](double count, double layer_count) {
       return (measured_tp ? count - layer_count : count) * one_tp;
     };
-    s.forward.tp_comm = tp_time(tp_f, n * layer_.tp_allreduce_forward);
-    s.backward_input.tp_comm = tp_time(tp_b, n * layer_.tp_allreduce_backward);
+    s.forward.tp_comm = tp_time(tp_f, layers_tp_f);
+    s.backward_input.tp_comm = tp_time(tp_b, layers_tp_b);
 
     // Parameters on one GPU and the static memory of the ZeRO level.
-    double params = n * layer_.parameters_per_gpu;
+    double params = sum(layer_.parameters_per_gpu, moe_.parameters_per_gpu);
     if (hold.embedding) params += embedding_.parameters_per_gpu;
     if (hold.lm_head) params += head_.parameters_per_gpu;
     if (hold.tied_copy) params += embedding_.parameters_per_gpu;
@@ -202,23 +216,26 @@ class StageBuilder {
     }
 
     // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).
-    double activation = n * (layer_activation_ - (selective ? layer_.attention_core_bytes : 0.0));
+    const double layers_activation =
+        sum(layer_activation_ - (selective ? layer_.attention_core_bytes : 0.0),
+            moe_.activation_bytes - (selective ? moe_.attention_core_bytes : 0.0));
     double kept_anyway = 0;  // parts full recompute does not recompute (embedding, LM head)
     if (hold.embedding) kept_anyway += embedding_.activation_bytes;
     if (hold.lm_head) kept_anyway += head_.activation_bytes;
-    s.activation = to_bytes(activation + kept_anyway);
-    s.weight_grad =
-        to_bytes(n * layer_weight_grad_ + (hold.lm_head ? head_.weight_grad_bytes : 0.0));
+    s.activation = to_bytes(layers_activation + kept_anyway);
+    s.weight_grad = to_bytes(sum(layer_weight_grad_, moe_.weight_grad_bytes) +
+                             (hold.lm_head ? head_.weight_grad_bytes : 0.0));
     const double hidden = layer_.input_bytes;
     s.p2p = to_bytes(layer_.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
     if (in_.recompute.granularity == G::Full) {
       const auto recomputed =
           static_cast<double>(std::min(hold.layers, in_.recompute.layers.value_or(hold.layers)));
-      s.recompute.layers = at(recomputed * layer_s_.forward);
-      s.recompute.tp_comm = tp_time(recomputed * layer_.tp_allreduce_forward,
-                                    recomputed * layer_.tp_allreduce_forward);
-      s.stage_input =
-          to_bytes((n - recomputed) * layer_activation_ + recomputed * hidden + kept_anyway);
+      // With dense and MoE layers in one stage, the recomputed ones cost the stage's mean.
+      const double share = n > 0 ? recomputed / n : 0.0;
+      s.recompute.layers = at(share * s.forward.layers);
+      s.recompute.tp_comm = tp_time(share * layers_tp_f, share * layers_tp_f);
+      s.stage_input = to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
+                               recomputed * hidden + kept_anyway);
     } else {
       s.recompute = s.forward;  // R defaults to F
       s.stage_input = to_bytes(hidden);
@@ -228,9 +245,9 @@ class StageBuilder {
 
  private:
   const ModelCostInputs& in_;
-  ComponentWork layer_, embedding_, head_;
+  ComponentWork layer_, moe_, embedding_, head_;
   ComponentTimer timer_;
-  PassSeconds layer_s_, embedding_s_, head_s_;
+  PassSeconds layer_s_, moe_s_, embedding_s_, head_s_;
   double layer_activation_ = 0, layer_weight_grad_ = 0;
 };
 
@@ -238,6 +255,10 @@ class StageBuilder {
 
 ModelCosts model_costs(const ModelCostInputs& in) {
   if (in.stages <= 0) throw std::invalid_argument("the pipeline needs at least one stage");
+  if (in.per_layer && in.model.moe)
+    throw std::invalid_argument(
+        "costs.per_layer describes one dense layer; with model.moe the layers differ (give "
+        "stage costs instead)");
   const std::string shape = model_shape_error(in.model, in.sharding.tp);
   if (!shape.empty()) throw std::invalid_argument(shape);
   const std::string layout = layout_error(in.model, in.stages);
@@ -257,9 +278,12 @@ ModelCosts model_costs(const ModelCostInputs& in) {
   out.parameters = model_parameters(in.model);
   out.efficiency_note = builder.timer().note();
   const std::vector<std::int64_t> layers = stage_layers(in.model, p);
+  std::int64_t first = 0;
   for (std::int32_t i = 0; i < p; ++i) {
     Holding h;
+    h.first_layer = first;
     h.layers = layers[static_cast<std::size_t>(i)];
+    first += h.layers;
     h.embedding = has_vocab && i == 0;
     h.lm_head = i == p - 1;
     h.tied_copy = has_vocab && in.model.tied_embeddings && h.lm_head && p > 1;
@@ -277,9 +301,12 @@ ModelCosts model_costs(const ModelCostInputs& in) {
     const auto parts = static_cast<std::int32_t>(chunks->size());
     std::vector<StageBreakdown>& list = out.chunked[v];
     std::vector<StageCost>& costs = out.profile.chunked[v];
+    std::int64_t chunk_first = 0;
     for (std::int32_t k = 0; k < parts; ++k) {
       Holding h;
+      h.first_layer = chunk_first;
       h.layers = (*chunks)[static_cast<std::size_t>(k)];
+      chunk_first += h.layers;
       h.embedding = has_vocab && k == 0;
       h.lm_head = k == parts - 1;
       h.tied_copy = has_vocab && in.model.tied_embeddings && h.lm_head && p > 1;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "tools/costmodel/layer_work.h"
+#include "tools/costmodel/moe_reader.h"
 #include "tools/costmodel/presets.h"
 
 namespace bubblesim {
@@ -22,6 +23,10 @@ class LayeredMap {
     return std::nullopt;
   }
   bool from_preset(const std::string& key) const { return !user_.has(key) && preset_; }
+  std::optional<YamlNode> preset_child(const std::string& key) const {
+    if (preset_ && preset_->raw()[key]) return preset_->child(key);
+    return std::nullopt;
+  }
 
  private:
   MapReader user_;
@@ -81,7 +86,9 @@ const std::vector<std::string>& model_keys() {
                                              "dropout",
                                              "dtype",
                                              "layers_per_stage",
-                                             "layers_per_chunk"};
+                                             "layers_per_chunk",
+                                             "moe",
+                                             "mla"};
   return keys;
 }
 
@@ -163,10 +170,15 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
         ok = false;
     }
   }
+  ok = read_moe(map.user().get("moe"), map.preset_child("moe"), diags, m.moe) && ok;
+  ok = read_mla(map.user().get("mla"), map.preset_child("mla"), diags, m.mla) && ok;
   if (ok) {
     const std::string shape = model_shape_error(m, 1);
     if (!shape.empty()) {
-      const std::string key = shape.find("kv_heads") != std::string::npos ? "kv_heads" : "heads";
+      const std::string key = shape.find("kv_heads") != std::string::npos    ? "kv_heads"
+                              : shape.find("moe.") != std::string::npos      ? "moe"
+                              : shape.find("model.mla") != std::string::npos ? "mla"
+                                                                             : "heads";
       std::optional<YamlNode> at = map.get(key);
       (at ? *at : node).error(diags, shape);
       ok = false;
@@ -304,7 +316,10 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
                       {"bias", m.bias},
                       {"dropout", m.dropout},
                       {"dtype", m.dtype},
-                      {"parameters", model_parameters(m)}};
+                      {"parameters", model_parameters(m)},
+                      {"parameters_activated", model_parameters_activated(m)}};
+  if (m.moe) j["moe"] = moe_json(*m.moe);
+  if (m.mla) j["mla"] = mla_json(*m.mla);
   if (!m.preset.empty()) j["preset"] = m.preset;
   if (!m.layers_per_stage.empty()) j["layers_per_stage"] = m.layers_per_stage;
   if (!m.layers_per_chunk.empty()) j["layers_per_chunk"] = m.layers_per_chunk;

@@ -14,7 +14,7 @@
 
 namespace bubblesim {
 
-/// The keys `model:` accepts (the MoE issue adds `moe`).
+/// The keys `model:` accepts.
 const std::vector<std::string>& model_keys();
 
 /// Reads `model:`; nullopt (with diagnostics) when a key is missing or wrong.

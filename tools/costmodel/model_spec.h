@@ -3,6 +3,7 @@
 // that runs it (docs/models.md). Plain data; the formulas are in layer_work.h, the times in
 // op_timing.h, the stage costs in model_costs.h.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +17,36 @@ namespace bubblesim {
 
 enum class MlpKind { Gelu, Swiglu };  // gelu: 2 weight matrices; swiglu: 3 (gate, up, down)
 enum class AttentionKind { Flash, Standard };  // flash keeps no s x s score tensors
+
+/// `model.moe:` — mixture-of-experts MLPs (docs/moe.md). Every layer from `dense_layers` on
+/// replaces its MLP with a router, `experts` routed experts of which each token uses `top_k`, and
+/// `shared_experts` experts every token uses; each expert is an MLP of `expert_ffn_hidden`.
+struct MoeSpec {
+  std::int64_t experts = 0;
+  std::int64_t top_k = 1;
+  std::int64_t expert_ffn_hidden = 0;  // 0 = the model's ffn_hidden
+  std::int64_t shared_experts = 0;
+  std::int64_t dense_layers = 0;  // the first k layers keep the dense MLP
+  /// > 0: every expert computes capacity_factor x its mean load (GShard/Switch padding; tokens
+  /// beyond it are dropped); 0 = dropless (DeepSeek, Mixtral): each expert computes its tokens.
+  double capacity_factor = 0;
+  /// Hottest expert's load over the mean (1 = uniform routing): the expert MLP phase of a GPU
+  /// lasts as long as its most loaded expert's (capped at capacity_factor when one is given).
+  double imbalance = 1.0;
+  /// DeepSeek-V3's node-limited routing: a token goes to experts on at most this many nodes and
+  /// crosses the network once per node (0 = no limit: one copy per routed expert).
+  std::int64_t max_nodes = 0;
+};
+
+/// `model.mla:` — DeepSeek's multi-head latent attention (docs/moe.md): low-rank query and
+/// key/value projections; heads of qk_nope + qk_rope dimensions for Q and K, v_head for V.
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;  // 0 = a full-rank query projection (DeepSeek-V2-Lite)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+};
 
 /// `model:` — a GPT/Llama-style decoder (pre-norm blocks of attention and MLP).
 struct TransformerModel {
@@ -42,12 +73,18 @@ struct TransformerModel {
   /// `model.layers_per_chunk`: p x v counts in virtual-stage (model) order, 0 allowed; empty =
   /// split each v-chunk table like Megatron's interleaving.
   std::vector<std::int64_t> layers_per_chunk;
-  // Issue 17 adds `std::optional<MoeSpec> moe` here; transformer_layer_work() is where a MoE
-  // layer's router, expert GEMMs and all-to-all volumes join the dense ones.
+  std::optional<MoeSpec> moe;  // `model.moe`; none = every layer dense
+  std::optional<MlaSpec> mla;  // `model.mla`; none = multi-head (or grouped-query) attention
 
   std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
   std::int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
   std::int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
+  /// Layers whose MLP is a mixture of experts (0 without `moe`).
+  std::int64_t moe_layers() const {
+    return moe ? std::max<std::int64_t>(0, layers - moe->dense_layers) : 0;
+  }
+  /// Whether layer `i` (0-based) is a MoE layer.
+  bool is_moe_layer(std::int64_t i) const { return moe && i >= moe->dense_layers; }
 };
 
 /// How FLOPs become time (`cluster.gpu.efficiency`): one fraction of peak for every FLOP (the

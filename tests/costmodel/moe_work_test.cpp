@@ -1,0 +1,111 @@
+// Mixture-of-experts layers and multi-head latent attention (docs/moe.md): parameters (total and
+// activated) of the MoE presets against their model cards and against counts by hand from their
+// config.json, the FLOPs of the activated experts, EP's split of the expert weights.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "tools/costmodel/layer_work.h"
+#include "tools/costmodel/model_reader.h"
+
+using namespace bubblesim;
+
+namespace {
+
+TransformerModel preset(const std::string& name) {
+  DiagnosticList d;
+  YamlDocument doc = YamlDocument::load_string("model: {preset: " + name + "}\n", "s.yaml", d);
+  auto m = read_transformer_model(doc.root().child("model"), d);
+  REQUIRE_MESSAGE(m.has_value(), (d.empty() ? "" : d.items().front().render()));
+  return *m;
+}
+
+/// SwiGLU MLP of width f at hidden h, no biases.
+double mlp(double h, double f) { return 3.0 * h * f; }
+
+}  // namespace
+
+TEST_CASE("deepseek-v3: 671B total parameters (within 1%), activated counted by hand") {
+  const TransformerModel m = preset("deepseek-v3");
+  const double total = model_parameters(m);
+  const double activated = model_parameters_activated(m);
+  CHECK(total == doctest::Approx(671e9).epsilon(0.01));
+  // By hand from config.json: MLA (q_a 7168x1536, q_a norm, q_b 1536x128x192, kv_a 7168x576,
+  // kv_a norm, kv_b 512x128x256, o 128x128x7168) and two norms in each of 61 layers, 3 dense MLPs
+  // of 18432, 58 MoE layers of router 256x7168 + 1 shared + 256 routed experts of 2048,
+  // untied embedding and head of 129280 x 7168, final norm.
+  const double h = 7168, v = 129280;
+  const double attention =
+      h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 + 512 * 128 * 256 + 128 * 128 * h + 2 * h;
+  const double common = 61 * attention + 3 * mlp(h, 18432) + 2 * v * h + h + 58 * 256 * h;
+  CHECK(total == doctest::Approx(common + 58 * 257 * mlp(h, 2048)).epsilon(1e-12));
+  CHECK(activated == doctest::Approx(common + 58 * 9 * mlp(h, 2048)).epsilon(1e-12));
+  // DeepSeek's activated counts leave out the input embedding table (a token reads one row of
+  // it); so counted, this is the card's "37B" to the card's precision (36.6B; 37.55B with it).
+  CHECK(std::abs(activated - v * h - 37e9) <= 0.5e9);
+}
+
+TEST_CASE("mixtral-8x7b and deepseek-v2-lite: totals and activated against their cards") {
+  const TransformerModel mixtral = preset("mixtral-8x7b");
+  CHECK(model_parameters(mixtral) == doctest::Approx(46.7e9).epsilon(0.01));
+  CHECK(model_parameters_activated(mixtral) == doctest::Approx(12.9e9).epsilon(0.01));
+  const TransformerModel lite = preset("deepseek-v2-lite");
+  CHECK(model_parameters(lite) == doctest::Approx(15.7e9).epsilon(0.01));
+  // The card's "2.4B" activated: 2.45B here without the input embedding table (DeepSeek's
+  // convention), 2.66B with it; not checked against the card (docs/moe.md).
+  CHECK(model_parameters_activated(lite) < model_parameters(lite) / 5);
+}
+
+TEST_CASE("dense models: activated parameters are all parameters") {
+  const TransformerModel llama = preset("llama3-8b");
+  CHECK(model_parameters_activated(llama) == model_parameters(llama));
+}
+
+TEST_CASE("a MoE layer's FLOPs follow top_k and the shared experts, not the expert count") {
+  TransformerModel m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.seq_len = 512;
+  m.vocab = 0;
+  m.mlp = MlpKind::Swiglu;
+  m.bias = false;
+  m.dropout = false;
+  m.moe = MoeSpec{};
+  m.moe->experts = 8;
+  m.moe->top_k = 2;
+  m.moe->expert_ffn_hidden = 256;
+  const double T = 512, h = 1024, f = 256;
+  auto expert_flops = [&](const TransformerModel& mm, std::int64_t ep) {
+    const ComponentWork c = transformer_layer_work(mm, Sharding{1, false, ep}, true);
+    double fl = 0;
+    for (const GemmWork& g : c.forward.gemms) {
+      if (g.name.rfind("expert", 0) == 0 || g.name.rfind("shared", 0) == 0) fl += g.flops();
+    }
+    return fl;
+  };
+  // Routed: T x top_k tokens through up (2f) and down (f): 2 T k (2 f h + f h).
+  CHECK(expert_flops(m, 1) == doctest::Approx(2 * T * 2 * 3 * f * h));
+  TransformerModel more = m;
+  more.moe->experts = 64;
+  CHECK(expert_flops(more, 1) == doctest::Approx(expert_flops(m, 1)));  // experts: weights only
+  TransformerModel shared = m;
+  shared.moe->shared_experts = 2;
+  CHECK(expert_flops(shared, 1) - expert_flops(m, 1) == doctest::Approx(2 * T * 2 * 3 * f * h));
+  TransformerModel padded = m;
+  padded.moe->capacity_factor = 1.25;
+  CHECK(expert_flops(padded, 1) == doctest::Approx(1.25 * expert_flops(m, 1)));
+  TransformerModel hot = m;
+  hot.moe->imbalance = 1.5;
+  CHECK(expert_flops(hot, 1) == doctest::Approx(1.5 * expert_flops(m, 1)));
+  // EP: the same FLOPs per GPU, expert weights split over ep GPUs.
+  CHECK(expert_flops(m, 4) == doctest::Approx(expert_flops(m, 1)));
+  const ComponentWork ep1 = transformer_layer_work(m, Sharding{1, false, 1}, true);
+  const ComponentWork ep4 = transformer_layer_work(m, Sharding{1, false, 4}, true);
+  CHECK(ep1.parameters_per_gpu - ep4.parameters_per_gpu == doctest::Approx(6 * mlp(h, f)));
+  CHECK(ep1.parameters == ep4.parameters);
+  // All-to-all volume: T x top_k x h x 2 bytes per dispatch, two each way.
+  CHECK(ep4.a2a_bytes == T * 2 * h * 2);
+  CHECK(ep4.a2a_count_forward == 2);
+  CHECK(ep4.a2a_count_backward == 2);
+}
