@@ -68,6 +68,11 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     SweepSpec spec = load_sweep(o->sweep);
     // Refused before any point runs: an output onto the spec or its base, a missing folder; the
     // lock makes a second sweep onto the same file fail instead of alternating with this one.
+    if (o->output == "-") {
+      throw InputError(
+          "sweep -o: '-' (standard output) cannot hold a sweep, whose CSV is rewritten as rows "
+          "finish: name a file");
+    }
     check_outputs({o->output, o->html});
     OutputLock lock(o->output);
     SweepOptions options;

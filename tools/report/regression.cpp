@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "sim/units/diagnostics.h"
+#include "sim/units/text_file.h"
 #include "tools/report/json_report.h"
 #include "tools/report/metric_format.h"
 
@@ -348,12 +347,10 @@ nlohmann::json benchmark_entries(const nlohmann::json& report) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // A regular file read with the input bound; remembered, so an output onto it is refused.
+  const std::string text = read_text_file(path);
   try {
-    return nlohmann::json::parse(ss.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
