@@ -10,6 +10,7 @@
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/list_replay.h"
+#include "tools/runner/op_bound.h"
 
 namespace bubblesim {
 namespace {
@@ -34,16 +35,17 @@ std::string without_prefix(const std::string& message, const std::string& prefix
 /// generate_table with the generator input already built (run_schedule also gives it to formula()).
 Table generate_from(const Scenario& scenario, const Generator& generator,
                     const ScheduleRequest& request, const GeneratorInput& in) {
-  // Every table has at least a forward and a backward per stage and microbatch: refuse what
-  // cannot fit under --max-ops before generating it (p = 65536, m = 10^6 would need terabytes).
-  const std::int64_t at_least = std::int64_t{2} * scenario.stages * scenario.microbatches;
-  if (at_least > scenario.max_ops) {
+  // Every stage of the table runs at least a forward and a backward per microbatch: refuse what
+  // cannot fit under --max-ops before generating it (p = 65536, m = 10^6 or 2^31 chunks would
+  // need terabytes).
+  const OpBound bound =
+      minimum_ops(generator, request.params, scenario.stages, scenario.microbatches);
+  if (bound.ops > scenario.max_ops) {
     throw InputError({Diagnostic{
         request.where, "schedules",
-        fmt::format("{}: {} stages x {} microbatches need at least {} ops, more than the "
-                    "limit of {} (raise it with --max-ops)",
-                    generator.info.name, scenario.stages, scenario.microbatches, at_least,
-                    scenario.max_ops)}});
+        fmt::format("{}: {} need at least {} ops, more than the limit of {} (raise it with "
+                    "--max-ops)",
+                    generator.info.name, bound.shape, bound.ops, scenario.max_ops)}});
   }
   Table table;
   try {
