@@ -100,7 +100,8 @@ TEST_CASE("a makespan past 64-bit picoseconds is an overflow error with exit 2")
 TEST_CASE("outputs are whole or absent: killing the process mid-write never leaves a torn file") {
   const fs::path dir = fs::temp_directory_path() / (fmt_name() + "_kill");
   fs::create_directories(dir);
-  // A sweep rewrites its CSV as rows finish; kill it at several moments.
+  // A sweep streams its CSV into OUT.partial and renames it at the end; kill it at several
+  // moments.
   const std::string old_content = "old file\n";
   int replaced = 0;
   for (const char* delay : {"0.05", "0.2", "0.5", "1", "2"}) {
@@ -112,14 +113,15 @@ TEST_CASE("outputs are whole or absent: killing the process mid-write never leav
     CAPTURE(delay);
     if (text == old_content) continue;
     ++replaced;
-    CHECK(text.rfind("point,entry,", 0) == 0);  // a complete file: header ...
-    CHECK(text.back() == '\n');                 // ... and whole rows
+    CHECK(text.rfind("# bubblesim sweep fingerprint=", 0) == 0);  // a complete file: header ...
+    CHECK(text.back() == '\n');                                   // ... and whole rows
   }
   // A finished run replaces the file and leaves no temporary file behind.
   const fs::path out = dir / "sweep.csv";
   Result done = run("sweep scenarios/sweeps/example.yaml --jobs 2 -o '" + out.string() + "'");
   CHECK(done.code == 0);
-  CHECK(slurp(out.string()).rfind("point,entry,", 0) == 0);
+  CHECK(slurp(out.string()).rfind("# bubblesim sweep fingerprint=", 0) == 0);
+  CHECK_FALSE(fs::exists(out.string() + ".partial"));  // the killed runs' partial file is replaced
   // The HTML report: killed or not, the file is the old one or ends with the closing tag.
   const fs::path html = dir / "report.html";
   for (const char* delay : {"0.05", "0.3"}) {

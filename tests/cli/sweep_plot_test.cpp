@@ -52,7 +52,9 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& path
   while (begin < text.size()) {
     std::size_t end = text.find('\n', begin);
     std::vector<std::string> f = fields(text.substr(begin, end - begin));
+    const bool comment = text[begin] == '#';  // the sweep's fingerprint line
     begin = end + 1;
+    if (comment) continue;
     if (header.empty()) {
       header = f;
       continue;

@@ -45,7 +45,8 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
   sweep->add_option("sweep", o->sweep, "sweep YAML file")->required();
   sweep
       ->add_option("-o,--output", o->output,
-                   "CSV file to write (rewritten atomically as rows finish)")
+                   "CSV file to write (rows stream into FILE.partial, renamed to FILE at the "
+                   "end)")
       ->required();
   sweep->add_option("--jobs", o->jobs, "worker threads (default: all cores)")
       ->check(CLI::Range(1, 4096));
@@ -53,7 +54,9 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
       ->add_option("--max-ops", o->max_ops,
                    "a point whose table has more ops is an invalid row (default 50000000)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  sweep->add_flag("--resume", o->resume, "keep the rows already in the output and run the rest");
+  sweep->add_flag("--resume", o->resume,
+                  "continue an interrupted sweep: keep the checked rows of FILE.partial (or "
+                  "FILE) and run the rest");
   sweep->add_option("--shard", o->shard,
                     "run slice I of N (0-based I/N); default from SLURM_ARRAY_TASK_ID/COUNT or "
                     "JOB_COMPLETION_INDEX with BUBBLESIM_SHARD_COUNT");
@@ -90,6 +93,7 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
                       options.shard.index, options.shard.count, o->html));
     }
     SweepSummary s = run_sweep(spec, context.registry, options);
+    for (const std::string& note : s.notes) fmt::print(stderr, "note: {}\n", note);
     say_written(context.quiet, o->output,
                 fmt::format("{} points: {} resumed, {} invalid; {} rows", s.points, s.resumed,
                             s.failed, s.rows));

@@ -256,6 +256,9 @@ void check_sweep_plot_metric(const std::string& metric) {
 std::string render_sweep_plot(std::string_view csv, const std::string& metric,
                               const std::string& file) {
   check_sweep_plot_metric(metric);
+  // Comment lines before the header (the sweep's fingerprint) are not records.
+  while (!csv.empty() && csv.front() == '#')
+    csv.remove_prefix(std::min(csv.size(), csv.find('\n') + 1));
   std::vector<std::vector<std::string>> records = parse_csv(csv, file);
   const std::vector<std::string> report = report_columns();
   if (records.empty() || records.front().size() < 3 + report.size() ||

@@ -21,6 +21,9 @@
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
 #include "tools/sweep/sweep_errors.h"
+#include "tools/sweep/sweep_file.h"
+#include "tools/sweep/sweep_fingerprint.h"
+#include "tools/sweep/sweep_resume.h"
 
 namespace bubblesim {
 namespace {
@@ -73,18 +76,6 @@ std::string run_point(const SweepSpec& spec, const Registry& registry, std::int6
   }
 }
 
-// Point index of a CSV row written by this module (its first field).
-std::optional<std::int64_t> row_point(const std::string& row) {
-  std::size_t comma = row.find(',');
-  if (comma == std::string::npos || comma == 0) return std::nullopt;
-  std::int64_t v = 0;
-  for (std::size_t i = 0; i < comma; ++i) {
-    if (row[i] < '0' || row[i] > '9') return std::nullopt;
-    v = v * 10 + (row[i] - '0');
-  }
-  return v;
-}
-
 std::pair<std::int64_t, std::int64_t> row_key(const std::string& row, const std::string& file) {
   std::size_t a = row.find(',');
   std::size_t b = a == std::string::npos ? a : row.find(',', a + 1);
@@ -104,6 +95,117 @@ std::vector<std::string> read_lines(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) lines.push_back(line);
   return lines;
+}
+
+// A sweep whose first point is not a valid scenario is a bad sweep file (an axis path or value
+// the scenario does not accept), not a row to record: report it and write nothing.
+void check_first_point(const SweepSpec& spec, const Registry& registry) {
+  if (spec.point_count() == 0) return;
+  try {
+    (void)load_scenario_string(spec.scenario_yaml(0), spec.base_file,
+                               scenario_base_dir(spec.base_file), registry);
+  } catch (const InputError& e) {
+    // Located at the axis value (or base key) that makes it invalid (tools/sweep/sweep_errors.h).
+    throw locate_point_error(spec, 0, e);
+  }
+}
+
+// Starts the partial file: fresh, or with --resume the verified prefix of what an interrupted
+// run left in it or else of the finished output. Returns how many points that prefix holds.
+std::size_t start_output(SweepFile& file, const ResumeExpectation& expect, bool resume,
+                         SweepSummary& summary) {
+  if (resume) {
+    std::string text = file.read_partial();
+    const bool from_partial = !text.empty();
+    const std::string source = from_partial ? file.partial() : file.target();
+    if (!from_partial) text = file.read_target();
+    ResumeCheck check = check_resume(text, expect, source);
+    if (check.keep_bytes > 0) {
+      if (!check.problem.empty())
+        summary.notes.push_back(
+            fmt::format("--resume: '{}' {}; recomputing from there", source, check.problem));
+      file.truncate(from_partial ? check.keep_bytes : 0);
+      if (!from_partial) file.append(std::string_view(text).substr(0, check.keep_bytes));
+      summary.resumed = static_cast<std::int64_t>(check.points_kept);
+      summary.rows = check.rows_kept;
+      return check.points_kept;
+    }
+  }
+  file.truncate(0);
+  file.append(expect.fingerprint_line + expect.header);
+  return 0;
+}
+
+// Runs `points` on a thread pool and appends their rows to `file` in point order: a row that
+// finishes early waits in memory until every point before it is written.
+void compute_points(const SweepSpec& spec, const Registry& registry, const SweepOptions& options,
+                    const std::vector<std::int64_t>& points, SweepFile& file,
+                    SweepSummary& summary) {
+  std::vector<std::optional<std::string>> rows(points.size());
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;
+  std::exception_ptr error;
+  auto stop = [&](std::exception_ptr e) {
+    std::lock_guard lock(mutex);
+    if (!error) error = e;
+    next = points.size();
+    changed.notify_all();
+  };
+  auto worker = [&] {
+    for (std::size_t i = next.fetch_add(1); i < points.size(); i = next.fetch_add(1)) {
+      bool failed = false;
+      std::string text;
+      try {
+        // Points already run in parallel: a point's Monte Carlo samples (variability) run on one
+        // thread then, or on every core when the sweep has one worker. Results are the same.
+        text =
+            run_point(spec, registry, points[i], options.max_ops, options.jobs > 1 ? 1 : 0, failed);
+      } catch (...) {
+        stop(std::current_exception());
+        return;
+      }
+      std::lock_guard lock(mutex);
+      rows[i] = std::move(text);
+      if (failed) ++summary.failed;
+      ++done;
+      changed.notify_all();
+    }
+  };
+
+  const int jobs = std::max(
+      1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(points.size(), 1))));
+  std::vector<std::thread> threads;
+  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  const bool tty = options.progress && isatty(STDERR_FILENO) != 0;
+  std::size_t written = 0;
+  std::unique_lock lock(mutex);
+  while (written < points.size() && !error) {
+    changed.wait_for(lock, std::chrono::milliseconds(200),
+                     [&] { return error || rows[written].has_value(); });
+    std::string batch;
+    for (; written < points.size() && rows[written]; ++written) {
+      batch += *rows[written];
+      rows[written].reset();
+    }
+    const std::size_t finished = done;
+    lock.unlock();
+    try {
+      file.append(batch);
+    } catch (...) {
+      stop(std::current_exception());
+    }
+    summary.rows += std::count(batch.begin(), batch.end(), '\n');
+    if (tty)
+      fmt::print(stderr, "\rsweep: {}/{} points",
+                 finished + static_cast<std::size_t>(summary.resumed), summary.points);
+    lock.lock();
+  }
+  lock.unlock();
+  for (std::thread& t : threads) t.join();
+  if (tty) fmt::print(stderr, "\n");
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace
@@ -148,153 +250,53 @@ Shard shard_from_environment() {
 
 SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
                        const SweepOptions& options) {
-  const std::string header = header_for(spec);
   std::vector<std::int64_t> points;
   for (std::int64_t p = options.shard.index; p < spec.point_count(); p += options.shard.count)
     points.push_back(p);
+  check_first_point(spec, registry);
 
-  // Rows kept from a previous run of the same sweep (--resume).
-  std::map<std::int64_t, std::string> kept;
-  if (options.resume && access(options.output.c_str(), F_OK) == 0) {
-    std::vector<std::string> lines = read_lines(options.output);
-    if (lines.empty() || lines.front() + "\n" != header) {
-      throw InputError(fmt::format(
-          "--resume: '{}' was not written by this sweep (its header differs)", options.output));
-    }
-    for (std::size_t i = 1; i < lines.size(); ++i) {
-      std::optional<std::int64_t> p = row_point(lines[i]);
-      if (!p)
-        throw InputError(
-            fmt::format("--resume: '{}' line {} is not a sweep row", options.output, i + 1));
-      kept[*p] += lines[i] + "\n";
-    }
-  }
-
-  // A sweep whose first point is not a valid scenario is a bad sweep file (an axis path or value
-  // the scenario does not accept), not a row to record: report it and write nothing.
-  if (spec.point_count() > 0) {
-    try {
-      (void)load_scenario_string(spec.scenario_yaml(0), spec.base_file,
-                                 scenario_base_dir(spec.base_file), registry);
-    } catch (const InputError& e) {
-      // Located at the axis value (or base key) that makes it invalid (tools/sweep/sweep_errors.h).
-      throw locate_point_error(spec, 0, e);
-    }
-  }
-
+  ResumeExpectation expect{fingerprint_line(sweep_fingerprint(spec, options.max_ops),
+                                            options.shard.index, options.shard.count),
+                           header_for(spec), points,
+                           [&spec](std::int64_t p) { return axis_cells(spec, p); }};
+  SweepFile file(options.output);
   SweepSummary summary;
   summary.points = static_cast<std::int64_t>(points.size());
-  std::vector<std::optional<std::string>> rows(points.size());
-  std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    if (auto it = kept.find(points[i]); it != kept.end()) {
-      rows[i] = it->second;
-      ++summary.resumed;
-    } else {
-      todo.push_back(i);
-    }
-  }
-
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::atomic<std::size_t> next{0};
-  std::size_t done = 0;
-  std::exception_ptr error;
-  auto worker = [&] {
-    while (true) {
-      std::size_t t = next.fetch_add(1);
-      if (t >= todo.size()) return;
-      std::size_t i = todo[t];
-      bool failed = false;
-      std::string text;
-      try {
-        // Points already run in parallel: a point's Monte Carlo samples (variability) run on one
-        // thread then, or on every core when the sweep has one worker. Results are the same.
-        text =
-            run_point(spec, registry, points[i], options.max_ops, options.jobs > 1 ? 1 : 0, failed);
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!error) error = std::current_exception();
-        next = todo.size();
-        changed.notify_all();
-        return;
-      }
-      std::lock_guard lock(mutex);
-      rows[i] = std::move(text);
-      if (failed) ++summary.failed;
-      ++done;
-      changed.notify_all();
-    }
-  };
-
-  // The file always holds the header and the longest completed prefix of points, rewritten
-  // atomically at most every 200ms and at the end.
-  std::size_t written_prefix = static_cast<std::size_t>(-1);
-  auto write_prefix = [&](bool final) {
-    std::size_t prefix = 0;
-    while (prefix < rows.size() && rows[prefix]) ++prefix;
-    if (prefix == written_prefix && !final) return;
-    std::string content = header;
-    for (std::size_t i = 0; i < prefix; ++i) content += *rows[i];
-    write_file_atomically(options.output, content);
-    written_prefix = prefix;
-  };
-
-  const int jobs = std::max(
-      1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(todo.size(), 1))));
-  std::vector<std::thread> threads;
-  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
-  const bool tty = options.progress && isatty(STDERR_FILENO) != 0;
-  // No exception may leave this block while workers run (std::terminate): a failed write stops
-  // the workers, which are joined before the error is reported.
-  bool write_failed = false;
-  {
-    std::unique_lock lock(mutex);
-    while (done < todo.size() && !error) {
-      changed.wait_for(lock, std::chrono::milliseconds(200));
-      try {
-        write_prefix(false);
-      } catch (...) {
-        error = std::current_exception();
-        write_failed = true;
-        next = todo.size();
-        break;
-      }
-      if (tty)
-        fmt::print(stderr, "\rsweep: {}/{} points",
-                   done + static_cast<std::size_t>(summary.resumed), points.size());
-    }
-  }
-  for (std::thread& t : threads) t.join();
-  if (tty) fmt::print(stderr, "\n");
-  if (error) {
-    if (!write_failed) write_prefix(true);
-    std::rethrow_exception(error);
-  }
-  write_prefix(true);
-  for (const auto& r : rows) summary.rows += std::count(r->begin(), r->end(), '\n');
+  const std::size_t kept = start_output(file, expect, options.resume, summary);
+  points.erase(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(kept));
+  compute_points(spec, registry, options, points, file, summary);
+  file.finish();
+  summary.bytes_written = file.bytes_written();
   return summary;
 }
 
 void merge_sweep_outputs(const std::vector<std::string>& parts, const std::string& output) {
   if (parts.empty()) throw InputError("merge: name at least one part");
-  std::string header;
+  std::string first, header;
   std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, std::string>> rows;
   for (const std::string& part : parts) {
     std::vector<std::string> lines = read_lines(part);
+    // The fingerprint line of a shard names it; the merged file carries the sweep's own.
+    std::string fingerprint;
+    if (!lines.empty() && is_sweep_comment(lines.front())) {
+      fingerprint = lines.front().substr(0, lines.front().find(" shard="));
+      lines.erase(lines.begin());
+    }
     if (lines.empty()) throw InputError(fmt::format("merge: '{}' is empty", part));
     if (header.empty()) {
+      first = fingerprint;
       header = lines.front();
-    } else if (lines.front() != header) {
-      throw InputError(
-          fmt::format("merge: '{}' has a different header than '{}'", part, parts.front()));
+    } else if (lines.front() != header || fingerprint != first) {
+      throw InputError(fmt::format("merge: '{}' has a different {} than '{}'", part,
+                                   fingerprint != first ? "fingerprint" : "header", parts.front()));
     }
     for (std::size_t i = 1; i < lines.size(); ++i)
       rows.emplace_back(row_key(lines[i], part), lines[i]);
   }
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string content = header + "\n";
+  std::string content = first.empty() ? "" : first + "\n";
+  content += header + "\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (i > 0 && rows[i].first == rows[i - 1].first) {
       throw InputError(fmt::format("merge: point {} entry {} appears twice", rows[i].first.first,

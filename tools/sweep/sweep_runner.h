@@ -1,11 +1,14 @@
 #pragma once
 // Running a sweep: every point of the cross product (or one shard of them) on a thread pool,
-// written as CSV in point order whatever order they finish in. The output is rewritten
-// atomically as rows complete, so an interrupted sweep leaves a valid file holding a prefix of
-// the points; --resume keeps those rows and runs the rest. Shards of one sweep merge into the
-// file a single run would have written.
+// written as CSV in point order whatever order they finish in. Rows are appended to
+// OUTPUT.partial as they complete and the file is renamed to OUTPUT at the end
+// (tools/sweep/sweep_file.h), so an interrupted sweep leaves OUTPUT.partial holding a prefix of
+// the points; --resume checks it (tools/sweep/sweep_resume.h), keeps those rows and runs the rest,
+// giving the bytes an uninterrupted run writes. Shards of one sweep merge into the file a single
+// run would have written.
 //
-// CSV columns: point, entry (schedule index within the point), one column per axis (its value as
+// The first line is the sweep's fingerprint, a comment (tools/sweep/sweep_fingerprint.h). CSV
+// columns: point, entry (schedule index within the point), one column per axis (its value as
 // written), the run report's columns (tools/report/text_report.h csv_report_header), error.
 
 #include <cstdint>
@@ -42,6 +45,8 @@ struct SweepSummary {
   std::int64_t resumed = 0;  // kept from a previous run
   std::int64_t failed = 0;   // points whose scenario was invalid (rows with an error)
   std::int64_t rows = 0;
+  std::uint64_t bytes_written = 0;  // by this run, into the output
+  std::vector<std::string> notes;   // what --resume repaired
 };
 
 SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
