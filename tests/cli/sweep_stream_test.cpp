@@ -3,7 +3,9 @@
 // and --resume repairing (torn, duplicated, stale rows) or refusing (another sweep's file) what
 // it finds.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,4 +186,34 @@ TEST_CASE("--resume repairs torn, duplicated, short and stale rows and refuses a
   Result r = run("sweep " + spec + " --jobs 2 --resume --max-ops 1000 -o " + full);
   CHECK(r.code == 2);
   CHECK(r.err.find("--max-ops") != std::string::npos);
+}
+
+TEST_CASE("a sweep writes a symlink's target, keeps its mode and refuses a second writer") {
+  TempDir dir;
+  const std::string spec = "scenarios/sweeps/example.yaml";
+  const std::string target = dir.file("target.csv"), link = dir.file("link.csv");
+  write(target, "old\n");
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(target, link);
+  REQUIRE(run("sweep " + spec + " --jobs 2 -o " + link).code == 0);
+  CHECK(fs::is_symlink(link));
+  CHECK(slurp(target).rfind("# bubblesim sweep fingerprint=", 0) == 0);
+  CHECK(fs::status(target).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
+  // Another sweep holds the output (its lock on the partial file): refused, nothing changed.
+  const std::string before = slurp(target);
+  int held = ::open((target + ".partial").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+  Result r = run("sweep " + spec + " --jobs 2 -o " + link);
+  ::close(held);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("another sweep is writing") != std::string::npos);
+  CHECK(slurp(target) == before);
+  // Paths that are not files: exit 2 with the path named, before any point runs.
+  for (const std::string& out : {std::string("''"), dir.path.string(), dir.file("no/such.csv")}) {
+    Result bad = run("sweep " + spec + " --jobs 2 -o " + out);
+    CAPTURE(out);
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("-o") != std::string::npos);
+  }
 }

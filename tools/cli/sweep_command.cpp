@@ -95,8 +95,8 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     SweepSummary s = run_sweep(spec, context.registry, options);
     for (const std::string& note : s.notes) fmt::print(stderr, "note: {}\n", note);
     say_written(context.quiet, o->output,
-                fmt::format("{} points: {} resumed, {} invalid; {} rows", s.points, s.resumed,
-                            s.failed, s.rows));
+                fmt::format("{} points: {} resumed, {} invalid; {} rows; {} bytes written",
+                            s.points, s.resumed, s.failed, s.rows, s.bytes_written));
     if (!o->html.empty()) {
       write_plot(o->output, o->html, o->metric);
       say_written(context.quiet, o->html, "plot of " + o->metric);

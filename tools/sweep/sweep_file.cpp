@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
-  throw InputError(fmt::format("cannot {} '{}': {}", what, path, std::strerror(errno)));
+  throw InputError(fmt::format("-o: cannot {} '{}': {}", what, path, std::strerror(errno)));
 }
 
 // The file OUTPUT names: a symlink's target (resolved as far as it exists); refuses paths that
