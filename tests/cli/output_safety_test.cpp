@@ -178,13 +178,20 @@ TEST_CASE("a second writer of the same output fails clearly on the lock") {
   CHECK(run("run " + s + " -o " + out).code == 0);
 }
 
-TEST_CASE("SIGTERM during a sweep leaves no temporary or lock file") {
+TEST_CASE("SIGTERM during a sweep leaves no temporary or lock file, only what --resume continues") {
   TempDir dir;
   const std::string out = dir.file("out.csv");
-  const std::string cmd =
-      "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && timeout -s TERM 0.5 '" + BUBBLESIM_BINARY +
-      "' sweep scenarios/sweeps/large.yaml --jobs 2 -o " + out + " >/dev/null 2>&1";
+  // 10,000 points (about a second): the signal lands while rows stream into out.csv.partial.
+  const std::string sweep = "' sweep tests/cli/sweep_stream/medium.yaml --jobs 2 -o " + out;
+  const std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) +
+                          "' && timeout -s TERM 0.3 '" + BUBBLESIM_BINARY + sweep +
+                          " >/dev/null 2>&1";
   (void)std::system(cmd.c_str());
+  for (const auto& e : fs::directory_iterator(dir.path)) {
+    CAPTURE(e.path());
+    CHECK((e.path().filename() == "out.csv" || e.path().filename() == "out.csv.partial"));
+  }
+  CHECK(run("sweep tests/cli/sweep_stream/medium.yaml --jobs 2 --resume -o " + out).code == 0);
   for (const auto& e : fs::directory_iterator(dir.path)) {
     CAPTURE(e.path());
     CHECK(e.path().filename() == "out.csv");
