@@ -73,8 +73,8 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     // lock makes a second sweep onto the same file fail instead of alternating with this one.
     if (o->output == "-") {
       throw InputError(
-          "sweep -o: '-' (standard output) cannot hold a sweep, whose CSV is rewritten as rows "
-          "finish: name a file");
+          "sweep -o: '-' (standard output) cannot hold a sweep, whose CSV streams into a "
+          "partial file that --resume continues: name a file");
     }
     check_outputs({o->output, o->html});
     OutputLock lock(o->output);
