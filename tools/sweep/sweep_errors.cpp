@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "sim/units/yaml_reader.h"
 
 namespace bubblesim {
 namespace {
@@ -23,28 +27,47 @@ bool under(const std::string& key_path, const std::string& axis) {
 }
 
 // The node of the base scenario at a dotted key path with [i] indices, or the deepest one found.
+// Read-only access throughout: a non-const operator[] could add keys to the shared tree.
 YAML::Node find_in_base(const YAML::Node& base, const std::string& key_path) {
   YAML::Node node = base;
   std::size_t i = 0;
   while (i < key_path.size()) {
-    std::size_t end = key_path.find_first_of(".[", i);
-    if (end == std::string::npos) end = key_path.size();
+    const YAML::Node& current = node;
     YAML::Node next;
+    std::size_t end = 0;
     if (key_path[i] == '[') {
-      const std::size_t close = key_path.find(']', i);
-      if (close == std::string::npos || !node.IsSequence()) break;
-      const std::size_t index = std::stoul("0" + key_path.substr(i + 1, close - i - 1));
-      if (index >= node.size()) break;
-      next = node[index];
-      end = close + 1;
+      end = key_path.find(']', i);
+      if (end == std::string::npos) break;
+      std::size_t index = 0;
+      const auto parsed = std::from_chars(key_path.data() + i + 1, key_path.data() + end, index);
+      if (parsed.ec != std::errc() || !current.IsSequence() || index >= current.size()) {
+        break;
+      }
+      next = current[index];
+      ++end;
     } else {
-      if (!node.IsMap() || !node[key_path.substr(i, end - i)]) break;
-      next = node[key_path.substr(i, end - i)];
+      end = std::min(key_path.find_first_of(".[", i), key_path.size());
+      if (!current.IsMap() || !current[key_path.substr(i, end - i)]) break;
+      next = current[key_path.substr(i, end - i)];
     }
     node.reset(next);
     i = end < key_path.size() && key_path[end] == '.' ? end + 1 : end;
   }
   return node;
+}
+
+// Where the axis `path` is given in the sweep file: a range's values are generated and have no
+// position of their own, so the file is read again (only on this error path).
+SourceLocation range_location(const SweepSpec& spec, const std::string& path) {
+  DiagnosticList ignored;
+  YamlDocument doc = YamlDocument::load_file(spec.file, ignored);
+  if (doc.ok() && doc.root().raw().IsMap()) {
+    const YAML::Node axes = doc.root().raw()["axes"];
+    if (axes && axes.IsMap() && axes[path]) {
+      if (auto at = location_of(axes[path], spec.file)) return *at;
+    }
+  }
+  return SourceLocation{spec.file, 0, 0};
 }
 
 Diagnostic relocate(const SweepSpec& spec, const std::vector<std::size_t>& coordinates,
@@ -53,7 +76,7 @@ Diagnostic relocate(const SweepSpec& spec, const std::vector<std::size_t>& coord
     const SweepAxis& axis = spec.axes[a];
     if (!under(d.key_path, axis.path)) continue;
     d.where = location_of(axis.values[coordinates[a]], spec.file)
-                  .value_or(SourceLocation{spec.file, 0, 0});
+                  .value_or(range_location(spec, axis.path));
     d.message += fmt::format(" (axis '{}', value {})", axis.path, axis.labels[coordinates[a]]);
     return d;
   }
