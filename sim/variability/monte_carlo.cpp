@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <numeric>
+#include <system_error>
 #include <thread>
 
 #include "sim/engine/engine.h"
@@ -54,7 +55,14 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
   } else {
     std::vector<std::thread> pool;
     pool.reserve(static_cast<std::size_t>(workers));
-    for (int w = 0; w < workers; ++w) pool.emplace_back(work, w);
+    int started = 0;
+    try {
+      for (; started < workers; ++started) pool.emplace_back(work, started);
+    } catch (const std::system_error&) {
+      // No more threads allowed (a process limit): this thread runs the remaining slices, so the
+      // samples, and the result, are the same.
+      for (int w = started; w < workers; ++w) work(w);
+    }
     for (std::thread& t : pool) t.join();
   }
   for (const std::exception_ptr& e : errors)

@@ -229,3 +229,19 @@ TEST_CASE("inputs that are not regular files are refused at once; the scenario m
     CHECK(piped.out.find("1f1b") != std::string::npos);
   }
 }
+
+TEST_CASE("more worker threads than the process limit allows: fewer threads, not an abort") {
+  if (::geteuid() != 0) return;  // needs a user with few processes (nobody) and setpriv
+  TempDir dir;
+  fs::permissions(dir.path, fs::perms::all);
+  const std::string limited = unprivileged() + " bash -c 'ulimit -u 8; exec \"$0\" \"$@\"'";
+  Result sweep =
+      run("sweep scenarios/sweeps/example.yaml --jobs 200 -o " + dir.file("x.csv"), limited);
+  CAPTURE(sweep.err);
+  CHECK(sweep.code == 0);
+  const std::string s = dir.file("mc.yaml");
+  write_text(s, std::string(kScenario) + "variability: {cv: 0.1, samples: 64}\n");
+  Result mc = run("run " + s + " --threads 64", limited);
+  CAPTURE(mc.err);
+  CHECK(mc.code == 0);
+}

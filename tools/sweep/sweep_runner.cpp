@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include "sim/units/overflow_error.h"
@@ -177,7 +178,16 @@ void compute_points(const SweepSpec& spec, const Registry& registry, const Sweep
   const int jobs = std::max(
       1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(points.size(), 1))));
   std::vector<std::thread> threads;
-  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  threads.reserve(static_cast<std::size_t>(jobs));
+  try {
+    for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  } catch (const std::system_error& e) {
+    // More threads than the system allows (--jobs above the process limit): the ones started
+    // share the points; with none, nothing runs and nothing is left to join.
+    if (threads.empty())
+      throw InputError(
+          fmt::format("sweep: cannot start a worker thread ({}); lower --jobs", e.what()));
+  }
   const bool tty = options.progress && isatty(STDERR_FILENO) != 0;
   std::size_t written = 0;
   std::unique_lock lock(mutex);
