@@ -15,6 +15,7 @@ constexpr std::string_view kFingerprintPrefix = "# bubblesim sweep fingerprint="
 // One CSV record starting at `begin`: its fields as written (quotes kept) and the offset after
 // its newline. nullopt when the text ends before the record's newline (a torn record).
 struct Record {
+  std::string_view text;  // the whole record with its newline
   std::vector<std::string_view> fields;
   std::size_t end = 0;
   int newlines = 0;  // quoted newlines included
@@ -33,6 +34,7 @@ std::optional<Record> read_record(std::string_view text, std::size_t begin) {
     field = i + 1;
     if (c == '\n') {
       r.end = i + 1;
+      r.text = text.substr(begin, r.end - begin);
       return r;
     }
   }
@@ -78,13 +80,16 @@ std::string row_problem(const Record& r, const ResumeExpectation& expect, std::s
         "missing or foreign row)",
         r.fields[0], r.fields[1], point, entry);
   }
+  // The axis cells exactly as this sweep writes them, then the next field's comma (labels may
+  // hold quoted commas, so the text is compared, not a count of fields).
   const std::string want = expect.axis_cells(expect.points[k]);
-  const auto axes = static_cast<std::size_t>(std::count(want.begin(), want.end(), ','));
-  std::string have;
-  for (std::size_t i = 2; i < 2 + axes && i < columns; ++i) have += "," + std::string(r.fields[i]);
-  if (have != want) {
+  const char* start = r.fields[1].data() + r.fields[1].size();  // the comma after the entry
+  const std::string_view after_entry(
+      start, static_cast<std::size_t>(r.text.data() + r.text.size() - start));
+  if (after_entry.substr(0, want.size()) != want || after_entry.substr(want.size(), 1) != ",") {
     return fmt::format("has stale axis values for point {} ('{}', the sweep has '{}')", point,
-                       have.substr(std::min<std::size_t>(1, have.size())), want.substr(1));
+                       after_entry.substr(1, want.empty() ? 0 : want.size() - 1),
+                       std::string_view(want).substr(want.empty() ? 0 : 1));
   }
   return "";
 }
