@@ -133,3 +133,21 @@ TEST_CASE("the LM head and loss: logits GEMMs and the fp32 cross-entropy") {
   CHECK(head.weight_grad_bytes == 2 * s * h + 2 * s * v);
   CHECK(head.parameters == 2 * h);  // tied: the matrix is the embedding's
 }
+
+TEST_CASE("model.cross_entropy: the loss kernel's bytes per logit and what it keeps") {
+  TransformerModel m = gpt(1024, 16, 2048);
+  const double s = 2048, h = 1024, v = 1000;
+  const double norm_f = 2 * 2 * s * h, norm_b = 3 * 2 * s * h, kept_inputs = 2 * 2 * s * h;
+  m.cross_entropy = CrossEntropyKind::Half;  // the five passes in bf16: 8e F, 2e B, e kept
+  ComponentWork half = lm_head_work(m, Sharding{});
+  CHECK(half.forward.memory_bytes() == 16 * s * v + norm_f);
+  CHECK(half.backward_input.memory_bytes() == 4 * s * v + norm_b);
+  CHECK(half.activation_bytes == kept_inputs + 2 * s * v);
+  m.cross_entropy = CrossEntropyKind::Fused;  // online max/sum (e) + gradient in place (2e)
+  ComponentWork fused = lm_head_work(m, Sharding{});
+  CHECK(fused.forward.memory_bytes() == 6 * s * v + norm_f);
+  CHECK(fused.backward_input.memory_bytes() == 4 * s * v + norm_b);
+  CHECK(fused.activation_bytes == kept_inputs + 2 * s * v);
+  // The GEMMs do not depend on the loss kernel.
+  CHECK(fused.forward.gemm_flops() == 2 * s * h * v);
+}

@@ -32,6 +32,36 @@ void PassWork::add(const PassWork& other, double times) {
   }
 }
 
+namespace {
+
+struct CrossEntropyBytes {
+  double forward, backward, kept;  // bytes per logit: F's passes, B's passes, kept F -> B
+};
+
+CrossEntropyBytes cross_entropy_bytes(CrossEntropyKind kind, double e) {
+  switch (kind) {
+    case CrossEntropyKind::Half:
+      // Megatron's passes in the logits' own dtype (--fp16-lm-cross-entropy): max (e), subtract
+      // (2e), exp (2e), sum (e), divide (2e); B scales the saved softmax in place (2e).
+      return {8.0 * e, 2.0 * e, e};
+    case CrossEntropyKind::Fused:
+      // One kernel (Megatron --cross-entropy-loss-fusion, Liger): an online max and sum over the
+      // logits (e), then the gradient written over them (2e); B scales it in place (2e). What
+      // is kept is that gradient, in place of the logits.
+      return {3.0 * e, 2.0 * e, e};
+    case CrossEntropyKind::Fp32:
+      break;
+  }
+  // Megatron's default on `logits.float()` (megatron/core/tensor_parallel/cross_entropy.py): F
+  // reads the 16-bit logits and writes fp32 (e + 4), max (4), subtract max (8), exp in place
+  // (8), sum (4), divide by the sum in place (8); B scales the saved fp32 softmax by the loss
+  // gradient in place (8) and casts it back to the GEMM dtype (4 + e).
+  const double cast = e < 4.0 ? e + 4.0 : 0.0;
+  return {cast + 32.0, 8.0 + cast, 4.0};
+}
+
+}  // namespace
+
 Dims dims_of(const TransformerModel& m, const Sharding& sh) {
   Dims x{};
   x.b = static_cast<double>(m.micro_batch_size);
@@ -255,20 +285,15 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   c.forward.gemms.push_back({"logits", T, vr, h});
   c.backward_input.gemms.push_back({"logits_dx", T, h, vr});
   c.backward_weight.gemms.push_back({"logits_dw", vr, h, T});
-  // Cross-entropy in fp32 over N = T V / t logits, Megatron's vocab-parallel loss on
-  // `logits.float()` (megatron/core/tensor_parallel/cross_entropy.py): F reads the 16-bit logits
-  // and writes fp32 (e + 4), max (4), subtract max (8), exp in place (8), sum (4), divide by the
-  // sum in place (8); B scales the saved softmax by the loss gradient in place (8) and casts it
-  // back to the GEMM dtype (4 + e). Memory-bound: bytes per logit, no FLOPs counted.
+  // The loss over N = T V / t logits (`model.cross_entropy`), memory-bound: bytes per logit.
   const double logits = T * vr;
-  const double cast = m.dtype_bytes < 4 ? e + 4.0 : 0.0;
-  c.forward.memory.push_back({"cross_entropy", logits * (cast + 32.0)});
-  c.backward_input.memory.push_back(
-      {"cross_entropy_grad", logits * (8.0 + (m.dtype_bytes < 4 ? 4.0 + e : 0.0))});
+  const CrossEntropyBytes ce = cross_entropy_bytes(m.cross_entropy, e);
+  c.forward.memory.push_back({"cross_entropy", logits * ce.forward});
+  c.backward_input.memory.push_back({"cross_entropy_grad", logits * ce.backward});
   // Kept F -> B (Korthikanti et al. 2022, sec. 4.3): the final norm's and the head's inputs and
   // the fp32 softmax (4 b s V / t bytes). Kept B -> W: the head input and the logits gradient.
   const double head_input = x.local_tokens * h * e;
-  c.activation_bytes = H + head_input + 4.0 * logits;
+  c.activation_bytes = H + head_input + ce.kept * logits;
   c.weight_grad_bytes = head_input + logits * e;
   if (!m.tied_embeddings) {
     c.parameters += x.v * h;

@@ -70,25 +70,11 @@ std::optional<std::vector<std::int64_t>> integer_list(const YamlNode& n, Diagnos
 }  // namespace
 
 const std::vector<std::string>& model_keys() {
-  static const std::vector<std::string> keys{"preset",
-                                             "layers",
-                                             "hidden",
-                                             "heads",
-                                             "kv_heads",
-                                             "ffn_hidden",
-                                             "seq_len",
-                                             "micro_batch_size",
-                                             "vocab",
-                                             "mlp",
-                                             "attention",
-                                             "tied_embeddings",
-                                             "bias",
-                                             "dropout",
-                                             "dtype",
-                                             "layers_per_stage",
-                                             "layers_per_chunk",
-                                             "moe",
-                                             "mla"};
+  static const std::vector<std::string> keys{
+      "preset",     "layers",           "hidden",           "heads", "kv_heads",
+      "ffn_hidden", "seq_len",          "micro_batch_size", "vocab", "mlp",
+      "attention",  "cross_entropy",    "tied_embeddings",  "bias",  "dropout",
+      "dtype",      "layers_per_stage", "layers_per_chunk", "moe",   "mla"};
   return keys;
 }
 
@@ -151,6 +137,10 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
     m.mlp = *c == "swiglu" ? MlpKind::Swiglu : MlpKind::Gelu;
   if (auto c = choice("attention", {"flash", "standard"}))
     m.attention = *c == "standard" ? AttentionKind::Standard : AttentionKind::Flash;
+  if (auto c = choice("cross_entropy", {"fp32", "half", "fused"}))
+    m.cross_entropy = *c == "fused"  ? CrossEntropyKind::Fused
+                      : *c == "half" ? CrossEntropyKind::Half
+                                     : CrossEntropyKind::Fp32;
   boolean("tied_embeddings", m.tied_embeddings);
   m.tied_embeddings_given = map.user().has("tied_embeddings");
   m.where =
@@ -312,6 +302,7 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
                       {"vocab", m.vocab},
                       {"mlp", m.mlp == MlpKind::Swiglu ? "swiglu" : "gelu"},
                       {"attention", m.attention == AttentionKind::Flash ? "flash" : "standard"},
+                      {"cross_entropy", cross_entropy_name(m.cross_entropy)},
                       {"tied_embeddings", m.tied_embeddings},
                       {"bias", m.bias},
                       {"dropout", m.dropout},

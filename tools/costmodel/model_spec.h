@@ -17,6 +17,13 @@ namespace bubblesim {
 
 enum class MlpKind { Gelu, Swiglu };  // gelu: 2 weight matrices; swiglu: 3 (gate, up, down)
 enum class AttentionKind { Flash, Standard };  // flash keeps no s x s score tensors
+/// How the loss runs over the logits: Megatron's default unfused passes on an fp32 copy
+/// (`logits.float()`), the same passes in the model's dtype (`--fp16-lm-cross-entropy`), or one
+/// fused kernel that writes the gradient in the forward (`--cross-entropy-loss-fusion`, Liger).
+enum class CrossEntropyKind { Fp32, Half, Fused };
+inline const char* cross_entropy_name(CrossEntropyKind k) {
+  return k == CrossEntropyKind::Fused ? "fused" : k == CrossEntropyKind::Half ? "half" : "fp32";
+}
 
 /// `model.moe:` — mixture-of-experts MLPs (docs/moe.md). Every layer from `dense_layers` on
 /// replaces its MLP with a router, `experts` routed experts of which each token uses `top_k`, and
@@ -61,6 +68,7 @@ struct TransformerModel {
   std::int64_t vocab = 0;             // V; 0 = no embedding, no LM head
   MlpKind mlp = MlpKind::Gelu;
   AttentionKind attention = AttentionKind::Flash;
+  CrossEntropyKind cross_entropy = CrossEntropyKind::Fp32;
   bool tied_embeddings = false;  // the LM head reuses the word embedding (GPT: true; Llama: false)
   bool tied_embeddings_given = false;  // `tied_embeddings` was in the scenario (not a default)
   SourceLocation where;  // `tied_embeddings` when given, else `model:` (for resolve's errors)
