@@ -47,6 +47,22 @@ TEST_CASE("a sweep of over 1000 rows, sharded in 2 and 3, merges to the unsharde
     REQUIRE(m.code == 0);
     CHECK(slurp(merged) == whole);
   }
+  // The shard outputs name their shard: a missing, repeated or foreign shard is refused.
+  auto part = [&](int shards, int i) {
+    return " " + dir.file("part" + std::to_string(shards) + "_" + std::to_string(i) + ".csv");
+  };
+  const std::pair<std::string, std::string> refused[] = {
+      {part(3, 0) + part(3, 1), "shard 2/3 is missing from the parts"},
+      {part(3, 0) + part(3, 1) + part(3, 2) + part(3, 1), "shard 1/3 is given twice"},
+      {part(2, 0) + part(3, 1) + part(3, 2), "is one of 2 shards"},
+      {" " + dir.file("all.csv") + part(2, 1), "is a shard output and"},
+  };
+  for (const auto& [parts, message] : refused) {
+    Result r = run("merge -o " + dir.file("bad.csv") + parts);
+    CAPTURE(parts);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(message) != std::string::npos);
+  }
 }
 
 TEST_CASE("an interrupted sweep resumes to the same final file") {

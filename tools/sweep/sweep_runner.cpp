@@ -218,6 +218,36 @@ void compute_points(const SweepSpec& spec, const Registry& registry, const Sweep
   if (error) std::rethrow_exception(error);
 }
 
+// Every shard of the sweep exactly once, when the parts are shard outputs (their fingerprint line
+// names "shard=I/N"): a missing or repeated shard would give a file no single run writes.
+void check_shard_coverage(const std::vector<std::string>& parts,
+                          const std::vector<std::string>& shards) {
+  std::map<std::int64_t, std::string> seen;
+  std::int64_t count = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (shards[i].empty() != shards.front().empty()) {
+      throw InputError(fmt::format("merge: '{}' is {}a shard output and '{}' is {}", parts[i],
+                                   shards[i].empty() ? "not " : "", parts.front(),
+                                   shards.front().empty() ? "not" : "one"));
+    }
+    if (shards[i].empty()) continue;
+    const Shard s = parse_shard(shards[i]);
+    if (count != 0 && s.count != count) {
+      throw InputError(fmt::format("merge: '{}' is shard {} but '{}' is one of {} shards", parts[i],
+                                   shards[i], parts.front(), count));
+    }
+    count = s.count;
+    if (auto [at, fresh] = seen.emplace(s.index, parts[i]); !fresh) {
+      throw InputError(fmt::format("merge: shard {} is given twice ('{}', '{}')", shards[i],
+                                   at->second, parts[i]));
+    }
+  }
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (seen.count(i) == 0)
+      throw InputError(fmt::format("merge: shard {}/{} is missing from the parts", i, count));
+  }
+}
+
 }  // namespace
 
 Shard parse_shard(const std::string& text) {
@@ -283,13 +313,17 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
 void merge_sweep_outputs(const std::vector<std::string>& parts, const std::string& output) {
   if (parts.empty()) throw InputError("merge: name at least one part");
   std::string first, header;
+  std::vector<std::string> shards;  // "I/N" per part, empty for an unsharded output
   std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, std::string>> rows;
   for (const std::string& part : parts) {
     std::vector<std::string> lines = read_lines(part);
     // The fingerprint line of a shard names it; the merged file carries the sweep's own.
     std::string fingerprint;
+    shards.emplace_back();
     if (!lines.empty() && is_sweep_comment(lines.front())) {
-      fingerprint = lines.front().substr(0, lines.front().find(" shard="));
+      const std::size_t at = lines.front().find(" shard=");
+      fingerprint = lines.front().substr(0, at);
+      if (at != std::string::npos) shards.back() = lines.front().substr(at + 7);
       lines.erase(lines.begin());
     }
     if (lines.empty()) throw InputError(fmt::format("merge: '{}' is empty", part));
@@ -303,6 +337,7 @@ void merge_sweep_outputs(const std::vector<std::string>& parts, const std::strin
     for (std::size_t i = 1; i < lines.size(); ++i)
       rows.emplace_back(row_key(lines[i], part), lines[i]);
   }
+  check_shard_coverage(parts, shards);
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string content = first.empty() ? "" : first + "\n";
