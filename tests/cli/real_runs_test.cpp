@@ -38,3 +38,20 @@ TEST_CASE("the tabular-abstraction configuration: Chimera wins on NVLink, loses 
   CHECK(slow["chimera"]["iteration_time_s"].get<double>() >
         slow["1f1b"]["iteration_time_s"].get<double>());
 }
+
+TEST_CASE(
+    "Llama-3-70B on 64 H100s from the presets: every schedule fits, static memory by ZeRO-1") {
+  const Result r = run("run scenarios/llama3-70b-h100.yaml --format json");
+  REQUIRE(r.code == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  CHECK(report["results"].size() == 5);
+  for (const auto& result : report["results"]) CHECK(result["status"] == "ok");
+  // A middle stage: 10 layers of (Wq, Wo: h^2 each; Wk, Wv: h x 1024; gate, up, down: h x 28672)
+  // split 4 ways, plus two RMSNorm vectors kept whole, times bf16 weights (2) + fp32 gradients
+  // (4) + fp32 master weights and Adam moments (12) sharded over dp = 2.
+  const double h = 8192, f = 28672, kv_width = 8 * 128;
+  const double split = 2 * h * h + 2 * h * kv_width + 3 * h * f;
+  const double per_gpu = 10 * (split / 4 + 2 * h);
+  const auto& statics = report["scenario"]["costs"]["static_memory_bytes"];
+  CHECK(statics[3].get<double>() == doctest::Approx(per_gpu * (2 + 4 + 12.0 / 2)).epsilon(1e-6));
+}
