@@ -273,3 +273,33 @@ TEST_CASE("table fits the width: one character per slot when the labelled grid i
   CHECK(slot.out.find("slot = 10ms") != std::string::npos);
   CHECK(run("table scenarios/quickstart.yaml --schedule 1f1b --slot fast").code == 2);
 }
+
+TEST_CASE("with variability the verdict shows each time's spread: sd and p95 beside the mean") {
+  const std::string noisy = R"(name: noisy
+pipeline: {stages: 4, microbatches: 8}
+costs: {forward: 2ms, backward_input: 2ms, backward_weight: 1ms}
+communication: {model: fixed-delay, delay: 0.1ms}
+variability: {cv: 0.05, samples: 50, seed: 3}
+schedules: [1f1b, zb-h1]
+)";
+  const fs::path dir = fs::temp_directory_path() / "bubblesim_verdict_spread";
+  fs::create_directories(dir);
+  const fs::path file = dir / "noisy.yaml";
+  std::ofstream(file) << noisy;
+  const Result r = run("run " + file.string());
+  REQUIRE(r.code == 0);
+  const std::vector<std::string> lines = lines_of(r.out);
+  REQUIRE(lines.size() > 6);
+  CHECK(lines[2].find("(mean over samples; sd ") != std::string::npos);
+  CHECK(lines[2].find(", p95 ") != std::string::npos);
+  // The headings (one or two lines, above the rule) name both columns.
+  const std::string headings = lines[4] + "\n" + lines[5];
+  CHECK(headings.find(" sd") != std::string::npos);
+  CHECK(headings.find(" p95") != std::string::npos);
+  // Without variability neither the columns nor the note appear.
+  const Result plain = run("run scenarios/quickstart.yaml");
+  REQUIRE(plain.code == 0);
+  CHECK(plain.out.find("p95") == std::string::npos);
+  CHECK(plain.out.find("mean over samples") == std::string::npos);
+  fs::remove_all(dir);
+}

@@ -130,6 +130,15 @@ std::string summary_table(const Scenario& scenario, const ScenarioRun& result) {
   return h;
 }
 
+/// A ranked time; with variability the mean, its standard deviation and 95th percentile.
+std::string time_with_spread(const RankedSchedule& r) {
+  std::string out = format_metric(MetricUnit::Seconds, r.time_s);
+  if (r.sd_s && r.p95_s)
+    out += fmt::format(" \u00b1 {} (p95 {})", format_metric(MetricUnit::Seconds, *r.sd_s),
+                       format_metric(MetricUnit::Seconds, *r.p95_s));
+  return out;
+}
+
 /// The verdict: schedules that ran, fastest first, with speed-up, bubble and peak memory against
 /// the budget; failed ones below with their reason.
 std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
@@ -138,9 +147,9 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
   std::string h;
   if (!v.ranked.empty()) {
     const RankedSchedule& best = v.ranked.front();
-    h += fmt::format(
-        "<p class=\"verdict\"><b>{}</b> is fastest: {} ({})", escape_html(best.run->label),
-        escape_html(format_metric(MetricUnit::Seconds, best.time_s)), escape_html(v.by->name()));
+    h += fmt::format("<p class=\"verdict\"><b>{}</b> is fastest: {} ({})",
+                     escape_html(best.run->label), escape_html(time_with_spread(best)),
+                     escape_html(v.by->name()));
     if (best.speedup_vs_baseline)
       h += fmt::format(", {:.2f}x {}", *best.speedup_vs_baseline, escape_html(v.baseline));
     h += ".</p>\n";
@@ -156,8 +165,7 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
         "<tr "
         "data-rank=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{}</td>"
         "</tr>\n",
-        r.rank, r.rank, escape_html(r.run->label),
-        escape_html(format_metric(MetricUnit::Seconds, r.time_s)),
+        r.rank, r.rank, escape_html(r.run->label), escape_html(time_with_spread(r)),
         r.speedup_vs_baseline ? fmt::format("{:.2f}x", *r.speedup_vs_baseline) : "-",
         r.run->simulation.metrics.bubble_ratio,
         mem ? fmt::format("{:.0f}%", *mem * 100.0) : std::string("-"));

@@ -17,15 +17,29 @@ ReportRows verdict_rows(const Scenario& scenario, const Verdict& verdict) {
       std::string(bubble.column),
       std::string(peak.column),
       "of budget"};
+  // With variability the time is a mean over samples: its spread follows it.
+  bool sampled = false;
+  for (const RankedSchedule& r : verdict.ranked) sampled = sampled || r.sd_s.has_value();
+  if (sampled) {
+    const std::string sd = "sd", p95 = "p95";
+    headings.insert(headings.begin() + 3, p95);
+    headings.insert(headings.begin() + 3, sd);
+  }
   std::vector<std::vector<Cell>> rows;
   for (const RankedSchedule& r : verdict.ranked) {
     std::optional<double> fraction = peak_memory_fraction(scenario, *r.run);
-    rows.push_back(
-        {Cell::text(std::to_string(r.rank)), Cell::text(r.run->label), Cell::seconds(r.time_s),
-         Cell::text(r.speedup_vs_baseline ? fmt::format("{:.2f}x", *r.speedup_vs_baseline) : "-"),
-         Cell::of(bubble.unit, metric_value(bubble, scenario, *r.run).number.value_or(0.0)),
-         Cell::of(peak.unit, metric_value(peak, scenario, *r.run).number.value_or(0.0)),
-         Cell::text(fraction ? fmt::format("{:.0f}%", 100.0 * *fraction) : "-")});
+    std::vector<Cell> row{
+        Cell::text(std::to_string(r.rank)),
+        Cell::text(r.run->label),
+        Cell::seconds(r.time_s),
+        Cell::text(r.speedup_vs_baseline ? fmt::format("{:.2f}x", *r.speedup_vs_baseline) : "-"),
+        Cell::of(bubble.unit, metric_value(bubble, scenario, *r.run).number.value_or(0.0)),
+        Cell::of(peak.unit, metric_value(peak, scenario, *r.run).number.value_or(0.0)),
+        Cell::text(fraction ? fmt::format("{:.0f}%", 100.0 * *fraction) : "-")};
+    if (sampled)
+      row.insert(row.begin() + 3,
+                 {Cell::seconds(r.sd_s.value_or(0.0)), Cell::seconds(r.p95_s.value_or(r.time_s))});
+    rows.push_back(std::move(row));
   }
   CellText text = write_cells(headings, rows);
   return ReportRows{text.headings, text.rows};
@@ -36,6 +50,10 @@ std::string verdict_headline(const Verdict& verdict) {
   const RankedSchedule& best = verdict.ranked.front();
   std::string what = fmt::format("{} simulated {}", format_metric(MetricUnit::Seconds, best.time_s),
                                  verdict.by->column.empty() ? verdict.by->key : verdict.by->column);
+  if (best.sd_s && best.p95_s)
+    what += fmt::format(" (mean over samples; sd {}, p95 {})",
+                        format_metric(MetricUnit::Seconds, *best.sd_s),
+                        format_metric(MetricUnit::Seconds, *best.p95_s));
   std::string out = fmt::format("{} is fastest: {}", best.run->label, what);
   if (best.speedup_vs_baseline && best.run->label != verdict.baseline)
     out += fmt::format(", {:.2f}x {}", *best.speedup_vs_baseline, verdict.baseline);

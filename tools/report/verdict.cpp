@@ -31,6 +31,16 @@ bool named_in(const ScenarioRun& result, const std::string& name) {
   return false;
 }
 
+/// The ranking metric's Monte Carlo statistic (`sd` or `p95`), none without variability.
+std::optional<double> spread(const Scenario& scenario, const ScheduleRun& run,
+                             const std::string& stat) {
+  const std::string key = ranking_metric().key == "iteration_time_s"
+                              ? "simulation.iteration_time_" + stat + "_s"
+                              : "simulation.makespan_" + stat + "_s";
+  const Metric* m = find_metric(key);
+  return m != nullptr ? metric_value(*m, scenario, run).number : std::nullopt;
+}
+
 }  // namespace
 
 const Metric& ranking_metric() {
@@ -87,7 +97,8 @@ Verdict make_verdict(const Scenario& scenario, const ScenarioRun& result,
       continue;
     }
     MetricValue time = metric_value(*v.by, scenario, r);
-    v.ranked.push_back({&r, 0, time.number.value_or(0.0), std::nullopt});
+    v.ranked.push_back({&r, 0, time.number.value_or(0.0), std::nullopt, spread(scenario, r, "sd"),
+                        spread(scenario, r, "p95")});
   }
   for (const InfeasibleSchedule& i : result.infeasible)
     v.failed.push_back({i.label, "infeasible", "infeasible: " + i.summary()});

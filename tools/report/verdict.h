@@ -18,6 +18,8 @@ struct RankedSchedule {
   std::size_t rank = 0;                       // 1 = fastest; equal times share a rank
   double time_s = 0.0;                        // the ranking metric
   std::optional<double> speedup_vs_baseline;  // baseline time / this time (> 1: faster)
+  std::optional<double> sd_s;                 // with variability: the time's standard deviation
+  std::optional<double> p95_s;                //   and 95th percentile over the samples
 };
 
 struct FailedSchedule {
