@@ -241,12 +241,22 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
   }
   for (std::size_t s = 0; s < p; ++s) {
     const StageCost& c = r.costs.stages[s];
-    if (c.weight_grad > c.activation) {
+    if (c.weight_grad <= c.activation) continue;
+    if (r.model_costs) {
+      // Derived costs: each GEMM's input and output gradient kept for W can outweigh what F
+      // keeps for B when sequence parallelism shards the activations t ways.
       throw InputError({Diagnostic{
-          sc.memory.recompute_where, "costs",
-          fmt::format("stage {}: weight_grad_memory ({}) exceeds activation_memory ({})", s,
-                      c.weight_grad, c.activation)}});
+          sc.parallelism.where, "parallelism",
+          fmt::format("stage {}: the model keeps more from B until W ({}) than from F until B "
+                      "({}), which the split backward's memory model cannot represent (it "
+                      "frees W's part out of the activation); this happens when sp shards the "
+                      "activations (sp: {}, tp: {}): set sp: false or give costs explicitly",
+                      s, c.weight_grad, c.activation, sc.parallelism.sp, sc.parallelism.tp)}});
     }
+    throw InputError(
+        {Diagnostic{sc.memory.recompute_where, "costs",
+                    fmt::format("stage {}: weight_grad_memory ({}) exceeds activation_memory ({})",
+                                s, c.weight_grad, c.activation)}});
   }
   resolve_sync(sc, r, timer ? &*timer : nullptr);
 }
