@@ -55,7 +55,7 @@ std::optional<std::string> refused_type(mode_t mode, InputSource source) {
 
 // Reads at most kMaxInputFileBytes + 1 bytes, so an oversized input is detected without reading
 // it all (never trusting st_size, which is 0 or meaningless for pipes and devices).
-std::optional<std::string> read_bounded(int fd, std::string& text) {
+std::optional<std::string> read_bounded(int fd, std::string& text, std::size_t max_bytes) {
   text.clear();
   char buf[65536];
   while (true) {
@@ -66,9 +66,9 @@ std::optional<std::string> read_bounded(int fd, std::string& text) {
       return fmt::format("cannot read the file: {}", std::strerror(errno));
     }
     if (n == 0) return std::nullopt;
-    if (text.size() + static_cast<std::size_t>(n) > kMaxInputFileBytes) {
-      return fmt::format("the file is too large (over {} bytes; input files are limited to 16 MiB)",
-                         kMaxInputFileBytes);
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes) {
+      return fmt::format("the file is too large (over {} bytes; input files are limited to {} MiB)",
+                         max_bytes, max_bytes >> 20);
     }
     text.append(buf, static_cast<std::size_t>(n));
   }
@@ -77,7 +77,8 @@ std::optional<std::string> read_bounded(int fd, std::string& text) {
 }  // namespace
 
 std::optional<std::string> read_input_file(const std::string& path, std::string& text,
-                                           InputSource source) {
+                                           InputSource source, std::size_t max_bytes) {
+  if (path.empty()) return std::string("the file name is empty");
   Fd fd;
   if (path == "-" && source == InputSource::file_or_stream) {
     fd.fd = STDIN_FILENO;
@@ -94,14 +95,14 @@ std::optional<std::string> read_input_file(const std::string& path, std::string&
     int flags = ::fcntl(fd.fd, F_GETFL);
     if (flags >= 0) (void)::fcntl(fd.fd, F_SETFL, flags & ~O_NONBLOCK);
   }
-  if (auto problem = read_bounded(fd.fd, text)) return problem;
+  if (auto problem = read_bounded(fd.fd, text, max_bytes)) return problem;
   if (S_ISREG(st.st_mode)) remember(st, path);
   return std::nullopt;
 }
 
-std::string read_text_file(const std::string& path, InputSource source) {
+std::string read_text_file(const std::string& path, InputSource source, std::size_t max_bytes) {
   std::string text;
-  if (auto problem = read_input_file(path, text, source)) {
+  if (auto problem = read_input_file(path, text, source, max_bytes)) {
     throw InputError(fmt::format("{}: {}", path, *problem));
   }
   return text;

@@ -20,13 +20,16 @@ enum class InputSource {
   file_or_stream,  // also "-" (standard input), /dev/stdin, a pipe: for the scenario
 };
 
-/// Reads `path` into `text`. Returns the problem without the path ("cannot open the file for
-/// reading", "is a folder, not a file", "the file is too large (...)"), or nullopt on success.
+/// Reads `path` into `text`, at most `max_bytes`. Returns the problem without the path ("cannot
+/// open the file for reading", "is a folder, not a file", "the file is too large (...)"), or
+/// nullopt on success.
 std::optional<std::string> read_input_file(const std::string& path, std::string& text,
-                                           InputSource source = InputSource::file);
+                                           InputSource source = InputSource::file,
+                                           std::size_t max_bytes = kMaxInputFileBytes);
 
 /// Reads the file at `path` into a string; InputError "PATH: problem" when it cannot be read.
-std::string read_text_file(const std::string& path, InputSource source = InputSource::file);
+std::string read_text_file(const std::string& path, InputSource source = InputSource::file,
+                           std::size_t max_bytes = kMaxInputFileBytes);
 
 /// A file read by read_input_file in this process (a regular file; streams are not kept).
 struct InputFileIdentity {

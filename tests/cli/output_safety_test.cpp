@@ -245,3 +245,25 @@ TEST_CASE("more worker threads than the process limit allows: fewer threads, not
   CAPTURE(mc.err);
   CHECK(mc.code == 0);
 }
+
+TEST_CASE("merge -o onto a part, and two outputs onto one file, are refused") {
+  TempDir dir;
+  const std::string part = dir.file("part.csv"), s = dir.file("s.yaml");
+  REQUIRE(run("sweep scenarios/sweeps/example.yaml --jobs 2 -o " + part).code == 0);
+  const std::string before = slurp(part);
+  Result merge = run("merge -o " + part + " " + part);
+  CHECK(merge.code == 2);
+  CHECK(merge.err.find("cannot write '" + part + "': it is an input of this run") !=
+        std::string::npos);
+  CHECK(slurp(part) == before);
+  Result device = run("merge -o " + dir.file("m.csv") + " /dev/zero");
+  CHECK(device.code == 2);
+  CHECK(device.err.find("/dev/zero: is a device, not a regular file") != std::string::npos);
+  write_text(s, kScenario);
+  Result twice =
+      run("run " + s + " -o " + dir.file("r.txt") + " --html " + dir.path.string() + "/./r.txt");
+  CHECK(twice.code == 2);
+  CHECK(twice.err.find("it is also the output '" + dir.file("r.txt") + "' of this run") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(dir.file("r.txt")));
+}

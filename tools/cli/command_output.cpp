@@ -4,7 +4,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <utility>
+#include <vector>
 
+#include "sim/units/diagnostics.h"
 #include "tools/report/atomic_file.h"
 
 namespace bubblesim {
@@ -21,8 +25,19 @@ void emit(const std::string& output, const std::string& content, bool quiet,
 }
 
 void check_outputs(std::initializer_list<std::string> outputs) {
+  std::vector<std::pair<std::string, std::string>> seen;  // canonical target, as given
   for (const std::string& output : outputs) {
-    if (!output.empty()) (void)check_output_path(output);
+    if (output.empty() || output == "-") continue;
+    // Two outputs onto one file (also through a symlink or another spelling, existing or not).
+    const std::string target =
+        std::filesystem::weakly_canonical(check_output_path(output)).string();
+    for (const auto& [other_target, other] : seen) {
+      if (other_target == target) {
+        throw InputError(fmt::format("cannot write '{}': it is also the output '{}' of this run",
+                                     output, other));
+      }
+    }
+    seen.emplace_back(target, output);
   }
 }
 

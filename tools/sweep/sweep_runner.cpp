@@ -8,7 +8,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "sim/units/overflow_error.h"
+#include "sim/units/text_file.h"
 #include "tools/report/atomic_file.h"
 #include "tools/report/text_report.h"
 #include "tools/runner/scenario_runner.h"
@@ -89,9 +89,12 @@ std::pair<std::int64_t, std::int64_t> row_key(const std::string& row, const std:
   }
 }
 
+// A shard's CSV, an input of `merge`: a regular file (remembered, so -o onto it is refused),
+// read with a bound larger than a scenario's since a part holds up to 10^7 points' rows.
+constexpr std::size_t kMaxPartBytes = std::size_t{1} << 30;
+
 std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read '{}'", path));
+  std::istringstream in(read_text_file(path, InputSource::file, kMaxPartBytes));
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) lines.push_back(line);
