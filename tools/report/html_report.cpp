@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "tools/report/html_distribution.h"
 #include "tools/report/html_escape.h"
 #include "tools/report/html_report_parts.h"
 #include "tools/report/metric_format.h"
@@ -155,20 +156,31 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
     h += ".</p>\n";
   }
   if (!v.baseline_note.empty()) h += "<p>" + escape_html(v.baseline_note) + "</p>\n";
+  std::vector<const MonteCarloResult*> sampled;
+  for (const RankedSchedule& r : v.ranked)
+    if (r.run->monte_carlo) sampled.push_back(&*r.run->monte_carlo);
+  const std::optional<SampleAxis> axis = sample_axis(sampled);
   h += fmt::format(
       "<table class=\"summary verdict\"><thead><tr><th>rank</th><th>schedule</th><th>{}</th>"
-      "<th>speed-up vs {}</th><th>bubble</th><th>peak memory of budget</th></tr></thead><tbody>\n",
-      escape_html(v.by->name()), escape_html(v.baseline.empty() ? "-" : v.baseline));
+      "<th>speed-up vs {}</th><th>bubble</th><th>peak memory of budget</th>{}</tr></thead>"
+      "<tbody>\n",
+      escape_html(v.by->name()), escape_html(v.baseline.empty() ? "-" : v.baseline),
+      axis ? fmt::format("<th>samples around the mean (\u00b1 {}; red: mean)</th>",
+                         escape_html(format_metric(MetricUnit::Seconds, axis->half_width)))
+           : std::string());
   for (const RankedSchedule& r : v.ranked) {
     const std::optional<double> mem = peak_memory_fraction(scenario, *r.run);
     h += fmt::format(
         "<tr "
         "data-rank=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{}</td>"
-        "</tr>\n",
-        r.rank, r.rank, escape_html(r.run->label), escape_html(time_with_spread(r)),
+        "{}</tr>\n",
+        r.rank, r.rank, escape_html(r.run->label),
+        "<span style=\"white-space:nowrap\">" + escape_html(time_with_spread(r)) + "</span>",
         r.speedup_vs_baseline ? fmt::format("{:.2f}x", *r.speedup_vs_baseline) : "-",
         r.run->simulation.metrics.bubble_ratio,
-        mem ? fmt::format("{:.0f}%", *mem * 100.0) : std::string("-"));
+        mem ? fmt::format("{:.0f}%", *mem * 100.0) : std::string("-"),
+        axis && r.run->monte_carlo ? "<td>" + distribution_svg(*r.run->monte_carlo, *axis) + "</td>"
+                                   : std::string(axis ? "<td></td>" : ""));
   }
   h += "</tbody></table>\n";
   for (const FailedSchedule& f : v.failed) {
