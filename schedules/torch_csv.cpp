@@ -262,13 +262,55 @@ class CsvImporter {
     return std::nullopt;
   }
 
-  Table build(TorchDialect dialect) {
-    struct Parsed {
-      const RawCell* cell;
-      Kind kind;
-      std::int32_t stage, microbatch;
-      int column;
+  struct Parsed {
+    const RawCell* cell;
+    Kind kind;
+    std::int32_t stage, microbatch;
+    int column;
+  };
+
+  // Stages and microbatches are numbered from 0 without gaps: a number past a gap (a typo such as
+  // 0F99 among microbatches 0..7) is reported at its cell, not as every stage's wrong counts; and
+  // a file with fewer actions than stages x microbatches is refused before tables that big exist.
+  void check_numbering(const std::vector<std::vector<Parsed>>& per_cell, std::int64_t stages,
+                       std::int64_t microbatches) {
+    std::set<std::int32_t> stage_set, microbatch_set;
+    std::int64_t actions = 0;
+    for (const auto& ps : per_cell) {
+      for (const Parsed& p : ps) {
+        stage_set.insert(p.stage);
+        microbatch_set.insert(p.microbatch);
+        ++actions;
+      }
+    }
+    auto first_gap = [](const std::set<std::int32_t>& used) {
+      std::int32_t expected = 0;
+      for (auto v = used.begin(); v != used.end() && *v == expected; ++v) ++expected;
+      return expected;
     };
+    const std::int32_t stage_gap = first_gap(stage_set), mb_gap = first_gap(microbatch_set);
+    for (const auto& ps : per_cell) {
+      for (const Parsed& p : ps) {
+        if (p.stage <= stage_gap && p.microbatch <= mb_gap) continue;
+        const bool stage = p.stage > stage_gap;
+        const char* what = stage ? "stage" : "microbatch";
+        error(p.cell->row, p.column,
+              fmt::format("'{}': {} {}, but {} {} never appears; they are numbered from 0 without "
+                          "gaps",
+                          p.cell->text, what, stage ? p.stage : p.microbatch, what,
+                          stage ? stage_gap : mb_gap));
+        diags_.throw_if_any();
+      }
+    }
+    if (stages * microbatches <= actions) return;
+    error(-1, 0,
+          fmt::format("{} stages x {} microbatches need at least {} forwards, but the file has {} "
+                      "actions",
+                      stages, microbatches, stages * microbatches, actions));
+    diags_.throw_if_any();
+  }
+
+  Table build(TorchDialect dialect) {
     // Meanings first, so that every bad cell is reported.
     std::vector<std::vector<Parsed>> per_cell;
     std::int64_t max_stage = -1, max_mb = -1;
@@ -312,6 +354,7 @@ class CsvImporter {
       if (ok) per_cell.push_back(std::move(ps));
     }
     diags_.throw_if_any();
+    check_numbering(per_cell, max_stage + 1, max_mb + 1);
 
     Table t;
     t.devices = rows_;
