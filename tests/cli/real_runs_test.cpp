@@ -55,3 +55,26 @@ TEST_CASE(
   const auto& statics = report["scenario"]["costs"]["static_memory_bytes"];
   CHECK(statics[3].get<double>() == doctest::Approx(per_gpu * (2 + 4 + 12.0 / 2)).epsilon(1e-6));
 }
+
+TEST_CASE("costs derived from a model are shown per stage by run (text, Markdown) and validate") {
+  const std::string heading = "per-GPU stage costs derived from the model";
+  for (const std::string& command :
+       {std::string("validate scenarios/llama3-70b-h100.yaml"),
+        std::string("run scenarios/llama3-70b-h100.yaml --schedule 1f1b")}) {
+    CAPTURE(command);
+    const Result r = run(command);
+    REQUIRE(r.code == 0);
+    const std::size_t at = r.out.find(heading);
+    REQUIRE(at != std::string::npos);
+    // The table: a heading line, a rule, then one row per stage 0..7.
+    const std::string table = r.out.substr(at);
+    CHECK(table.find("T_F ms") != std::string::npos);
+    CHECK(table.find("\n7  ") != std::string::npos);
+  }
+  const Result md = run("run scenarios/llama3-70b-h100.yaml --schedule 1f1b --format md");
+  REQUIRE(md.code == 0);
+  CHECK(md.out.find("### Per-GPU stage costs derived from the model") != std::string::npos);
+  // Explicit costs are the scenario's own: no table.
+  const Result plain = run("run scenarios/quickstart.yaml");
+  CHECK(plain.out.find(heading) == std::string::npos);
+}

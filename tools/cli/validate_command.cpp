@@ -1,10 +1,14 @@
 // `bubblesim validate SCENARIO`: check a scenario file and generate and validate its tables
-// without running them. Infeasible schedules are reported as `run` reports them (exit 1).
+// without running them. Infeasible schedules are reported as `run` reports them (exit 1); costs
+// derived from `model:` are printed per stage.
 #include <fmt/format.h>
 
 #include <memory>
 
+#include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
+#include "tools/report/report_rows.h"
+#include "tools/report/text_table.h"
 #include "tools/runner/resolve.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
@@ -34,6 +38,12 @@ int validate_command(const Registry& registry, const std::string& scenario_path)
     return 1;
   }
   fmt::print("{}: ok ({} schedules)\n", scenario_path, scenario.schedules.size());
+  if (resolved.model_costs) {
+    const ReportRows costs = stage_cost_rows(resolved);
+    TextTable table(costs.header);
+    for (const auto& row : costs.rows) table.add_row(row);
+    fmt::print("per-GPU stage costs derived from the model:\n{}", table.render(text_width()));
+  }
   return 0;
 }
 

@@ -59,6 +59,10 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
          md_table(level_rows(MetricLevel::Table, "schedule", scenario, runs, nullptr)) + "\n";
   out += "### Simulation\n\n" +
          md_table(level_rows(MetricLevel::Simulation, "schedule", scenario, runs, nullptr), 2);
+  if (result.resolved.model_costs) {
+    out += "\n### Per-GPU stage costs derived from the model\n\n" +
+           md_table(stage_cost_rows(result.resolved), 1);
+  }
   Ranking ranking = rank_schedules(result);
   if (!ranking.changes.empty()) {
     out += "\n### Ranking changes between levels\n\n";

@@ -105,4 +105,20 @@ ReportRows level_rows(MetricLevel level, const std::string& title, const Scenari
   return out;
 }
 
+ReportRows stage_cost_rows(const ResolvedScenario& resolved) {
+  const std::vector<std::string> headings{"stage", "T_F", "T_B",    "T_W",
+                                          "M_B",   "M_W", "static", "p2p"};
+  std::vector<std::vector<Cell>> rows;
+  const auto& stages = resolved.costs.stages;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const StageCost& c = stages[s];
+    rows.push_back({Cell::text(std::to_string(s)), Cell::seconds(c.forward),
+                    Cell::seconds(c.backward_input), Cell::seconds(c.backward_weight),
+                    Cell::bytes(c.activation), Cell::bytes(c.weight_grad),
+                    Cell::bytes(c.static_memory), Cell::bytes(c.p2p)});
+  }
+  CellText text = write_cells(headings, rows);
+  return ReportRows{text.headings, text.rows};
+}
+
 }  // namespace bubblesim

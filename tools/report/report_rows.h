@@ -32,4 +32,8 @@ std::vector<const ScheduleRun*> runs_in_order(const ScenarioRun& result, const V
 ReportRows level_rows(MetricLevel level, const std::string& title, const Scenario& scenario,
                       const std::vector<const ScheduleRun*>& runs, Footnotes* notes);
 
+/// Each stage's resolved per-GPU costs (after tensor parallelism): T_F, T_B, T_W, the memory kept
+/// F -> B (M_B) and B -> W (M_W), static memory and the bytes sent to the next stage.
+ReportRows stage_cost_rows(const ResolvedScenario& resolved);
+
 }  // namespace bubblesim

@@ -222,6 +222,10 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   out += verdict_text(scenario, verdict, width) + "\n";
   out += level_tables(scenario, runs_in_order(result, verdict, options.compare), width);
   if (!options.compare) {
+    // Costs derived from `model:` are not in the scenario: show what every schedule ran with.
+    if (result.resolved.model_costs)
+      out += "\nper-GPU stage costs derived from the model:\n" +
+             render(stage_cost_rows(result.resolved), width);
     if (scenario.parallelism.enabled) out += sync_text(result, width);
     if (has_memory_section(scenario, result)) {
       out += memory_text(result, width);
