@@ -17,6 +17,10 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     part.backward_weight = c.backward_weight / chunks;
     part.recompute = c.recompute / chunks;
     part.fused = c.fused / chunks;
+    part.a2a_forward = c.a2a_forward / chunks;
+    part.a2a_backward = c.a2a_backward / chunks;
+    part.a2a_forward_exposed = c.a2a_forward_exposed / chunks;
+    part.a2a_backward_exposed = c.a2a_backward_exposed / chunks;
     part.activation = c.activation / chunks;
     part.weight_grad = c.weight_grad / chunks;
     part.stage_input = c.stage_input;
@@ -24,6 +28,18 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     for (int k = 0; k < chunks; ++k) out.push_back(part);
   }
   return out;
+}
+
+Time fused_a2a_exposed(const StageCost& f, const StageCost& b, Time back) {
+  const Time compute_f = f.forward - f.a2a_forward_exposed;
+  const Time compute_b = back - b.a2a_backward_exposed;
+  auto left = [](Time a2a, Time under) { return a2a > under ? a2a - under : Time::zero(); };
+  return left(f.a2a_forward, compute_b) + left(b.a2a_backward, compute_f);
+}
+
+Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back) {
+  return (f.forward - f.a2a_forward_exposed) + (back - b.a2a_backward_exposed) +
+         fused_a2a_exposed(f, b, back);
 }
 
 CostProfile CostProfile::uniform(int stages, const StageCost& cost) {

@@ -21,9 +21,22 @@ struct StageCost {
   Bytes stage_input;     // what a recomputing stage keeps from F to R (its input tensor)
   Bytes p2p;             // bytes sent to the next stage per microbatch (and gradients back)
   Bytes static_memory;   // weights + gradients + optimizer state of the stage
+  // Expert-parallel all-to-all (docs/moe.md): the dispatch + combine time of one F and of one B
+  // (a2a_*), and the part of it that `forward` / `backward_input` include (a2a_*_exposed: all of
+  // it, or what `parallelism.a2a_overlap` leaves when F and B are paired). Zero without MoE.
+  Time a2a_forward, a2a_backward;
+  Time a2a_forward_exposed, a2a_backward_exposed;
 
   Time full_backward() const { return backward_input + backward_weight; }
 };
+
+/// An F&B op (DualPipe's overlapped pair) without a given `fused` time: F on `f`, B on `b` lasting
+/// `back` (its B, or its full backward when it has no W). Each half's all-to-all runs under the
+/// other half's compute: compute(F) + compute(B) + max(0, a2a(F) - compute(B)) + max(0, a2a(B) -
+/// compute(F)); without all-to-all, T_F + back.
+Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back);
+/// The all-to-all time such an op leaves exposed (the two max terms).
+Time fused_a2a_exposed(const StageCost& f, const StageCost& b, Time back);
 
 struct CostProfile {
   std::vector<StageCost> stages;  // one per pipeline stage of the p-way split

@@ -323,4 +323,31 @@ CollectiveTiming simulate_collective(const Topology& topology, const std::vector
   return out;
 }
 
+Time simulate_all_to_all(const Topology& topology, const std::vector<VertexId>& gpus, double bytes,
+                         double cross_node_factor) {
+  const auto n = static_cast<std::int32_t>(gpus.size());
+  if (n <= 1 || bytes <= 0) return Time::zero();
+  const std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
+  CollectiveStep step;
+  const double share = bytes / n;
+  for (std::int32_t i = 0; i < n; ++i) {
+    for (std::int32_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const bool remote = node[static_cast<std::size_t>(i)] != node[static_cast<std::size_t>(j)];
+      step.push_back({i, j, remote ? share * cross_node_factor : share});
+    }
+  }
+  CollectiveInstance c(topology, gpus, {step});
+  StandalonePort port(topology);
+  RouteCache routes;
+  if (!c.start(port, 0, Time::zero(), routes)) {
+    std::uint32_t token = 0;
+    Time now;
+    while (port.step(token, now)) {
+      if (c.on_arrival(port, token, now, routes)) break;
+    }
+  }
+  return c.end_time() - c.start_time();
+}
+
 }  // namespace bubblesim

@@ -131,4 +131,11 @@ CollectiveTiming simulate_collective(const Topology& topology, const std::vector
                                      CollectiveKind kind, CollectiveAlgorithm algorithm,
                                      double bytes);
 
+/// An all-to-all on the otherwise idle topology: every rank sends bytes / n to each other rank at
+/// once (one step of n (n - 1) flows sharing links by max-min fairness); flows between GPUs of
+/// different nodes carry `cross_node_factor` of that (DeepSeek's node-limited routing sends a
+/// token once per node). Returns the time until the last flow arrives.
+Time simulate_all_to_all(const Topology& topology, const std::vector<VertexId>& gpus, double bytes,
+                         double cross_node_factor = 1.0);
+
 }  // namespace bubblesim

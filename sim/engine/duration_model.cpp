@@ -36,7 +36,8 @@ Time CostDurations::of(const OpIndex& index, const std::vector<StageCost>& costs
     case OpKind::ForwardBackward: {
       const StageCost& c = cost(op.stage);
       if (c.fused > Time::zero()) return c.fused;
-      return c.forward + backward(op.backward_stage, op.backward_microbatch);
+      return fused_forward_backward(c, cost(op.backward_stage),
+                                    backward(op.backward_stage, op.backward_microbatch));
     }
     case OpKind::Offload:
     case OpKind::Reload:

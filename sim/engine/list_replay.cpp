@@ -120,8 +120,9 @@ bool ListReplay::run(OpTimings& timings) {
         break;
       case OpKind::ForwardBackward:
         t = c.fused > 0 ? c.fused
-                        : (Time::from_ps(c.forward) +
-                           Time::from_ps(backward(op.backward_stage, op.backward_microbatch)))
+                        : fused_forward_backward(
+                              *c.cost, *stage[static_cast<std::size_t>(op.backward_stage)].cost,
+                              Time::from_ps(backward(op.backward_stage, op.backward_microbatch)))
                               .ps();
         break;
       default:

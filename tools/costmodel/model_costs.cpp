@@ -32,6 +32,10 @@ StageCost StageBreakdown::cost() const {
   c.stage_input = stage_input;
   c.p2p = p2p;
   c.static_memory = static_memory;
+  c.a2a_forward = Time::from_seconds(a2a_forward);
+  c.a2a_backward = Time::from_seconds(a2a_backward);
+  c.a2a_forward_exposed = Time::from_seconds(forward.a2a);
+  c.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
   return c;
 }
 
@@ -215,6 +219,19 @@ class StageBuilder {
       }
     }
 
+    // Expert all-to-all: a dispatch and a combine per MoE layer in F, their gradients in B, on
+    // the stage's EP group; exposed, or with a2a_overlap hidden under the paired op's compute.
+    if (nm > 0 && in_.collectives && in_.sharding.ep > 1) {
+      const double one =
+          in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.a2a_bytes).seconds();
+      s.a2a_forward = nm * moe_.a2a_count_forward * one;
+      s.a2a_backward = nm * moe_.a2a_count_backward * one;
+      const double compute_f = s.forward.seconds(), compute_b = s.backward_input.seconds();
+      s.forward.a2a = in_.a2a_overlap ? std::max(0.0, s.a2a_forward - compute_b) : s.a2a_forward;
+      s.backward_input.a2a =
+          in_.a2a_overlap ? std::max(0.0, s.a2a_backward - compute_f) : s.a2a_backward;
+    }
+
     // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).
     const double layers_activation =
         sum(layer_activation_ - (selective ? layer_.attention_core_bytes : 0.0),
@@ -234,6 +251,7 @@ class StageBuilder {
       const double share = n > 0 ? recomputed / n : 0.0;
       s.recompute.layers = at(share * s.forward.layers);
       s.recompute.tp_comm = tp_time(share * layers_tp_f, share * layers_tp_f);
+      s.recompute.a2a = share * s.a2a_forward;  // R runs alone: its all-to-all is exposed
       s.stage_input = to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
                                recomputed * hidden + kept_anyway);
     } else {

@@ -57,6 +57,11 @@ class CollectiveTimer {
   /// reduce-scatter of `bytes` of gradients.
   virtual Time parameter_gather(std::int32_t stage, double bytes) const = 0;
   virtual Time gradient_reduce_scatter(std::int32_t stage, double bytes) const = 0;
+  /// One expert-parallel all-to-all over stage `stage`'s EP group, every GPU sending `bytes`
+  /// split evenly over the group (its own share stays); zero when there is no EP group.
+  virtual Time expert_all_to_all(std::int32_t /*stage*/, double /*bytes*/) const {
+    return Time::zero();
+  }
 };
 
 struct ModelCostInputs {
@@ -68,12 +73,18 @@ struct ModelCostInputs {
   RecomputeModel recompute;
   std::optional<MeasuredLayer> per_layer;
   const CollectiveTimer* collectives = nullptr;  // null: no TP / ZeRO communication time
+  /// `parallelism.a2a_overlap`: every F hides its all-to-all under a B's compute and every B
+  /// under an F's (Megatron's combined 1F1B overlap, assumed for every op; docs/moe.md).
+  bool a2a_overlap = false;
 };
 
 /// One op's time in seconds and where it comes from; the op lasts total() (rounded once).
 struct TimeParts {
   double layers = 0, embedding = 0, lm_head = 0, tp_comm = 0, zero_comm = 0, recompute = 0;
-  double seconds() const { return layers + embedding + lm_head + tp_comm + zero_comm + recompute; }
+  double a2a = 0;  // the expert all-to-all time the op leaves exposed
+  double seconds() const {
+    return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a;
+  }
   Time total() const { return Time::from_seconds(seconds()); }
 };
 
@@ -84,6 +95,7 @@ struct StageBreakdown {
   TimeParts forward, backward_input, backward_weight, recompute;
   Bytes activation, weight_grad, stage_input, p2p, static_memory;
   double parameters_per_gpu = 0;
+  double a2a_forward = 0, a2a_backward = 0;  // all-to-all seconds of one F and one B, in all
   StageCost cost() const;
 };
 

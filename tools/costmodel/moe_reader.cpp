@@ -56,7 +56,7 @@ bool read_moe(const std::optional<YamlNode>& user, const std::optional<YamlNode>
   if (!*p) return false;
   Layered map(user, preset, diags,
               {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers",
-               "capacity_factor", "imbalance"});
+               "capacity_factor", "imbalance", "max_nodes"});
   MoeSpec m;
   bool ok = true;
   auto integer = [&](const char* key, std::int64_t min, std::int64_t& v) {
@@ -86,6 +86,7 @@ bool read_moe(const std::optional<YamlNode>& user, const std::optional<YamlNode>
   integer("dense_layers", 0, m.dense_layers);
   real("capacity_factor", 0.0, 1000.0, m.capacity_factor);
   real("imbalance", 1.0, 1000.0, m.imbalance);
+  integer("max_nodes", 1, m.max_nodes);
   if (ok) out = m;
   return ok;
 }
@@ -128,7 +129,8 @@ nlohmann::json moe_json(const MoeSpec& m) {
           {"shared_experts", m.shared_experts},
           {"dense_layers", m.dense_layers},
           {"capacity_factor", m.capacity_factor},
-          {"imbalance", m.imbalance}};
+          {"imbalance", m.imbalance},
+          {"max_nodes", m.max_nodes}};
 }
 
 nlohmann::json mla_json(const MlaSpec& m) {

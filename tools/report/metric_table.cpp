@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "schedules/a2a_exposure.h"
+
 namespace bubblesim {
 namespace {
 
@@ -75,6 +77,17 @@ MetricValue samples_per_second(const MetricInput& in) {
   const double batch = static_cast<double>(in.scenario.microbatches) * micro *
                        static_cast<double>(in.scenario.parallelism.dp);
   return number(batch / t);
+}
+
+/// The largest all-to-all time (or its exposed part) of a device; none without one.
+MetricValue a2a_metric(const MetricInput& in, bool exposed) {
+  Time total, most;
+  for (const A2aTime& a : a2a_per_device(in.run.table, in.run.stage_costs)) {
+    total += a.total;
+    most = std::max(most, exposed ? a.exposed : a.total);
+  }
+  if (total == Time::zero()) return {};
+  return number(most);
 }
 
 const std::vector<Metric> kMetrics = {
@@ -256,6 +269,13 @@ const std::vector<Metric> kMetrics = {
      "95th percentile of the iteration time over the samples",
      [](const MetricInput&
             in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::P95); }},
+    // Expert parallelism (docs/moe.md): none without an all-to-all.
+    {"a2a_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "largest expert all-to-all time (dispatch + combine, F and B) inside a device's ops",
+     [](const MetricInput& in) { return a2a_metric(in, false); }},
+    {"a2a_exposed_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest part of a device's all-to-all time not hidden under other compute",
+     [](const MetricInput& in) { return a2a_metric(in, true); }},
 };
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -28,6 +29,29 @@ class TopologyCollectives : public CollectiveTimer {
   }
   Time gradient_reduce_scatter(std::int32_t stage, double bytes) const override {
     return timing(stage, true, CollectiveKind::ReduceScatter, bytes).simulated;
+  }
+  /// One all-to-all over the stage's EP group: ep consecutive dp ranks at TP rank 0, as flows on
+  /// the topology; flows between nodes carry min(max_nodes, nodes) / top_k of their share when
+  /// `moe.max_nodes` limits the nodes a token is sent to.
+  Time expert_all_to_all(std::int32_t stage, double bytes) const override {
+    const ParallelismSpec& par = sc_.parallelism;
+    const auto key = std::make_tuple(stage, false, -1, bytes);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second.simulated;
+    std::vector<VertexId> group;
+    for (std::int32_t i = 0; i < par.ep; ++i)
+      group.push_back(par.gpus[par.rank_index(sc_.stages, stage, i, 0)]);
+    double factor = 1.0;
+    const MoeSpec& moe = *sc_.model->moe;
+    if (moe.max_nodes > 0) {
+      std::vector<std::int32_t> nodes = node_of_gpus(*sc_.communication.topology, group);
+      std::sort(nodes.begin(), nodes.end());
+      const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
+      factor = std::min(1.0, static_cast<double>(std::min<std::int64_t>(moe.max_nodes, distinct)) /
+                                 static_cast<double>(moe.top_k));
+    }
+    CollectiveTiming t;
+    t.simulated = simulate_all_to_all(*sc_.communication.topology, group, bytes, factor);
+    return cache_.emplace(key, t).first->second.simulated;
   }
   /// The closed form of one all-reduce equivalent on the stage's TP group (for the report).
   Time tensor_parallel_closed_form(std::int32_t stage, double bytes) const {
@@ -115,7 +139,8 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.model = *sc.model;
   in.gpu = *sc.gpu;
   in.stages = sc.stages;
-  in.sharding = Sharding{par.tp, par.sp};
+  in.sharding = Sharding{par.tp, par.sp, par.ep};
+  in.a2a_overlap = par.a2a_overlap;
   in.zero = ZeroSpec{par.zero, par.dp};
   in.recompute = recompute_model(sc.memory);
   if (sc.per_layer) {
@@ -210,6 +235,11 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
   std::optional<TopologyCollectives> timer;
   if (topology) timer.emplace(sc);
   const std::int64_t t = sc.costs_per == CostBasis::Stage ? par.tp : 1;
+  if (par.ep > 1 && !timer) {
+    throw InputError({Diagnostic{par.where, "parallelism.ep",
+                                 "the expert all-to-all is timed as flows on the topology: "
+                                 "expert parallelism needs 'topology:'"}});
+  }
   if (sc.model && sc.gpu && sc.stages > 0) {
     r.model_costs = derive_model_costs(sc, timer ? &*timer : nullptr);
     r.costs = r.model_costs->profile;

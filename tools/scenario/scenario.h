@@ -95,6 +95,9 @@ struct ParallelismSpec {
   bool replica_sync = true;
   bool sp = false;        // `parallelism.sp`: Megatron sequence parallelism (docs/models.md)
   std::int32_t zero = 0;  // `parallelism.zero`: 0..3, sharding across the dp ranks
+  /// `parallelism.ep`: expert parallelism over ep consecutive data-parallel ranks (docs/moe.md).
+  std::int32_t ep = 1;
+  bool a2a_overlap = false;  // `parallelism.a2a_overlap`: F and B hide each other's all-to-all
   // costs.gradient_bytes (whole stage, before the TP split) and costs.optimizer_step (per GPU),
   // per pipeline stage; empty = derive.
   std::vector<Bytes> gradient_bytes;

@@ -18,7 +18,7 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
   if (parallelism) {
     spec.enabled = true;
     spec.where = parallelism->location();
-    MapReader m(*parallelism, diags, {"dp", "tp", "order", "sp", "zero"});
+    MapReader m(*parallelism, diags, {"dp", "tp", "order", "sp", "zero", "ep", "a2a_overlap"});
     if (parallelism->is_map()) {
       if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
       if (auto v = m.integer("tp", 1, 1024)) {
@@ -52,6 +52,26 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
             spec.zero = static_cast<std::int32_t>(*v);
           }
         }
+      }
+      if (auto n = m.get("ep")) {
+        if (auto v = n->as_integer(diags, 1, 65536)) {
+          const MoeSpec* moe = sc.model && sc.model->moe ? &*sc.model->moe : nullptr;
+          if (*v > 1 && !moe) {
+            n->error(diags, "expert parallelism splits the experts of model.moe: it needs them");
+          } else if (*v > 1 && moe->experts % *v != 0) {
+            n->error(diags,
+                     fmt::format("ep {} must divide the {} routed experts", *v, moe->experts));
+          } else if (spec.dp % *v != 0) {
+            n->error(diags, fmt::format("the expert-parallel group spans data-parallel ranks: ep "
+                                        "{} must divide dp {}",
+                                        *v, spec.dp));
+          } else {
+            spec.ep = static_cast<std::int32_t>(*v);
+          }
+        }
+      }
+      if (auto n = m.get("a2a_overlap")) {
+        if (auto v = n->as_boolean(diags)) spec.a2a_overlap = *v;
       }
       if (auto order = m.get("order")) {
         std::vector<std::string> dims;

@@ -1,0 +1,22 @@
+#pragma once
+// The expert all-to-all inside a table's ops (docs/moe.md): for the report's
+// `simulation.a2a_s` and `simulation.a2a_exposed_s`.
+
+#include <vector>
+
+#include "schedules/stage_costs.h"
+#include "schedules/table.h"
+
+namespace bubblesim {
+
+struct A2aTime {
+  Time total;    // dispatch + combine time inside the device's ops
+  Time exposed;  // the part that lengthens them (not hidden under other compute)
+};
+
+/// Per device: F and R carry their stage's F all-to-all, B its B all-to-all (exposed as the
+/// costs say), an F&B op both halves' with fused_a2a_exposed() of them exposed (none when the
+/// scenario gave the fused time).
+std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageCost>& costs);
+
+}  // namespace bubblesim
