@@ -301,3 +301,37 @@ TEST_CASE("the progress reporter writes only when enabled and erases its line") 
   CHECK_FALSE(auto_detect.enabled());
   std::fclose(g);
 }
+
+TEST_CASE("--trace-max-events: the first events in time are kept and the trace says what was cut") {
+  Registry registry = builtin_registry();
+  const Scenario s = load_scenario_file(kScenario, registry);
+  ScheduleRequest request;
+  for (const ScheduleRequest& r : s.schedules)
+    if (r.name == "1f1b") request = r;
+  const ResolvedScenario resolved = resolve(s);
+  ChromeTraceWriter whole(s.stages), bounded(s.stages, 5);
+  const ScheduleRun run =
+      run_schedule(resolved, *registry.find("1f1b"), request, {&whole, &bounded});
+  TraceContext context;
+  context.label = run.label;
+  context.devices = run.table.devices;
+  CHECK_FALSE(whole.truncation().has_value());
+  REQUIRE(bounded.truncation().has_value());
+  const TraceTruncation& t = *bounded.truncation();
+  CHECK(t.kept == 5);
+  CHECK(t.dropped > 0);
+  const nlohmann::json full = nlohmann::json::parse(whole.to_json(context));
+  const nlohmann::json cut = nlohmann::json::parse(bounded.to_json(context));
+  CHECK_FALSE(full["otherData"].contains("truncated"));
+  CHECK(cut["otherData"]["truncated"]["events_kept"] == 5);
+  CHECK(cut["otherData"]["truncated"]["events_dropped"] == t.dropped);
+  // Every kept slice starts before the cut, and the kept slices are the whole trace's first ones.
+  std::size_t slices = 0;
+  for (const auto& e : cut["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    CHECK(ps_of(e["ts"]) <= t.cut.ps());
+  }
+  CHECK(slices >= 1);
+  CHECK(slices <= 5);
+}

@@ -38,8 +38,20 @@ struct RunOptions {
   bool compare = false;  // the compare form: verdict and level tables, by speed
   bool fail_on_failure = true;  // --fail-on failure (default) | none
   bool trace_combined = false;  // --trace-combined: one trace file, a process per schedule
-  bool quiet = false;           // -q: no "wrote FILE" lines
+  std::size_t trace_max_events = 500'000;  // --trace-max-events: per schedule; 0 = no bound
+  bool quiet = false;                      // -q: no "wrote FILE" lines
 };
+
+/// A note on stderr when a trace kept only its first events (--trace-max-events).
+void say_truncated(const ChromeTraceWriter& trace, const std::string& label,
+                   std::size_t max_events) {
+  if (!trace.truncation()) return;
+  const TraceTruncation& t = *trace.truncation();
+  fmt::print(stderr,
+             "note: the trace of {} keeps the replay's first {} events (until {} us) and leaves "
+             "out {} later ones; raise --trace-max-events (now {}; 0: no bound) to keep more\n",
+             label, t.kept, format_microseconds(t.cut.ps()), t.dropped, max_events);
+}
 
 /// 1 when a schedule failed (deadlock, out of memory unless allowed, infeasible), else 0.
 int exit_code_for(const ScenarioRun& result, bool allow_oom) {
@@ -96,7 +108,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
       Recorders& r = recorders[index] = Recorders{};  // a skipped schedule's recorders are replaced
       std::vector<EngineObserver*> observers;
       if (!options.trace.empty()) {
-        r.trace = std::make_unique<ChromeTraceWriter>(scenario.stages);
+        r.trace = std::make_unique<ChromeTraceWriter>(scenario.stages, options.trace_max_events);
         observers.push_back(r.trace.get());
       } else {
         r.memory = std::make_unique<MemoryTimeline>(scenario.stages);
@@ -141,6 +153,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
         context.topology = scenario.communication.topology.get();
         context.device_vertex = scenario.communication.placement;
       }
+      say_truncated(*recorders[i].trace, run.label, options.trace_max_events);
       if (options.trace_combined) {
         combined.emplace_back(run.label, recorders[i].trace->to_json(context));
         continue;
@@ -154,6 +167,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
       }
       write_file_atomically(unique, recorders[i].trace->to_json(context));
       say_written(options.quiet, unique, "Chrome trace of " + run.label);
+      if (options.html.empty()) recorders[i].trace.reset();  // its memory is not needed again
       written.push_back(unique);
     }
     if (options.trace_combined && !combined.empty()) {
@@ -243,6 +257,10 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "write a Chrome trace (Perfetto) of each simulation replay to FILE; with "
                     "several schedules, "
                     "one file each, named FILE with the schedule label before the extension");
+    cmd->add_option("--trace-max-events", options->run.trace_max_events,
+                    "record at most N events (ops, transfers, syncs) per schedule's trace, the "
+                    "replay's first ones, with a note when more were left out (default 500000; "
+                    "0: no bound)");
     cmd->add_flag("--trace-combined", options->run.trace_combined,
                   "with --trace and several schedules: one file with a process group per "
                   "schedule instead of one file each");

@@ -95,41 +95,64 @@ std::string trace_file_for_schedule(const std::string& file, const std::string& 
   return file.substr(0, dot) + "." + safe + file.substr(dot);
 }
 
+namespace {
+
+std::uint64_t op_key(std::int32_t device, std::int32_t position) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(device)) << 32) |
+         static_cast<std::uint32_t>(position);
+}
+
+}  // namespace
+
+bool ChromeTraceWriter::admit(Time start) {
+  const std::size_t kept = ops_.size() + transfers_.size() + holds_.size() + collectives_.size();
+  if (!truncation_ && (max_events_ == 0 || kept < max_events_)) return true;
+  if (!truncation_) truncation_ = TraceTruncation{kept, 0, start};
+  ++truncation_->dropped;
+  return false;
+}
+
 void ChromeTraceWriter::on_op_start(const OpEvent& e) {
+  if (!admit(e.time)) return;
+  open_ops_[op_key(e.device, e.position)] = ops_.size();
   ops_.push_back(OpRecord{e.device, e.position, e.op, e.time, e.time, false});
 }
 
 void ChromeTraceWriter::on_op_end(const OpEvent& e) {
-  // Each stream runs one op at a time, so the open record of this op is a recent one.
-  for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
-    if (!it->ended && it->device == e.device && it->position == e.position) {
-      it->end = e.time;
-      it->ended = true;
-      return;
-    }
-  }
+  const auto it = open_ops_.find(op_key(e.device, e.position));
+  if (it == open_ops_.end()) return;  // started after the bound
+  OpRecord& r = ops_[it->second];
+  r.end = e.time;
+  r.ended = true;
+  open_ops_.erase(it);
 }
 
 void ChromeTraceWriter::on_transfer_start(const TransferEvent& e) {
+  if (!admit(e.time)) return;
+  open_transfers_[e.id] = transfers_.size();
   transfers_.push_back(TransferRecord{e.id, e.from_device, e.to_device, e.bytes, e.producer,
                                       e.consumer, e.time, e.time, false});
 }
 
 void ChromeTraceWriter::on_transfer_end(const TransferEvent& e) {
-  for (auto it = transfers_.rbegin(); it != transfers_.rend(); ++it) {
-    if (it->id == e.id) {
-      it->end = e.time;
-      it->ended = true;
-      return;
-    }
-  }
+  const auto it = open_transfers_.find(e.id);
+  if (it == open_transfers_.end()) return;
+  TransferRecord& r = transfers_[it->second];
+  r.end = e.time;
+  r.ended = true;
+  open_transfers_.erase(it);
+}
+
+void ChromeTraceWriter::on_collective(const CollectiveEvent& e) {
+  if (admit(e.start)) collectives_.push_back(e);
 }
 
 void ChromeTraceWriter::on_send_hold(const HoldEvent& e) {
-  holds_.push_back(HoldRecord{e.device, e.position, e.op, e.start, e.end});
+  if (admit(e.start)) holds_.push_back(HoldRecord{e.device, e.position, e.op, e.start, e.end});
 }
 
 void ChromeTraceWriter::on_memory(std::int32_t device, Time time, Bytes activation, Bytes total) {
+  if (truncation_ && time > truncation_->cut) return;
   memory_.on_memory(device, time, activation, total);
 }
 
@@ -333,9 +356,15 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
         c.device + 1, format_microseconds(c.start.ps()), t->id));
   }
 
+  std::string truncated;
+  if (truncation_) {
+    truncated = fmt::format(
+        ",\"truncated\":{{\"events_kept\":{},\"events_dropped\":{},\"from_us\":{}}}",
+        truncation_->kept, truncation_->dropped, format_microseconds(truncation_->cut.ps()));
+  }
   std::string out =
       "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":" + json_string(context.label) +
-      ",\"generator\":" + json_string(std::string("bubblesim ") + BUBBLESIM_VERSION) +
+      ",\"generator\":" + json_string(std::string("bubblesim ") + BUBBLESIM_VERSION) + truncated +
       "},\"traceEvents\":[\n";
   for (std::size_t i = 0; i < events.size(); ++i) {
     out += events[i];

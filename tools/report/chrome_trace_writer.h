@@ -12,12 +12,16 @@
 //              by pid then tid), then X slices by (pid, tid, start), then memory counters ("C",
 //              per GPU: activation and total bytes), then flows ("s" on the send slice, "f" with
 //              bind point "e" on the consumer op's slice), by transfer id.
+// A bound on the events (--trace-max-events) keeps the replay's first events in time and says so in
+// otherData.truncated {events_kept, events_dropped, from_us}.
 // Timestamps are microseconds written exactly from integer picoseconds ("18522.5"), so the same
 // replay always gives byte-identical output.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -52,9 +56,21 @@ std::string trace_file_for_schedule(const std::string& file, const std::string& 
 /// the labels.
 std::string combine_traces(const std::vector<std::pair<std::string, std::string>>& traces);
 
+/// What a bounded trace left out: the ops, transfers, holds and collectives that started after
+/// `cut` and some of those starting at it (the first event left out starts at `cut`), and the
+/// memory samples after it.
+struct TraceTruncation {
+  std::size_t kept = 0;     // events recorded
+  std::size_t dropped = 0;  // events seen after the bound was reached
+  Time cut;                 // the start time of the first dropped event
+};
+
 class ChromeTraceWriter : public EngineObserver {
  public:
-  explicit ChromeTraceWriter(std::int32_t devices) : memory_(devices) {}
+  /// `max_events`: record at most that many ops, transfers, holds and collectives (0: no bound);
+  /// the replay's first events in time, so memory stays bounded for any run.
+  explicit ChromeTraceWriter(std::int32_t devices, std::size_t max_events = 0)
+      : memory_(devices), max_events_(max_events) {}
 
   void on_op_start(const OpEvent& e) override;
   void on_op_end(const OpEvent& e) override;
@@ -63,11 +79,13 @@ class ChromeTraceWriter : public EngineObserver {
   void on_memory(std::int32_t device, Time time, Bytes activation, Bytes total) override;
   /// Gradient sync, TP all-reduces and optimizer steps: a "sync" thread per GPU, and their flows
   /// on the network process's link threads (docs/parallelism.md).
-  void on_collective(const CollectiveEvent& e) override { collectives_.push_back(e); }
+  void on_collective(const CollectiveEvent& e) override;
   /// Blocking p2p holds: a "send F3.12 (blocking)" slice on the GPU's compute thread.
   void on_send_hold(const HoldEvent& e) override;
 
   const MemoryTimeline& memory() const { return memory_; }
+  /// Set when the bound was reached: what was left out.
+  const std::optional<TraceTruncation>& truncation() const { return truncation_; }
 
   /// The trace as JSON text (one event per line). Ops or transfers that never ended (deadlock)
   /// are left out.
@@ -101,6 +119,13 @@ class ChromeTraceWriter : public EngineObserver {
   };
   std::vector<HoldRecord> holds_;
   MemoryTimeline memory_;
+  std::size_t max_events_ = 0;
+  std::optional<TraceTruncation> truncation_;
+  // Open ops by (device, position) and transfers by id: their records' indices.
+  std::unordered_map<std::uint64_t, std::size_t> open_ops_, open_transfers_;
+
+  /// False (and the event counted as dropped) once the bound is reached.
+  bool admit(Time start);
 };
 
 }  // namespace bubblesim
