@@ -5,6 +5,7 @@
 #include <string>
 
 #include "schedules/builtin_generators.h"
+#include "schedules/chakra_et.h"
 #include "schedules/table_csv.h"
 #include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
@@ -55,7 +56,9 @@ TEST_CASE("from-file needs the file to agree with the scenario's pipeline") {
         std::string::npos);
 }
 
-TEST_CASE("export then import of every registered generator gives identical replays") {
+TEST_CASE(
+    "export then import of every registered generator gives identical replays (CSV, PyTorch, "
+    "Chakra)") {
   Registry registry = builtin_registry();
   Scenario sc = load_scenario_string(
       "name: t\npipeline: {stages: 4, microbatches: 8}\n"
@@ -64,6 +67,7 @@ TEST_CASE("export then import of every registered generator gives identical repl
       "t.yaml", registry);
   const ResolvedScenario resolved = resolve(sc);
   int exported = 0;
+  int through_chakra = 0;
   for (const std::string& name : registry.names()) {
     if (name == "from-file") continue;
     CAPTURE(name);
@@ -91,6 +95,20 @@ TEST_CASE("export then import of every registered generator gives identical repl
         CHECK(from_ours.timings[d][i].end == original.timings[d][i].end);
       }
     }
+    // Chakra execution traces express every table: the same shape, placement and ops back.
+    std::vector<ChakraTraceFile> traces;
+    for (const std::string& bytes : write_chakra_traces(table))
+      traces.push_back({chakra_file_name(static_cast<std::int32_t>(traces.size())), bytes});
+    const Table chakra = read_chakra_traces(traces);
+    CHECK(chakra.device_ops == table.device_ops);
+    CHECK(chakra.placement.device_of_stage == table.placement.device_of_stage);
+    CHECK(chakra.placement.replica_of_microbatch == table.placement.replica_of_microbatch);
+    CHECK(chakra.chunks == table.chunks);
+    CHECK(chakra.stages == table.stages);
+    CHECK(chakra.microbatches == table.microbatches);
+    SimulationResult from_chakra = replay(resolved, chakra);
+    CHECK(from_chakra.metrics.makespan == original.metrics.makespan);
+    ++through_chakra;
     // PyTorch's CSV, when the table has no op it cannot express.
     for (TorchDialect dialect : {TorchDialect::Current, TorchDialect::Legacy2024}) {
       std::string text;
@@ -116,7 +134,8 @@ TEST_CASE("export then import of every registered generator gives identical repl
       ++exported;
     }
   }
-  CHECK(exported >= 4);  // gpipe and 1f1b at least, in both dialects
+  CHECK(exported >= 4);         // gpipe and 1f1b at least, in both dialects
+  CHECK(through_chakra >= 14);  // every built-in generator but from-file
 }
 
 TEST_CASE("a measured profile sets the per-stage costs and explicit keys override it") {
