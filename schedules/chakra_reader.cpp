@@ -189,6 +189,11 @@ std::vector<std::string> shape_problems(const Shape& s, std::size_t files, std::
                               s.microbatches, nodes));
   if (s.chunks < 1 || s.chunks > std::max<std::int64_t>(s.stages, 1))
     out.push_back(fmt::format("{} {} is not between 1 and {}", kChunks, s.chunks, s.stages));
+  if (out.empty() && s.stages * s.microbatches > most)
+    out.push_back(
+        fmt::format("{} stages x {} microbatches need that many forwards but there are "
+                    "{} compute nodes",
+                    s.stages, s.microbatches, nodes));
   if (!out.empty()) return out;
   const auto places = static_cast<std::int64_t>(s.device_of_stage.size());
   if (places == 0 || places % s.stages != 0)

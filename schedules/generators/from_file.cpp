@@ -1,10 +1,12 @@
 // from-file: a schedule table read from a file instead of generated: PyTorch's per-rank CSV
-// (either dialect, see torch_csv.h) or bubblesim's own table CSV (table_csv.h). Devices, stages
-// and microbatches come from the file and must agree with the scenario's pipeline.
+// (either dialect, see torch_csv.h), bubblesim's own table CSV (table_csv.h) or a folder of Chakra
+// execution traces written by bubblesim (chakra_et.h). Devices, stages and microbatches come from
+// the file and must agree with the scenario's pipeline.
 #include <fmt/format.h>
 
 #include <filesystem>
 
+#include "schedules/chakra_et.h"
 #include "schedules/generator.h"
 #include "schedules/table_csv.h"
 #include "schedules/torch_csv.h"
@@ -27,7 +29,7 @@ std::optional<TorchDialect> dialect_of(const GeneratorInput& in) {
 /// The report's note: which dialect a PyTorch CSV was read in, and why when auto chose it.
 Formula from_file_note(const GeneratorInput& in) {
   Formula f;
-  if (in.params.text("path").empty() || in.params.text("format") == "bubblesim-csv") return f;
+  if (in.params.text("path").empty() || in.params.text("format") != "torch-csv") return f;
   const TorchCsvImport csv = read_torch_csv_file(file_of(in), dialect_of(in));
   f.note = fmt::format("PyTorch CSV, {} dialect{}", torch_dialect_name(csv.dialect),
                        csv.note.empty() ? (csv.detected ? " (detected)" : "") : ": " + csv.note);
@@ -44,6 +46,8 @@ Table generate_from_file(const GeneratorInput& in) {
   Table table;
   if (in.params.text("format") == "bubblesim-csv") {
     table = read_table_csv(read_text_file(file), file);
+  } else if (in.params.text("format") == "chakra") {
+    table = read_chakra_folder(file);
   } else {
     table = read_torch_csv_file(file, dialect_of(in)).table;
   }
@@ -79,10 +83,12 @@ void register_from_file(Registrar& registrar) {
   registrar.add(Generator{
       GeneratorInfo{
           "from-file",
-          "a schedule table read from a file (PyTorch per-rank CSV or bubblesim CSV)",
+          "a schedule table read from a file (PyTorch per-rank CSV, bubblesim CSV or Chakra)",
           "from the file",
           "PyTorch torch.distributed.pipelining _dump_csv/_load_csv; docs/table-files.md",
-          {path, choice_param("format", "torch-csv", {"torch-csv", "bubblesim-csv"}, "file format"),
+          {path,
+           choice_param("format", "torch-csv", {"torch-csv", "bubblesim-csv", "chakra"},
+                        "file format (chakra: path is the folder of per-rank traces)"),
            choice_param("dialect", "auto", {"auto", "current", "2024"},
                         "PyTorch dialect (torch-csv only): auto detects it")}},
       generate_from_file, from_file_note});

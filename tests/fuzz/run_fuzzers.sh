@@ -49,10 +49,11 @@ seed fuzz_units "$src"/tests/fuzz/seeds/units/*
 seed fuzz_topology "$src"/scenarios/topologies/*.yaml "$src"/tests/topologies/data/*.yaml "$src"/tests/fuzz/seeds/topology/*
 seed fuzz_torch_csv "$src"/tests/data/pytorch/*.csv "$src"/tests/data/dualpipev*.csv
 seed fuzz_table_csv "$src"/tests/data/*.csv "$src"/tests/fuzz/seeds/table_csv/*
+seed fuzz_chakra "$src"/tests/fuzz/seeds/chakra/*
 seed fuzz_sweep "$src"/scenarios/sweeps/*.yaml
 seed fuzz_sweep_resume "$src"/tests/fuzz/seeds/sweep_resume/*
 
-targets="${BUBBLESIM_FUZZ_TARGETS:-fuzz_scenario fuzz_units fuzz_topology fuzz_torch_csv fuzz_table_csv fuzz_sweep fuzz_sweep_resume}"
+targets="${BUBBLESIM_FUZZ_TARGETS:-fuzz_scenario fuzz_units fuzz_topology fuzz_torch_csv fuzz_table_csv fuzz_chakra fuzz_sweep fuzz_sweep_resume}"
 budget=(-runs="$runs")
 [[ -n "${BUBBLESIM_FUZZ_SECONDS:-}" ]] && budget=(-max_total_time="$BUBBLESIM_FUZZ_SECONDS")
 mkdir -p "$build/artifacts"

@@ -1,16 +1,20 @@
 // `bubblesim table SCENARIO --schedule NAME`: one schedule's device x time-slot grid, or its table
-// exported as PyTorch's per-rank CSV or bubblesim's table CSV with the idealized replay's times.
+// exported as PyTorch's per-rank CSV, bubblesim's table CSV or Chakra execution traces (one per
+// rank), the last two with the idealized replay's times.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 
+#include "schedules/chakra_et.h"
 #include "schedules/table_csv.h"
 #include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
 #include "sim/units/quantity_parser.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
+#include "tools/report/atomic_file.h"
 #include "tools/report/grid_renderer.h"
 #include "tools/runner/resolve.h"
 #include "tools/runner/scenario_runner.h"
@@ -22,7 +26,7 @@ namespace {
 /// `table` output: the grid, PyTorch's per-rank CSV, or bubblesim's table CSV with replay times.
 struct TableOptions {
   std::string scenario, schedule, output;
-  std::string format = "grid";        // grid | torch-csv | csv
+  std::string format = "grid";        // grid | torch-csv | csv | chakra
   std::string dialect = "current";    // torch-csv: current | 2024
   std::int64_t max_ops = 50'000'000;  // --max-ops
   bool quiet = false;                 // -q: no "wrote FILE" line
@@ -30,13 +34,44 @@ struct TableOptions {
   std::string slot;                   // grid: --slot TIME ("" = chosen to fit)
 };
 
+OpTimes op_times(const SimulationResult& ideal) {
+  OpTimes times(ideal.timings.size());
+  for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
+    for (const OpTiming& t : ideal.timings[d]) times[d].emplace_back(t.start, t.end);
+  }
+  return times;
+}
+
+/// --format chakra: the folder `dir` gets one execution trace per rank (chakra_et.h) with the
+/// idealized replay's times and each stage's p2p bytes as the send/receive sizes.
+void write_chakra_folder(const std::string& dir, const Table& table, const SimulationResult& ideal,
+                         const std::vector<StageCost>& costs, bool quiet) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec))
+    throw InputError(
+        fmt::format("-o {}: --format chakra writes a folder and it cannot be created", dir));
+  std::vector<std::int64_t> bytes;
+  for (const StageCost& c : costs) bytes.push_back(c.p2p.count());
+  const std::vector<std::string> traces = write_chakra_traces(table, op_times(ideal), bytes);
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    const std::string path =
+        (std::filesystem::path(dir) / chakra_file_name(static_cast<std::int32_t>(r))).string();
+    write_file_atomically(path, traces[r]);
+    say_written(quiet, path, fmt::format("Chakra execution trace of rank {}", r));
+  }
+}
+
 int table_command(const Registry& registry, const TableOptions& options) {
   const std::string& scenario_path = options.scenario;
   const std::string& schedule = options.schedule;
   const std::string& output = options.output;
   Scenario scenario = load_scenario_file(scenario_path, registry);
   scenario.max_ops = options.max_ops;
-  check_outputs({output});
+  const bool chakra = options.format == "chakra";
+  if (chakra && (output.empty() || output == "-"))
+    throw InputError("--format chakra: needs -o DIR, the folder for one trace file per rank");
+  check_outputs({chakra ? std::string() : output});
   const Generator* generator = registry.find(schedule);
   if (generator == nullptr)
     throw InputError("--schedule: " + registry.unknown_name_message(schedule));
@@ -67,12 +102,12 @@ int table_command(const Registry& registry, const TableOptions& options) {
     }
     return ideal.status == RunStatus::Ok ? 0 : 1;
   }
+  if (chakra) {
+    write_chakra_folder(output, table, ideal, costs, options.quiet);
+    return ideal.status == RunStatus::Ok ? 0 : 1;
+  }
   if (options.format == "csv") {
-    OpTimes times(ideal.timings.size());
-    for (std::size_t d = 0; d < ideal.timings.size(); ++d) {
-      for (const OpTiming& t : ideal.timings[d]) times[d].emplace_back(t.start, t.end);
-    }
-    emit(output, write_table_csv(table, times), options.quiet, "table CSV");
+    emit(output, write_table_csv(table, op_times(ideal)), options.quiet, "table CSV");
     return ideal.status == RunStatus::Ok ? 0 : 1;
   }
   std::optional<Time> slot;
@@ -102,12 +137,13 @@ void add_table_command(CLI::App& app, CommandSet& commands) {
   cmd->add_option("scenario", options->scenario, "scenario YAML file")->required();
   cmd->add_option("--schedule", options->schedule, "schedule name")->required();
   cmd->add_option("--format", options->format,
-                  "grid (default), torch-csv (PyTorch per-rank CSV) or csv (bubblesim table CSV "
-                  "with replay times)")
-      ->check(CLI::IsMember({"grid", "torch-csv", "csv"}));
+                  "grid (default), torch-csv (PyTorch per-rank CSV), csv (bubblesim table CSV "
+                  "with replay times) or chakra (one Chakra execution trace per rank in -o DIR)")
+      ->check(CLI::IsMember({"grid", "torch-csv", "csv", "chakra"}));
   cmd->add_option("--dialect", options->dialect, "torch-csv dialect: current (default) or 2024")
       ->check(CLI::IsMember({"current", "2024"}));
-  cmd->add_option("-o,--output", options->output, "write to FILE instead of stdout");
+  cmd->add_option("-o,--output", options->output,
+                  "write to FILE instead of stdout (chakra: the folder DIR)");
   cmd->add_option("--width", options->width,
                   "grid: characters per line (default: COLUMNS, else 100); a wider grid is drawn "
                   "one character per slot")
