@@ -2,6 +2,7 @@
 #include "schedules/torch_csv.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 
@@ -168,4 +169,21 @@ TEST_CASE("table CSV errors are located") {
     CHECK(e.diagnostics().front().render() ==
           "t.csv:3:5: error: kind 'Q' is not one of F B W R O L X");
   }
+}
+
+TEST_CASE("a stage or microbatch number past a gap is the error, at its cell") {
+  using V = std::vector<std::string>;
+  CHECK(import_errors("0F0,0B0,0F99,0B99\n", TorchDialect::Legacy2024) ==
+        V{"t.csv:1:9: error: '0F99': microbatch 99, but microbatch 1 never appears; they are "
+          "numbered from 0 without gaps"});
+  CHECK(import_errors("0F0,0B0\n999999F0,999999B0\n", TorchDialect::Legacy2024) ==
+        V{"t.csv:2:1: error: '999999F0': stage 999999, but stage 1 never appears; they are "
+          "numbered from 0 without gaps"});
+  // No gaps, but the numbering implies more forwards than the file has actions: refused before
+  // stages x microbatches of anything is allocated.
+  std::string diagonal;
+  for (int i = 0; i < 1000; ++i) diagonal += (i > 0 ? "," : "") + fmt::format("{}F{}", i, i);
+  CHECK(import_errors(diagonal + "\n", TorchDialect::Legacy2024) ==
+        V{"t.csv: error: 1000 stages x 1000 microbatches need at least 1000000 forwards, but the "
+          "file has 1000 actions"});
 }
