@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/engine/collectives.h"
 #include "sim/engine/observer.h"
@@ -51,6 +52,9 @@ struct SyncPlan {
   /// traces and tp_comm); empty = no TP.
   std::vector<Time> tp_forward, tp_backward;
   std::vector<CollectiveSummary> tp_summaries;  // reported as given
+  /// Per table stage, when the ops carry an expert all-to-all (docs/moe.md): its costs, for the
+  /// trace's slice of the exposed part of each op's all-to-all; empty = none.
+  std::vector<StageCost> a2a_costs;
 };
 
 class GradientSync {

@@ -9,7 +9,8 @@ namespace bubblesim {
 void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t position, Time start,
                                           Time end) {
   const auto d = static_cast<std::size_t>(device);
-  if (!observers.empty() && (!plan.tp_forward.empty() || !plan.tp_backward.empty()))
+  if (!observers.empty() &&
+      (!plan.tp_forward.empty() || !plan.tp_backward.empty() || !plan.a2a_costs.empty()))
     report_tp(device, position, end);
   if (plan.overlap) {
     auto it = last_grad.find({device, position});
@@ -57,6 +58,16 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
     default:
       return;
   }
+  // The exposed expert all-to-all (docs/moe.md) as a slice before the TP one.
+  const Time a2a = a2a_exposed_of(op);
+  if (a2a > Time::zero()) {
+    CollectiveEvent e;
+    e.name = fmt::format("expert all-to-all {} (exposed)", to_string(op));
+    e.device = device;
+    e.start = end - tp_time - a2a;
+    e.end = end - tp_time;
+    for (EngineObserver* o : observers) o->on_collective(e);
+  }
   if (tp_time <= Time::zero()) return;
   // TP all-reduces are serialised with the op's compute (Megatron without overlap); the trace
   // shows them as one slice at the end of the op.
@@ -66,6 +77,30 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
   e.start = end - tp_time;
   e.end = end;
   for (EngineObserver* o : observers) o->on_collective(e);
+}
+
+Time GradientSync::Impl::a2a_exposed_of(const Op& op) const {
+  const std::vector<StageCost>& c = plan.a2a_costs;
+  auto has = [&](std::int32_t s) { return s >= 0 && static_cast<std::size_t>(s) < c.size(); };
+  switch (op.kind) {
+    case OpKind::Forward:
+    case OpKind::Recompute:
+      return has(op.stage) ? c[static_cast<std::size_t>(op.stage)].a2a_forward_exposed
+                           : Time::zero();
+    case OpKind::Backward:
+      return has(op.stage) ? c[static_cast<std::size_t>(op.stage)].a2a_backward_exposed
+                           : Time::zero();
+    case OpKind::ForwardBackward: {
+      if (!has(op.stage) || !has(op.backward_stage)) return Time::zero();
+      const StageCost& f = c[static_cast<std::size_t>(op.stage)];
+      const StageCost& b = c[static_cast<std::size_t>(op.backward_stage)];
+      if (f.fused > Time::zero()) return Time::zero();
+      const bool split = table.has_weight_op(op.backward_stage, op.backward_microbatch);
+      return fused_a2a_exposed(f, b, split ? b.backward_input : b.full_backward());
+    }
+    default:
+      return Time::zero();
+  }
 }
 
 void GradientSync::Impl::finish(Metrics& m, bool completed) {

@@ -76,6 +76,8 @@ struct GradientSync::Impl {
   void ready_at(std::size_t u, Time at);
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
   void report_tp(std::int32_t device, std::int32_t position, Time end);
+  /// The all-to-all time `op` leaves exposed (plan.a2a_costs; zero without).
+  Time a2a_exposed_of(const Op& op) const;
   void finish(Metrics& m, bool completed);
 };
 
