@@ -332,7 +332,7 @@ Table read_chakra_folder(const std::string& path) {
   for (const auto& [rank, file] : by_prefix.begin()->second) {
     if (rank != static_cast<long long>(files.size()))
       throw InputError(fmt::format("{}: the trace of rank {} is missing", path, files.size()));
-    files.push_back({file, read_text_file(file)});
+    files.push_back({file, read_text_file(file, InputSource::file, kMaxTableFileBytes)});
   }
   return read_chakra_traces(files);
 }

@@ -491,7 +491,7 @@ TorchCsvImport read_torch_csv(std::string_view text, const std::string& file,
 }
 
 TorchCsvImport read_torch_csv_file(const std::string& path, std::optional<TorchDialect> dialect) {
-  return read_torch_csv(read_text_file(path), path, dialect);
+  return read_torch_csv(read_text_file(path, InputSource::file, kMaxTableFileBytes), path, dialect);
 }
 
 }  // namespace bubblesim

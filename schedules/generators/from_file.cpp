@@ -45,7 +45,7 @@ Table generate_from_file(const GeneratorInput& in) {
   const std::string file = file_of(in);
   Table table;
   if (in.params.text("format") == "bubblesim-csv") {
-    table = read_table_csv(read_text_file(file), file);
+    table = read_table_csv(read_text_file(file, InputSource::file, kMaxTableFileBytes), file);
   } else if (in.params.text("format") == "chakra") {
     table = read_chakra_folder(file);
   } else {

@@ -9,12 +9,19 @@
 namespace bubblesim {
 namespace {
 
+// At most this many diagnostics are rendered: a broken file of a million cells would otherwise
+// print a million lines (the first ones say what is wrong; the rest are counted).
+constexpr std::size_t kMaxRendered = 50;
+
 std::string render_all(const std::vector<Diagnostic>& ds) {
   std::string out;
-  for (const Diagnostic& d : ds) {
+  for (std::size_t i = 0; i < ds.size() && i < kMaxRendered; ++i) {
     if (!out.empty()) out += '\n';
-    out += d.render();
+    out += ds[i].render();
   }
+  if (ds.size() > kMaxRendered)
+    out += fmt::format("\n... and {} more problems (the first {} are shown)",
+                       ds.size() - kMaxRendered, kMaxRendered);
   return out;
 }
 

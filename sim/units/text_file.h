@@ -14,6 +14,9 @@
 namespace bubblesim {
 
 inline constexpr std::size_t kMaxInputFileBytes = std::size_t{16} << 20;
+/// Schedule tables (table, PyTorch and Chakra files) and sweep CSVs grow with the ops they hold
+/// (--max-ops allows 50 million, some GB of CSV); they get a larger bound.
+inline constexpr std::size_t kMaxTableFileBytes = std::size_t{1} << 30;
 
 enum class InputSource {
   file,            // a regular file only

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "sim/units/diagnostics.h"
 #include "sim/units/quantity_parser.h"
@@ -102,4 +104,15 @@ TEST_CASE("messages shorten long values and escape control characters") {
   for (int i = 0; i < 150; ++i) accents += "\u00e9";  // 2 bytes each
   Diagnostic utf8{{}, "", "'" + accents + "'"};
   CHECK(utf8.render() == "error: '" + accents.substr(0, 200) + "\u2026'");
+}
+
+TEST_CASE("an error with very many problems shows the first 50 and counts the rest") {
+  std::vector<Diagnostic> many;
+  for (int i = 0; i < 60; ++i) many.push_back({{"f.csv", i + 1, 1}, "", "bad cell"});
+  const std::string what = InputError(many).what();
+  CHECK(std::count(what.begin(), what.end(), '\n') == 50);
+  CHECK(what.rfind("f.csv:1:1: error: bad cell\n", 0) == 0);
+  CHECK(what.find("f.csv:50:1: error: bad cell\n... and 10 more problems (the first 50 are "
+                  "shown)") != std::string::npos);
+  CHECK(InputError(many).diagnostics().size() == 60);
 }

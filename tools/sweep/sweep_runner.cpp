@@ -90,11 +90,9 @@ std::pair<std::int64_t, std::int64_t> row_key(const std::string& row, const std:
 }
 
 // A shard's CSV, an input of `merge`: a regular file (remembered, so -o onto it is refused),
-// read with a bound larger than a scenario's since a part holds up to 10^7 points' rows.
-constexpr std::size_t kMaxPartBytes = std::size_t{1} << 30;
-
+// read with the bound of schedule tables since a part holds up to 10^7 points' rows.
 std::vector<std::string> read_lines(const std::string& path) {
-  std::istringstream in(read_text_file(path, InputSource::file, kMaxPartBytes));
+  std::istringstream in(read_text_file(path, InputSource::file, kMaxTableFileBytes));
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) lines.push_back(line);
