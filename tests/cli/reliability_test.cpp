@@ -146,3 +146,19 @@ TEST_CASE("outputs are whole or absent: killing the process mid-write never leav
   INFO("sweeps replaced before the kill: " << replaced);
   fs::remove_all(dir);
 }
+
+TEST_CASE("run --html-max-ops aggregates a report over the bound and says so on the page") {
+  const fs::path dir = fs::temp_directory_path() / fmt_name();
+  fs::create_directories(dir);
+  const std::string full = (dir / "full.html").string(), small = (dir / "small.html").string();
+  // quickstart: two schedules of 384 ops each (within the default bound: every op embedded).
+  REQUIRE(run("run scenarios/quickstart.yaml -q --html '" + full + "'").code == 0);
+  REQUIRE(run("run scenarios/quickstart.yaml -q --html '" + small + "' --html-max-ops 100").code ==
+          0);
+  CHECK(slurp(full).find("timeline aggregated") == std::string::npos);
+  const std::string page = slurp(small);
+  CHECK(page.find("<p class=\"aggregated\">gpipe: timeline aggregated: ") != std::string::npos);
+  CHECK(page.find("<p class=\"aggregated\">1f1b: timeline aggregated: ") != std::string::npos);
+  CHECK(run("run scenarios/quickstart.yaml --html '" + small + "' --html-max-ops -1").code != 0);
+  fs::remove_all(dir);
+}

@@ -28,11 +28,12 @@ struct RunOptions {
   std::string scenario;
   std::vector<std::string> schedules;  // only these (empty: the scenario's list)
   ReportFormat format = ReportFormat::Text;
-  std::string output;                 // "" = stdout
-  bool allow_oom = false;             // out_of_memory is reported but exits 0
-  std::string trace;                  // Chrome trace JSON file ("" = none); one per schedule
-  std::string html;                   // HTML report file ("" = none)
-  std::int64_t max_ops = 50'000'000;  // --max-ops: refuse larger tables (kDefaultMaxOps)
+  std::string output;                      // "" = stdout
+  bool allow_oom = false;                  // out_of_memory is reported but exits 0
+  std::string trace;                       // Chrome trace JSON file ("" = none); one per schedule
+  std::string html;                        // HTML report file ("" = none)
+  std::size_t html_max_ops = kHtmlMaxOps;  // --html-max-ops: aggregate beyond this many ops
+  std::int64_t max_ops = 50'000'000;       // --max-ops: refuse larger tables (kDefaultMaxOps)
   int threads = 0;       // --threads: Monte Carlo workers (variability); 0 = every hardware thread
   std::string baseline;  // --baseline: speed-ups against it ("" = 1f1b if it ran)
   bool compare = false;  // the compare form: verdict and level tables, by speed
@@ -182,8 +183,8 @@ int run_command(const Registry& registry, const RunOptions& options) {
       memory.push_back(recorders[i].trace ? &recorders[i].trace->memory()
                                           : recorders[i].memory.get());
     }
-    write_file_atomically(options.html,
-                          render_html_report(scenario, result, memory, options.baseline));
+    write_file_atomically(options.html, render_html_report(scenario, result, memory,
+                                                           options.baseline, options.html_max_ops));
     say_written(options.quiet, options.html, "HTML report");
   }
 
@@ -266,6 +267,11 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                   "schedule instead of one file each");
     cmd->add_option("--html", options->run.html,
                     "write a self-contained HTML report (timelines, memory, summary) to FILE");
+    cmd->add_option("--html-max-ops", options->run.html_max_ops,
+                    "with --html: embed at most this many ops one by one; longer timelines are "
+                    "drawn as per-device utilisation bins with full detail for their first ops "
+                    "(default 100000)")
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
     cmd->add_option("--max-ops", options->run.max_ops,
                     "refuse schedules whose table has more ops (default 50000000)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));

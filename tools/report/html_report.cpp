@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "tools/report/html_distribution.h"
 #include "tools/report/html_escape.h"
 #include "tools/report/html_report_parts.h"
+#include "tools/report/html_timeline_bins.h"
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
@@ -18,8 +20,12 @@ namespace {
 
 double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
+/// A run's data for the script; `bins`: aggregated (only the exact ops of its window, the
+/// utilisation bins and the downsampled memory).
 nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
-                        const MemoryTimeline* memory) {
+                        const MemoryTimeline* memory, const std::optional<TimelineBins>& bins) {
+  const std::int64_t exact_until =
+      bins ? bins->exact_until().ps() : std::numeric_limits<std::int64_t>::max();
   nlohmann::json j;
   j["label"] = run.label;
   j["status"] = run_status_name(run.simulation.status);
@@ -40,6 +46,7 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
       const Op& op = device_ops[i];
       const OpTiming& t = run.simulation.timings[d][i];
       if (t.start.ps() < 0 || t.end.ps() < 0) continue;  // never ran (deadlock)
+      if (t.start.ps() >= exact_until) continue;         // in the utilisation bins only
       std::string letter(1, op_kind_letter(op.kind));
       std::string mb = op.kind == OpKind::ForwardBackward
                            ? fmt::format("{}|{}", op.microbatch, op.backward_microbatch)
@@ -51,7 +58,9 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
   j["ops"] = ops;
   j["chunks"] = chunks;
   nlohmann::json mem = nlohmann::json::array();
-  if (memory != nullptr) {
+  if (memory != nullptr && bins) {
+    mem = downsampled_memory(*memory, *bins);
+  } else if (memory != nullptr) {
     for (std::int32_t d = 0; d < memory->devices(); ++d) {
       nlohmann::json series = nlohmann::json::array();
       for (const MemorySample& m : memory->samples(d))
@@ -66,6 +75,7 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
       budget.push_back(b->count());
   }
   j["budget"] = budget;
+  if (bins) j["aggregate"] = utilisation_bins(run, *bins);
   return j;
 }
 
@@ -227,14 +237,24 @@ svg text { font: 10px system-ui, sans-serif; }
 
 std::string render_html_report(const Scenario& scenario, const ScenarioRun& result,
                                const std::vector<const MemoryTimeline*>& memory,
-                               const std::string& baseline) {
+                               const std::string& baseline, std::size_t max_ops) {
   nlohmann::json data;
   data["scenario"] = scenario.name;
   nlohmann::json runs = nlohmann::json::array();
   double span_us = 0.0, memory_max = 0.0;  // the shared time axis and memory scale
+  std::vector<std::size_t> ran;
+  for (const ScheduleRun& r : result.runs) ran.push_back(ops_that_ran(r));
+  const std::vector<std::optional<std::size_t>> budgets = exact_op_budgets(ran, max_ops);
+  std::string notes;  // what was aggregated, above the timelines
   for (std::size_t i = 0; i < result.runs.size(); ++i) {
+    std::optional<TimelineBins> bins;
+    if (budgets[i]) {
+      bins = plan_timeline_bins(result.runs[i], *budgets[i]);
+      notes += fmt::format("<p class=\"aggregated\">{}: {}</p>\n",
+                           escape_html(result.runs[i].label), escape_html(aggregation_note(*bins)));
+    }
     nlohmann::json run =
-        run_data(scenario, result.runs[i], i < memory.size() ? memory[i] : nullptr);
+        run_data(scenario, result.runs[i], i < memory.size() ? memory[i] : nullptr, bins);
     span_us = std::max(span_us, run["makespan_us"].get<double>());
     for (const auto& series : run["memory"])
       for (const auto& sample : series) memory_max = std::max(memory_max, sample[2].get<double>());
@@ -278,7 +298,9 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
       "<p class=\"controls\"><label><input type=\"checkbox\" id=\"fit-each\"> fit each timeline to "
       "its own makespan</label> (default: one time axis for all; wheel zooms a timeline, drag "
       "pans, "
-      "double-click resets)</p>\n<div id=\"legend\" class=\"legend\"></div>\n<div id=\"runs\">"
+      "double-click resets)</p>\n" +
+      notes +
+      "<div id=\"legend\" class=\"legend\"></div>\n<div id=\"runs\">"
       "</div>\n<script type=\"application/json\" id=\"bubblesim-data\">" +
       json + "</script>\n<script>" + html_report_script() + "</script>\n</body>\n</html>\n";
   return html;

@@ -11,7 +11,14 @@
 // `data-op` attribute, and when drawing is done the page sets `data-drawn-ops` and
 // `data-table-ops` on <body> (and `data-errors` on <html> if a script error happened), so a
 // headless browser can check it.
+// A long report (more than `max_ops` ops over all its schedules, `run --html-max-ops`) is
+// aggregated (html_timeline_bins.h): a run over its share of the bound embeds per-device
+// utilisation bins, drawn as a heat strip per device, plus the exact ops of its first stretch
+// (full detail when zooming in there) and its memory as the maximum per bin; the page says so
+// (`<p class="aggregated">`, `data-aggregated-runs` on <body>). Within the bound the page is
+// exactly what it was without one.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -20,10 +27,14 @@
 
 namespace bubblesim {
 
+/// Default bound on the ops a report embeds one by one (`run --html-max-ops`).
+inline constexpr std::size_t kHtmlMaxOps = 100000;
+
 /// `memory[i]` is the memory timeline of `result.runs[i]`'s simulation replay (nullptr: no plot).
 /// `baseline`: the verdict's baseline schedule ("" = 1f1b when it ran; see verdict.h).
+/// `max_ops`: beyond this many ops in all, long timelines are aggregated (see above).
 std::string render_html_report(const Scenario& scenario, const ScenarioRun& result,
                                const std::vector<const MemoryTimeline*>& memory,
-                               const std::string& baseline = "");
+                               const std::string& baseline = "", std::size_t max_ops = kHtmlMaxOps);
 
 }  // namespace bubblesim

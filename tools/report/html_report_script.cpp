@@ -59,7 +59,73 @@ const char* html_report_script() {
       el('text', { x: x, y: y + 14, 'text-anchor': 'middle', fill: '#555' }, svg).textContent = fmtMs(t);
     }
   }
-  var drawn = 0, tableOps = 0;
+  // An aggregated run's utilisation bins (html_timeline_bins.h): per device four strings (F, B, W,
+  // other) of one level character per bin. Drawn as a heat strip per device: each cell the kinds'
+  // colours mixed by their busy shares, faded into the row background by the idle share; cells
+  // are at least 2 px wide (bins merged) and equal neighbours are one rect.
+  var LEVELS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_', TOP_LEVEL = 63;
+  var BG = [244, 244, 244];
+  function rgb(hex) { return [1, 3, 5].map(function (i) { return parseInt(hex.substr(i, 2), 16); }); }
+  var BIN_RGB = [rgb(COLORS.F), rgb(COLORS.B), rgb(COLORS.W), rgb(COLORS.O)];
+  function binLevels(a) {
+    if (a.levels) return a.levels;
+    var code = {};
+    for (var i = 0; i < LEVELS.length; i++) code[LEVELS.charAt(i)] = i;
+    a.levels = a.busy.map(function (kinds) {
+      return kinds.map(function (s) {
+        var out = new Uint8Array(s.length);
+        for (var j = 0; j < s.length; j++) out[j] = code[s.charAt(j)];
+        return out;
+      });
+    });
+    return a.levels;
+  }
+  function binColor(levels, from, to) {
+    var f = [0, 0, 0, 0], total = 0;
+    for (var k = 0; k < 4; k++) {
+      for (var b = from; b < to; b++) f[k] += levels[k][b] / TOP_LEVEL / (to - from);
+      total += f[k];
+    }
+    if (total <= 0) return null;
+    var out = [], busy = Math.min(total, 1);
+    for (var c = 0; c < 3; c++) {
+      var mix = 0;
+      for (k = 0; k < 4; k++) mix += BIN_RGB[k][c] * f[k] / total;
+      out.push(Math.round(BG[c] + (mix - BG[c]) * busy));
+    }
+    return 'rgb(' + out.join(',') + ')';
+  }
+  function drawBins(g, run, px, t0, t1) {
+    var a = run.aggregate, w = a.bin_us, levels = binLevels(a), count = 0;
+    var step = Math.max(1, Math.ceil((t1 - t0) / w / (WIDTH / 2)));
+    var start = Math.floor(t0 / w / step) * step, last = Math.min(a.bins, Math.ceil(t1 / w));
+    for (var d = 0; d < run.devices; d++) {
+      var y = TOP + d * (ROW + GAP), cell = null;
+      var flush = function (end) {
+        if (!cell || !cell.color) return;
+        el('rect', { x: px(cell.from * w), y: y, width: px(end * w) - px(cell.from * w), height: ROW,
+                     fill: cell.color, 'shape-rendering': 'crispEdges', 'class': 'bin' }, g);
+        count++;
+      };
+      for (var b = start; b < last; b += step) {
+        var from = Math.max(b, a.exact_bins), to = Math.min(b + step, last);
+        if (from >= to) continue;
+        var color = binColor(levels[d], from, to);
+        if (cell && cell.color === color) continue;
+        flush(from);
+        cell = { from: from, color: color };
+      }
+      flush(last);
+    }
+    var xe = px(a.exact_until_us);
+    if (xe > LEFT && xe < LEFT + WIDTH) {
+      var line = el('line', { x1: xe, x2: xe, y1: TOP, y2: TOP + run.devices * (ROW + GAP) - GAP, stroke: '#333',
+                              'stroke-dasharray': '3 3', 'class': 'exact-until' }, g);
+      el('title', {}, line).textContent = 'exact ops before ' + fmtMs(a.exact_until_us) + ', utilisation bins after';
+    }
+    return count;
+  }
+  var drawn = 0, tableOps = 0, aggregated = 0;
   function drawTimeline(svg, run, index) {
     while (svg.firstChild) svg.removeChild(svg.firstChild);
     var v = run.view, t0 = v[0], t1 = v[1], span = t1 - t0;
@@ -78,12 +144,13 @@ const char* html_report_script() {
     }
     var g = el('g', { 'clip-path': 'url(#clip-' + index + ')' }, svg);
     var count = 0;
+    if (run.aggregate) drawBins(g, run, px, t0, t1);
     run.ops.forEach(function (op) {
       var dev = op[0], kind = op[1], mb = op[2], start = op[3], end = op[4], name = op[5], chunk = op[6];
       var x = px(start), w = Math.max((end - start) / span * WIDTH, 0.5), y = TOP + dev * (ROW + GAP);
       var r = el('rect', { x: x, y: y, width: w, height: ROW, 'class': 'op', 'data-op': name, 'data-kind': kind,
                            fill: kind === 'X' ? 'url(#fused-' + index + ')' : shade(COLORS[kind] || '#999999', chunk, run.chunks),
-                           stroke: '#fff', 'stroke-width': 0.5 }, g);
+                           stroke: run.aggregate && w < 2 ? 'none' : '#fff', 'stroke-width': 0.5 }, g);
       el('title', {}, r).textContent = name + ' on ' + gpuName(dev) + ' (chunk ' + chunk + '): ' + fmtMs(start) + ' to ' + fmtMs(end);
       count++;
       if (w >= 7 * mb.length + 4 && x + w > LEFT && x < LEFT + WIDTH) {
@@ -171,7 +238,7 @@ const char* html_report_script() {
   var root = document.getElementById('runs');
   function drawAll() {
     while (root.firstChild) root.removeChild(root.firstChild);
-    drawn = 0; tableOps = 0;
+    drawn = 0; tableOps = 0; aggregated = 0;
     data.runs.forEach(function (run, index) {
       tableOps += run.table_ops;
       run.view = [0, fullSpan(run)];
@@ -182,6 +249,13 @@ const char* html_report_script() {
       var h2 = document.createElement('h2');
       h2.textContent = run.label + ' (' + run.status + ', makespan ' + fmtMs(run.makespan_us) + ')';
       section.appendChild(h2);
+      if (run.aggregate) {
+        aggregated++;
+        var p = document.createElement('p');
+        p.className = 'aggregated';
+        p.textContent = run.aggregate.note;
+        section.appendChild(p);
+      }
       var svg = el('svg', { width: LEFT + WIDTH + 10, height: TOP + run.devices * (ROW + GAP) + 24, 'class': 'timeline',
                             'data-schedule': run.label }, section);
       drawn += drawTimeline(svg, run, index);
@@ -199,6 +273,7 @@ const char* html_report_script() {
     document.body.setAttribute('data-drawn-ops', String(drawn));
     document.body.setAttribute('data-table-ops', String(tableOps));
     document.body.setAttribute('data-shared-axis', fitEach() ? 'false' : 'true');
+    if (aggregated) document.body.setAttribute('data-aggregated-runs', String(aggregated));
   }
   var legend = document.getElementById('legend');
   Object.keys(NAMES).forEach(function (k) {
@@ -213,6 +288,12 @@ const char* html_report_script() {
   var note = document.createElement('span');
   note.textContent = 'later chunks (virtual stages) of a device are lighter';
   legend.appendChild(note);
+  if (data.runs.some(function (run) { return run.aggregate; })) {
+    var bins = document.createElement('span');
+    bins.textContent = '; aggregated timelines: a cell mixes the kinds\' colours by busy share (other kinds: ' +
+                       NAMES.O + ' colour) and is paler the more idle it is';
+    legend.appendChild(bins);
+  }
   document.getElementById('fit-each').addEventListener('change', drawAll);
   drawAll();
 })();
