@@ -289,8 +289,8 @@ const char* html_report_script() {
   note.textContent = 'later chunks (virtual stages) of a device are lighter';
   legend.appendChild(note);
   if (data.runs.some(function (run) { return run.aggregate; })) {
-    var bins = document.createElement('span');
-    bins.textContent = '; aggregated timelines: a cell mixes the kinds\' colours by busy share (other kinds: ' +
+    var bins = document.createElement('div');
+    bins.textContent = 'aggregated timelines: a cell mixes the kinds\' colours by busy share (other kinds: ' +
                        NAMES.O + ' colour) and is paler the more idle it is';
     legend.appendChild(bins);
   }
