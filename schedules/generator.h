@@ -33,7 +33,8 @@ struct GeneratorInput {
   std::vector<Bandwidth> offload_d2h, offload_h2d;
   /// With a topology: per ordered device pair (index a * p + b), the bottleneck bandwidth and the
   /// latency of the route from device a to device b (what a stage-to-stage transfer pays, without
-  /// contention); empty under fixed-delay communication.
+  /// contention), filled for neighbouring devices (|a - b| = 1, the transfers of straight and V
+  /// placements; zero elsewhere); empty under fixed-delay communication.
   std::vector<Bandwidth> route_bandwidth;
   std::vector<Time> route_latency;
   /// How an iteration ends (docs/iterations.md): per pipeline stage the optimizer step of one GPU

@@ -3,55 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
+#include "topologies/route_search.h"
+
 namespace bubblesim {
 namespace {
 
 constexpr std::int64_t kOneMiB = std::int64_t{1} << 20;
-
-// Route cost: the time to move 1 MiB alone, then the hop count (for ties). Compared
-// lexicographically; sums saturate so absurd latencies cannot wrap around.
-struct PathCost {
-  std::int64_t ps = 0;
-  std::int32_t hops = 0;
-  friend auto operator<=>(const PathCost&, const PathCost&) = default;
-};
-
-struct PathCostCombine {
-  PathCost operator()(PathCost a, PathCost b) const {
-    PathCost r;
-    if (__builtin_add_overflow(a.ps, b.ps, &r.ps)) r.ps = std::numeric_limits<std::int64_t>::max();
-    if (__builtin_add_overflow(a.hops, b.hops, &r.hops))
-      r.hops = std::numeric_limits<std::int32_t>::max();
-    return r;
-  }
-};
-
-constexpr PathCost kInfinite{std::numeric_limits<std::int64_t>::max(),
-                             std::numeric_limits<std::int32_t>::max()};
-
-struct VertexProps {
-  std::string name;
-  VertexKind kind = VertexKind::Gpu;
-};
-
-struct EdgeProps {
-  LinkId id = 0;
-  PathCost cost;
-};
-
-using Graph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, VertexProps, EdgeProps>;
+// Searches kept for reuse (a resumed search costs nothing for vertices already settled): as many
+// as fit in this many bytes, at least two. Routes kept: at most this many (then the map restarts).
+constexpr std::size_t kSearchCacheBytes = std::size_t{256} << 20;
+constexpr std::size_t kMaxCachedRoutes = std::size_t{1} << 20;
 
 struct LinkInfo {
   VertexId source = 0;
@@ -61,43 +30,36 @@ struct LinkInfo {
   PathCost cost;
 };
 
-// Shortest-path tree from one source: the incoming link on the chosen path per vertex (-1 = none).
-struct PathTree {
-  std::vector<PathCost> dist;
-  std::vector<LinkId> via;
+// Derived routing data of one unchanging set of links. Copies of a Topology share it (a mutation
+// gives the mutated topology a fresh one); a mutex lets threads share it (parallel sweep runs).
+struct RouteCache {
+  std::mutex mutex;
+  std::unique_ptr<LinkGraph> graph;
+  std::size_t max_searches = 2;
+  std::vector<std::unique_ptr<SourceSearch>> searches;  // least recently used first
+  std::unordered_map<std::uint64_t, std::optional<Route>> routes;
+  std::unordered_map<VertexId, std::optional<VertexId>> hosts;
 };
 
-// Route cache. Copies start empty (the cache is derived data); a mutex lets one Topology be
-// shared read-only between threads (e.g. parallel sweep runs).
-struct RouteCache {
-  RouteCache() = default;
-  RouteCache(const RouteCache&) {}
-  RouteCache& operator=(const RouteCache&) {
-    clear();
-    return *this;
-  }
-  void clear() {
-    std::lock_guard lock(mutex);
-    trees.clear();
-    routes.clear();
-  }
-  std::mutex mutex;
-  std::unordered_map<VertexId, PathTree> trees;
-  std::map<std::pair<VertexId, VertexId>, std::optional<Route>> routes;
-};
+std::uint64_t pair_key(VertexId from, VertexId to) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+         static_cast<std::uint32_t>(to);
+}
 
 }  // namespace
 
 struct Topology::Impl {
-  Graph graph;
+  std::vector<std::string> names;
+  std::vector<VertexKind> kinds;
   std::vector<LinkInfo> links;
   std::unordered_map<std::string, VertexId> by_name;
-  mutable RouteCache cache;
+  std::int32_t host_count = 0;
+  mutable std::shared_ptr<RouteCache> cache = std::make_shared<RouteCache>();
 
   void check_vertex(VertexId v) const {
-    if (v < 0 || v >= static_cast<VertexId>(boost::num_vertices(graph))) {
-      throw std::out_of_range(fmt::format("vertex id {} is not in the topology ({} vertices)", v,
-                                          boost::num_vertices(graph)));
+    if (v < 0 || v >= static_cast<VertexId>(names.size())) {
+      throw std::out_of_range(
+          fmt::format("vertex id {} is not in the topology ({} vertices)", v, names.size()));
     }
   }
   void check_link(LinkId l) const {
@@ -106,36 +68,71 @@ struct Topology::Impl {
           fmt::format("link id {} is not in the topology ({} directed links)", l, links.size()));
     }
   }
+  void changed() { cache = std::make_shared<RouteCache>(); }
 
-  // Caller holds cache.mutex.
-  const PathTree& tree_from(VertexId source) const {
-    auto it = cache.trees.find(source);
-    if (it != cache.trees.end()) return it->second;
-
-    const std::size_t n = boost::num_vertices(graph);
-    PathTree tree;
-    tree.dist.assign(n, kInfinite);
-    tree.via.assign(n, -1);
-    std::vector<Graph::vertex_descriptor> pred(n);
-    boost::dijkstra_shortest_paths(
-        graph, static_cast<Graph::vertex_descriptor>(source), pred.data(), tree.dist.data(),
-        boost::get(&EdgeProps::cost, graph), boost::get(boost::vertex_index, graph),
-        std::less<PathCost>(), PathCostCombine(), kInfinite, PathCost{},
-        boost::default_dijkstra_visitor());
-
-    // Boost's predecessors depend on queue order; pick them again deterministically: among the
-    // links that reach a vertex at its optimal cost, the one from the lowest vertex id, then the
-    // lowest link id. Every such link comes from a vertex strictly closer (hops grow), so the
-    // chosen links form a tree.
-    for (LinkId l = 0; l < static_cast<LinkId>(links.size()); ++l) {
-      const LinkInfo& info = links[l];
-      const PathCost& from = tree.dist[info.source];
-      if (from == kInfinite || info.target == source) continue;
-      if (PathCostCombine()(from, info.cost) != tree.dist[info.target]) continue;
-      LinkId& best = tree.via[info.target];
-      if (best < 0 || info.source < links[best].source) best = l;  // equal source: keep lower id
+  // The search from `source`, resumed when cached. Caller holds cache->mutex.
+  SourceSearch& search_from(VertexId source) const {
+    RouteCache& c = *cache;
+    if (!c.graph) build_graph(c);
+    for (std::size_t i = c.searches.size(); i-- > 0;) {
+      if (c.searches[i]->source() != source) continue;
+      std::rotate(c.searches.begin() + static_cast<std::ptrdiff_t>(i),
+                  c.searches.begin() + static_cast<std::ptrdiff_t>(i) + 1, c.searches.end());
+      return *c.searches.back();
     }
-    return cache.trees.emplace(source, std::move(tree)).first->second;
+    if (c.searches.size() >= c.max_searches) c.searches.erase(c.searches.begin());
+    c.searches.push_back(std::make_unique<SourceSearch>(*c.graph, source));
+    return *c.searches.back();
+  }
+
+  void build_graph(RouteCache& c) const {
+    std::vector<SearchLink> search_links;
+    search_links.reserve(links.size());
+    for (const LinkInfo& l : links) search_links.push_back(SearchLink{l.source, l.target, l.cost});
+    c.graph = std::make_unique<LinkGraph>(static_cast<std::int32_t>(names.size()),
+                                          std::move(search_links));
+    // A search holds a cost (16 bytes), a flag and three int32 arrays per vertex.
+    const std::size_t per_search = names.size() * (sizeof(PathCost) + 1 + 3 * 4) + 1;
+    c.max_searches = std::max<std::size_t>(2, kSearchCacheBytes / per_search);
+  }
+
+  std::optional<Route> compute_route(VertexId from, VertexId to) const {
+    SourceSearch& search = search_from(from);
+    if (from == to) return Route{};
+    search.settle(to);
+    if (!search.settled(to)) return std::nullopt;
+    Route r;
+    for (VertexId v = to; v != from;) {
+      const LinkId l = search.via(v);
+      r.links.push_back(l);
+      r.latency += links[static_cast<std::size_t>(l)].latency;
+      v = links[static_cast<std::size_t>(l)].source;
+    }
+    std::reverse(r.links.begin(), r.links.end());
+    return r;
+  }
+
+  // The closest host: the first settled in cost order, then the lowest id among equal costs.
+  std::optional<VertexId> compute_nearest_host(VertexId gpu) const {
+    if (host_count == 0) return std::nullopt;
+    SourceSearch& search = search_from(gpu);
+    auto is_host = [&](VertexId v) {
+      return kinds[static_cast<std::size_t>(v)] == VertexKind::Host;
+    };
+    const std::vector<VertexId>& order = search.order();
+    std::size_t first = 0;
+    while (first < order.size() && !is_host(order[first])) ++first;
+    while (first == order.size() && search.step()) {
+      if (!is_host(order.back())) ++first;
+    }
+    if (first == order.size()) return std::nullopt;
+    const PathCost best_cost = search.cost(order[first]);
+    search.settle_through(best_cost);
+    VertexId best = order[first];
+    for (VertexId v : order) {
+      if (is_host(v) && search.cost(v) == best_cost) best = std::min(best, v);
+    }
+    return best;
   }
 };
 
@@ -170,13 +167,15 @@ VertexId Topology::add_vertex(const std::string& name, VertexKind kind) {
   if (impl_->by_name.count(name) != 0) {
     throw std::invalid_argument(fmt::format("duplicate topology vertex name '{}'", name));
   }
-  if (boost::num_vertices(impl_->graph) >=
-      static_cast<std::size_t>(std::numeric_limits<VertexId>::max())) {
+  if (impl_->names.size() >= static_cast<std::size_t>(std::numeric_limits<VertexId>::max())) {
     throw std::invalid_argument("too many topology vertices");
   }
-  auto v = static_cast<VertexId>(boost::add_vertex(VertexProps{name, kind}, impl_->graph));
+  const auto v = static_cast<VertexId>(impl_->names.size());
+  impl_->names.push_back(name);
+  impl_->kinds.push_back(kind);
+  if (kind == VertexKind::Host) ++impl_->host_count;
   impl_->by_name.emplace(name, v);
-  impl_->cache.clear();
+  impl_->changed();
   return v;
 }
 
@@ -202,16 +201,13 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
   // Integer picoseconds so that equal-cost routes compare equal exactly.
   PathCost cost{(latency + transfer_time(Bytes(kOneMiB), bandwidth)).ps(), 1};
   for (auto [s, t] : {std::pair{a, b}, std::pair{b, a}}) {
-    auto id = static_cast<LinkId>(impl_->links.size());
     impl_->links.push_back(LinkInfo{s, t, bandwidth, latency, cost});
-    boost::add_edge(static_cast<Graph::vertex_descriptor>(s),
-                    static_cast<Graph::vertex_descriptor>(t), EdgeProps{id, cost}, impl_->graph);
   }
-  impl_->cache.clear();
+  impl_->changed();
 }
 
 std::int32_t Topology::vertex_count() const {
-  return static_cast<std::int32_t>(boost::num_vertices(impl_->graph));
+  return static_cast<std::int32_t>(impl_->names.size());
 }
 
 std::optional<VertexId> Topology::find(const std::string& name) const {
@@ -222,12 +218,12 @@ std::optional<VertexId> Topology::find(const std::string& name) const {
 
 const std::string& Topology::vertex_name(VertexId v) const {
   impl_->check_vertex(v);
-  return impl_->graph[static_cast<Graph::vertex_descriptor>(v)].name;
+  return impl_->names[static_cast<std::size_t>(v)];
 }
 
 VertexKind Topology::vertex_kind(VertexId v) const {
   impl_->check_vertex(v);
-  return impl_->graph[static_cast<Graph::vertex_descriptor>(v)].kind;
+  return impl_->kinds[static_cast<std::size_t>(v)];
 }
 
 std::vector<VertexId> Topology::gpus() const {
@@ -279,40 +275,24 @@ std::vector<LinkId> Topology::links_between(VertexId from, VertexId to) const {
 std::optional<Route> Topology::route(VertexId from, VertexId to) const {
   impl_->check_vertex(from);
   impl_->check_vertex(to);
-  std::lock_guard lock(impl_->cache.mutex);
-  auto key = std::pair{from, to};
-  if (auto it = impl_->cache.routes.find(key); it != impl_->cache.routes.end()) return it->second;
-
-  std::optional<Route> result;
-  const PathTree& tree = impl_->tree_from(from);
-  if (from == to) {
-    result = Route{};
-  } else if (tree.via[to] >= 0) {
-    Route r;
-    for (VertexId v = to; v != from;) {
-      LinkId l = tree.via[v];
-      r.links.push_back(l);
-      r.latency += impl_->links[l].latency;
-      v = impl_->links[l].source;
-    }
-    std::reverse(r.links.begin(), r.links.end());
-    result = std::move(r);
-  }
-  impl_->cache.routes.emplace(key, result);
+  const std::shared_ptr<RouteCache> cache = impl_->cache;
+  std::lock_guard lock(cache->mutex);
+  const std::uint64_t key = pair_key(from, to);
+  if (auto it = cache->routes.find(key); it != cache->routes.end()) return it->second;
+  std::optional<Route> result = impl_->compute_route(from, to);
+  if (cache->routes.size() >= kMaxCachedRoutes) cache->routes.clear();
+  cache->routes.emplace(key, result);
   return result;
 }
 
 std::optional<VertexId> Topology::nearest_host(VertexId gpu) const {
   impl_->check_vertex(gpu);
-  std::lock_guard lock(impl_->cache.mutex);
-  const PathTree& tree = impl_->tree_from(gpu);
-  std::optional<VertexId> best;
-  for (VertexId v = 0; v < vertex_count(); ++v) {
-    if (impl_->graph[static_cast<Graph::vertex_descriptor>(v)].kind != VertexKind::Host) continue;
-    if (tree.dist[v] == kInfinite) continue;
-    if (!best || tree.dist[v] < tree.dist[*best]) best = v;  // ties: lower id (first seen)
-  }
-  return best;
+  const std::shared_ptr<RouteCache> cache = impl_->cache;
+  std::lock_guard lock(cache->mutex);
+  if (auto it = cache->hosts.find(gpu); it != cache->hosts.end()) return it->second;
+  const std::optional<VertexId> host = impl_->compute_nearest_host(gpu);
+  cache->hosts.emplace(gpu, host);
+  return host;
 }
 
 }  // namespace bubblesim

@@ -1,8 +1,8 @@
 #pragma once
-// Topology: the cluster as a graph (Boost.Graph underneath). Vertices are GPUs, hosts, PCIe
-// switches, NICs and network switches; every physical link is full duplex and appears as two
-// directed links (LinkId), each with its own capacity. Routes are computed by shortest path and
-// cached.
+// Topology: the cluster as a graph. Vertices are GPUs, hosts, PCIe switches, NICs and network
+// switches; every physical link is full duplex and appears as two directed links (LinkId), each
+// with its own capacity. Routes are computed by shortest path, lazily: one search per source,
+// settled only as far as the queries need, resumed by later queries and cached (route_search.h).
 
 #include <cstdint>
 #include <memory>
@@ -62,7 +62,8 @@ class Topology {
   /// result is deterministic. nullopt when unreachable. from == to gives an empty route.
   std::optional<Route> route(VertexId from, VertexId to) const;
   /// The host vertex closest (by route) to a GPU (ties: lower id); nullopt when none is reachable.
-  /// route() and nearest_host() fill an internal cache; they are safe to call from several threads.
+  /// route() and nearest_host() fill an internal cache (shared by copies, bounded in memory); they
+  /// are safe to call from several threads.
   std::optional<VertexId> nearest_host(VertexId gpu) const;
 
  private:

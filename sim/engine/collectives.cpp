@@ -169,24 +169,21 @@ AlphaBeta measure_alpha_beta(const Topology& topology, const std::vector<VertexI
   AlphaBeta ab;
   bool have_intra = false, have_inter = false;
   const std::size_t n = gpus.size();
+  // Consecutive ranks are what a ring uses: the worst ring neighbour when the ranks are in
+  // topology order, and a safe bound otherwise (n routes, not n^2).
   for (std::size_t i = 0; i < n && n > 1; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      std::optional<Route> r = topology.route(gpus[i], gpus[j]);
-      if (!r || r->links.empty()) continue;
-      double bw = topology.link_bandwidth(r->links.front()).bytes_per_second();
-      for (LinkId l : r->links) bw = std::min(bw, topology.link_bandwidth(l).bytes_per_second());
-      const bool same = node[i] == node[j];
-      Bandwidth& b = same ? ab.intra : ab.inter;
-      Time& a = same ? ab.alpha_intra : ab.alpha_inter;
-      bool& have = same ? have_intra : have_inter;
-      // Consecutive ranks are what a ring uses; over every pair this is the worst ring neighbour
-      // when the ranks are in topology order, and a safe bound otherwise.
-      if (j != (i + 1) % n && n > 2) continue;
-      if (!have || bw < b.bytes_per_second()) b = Bandwidth::bytes_per_second(bw);
-      if (!have || r->latency > a) a = r->latency;
-      have = true;
-    }
+    const std::size_t j = (i + 1) % n;
+    std::optional<Route> r = topology.route(gpus[i], gpus[j]);
+    if (!r || r->links.empty()) continue;
+    double bw = topology.link_bandwidth(r->links.front()).bytes_per_second();
+    for (LinkId l : r->links) bw = std::min(bw, topology.link_bandwidth(l).bytes_per_second());
+    const bool same = node[i] == node[j];
+    Bandwidth& b = same ? ab.intra : ab.inter;
+    Time& a = same ? ab.alpha_intra : ab.alpha_inter;
+    bool& have = same ? have_intra : have_inter;
+    if (!have || bw < b.bytes_per_second()) b = Bandwidth::bytes_per_second(bw);
+    if (!have || r->latency > a) a = r->latency;
+    have = true;
   }
   if (!have_intra) {
     ab.intra = ab.inter;

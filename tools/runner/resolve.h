@@ -39,7 +39,8 @@ struct OffloadBandwidths {
 };
 
 /// With a topology: per ordered device pair (a * p + b), the bottleneck bandwidth and latency of
-/// the route from device a to device b. Empty under fixed-delay communication.
+/// the route from device a to device b, filled for neighbouring devices (|a - b| = 1; zero
+/// elsewhere). Empty under fixed-delay communication.
 struct RouteEstimates {
   std::vector<Bandwidth> bandwidth;
   std::vector<Time> latency;

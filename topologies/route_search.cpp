@@ -1,0 +1,155 @@
+#include "topologies/route_search.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace bubblesim {
+
+PathCost combine(PathCost a, PathCost b) {
+  PathCost r;
+  if (__builtin_add_overflow(a.ps, b.ps, &r.ps)) r.ps = std::numeric_limits<std::int64_t>::max();
+  if (__builtin_add_overflow(a.hops, b.hops, &r.hops))
+    r.hops = std::numeric_limits<std::int32_t>::max();
+  return r;
+}
+
+LinkGraph::LinkGraph(std::int32_t vertex_count, std::vector<SearchLink> all)
+    : vertices(vertex_count), links(std::move(all)) {
+  const auto n = static_cast<std::size_t>(vertices);
+  out_begin.assign(n + 1, 0);
+  in_begin.assign(n + 1, 0);
+  for (const SearchLink& l : links) {
+    ++out_begin[static_cast<std::size_t>(l.source) + 1];
+    ++in_begin[static_cast<std::size_t>(l.target) + 1];
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    out_begin[v + 1] += out_begin[v];
+    in_begin[v + 1] += in_begin[v];
+  }
+  out.resize(links.size());
+  in.resize(links.size());
+  std::vector<std::int32_t> out_next(out_begin.begin(), out_begin.end() - 1);
+  std::vector<std::int32_t> in_next(in_begin.begin(), in_begin.end() - 1);
+  for (LinkId l = 0; l < static_cast<LinkId>(links.size()); ++l) {
+    const SearchLink& info = links[static_cast<std::size_t>(l)];
+    out[static_cast<std::size_t>(out_next[static_cast<std::size_t>(info.source)]++)] = l;
+    in[static_cast<std::size_t>(in_next[static_cast<std::size_t>(info.target)]++)] = l;
+  }
+  for (std::size_t v = 0; v < n; ++v) {
+    std::stable_sort(in.begin() + in_begin[v], in.begin() + in_begin[v + 1],
+                     [&](LinkId a, LinkId b) {
+                       return links[static_cast<std::size_t>(a)].source <
+                              links[static_cast<std::size_t>(b)].source;
+                     });
+  }
+}
+
+SourceSearch::SourceSearch(const LinkGraph& graph, VertexId source)
+    : graph_(&graph), source_(source) {
+  const auto n = static_cast<std::size_t>(graph.vertices);
+  cost_.assign(n, kInfiniteCost);
+  settled_.assign(n, 0);
+  heap_pos_.assign(n, -1);
+  push_or_decrease(source, PathCost{});
+}
+
+bool SourceSearch::step() {
+  if (heap_.empty()) return false;
+  const VertexId v = pop();
+  settled_[static_cast<std::size_t>(v)] = 1;
+  order_.push_back(v);
+  const PathCost base = cost(v);
+  const auto vu = static_cast<std::size_t>(v);
+  for (std::int32_t i = graph_->out_begin[vu]; i < graph_->out_begin[vu + 1]; ++i) {
+    const SearchLink& l = graph_->links[static_cast<std::size_t>(graph_->out[i])];
+    if (settled(l.target)) continue;
+    const PathCost c = combine(base, l.cost);
+    if (c < cost(l.target)) push_or_decrease(l.target, c);
+  }
+  return true;
+}
+
+void SourceSearch::settle(VertexId v) {
+  while (!settled(v) && step()) {
+  }
+}
+
+void SourceSearch::settle_through(const PathCost& bound) {
+  while (!heap_.empty() && !(bound < cost(heap_.front()))) step();
+}
+
+LinkId SourceSearch::via(VertexId v) const {
+  if (v == source_) return -1;
+  const auto vu = static_cast<std::size_t>(v);
+  for (std::int32_t i = graph_->in_begin[vu]; i < graph_->in_begin[vu + 1]; ++i) {
+    const LinkId l = graph_->in[static_cast<std::size_t>(i)];
+    const SearchLink& info = graph_->links[static_cast<std::size_t>(l)];
+    if (settled(info.source) && combine(cost(info.source), info.cost) == cost(v)) return l;
+  }
+  return -1;
+}
+
+std::size_t SourceSearch::memory_bytes() const {
+  return cost_.capacity() * sizeof(PathCost) + settled_.capacity() +
+         (heap_pos_.capacity() + heap_.capacity() + order_.capacity()) * sizeof(std::int32_t);
+}
+
+bool SourceSearch::before(VertexId a, VertexId b) const {
+  const PathCost& ca = cost(a);
+  const PathCost& cb = cost(b);
+  return ca < cb || (ca == cb && a < b);
+}
+
+void SourceSearch::push_or_decrease(VertexId v, const PathCost& c) {
+  cost_[static_cast<std::size_t>(v)] = c;
+  std::int32_t& pos = heap_pos_[static_cast<std::size_t>(v)];
+  if (pos < 0) {
+    pos = static_cast<std::int32_t>(heap_.size());
+    heap_.push_back(v);
+  }
+  sift_up(static_cast<std::size_t>(pos));
+}
+
+VertexId SourceSearch::pop() {
+  const VertexId top = heap_.front();
+  heap_pos_[static_cast<std::size_t>(top)] = -1;
+  const VertexId last = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) {
+    heap_.front() = last;
+    heap_pos_[static_cast<std::size_t>(last)] = 0;
+    sift_down(0);
+  }
+  return top;
+}
+
+void SourceSearch::sift_up(std::size_t i) {
+  const VertexId v = heap_[i];
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!before(v, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    heap_pos_[static_cast<std::size_t>(heap_[i])] = static_cast<std::int32_t>(i);
+    i = parent;
+  }
+  heap_[i] = v;
+  heap_pos_[static_cast<std::size_t>(v)] = static_cast<std::int32_t>(i);
+}
+
+void SourceSearch::sift_down(std::size_t i) {
+  const VertexId v = heap_[i];
+  const std::size_t n = heap_.size();
+  while (true) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+    if (!before(heap_[child], v)) break;
+    heap_[i] = heap_[child];
+    heap_pos_[static_cast<std::size_t>(heap_[i])] = static_cast<std::int32_t>(i);
+    i = child;
+  }
+  heap_[i] = v;
+  heap_pos_[static_cast<std::size_t>(v)] = static_cast<std::int32_t>(i);
+}
+
+}  // namespace bubblesim

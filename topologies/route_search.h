@@ -1,0 +1,82 @@
+#pragma once
+// Internal to Topology: the directed links as compact adjacency arrays, and a shortest-path search
+// from one source that settles vertices in cost order only as far as a query needs and can be
+// resumed by the next query from the same source (topology.cpp caches a few of them).
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace bubblesim {
+
+using VertexId = std::int32_t;
+using LinkId = std::int32_t;
+
+/// Route cost: the time to move 1 MiB alone, then the hop count (for ties). Compared
+/// lexicographically; sums saturate so absurd latencies cannot wrap around.
+struct PathCost {
+  std::int64_t ps = 0;
+  std::int32_t hops = 0;
+  friend auto operator<=>(const PathCost&, const PathCost&) = default;
+};
+
+PathCost combine(PathCost a, PathCost b);
+
+inline constexpr PathCost kInfiniteCost{std::numeric_limits<std::int64_t>::max(),
+                                        std::numeric_limits<std::int32_t>::max()};
+
+/// One directed link as the search sees it.
+struct SearchLink {
+  VertexId source = 0;
+  VertexId target = 0;
+  PathCost cost;
+};
+
+/// The links leaving and entering every vertex; entering links ordered by (source id, link id).
+struct LinkGraph {
+  LinkGraph(std::int32_t vertices, std::vector<SearchLink> links);
+  std::int32_t vertices = 0;
+  std::vector<SearchLink> links;
+  std::vector<std::int32_t> out_begin, in_begin;  // vertices + 1 offsets into out / in
+  std::vector<LinkId> out, in;
+};
+
+/// Dijkstra from one source with an indexed binary heap; costs are exact for settled vertices.
+class SourceSearch {
+ public:
+  SourceSearch(const LinkGraph& graph, VertexId source);
+
+  VertexId source() const { return source_; }
+  /// Settles the next vertex in cost order; false when nothing reachable is left.
+  bool step();
+  /// Settles vertices until `v` is settled or nothing reachable is left.
+  void settle(VertexId v);
+  /// Settles every reachable vertex whose cost is at most `bound`.
+  void settle_through(const PathCost& bound);
+  bool settled(VertexId v) const { return settled_[static_cast<std::size_t>(v)] != 0; }
+  const PathCost& cost(VertexId v) const { return cost_[static_cast<std::size_t>(v)]; }
+  /// Settled vertices in the order they were settled (nondecreasing cost).
+  const std::vector<VertexId>& order() const { return order_; }
+  /// The link into settled `v` on its route: among the links from settled vertices that reach `v`
+  /// at its cost, the one from the lowest vertex id, then the lowest link id; -1 for the source.
+  LinkId via(VertexId v) const;
+  /// Bytes held (for the cache's memory bound).
+  std::size_t memory_bytes() const;
+
+ private:
+  void push_or_decrease(VertexId v, const PathCost& c);
+  VertexId pop();
+  void sift_up(std::size_t i);
+  void sift_down(std::size_t i);
+  bool before(VertexId a, VertexId b) const;
+
+  const LinkGraph* graph_;
+  VertexId source_;
+  std::vector<PathCost> cost_;
+  std::vector<std::uint8_t> settled_;
+  std::vector<std::int32_t> heap_pos_;  // -1: not in the heap
+  std::vector<VertexId> heap_;
+  std::vector<VertexId> order_;
+};
+
+}  // namespace bubblesim
