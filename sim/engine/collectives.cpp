@@ -1,11 +1,14 @@
 #include "sim/engine/collectives.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <queue>
 #include <stdexcept>
 
 #include "sim/engine/max_min_flows.h"
+#include "sim/units/diagnostics.h"
 
 namespace bubblesim {
 namespace {
@@ -28,6 +31,14 @@ const Route& cached_route(const Topology& topology, RouteCache& cache, VertexId 
 void ring_steps(const std::vector<std::int32_t>& members, double chunk, std::int32_t count,
                 std::vector<CollectiveStep>& out, std::size_t offset) {
   const auto n = members.size();
+  const auto flows = static_cast<std::int64_t>(n) * count;
+  if (flows > kMaxCollectiveFlows) {
+    throw InputError(fmt::format(
+        "a ring collective over {} ranks is {} steps of {} flows ({} flows), more than the "
+        "limit of {} (kMaxCollectiveFlows in sim/engine/collectives.h: raise it there and "
+        "rebuild, or use fewer ranks or data_parallel.algorithm: tree)",
+        n, count, n, flows, kMaxCollectiveFlows));
+  }
   for (std::int32_t k = 0; k < count; ++k) {
     if (out.size() <= offset + static_cast<std::size_t>(k))
       out.resize(offset + static_cast<std::size_t>(k) + 1);

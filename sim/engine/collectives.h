@@ -45,6 +45,10 @@ struct CollectiveTransfer {
 };
 using CollectiveStep = std::vector<CollectiveTransfer>;
 
+/// Most flows one collective may simulate (a flat ring over n ranks is 2(n - 1) steps of n flows:
+/// about 2900 ranks). collective_steps refuses more with an InputError naming this limit.
+inline constexpr std::int64_t kMaxCollectiveFlows = std::int64_t{1} << 24;
+
 /// The steps of a collective of `bytes` (S, the full buffer per rank) over `node_of_rank.size()`
 /// ranks; node_of_rank groups ranks by node (hierarchical only). One rank: no steps.
 std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
