@@ -335,6 +335,14 @@ Time simulate_all_to_all(const Topology& topology, const std::vector<VertexId>& 
                          double cross_node_factor) {
   const auto n = static_cast<std::int32_t>(gpus.size());
   if (n <= 1 || bytes <= 0) return Time::zero();
+  const std::int64_t flows = std::int64_t{n} * (n - 1);
+  if (flows > kMaxCollectiveFlows) {
+    throw InputError(fmt::format(
+        "an all-to-all over {} ranks is {} flows, more than the limit of {} (kMaxCollectiveFlows "
+        "in "
+        "sim/engine/collectives.h: raise it there and rebuild, or use a smaller parallelism.ep)",
+        n, flows, kMaxCollectiveFlows));
+  }
   const std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
   CollectiveStep step;
   const double share = bytes / n;

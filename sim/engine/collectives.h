@@ -46,7 +46,8 @@ struct CollectiveTransfer {
 using CollectiveStep = std::vector<CollectiveTransfer>;
 
 /// Most flows one collective may simulate (a flat ring over n ranks is 2(n - 1) steps of n flows:
-/// about 2900 ranks). collective_steps refuses more with an InputError naming this limit.
+/// about 2900 ranks; an all-to-all is n(n - 1) flows: 4096 ranks). collective_steps and
+/// simulate_all_to_all refuse more with an InputError naming this limit.
 inline constexpr std::int64_t kMaxCollectiveFlows = std::int64_t{1} << 24;
 
 /// The steps of a collective of `bytes` (S, the full buffer per rank) over `node_of_rank.size()`

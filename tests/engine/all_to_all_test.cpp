@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/engine/collectives.h"
+#include "sim/units/diagnostics.h"
 #include "topologies/topology_builders.h"
 
 using namespace bubblesim;
@@ -42,4 +43,18 @@ TEST_CASE("all-to-all across nodes: the NIC carries (n - local) / n of every GPU
   CHECK(simulate_all_to_all(t, one, bytes).seconds() ==
         doctest::Approx(12e6 / 400e9).epsilon(0.02));
   CHECK(simulate_all_to_all(t, {gpus[0]}, bytes) == Time::zero());
+}
+
+TEST_CASE("collectives beyond kMaxCollectiveFlows are refused before any flow is built") {
+  NodeParams p;
+  p.gpus = 4097;  // 4097 x 4096 all-to-all flows > 2^24
+  const Topology t = build_single_node(p);
+  CHECK_THROWS_AS(simulate_all_to_all(t, t.gpus(), 1e6, 1.0), InputError);
+  std::vector<std::int32_t> one_node(2897, 0);  // a ring all-reduce: 2 x 2896 steps x 2897 flows
+  CHECK_THROWS_AS(
+      collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e6, one_node),
+      InputError);
+  one_node.resize(64);
+  CHECK(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e6, one_node)
+            .size() == 2 * 63);
 }
