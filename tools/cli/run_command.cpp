@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
@@ -42,6 +43,14 @@ struct RunOptions {
   std::size_t trace_max_events = 500'000;  // --trace-max-events: per schedule; 0 = no bound
   bool quiet = false;                      // -q: no "wrote FILE" lines
 };
+
+/// `error`'s diagnostics, those without a file placed in `file`.
+std::vector<Diagnostic> located_in(const InputError& error, const std::string& file) {
+  std::vector<Diagnostic> out = error.diagnostics();
+  for (Diagnostic& d : out)
+    if (d.where.file.empty()) d.where.file = file;
+  return out;
+}
 
 /// A note on stderr when a trace kept only its first events (--trace-max-events).
 void say_truncated(const ChromeTraceWriter& trace, const std::string& label,
@@ -138,6 +147,9 @@ int run_command(const Registry& registry, const RunOptions& options) {
   } catch (const OverflowError& e) {
     // Which input: the times and sizes of this file add up past 64 bits.
     throw OverflowError(fmt::format("{}: {}", options.scenario, e.what()));
+  } catch (const InputError& e) {
+    // Found while running (a limit, a table file): name the scenario where nothing else is named.
+    throw InputError(located_in(e, options.scenario));
   }
   progress.finish();
 
