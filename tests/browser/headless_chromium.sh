@@ -3,6 +3,8 @@
 #   dump_dom URL          the DOM after the page's scripts ran -> $out/dom.html; console messages
 #                         (uncaught errors included) -> $out/chromium.log; exits 1 if chromium fails
 #   console_errors        true (and prints them) when the log has console errors
+#   page_errors           true (and prints them) when the page recorded script errors
+#                         (data-errors in $out/dom.html) or the log has console errors
 #   screenshot URL PNG W,H  a screenshot; exits 1 if chromium fails, returns 1 if nothing was written
 # Fails (exit 1) when chromium is missing: install it with BUBBLESIM_WITH_BROWSER=1 tools/setup.
 
@@ -32,6 +34,18 @@ console_errors() {
     return 0
   fi
   return 1
+}
+
+page_errors() {
+  local found=1
+  if grep -q 'data-errors="' "$out/dom.html"; then
+    echo "FAIL: the page recorded script errors: $(grep -o 'data-errors="[0-9]*"' "$out/dom.html")" >&2
+    found=0
+  fi
+  if console_errors; then
+    found=0
+  fi
+  return $found
 }
 
 screenshot() {

@@ -44,11 +44,7 @@ if [[ -n "$reported" && "$reported" != "$table_ops" ]]; then
   echo "FAIL: the page reports $reported drawn ops, the tables have $table_ops" >&2
   status=1
 fi
-if grep -q 'data-errors="' "$out/dom.html"; then
-  echo "FAIL: the page recorded script errors: $(grep -o 'data-errors="[0-9]*"' "$out/dom.html")" >&2
-  status=1
-fi
-if console_errors; then
+if page_errors; then
   status=1
 fi
 

@@ -50,11 +50,7 @@ if ((bins == 0)); then
   echo "FAIL: no utilisation bins drawn" >&2
   status=1
 fi
-if grep -q 'data-errors="' "$out/dom.html"; then
-  echo "FAIL: the page recorded script errors: $(grep -o 'data-errors="[0-9]*"' "$out/dom.html")" >&2
-  status=1
-fi
-if console_errors; then
+if page_errors; then
   status=1
 fi
 if ! screenshot "$url" "$out/html-report-aggregated.png" 1400,1600; then

@@ -57,7 +57,7 @@ if [[ -z "$verdict" || -z "$timeline" || "$verdict" -gt "$timeline" ]]; then
   echo "FAIL: the verdict is not above the first timeline (verdict at ${verdict:-none}, timeline at ${timeline:-none})" >&2
   status=1
 fi
-if grep -q 'data-errors="' "$out/dom.html" || console_errors; then
+if page_errors; then
   echo "FAIL: script errors while rendering" >&2
   status=1
 fi
