@@ -51,9 +51,11 @@ OpBound minimum_ops(const Generator& generator, const ParamValues& params, std::
   }
   const std::int64_t stage_count = times(stages, chunks);
   bound.ops = times(times(2, stage_count), microbatches);
+  bound.virtual_stages = stage_count;
   if (auto f = shape_param(generator, params, "pipelines"); f && *f > 1) {
     const std::int64_t replicas = times(2, *f);
     bound.ops = plus(bound.ops, times(replicas, stage_count));
+    bound.virtual_stages = plus(bound.virtual_stages, times(replicas, stage_count));
     bound.shape += fmt::format(" (and {} replicas placing every stage)", replicas);
   }
   return bound;

@@ -17,9 +17,19 @@
 namespace bubblesim {
 
 struct OpBound {
-  std::int64_t ops = 0;  // saturates at INT64_MAX
-  std::string shape;     // "4 stages x 8 microbatches x 3 chunks", what the count multiplies
+  std::int64_t ops = 0;             // saturates at INT64_MAX
+  std::int64_t virtual_stages = 0;  // stages x chunks (+ replicas' placements), saturating
+  std::string shape;  // "4 stages x 8 microbatches x 3 chunks", what the count multiplies
 };
+
+/// Virtual stages (stages x chunks) a table may have: each carries its costs, placement and
+/// per-stage state, hundreds of bytes, so 2^31 chunks would need terabytes even within --max-ops.
+/// Realistic layouts stay far below (p = 1024 x v = 64 is 65,536).
+constexpr std::int64_t kMaxVirtualStages = std::int64_t{1} << 18;
+
+/// Monte Carlo replays of one schedule: samples x the table's ops. At about a million replayed
+/// ops per second and core this is minutes, not hours.
+constexpr std::int64_t kMaxSampledOps = std::int64_t{1} << 28;
 
 /// The bound for `generator` with `params` (its defaults fill absent shape parameters) on
 /// `stages` devices and `microbatches` microbatches.

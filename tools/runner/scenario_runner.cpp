@@ -47,6 +47,13 @@ Table generate_from(const Scenario& scenario, const Generator& generator,
                     "--max-ops)",
                     generator.info.name, bound.shape, bound.ops, scenario.max_ops)}});
   }
+  if (bound.virtual_stages > kMaxVirtualStages) {
+    throw InputError({Diagnostic{
+        request.where, "schedules",
+        fmt::format("{}: {} make {} virtual stages, more than the limit of {} (each carries its "
+                    "own costs and placement: kMaxVirtualStages in tools/runner/op_bound.h)",
+                    generator.info.name, bound.shape, bound.virtual_stages, kMaxVirtualStages)}});
+  }
   Table table;
   try {
     table = generator.generate(in);
@@ -215,6 +222,13 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     // scratch), then the median sample again for the observers and the per-op outputs, and the
     // replay without noise.
     auto spec = std::make_shared<const VariabilitySpec>(*scenario.variability);
+    const auto ops = static_cast<std::int64_t>(run.table.op_count());
+    if (ops > 0 && spec->samples > kMaxSampledOps / ops) {
+      throw InputError(fmt::format(
+          "variability.samples: {} samples of {}'s {} ops are more than {} replayed ops "
+          "(kMaxSampledOps in tools/runner/op_bound.h): use at most {} samples",
+          spec->samples, run.label, ops, kMaxSampledOps, kMaxSampledOps / ops));
+    }
     run.monte_carlo = run_monte_carlo(simulated, spec, scenario.threads);
     const std::uint64_t median = run.monte_carlo->median_sample;
     run.simulation = engine.run(sample_durations(simulated, spec, median));
