@@ -27,6 +27,22 @@ inline std::string fmt_name() {
   return "bubblesim_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
 }
 
+/// A fresh folder under the system's temporary folder, removed with everything in it (its
+/// permissions restored first, for tests that make it read-only).
+struct TempDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / fmt_name();
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add, ignored);
+    std::filesystem::remove_all(path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
 inline std::string source(const std::string& rel) {
   return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel;
 }

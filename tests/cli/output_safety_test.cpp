@@ -22,16 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / fmt_name();
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add);
-    fs::remove_all(path);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
 // Root writes into a read-only folder anyway: run the binary as nobody then (util-linux's
 // setpriv); false when that is needed but not installed (the case is skipped).
 bool can_run_unprivileged() {

@@ -16,13 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct PlotDir {
-  fs::path path = fs::temp_directory_path() / fmt_name();
-  PlotDir() { fs::create_directories(path); }
-  ~PlotDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
 // Fields of one CSV line with "..." quoting (the sweep quotes labels holding commas).
 std::vector<std::string> fields(const std::string& line) {
   std::vector<std::string> out(1);
@@ -91,7 +84,7 @@ const std::string kOptimized = "optimized(budget_evals=200,method=heuristic)";
 
 TEST_CASE(
     "sweep --html: bubble vs memory, one polyline per schedule, out-of-memory points marked") {
-  PlotDir dir;
+  TempDir dir;
   Result r = run("sweep " + kSpec + " --jobs 2 -o " + dir.file("curve.csv") + " --html " +
                  dir.file("curve.html"));
   REQUIRE(r.code == 0);
@@ -157,7 +150,7 @@ TEST_CASE(
 }
 
 TEST_CASE("sweep plots are the same bytes for the same CSV, sharded and merged or not") {
-  PlotDir dir;
+  TempDir dir;
   REQUIRE(
       run("sweep " + kSpec + " --jobs 1 -o " + dir.file("a.csv") + " --html " + dir.file("a.html"))
           .code == 0);
@@ -185,7 +178,7 @@ TEST_CASE("sweep plots are the same bytes for the same CSV, sharded and merged o
 }
 
 TEST_CASE("sweep --html with two axes: one chart per value of the second") {
-  PlotDir dir;
+  TempDir dir;
   Result r = run("sweep tests/cli/sweep_plot/budget_delay.yaml -o " + dir.file("d.csv") +
                  " --html " + dir.file("d.html"));
   REQUIRE(r.code == 0);
@@ -197,7 +190,7 @@ TEST_CASE("sweep --html with two axes: one chart per value of the second") {
 }
 
 TEST_CASE("sweep plot input errors") {
-  PlotDir dir;
+  TempDir dir;
   Result r = run("sweep " + kSpec + " -o " + dir.file("x.csv") + " --html " + dir.file("x.html") +
                  " --plot-metric bubble");
   CHECK(r.code == 2);

@@ -24,13 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / fmt_name();
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 // Starts `bubblesim sweep SPEC -o OUT EXTRA...` in the source folder, output discarded.

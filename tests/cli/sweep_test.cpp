@@ -17,13 +17,6 @@ std::size_t count_lines(const std::string& s) {
   return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
 }
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / fmt_name();
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
 }  // namespace
 
 TEST_CASE("a sweep of over 1000 rows, sharded in 2 and 3, merges to the unsharded file") {

@@ -48,13 +48,6 @@ std::size_t row_of(const std::string& text, const std::string& label, std::size_
   return std::string::npos;
 }
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / fmt_name();
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
 }  // namespace
 
 TEST_CASE("the six-schedule scenario: verdict first, 100 columns, compare sorted by speed") {
