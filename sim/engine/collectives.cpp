@@ -303,6 +303,18 @@ class StandalonePort : public FlowPort {
   std::uint64_t seq_ = 0;
 };
 
+/// Runs `c` alone on an idle network from time 0 until its last flow arrives.
+void run_alone(CollectiveInstance& c, const Topology& topology) {
+  StandalonePort port(topology);
+  RouteCache routes;
+  if (c.start(port, 0, Time::zero(), routes)) return;
+  std::uint32_t token = 0;
+  Time now;
+  while (port.step(token, now)) {
+    if (c.on_arrival(port, token, now, routes)) break;
+  }
+}
+
 }  // namespace
 
 CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus,
@@ -310,16 +322,8 @@ CollectiveTiming simulate_collective(const Topology& topology, const std::vector
                                      double bytes) {
   std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
   CollectiveInstance c(topology, gpus, collective_steps(kind, algorithm, bytes, node));
-  StandalonePort port(topology);
-  RouteCache routes;
+  run_alone(c, topology);
   CollectiveTiming out;
-  if (!c.start(port, 0, Time::zero(), routes)) {
-    std::uint32_t token = 0;
-    Time now;
-    while (port.step(token, now)) {
-      if (c.on_arrival(port, token, now, routes)) break;
-    }
-  }
   out.simulated = c.end_time() - c.start_time();
   std::vector<std::int32_t> distinct = node;
   std::sort(distinct.begin(), distinct.end());
@@ -354,15 +358,7 @@ Time simulate_all_to_all(const Topology& topology, const std::vector<VertexId>& 
     }
   }
   CollectiveInstance c(topology, gpus, {step});
-  StandalonePort port(topology);
-  RouteCache routes;
-  if (!c.start(port, 0, Time::zero(), routes)) {
-    std::uint32_t token = 0;
-    Time now;
-    while (port.step(token, now)) {
-      if (c.on_arrival(port, token, now, routes)) break;
-    }
-  }
+  run_alone(c, topology);
   return c.end_time() - c.start_time();
 }
 
