@@ -10,6 +10,7 @@
 #include "tools/report/html_escape.h"
 #include "tools/report/html_report_parts.h"
 #include "tools/report/html_timeline_bins.h"
+#include "tools/report/html_topology.h"
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
@@ -293,8 +294,8 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
                   scenario.stages, scenario.microbatches) +
       "<h2>verdict</h2>\n" + verdict_table(scenario, result, baseline) + "<h2>summary</h2>\n" +
       summary_table(scenario, result) + "<details><summary>derived per-stage costs</summary>\n" +
-      stage_cost_table(result) +
-      "</details>\n<svg id=\"svg-namespace\" width=\"0\" height=\"0\"></svg>\n"
+      stage_cost_table(result) + "</details>\n" + html_topology_section(scenario, result) +
+      "<svg id=\"svg-namespace\" width=\"0\" height=\"0\"></svg>\n"
       "<p class=\"controls\"><label><input type=\"checkbox\" id=\"fit-each\"> fit each timeline to "
       "its own makespan</label> (default: one time axis for all; wheel zooms a timeline, drag "
       "pans, "

@@ -1,7 +1,8 @@
 #pragma once
 // The HTML report: one self-contained file (inline CSS, SVG and JS, nothing fetched) to compare a
 // scenario's schedules. On top the verdict (verdict.h), the summary table of the three
-// abstractions (formula, table, simulation) and the derived per-stage costs. Every timeline
+// abstractions (formula, table, simulation), the derived per-stage costs and, with a topology,
+// the topology graph with per-link busy time (html_topology.h). Every timeline
 // shares one time axis (a checkbox fits each to its own makespan; wheel zooms, drag pans), every
 // memory chart one y-scale with over-budget stretches shaded, later chunks of a device lighter.
 // Per schedule: a timeline of the simulation replay (devices as rows, one

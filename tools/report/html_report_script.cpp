@@ -140,7 +140,7 @@ const char* html_report_script() {
     for (var d = 0; d < run.devices; d++) {
       var y = TOP + d * (ROW + GAP);
       el('rect', { x: LEFT, y: y, width: WIDTH, height: ROW, fill: '#f4f4f4' }, svg);
-      el('text', { x: LEFT - 8, y: y + ROW / 2 + 4, 'text-anchor': 'end' }, svg).textContent = gpuName(d);
+      el('text', { x: LEFT - 8, y: y + ROW / 2 + 4, 'text-anchor': 'end', 'class': 'device' }, svg).textContent = gpuName(d);
     }
     var g = el('g', { 'clip-path': 'url(#clip-' + index + ')' }, svg);
     var count = 0;
