@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "tools/report/metric_format.h"
+#include "tools/report/text_table.h"
 
 namespace bubblesim {
 
@@ -118,7 +119,7 @@ ReportRows stage_cost_rows(const ResolvedScenario& resolved) {
                     Cell::bytes(c.static_memory), Cell::bytes(c.p2p)});
   }
   CellText text = write_cells(headings, rows);
-  return ReportRows{text.headings, text.rows};
+  return ReportRows{text.headings, collapse_numbered_rows(text.rows, 0)};
 }
 
 }  // namespace bubblesim

@@ -33,7 +33,8 @@ ReportRows level_rows(MetricLevel level, const std::string& title, const Scenari
                       const std::vector<const ScheduleRun*>& runs, Footnotes* notes);
 
 /// Each stage's resolved per-GPU costs (after tensor parallelism): T_F, T_B, T_W, the memory kept
-/// F -> B (M_B) and B -> W (M_W), static memory and the bytes sent to the next stage.
+/// F -> B (M_B) and B -> W (M_W), static memory and the bytes sent to the next stage. Consecutive
+/// stages whose written costs do not differ share one row ("1-6").
 ReportRows stage_cost_rows(const ResolvedScenario& resolved);
 
 }  // namespace bubblesim

@@ -25,6 +25,22 @@ std::vector<std::string> split_lines(const std::string& text) {
   return out;
 }
 
+/// A cell wrapped to `width`: at spaces, and a word longer than the width after its last ',' or
+/// '(' that fits ("optimized(" / "offload=true," / "recompute=true)"), else cut at the width.
+std::vector<std::string> wrap_cell(const std::string& text, std::size_t width) {
+  std::vector<std::string> out;
+  for (std::string line : split_lines(wrap_text(text, width))) {
+    while (width > 0 && line.size() > width) {
+      std::size_t cut = line.find_last_of(",(", width - 1);
+      cut = cut == std::string::npos || cut == 0 ? width : cut + 1;
+      out.push_back(line.substr(0, cut));
+      line = line.substr(cut);
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
 /// A heading as one or two lines: split at the space that makes the longer line shortest.
 std::vector<std::string> split_heading(const std::string& heading) {
   std::optional<std::size_t> best;
@@ -165,7 +181,7 @@ std::string TextTable::render(std::size_t width) const {
       // A wrapped cell may take several lines; the other cells sit on the first.
       std::vector<std::string> parts{""};
       if (wrapped && *wrapped < r.size()) {
-        parts = split_lines(wrap_text(r[*wrapped], layout.width[*wrapped]));
+        parts = wrap_cell(r[*wrapped], layout.width[*wrapped]);
       }
       for (std::size_t k = 0; k < parts.size(); ++k) {
         out += line(columns, [&](std::size_t c) {

@@ -20,7 +20,9 @@ class TextTable {
   /// Fits `width` characters per line (0: no limit): first headings wider than their cells wrap
   /// onto two lines at a space, then the widest left-aligned column after the first wraps its
   /// cells (down to 16 characters), then columns that still do not fit continue in a further
-  /// block that repeats the first column. A single word wider than `width` is left as it is.
+  /// block that repeats the first column. In the wrapped column a word wider than the column breaks
+  /// after a comma or parenthesis (else at the width); elsewhere a single word wider than `width`
+  /// stays whole.
   std::string render(std::size_t width = 0) const;
   const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
