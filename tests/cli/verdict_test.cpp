@@ -189,6 +189,14 @@ TEST_CASE("run --format json -o FILE with an out-of-memory schedule writes the f
   CHECK(r.err == "wrote " + out + " (JSON report)\n1 of 1 schedules failed (" +
                      nlohmann::json::parse(slurp(out))["results"][0]["label"].get<std::string>() +
                      ": out_of_memory): exit 1\n");
+  // No iteration completed: no iteration time (null), not 0 next to the others' times.
+  CHECK(
+      nlohmann::json::parse(slurp(out))["results"][0]["simulation"]["iteration_time_s"].is_null());
+  const Result text = run("run scenarios/compare/six_schedules.yaml", "COLUMNS=100");
+  const std::size_t gpipe =
+      text.out.find("\ngpipe ", text.out.find("\n                  iteration"));
+  REQUIRE(gpipe != std::string::npos);
+  CHECK(text.out.substr(gpipe + 1, text.out.find('\n', gpipe + 1) - gpipe - 1).back() == '-');
   Result quiet = run("-q run scenarios/memory/oom.yaml --format json -o '" + out + "'");
   CHECK(quiet.code == 1);
   CHECK(quiet.err.empty());

@@ -217,8 +217,12 @@ const std::vector<Metric> kMetrics = {
     // Whole iterations and blocking p2p (docs/iterations.md).
     {"iteration_time_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "iteration",
      "steady-state iteration: the period of the last replayed iteration, optimizer step, syncs "
-     "and barrier included; with variability the mean over the samples",
-     [](const MetricInput& in) { return number(iteration_time_s(in)); }},
+     "and barrier included; with variability the mean over the samples; none when no iteration "
+     "completed (out of memory or deadlock)",
+     [](const MetricInput& in) {
+       if (!in.mc() && in.sim().iterations == 0) return MetricValue{};
+       return number(iteration_time_s(in));
+     }},
     {"samples_per_s", Level::Simulation, Unit::SamplesPerSecond, kHigher, Shape::Scalar, "",
      "global batch (microbatches x micro_batch_size x dp) over the iteration time",
      [](const MetricInput& in) { return samples_per_second(in); }},
