@@ -131,14 +131,7 @@ std::string summary_table(const Scenario& scenario, const ScenarioRun& result) {
   } else if (result.runs.size() > 1) {
     h += "<p>the ranking of schedules is the same at every level</p>\n";
   }
-  for (const ScheduleRun& r : result.runs) {
-    if (!r.simulation.failure.empty())
-      h += fmt::format("<p class=\"fail\">{}: {}</p>\n", escape_html(r.label),
-                       escape_html(r.simulation.failure));
-  }
-  for (const SkippedSchedule& s : result.skipped) {
-    h += fmt::format("<p>skipped {}: {}</p>\n", escape_html(s.schedule), escape_html(s.reason));
-  }
+  // Failures and skipped schedules are listed once, in the verdict above, with formatted numbers.
   return h;
 }
 
@@ -195,8 +188,9 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
   }
   h += "</tbody></table>\n";
   for (const FailedSchedule& f : v.failed) {
-    h += fmt::format("<p class=\"fail\">{} ({}): {}</p>\n", escape_html(f.label),
-                     escape_html(f.status), escape_html(f.reason));
+    // The reason starts with what happened ("out of memory on device 0 ...", "infeasible: ...").
+    h += fmt::format("<p class=\"fail\" data-status=\"{}\">{}: {}</p>\n", escape_html(f.status),
+                     escape_html(f.label), escape_html(f.reason));
   }
   return h;
 }
