@@ -59,18 +59,30 @@ TEST_CASE("list: one row per schedule in registration order") {
   REQUIRE(tuned != std::string::npos);
   CHECK(plain < tuned);
   CHECK(out.find("schedule") < plain);
-  CHECK(out.find("built-in") != std::string::npos);
+  // Only built-ins: no origin.
+  CHECK(out.find("built-in") == std::string::npos);
+  CHECK(out.find("plugin") == std::string::npos);
+  CHECK(out.find("plain     straight   one forward, one backward\n") != std::string::npos);
 }
 
-TEST_CASE("list fits the width: long descriptions wrap") {
+TEST_CASE("list fits the width: one line per schedule, long descriptions cut after a clause") {
+  const Registry registry = builtin_registry();
   for (std::size_t width : {60, 100}) {
     CAPTURE(width);
-    std::size_t longest = 0, start = 0;
-    const std::string out = schedule_list_text(builtin_registry(), width);
+    std::size_t longest = 0, start = 0, lines = 0;
+    const std::string out = schedule_list_text(registry, width);
     for (std::size_t end = out.find('\n'); end != std::string::npos;
-         start = end + 1, end = out.find('\n', start))
+         start = end + 1, end = out.find('\n', start), ++lines)
       longest = std::max(longest, end - start);
     CHECK(longest <= width);
+    // Headings, rule, one per schedule, explain (at 60 the placement column wraps too).
+    if (width == 100) CHECK(lines == registry.names().size() + 3);
     CHECK(out.find("zb-h1") != std::string::npos);
+    CHECK(out.find("...") != std::string::npos);
+    CHECK(out.find("bubblesim explain NAME") != std::string::npos);
   }
+  // Without a width limit every description is whole.
+  const std::string whole = schedule_list_text(registry, 0);
+  for (const std::string& name : registry.names())
+    CHECK(whole.find(registry.find(name)->info.description) != std::string::npos);
 }

@@ -8,8 +8,10 @@
 
 namespace bubblesim {
 
-/// A table of every registered schedule: name, placement, origin, description; the description
-/// wraps so that lines fit `width` characters (0: no limit).
+/// A table of every registered schedule, one line each: name, placement and a one-line summary,
+/// the description cut after a clause with "..." where it does not fit `width` characters (0: no
+/// limit); below it the schedules from plugins with their origin ("NAME: plugin PATH (version
+/// X)"), then a line pointing to `explain NAME`.
 std::string schedule_list_text(const Registry& registry, std::size_t width = 100);
 
 /// `name`'s description, placement, source, origin and parameters (type, default, help,
