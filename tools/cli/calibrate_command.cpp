@@ -10,6 +10,7 @@
 #include "sim/units/quantity_parser.h"
 #include "sim/units/text_file.h"
 #include "tools/calibration/calibration.h"
+#include "tools/calibration/roofline_fit.h"
 #include "tools/cli/command_set.h"
 #include "tools/scenario/scenario_loader.h"
 #include "tools/scenario/transformer_costs.h"
@@ -26,6 +27,7 @@ struct CalibrateOptions {
 int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
   TransformerModel model;
   GpuSpec gpu;
+  Sharding sharding;
   if (!o.model_file.empty()) {
     Scenario sc = load_scenario_file(o.model_file, registry);
     if (!sc.model || !sc.gpu) {
@@ -34,6 +36,8 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
     }
     model = *sc.model;
     gpu = *sc.gpu;
+    sharding.tp = sc.parallelism.tp;
+    sharding.sp = sc.parallelism.sp;
   } else {
     std::vector<std::string> missing;
     if (o.hidden == 0) missing.emplace_back("--hidden");
@@ -67,7 +71,10 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
       throw InputError(fmt::format("--flops '{}': {}", o.flops, e.what()));
     }
   }
-  if (o.efficiency > 0) gpu.efficiency.constant = o.efficiency;
+  if (o.efficiency > 0) {  // one number replaces the curve
+    gpu.efficiency.kind = EfficiencyModel::Kind::Constant;
+    gpu.efficiency.constant = o.efficiency;
+  }
 
   const std::string text = read_text_file(o.profile);
   const int stages = profile_stage_count(text);
@@ -87,7 +94,17 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
           fmt::format("{}: {} (the profile has {} stages)", o.model_file, e.what(), stages));
     }
   }
-  const std::string out = calibration_text(calibrate(profile, model, gpu, layers));
+  // A curve (a GPU preset or `efficiency: {...}`) is fitted; one number is fitted as before.
+  std::string out;
+  if (gpu.efficiency.kind == EfficiencyModel::Kind::Roofline) {
+    try {
+      out = roofline_fit_text(fit_roofline(profile, model, gpu, sharding, layers));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("{}: {}", o.model_file, e.what()));
+    }
+    out += "\nthe one-number model (every FLOP at peak x e), for comparison:\n";
+  }
+  out += calibration_text(calibrate(profile, model, gpu, layers));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }

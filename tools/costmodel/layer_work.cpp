@@ -60,6 +60,69 @@ CrossEntropyBytes cross_entropy_bytes(CrossEntropyKind kind, double e) {
   return {cast + 32.0, 8.0 + cast, 4.0};
 }
 
+/// The pass that sums the bias gradients (`model.bias_grad`).
+PassWork& bias_grad_pass(ComponentWork& c, const TransformerModel& m) {
+  return m.bias_grad == BiasGradPass::BackwardWeight ? c.backward_weight : c.backward_input;
+}
+
+/// Megatron's unfused core attention (megatron/model/transformer.py, CoreAttention) between its
+/// GEMMs, T tokens: F adds the QKV bias in its own kernel (the QKV linear does not skip its bias
+/// add, the others fuse theirs into bias-GeLU and bias-dropout-add): read and write T x qkv; the
+/// context [b a s d] is permuted to [s b a d] with .contiguous(): read and write T x core. B
+/// copies the context gradient back to the bmm layout (T x core), scales dQ and dK by baddbmm's
+/// alpha = 1/sqrt(d) (autograd multiplies each per-head gradient: 2 x T x core), and
+/// concatenates dQ, dK, dV into the QKV output gradient (torch.split's backward: T x qkv).
+void add_attention_glue(ComponentWork& c, const TransformerModel& m, const Dims& x,
+                        double qkv_width, double core_width) {
+  const double T = x.tokens, e = x.e;
+  if (m.bias) c.forward.memory.push_back({"qkv_bias_add", 2.0 * T * qkv_width * e});
+  c.forward.memory.push_back({"context_permute", 2.0 * T * core_width * e});
+  c.backward_input.memory.push_back({"context_permute_grad", 2.0 * T * core_width * e});
+  c.backward_input.memory.push_back({"qk_scale_grad", 2.0 * 2.0 * T * core_width * e});
+  c.backward_input.memory.push_back({"qkv_grad_concat", 2.0 * T * qkv_width * e});
+}
+
+/// HBM bytes per element of the activation's output (R x width), F and B.
+struct ActivationBytes {
+  double forward, backward;
+};
+
+ActivationBytes activation_kernel_bytes(MlpKind mlp, ActivationFusion fusion, double e) {
+  // Fused (one kernel a pass): GeLU reads its input and writes its output (2e), its backward
+  // reads the gradient and the input and writes the input gradient (3e); SwiGLU reads gate and
+  // up and writes the product (3e), its backward reads the gradient, gate and up and writes both
+  // gradients (5e). The bias add is folded into the kernel (a bias vector is negligible).
+  ActivationBytes fused = mlp == MlpKind::Swiglu ? ActivationBytes{3.0 * e, 5.0 * e}
+                                                 : ActivationBytes{2.0 * e, 3.0 * e};
+  // Unfused: Megatron's TorchScript functions (megatron/model/fused_bias_gelu.py,
+  // fused_bias_swiglu.py) run one kernel per aten operation when the JIT fuser does not fuse
+  // them; a unary op reads and writes one tensor (2e), a binary op reads two (3e).
+  ActivationBytes unfused;
+  if (mlp == MlpKind::Gelu) {
+    // bias_gelu: x = bias + y (2e); x * 0.5, 0.79788456 * x, 0.044715 * x (3 x 2e); (.) * x (3e);
+    // 1 + (.) (2e); (.) * (.) (3e); tanh (2e); 1.0 + (.) (2e); (.) * (.) (3e): 23e.
+    // bias_gelu_back: x = bias + y (2e); the tanh term again (0.79788456 x, 0.044715 x, * x,
+    // 1 +, *, tanh: 2e+2e+3e+2e+3e+2e); 0.5 * x (2e); t * t (3e); 1 - (2e); 0.1070322243 * x
+    // (2e); * x (3e); 0.79788456 + (2e); (.) * (.) (3e); 0.5x * (.) (3e); 1 + t (2e); 0.5 * (2e);
+    // + (3e); ff * g (3e): 46e.
+    unfused = {23.0 * e, 46.0 * e};
+  } else {
+    // swiglu: silu(y1) (2e), * y2 (3e): 5e. swiglu_back: sigmoid(y1) (2e), g * (3e), sigmoid(y1)
+    // (2e), 1 - (2e), y1 * (3e), 1 + (2e), (.) * (.) (3e), * y2 (3e), silu(y1) (2e), g * (3e),
+    // cat of the two gradients (4e): 29e.
+    unfused = {5.0 * e, 29.0 * e};
+  }
+  switch (fusion) {
+    case ActivationFusion::Unfused:
+      return unfused;
+    case ActivationFusion::ForwardUnfused:
+      return {unfused.forward, fused.backward};
+    case ActivationFusion::Fused:
+      break;
+  }
+  return fused;
+}
+
 }  // namespace
 
 Dims dims_of(const TransformerModel& m, const Sharding& sh) {
@@ -106,14 +169,14 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
     c.backward_input.gemms.push_back({l.name + "_dx", R, l.in, l.out, mb.groups});
     c.backward_weight.gemms.push_back({l.name + "_dw", l.in, l.out, R, mb.groups});
     if (m.bias)
-      c.backward_weight.memory.push_back({l.name + "_bias_grad", R * l.out * e * mb.groups});
+      bias_grad_pass(c, m).memory.push_back({l.name + "_bias_grad", R * l.out * e * mb.groups});
   }
-  // The activation (GeLU: read and write R width; SwiGLU: read gate and up, write the product),
-  // kept for B (GeLU: its input and output; SwiGLU: gate, up and the product).
+  // The activation (activation_kernel_bytes: fused or one kernel per operation), kept for B
+  // (GeLU: its input and output; SwiGLU: gate, up and the product).
   const double act_elems = R * mb.width * mb.groups;
-  c.forward.memory.push_back({name + "_activation", (swiglu ? 3.0 : 2.0) * act_elems * e});
-  c.backward_input.memory.push_back(
-      {name + "_activation_grad", (swiglu ? 5.0 : 3.0) * act_elems * e});
+  const ActivationBytes act = activation_kernel_bytes(m.mlp, m.activation_fusion, e);
+  c.forward.memory.push_back({name + "_activation", act.forward * act_elems});
+  c.backward_input.memory.push_back({name + "_activation_grad", act.backward * act_elems});
   c.activation_bytes += (swiglu ? 3.0 : 2.0) * act_elems * e;
   if (mb.keeps_input) c.activation_bytes += R * mb.groups * h * e;
   // Kept from B until W: each GEMM's input and output gradient (the up GEMM's input is the
@@ -148,7 +211,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
     c.backward_input.gemms.push_back({std::string(l.name) + "_dx", T, l.in, l.out});
     c.backward_weight.gemms.push_back({std::string(l.name) + "_dw", l.in, l.out, T});
     if (m.bias)
-      c.backward_weight.memory.push_back({std::string(l.name) + "_bias_grad", T * l.out * e});
+      bias_grad_pass(c, m).memory.push_back({std::string(l.name) + "_bias_grad", T * l.out * e});
   }
 
   // Attention core, heads_rank heads of dimension d per GPU.
@@ -172,6 +235,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
       c.backward_input.memory.push_back({"attention_dropout_grad", scores * (2.0 * e + 1.0)});
     c.backward_input.memory.push_back({"softmax_grad", 3.0 * scores * e});
     c.attention_core_bytes = scores * (x.dropout ? 2.0 * e + 1.0 : e);
+    if (m.glue_kernels) add_attention_glue(c, m, x, qkv_width, core_width);
   } else {
     // FlashAttention-2: forward QK^T and PV (4 b a s^2 d FLOPs), backward recomputes QK^T and
     // computes dV, dP, dQ, dK (10 b a s^2 d); causal blocks above the diagonal skipped (Dao 2023).

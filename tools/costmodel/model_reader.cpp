@@ -70,11 +70,29 @@ std::optional<std::vector<std::int64_t>> integer_list(const YamlNode& n, Diagnos
 }  // namespace
 
 const std::vector<std::string>& model_keys() {
-  static const std::vector<std::string> keys{
-      "preset",     "layers",           "hidden",           "heads", "kv_heads",
-      "ffn_hidden", "seq_len",          "micro_batch_size", "vocab", "mlp",
-      "attention",  "cross_entropy",    "tied_embeddings",  "bias",  "dropout",
-      "dtype",      "layers_per_stage", "layers_per_chunk", "moe",   "mla"};
+  static const std::vector<std::string> keys{"preset",
+                                             "layers",
+                                             "hidden",
+                                             "heads",
+                                             "kv_heads",
+                                             "ffn_hidden",
+                                             "seq_len",
+                                             "micro_batch_size",
+                                             "vocab",
+                                             "mlp",
+                                             "attention",
+                                             "cross_entropy",
+                                             "tied_embeddings",
+                                             "bias",
+                                             "dropout",
+                                             "dtype",
+                                             "layers_per_stage",
+                                             "layers_per_chunk",
+                                             "moe",
+                                             "mla",
+                                             "activation_fusion",
+                                             "bias_grad",
+                                             "glue_kernels"};
   return keys;
 }
 
@@ -147,6 +165,14 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
       m.tied_embeddings_given ? map.user().get("tied_embeddings")->location() : node.location();
   boolean("bias", m.bias);
   boolean("dropout", m.dropout);
+  if (auto c = choice("activation_fusion", {"fused", "forward_unfused", "unfused"}))
+    m.activation_fusion = *c == "unfused"           ? ActivationFusion::Unfused
+                          : *c == "forward_unfused" ? ActivationFusion::ForwardUnfused
+                                                    : ActivationFusion::Fused;
+  if (auto c = choice("bias_grad", {"backward_input", "backward_weight"}))
+    m.bias_grad =
+        *c == "backward_weight" ? BiasGradPass::BackwardWeight : BiasGradPass::BackwardInput;
+  boolean("glue_kernels", m.glue_kernels);
   if (auto d = choice("dtype", {"bf16", "fp16", "fp32", "fp8"})) {
     m.dtype = *d;
     m.dtype_bytes = *d == "fp32" ? 4 : *d == "fp8" ? 1 : 2;
@@ -306,6 +332,10 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
                       {"tied_embeddings", m.tied_embeddings},
                       {"bias", m.bias},
                       {"dropout", m.dropout},
+                      {"activation_fusion", activation_fusion_name(m.activation_fusion)},
+                      {"bias_grad", m.bias_grad == BiasGradPass::BackwardWeight ? "backward_weight"
+                                                                                : "backward_input"},
+                      {"glue_kernels", m.glue_kernels},
                       {"dtype", m.dtype},
                       {"parameters", model_parameters(m)},
                       {"parameters_activated", model_parameters_activated(m)}};

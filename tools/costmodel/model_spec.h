@@ -24,6 +24,18 @@ enum class CrossEntropyKind { Fp32, Half, Fused };
 inline const char* cross_entropy_name(CrossEntropyKind k) {
   return k == CrossEntropyKind::Fused ? "fused" : k == CrossEntropyKind::Half ? "half" : "fp32";
 }
+/// `model.activation_fusion`: which passes of the MLP activation (Megatron's TorchScript bias-GeLU
+/// or SwiGLU functions) run as one fused kernel; an unfused pass runs one kernel per operation of
+/// the function, each reading its inputs from and writing its output to HBM (layer_work.cpp).
+enum class ActivationFusion { Fused, ForwardUnfused, Unfused };
+inline const char* activation_fusion_name(ActivationFusion f) {
+  return f == ActivationFusion::Unfused          ? "unfused"
+         : f == ActivationFusion::ForwardUnfused ? "forward_unfused"
+                                                 : "fused";
+}
+/// `model.bias_grad`: the pass that sums output gradients into the linear layers' bias gradients
+/// (the zero-bubble implementation does it in B; deferring it with the weight GEMMs puts it in W).
+enum class BiasGradPass { BackwardInput, BackwardWeight };
 
 /// `model.moe:` — mixture-of-experts MLPs (docs/moe.md). Every layer from `dense_layers` on
 /// replaces its MLP with a router, `experts` routed experts of which each token uses `top_k`, and
@@ -74,6 +86,11 @@ struct TransformerModel {
   SourceLocation where;  // `tied_embeddings` when given, else `model:` (for resolve's errors)
   bool bias = true;      // linear biases and LayerNorm shifts (GPT); Llama: none (RMSNorm)
   bool dropout = true;   // dropout masks kept for backward (GPT); Llama trains without
+  ActivationFusion activation_fusion = ActivationFusion::Fused;
+  BiasGradPass bias_grad = BiasGradPass::BackwardInput;
+  /// `model.glue_kernels`: `attention: standard` runs Megatron's unfused core attention's copy and
+  /// scaling kernels between its GEMMs (QKV bias add, context permute, their gradients).
+  bool glue_kernels = true;
   std::int64_t dtype_bytes = 2;  // bf16/fp16 = 2, fp32 = 4, fp8 = 1
   std::string dtype = "bf16";
   /// `model.layers_per_stage`: p counts summing to `layers`; empty = Megatron's split.
