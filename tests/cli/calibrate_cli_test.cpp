@@ -1,0 +1,47 @@
+// `bubblesim calibrate` with a GPU curve (docs/calibration.md): the zero-bubble paper's profiled
+// 1.5B layers against the a100-80g roofline, the fitted curve and one layer's kernels.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "cli_support.h"
+
+using namespace bubblesim::cli_testing;
+
+namespace {
+
+const char* const kCalibrate1p5b =
+    "calibrate scenarios/calibration/zb_1.5b_a100.csv --model "
+    "scenarios/calibration/zb_1.5b_a100.yaml --layers-per-stage 3";
+
+std::string line_with(const std::string& text, const std::string& what) {
+  const std::size_t at = text.find(what);
+  if (at == std::string::npos) return "";
+  const std::size_t start = text.rfind('\n', at) + 1;
+  return text.substr(start, text.find('\n', at) - start);
+}
+
+}  // namespace
+
+TEST_CASE("calibrate fits the roofline curve and lists one layer's kernels") {
+  Result r = run(kCalibrate1p5b);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("roofline model vs measured profile") != std::string::npos);
+  // W is weight-gradient GEMMs only (the bias sums are in B), so gemm_max fits it exactly.
+  CHECK(line_with(r.out, "backward_weight      0").find("1.000") != std::string::npos);
+  CHECK(line_with(r.out, "fitted: gemm_max").find("(to the W rows)") != std::string::npos);
+  CHECK(r.out.find("as a scenario: cluster.gpu.efficiency: {gemm_max: ") != std::string::npos);
+  // activation_fusion: forward_unfused: 46 bytes per element of T x f = 6144 x 9216, by hand
+  // 2604662784 bytes; fused in B: 6 bytes, 339738624.
+  CHECK(line_with(r.out, "F     mlp_activation ").find("2604.7 MB") != std::string::npos);
+  CHECK(line_with(r.out, "B     mlp_activation_grad").find("339.7 MB") != std::string::npos);
+  // The one-number fit follows for comparison.
+  CHECK(r.out.find("the one-number model") != std::string::npos);
+}
+
+TEST_CASE("calibrate --efficiency replaces the curve by one number") {
+  Result r = run(std::string(kCalibrate1p5b) + " --efficiency 0.5");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("roofline model") == std::string::npos);
+  CHECK(r.out.find("efficiency 0.5") != std::string::npos);
+}
