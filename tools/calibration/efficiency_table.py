@@ -59,7 +59,7 @@ def per_layer(binary, text, layers):
                              check=True).stdout
     finally:
         os.unlink(f.name)
-    rows = [line.split() for line in out.splitlines() if re.match(r"^\d+\s+\d", line)]
+    rows = [line.split() for line in out.splitlines() if re.match(r"^\d+(-\d+)?\s+\d", line)]
     stage = rows[1] if len(rows) > 1 else rows[0]  # the middle stage (no embedding or head)
     return tuple(float(x) / layers for x in stage[1:4])
 
