@@ -116,9 +116,11 @@ std::vector<NodeText> node_texts(const Topology& t, const TopologyLayout& layout
     const std::string kind(vertex_kind_name(t.vertex_kind(n.members.front())));
     NodeText x;
     if (n.members.size() == 1)
-      x.second = n.gpus == 1 ? (devices.empty() ? "no stage" : "d" + ranges(devices)) : kind;
+      x.second =
+          n.gpus == 1 ? (devices.empty() ? "no stage" : fmt::format("d{}", ranges(devices))) : kind;
     else
-      x.second = fmt::format("{} GPUs{}", n.gpus, devices.empty() ? "" : ", d" + ranges(devices));
+      x.second = fmt::format("{} GPUs{}", n.gpus,
+                             devices.empty() ? "" : fmt::format(", d{}", ranges(devices)));
     x.tip = n.members.size() == 1
                 ? fmt::format("{} ({})", n.label, kind)
                 : fmt::format("{}: {} vertices, {} GPUs", n.label, n.members.size(), n.gpus);
