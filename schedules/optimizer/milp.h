@@ -49,6 +49,12 @@ struct MilpResult {
 struct MilpLimits {
   double seconds = 60;
   std::int64_t nodes = 0;
+  /// Time-indexed MILP only, when positive: look for a schedule of cost at most `target` (ps;
+  /// below the warm start's cost, which is then no start) on the horizon of that cost. Proven
+  /// infeasible: no schedule costs `target` or less (status "infeasible for the target").
+  std::int64_t target = 0;
+  /// A lower bound the caller has certified (ps), added to the model's own.
+  std::int64_t known_bound = 0;
 };
 
 /// Solves `problem` starting from `warm_start` (must be feasible) within `limits`.

@@ -301,7 +301,9 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
     result.status = "warm start infeasible";
     return result;
   }
-  const std::int64_t upper = milp_objective(pr, warm);
+  const std::int64_t warm_cost = milp_objective(pr, warm);
+  const bool targeted = limits.target > 0 && limits.target < warm_cost;
+  const std::int64_t upper = targeted ? limits.target : warm_cost;
   const std::optional<std::int64_t> step = time_grid(pr, upper);
   if (!step) {
     result.status = "no time grid";
@@ -356,7 +358,8 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
       }
     }
   }
-  const double lb = std::ceil(static_cast<double>(lower_bound(pr)) / static_cast<double>(gm.grid));
+  const std::int64_t certified = std::max(lower_bound(pr), limits.known_bound);
+  const double lb = std::ceil(static_cast<double>(certified) / static_cast<double>(gm.grid));
   const double ub = static_cast<double>(upper) / static_cast<double>(gm.grid);
   gm.z = next;
   Cbc_addCol(model, "z", std::min(lb, ub), ub, 1.0, 0, 0, nullptr, nullptr);
@@ -367,8 +370,9 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
                rhs);
     ++result.rows;
   });
-  Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
-                   start_values.data());
+  if (!targeted)
+    Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
+                     start_values.data());
   Cbc_setMaximumSeconds(model, std::max(0.1, limits.seconds));
   if (limits.nodes > 0)
     Cbc_setMaximumNodes(model, static_cast<int>(std::min<std::int64_t>(limits.nodes, 1 << 30)));
@@ -381,13 +385,19 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   const double bound_steps = Cbc_getBestPossibleObjValue(model);
   // With the iteration objective CBC bounds its stand-in (the first iteration's end), not the
   // objective: only the certified bound counts.
-  result.best_bound = static_cast<double>(lower_bound(pr));
+  result.best_bound = static_cast<double>(certified);
+  const auto grid_ps = static_cast<double>(gm.grid);
+  double cbc_bound = std::ceil(bound_steps - 1e-6) * grid_ps;
+  if (result.proven_optimal) cbc_bound = std::round(Cbc_getObjValue(model)) * grid_ps;
+  // Targeted, the model holds only the schedules of cost <= target: every other one costs at
+  // least a step more (the objective counts whole steps).
+  const bool infeasible = targeted && Cbc_isProvenInfeasible(model) != 0;
+  if (targeted) {
+    const double beyond = static_cast<double>(limits.target) + grid_ps;
+    cbc_bound = infeasible ? beyond : std::min(cbc_bound, beyond);
+  }
   if (pr.objective != Objective::Iteration)
-    result.best_bound =
-        std::max(result.best_bound, std::ceil(bound_steps - 1e-6) * static_cast<double>(gm.grid));
-  if (result.proven_optimal && pr.objective != Objective::Iteration)
-    result.best_bound = std::max(result.best_bound,
-                                 std::round(Cbc_getObjValue(model)) * static_cast<double>(gm.grid));
+    result.best_bound = std::max(result.best_bound, cbc_bound);
   const double* sol = Cbc_bestSolution(model);
   if (sol != nullptr) {
     MemoryPlan plan;
@@ -402,12 +412,13 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
       }
     }
   }
-  result.status = result.proven_optimal              ? "optimal"
+  result.status = infeasible                         ? "infeasible for the target"
+                  : result.proven_optimal            ? "optimal"
                   : Cbc_isSecondsLimitReached(model) ? "time limit"
                                                      : "stopped";
   if (result.proven_optimal && pr.objective == Objective::Iteration)
     result.status += " for the first iteration's end";
-  if (!result.solved) result.status += ", no solution read back";
+  if (!result.solved && !infeasible) result.status += ", no solution read back";
   Cbc_deleteModel(model);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -199,7 +199,8 @@ class Rows {
     }
   }
 
-  /// Per device and step: allocations started by t minus releases ended by t (offloads: before t).
+  /// Per device and step: allocations started by t minus releases ended by t (offloads: before t);
+  /// where a reload can start at t, also the memory at its start, before t's compute events.
   void memory() {
     for (std::int32_t d = 0; d < pr_.devices; ++d) {
       const std::vector<std::int32_t> stages = pr_.stages_of(d);
@@ -209,7 +210,11 @@ class Rows {
             std::max(unit, static_cast<double>(pr_.activation_bytes[static_cast<std::size_t>(s)]));
       const double limit = static_cast<double>(pr_.limit_bytes[static_cast<std::size_t>(d)]) / unit;
       for (std::int64_t t = 0; t < model_.horizon; ++t) {
-        Row r;
+        // r: after every event at t (compute releases before compute allocations, offloads ended
+        // at t not yet freed). reload: the instant a reload starts at t, before the compute events
+        // at t (the timing model's order: a reload's allocation first).
+        Row r, reload;
+        bool reload_at_t = false;
         double most = 0;  // the most the row's allocations can add up to
         for (std::int32_t s : stages) {
           const auto su = static_cast<std::size_t>(s);
@@ -233,10 +238,21 @@ class Rows {
             r.started(job(StepKind::B, 0, s, j), t - dur(StepKind::B, s), -(mb - mw));
             r.started(job(StepKind::B, 1, s, j), t - dur(StepKind::B, s), -(mb - mw + in));
             r.started(job(StepKind::W, 0, s, j), t - dur(StepKind::W, s), -mw);
+            const Job& l = job(StepKind::L, 0, s, j);
+            reload_at_t = reload_at_t || (l.present() && l.first <= t && t <= l.last);
+            reload.started(f0, t - 1, mb);
+            reload.started(f1, t - 1, in);
+            reload.started(job(StepKind::R, 0, s, j), t - 1, mb);
+            reload.started(l, t, mb);
+            reload.started(o, t - o.steps - 1, -mb);
+            reload.started(job(StepKind::B, 0, s, j), t - 1 - dur(StepKind::B, s), -(mb - mw));
+            reload.started(job(StepKind::B, 1, s, j), t - 1 - dur(StepKind::B, s), -(mb - mw + in));
+            reload.started(job(StepKind::W, 0, s, j), t - 1 - dur(StepKind::W, s), -mw);
           }
         }
         if (most <= limit + 1e-9 || r.cols.empty()) continue;
         emit_(r, 'L', limit);
+        if (reload_at_t) emit_(reload, 'L', limit);
       }
     }
   }

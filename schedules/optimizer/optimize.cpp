@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 
+#include "schedules/optimizer/first_device_bound.h"
 #include "schedules/optimizer/milp_grid.h"
 #include "schedules/optimizer/timing_model.h"
 
@@ -79,6 +80,46 @@ class Windows {
   std::int64_t next_ = 0;
 };
 
+/// The time-indexed MILP as a sequence of yes / no questions from the certified bound upward: is
+/// there a schedule of cost at most `target`? The model of each question is small (every op's
+/// window ends at the target's horizon); a "no" raises the bound by a step, the first "yes" is
+/// optimal. Stops at the first question left open (time or node limit).
+MilpResult milp_by_targets(const Problem& pr, const Order& order, const MemoryPlan& plan,
+                           std::int64_t cost, std::int64_t bound, std::int64_t grid,
+                           MilpLimits limits, std::chrono::steady_clock::time_point deadline) {
+  MilpResult all;
+  all.available = true;
+  all.formulation = "time-indexed";
+  all.best_bound = static_cast<double>(bound);
+  std::int64_t proven = bound;  // no schedule costs less
+  std::string asked;
+  for (std::int64_t target = bound; target < cost; target += grid) {
+    limits.target = target;
+    limits.known_bound = proven;
+    limits.seconds = std::max(0.5, seconds_left(deadline));
+    MilpResult r = solve_grid_milp(pr, order, plan, limits);
+    all.seconds += r.seconds;
+    all.nodes += r.nodes;
+    all.binaries = std::max(all.binaries, r.binaries);
+    all.rows = std::max(all.rows, r.rows);
+    all.best_bound = std::max(all.best_bound, r.best_bound);
+    asked += fmt::format("{}{}: {}", asked.empty() ? "" : "; ", target / grid, r.status);
+    if (r.solved && r.cost <= target) {
+      all.solved = true;
+      all.order = std::move(r.order);
+      all.plan = std::move(r.plan);
+      all.cost = r.cost;
+      break;
+    }
+    if (r.status != "infeasible for the target") break;
+    proven = target + grid;
+  }
+  all.proven_optimal = all.solved && static_cast<double>(all.cost) <= all.best_bound;
+  all.status = fmt::format("{} (cost <= target steps? {})",
+                           all.proven_optimal ? "optimal" : "not proven", asked);
+  return all;
+}
+
 }  // namespace
 
 OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& settings) {
@@ -87,6 +128,8 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
                                       std::chrono::duration<double>(settings.time_limit_s));
   OptimizeOutcome out;
   out.lower_bound = lower_bound(problem);
+  out.lower_bound =
+      std::max(out.lower_bound, first_device_bound(problem, out.lower_bound, kFirstDeviceNodes));
   SearchSettings ss;
   ss.budget_evals = settings.budget_evals;
   ss.deadline = deadline;
@@ -133,8 +176,15 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
     MilpLimits limits;
     limits.seconds = std::max(0.5, seconds_left(deadline));
     if (settings.budget_evals > 0) limits.nodes = settings.budget_evals;
-    out.milp = on_grid ? solve_grid_milp(problem, out.order, out.plan, limits)
-                       : solve_milp(problem, out.order, limits);
+    limits.known_bound = out.lower_bound;
+    const std::int64_t grid = on_grid ? *time_grid(problem, out.cost) : 0;
+    // A gap of a few steps: ask the small yes / no questions rather than optimize at once.
+    const bool by_targets = on_grid && problem.objective != Objective::Iteration &&
+                            out.cost - out.lower_bound <= kTargetSteps * grid;
+    out.milp = by_targets ? milp_by_targets(problem, out.order, out.plan, out.cost, out.lower_bound,
+                                            grid, limits, deadline)
+               : on_grid  ? solve_grid_milp(problem, out.order, out.plan, limits)
+                          : solve_milp(problem, out.order, limits);
     out.milp_run = true;
     bound = std::max(bound, out.milp.best_bound);
     if (out.milp.solved && out.milp.cost <= out.cost) {

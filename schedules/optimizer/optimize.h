@@ -45,6 +45,11 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
 
 /// Auto runs the full MILP for at most this many stages times microbatches (p m <= 32).
 inline constexpr std::int64_t kAutoMilpMaxCells = 32;
+/// Search nodes of the first device's relaxation (first_device_bound.h), deterministic.
+inline constexpr std::int64_t kFirstDeviceNodes = 200000;
+/// On the time grid, a gap of at most this many steps is closed by yes / no MILPs (is there a
+/// schedule of cost <= target?) from the bound upward instead of one MILP that optimizes.
+inline constexpr std::int64_t kTargetSteps = 8;
 
 /// "best 12.3 ms, bound 11.9 ms, gap 3.2%" for the progress line.
 std::string progress_text(const SearchProgress& p);
