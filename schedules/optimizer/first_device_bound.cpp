@@ -41,8 +41,7 @@ class Search {
   /// The memory at every step from `row` on changes by `bytes` (an allocation that starts at
   /// `row`, or with a negative sign a release that counts from `row`).
   void add(std::int64_t row, std::int64_t bytes) {
-    for (auto r = static_cast<std::size_t>(std::max<std::int64_t>(0, row)); r < memory_.size();
-         ++r)
+    for (auto r = static_cast<std::size_t>(std::max<std::int64_t>(0, row)); r < memory_.size(); ++r)
       memory_[r] += bytes;
   }
   /// Offloads that ended at step `row` - 1 free their bytes from `row` on; kept apart as well,
@@ -69,8 +68,8 @@ class Search {
   /// The earliest the last W can end from this state.
   std::int64_t least_end(std::int64_t t, std::int64_t nf, std::int64_t nb, std::int64_t nw,
                          std::int64_t pending_r) const {
-    std::int64_t end = t + (d_.m - nf) * d_.tf + (d_.m - nb) * d_.tb + (d_.m - nw) * d_.tw +
-                       pending_r * d_.tr;
+    std::int64_t end =
+        t + (d_.m - nf) * d_.tf + (d_.m - nb) * d_.tb + (d_.m - nw) * d_.tw + pending_r * d_.tr;
     const std::int64_t last_f =
         nf == d_.m ? start_f_[static_cast<std::size_t>(d_.m - 1)] : t + (d_.m - nf - 1) * d_.tf;
     end = std::max(end, last_f + d_.round_trip + d_.tb + d_.tw);
@@ -99,8 +98,8 @@ class Search {
   }
 
   /// B(0, nb) (after its R when recomputed), after every possible wait for its input.
-  bool backward(std::int64_t t, std::int64_t nf, std::int64_t nb, std::int64_t nw,
-                std::int64_t d2h, std::int64_t h2d, std::int64_t pending_r) {
+  bool backward(std::int64_t t, std::int64_t nf, std::int64_t nb, std::int64_t nw, std::int64_t d2h,
+                std::int64_t h2d, std::int64_t pending_r) {
     const auto j = static_cast<std::size_t>(nb);
     const Mode mode = mode_[j];
     std::int64_t ready = std::max(t, start_f_[j] + d_.round_trip);
@@ -120,8 +119,7 @@ class Search {
     bool found = false;
     // The latest start that can still meet the target: the B and the W's left after it.
     const std::int64_t latest = target_ - d_.tb - (d_.m - std::max(nb + 1, nw)) * d_.tw -
-                                (d_.m - nb - 1) * d_.tb - (d_.m - nf) * d_.tf -
-                                pending_r * d_.tr;
+                                (d_.m - nb - 1) * d_.tb - (d_.m - nf) * d_.tf - pending_r * d_.tr;
     for (std::int64_t s = ready; s <= latest && !found && !exhausted(); ++s) {
       std::int64_t reload = -1;
       if (mode == kOffloaded) {
@@ -166,8 +164,8 @@ class Search {
           offload_freed(end + 1, -d_.mb);
           add(end + 1, d_.mb);
         } else {
-          found = step(t + d_.tf, nf + 1, nb, nw, d2h, h2d,
-                       pending_r + (mode == kRecomputed ? 1 : 0));
+          found =
+              step(t + d_.tf, nf + 1, nb, nw, d2h, h2d, pending_r + (mode == kRecomputed ? 1 : 0));
         }
       }
       add(t, -bytes);
@@ -222,8 +220,8 @@ std::int64_t first_device_bound(const Problem& pr, std::int64_t from, std::int64
   std::int64_t rt = pr.forward_ps[0];
   for (std::int32_t s = 1; s < pr.stages; ++s) {
     const auto su = static_cast<std::size_t>(s);
-    rt += pr.forward_delay(s - 1) + pr.forward_ps[su] + pr.backward_ps[su] +
-          pr.backward_delay(s - 1);
+    rt +=
+        pr.forward_delay(s - 1) + pr.forward_ps[su] + pr.backward_ps[su] + pr.backward_delay(s - 1);
   }
   d.round_trip = rt / g;
   d.mb = pr.activation_bytes[0];

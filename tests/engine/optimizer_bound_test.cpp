@@ -86,7 +86,8 @@ TEST_CASE("first-device bound: between the certified bound and the search's repl
         const Problem pr = unit_problem(4, m, limit, true, true, backward);
         const OptimizeOutcome out = search(pr);
         REQUIRE(out.feasible);
-        // At 1 M_B the node limit may stop it before the optimum: what it returns is still certified.
+        // At 1 M_B the node limit may stop it before the optimum: what it returns is still
+        // certified.
         const std::int64_t bound = first_device_bound(pr, lower_bound(pr), 200000);
         CHECK(bound >= lower_bound(pr));
         CHECK(bound <= out.cost);
