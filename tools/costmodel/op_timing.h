@@ -13,7 +13,7 @@
 // GEMMs approach a ceiling below peak (power and clock limits, gemm_max), and small ones lose
 // efficiency as a fixed per-call cost (launch, prologue, the last partial wave) stops being
 // negligible: the efficiency of a GEMM is gemm_max F / (F + gemm_max peak gemm_overhead).
-// `bubblesim calibrate` fits gemm_max and gemm_overhead to a measured profile; GPU presets ship
+// `bubblesim calibrate` fits gemm_max and memory to a measured profile; GPU presets ship
 // values with their sources (scenarios/presets/gpus.yaml).
 
 #include <string>
