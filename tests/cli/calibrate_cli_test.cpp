@@ -2,6 +2,8 @@
 // 1.5B layers against the a100-80g roofline, the fitted curve and one layer's kernels.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <sstream>
 #include <string>
 
 #include "cli_support.h"
@@ -44,4 +46,38 @@ TEST_CASE("calibrate --efficiency replaces the curve by one number") {
   REQUIRE(r.code == 0);
   CHECK(r.out.find("roofline model") == std::string::npos);
   CHECK(r.out.find("efficiency 0.5") != std::string::npos);
+}
+
+TEST_CASE("the held-out scenarios carry the curve calibrate fits to the 1.5B profile") {
+  Result fit = run(kCalibrate1p5b);
+  REQUIRE(fit.code == 0);
+  const std::string curve = line_with(fit.out, "as a scenario: cluster.gpu.efficiency: ");
+  const std::string gemm = curve.substr(curve.find("gemm_max: "), 16);  // "gemm_max: 0.8129"
+  const std::string memory = curve.substr(curve.find("memory: "), 14);  // "memory: 0.8001"
+  for (const char* file : {"scenarios/calibration/zb_6.2b_a100_fitted.yaml",
+                           "scenarios/calibration/korthikanti_22b_a100_fitted.yaml"}) {
+    CAPTURE(file);
+    const std::string text = slurp(std::string(BUBBLESIM_SOURCE_DIR) + "/" + file);
+    CHECK(text.find(gemm) != std::string::npos);
+    CHECK(text.find(memory) != std::string::npos);
+  }
+}
+
+TEST_CASE("held out: the 6.2B layers at the 1.5B curve are within 10% of Table 9") {
+  // The must-show of issue 16 (docs/calibration.md): given/measured of F, B and W.
+  Result r =
+      run("calibrate scenarios/calibration/zb_6.2b_a100.csv --model "
+          "scenarios/calibration/zb_6.2b_a100_fitted.yaml --layers-per-stage 4");
+  REQUIRE(r.code == 0);
+  for (const char* op : {"forward ", "backward_input ", "backward_weight "}) {
+    CAPTURE(op);
+    const std::string line = line_with(r.out, std::string(op) + "     ");
+    REQUIRE(!line.empty());
+    // Columns: op stage layers given fitted measured given/measured fitted/measured.
+    std::istringstream in(line);
+    std::string name;
+    double stage = 0, layers = 0, given = 0, fitted = 0, measured = 0;
+    in >> name >> stage >> layers >> given >> fitted >> measured;
+    CHECK(std::abs(given / measured - 1.0) < 0.10);
+  }
 }
