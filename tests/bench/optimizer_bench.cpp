@@ -190,11 +190,12 @@ void OptimizerMilpProof(benchmark::State& state) {
 }
 BENCHMARK(OptimizerMilpProof)->Args({8, 16})->Unit(benchmark::kSecond)->Iterations(1);
 
-// Issue 19's proof target: p = 4, m = 8, unit costs, the limit half of 1F1B's memory (2 M_B on
-// every device, 1F1B needs p), offload (one M_B copied in one unit each way) and recompute (R = F,
-// a tenth of M_B kept) allowed: the time-indexed MILP decides keep / offload / recompute.
+// Issue 19's proof target: p = 4, m = 8 (and m = 4), unit costs, the limit half of 1F1B's memory
+// (2 M_B on every device, 1F1B needs p), offload (one M_B copied in one unit each way) and
+// recompute (R = F, a tenth of M_B kept) allowed: the time-indexed MILP decides keep / offload /
+// recompute.
 void OptimizerMilpOffloadProof(benchmark::State& state) {
-  const int p = 4, m = 8;
+  const int p = 4, m = static_cast<int>(state.range(0));
   optimizer::Problem pr = problem(p, m, 1, 1, 1, 0, 0.5 * p);
   pr.allow_offload = pr.allow_recompute = true;
   pr.d2h_ps = pr.h2d_ps = pr.forward_ps;
@@ -209,12 +210,14 @@ void OptimizerMilpOffloadProof(benchmark::State& state) {
       static_cast<double>(out.best_bound) / static_cast<double>(pr.forward_ps[0]);
   state.counters["binaries"] = static_cast<double>(out.milp.binaries);
   state.counters["milp_s"] = out.milp.seconds;
+  state.counters["milp_nodes"] = static_cast<double>(out.milp.nodes);
+  state.SetLabel(out.milp.status);
   state.counters["offloaded"] =
       static_cast<double>(out.plan.count(optimizer::ActivationChoice::Offloaded));
   state.counters["recomputed"] =
       static_cast<double>(out.plan.count(optimizer::ActivationChoice::Recomputed));
 }
-BENCHMARK(OptimizerMilpOffloadProof)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(OptimizerMilpOffloadProof)->Arg(4)->Arg(8)->Unit(benchmark::kSecond)->Iterations(1);
 
 // Uneven stage costs, so the search does not meet the certified bound and CBC has to work.
 void OptimizerMilpUneven(benchmark::State& state) {
