@@ -1,5 +1,8 @@
 #include "schedules/stage_costs.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace bubblesim {
 
 std::vector<StageCost> CostProfile::for_table(int chunks) const {
@@ -21,6 +24,8 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     part.a2a_backward = c.a2a_backward / chunks;
     part.a2a_forward_exposed = c.a2a_forward_exposed / chunks;
     part.a2a_backward_exposed = c.a2a_backward_exposed / chunks;
+    part.a2a_forward_slowdown = c.a2a_forward_slowdown / chunks;
+    part.a2a_backward_slowdown = c.a2a_backward_slowdown / chunks;
     part.activation = c.activation / chunks;
     part.weight_grad = c.weight_grad / chunks;
     part.stage_input = c.stage_input;
@@ -30,16 +35,36 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
   return out;
 }
 
+A2aOverlap overlap_a2a(Time a2a, Time compute, double sm_share) {
+  A2aOverlap o;
+  if (a2a <= Time::zero()) return o;
+  const double share = std::clamp(sm_share, 0.0, 0.99);
+  // The compute, slowed for as long as the all-to-all runs, ends at compute / (1 - share).
+  const Time slowed = Time::from_ps(
+      static_cast<std::int64_t>(std::llround(static_cast<double>(compute.ps()) / (1.0 - share))));
+  o.hidden = std::min(a2a, slowed);
+  o.exposed = a2a - o.hidden;
+  o.slowdown = Time::from_ps(
+      static_cast<std::int64_t>(std::llround(share * static_cast<double>(o.hidden.ps()))));
+  return o;
+}
+
+A2aOverlap fused_a2a(const StageCost& f, const StageCost& b, Time back) {
+  const Time compute_f = f.forward - f.a2a_forward_exposed - f.a2a_forward_slowdown;
+  const Time compute_b = back - b.a2a_backward_exposed - b.a2a_backward_slowdown;
+  const A2aOverlap x = overlap_a2a(f.a2a_forward, compute_b, f.a2a_sm_share);
+  const A2aOverlap y = overlap_a2a(b.a2a_backward, compute_f, b.a2a_sm_share);
+  return {x.hidden + y.hidden, x.exposed + y.exposed, x.slowdown + y.slowdown};
+}
+
 Time fused_a2a_exposed(const StageCost& f, const StageCost& b, Time back) {
-  const Time compute_f = f.forward - f.a2a_forward_exposed;
-  const Time compute_b = back - b.a2a_backward_exposed;
-  auto left = [](Time a2a, Time under) { return a2a > under ? a2a - under : Time::zero(); };
-  return left(f.a2a_forward, compute_b) + left(b.a2a_backward, compute_f);
+  return fused_a2a(f, b, back).exposed;
 }
 
 Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back) {
-  return (f.forward - f.a2a_forward_exposed) + (back - b.a2a_backward_exposed) +
-         fused_a2a_exposed(f, b, back);
+  const A2aOverlap o = fused_a2a(f, b, back);
+  return (f.forward - f.a2a_forward_exposed - f.a2a_forward_slowdown) +
+         (back - b.a2a_backward_exposed - b.a2a_backward_slowdown) + o.exposed + o.slowdown;
 }
 
 CostProfile CostProfile::uniform(int stages, const StageCost& cost) {

@@ -26,16 +26,33 @@ struct StageCost {
   // it, or what `parallelism.a2a_overlap` leaves when F and B are paired). Zero without MoE.
   Time a2a_forward, a2a_backward;
   Time a2a_forward_exposed, a2a_backward_exposed;
+  // `overlap.comm_sm_fraction`: the share of the SMs the all-to-all kernels hold while they run
+  // under other compute, which then runs that much slower; and the slowdown `forward` /
+  // `backward_input` include from it under `parallelism.a2a_overlap` (a2a_*_slowdown).
+  double a2a_sm_share = 0;
+  Time a2a_forward_slowdown, a2a_backward_slowdown;
 
   Time full_backward() const { return backward_input + backward_weight; }
 };
 
+/// An all-to-all of `a2a` run on the communication stream under `compute` of other work while
+/// its kernels hold `sm_share` of the SMs: the compute runs at 1 - sm_share of its speed while
+/// they overlap. `hidden`: the overlapped time; `exposed`: the all-to-all still running after the
+/// compute ended; `slowdown`: what the compute lost. The pair lasts compute + slowdown + exposed
+/// = max(a2a, compute + sm_share x a2a).
+struct A2aOverlap {
+  Time hidden, exposed, slowdown;
+};
+A2aOverlap overlap_a2a(Time a2a, Time compute, double sm_share);
+
 /// An F&B op (DualPipe's overlapped pair) without a given `fused` time: F on `f`, B on `b` lasting
 /// `back` (its B, or its full backward when it has no W). Each half's all-to-all runs under the
-/// other half's compute: compute(F) + compute(B) + max(0, a2a(F) - compute(B)) + max(0, a2a(B) -
-/// compute(F)); without all-to-all, T_F + back.
+/// other half's compute (overlap_a2a with `f.a2a_sm_share`): compute(F) + compute(B) + both
+/// halves' slowdown and exposed time; without all-to-all, T_F + back.
 Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back);
-/// The all-to-all time such an op leaves exposed (the two max terms).
+/// The two halves of such an op summed: their all-to-all hidden, exposed and the slowdown.
+A2aOverlap fused_a2a(const StageCost& f, const StageCost& b, Time back);
+/// fused_a2a(...).exposed: the all-to-all time such an op leaves exposed.
 Time fused_a2a_exposed(const StageCost& f, const StageCost& b, Time back);
 
 struct CostProfile {

@@ -58,16 +58,22 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
     default:
       return;
   }
-  // The exposed expert all-to-all (docs/moe.md) as a slice before the TP one.
-  const Time a2a = a2a_exposed_of(op);
-  if (a2a > Time::zero()) {
+  // The exposed expert all-to-all (docs/moe.md) as a slice before the TP one, and before it the
+  // compute lost while the hidden all-to-all held SMs (overlap.comm_sm_fraction).
+  const A2aOverlap a2a = a2a_of(op);
+  auto slice = [&](Time length, Time before, std::string name) {
+    if (length <= Time::zero()) return;
     CollectiveEvent e;
-    e.name = fmt::format("expert all-to-all {} (exposed)", to_string(op));
+    e.name = std::move(name);
     e.device = device;
-    e.start = end - tp_time - a2a;
-    e.end = end - tp_time;
+    e.start = end - tp_time - before - length;
+    e.end = end - tp_time - before;
     for (EngineObserver* o : observers) o->on_collective(e);
-  }
+  };
+  slice(a2a.exposed, Time::zero(), fmt::format("expert all-to-all {} (exposed)", to_string(op)));
+  slice(a2a.slowdown, a2a.exposed,
+        fmt::format("expert all-to-all {} (hidden {:.3f} ms; its SMs slow compute)", to_string(op),
+                    a2a.hidden.milliseconds()));
   if (tp_time <= Time::zero()) return;
   // TP all-reduces are serialised with the op's compute (Megatron without overlap); the trace
   // shows them as one slice at the end of the op.
@@ -79,27 +85,35 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
   for (EngineObserver* o : observers) o->on_collective(e);
 }
 
-Time GradientSync::Impl::a2a_exposed_of(const Op& op) const {
+A2aOverlap GradientSync::Impl::a2a_of(const Op& op) const {
   const std::vector<StageCost>& c = plan.a2a_costs;
   auto has = [&](std::int32_t s) { return s >= 0 && static_cast<std::size_t>(s) < c.size(); };
+  auto alone = [](Time a2a, Time exposed, Time slowdown) {
+    return A2aOverlap{a2a - exposed, exposed, slowdown};
+  };
   switch (op.kind) {
     case OpKind::Forward:
-    case OpKind::Recompute:
-      return has(op.stage) ? c[static_cast<std::size_t>(op.stage)].a2a_forward_exposed
-                           : Time::zero();
-    case OpKind::Backward:
-      return has(op.stage) ? c[static_cast<std::size_t>(op.stage)].a2a_backward_exposed
-                           : Time::zero();
+    case OpKind::Recompute: {
+      if (!has(op.stage)) return {};
+      const StageCost& f = c[static_cast<std::size_t>(op.stage)];
+      return alone(f.a2a_forward, f.a2a_forward_exposed,
+                   op.kind == OpKind::Forward ? f.a2a_forward_slowdown : Time::zero());
+    }
+    case OpKind::Backward: {
+      if (!has(op.stage)) return {};
+      const StageCost& b = c[static_cast<std::size_t>(op.stage)];
+      return alone(b.a2a_backward, b.a2a_backward_exposed, b.a2a_backward_slowdown);
+    }
     case OpKind::ForwardBackward: {
-      if (!has(op.stage) || !has(op.backward_stage)) return Time::zero();
+      if (!has(op.stage) || !has(op.backward_stage)) return {};
       const StageCost& f = c[static_cast<std::size_t>(op.stage)];
       const StageCost& b = c[static_cast<std::size_t>(op.backward_stage)];
-      if (f.fused > Time::zero()) return Time::zero();
+      if (f.fused > Time::zero()) return {};
       const bool split = table.has_weight_op(op.backward_stage, op.backward_microbatch);
-      return fused_a2a_exposed(f, b, split ? b.backward_input : b.full_backward());
+      return fused_a2a(f, b, split ? b.backward_input : b.full_backward());
     }
     default:
-      return Time::zero();
+      return {};
   }
 }
 

@@ -77,7 +77,7 @@ struct GradientSync::Impl {
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
   void report_tp(std::int32_t device, std::int32_t position, Time end);
   /// The all-to-all time `op` leaves exposed (plan.a2a_costs; zero without).
-  Time a2a_exposed_of(const Op& op) const;
+  A2aOverlap a2a_of(const Op& op) const;  // the op's all-to-all: hidden, exposed, slowdown
   void finish(Metrics& m, bool completed);
 };
 

@@ -55,20 +55,58 @@ TEST_CASE("deepseek-v3-like: DualPipe hides the all-to-all 1F1B and ZB-H1 expose
     CHECK(at(moe[s], "a2a_s") > 0);
     CHECK(at(moe[s], "a2a_exposed_s") == at(moe[s], "a2a_s"));  // nothing pairs F with B
   }
-  const double exposed = at(moe["dualpipe"], "a2a_exposed_s") / at(moe["dualpipe"], "a2a_s");
+  const nlohmann::json& dual = moe["dualpipe"];
+  const double exposed = at(dual, "a2a_exposed_s") / at(dual, "a2a_s");
   MESSAGE("DualPipe exposes " << exposed << " of its all-to-all; iteration 1F1B " << t_1f1b
                               << " s, ZB-H1 " << t_zb << " s, DualPipe " << t_dual << " s");
-  // Most of it hidden (the issue asks for under 10%: the warm-up and cool-down F and B ops, about
-  // p per device, are not fused and expose theirs; docs/moe.md has the measured share).
-  CHECK(exposed < 0.5);
+  // What DeepSeek's dualpipe.py implies (schedules/generators/dualpipe_order.h): only the F&B
+  // pairs of steps 4 and 5 overlap; a device at distance h from the nearest pipeline end runs
+  // 3p/2 - h - 1 of its m forwards and as many backwards unfused, and the middle devices
+  // (h = p/2 - 1) one more (their first pair is split): p + 1 of m. Those pay their all-to-all in
+  // full, so at least (p + 1) / m of a middle device's all-to-all is exposed (its two stages have
+  // the largest all-to-all time here). The issue's "under 10%" needs m of several hundred.
+  // At most, the end devices' 3p/2 - 1 unfused ops of m, plus what the fused pairs leave (under
+  // 10% of theirs, checked below with more microbatches).
+  const double p = 16, m = 120;
+  CHECK(exposed >= (p + 1) / m - 1e-6);
+  CHECK(exposed < (3 * p / 2 - 1) / m + 0.1);
+  // The all-to-all kernels hold 20 of 132 SMs while they hide: the fused pairs' compute is slower
+  // by that share of the hidden time; 1F1B and ZB-H1 hide nothing, so lose nothing.
+  CHECK(at(dual, "a2a_slowdown_s") > 0);
+  CHECK(at(moe["1f1b"], "a2a_slowdown_s") == 0);
   CHECK(t_dual < t_zb);
   CHECK(t_zb < t_1f1b);
+
+  // Four times the microbatches: the unfused ops stay as many, the added microbatches all run in
+  // fused pairs, which hide more than 90% of their all-to-all; the exposed share falls under
+  // 10%.
+  YAML::Node longer = YAML::Clone(file);
+  longer["pipeline"]["microbatches"] = 4 * 120;
+  longer["schedules"] = YAML::Load("[dualpipe]");
+  const nlohmann::json dual4 = results_of(emit(longer), dir)["dualpipe"];
+  const double added = at(dual4, "a2a_s") - at(dual, "a2a_s");
+  const double added_exposed = at(dual4, "a2a_exposed_s") - at(dual, "a2a_exposed_s");
+  MESSAGE("with 480 microbatches DualPipe exposes "
+          << at(dual4, "a2a_exposed_s") / at(dual4, "a2a_s") << " of its all-to-all");
+  CHECK(added_exposed < 0.1 * added);
+  CHECK(at(dual4, "a2a_exposed_s") < 0.1 * at(dual4, "a2a_s"));
+
+  // Without the SM share DualPipe is faster (nothing slows its hidden compute) and exposes more
+  // (the compute under each all-to-all ends sooner).
+  YAML::Node free_sms = YAML::Clone(file);
+  free_sms.remove("overlap");
+  free_sms["schedules"] = YAML::Load("[dualpipe]");
+  const nlohmann::json dual_free = results_of(emit(free_sms), dir)["dualpipe"];
+  CHECK(at(dual_free, "iteration_time_s") < t_dual);
+  CHECK(at(dual_free, "a2a_exposed_s") > at(dual, "a2a_exposed_s"));
+  CHECK(at(dual_free, "a2a_slowdown_s") == 0);
 
   // The same scenario with moe removed (dense layers of ffn_hidden, no EP): no all-to-all, and
   // DualPipe's lead over ZB-H1 shrinks to what its bubbles give.
   YAML::Node dense = YAML::Clone(file);
   dense["model"]["moe"] = "none";
   dense["parallelism"].remove("ep");
+  dense.remove("overlap");
   auto plain = results_of(emit(dense), dir);
   for (const auto& [label, sim] : plain) CHECK(sim["a2a_s"].is_null());
   const double lead_moe = t_zb / t_dual - 1.0;

@@ -36,6 +36,9 @@ StageCost StageBreakdown::cost() const {
   c.a2a_backward = Time::from_seconds(a2a_backward);
   c.a2a_forward_exposed = Time::from_seconds(forward.a2a);
   c.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
+  c.a2a_forward_slowdown = Time::from_seconds(forward.a2a_sm);
+  c.a2a_backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
+  c.a2a_sm_share = a2a_sm_share;
   return c;
 }
 
@@ -226,10 +229,20 @@ class StageBuilder {
           in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.a2a_bytes).seconds();
       s.a2a_forward = nm * moe_.a2a_count_forward * one;
       s.a2a_backward = nm * moe_.a2a_count_backward * one;
+      s.a2a_sm_share = in_.comm_sm_fraction;
       const double compute_f = s.forward.seconds(), compute_b = s.backward_input.seconds();
-      s.forward.a2a = in_.a2a_overlap ? std::max(0.0, s.a2a_forward - compute_b) : s.a2a_forward;
-      s.backward_input.a2a =
-          in_.a2a_overlap ? std::max(0.0, s.a2a_backward - compute_f) : s.a2a_backward;
+      s.forward.a2a = s.a2a_forward;
+      s.backward_input.a2a = s.a2a_backward;
+      if (in_.a2a_overlap) {  // each one's all-to-all under the other's compute, SMs shared
+        auto overlapped = [&](double a2a, double under, TimeParts& op) {
+          const A2aOverlap o =
+              overlap_a2a(Time::from_seconds(a2a), Time::from_seconds(under), in_.comm_sm_fraction);
+          op.a2a = o.exposed.seconds();
+          op.a2a_sm = o.slowdown.seconds();
+        };
+        overlapped(s.a2a_forward, compute_b, s.forward);
+        overlapped(s.a2a_backward, compute_f, s.backward_input);
+      }
     }
 
     // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).

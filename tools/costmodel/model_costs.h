@@ -76,14 +76,18 @@ struct ModelCostInputs {
   /// `parallelism.a2a_overlap`: every F hides its all-to-all under a B's compute and every B
   /// under an F's (Megatron's combined 1F1B overlap, assumed for every op; docs/moe.md).
   bool a2a_overlap = false;
+  /// `overlap.comm_sm_fraction`: the share of SMs the all-to-all kernels hold while they run
+  /// under other compute (docs/moe.md); that compute runs this much slower meanwhile.
+  double comm_sm_fraction = 0;
 };
 
 /// One op's time in seconds and where it comes from; the op lasts total() (rounded once).
 struct TimeParts {
   double layers = 0, embedding = 0, lm_head = 0, tp_comm = 0, zero_comm = 0, recompute = 0;
-  double a2a = 0;  // the expert all-to-all time the op leaves exposed
+  double a2a = 0;     // the expert all-to-all time the op leaves exposed
+  double a2a_sm = 0;  // compute slowed while an overlapped all-to-all holds SMs (a2a_overlap)
   double seconds() const {
-    return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a;
+    return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a + a2a_sm;
   }
   Time total() const { return Time::from_seconds(seconds()); }
 };
@@ -96,6 +100,7 @@ struct StageBreakdown {
   Bytes activation, weight_grad, stage_input, p2p, static_memory;
   double parameters_per_gpu = 0;
   double a2a_forward = 0, a2a_backward = 0;  // all-to-all seconds of one F and one B, in all
+  double a2a_sm_share = 0;                   // overlap.comm_sm_fraction
   StageCost cost() const;
 };
 

@@ -79,12 +79,13 @@ MetricValue samples_per_second(const MetricInput& in) {
   return number(batch / t);
 }
 
-/// The largest all-to-all time (or its exposed part) of a device; none without one.
-MetricValue a2a_metric(const MetricInput& in, bool exposed) {
+/// The largest all-to-all time (or its exposed part, or the compute it slowed) of a device; none
+/// without one.
+MetricValue a2a_metric(const MetricInput& in, Time A2aTime::*part) {
   Time total, most;
   for (const A2aTime& a : a2a_per_device(in.run.table, in.run.stage_costs)) {
     total += a.total;
-    most = std::max(most, exposed ? a.exposed : a.total);
+    most = std::max(most, a.*part);
   }
   if (total == Time::zero()) return {};
   return number(most);
@@ -276,10 +277,14 @@ const std::vector<Metric> kMetrics = {
     // Expert parallelism (docs/moe.md): none without an all-to-all.
     {"a2a_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
      "largest expert all-to-all time (dispatch + combine, F and B) inside a device's ops",
-     [](const MetricInput& in) { return a2a_metric(in, false); }},
+     [](const MetricInput& in) { return a2a_metric(in, &A2aTime::total); }},
     {"a2a_exposed_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "largest part of a device's all-to-all time not hidden under other compute",
-     [](const MetricInput& in) { return a2a_metric(in, true); }},
+     [](const MetricInput& in) { return a2a_metric(in, &A2aTime::exposed); }},
+    {"a2a_slowdown_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest compute time a device loses to SMs its hidden all-to-all holds "
+     "(overlap.comm_sm_fraction)",
+     [](const MetricInput& in) { return a2a_metric(in, &A2aTime::slowdown); }},
 };
 }  // namespace
 

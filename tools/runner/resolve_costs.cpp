@@ -141,6 +141,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.stages = sc.stages;
   in.sharding = Sharding{par.tp, par.sp, par.ep};
   in.a2a_overlap = par.a2a_overlap;
+  in.comm_sm_fraction = par.comm_sm_fraction;
   in.zero = ZeroSpec{par.zero, par.dp};
   in.recompute = recompute_model(sc.memory);
   if (sc.per_layer) {

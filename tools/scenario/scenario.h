@@ -98,6 +98,8 @@ struct ParallelismSpec {
   /// `parallelism.ep`: expert parallelism over ep consecutive data-parallel ranks (docs/moe.md).
   std::int32_t ep = 1;
   bool a2a_overlap = false;  // `parallelism.a2a_overlap`: F and B hide each other's all-to-all
+  /// `overlap.comm_sm_fraction`: the SMs an overlapped all-to-all takes from compute (docs/moe.md)
+  double comm_sm_fraction = 0;
   // costs.gradient_bytes (whole stage, before the TP split) and costs.optimizer_step (per GPU),
   // per pipeline stage; empty = derive.
   std::vector<Bytes> gradient_bytes;

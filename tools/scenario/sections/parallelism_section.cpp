@@ -13,6 +13,7 @@ namespace bubblesim {
 void read_parallelism_section(LoadContext& context, Scenario& sc) {
   const std::optional<YamlNode> parallelism = context.section("parallelism");
   const std::optional<YamlNode> data_parallel = context.section("data_parallel");
+  const std::optional<YamlNode> overlap = context.section("overlap");
   ParallelismSpec& spec = sc.parallelism;
   DiagnosticList& diags = context.diags();
   if (parallelism) {
@@ -124,6 +125,20 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           spec.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
                            : *a == "tree" ? CollectiveAlgorithm::Tree
                                           : CollectiveAlgorithm::Hierarchical;
+        }
+      }
+    }
+  }
+  if (overlap) {
+    MapReader m(*overlap, diags, {"comm_sm_fraction"});
+    if (auto n = overlap->is_map() ? m.get("comm_sm_fraction") : std::nullopt) {
+      if (auto v = n->as_real(diags, 0.0, 0.9)) {
+        if (*v > 0 && spec.ep <= 1) {
+          n->error(diags,
+                   "the share of SMs an overlapped expert all-to-all holds: it needs "
+                   "parallelism.ep > 1");
+        } else {
+          spec.comm_sm_fraction = *v;
         }
       }
     }

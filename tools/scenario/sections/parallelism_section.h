@@ -1,9 +1,11 @@
 #pragma once
-// Section reader `parallelism` + `data_parallel` (docs/parallelism.md), either may be absent:
+// Section reader `parallelism` + `data_parallel` + `overlap` (docs/parallelism.md, docs/moe.md),
+// any may be absent:
 //   parallelism:   {dp: D, tp: T, order: [tp, pp, dp], sp, zero, ep: E, a2a_overlap}
 //                  rank layout innermost first; E-way expert parallelism over dp ranks
 //   data_parallel: {bucket: 25MiB, overlap: true, algorithm: ring|tree|hierarchical,
 //                   replica_sync: true}
+//   overlap:       {comm_sm_fraction: 0.15}  the SMs an overlapped expert all-to-all holds
 // Sets Scenario::parallelism (the GPUs of the ranks come later, from the placement).
 
 #include "tools/scenario/sections/load_context.h"

@@ -22,7 +22,7 @@ const std::vector<SectionReader>& section_readers() {
       {{"pipeline"}, read_pipeline_section},
       {{"model", "cluster"}, read_model_section},
       {{"costs"}, read_costs_section},
-      {{"parallelism", "data_parallel"}, read_parallelism_section},
+      {{"parallelism", "data_parallel", "overlap"}, read_parallelism_section},
       {{"communication", "topology", "placement"}, read_communication_section},
       {{"memory"}, read_memory_section},
       {{"faults"}, read_faults_section},
