@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "schedules/order_stream.h"
 #include "schedules/parameter.h"
 #include "schedules/replay_settings.h"
 #include "schedules/stage_costs.h"
@@ -99,6 +101,10 @@ struct Generator {
   GeneratorInfo info;
   std::function<Table(const GeneratorInput&)> generate;
   std::function<Formula(const GeneratorInput&)> formula;  // may be empty: no closed form
+  /// May be empty: the generator cannot emit its orders as a stream (schedules/order_stream.h,
+  /// the premise there). When set, `generate(in)` is `stream(in)->materialize()`; it throws what
+  /// `generate` throws. Runs replay a stream instead of a table beyond --max-ops (docs/engine.md).
+  std::function<std::unique_ptr<OrderStream>(const GeneratorInput&)> stream{};
 };
 
 /// The host's registration interface. A generator package is one function `void f(Registrar&)`.

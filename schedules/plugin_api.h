@@ -30,7 +30,8 @@
 ///   1  first release
 ///   2  GeneratorInput: `comm_delay` renamed `delay` (communication.delay); `memory_budget` is
 ///      one value per device (std::vector<Bytes>, empty = no budget) instead of one optional
-#define BUBBLESIM_PLUGIN_ABI_VERSION 2u
+///   3  Generator: `stream` (an optional per-device order stream, schedules/order_stream.h)
+#define BUBBLESIM_PLUGIN_ABI_VERSION 3u
 
 extern "C" {
 

@@ -9,6 +9,7 @@
 // Megatron takes g = microbatch_group_size (default p) and requires p <= g <= m and a last group
 // of 0 or at least p microbatches. PyTorch's ScheduleInterleaved1F1B is the same order with
 // g = m / max(1, floor(m/p)) (its "microbatches per round"), which must be an integer.
+// The order is a stream (schedules/order_stream.h): op i of device r is computed directly.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -80,17 +81,13 @@ struct VirtualMicrobatch {
   std::int32_t chunk;
 };
 
-/// Megatron's schedule table: groups of g microbatches, within a group chunk-major.
-std::vector<VirtualMicrobatch> virtual_sequence(std::int32_t m, std::int32_t v, std::int32_t g) {
-  std::vector<VirtualMicrobatch> seq;
-  seq.reserve(static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
-  for (std::int32_t start = 0; start < m; start += g) {
-    const std::int32_t end = std::min(m, start + g);
-    for (std::int32_t c = 0; c < v; ++c) {
-      for (std::int32_t j = start; j < end; ++j) seq.push_back({j, c});
-    }
-  }
-  return seq;
+/// Entry k of Megatron's schedule table: groups of g microbatches, within a group chunk-major
+/// (the last group may be shorter).
+VirtualMicrobatch virtual_entry(std::int64_t k, std::int32_t m, std::int32_t v, std::int32_t g) {
+  const std::int64_t group = k / (std::int64_t{g} * v), start = group * g;
+  const std::int64_t size = std::min<std::int64_t>(g, m - start), offset = k - start * v;
+  return {static_cast<std::int32_t>(start + offset % size),
+          static_cast<std::int32_t>(offset / size)};
 }
 
 std::int32_t warmup_forwards(std::int32_t p, std::int32_t r, std::int32_t m, std::int32_t v,
@@ -98,34 +95,50 @@ std::int32_t warmup_forwards(std::int32_t p, std::int32_t r, std::int32_t m, std
   return std::min(2 * (p - r - 1) + (v - 1) * g, m * v);
 }
 
-Table generate_interleaved(const GeneratorInput& in) {
-  const std::int32_t p = in.devices, m = in.microbatches, v = chunks_of(in);
-  const std::int32_t g = group_size(in);
-  const std::vector<VirtualMicrobatch> seq = virtual_sequence(m, v, g);
-  const std::int32_t total = m * v;
-  Table t = Table::empty(p, v, m, Placement::loop(p, p * v));
-  for (std::int32_t r = 0; r < p; ++r) {
-    auto& ops = t.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(2 * static_cast<std::size_t>(total));
-    auto forward = [&](std::int32_t k) {
-      const VirtualMicrobatch& x = seq[static_cast<std::size_t>(k)];
-      ops.push_back(Op::forward(x.chunk * p + r, x.microbatch));
-    };
-    auto backward = [&](std::int32_t k) {
-      const VirtualMicrobatch& x = seq[static_cast<std::size_t>(k)];
-      ops.push_back(Op::backward((v - 1 - x.chunk) * p + r, x.microbatch));
-    };
-    const std::int32_t warmup = warmup_forwards(p, r, m, v, g);
-    std::int32_t next_forward = 0, next_backward = 0;
-    while (next_forward < warmup) forward(next_forward++);
-    while (next_forward < total) {
-      forward(next_forward++);
-      backward(next_backward++);
-    }
-    while (next_backward < total) backward(next_backward++);
+// Device r's order, op by op: its k-th forward runs virtual entry k, its k-th backward the same
+// microbatch on the mirrored chunk; warm-up forwards, then (F, B) pairs, then the drain.
+class InterleavedOrder final : public OrderStream {
+ public:
+  explicit InterleavedOrder(const GeneratorInput& in)
+      : OrderStream(Table::empty(in.devices, chunks_of(in), in.microbatches,
+                                 Placement::loop(in.devices, in.devices * chunks_of(in)))),
+        p_(in.devices),
+        m_(in.microbatches),
+        v_(chunks_of(in)),
+        g_(group_size(in)) {}
+  std::uint64_t count(std::int32_t) const override {
+    return 2 * static_cast<std::uint64_t>(m_) * static_cast<std::uint64_t>(v_);
   }
-  return t;
+  std::size_t read(std::int32_t r, std::uint64_t first, std::span<Op> out) const override {
+    const std::uint64_t total = static_cast<std::uint64_t>(m_) * static_cast<std::uint64_t>(v_);
+    const auto warmup = static_cast<std::uint64_t>(warmup_forwards(p_, r, m_, v_, g_));
+    const std::uint64_t steady_end = warmup + 2 * (total - warmup);
+    std::size_t n = 0;
+    for (std::uint64_t i = first; i < 2 * total && n < out.size(); ++i, ++n) {
+      bool forward = true;
+      std::uint64_t k = i;
+      if (i >= steady_end) {
+        forward = false, k = (total - warmup) + (i - steady_end);
+      } else if (i >= warmup) {
+        forward = (i - warmup) % 2 == 0;
+        k = forward ? warmup + (i - warmup) / 2 : (i - warmup) / 2;
+      }
+      const VirtualMicrobatch x = virtual_entry(static_cast<std::int64_t>(k), m_, v_, g_);
+      out[n] = forward ? Op::forward(x.chunk * p_ + r, x.microbatch)
+                       : Op::backward((v_ - 1 - x.chunk) * p_ + r, x.microbatch);
+    }
+    return n;
+  }
+
+ private:
+  std::int32_t p_, m_, v_, g_;
+};
+
+std::unique_ptr<OrderStream> stream_interleaved(const GeneratorInput& in) {
+  return std::make_unique<InterleavedOrder>(in);
 }
+
+Table generate_interleaved(const GeneratorInput& in) { return InterleavedOrder(in).materialize(); }
 
 Formula interleaved_formula(const GeneratorInput& in) {
   const std::int32_t p = in.devices, m = in.microbatches, v = chunks_of(in);
@@ -167,7 +180,7 @@ void register_interleaved_1f1b(Registrar& registrar) {
           "Narayanan et al., SC'21 (arXiv 2104.04473) 2.2; Megatron-LM "
           "forward_backward_pipelining_with_interleaving; PyTorch ScheduleInterleaved1F1B",
           {chunks, group, grouping}},
-      generate_interleaved, interleaved_formula});
+      generate_interleaved, interleaved_formula, stream_interleaved});
 }
 
 }  // namespace bubblesim

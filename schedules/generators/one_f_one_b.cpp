@@ -1,7 +1,8 @@
 // 1F1B (PipeDream-Flush / DAPPLE): device r runs w = min(p-r-1, m) warm-up forwards, then m-w
 // rounds of (next forward, oldest backward), then w cool-down backwards (SCHEDULES.md 4.2). The
 // backward is not split: B runs input and weight gradients as one op, as in the zero-bubble
-// paper's comparison.
+// paper's comparison. The order is a stream (schedules/order_stream.h): op i of device r is
+// computed directly, so a run may replay tables too large to hold.
 #include <algorithm>
 
 #include "schedules/closed_forms.h"
@@ -10,23 +11,44 @@
 namespace bubblesim {
 namespace {
 
-Table generate_one_f_one_b(const GeneratorInput& in) {
-  const std::int32_t p = in.devices, m = in.microbatches;
-  Table t = Table::empty(p, 1, m, Placement::straight(p));
-  for (std::int32_t r = 0; r < p; ++r) {
-    auto& ops = t.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(2 * static_cast<std::size_t>(m));
-    const std::int32_t warmup = std::min(p - r - 1, m);
-    std::int32_t next_forward = 0, next_backward = 0;
-    while (next_forward < warmup) ops.push_back(Op::forward(r, next_forward++));
-    while (next_forward < m) {
-      ops.push_back(Op::forward(r, next_forward++));
-      ops.push_back(Op::backward(r, next_backward++));
+// Device r's order, op by op: warm-up forwards, then (F, B) pairs, then cool-down backwards.
+class OneFOneBOrder final : public OrderStream {
+ public:
+  explicit OneFOneBOrder(const GeneratorInput& in)
+      : OrderStream(Table::empty(in.devices, 1, in.microbatches, Placement::straight(in.devices))),
+        p_(in.devices),
+        m_(in.microbatches) {}
+  std::uint64_t count(std::int32_t) const override { return 2 * static_cast<std::uint64_t>(m_); }
+  std::size_t read(std::int32_t r, std::uint64_t first, std::span<Op> out) const override {
+    const auto m = static_cast<std::uint64_t>(m_);
+    const auto warmup = static_cast<std::uint64_t>(std::min(p_ - r - 1, m_));
+    const std::uint64_t steady_end = warmup + 2 * (m - warmup);
+    std::size_t n = 0;
+    for (std::uint64_t i = first; i < 2 * m && n < out.size(); ++i, ++n) {
+      bool forward = true;
+      std::uint64_t j = i;
+      if (i >= steady_end) {
+        forward = false, j = (m - warmup) + (i - steady_end);
+      } else if (i >= warmup) {
+        const std::uint64_t k = i - warmup;
+        forward = k % 2 == 0;
+        j = forward ? warmup + k / 2 : k / 2;
+      }
+      const auto jj = static_cast<std::int32_t>(j);
+      out[n] = forward ? Op::forward(r, jj) : Op::backward(r, jj);
     }
-    while (next_backward < m) ops.push_back(Op::backward(r, next_backward++));
+    return n;
   }
-  return t;
+
+ private:
+  std::int32_t p_, m_;
+};
+
+std::unique_ptr<OrderStream> stream_one_f_one_b(const GeneratorInput& in) {
+  return std::make_unique<OneFOneBOrder>(in);
 }
+
+Table generate_one_f_one_b(const GeneratorInput& in) { return OneFOneBOrder(in).materialize(); }
 
 Formula one_f_one_b_formula(const GeneratorInput& in) {
   Formula f;
@@ -46,7 +68,7 @@ void register_one_f_one_b(Registrar& registrar) {
                     "straight",
                     "Narayanan et al., PipeDream-Flush 2021; Fan et al., DAPPLE 2021",
                     {}},
-      generate_one_f_one_b, one_f_one_b_formula});
+      generate_one_f_one_b, one_f_one_b_formula, stream_one_f_one_b});
 }
 
 }  // namespace bubblesim
