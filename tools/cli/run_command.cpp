@@ -35,6 +35,7 @@ struct RunOptions {
   std::string html;                        // HTML report file ("" = none)
   std::size_t html_max_ops = kHtmlMaxOps;  // --html-max-ops: aggregate beyond this many ops
   std::int64_t max_ops = 50'000'000;       // --max-ops: refuse larger tables (kDefaultMaxOps)
+  StreamMode stream = StreamMode::Auto;    // --stream: replay order streams (stream_choice.h)
   int threads = 0;       // --threads: Monte Carlo workers (variability); 0 = every hardware thread
   std::string baseline;  // --baseline: speed-ups against it ("" = 1f1b if it ran)
   bool compare = false;  // the compare form: verdict and level tables, by speed
@@ -89,6 +90,7 @@ std::string failure_summary(const ScenarioRun& result) {
 int run_command(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
   scenario.max_ops = options.max_ops;
+  scenario.stream = options.stream;
   scenario.threads = options.threads;
   check_outputs({options.output, options.trace, options.html});
   for (const std::string& name : options.schedules) {
@@ -152,6 +154,13 @@ int run_command(const Registry& registry, const RunOptions& options) {
     throw InputError(located_in(e, options.scenario));
   }
   progress.finish();
+  for (const ScheduleRun& run : result.runs) {
+    if (run.streamed_ops == 0 || options.quiet || options.stream == StreamMode::On) continue;
+    fmt::print(stderr,
+               "note: {} has {} ops, more than --max-ops ({}): replayed from its order stream "
+               "without holding the table (docs/engine.md, \"Streamed replay\")\n",
+               run.label, run.streamed_ops, options.max_ops);
+  }
 
   if (!options.trace.empty()) {
     const bool several = result.runs.size() > 1 && !options.trace_combined;
@@ -242,6 +251,7 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     RunOptions run;
     std::string format = "text";
     std::string fail_on = "failure";
+    std::string stream = "auto";
   };
   auto options = std::make_shared<Options>();
   for (const char* name : {"run", "compare"}) {
@@ -287,6 +297,12 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     cmd->add_option("--max-ops", options->run.max_ops,
                     "refuse schedules whose table has more ops (default 50000000)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+    cmd->add_option("--stream", options->stream,
+                    "auto (default): a schedule whose table would have more ops than --max-ops "
+                    "is replayed from its order stream without holding the table, when it can "
+                    "be (1f1b, interleaved-1f1b; no trace; docs/engine.md); on: always; off: "
+                    "never (such tables are refused)")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
     cmd->add_option("--threads", options->run.threads,
                     "worker threads of the Monte Carlo samples of a scenario with variability "
                     "(default: every core; the report does not depend on it)")
@@ -296,6 +312,9 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
       options->run.compare = compare;
       options->run.quiet = context.quiet;
       options->run.fail_on_failure = options->fail_on == "failure";
+      options->run.stream = options->stream == "on"    ? StreamMode::On
+                            : options->stream == "off" ? StreamMode::Off
+                                                       : StreamMode::Auto;
       const std::string& f = options->format;
       options->run.format = f == "json"  ? ReportFormat::Json
                             : f == "csv" ? ReportFormat::Csv

@@ -96,7 +96,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
                 {"chunks", run.table.chunks},
                 {"microbatches", run.table.microbatches},
                 {"replicas", run.table.placement.replicas()},
-                {"ops", run.table.op_count()}};
+                {"ops", run.op_count()}};
   // Every metric of the metric table, in its level's object (formula: null without a closed form
   // or a note).
   nlohmann::json levels = {{"formula", nlohmann::json::object()},
@@ -157,6 +157,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
   j["run"] = {
       {"wall_time_s", run.wall_time_s},
       {"generate_s", run.generate_s},
+      {"streamed", run.streamed_ops > 0},
       {"events", events},
       {"events_per_s", run.wall_time_s > 0 ? static_cast<double>(events) / run.wall_time_s : 0.0}};
   return j;

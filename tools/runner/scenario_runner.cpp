@@ -10,7 +10,9 @@
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/list_replay.h"
+#include "sim/engine/stream_replay.h"
 #include "tools/runner/op_bound.h"
+#include "tools/runner/stream_choice.h"
 
 namespace bubblesim {
 namespace {
@@ -30,6 +32,16 @@ std::string make_label(const Generator& generator, const ParamValues& params) {
 /// A generator's message without the "NAME: " it may start with (reports add the label).
 std::string without_prefix(const std::string& message, const std::string& prefix) {
   return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+}
+
+/// The outcome `infeasible` for a generator's ScheduleConstraintError.
+InfeasibleScheduleError infeasible(const Generator& generator, const ScheduleRequest& request,
+                                   const ScheduleConstraintError& e) {
+  const SourceLocation& at = request.where;
+  return InfeasibleScheduleError(InfeasibleSchedule{
+      generator.info.name, make_label(generator, request.params),
+      at.file.empty() ? "" : fmt::format("{}:{}:{}", at.file, at.line, at.column),
+      without_prefix(e.what(), generator.info.name + ": "), e.facts(), e.remedy()});
 }
 
 /// generate_table with the generator input already built (run_schedule also gives it to formula()).
@@ -58,11 +70,7 @@ Table generate_from(const Scenario& scenario, const Generator& generator,
   try {
     table = generator.generate(in);
   } catch (const ScheduleConstraintError& e) {
-    const SourceLocation& at = request.where;
-    throw InfeasibleScheduleError(InfeasibleSchedule{
-        generator.info.name, make_label(generator, request.params),
-        at.file.empty() ? "" : fmt::format("{}:{}:{}", at.file, at.line, at.column),
-        without_prefix(e.what(), generator.info.name + ": "), e.facts(), e.remedy()});
+    throw infeasible(generator, request, e);
   }
   if (static_cast<std::int64_t>(table.op_count()) > scenario.max_ops) {
     throw InputError({Diagnostic{
@@ -119,6 +127,21 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// A planning generator's own estimates against the replay (docs/optimizer.md), in the note.
+void compare_with_plan(ScheduleRun& run) {
+  if (run.simulation.status != RunStatus::Ok) return;
+  auto compare = [&](const char* what, const std::optional<Time>& planned, Time replayed) {
+    if (!planned) return;
+    const double p = planned->seconds(), r = replayed.seconds();
+    run.formula.note += fmt::format(
+        "; the plan's own estimate of the {} {:.6g} ms, the replay's {:.6g} ms ({:+.3g}%)", what,
+        p * 1e3, r * 1e3, r > 0 ? 100.0 * (p - r) / r : 0.0);
+  };
+  compare("stage span", run.formula.planned_stage_span, run.simulation.metrics.stage_span_max);
+  compare("iteration time", run.formula.planned_iteration_time,
+          run.simulation.metrics.iteration_time);
+}
+
 }  // namespace
 
 std::string InfeasibleSchedule::summary() const {
@@ -157,10 +180,21 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   run.params = request.params;
   run.label = make_label(generator, request.params);
 
-  // 1. Generate.
+  // 1. Generate, or open the order stream of a table too large to hold (stream_choice.h).
   GeneratorInput in = make_generator_input(resolved, request.params);
   in.progress = progress;
-  run.table = generate_from(scenario, generator, request, in);
+  std::unique_ptr<OrderStream> stream;
+  try {
+    stream = open_stream(resolved, generator, request, in, !observers.empty());
+  } catch (const ScheduleConstraintError& e) {
+    throw infeasible(generator, request, e);
+  }
+  if (stream) {
+    run.table = stream->shape();
+    run.streamed_ops = stream->op_count();
+  } else {
+    run.table = generate_from(scenario, generator, request, in);
+  }
   run.generate_s = seconds_since(started);
   if (run.table.stages != scenario.stages * run.table.chunks) {
     throw InputError({Diagnostic{
@@ -204,6 +238,23 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     run.has_formula =
         run.formula.bubble_ratio.has_value() || run.formula.peak_activation_units.has_value();
   }
+  if (stream) {
+    // The streamed replays (sim/engine/stream_replay.h): no memory pass, no variability, no
+    // observer (stream_choice.h refused them).
+    run.ideal = simulate_streamed(
+        make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized), *stream);
+    run.simulation = simulate_streamed(
+        make_engine_input(resolved, run.table, run.stage_costs, Replay::Simulated), *stream);
+    run.replays += 2;
+    compare_with_plan(run);
+    if (scenario.faults.any()) {
+      run.fault_free = simulate_streamed(
+          make_engine_input(resolved, run.table, run.stage_costs, Replay::FaultFree), *stream);
+      ++run.replays;
+    }
+    run.wall_time_s = seconds_since(started);
+    return run;
+  }
   // The replays share their working arrays: the second finds the first's pages (no fresh
   // memory to fault in) and the run's peak holds one set, not one per replay.
   const auto scratch = std::make_shared<ReplayScratch>();
@@ -239,19 +290,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     run.simulation = engine.run();
     run.replays += 2;
   }
-  // A planning generator's own estimates against the replay (docs/optimizer.md).
-  if (run.simulation.status == RunStatus::Ok) {
-    auto compare = [&](const char* what, const std::optional<Time>& planned, Time replayed) {
-      if (!planned) return;
-      const double p = planned->seconds(), r = replayed.seconds();
-      run.formula.note += fmt::format(
-          "; the plan's own estimate of the {} {:.6g} ms, the replay's {:.6g} ms ({:+.3g}%)", what,
-          p * 1e3, r * 1e3, r > 0 ? 100.0 * (p - r) / r : 0.0);
-    };
-    compare("stage span", run.formula.planned_stage_span, run.simulation.metrics.stage_span_max);
-    compare("iteration time", run.formula.planned_iteration_time,
-            run.simulation.metrics.iteration_time);
-  }
+  compare_with_plan(run);
   if (scenario.faults.any()) {
     run.fault_free = simulate(std::move(fault_free));
     ++run.replays;

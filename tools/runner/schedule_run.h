@@ -41,6 +41,11 @@ struct ScheduleRun {
   double wall_time_s = 0.0;  // generation + every replay
   std::int32_t replays = 0;  // engine replays this run took (scenario_runner.h says how many)
   double generate_s = 0.0;   // generation alone (the optimizer's solve time)
+  /// Non-zero when the schedule was replayed from its order stream (docs/engine.md, "Streamed
+  /// replay"): its op count. `table` then holds the shape and placement without ops, and the
+  /// replays have no per-op timings.
+  std::uint64_t streamed_ops = 0;
+  std::uint64_t op_count() const { return streamed_ops > 0 ? streamed_ops : table.op_count(); }
 };
 
 /// A schedule whose generator could not produce a table within its constraints (a

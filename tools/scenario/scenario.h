@@ -126,6 +126,10 @@ struct ScheduleRequest {
 /// replayed (about 100 bytes of engine state per op: 50 million ops is a few GB).
 inline constexpr std::int64_t kDefaultMaxOps = 50'000'000;
 
+/// `run --stream`: when a schedule is replayed from its order stream instead of a table in memory
+/// (tools/runner/stream_choice.h): auto beyond --max-ops, on always, off never.
+enum class StreamMode { Auto, On, Off };
+
 /// Which `costs:` values the scenario (or its measured profile) gave. With `model:` the others
 /// are derived by the resolve step (docs/models.md); the given ones replace the derived ones.
 struct CostFields {
@@ -169,6 +173,8 @@ struct Scenario {
   std::optional<VariabilitySpec> variability;
   /// A resource limit from the command line (--max-ops), not from the file.
   std::int64_t max_ops = kDefaultMaxOps;
+  /// From the command line (--stream): when to replay order streams instead of tables.
+  StreamMode stream = StreamMode::Auto;
   /// Monte Carlo worker threads from the command line (--threads); 0 = every hardware thread.
   /// The results do not depend on it.
   int threads = 0;
