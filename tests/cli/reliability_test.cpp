@@ -81,12 +81,17 @@ costs: {forward: 1ms, backward_input: 2ms}
 schedules: [1f1b]
 )");
   CHECK(run("run '" + path + "'").code == 0);
-  Result r = run("run '" + path + "' --max-ops 50");
+  Result r = run("run '" + path + "' --max-ops 50 --stream off");
   CHECK(r.code == 2);
   CHECK(r.err.find(
             "1f1b: 4 stages x 8 microbatches need at least 64 ops, more than the limit of 50") !=
         std::string::npos);
   CHECK(run("table '" + path + "' --schedule 1f1b --max-ops 50").code == 2);
+  // By default (--stream auto) a 1f1b table over the limit is replayed from its order stream.
+  Result streamed = run("run '" + path + "' --max-ops 50");
+  CHECK(streamed.code == 0);
+  CHECK(streamed.err.find("note: 1f1b has 64 ops, more than --max-ops (50): replayed from its "
+                          "order stream") != std::string::npos);
   CHECK(run("run '" + path + "' --max-ops 64").code == 0);
   fs::remove(path);
 }
