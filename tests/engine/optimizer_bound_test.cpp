@@ -4,6 +4,8 @@
 // memory limits device 0's warm-up under offload and recompute.
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "schedules/optimizer/first_device_bound.h"
 #include "schedules/optimizer/milp_grid.h"
 #include "schedules/optimizer/optimize.h"
@@ -111,4 +113,41 @@ TEST_CASE("first-device bound: device 0's warm-up under 2 M_B costs what the old
   CHECK(bound <= search(pr).cost);
   // Without offload and recompute it does not apply (bound 3 of lower_bound covers that case).
   CHECK(first_device_bound(unit_problem(4, 8, 2.0, false, false), 0, 200000) == 0);
+}
+
+TEST_CASE("first-device bound: never above the search's replayed cost on random instances") {
+  // Random shapes (p = 1 to 4, m = 1 to 6), durations of 1 to 3 units (a reload no slower than the
+  // B), delays, limits of 1 to 3 M_B, M_W and stage inputs, offload and / or recompute: the bound
+  // is a lower bound, so no schedule the timing model accepts may beat it.
+  std::mt19937 rng(7);
+  auto pick = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int checked = 0, stronger = 0;
+  for (int it = 0; it < 80; ++it) {
+    const int p = pick(1, 4), m = pick(1, 6);
+    Problem pr = unit_problem(p, m, pick(10, 30) / 10.0, pick(0, 1) == 1, true);
+    if (!pr.allow_offload)
+      pr.allow_recompute = true;
+    else
+      pr.allow_recompute = pick(0, 1) == 1;
+    pr.set_uniform_comm(pick(0, 1) * kUnit);
+    for (int s = 0; s < p; ++s) {
+      const auto su = static_cast<std::size_t>(s);
+      pr.forward_ps[su] = pr.recompute_ps[su] = pick(1, 2) * kUnit;
+      pr.backward_ps[su] = pick(1, 3) * kUnit;
+      pr.weight_ps[su] = pick(1, 2) * kUnit;
+      pr.weight_grad_bytes[su] = pick(0, 6) * 100;
+      pr.stage_input_bytes[su] = pick(0, 3) * 100;
+      pr.d2h_ps[su] = pick(1, 3) * kUnit;
+      pr.h2d_ps[su] = std::min<std::int64_t>(pick(1, 3) * kUnit, pr.backward_ps[su]);
+    }
+    const OptimizeOutcome out = search(pr);
+    if (!out.feasible) continue;
+    CAPTURE(it);
+    const std::int64_t bound = first_device_bound(pr, lower_bound(pr), 200000);
+    CHECK(bound <= out.cost);
+    ++checked;
+    if (bound > lower_bound(pr)) ++stronger;
+  }
+  CHECK(checked >= 60);
+  CHECK(stronger >= 10);  // it does raise the bound on a good share of them
 }
