@@ -1,7 +1,7 @@
 // `run --stream` (docs/engine.md, "Streamed replay"): a schedule replayed from its order stream
 // reports exactly what the table held in memory reports (the JSON report byte for byte apart from
-// its timing fields), on --stream on and when --max-ops makes `auto` stream; and what cannot be
-// streamed is refused with the reason.
+// its timing fields), with --stream on and by default (auto); and what cannot be streamed is
+// held (auto) or refused with the reason.
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
@@ -42,10 +42,17 @@ TEST_CASE("a streamed run reports exactly what the run holding the table reports
   CHECK(on.err.empty());
   CHECK(beyond.err.find("note: 1f1b has 96 ops, more than --max-ops (90): replayed from its order "
                         "stream") != std::string::npos);
-  // The default holds a table that fits.
+  // By default a table that can be streamed is streamed, without a note within --max-ops.
   const Result fits = run("run " + kScenario + " --format json");
   REQUIRE(fits.code == 0);
-  CHECK(without_timing(nlohmann::json::parse(fits.out), false) == expected);
+  CHECK(fits.err.empty());
+  CHECK(without_timing(nlohmann::json::parse(fits.out), true) == expected);
+  // A trace records every op: the run holds the tables and reports the same.
+  TempDir dir;
+  const Result traced = run("run " + kScenario + " --format json -q --trace '" +
+                            dir.file("t.json") + "' --trace-combined");
+  REQUIRE(traced.code == 0);
+  CHECK(without_timing(nlohmann::json::parse(traced.out), false) == expected);
 }
 
 TEST_CASE("what a streamed replay cannot do is refused with the reason") {

@@ -155,7 +155,10 @@ int run_command(const Registry& registry, const RunOptions& options) {
   }
   progress.finish();
   for (const ScheduleRun& run : result.runs) {
-    if (run.streamed_ops == 0 || options.quiet || options.stream == StreamMode::On) continue;
+    // Named only where holding the table would have been refused.
+    if (run.streamed_ops <= static_cast<std::uint64_t>(options.max_ops) || options.quiet ||
+        options.stream == StreamMode::On)
+      continue;
     fmt::print(stderr,
                "note: {} has {} ops, more than --max-ops ({}): replayed from its order stream "
                "without holding the table (docs/engine.md, \"Streamed replay\")\n",
@@ -298,10 +301,10 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "refuse schedules whose table has more ops (default 50000000)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
     cmd->add_option("--stream", options->stream,
-                    "auto (default): a schedule whose table would have more ops than --max-ops "
-                    "is replayed from its order stream without holding the table, when it can "
-                    "be (1f1b, interleaved-1f1b; no trace; docs/engine.md); on: always; off: "
-                    "never (such tables are refused)")
+                    "auto (default): replay a schedule from its order stream without holding "
+                    "its table whenever it can be (1f1b, interleaved-1f1b; same report; not "
+                    "with --trace or --html; docs/engine.md), which also lifts --max-ops for "
+                    "it; on: always (an error when it cannot); off: never")
         ->check(CLI::IsMember({"auto", "on", "off"}));
     cmd->add_option("--threads", options->run.threads,
                     "worker threads of the Monte Carlo samples of a scenario with variability "

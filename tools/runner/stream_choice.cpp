@@ -20,6 +20,9 @@ std::string why_not_before(const ResolvedScenario& resolved, const Generator& ge
   if (scenario.memory.offload.policy != MemoryPolicy::None)
     return "memory.offload rewrites the whole table";
   if (scenario.variability) return "variability replays Monte Carlo samples of the table";
+  if (scenario.communication.kind == CommunicationKind::Topology)
+    return "the streamed replay does not cover a topology (flows may contend: the event loop "
+           "decides)";
   for (const StageCost& c : resolved.costs.stages) {
     if (c.a2a_forward > Time::zero() || c.a2a_backward > Time::zero())
       return "the MoE all-to-all metrics read the whole table";
@@ -37,13 +40,15 @@ std::unique_ptr<OrderStream> open_stream(const ResolvedScenario& resolved,
   const bool on = scenario.stream == StreamMode::On;
   const OpBound bound =
       minimum_ops(generator, request.params, scenario.stages, scenario.microbatches);
-  if (!on && bound.ops <= scenario.max_ops) return nullptr;  // the table fits: hold it
+  const bool over = bound.ops > scenario.max_ops;
   // Past the virtual-stage bound, or too many ops even for a stream, the table is refused as
   // before (generate_from says why).
   if (bound.virtual_stages > kMaxVirtualStages ||
       static_cast<std::uint64_t>(bound.ops) > kMaxStreamedOps)
     return nullptr;
-  auto refuse = [&](const std::string& why) {
+  // What cannot be streamed is held (auto within --max-ops), or refused with the reason.
+  auto cannot = [&](const std::string& why) -> std::unique_ptr<OrderStream> {
+    if (!on && !over) return nullptr;
     const std::string message =
         on ? fmt::format("{}: --stream on: it cannot be replayed as a stream: {}",
                          generator.info.name, why)
@@ -51,16 +56,16 @@ std::unique_ptr<OrderStream> open_stream(const ResolvedScenario& resolved,
                  "{}: {} need at least {} ops, more than the limit of {} (raise it with "
                  "--max-ops); a streamed replay, which holds no table, cannot replace it: {}",
                  generator.info.name, bound.shape, bound.ops, scenario.max_ops, why);
-    return InputError({Diagnostic{request.where, "schedules", message}});
+    throw InputError({Diagnostic{request.where, "schedules", message}});
   };
   if (std::string why = why_not_before(resolved, generator, observed); !why.empty())
-    throw refuse(why);
+    return cannot(why);
   std::unique_ptr<OrderStream> stream = generator.stream(in);
   const std::vector<StageCost> costs = resolved.costs.for_table(stream->shape().chunks);
   for (Replay replay : {Replay::Idealized, Replay::Simulated}) {
     const EngineInput engine_input = make_engine_input(resolved, stream->shape(), costs, replay);
     if (std::string why = why_not_streamable(engine_input); !why.empty())
-      throw refuse("the streamed replay does not cover " + why);
+      return cannot("the streamed replay does not cover " + why);
   }
   return stream;
 }

@@ -1,8 +1,8 @@
 #pragma once
 // Whether a run replays a schedule from its order stream instead of a table in memory
 // (docs/engine.md, "Streamed replay"). Scenario::stream (`run --stream`) decides:
-//   auto  stream when the table would have more ops than --max-ops and it can be streamed
-//         (the default: a table that fits is held, so traces and reports keep every op)
+//   auto  stream whenever it can (the same report, faster and smaller); otherwise hold the table,
+//         or beyond --max-ops refuse it saying why a stream cannot replace it (the default)
 //   on    always stream; an input error says why when it cannot
 //   off   never; beyond --max-ops the table is refused as before
 // It can be streamed when the generator emits its order as a stream (Generator::stream: 1f1b,
@@ -20,7 +20,7 @@ namespace bubblesim {
 
 /// The stream to replay, or null to generate the table. Throws InputError (at the schedule
 /// entry) for `on` when the schedule cannot be streamed, and for `auto` when the table is over
-/// --max-ops and cannot be streamed (saying why); InfeasibleScheduleError as generation does.
+/// --max-ops and cannot be streamed (saying why); ScheduleConstraintError as generation does.
 /// `observed`: something records every op of the simulation (a trace, an HTML report).
 std::unique_ptr<OrderStream> open_stream(const ResolvedScenario& resolved,
                                          const Generator& generator, const ScheduleRequest& request,
