@@ -205,12 +205,12 @@ SimulationResult Engine::State::run() {
     }
   }
   Metrics& m = result.metrics;
-  m.iterations = static_cast<std::int32_t>(completions.size());
-  m.replays = replays;
+  m.iteration.iterations = static_cast<std::int32_t>(completions.size());
+  m.iteration.replays = replays;
   if (!completions.empty()) {
-    m.iteration_time = completions.size() >= 2
-                           ? completions.back() - completions[completions.size() - 2]
-                           : completions.back();
+    m.iteration.iteration_time = completions.size() >= 2
+                                     ? completions.back() - completions[completions.size() - 2]
+                                     : completions.back();
   }
   return result;
 }
@@ -236,31 +236,35 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
                       o.device_times.empty() ? device_times(table, result.timings) : o.device_times,
                       peaks_of(o.memory), o.exposed_comm);
   Metrics& m = result.metrics;
-  for (const DeviceMemory& d : o.memory) m.peak_memory_time_per_device.push_back(d.total_peak_time);
-  m.offloaded_bytes_per_device = o.offloaded;
-  if (m.offloaded_bytes_per_device.empty())
-    m.offloaded_bytes_per_device.assign(devices, Bytes::zero());
-  for (Bytes b : m.offloaded_bytes_per_device) m.offloaded_bytes += b;
-  m.exposed_offload_per_device = o.exposed_offload;
-  if (m.exposed_offload_per_device.empty())
-    m.exposed_offload_per_device.assign(devices, Time::zero());
-  for (Time t : m.exposed_offload_per_device) m.exposed_offload += t;
-  m.d2h_busy_per_device.assign(devices, Time::zero());
-  m.h2d_busy_per_device.assign(devices, Time::zero());
+  for (const DeviceMemory& d : o.memory)
+    m.memory.peak_memory_time_per_device.push_back(d.total_peak_time);
+  m.offload.offloaded_bytes_per_device = o.offloaded;
+  if (m.offload.offloaded_bytes_per_device.empty())
+    m.offload.offloaded_bytes_per_device.assign(devices, Bytes::zero());
+  for (Bytes b : m.offload.offloaded_bytes_per_device) m.offload.offloaded_bytes += b;
+  m.offload.exposed_offload_per_device = o.exposed_offload;
+  if (m.offload.exposed_offload_per_device.empty())
+    m.offload.exposed_offload_per_device.assign(devices, Time::zero());
+  for (Time t : m.offload.exposed_offload_per_device) m.offload.exposed_offload += t;
+  m.offload.d2h_busy_per_device.assign(devices, Time::zero());
+  m.offload.h2d_busy_per_device.assign(devices, Time::zero());
   if (index.has_copies()) {
     for (std::int32_t d = 0; d < table.devices; ++d) {
       const auto row = result.timings[static_cast<std::size_t>(d)];
       for (std::size_t i = 0; i < row.size(); ++i) {
         const Stream stream = stream_of(table.device_ops[static_cast<std::size_t>(d)][i].kind);
         if (row[i].end < Time::zero() || stream == Stream::Compute) continue;
-        auto& busy = stream == Stream::DeviceToHost ? m.d2h_busy_per_device : m.h2d_busy_per_device;
+        auto& busy = stream == Stream::DeviceToHost ? m.offload.d2h_busy_per_device
+                                                    : m.offload.h2d_busy_per_device;
         busy[static_cast<std::size_t>(d)] += row[i].end - row[i].start;
       }
     }
   }
-  m.blocked_send_per_device = o.blocked_send;
-  if (m.blocked_send_per_device.empty()) m.blocked_send_per_device.assign(devices, Time::zero());
-  for (Time t : m.blocked_send_per_device) m.blocked_send = std::max(m.blocked_send, t);
+  m.comm.blocked_send_per_device = o.blocked_send;
+  if (m.comm.blocked_send_per_device.empty())
+    m.comm.blocked_send_per_device.assign(devices, Time::zero());
+  for (Time t : m.comm.blocked_send_per_device)
+    m.comm.blocked_send = std::max(m.comm.blocked_send, t);
   if (o.sync) o.sync->finish(m, o.completed);
   network.report(m, o.sync != nullptr);
   return result;

@@ -43,24 +43,24 @@ Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_
         1.0 - work / (static_cast<double>(devices) * static_cast<double>(m.stage_span_max.ps()));
   }
 
-  m.peak_activation_per_device = peaks.activation;
-  m.peak_activation_time_per_device = peaks.activation_time;
-  m.peak_memory_per_device = peaks.total;
-  m.peak_activation_units_per_device.assign(devices, 0.0);
+  m.memory.peak_activation_per_device = peaks.activation;
+  m.memory.peak_activation_time_per_device = peaks.activation_time;
+  m.memory.peak_memory_per_device = peaks.total;
+  m.memory.peak_activation_units_per_device.assign(devices, 0.0);
   // One unit = the activation of one table stage for one microbatch (the largest stage's when
   // stages differ, so units never overstate).
   Bytes unit;
   for (const StageCost& c : stage_costs) unit = std::max(unit, c.activation);
   for (std::size_t d = 0; d < devices; ++d) {
-    m.peak_activation = std::max(m.peak_activation, peaks.activation[d]);
-    m.peak_activation_units_per_device[d] = unit > Bytes::zero()
-                                                ? peaks.activation[d] / unit
-                                                : static_cast<double>(peaks.activation_count[d]);
-    m.peak_activation_units =
-        std::max(m.peak_activation_units, m.peak_activation_units_per_device[d]);
+    m.memory.peak_activation = std::max(m.memory.peak_activation, peaks.activation[d]);
+    m.memory.peak_activation_units_per_device[d] =
+        unit > Bytes::zero() ? peaks.activation[d] / unit
+                             : static_cast<double>(peaks.activation_count[d]);
+    m.memory.peak_activation_units =
+        std::max(m.memory.peak_activation_units, m.memory.peak_activation_units_per_device[d]);
   }
-  m.exposed_comm_per_device = exposed_comm;
-  for (Time t : exposed_comm) m.exposed_comm = std::max(m.exposed_comm, t);
+  m.comm.exposed_comm_per_device = exposed_comm;
+  for (Time t : exposed_comm) m.comm.exposed_comm = std::max(m.comm.exposed_comm, t);
   return m;
 }
 

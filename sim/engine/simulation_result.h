@@ -84,6 +84,50 @@ struct LinkUsage {
   Bytes bytes;
 };
 
+/// Memory peaks (DESIGN.md section 4): activations alone and with the static memory.
+struct MemoryMetrics {
+  Bytes peak_activation;
+  std::vector<Bytes> peak_activation_per_device;
+  std::vector<Time> peak_activation_time_per_device;
+  double peak_activation_units = 0.0;  // in one table stage's microbatch activation (chunk units)
+  std::vector<double> peak_activation_units_per_device;
+  std::vector<Bytes> peak_memory_per_device;      // static + activations
+  std::vector<Time> peak_memory_time_per_device;  // when that peak was first reached
+};
+
+/// Offload (filled by the engine, not compute_metrics): bytes copied to host by O ops, the time a
+/// compute op waited for its reload beyond its other dependencies, and copy-engine busy time.
+struct OffloadMetrics {
+  Bytes offloaded_bytes;
+  std::vector<Bytes> offloaded_bytes_per_device;
+  Time exposed_offload;  // sum over devices
+  std::vector<Time> exposed_offload_per_device;
+  std::vector<Time> d2h_busy_per_device;
+  std::vector<Time> h2d_busy_per_device;
+};
+
+/// Point-to-point communication: compute idle caused by data in flight, the links that carried
+/// it, and blocking sends.
+struct CommMetrics {
+  Time exposed_comm;  // max over devices of compute idle caused by data in flight
+  std::vector<Time> exposed_comm_per_device;
+  std::vector<LinkUsage> links;  // topology links that carried traffic
+  // Blocking p2p: compute held after an op until its sends arrived (largest over devices).
+  Time blocked_send;
+  std::vector<Time> blocked_send_per_device;
+};
+
+/// Whole iterations (iteration_plan.h): the period of the last replayed iteration, from the end
+/// of the previous one (every device's step done) to the end of this one; with one iteration,
+/// from 0 to its end. Includes pairwise syncs, the barrier and the optimizer step.
+struct IterationMetrics {
+  Time iteration_time;
+  std::int32_t iterations = 0;  // iterations covered (replayed, or shifted copies of one)
+  std::int32_t replays = 0;     // iterations actually replayed
+};
+
+/// The metrics of one replay, by concern: the compute timeline here, then memory, offload,
+/// communication, gradient sync and iterations.
 struct Metrics {
   Time makespan;
   Time stage_span_max;
@@ -92,34 +136,11 @@ struct Metrics {
   std::vector<Time> busy_per_device;  // compute stream busy time (recompute included)
   std::vector<Time> span_per_device;  // first start to last end of compute ops
   Time recompute_time;
-  Bytes peak_activation;
-  std::vector<Bytes> peak_activation_per_device;
-  std::vector<Time> peak_activation_time_per_device;
-  double peak_activation_units = 0.0;  // in one table stage's microbatch activation (chunk units)
-  std::vector<double> peak_activation_units_per_device;
-  std::vector<Bytes> peak_memory_per_device;      // static + activations
-  std::vector<Time> peak_memory_time_per_device;  // when that peak was first reached
-  // Offload (filled by the engine, not compute_metrics): bytes copied to host by O ops, the time
-  // a compute op waited for its reload beyond its other dependencies, and copy-engine busy time.
-  Bytes offloaded_bytes;
-  std::vector<Bytes> offloaded_bytes_per_device;
-  Time exposed_offload;  // sum over devices
-  std::vector<Time> exposed_offload_per_device;
-  std::vector<Time> d2h_busy_per_device;
-  std::vector<Time> h2d_busy_per_device;
-  Time exposed_comm;  // max over devices of compute idle caused by data in flight
-  std::vector<Time> exposed_comm_per_device;
-  std::vector<LinkUsage> links;  // topology links that carried traffic
-  SyncMetrics sync;              // gradient sync, optimizer, TP (docs/parallelism.md)
-  // Whole iterations (iteration_plan.h): the period of the last replayed iteration, from the
-  // end of the previous one (every device's step done) to the end of this one; with one
-  // iteration, from 0 to its end. Includes pairwise syncs, the barrier and the optimizer step.
-  Time iteration_time;
-  std::int32_t iterations = 0;  // iterations covered (replayed, or shifted copies of one)
-  std::int32_t replays = 0;     // iterations actually replayed
-  // Blocking p2p: compute held after an op until its sends arrived (largest over devices).
-  Time blocked_send;
-  std::vector<Time> blocked_send_per_device;
+  MemoryMetrics memory;
+  OffloadMetrics offload;
+  CommMetrics comm;
+  SyncMetrics sync;  // gradient sync, optimizer, TP (docs/parallelism.md)
+  IterationMetrics iteration;
 };
 
 struct SimulationResult {

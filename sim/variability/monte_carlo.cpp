@@ -43,8 +43,9 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
       Engine engine(std::move(own));
       for (std::size_t i = begin; i < end; ++i) {
         const SimulationResult r = engine.run(sample_durations(input, spec, i));
-        out.samples[i] = SampleOutcome{r.status, r.metrics.makespan.seconds(),
-                                       r.metrics.bubble_ratio, r.metrics.iteration_time.seconds()};
+        out.samples[i] =
+            SampleOutcome{r.status, r.metrics.makespan.seconds(), r.metrics.bubble_ratio,
+                          r.metrics.iteration.iteration_time.seconds()};
       }
     } catch (...) {
       errors[static_cast<std::size_t>(w)] = std::current_exception();

@@ -108,10 +108,10 @@ TEST_CASE(
       REQUIRE(r.status == RunStatus::Ok);
       for (int d = 0; d < p; ++d) {
         CAPTURE(d);
-        CHECK(r.metrics.peak_activation_units_per_device[static_cast<std::size_t>(d)] ==
+        CHECK(r.metrics.memory.peak_activation_units_per_device[static_cast<std::size_t>(d)] ==
               scale * (p / 2 + 1 + std::min(d, p - 1 - d)));
       }
-      CHECK(r.metrics.peak_activation_units == scale * p);
+      CHECK(r.metrics.memory.peak_activation_units == scale * p);
       CHECK(*registry().find("chimera")->formula(in).peak_activation_units == scale * p);
     }
   }
@@ -126,8 +126,9 @@ TEST_CASE("chimera holds two stages per device: static memory doubles against 1f
   SimulationResult one = replay(generate("1f1b", p, p, c), c);
   REQUIRE(chimera.status == RunStatus::Ok);
   for (int d = 0; d < p; ++d) {
-    CHECK(one.metrics.peak_memory_per_device[static_cast<std::size_t>(d)] == c.static_memory);
-    CHECK(chimera.metrics.peak_memory_per_device[static_cast<std::size_t>(d)] ==
+    CHECK(one.metrics.memory.peak_memory_per_device[static_cast<std::size_t>(d)] ==
+          c.static_memory);
+    CHECK(chimera.metrics.memory.peak_memory_per_device[static_cast<std::size_t>(d)] ==
           Bytes(2 * c.static_memory.count()));
   }
   // f = 3 pipelines per direction: each device holds 6 distinct stage replicas.
@@ -135,7 +136,8 @@ TEST_CASE("chimera holds two stages per device: static memory doubles against 1f
       registry().find("chimera")->generate(generator_input(p, p, c, chimera_params("direct", 3))),
       c);
   REQUIRE(six.status == RunStatus::Ok);
-  for (Bytes b : six.metrics.peak_memory_per_device) CHECK(b == Bytes(6 * c.static_memory.count()));
+  for (Bytes b : six.metrics.memory.peak_memory_per_device)
+    CHECK(b == Bytes(6 * c.static_memory.count()));
 }
 
 TEST_CASE(

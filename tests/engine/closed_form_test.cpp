@@ -31,17 +31,18 @@ TEST_CASE("1f1b peak activation is p-r units on device r, gpipe holds m everywhe
   StageCost c = stage_cost_ms(1, 2, 0, 1);
   SimulationResult one = replay(generate("1f1b", p, m, c), c);
   for (int r = 0; r < p; ++r)
-    CHECK(one.metrics.peak_activation_units_per_device[static_cast<std::size_t>(r)] == p - r);
-  CHECK(one.metrics.peak_activation_units == p);
+    CHECK(one.metrics.memory.peak_activation_units_per_device[static_cast<std::size_t>(r)] ==
+          p - r);
+  CHECK(one.metrics.memory.peak_activation_units == p);
   SimulationResult g = replay(generate("gpipe", p, m, c), c);
-  for (double u : g.metrics.peak_activation_units_per_device) CHECK(u == m);
+  for (double u : g.metrics.memory.peak_activation_units_per_device) CHECK(u == m);
 }
 
 TEST_CASE("peaks are counted in units when activations have no size") {
   StageCost c = stage_cost_ms(1, 1, 0);
   SimulationResult r = replay(generate("1f1b", 4, 8, c), c);
-  CHECK(r.metrics.peak_activation_units == 4);
-  CHECK(r.metrics.peak_activation_units_per_device[3] == 1);
+  CHECK(r.metrics.memory.peak_activation_units == 4);
+  CHECK(r.metrics.memory.peak_activation_units_per_device[3] == 1);
 }
 
 TEST_CASE("fixed-delay adds the delay on every cross-stage edge of the critical path") {
@@ -50,6 +51,6 @@ TEST_CASE("fixed-delay adds the delay on every cross-stage edge of the critical 
   Table t = generate("gpipe", 3, 1, c);
   SimulationResult r = replay(t, c, FixedDelayNetwork{Time::from_seconds(0.5e-3)});
   CHECK(r.metrics.makespan == Time::from_seconds((3 * 1 + 3 * 2 + 4 * 0.5) * 1e-3));
-  CHECK(r.metrics.exposed_comm ==
+  CHECK(r.metrics.comm.exposed_comm ==
         Time::from_seconds(2 * 0.5e-3));  // the middle device waits on one F and one B edge
 }

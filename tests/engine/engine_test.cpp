@@ -49,8 +49,8 @@ TEST_CASE("split release frees M_B - M_W at B and M_W at W") {
   SimulationResult r = replay(t, c);
   REQUIRE(r.status == RunStatus::Ok);
   // After B0.0: 1MiB; F0.1 adds 4MiB -> 5MiB peak.
-  CHECK(r.metrics.peak_activation == Bytes(5 * 1024 * 1024));
-  CHECK(r.metrics.peak_activation_units == doctest::Approx(1.25));
+  CHECK(r.metrics.memory.peak_activation == Bytes(5 * 1024 * 1024));
+  CHECK(r.metrics.memory.peak_activation_units == doctest::Approx(1.25));
 }
 
 TEST_CASE("a memory budget below the need is an out_of_memory outcome, not a crash") {

@@ -60,8 +60,8 @@ TEST_CASE("blocking p2p holds the sender's compute stream until its send has arr
   CHECK(blocking.metrics.makespan == ms(7.5));
   CHECK(blocking.metrics.makespan > async.metrics.makespan);
   // The holds are reported, and counted per device.
-  CHECK(blocking.metrics.blocked_send_per_device[0] == ms(1.0));  // F0.0, F0.1: 0.5 ms each
-  CHECK(blocking.metrics.blocked_send_per_device[1] == ms(1.0));  // B1.0, B1.1
+  CHECK(blocking.metrics.comm.blocked_send_per_device[0] == ms(1.0));  // F0.0, F0.1: 0.5 ms each
+  CHECK(blocking.metrics.comm.blocked_send_per_device[1] == ms(1.0));  // B1.0, B1.1
   REQUIRE(log.holds.size() == 4);
   CHECK(log.holds[0].device == 0);
   CHECK(log.holds[0].start == ms(1));
@@ -75,7 +75,7 @@ TEST_CASE("blocking p2p without a network (the idealized table) changes nothing"
   in.p2p = P2pMode::Blocking;
   const SimulationResult blocking = simulate(in);
   CHECK(plain.metrics.makespan == blocking.metrics.makespan);
-  CHECK(blocking.metrics.blocked_send == Time::zero());
+  CHECK(blocking.metrics.comm.blocked_send == Time::zero());
 }
 
 TEST_CASE("one iteration: the iteration time is the makespan plus what ends the iteration") {
@@ -84,12 +84,12 @@ TEST_CASE("one iteration: the iteration time is the makespan plus what ends the 
   // Device 0 ends at 6 ms, device 1 at 5 ms.
   SimulationResult r = simulate(in);
   CHECK(r.metrics.makespan == ms(6));
-  CHECK(r.metrics.iteration_time == ms(6));
+  CHECK(r.metrics.iteration.iteration_time == ms(6));
   in.iterations.optimizer_step = {ms(0.25), ms(2)};
   r = simulate(in);
   CHECK(r.metrics.makespan == ms(6));  // one iteration's makespan: the table's ops
   // Global barrier (the default) at 6 ms, then the steps: device 1 ends at 8 ms.
-  CHECK(r.metrics.iteration_time == ms(8));
+  CHECK(r.metrics.iteration.iteration_time == ms(8));
 }
 
 TEST_CASE("two iterations: a global barrier against each device starting on its own") {
@@ -102,14 +102,14 @@ TEST_CASE("two iterations: a global barrier against each device starting on its 
   // B0.1 [12, 13]; barrier at 13, device 1's step ends at 15. Period: 15 - 8 = 7.
   in.iterations.barrier = IterationBarrier::Global;
   SimulationResult global = simulate(in);
-  CHECK(global.metrics.iterations == 2);
-  CHECK(global.metrics.iteration_time == ms(7));
+  CHECK(global.metrics.iteration.iterations == 2);
+  CHECK(global.metrics.iteration.iteration_time == ms(7));
   // None: device 0 starts again at 6, device 1 at 5 + 2 = 7. Iteration 2: F0.0 [6, 7],
   // F0.1 [7, 8], F1.0 [7, 8], B1.0 [8, 9], F1.1 [9, 10], B1.1 [10, 11]; B0.0 [9, 10],
   // B0.1 [11, 12]. Ends: device 0 at 12, device 1 at 11 + 2 = 13. Period: 13 - 7 = 6.
   in.iterations.barrier = IterationBarrier::None;
   SimulationResult none = simulate(in);
-  CHECK(none.metrics.iteration_time == ms(6));
+  CHECK(none.metrics.iteration.iteration_time == ms(6));
   // The first iteration's metrics are the same either way.
   CHECK(none.metrics.makespan == global.metrics.makespan);
   const auto a = none.timings.all(), b = global.timings.all();
@@ -126,7 +126,7 @@ TEST_CASE("a tied-embedding sync makes its two devices wait for each other") {
   engine.add_observer(&log);
   const SimulationResult r = engine.run();
   // Device 1 is ready at 5 ms, device 0 at 6 ms: the all-reduce runs [6, 6.5] for both.
-  CHECK(r.metrics.iteration_time == ms(6.5));
+  CHECK(r.metrics.iteration.iteration_time == ms(6.5));
   REQUIRE(log.events.size() == 2);
   CHECK(log.events[0].name == "tied-embedding all-reduce");
   CHECK(log.events[1].device == 1);
@@ -147,12 +147,12 @@ TEST_CASE("iterations that are shifted copies are not replayed, and give the sam
   // The same plan with steps that differ by a picosecond on one device forces the replays.
   in.iterations.optimizer_step[3] += Time::from_ps(1);
   const SimulationResult replayed = simulate(in);
-  CHECK(shortcut.metrics.iteration_time == shortcut.metrics.makespan + ms(1.7));
-  CHECK(shortcut.metrics.iterations == 3);
-  CHECK(shortcut.metrics.replays == 1);
+  CHECK(shortcut.metrics.iteration.iteration_time == shortcut.metrics.makespan + ms(1.7));
+  CHECK(shortcut.metrics.iteration.iterations == 3);
+  CHECK(shortcut.metrics.iteration.replays == 1);
   // Device 3's later start is absorbed (it waits for F2.0 anyway): the same period, replayed.
-  CHECK(replayed.metrics.replays == 3);
-  CHECK(replayed.metrics.iteration_time == shortcut.metrics.iteration_time);
+  CHECK(replayed.metrics.iteration.replays == 3);
+  CHECK(replayed.metrics.iteration.iteration_time == shortcut.metrics.iteration.iteration_time);
 }
 
 TEST_CASE("later iterations replay the same by list scheduling and by the event loop") {
@@ -172,9 +172,9 @@ TEST_CASE("later iterations replay the same by list scheduling and by the event 
     const SimulationResult list = simulate(in);
     in.path = ReplayPath::EventLoop;
     const SimulationResult loop = simulate(in);
-    CHECK(list.metrics.replays == 3);
-    CHECK(list.metrics.iteration_time == loop.metrics.iteration_time);
+    CHECK(list.metrics.iteration.replays == 3);
+    CHECK(list.metrics.iteration.iteration_time == loop.metrics.iteration.iteration_time);
     // Without a barrier the period is shorter than the first iteration's makespan plus a step.
-    CHECK(list.metrics.iteration_time < list.metrics.makespan + ms(0.4));
+    CHECK(list.metrics.iteration.iteration_time < list.metrics.makespan + ms(0.4));
   }
 }

@@ -67,13 +67,14 @@ TEST_CASE("full offload with k < 1 keeps the makespan and halves device 0's peak
   OffloadRun r = run_offload(8, 16, c, Bandwidth::bytes_per_second(400e9), MemoryPolicy::Full);
   REQUIRE(r.offloaded.status == RunStatus::Ok);
   CHECK(r.decision.count_per_device[0] > 0);
-  CHECK(r.offloaded.metrics.offloaded_bytes > Bytes::zero());
+  CHECK(r.offloaded.metrics.offload.offloaded_bytes > Bytes::zero());
   const double base = r.base.metrics.makespan.seconds();
   CHECK(r.offloaded.metrics.makespan.seconds() <= base * 1.01);
-  CHECK(r.offloaded.metrics.peak_activation_per_device[0].count() * 2 <=
-        r.base.metrics.peak_activation_per_device[0].count());
-  CHECK(r.offloaded.metrics.d2h_busy_per_device[0] > Time::zero());
-  CHECK(r.offloaded.metrics.h2d_busy_per_device[0] == r.offloaded.metrics.d2h_busy_per_device[0]);
+  CHECK(r.offloaded.metrics.memory.peak_activation_per_device[0].count() * 2 <=
+        r.base.metrics.memory.peak_activation_per_device[0].count());
+  CHECK(r.offloaded.metrics.offload.d2h_busy_per_device[0] > Time::zero());
+  CHECK(r.offloaded.metrics.offload.h2d_busy_per_device[0] ==
+        r.offloaded.metrics.offload.d2h_busy_per_device[0]);
 }
 
 TEST_CASE("full offload with k > 1 grows the makespan and reports exposed offload") {
@@ -83,8 +84,8 @@ TEST_CASE("full offload with k > 1 grows the makespan and reports exposed offloa
   REQUIRE(r.offloaded.status == RunStatus::Ok);
   CHECK(r.decision.count_per_device[0] > 0);
   CHECK(r.offloaded.metrics.makespan > r.base.metrics.makespan);
-  CHECK(r.offloaded.metrics.exposed_offload > Time::zero());
-  CHECK(r.base.metrics.exposed_offload == Time::zero());
+  CHECK(r.offloaded.metrics.offload.exposed_offload > Time::zero());
+  CHECK(r.base.metrics.offload.exposed_offload == Time::zero());
 }
 
 TEST_CASE("selective offload takes the longest-lived half of each device's activations") {
@@ -95,11 +96,12 @@ TEST_CASE("selective offload takes the longest-lived half of each device's activ
   for (std::size_t d = 0; d < 4; ++d) {
     CHECK(half.decision.count_per_device[d] == (full.decision.count_per_device[d] + 1) / 2);
   }
-  CHECK(half.offloaded.metrics.offloaded_bytes < full.offloaded.metrics.offloaded_bytes);
-  CHECK(half.offloaded.metrics.peak_activation_per_device[0] >=
-        full.offloaded.metrics.peak_activation_per_device[0]);
-  CHECK(half.offloaded.metrics.peak_activation_per_device[0] <=
-        full.base.metrics.peak_activation_per_device[0]);
+  CHECK(half.offloaded.metrics.offload.offloaded_bytes <
+        full.offloaded.metrics.offload.offloaded_bytes);
+  CHECK(half.offloaded.metrics.memory.peak_activation_per_device[0] >=
+        full.offloaded.metrics.memory.peak_activation_per_device[0]);
+  CHECK(half.offloaded.metrics.memory.peak_activation_per_device[0] <=
+        full.base.metrics.memory.peak_activation_per_device[0]);
 }
 
 TEST_CASE("the reload starts `prefetch` compute ops before its backward") {
@@ -156,8 +158,9 @@ TEST_CASE("full recomputation: peak activation falls to the stored inputs, busy 
           (d < 2 ? c.forward * m : Time::zero()));
     // 1F1B device d stores p - d activations; recomputing, only their inputs plus the one
     // activation being rebuilt.
-    CHECK(base.metrics.peak_activation_per_device[i] == c.activation * (p - d));
-    CHECK(rf.metrics.peak_activation_per_device[i] == c.stage_input * (p - d) + c.activation);
+    CHECK(base.metrics.memory.peak_activation_per_device[i] == c.activation * (p - d));
+    CHECK(rf.metrics.memory.peak_activation_per_device[i] ==
+          c.stage_input * (p - d) + c.activation);
     CHECK(full.decision.count_per_device[i] == m);
   }
   CHECK(rf.metrics.recompute_time == c.forward * (p * m));
@@ -171,8 +174,8 @@ TEST_CASE("full recomputation: peak activation falls to the stored inputs, busy 
   }
   CHECK(busy_base < busy_sel);
   CHECK(busy_sel < busy_full);
-  CHECK(rf.metrics.peak_activation < rs.metrics.peak_activation);
-  CHECK(rs.metrics.peak_activation < base.metrics.peak_activation);
+  CHECK(rf.metrics.memory.peak_activation < rs.metrics.memory.peak_activation);
+  CHECK(rs.metrics.memory.peak_activation < base.metrics.memory.peak_activation);
 }
 
 TEST_CASE("a budget below the need is out_of_memory with device, time and bytes") {
@@ -250,6 +253,6 @@ TEST_CASE("two GPUs offloading at once through one PCIe switch each get half its
     CHECK(r.timings[0][1].start == Time::zero());
     CHECK(std::abs((r.timings[0][1].end - expected).seconds()) < 1e-9);
     if (both) CHECK(std::abs((r.timings[1][1].end - expected).seconds()) < 1e-9);
-    CHECK(r.metrics.offloaded_bytes == Bytes(both ? 2000 * kMB : 1000 * kMB));
+    CHECK(r.metrics.offload.offloaded_bytes == Bytes(both ? 2000 * kMB : 1000 * kMB));
   }
 }

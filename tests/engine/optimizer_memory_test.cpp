@@ -96,7 +96,7 @@ TEST_CASE(
     for (int d = 0; d < p; ++d) {
       // The model takes the worse order of simultaneous copy and compute events, so its peak is
       // never below the engine's.
-      CHECK(r.metrics.peak_activation_per_device[static_cast<std::size_t>(d)].count() <=
+      CHECK(r.metrics.memory.peak_activation_per_device[static_cast<std::size_t>(d)].count() <=
             ev.peak_bytes[static_cast<std::size_t>(d)]);
     }
     ++checked;

@@ -31,9 +31,9 @@ void check_pin(const SimulationResult& r, const Pin& pin, RunStatus status = Run
   const std::uint64_t fp = fingerprint(r);
   // On a mismatch, the line to paste (after making sure the change is intended).
   INFO(fmt::format("actual: {{{}, {}, {}, 0x{:016x}ull}}", r.metrics.makespan.ps(),
-                   r.metrics.peak_activation.count(), r.events, fp));
+                   r.metrics.memory.peak_activation.count(), r.events, fp));
   CHECK(r.metrics.makespan.ps() == pin.makespan_ps);
-  CHECK(r.metrics.peak_activation.count() == pin.peak_activation);
+  CHECK(r.metrics.memory.peak_activation.count() == pin.peak_activation);
   CHECK(r.events == pin.events);
   CHECK(fp == pin.fingerprint);
 }
@@ -136,7 +136,7 @@ TEST_CASE("pinned replay: topology with link sharing") {
     Star s = star(6, 3.0);
     EngineInput in = input_for(t, c, TopologyNetwork{&s.topology, s.gpus});
     SimulationResult r = simulate(in);
-    REQUIRE(r.metrics.links.size() == 12);  // every up- and downlink carried traffic
+    REQUIRE(r.metrics.comm.links.size() == 12);  // every up- and downlink carried traffic
     check_pin(r, Pin{123760426677, 18874368, 490, 0xe2dd7bb531cc7cf0ull});
   }
   SUBCASE("interleaved on a ring") {
@@ -179,7 +179,7 @@ TEST_CASE("pinned replay: offload copies over PCIe routes and private links, wit
     Topology topo = build_single_node(node);
     EngineInput in = input_for(t, c, TopologyNetwork{&topo, topo.gpus()});
     SimulationResult r = simulate(in);
-    REQUIRE(r.metrics.offloaded_bytes > Bytes::zero());
+    REQUIRE(r.metrics.offload.offloaded_bytes > Bytes::zero());
     check_pin(r, Pin{188667824187, 838860800, 460, 0x3f74f1fed7bd1b22ull});
   }
   SUBCASE("private links, a device budget and a host capacity") {

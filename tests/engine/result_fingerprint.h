@@ -65,22 +65,22 @@ inline std::uint64_t fingerprint(const SimulationResult& r) {
   f.add(m.busy_per_device);
   f.add(m.span_per_device);
   f.add(m.recompute_time);
-  f.add(m.peak_activation);
-  f.add(m.peak_activation_per_device);
-  f.add(m.peak_activation_time_per_device);
-  f.add(m.peak_activation_units);
-  f.add(m.peak_activation_units_per_device);
-  f.add(m.peak_memory_per_device);
-  f.add(m.peak_memory_time_per_device);
-  f.add(m.offloaded_bytes);
-  f.add(m.offloaded_bytes_per_device);
-  f.add(m.exposed_offload);
-  f.add(m.exposed_offload_per_device);
-  f.add(m.d2h_busy_per_device);
-  f.add(m.h2d_busy_per_device);
-  f.add(m.exposed_comm);
-  f.add(m.exposed_comm_per_device);
-  for (const LinkUsage& l : m.links) {
+  f.add(m.memory.peak_activation);
+  f.add(m.memory.peak_activation_per_device);
+  f.add(m.memory.peak_activation_time_per_device);
+  f.add(m.memory.peak_activation_units);
+  f.add(m.memory.peak_activation_units_per_device);
+  f.add(m.memory.peak_memory_per_device);
+  f.add(m.memory.peak_memory_time_per_device);
+  f.add(m.offload.offloaded_bytes);
+  f.add(m.offload.offloaded_bytes_per_device);
+  f.add(m.offload.exposed_offload);
+  f.add(m.offload.exposed_offload_per_device);
+  f.add(m.offload.d2h_busy_per_device);
+  f.add(m.offload.h2d_busy_per_device);
+  f.add(m.comm.exposed_comm);
+  f.add(m.comm.exposed_comm_per_device);
+  for (const LinkUsage& l : m.comm.links) {
     f.add(l.name);
     f.add(l.busy);
     f.add(l.bytes);

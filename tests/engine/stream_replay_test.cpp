@@ -153,9 +153,9 @@ TEST_CASE("a streamed replay reports exactly the metrics of the table replayed i
             CHECK(streamed.timings.empty());
             CHECK(without_timings(held) == fingerprint(streamed));
             CHECK(held.events == streamed.events);
-            CHECK(held.metrics.iteration_time == streamed.metrics.iteration_time);
-            CHECK(held.metrics.iterations == streamed.metrics.iterations);
-            CHECK(held.metrics.replays == streamed.metrics.replays);
+            CHECK(held.metrics.iteration.iteration_time == streamed.metrics.iteration.iteration_time);
+            CHECK(held.metrics.iteration.iterations == streamed.metrics.iteration.iterations);
+            CHECK(held.metrics.iteration.replays == streamed.metrics.iteration.replays);
             ++compared;
           }
         }

@@ -56,12 +56,13 @@ TEST_CASE(
           for (int dev = 0; dev < p; ++dev) {
             CAPTURE(dev);
             const double peak = std::min(2 * (p - dev - 1) + (v - 1) * g + 1, v * m);
-            CHECK(r.metrics.peak_activation_units_per_device[static_cast<std::size_t>(dev)] ==
-                  peak);
+            CHECK(
+                r.metrics.memory.peak_activation_units_per_device[static_cast<std::size_t>(dev)] ==
+                peak);
           }
           Formula f = registry().find("interleaved-1f1b")->formula(in);
           CHECK(*f.bubble_ratio == doctest::Approx(r.metrics.bubble_ratio).epsilon(1e-12));
-          CHECK(*f.peak_activation_units == r.metrics.peak_activation_units);
+          CHECK(*f.peak_activation_units == r.metrics.memory.peak_activation_units);
         }
       }
     }
@@ -94,7 +95,8 @@ TEST_CASE(
           CHECK_FALSE(f.bubble_ratio.has_value());
         }
         const int g = m / std::max(1, m / p);
-        CHECK(r.metrics.peak_activation_units == std::min(2 * (p - 1) + (v - 1) * g + 1, v * m));
+        CHECK(r.metrics.memory.peak_activation_units ==
+              std::min(2 * (p - 1) + (v - 1) * g + 1, v * m));
       }
     }
   }
@@ -112,7 +114,7 @@ TEST_CASE(
         CAPTURE(m);
         GeneratorInput in = generator_input(p, m, c, chunks(v));
         SimulationResult r = run("looped-bfs", in, c);
-        for (double u : r.metrics.peak_activation_units_per_device) CHECK(u == v * m);
+        for (double u : r.metrics.memory.peak_activation_units_per_device) CHECK(u == v * m);
         CHECK(r.metrics.bubble_ratio ==
               doctest::Approx(static_cast<double>(p - 1) / (v * m + p - 1)).epsilon(1e-12));
         CHECK(*registry().find("looped-bfs")->formula(in).bubble_ratio ==
@@ -139,12 +141,13 @@ TEST_CASE("eager-1f1b has 1F1B's makespan and peak min(2(p-r)-1, m) on device r"
       CHECK(eager.metrics.bubble_ratio ==
             doctest::Approx(static_cast<double>(p - 1) / (m + p - 1)).epsilon(1e-12));
       for (int dev = 0; dev < p; ++dev) {
-        CHECK(eager.metrics.peak_activation_units_per_device[static_cast<std::size_t>(dev)] ==
-              std::min(2 * (p - dev) - 1, m));
+        CHECK(
+            eager.metrics.memory.peak_activation_units_per_device[static_cast<std::size_t>(dev)] ==
+            std::min(2 * (p - dev) - 1, m));
       }
       CHECK(
           *registry().find("eager-1f1b")->formula(generator_input(p, m, c)).peak_activation_units ==
-          eager.metrics.peak_activation_units);
+          eager.metrics.memory.peak_activation_units);
     }
   }
 }
@@ -167,20 +170,20 @@ TEST_CASE(
   }
   SimulationResult h1 = run("zb-h1", generator_input(p, m, c), c);
   SimulationResult h2 = run("zb-h2", generator_input(p, m, c), c);
-  CHECK(h1.metrics.peak_activation == Bytes(p * m_b.count()));
-  CHECK(h2.metrics.peak_activation == Bytes((2 * p - 1) * m_b.count()));
+  CHECK(h1.metrics.memory.peak_activation == Bytes(p * m_b.count()));
+  CHECK(h2.metrics.memory.peak_activation == Bytes((2 * p - 1) * m_b.count()));
   for (int r = 0; r < p; ++r) {
     CAPTURE(r);
     // ZB Table 2 with worker i = r + 1.
-    CHECK(h1.metrics.peak_activation_per_device[static_cast<std::size_t>(r)] ==
+    CHECK(h1.metrics.memory.peak_activation_per_device[static_cast<std::size_t>(r)] ==
           Bytes((p - r) * m_b.count() + r * m_w.count()));
-    CHECK(h2.metrics.peak_activation_per_device[static_cast<std::size_t>(r)] ==
+    CHECK(h2.metrics.memory.peak_activation_per_device[static_cast<std::size_t>(r)] ==
           Bytes((2 * p - 2 * r - 1) * m_b.count() + 2 * r * m_w.count()));
   }
   CHECK(*registry().find("zb-h1")->formula(generator_input(p, m, c)).peak_activation_units ==
-        h1.metrics.peak_activation_units);
+        h1.metrics.memory.peak_activation_units);
   CHECK(*registry().find("zb-h2")->formula(generator_input(p, m, c)).peak_activation_units ==
-        h2.metrics.peak_activation_units);
+        h2.metrics.memory.peak_activation_units);
 }
 
 TEST_CASE("zb-h1 and zb-h2 closed forms equal the replay wherever they are reported") {

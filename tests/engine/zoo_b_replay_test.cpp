@@ -50,11 +50,11 @@ TEST_CASE(
         CHECK(r.metrics.bubble_ratio_span == 0.0);
         CHECK(r.metrics.stage_span_max == ms(6.0 * m));
         // p M_B = 2p chunk activations, balanced over the devices.
-        for (double u : r.metrics.peak_activation_units_per_device) CHECK(u == 2 * p);
+        for (double u : r.metrics.memory.peak_activation_units_per_device) CHECK(u == 2 * p);
         Formula f = formula("zb-v", p, m, c);
         REQUIRE(f.peak_activation_units);
         REQUIRE(f.bubble_ratio);
-        CHECK(r.metrics.peak_activation_units == *f.peak_activation_units);
+        CHECK(r.metrics.memory.peak_activation_units == *f.peak_activation_units);
         CHECK(r.metrics.bubble_ratio == doctest::Approx(*f.bubble_ratio).epsilon(1e-12));
       }
     }
@@ -67,7 +67,7 @@ TEST_CASE("zb-v pads m < 2p-1: valid, no longer zero bubble, peak 2m chunks") {
   SimulationResult r = replay(t, c);
   REQUIRE(r.status == RunStatus::Ok);
   CHECK(r.metrics.bubble_ratio_span > 0.0);
-  CHECK(r.metrics.peak_activation_units == 8);
+  CHECK(r.metrics.memory.peak_activation_units == 8);
   CHECK(!formula("zb-v", 4, 5, c).bubble_ratio);
 }
 
@@ -87,13 +87,16 @@ TEST_CASE(
         REQUIRE(r.status == RunStatus::Ok);
         // Published in full-stage microbatches; the engine counts chunks (two per full stage).
         const int published = std::string(name) == "v-half" ? (p + 2) / 2 : (p + 4) / 3;
-        CHECK(r.metrics.peak_activation_units == 2 * std::min(published, m));
+        CHECK(r.metrics.memory.peak_activation_units == 2 * std::min(published, m));
         REQUIRE(formula(name, p, m, c).peak_activation_units);
-        CHECK(r.metrics.peak_activation_units == *formula(name, p, m, c).peak_activation_units);
+        CHECK(r.metrics.memory.peak_activation_units ==
+              *formula(name, p, m, c).peak_activation_units);
         // 1F1B holds min(p, m) full stages = twice that in chunks.
-        CHECK(r.metrics.peak_activation_units <= 2 * base.metrics.peak_activation_units);
+        CHECK(r.metrics.memory.peak_activation_units <=
+              2 * base.metrics.memory.peak_activation_units);
         if (p >= 3 && m >= p)
-          CHECK(r.metrics.peak_activation_units < 2 * base.metrics.peak_activation_units);
+          CHECK(r.metrics.memory.peak_activation_units <
+                2 * base.metrics.memory.peak_activation_units);
         // Bubble: below 1F1B's (p-1)(T_F+T_B) (README: about 1/2 and 2/3 of it after its extra
         // passes).
         if (p >= 2) CHECK(largest_idle(r) < largest_idle(base));
@@ -129,7 +132,7 @@ TEST_CASE("dualpipe and dualpipe-v replay without deadlock over a grid of (p, m)
         SimulationResult r = replay_with(t, c, ReleaseConvention::BackwardComplete);
         REQUIRE(r.status == RunStatus::Ok);
         const int path = v ? 2 * p : p;
-        for (double u : r.metrics.peak_activation_units_per_device) CHECK(u == path + 1);
+        for (double u : r.metrics.memory.peak_activation_units_per_device) CHECK(u == path + 1);
         CHECK(replay(t, c, FixedDelayNetwork{ms(0.4)}).status == RunStatus::Ok);
       }
     }
@@ -233,8 +236,9 @@ TEST_CASE("dualpipe replicates weights: every device holds two stages' static me
   SimulationResult dualv = replay(generate("dualpipe-v", 4, 8, c), c);
   SimulationResult one = replay(generate("1f1b", 4, 8, c), c);
   for (std::size_t d = 0; d < 4; ++d) {
-    CHECK(dual.metrics.peak_memory_per_device[d] == Bytes(2000));
-    CHECK(dualv.metrics.peak_memory_per_device[d] == Bytes(1000));  // V: two half-size chunks
-    CHECK(one.metrics.peak_memory_per_device[d] == Bytes(1000));
+    CHECK(dual.metrics.memory.peak_memory_per_device[d] == Bytes(2000));
+    CHECK(dualv.metrics.memory.peak_memory_per_device[d] ==
+          Bytes(1000));  // V: two half-size chunks
+    CHECK(one.metrics.memory.peak_memory_per_device[d] == Bytes(1000));
   }
 }

@@ -51,7 +51,7 @@ TEST_CASE("a DGX-like node: a graph per schedule, each link with the simulation'
     // Every directed link is drawn in exactly one edge: the edges' bytes add up to the
     // simulation's, and the busiest edge is its busiest link.
     std::int64_t bytes = 0, busiest = 0, drawn_bytes = 0, drawn_busiest = 0;
-    for (const LinkUsage& u : run.simulation.metrics.links) {
+    for (const LinkUsage& u : run.simulation.metrics.comm.links) {
       bytes += u.bytes.count();
       busiest = std::max(busiest, u.busy.ps());
     }

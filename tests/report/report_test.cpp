@@ -126,7 +126,8 @@ TEST_CASE("a 4-stage 1F1B trace is valid, non-overlapping and matches the table 
     compute_events += names.size();
     // Every counter sample's total stays within the replay's peak, and reaches it.
     CHECK(peak_total[d + 1] ==
-          t.run.simulation.metrics.peak_memory_per_device[static_cast<std::size_t>(d)].count());
+          t.run.simulation.metrics.memory.peak_memory_per_device[static_cast<std::size_t>(d)]
+              .count());
   }
   CHECK(compute_events == t.run.table.op_count());
   // One flow per cross-device edge: 1F1B on 4 stages with 8 microbatches sends 3 activations and
@@ -215,7 +216,7 @@ TEST_CASE("the memory timeline starts at static memory and ends with no activati
     CHECK(samples.back().activation == Bytes::zero());
     for (std::size_t i = 1; i < samples.size(); ++i) CHECK(samples[i - 1].time <= samples[i].time);
     CHECK(memory.peak_total(d) ==
-          run.simulation.metrics.peak_memory_per_device[static_cast<std::size_t>(d)]);
+          run.simulation.metrics.memory.peak_memory_per_device[static_cast<std::size_t>(d)]);
   }
 }
 

@@ -45,8 +45,8 @@ inline void check_identical(const SimulationResult& a, const SimulationResult& b
   CHECK(a.metrics.makespan == b.metrics.makespan);
   CHECK(a.metrics.bubble_ratio == b.metrics.bubble_ratio);
   CHECK(a.metrics.bubble_ratio_span == b.metrics.bubble_ratio_span);
-  CHECK(a.metrics.exposed_comm == b.metrics.exposed_comm);
-  CHECK(a.metrics.peak_activation == b.metrics.peak_activation);
+  CHECK(a.metrics.comm.exposed_comm == b.metrics.comm.exposed_comm);
+  CHECK(a.metrics.memory.peak_activation == b.metrics.memory.peak_activation);
   CHECK(a.events == b.events);
 }
 

@@ -40,8 +40,8 @@ std::string role(const ExplainedSchedule& r) {
 /// Peak memory of the worst device: the simulation's when it finished, else the table level's
 /// (no budget there: what the schedule would need).
 Bytes row_peak(const ScheduleRun& r) {
-  return finished(r) ? worst(r.simulation.metrics.peak_memory_per_device)
-                     : worst(r.ideal.metrics.peak_memory_per_device);
+  return finished(r) ? worst(r.simulation.metrics.memory.peak_memory_per_device)
+                     : worst(r.ideal.metrics.memory.peak_memory_per_device);
 }
 
 }  // namespace
@@ -227,12 +227,12 @@ nlohmann::json explain_report_json(const Scenario& scenario, const Generator& ge
     x["table"] = {{"bubble_ratio_span", t.bubble_ratio_span},
                   {"bubble_ratio", t.bubble_ratio},
                   {"makespan_s", t.makespan.seconds()},
-                  {"peak_memory_bytes", worst(t.peak_memory_per_device).count()}};
+                  {"peak_memory_bytes", worst(t.memory.peak_memory_per_device).count()}};
     if (ok) {
       x["simulation"] = {{"bubble_ratio_span", s.bubble_ratio_span},
                          {"bubble_ratio", s.bubble_ratio},
                          {"makespan_s", s.makespan.seconds()},
-                         {"peak_memory_bytes", worst(s.peak_memory_per_device).count()}};
+                         {"peak_memory_bytes", worst(s.memory.peak_memory_per_device).count()}};
       x["iteration_time_s"] = s.makespan.seconds();
     } else {
       x["simulation"] = nullptr;

@@ -72,7 +72,7 @@ std::string share(Time busy, Time makespan) {
 /// Busy time and bytes per directed link name of a run.
 std::map<std::string, Usage> usage_of(const ScheduleRun& run) {
   std::map<std::string, Usage> usage;
-  for (const LinkUsage& u : run.simulation.metrics.links) {
+  for (const LinkUsage& u : run.simulation.metrics.comm.links) {
     Usage& x = usage[u.name];
     x.busy = x.busy + u.busy;
     x.bytes = x.bytes + u.bytes;

@@ -116,7 +116,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
   j["table"] = levels["table"];
   const Metrics& s = run.simulation.metrics;
   nlohmann::json links = nlohmann::json::array();
-  for (const LinkUsage& l : s.links)
+  for (const LinkUsage& l : s.comm.links)
     links.push_back({{"link", l.name}, {"busy_s", l.busy.seconds()}, {"bytes", l.bytes.count()}});
   sim["links"] = links;
   // Gradient sync, optimizer and TP (docs/parallelism.md); zero without parallelism.

@@ -63,7 +63,7 @@ MetricValue largest(const std::vector<Bytes>& bs) {
 
 /// The iteration time in seconds: with variability the mean over the samples.
 double iteration_time_s(const MetricInput& in) {
-  return in.mc() ? in.mc()->iteration_time_s.mean : in.sim().iteration_time.seconds();
+  return in.mc() ? in.mc()->iteration_time_s.mean : in.sim().iteration.iteration_time.seconds();
 }
 
 /// Samples per second: the global batch (m microbatches of micro_batch_size samples, times the
@@ -124,13 +124,13 @@ const std::vector<Metric> kMetrics = {
      [](const MetricInput& in) { return number(in.sim().bubble_ratio_span); }},
     {"peak_activation_bytes", Level::Simulation, Unit::Bytes, kLower, Shape::Scalar, "",
      "largest activation memory of a device",
-     [](const MetricInput& in) { return number(in.sim().peak_activation); }},
+     [](const MetricInput& in) { return number(in.sim().memory.peak_activation); }},
     {"peak_activation_units", Level::Simulation, Unit::ActivationUnits, kLower, Shape::Scalar,
      "peak act", "largest activation memory of a device, in one stage's microbatch activations",
-     [](const MetricInput& in) { return number(in.sim().peak_activation_units); }},
+     [](const MetricInput& in) { return number(in.sim().memory.peak_activation_units); }},
     {"exposed_comm_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "exposed comm",
      "largest compute idle time of a device caused by data in flight",
-     [](const MetricInput& in) { return number(in.sim().exposed_comm); }},
+     [](const MetricInput& in) { return number(in.sim().comm.exposed_comm); }},
     {"recompute_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "time spent recomputing activations, summed over devices",
      [](const MetricInput& in) { return number(in.sim().recompute_time); }},
@@ -143,16 +143,16 @@ const std::vector<Metric> kMetrics = {
      [](const MetricInput& in) { return number(in.ideal().bubble_ratio_span); }},
     {"peak_activation_units", Level::Table, Unit::ActivationUnits, kLower, Shape::Scalar,
      "peak act", "idealized peak activations, in one stage's microbatch activations",
-     [](const MetricInput& in) { return number(in.ideal().peak_activation_units); }},
+     [](const MetricInput& in) { return number(in.ideal().memory.peak_activation_units); }},
     {"peak_memory_bytes", Level::Simulation, Unit::Bytes, kLower, Shape::Scalar, "peak mem",
      "largest memory of a device: static memory plus activations",
-     [](const MetricInput& in) { return largest(in.sim().peak_memory_per_device); }},
+     [](const MetricInput& in) { return largest(in.sim().memory.peak_memory_per_device); }},
     {"offloaded_bytes", Level::Simulation, Unit::Bytes, kLower, Shape::Scalar, "",
      "activation bytes copied to host memory, summed over devices",
-     [](const MetricInput& in) { return number(in.sim().offloaded_bytes); }},
+     [](const MetricInput& in) { return number(in.sim().offload.offloaded_bytes); }},
     {"exposed_offload_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "time compute waited for reloads beyond its other inputs, summed over devices",
-     [](const MetricInput& in) { return number(in.sim().exposed_offload); }},
+     [](const MetricInput& in) { return number(in.sim().offload.exposed_offload); }},
     {"dp_sync_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "largest data-parallel gradient all-reduce time of a stage",
      [](const MetricInput& in) { return number(in.sim().sync.dp_sync); }},
@@ -171,43 +171,47 @@ const std::vector<Metric> kMetrics = {
     // Per device; `regress` judges them through the scalar metric that summarises them.
     {"peak_activation_bytes_per_device", Level::Simulation, Unit::Bytes, kLower, Shape::PerDevice,
      "", "activation memory peak of each device",
-     [](const MetricInput& in) { return per_device(in.sim().peak_activation_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().memory.peak_activation_per_device); }},
     {"peak_activation_time_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice,
      "", "when each device's activation peak was first reached",
-     [](const MetricInput& in) { return per_device(in.sim().peak_activation_time_per_device); }},
+     [](const MetricInput& in) {
+       return per_device(in.sim().memory.peak_activation_time_per_device);
+     }},
     {"peak_activation_units_per_device", Level::Simulation, Unit::ActivationUnits, kLower,
      Shape::PerDevice, "", "activation peak of each device in microbatch activations",
-     [](const MetricInput& in) { return per_device(in.sim().peak_activation_units_per_device); }},
+     [](const MetricInput& in) {
+       return per_device(in.sim().memory.peak_activation_units_per_device);
+     }},
     {"peak_memory_bytes_per_device", Level::Simulation, Unit::Bytes, kLower, Shape::PerDevice, "",
      "memory peak (static plus activations) of each device",
-     [](const MetricInput& in) { return per_device(in.sim().peak_memory_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().memory.peak_memory_per_device); }},
     {"peak_memory_time_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
      "when each device's memory peak was first reached",
-     [](const MetricInput& in) { return per_device(in.sim().peak_memory_time_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().memory.peak_memory_time_per_device); }},
     {"exposed_comm_s_per_device", Level::Simulation, Unit::Seconds, kLower, Shape::PerDevice, "",
      "compute idle time caused by data in flight, per device",
-     [](const MetricInput& in) { return per_device(in.sim().exposed_comm_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().comm.exposed_comm_per_device); }},
     {"offloaded_bytes_per_device", Level::Simulation, Unit::Bytes, kLower, Shape::PerDevice, "",
      "activation bytes copied to host, per device",
-     [](const MetricInput& in) { return per_device(in.sim().offloaded_bytes_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().offload.offloaded_bytes_per_device); }},
     {"exposed_offload_s_per_device", Level::Simulation, Unit::Seconds, kLower, Shape::PerDevice, "",
      "time compute waited for reloads, per device",
-     [](const MetricInput& in) { return per_device(in.sim().exposed_offload_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().offload.exposed_offload_per_device); }},
     {"d2h_busy_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
      "device-to-host copy engine busy time",
-     [](const MetricInput& in) { return per_device(in.sim().d2h_busy_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().offload.d2h_busy_per_device); }},
     {"h2d_busy_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
      "host-to-device copy engine busy time",
-     [](const MetricInput& in) { return per_device(in.sim().h2d_busy_per_device); }},
+     [](const MetricInput& in) { return per_device(in.sim().offload.h2d_busy_per_device); }},
     {"d2h_utilization_per_device", Level::Simulation, Unit::Ratio, kInfo, Shape::PerDevice, "",
      "device-to-host copy engine busy time over the makespan",
      [](const MetricInput& in) {
-       return utilization(in.sim().d2h_busy_per_device, in.sim().makespan);
+       return utilization(in.sim().offload.d2h_busy_per_device, in.sim().makespan);
      }},
     {"h2d_utilization_per_device", Level::Simulation, Unit::Ratio, kInfo, Shape::PerDevice, "",
      "host-to-device copy engine busy time over the makespan",
      [](const MetricInput& in) {
-       return utilization(in.sim().h2d_busy_per_device, in.sim().makespan);
+       return utilization(in.sim().offload.h2d_busy_per_device, in.sim().makespan);
      }},
     {"busy_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
      "compute stream busy time (recompute included) of each device",
@@ -229,7 +233,7 @@ const std::vector<Metric> kMetrics = {
      [](const MetricInput& in) { return samples_per_second(in); }},
     {"blocked_send_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "largest time a device's compute stream was held by its blocking sends (communication.p2p)",
-     [](const MetricInput& in) { return number(in.sim().blocked_send); }},
+     [](const MetricInput& in) { return number(in.sim().comm.blocked_send); }},
     {"parameter_gather_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "ZeRO 1-2: largest all-gather of the updated parameters after a device's optimizer step",
      [](const MetricInput& in) { return number(in.sim().sync.parameter_gather); }},

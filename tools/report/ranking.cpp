@@ -44,7 +44,7 @@ std::string reason_for(const ScheduleRun& better, const ScheduleRun& worse,
           b.sync.exposed_dp_sync, better.label);
     }
     return fmt::format("communication on the critical path: exposed comm {} for {} vs {} for {}",
-                       w.exposed_comm, worse.label, b.exposed_comm, better.label);
+                       w.comm.exposed_comm, worse.label, b.comm.exposed_comm, better.label);
   }
   return "the closed form assumes equal op times and no communication; the table uses the "
          "scenario's costs";

@@ -98,8 +98,8 @@ bool has_memory_section(const Scenario& scenario, const ScenarioRun& result) {
   bool memory = !scenario.memory.budget.empty();
   for (const ScheduleRun& r : result.runs) {
     const Metrics& m = r.simulation.metrics;
-    memory = memory || m.offloaded_bytes > Bytes::zero() || m.recompute_time > Time::zero() ||
-             m.exposed_offload > Time::zero();
+    memory = memory || m.offload.offloaded_bytes > Bytes::zero() ||
+             m.recompute_time > Time::zero() || m.offload.exposed_offload > Time::zero();
   }
   return memory;
 }
@@ -118,7 +118,7 @@ std::string memory_text(const ScenarioRun& result, std::size_t width) {
   };
   for (const ScheduleRun& r : result.runs) {
     const Metrics& m = r.simulation.metrics;
-    for (std::size_t d = 0; d < m.peak_memory_per_device.size(); ++d) {
+    for (std::size_t d = 0; d < m.memory.peak_memory_per_device.size(); ++d) {
       Time recompute;
       const auto& ops = r.table.device_ops[d];
       for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -130,19 +130,20 @@ std::string memory_text(const ScenarioRun& result, std::size_t width) {
                                    true,
                                    true,
                                    true,
-                                   m.offloaded_bytes_per_device[d] > Bytes::zero(),
-                                   m.d2h_busy_per_device[d] > Time::zero(),
-                                   m.h2d_busy_per_device[d] > Time::zero(),
-                                   m.exposed_offload_per_device[d] > Time::zero(),
+                                   m.offload.offloaded_bytes_per_device[d] > Bytes::zero(),
+                                   m.offload.d2h_busy_per_device[d] > Time::zero(),
+                                   m.offload.h2d_busy_per_device[d] > Time::zero(),
+                                   m.offload.exposed_offload_per_device[d] > Time::zero(),
                                    recompute > Time::zero()};
       for (std::size_t c = 0; c < used.size(); ++c) nonzero[c] = nonzero[c] || used[c];
       rows.push_back({Cell::text(r.label), Cell::text(std::to_string(d)),
-                      Cell::bytes(m.peak_memory_per_device[d]),
-                      Cell::bytes(m.peak_activation_per_device[d]),
-                      Cell::bytes(m.offloaded_bytes_per_device[d]),
-                      percent(m.d2h_busy_per_device[d], m.makespan),
-                      percent(m.h2d_busy_per_device[d], m.makespan),
-                      Cell::seconds(m.exposed_offload_per_device[d]), Cell::seconds(recompute)});
+                      Cell::bytes(m.memory.peak_memory_per_device[d]),
+                      Cell::bytes(m.memory.peak_activation_per_device[d]),
+                      Cell::bytes(m.offload.offloaded_bytes_per_device[d]),
+                      percent(m.offload.d2h_busy_per_device[d], m.makespan),
+                      percent(m.offload.h2d_busy_per_device[d], m.makespan),
+                      Cell::seconds(m.offload.exposed_offload_per_device[d]),
+                      Cell::seconds(recompute)});
     }
   }
   std::vector<std::string> kept_headings, zero;

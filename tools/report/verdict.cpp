@@ -50,7 +50,7 @@ const Metric& ranking_metric() {
 
 std::optional<double> peak_memory_fraction(const Scenario& scenario, const ScheduleRun& run) {
   const std::vector<Bytes>& budget = scenario.memory.budget;
-  const std::vector<Bytes>& peak = run.simulation.metrics.peak_memory_per_device;
+  const std::vector<Bytes>& peak = run.simulation.metrics.memory.peak_memory_per_device;
   if (budget.empty()) return std::nullopt;
   std::optional<double> most;
   for (std::size_t d = 0; d < peak.size(); ++d) {

@@ -55,9 +55,10 @@ std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario,
           break;
       }
     }
-    if (d < m.peak_activation_per_device.size())
-      dev.peak_activation = m.peak_activation_per_device[d];
-    if (d < m.peak_memory_per_device.size()) dev.peak_memory = m.peak_memory_per_device[d];
+    if (d < m.memory.peak_activation_per_device.size())
+      dev.peak_activation = m.memory.peak_activation_per_device[d];
+    if (d < m.memory.peak_memory_per_device.size())
+      dev.peak_memory = m.memory.peak_memory_per_device[d];
     dev.budget = memory_budget_of_device(scenario.memory, static_cast<std::int32_t>(d));
   }
   return out;

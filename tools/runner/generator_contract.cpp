@@ -159,7 +159,7 @@ class InputChecker {
     if (equal_replay) {
       std::optional<Formula> f = formula(equal);
       if (f && f->peak_activation_units) {
-        double replayed = equal_replay->metrics.peak_activation_units;
+        double replayed = equal_replay->metrics.memory.peak_activation_units;
         if (std::abs(*f->peak_activation_units - replayed) > 1e-9) {
           fail("peak", fmt::format("closed-form peak activation {} chunk units, replay (T_F = T_B "
                                    "= T_W) peaks at {}",

@@ -139,7 +139,7 @@ void compare_with_plan(ScheduleRun& run) {
   };
   compare("stage span", run.formula.planned_stage_span, run.simulation.metrics.stage_span_max);
   compare("iteration time", run.formula.planned_iteration_time,
-          run.simulation.metrics.iteration_time);
+          run.simulation.metrics.iteration.iteration_time);
 }
 
 }  // namespace

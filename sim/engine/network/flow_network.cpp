@@ -291,7 +291,7 @@ void FlowNetwork::report(Metrics& metrics, bool sync) const {
     if (busy <= Time::zero()) continue;
     const Bytes bytes = uncontended_ ? Bytes(link_bytes_[i])
                                      : Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5));
-    metrics.links.push_back(LinkUsage{topology_.link_name(l), busy, bytes});
+    metrics.comm.links.push_back(LinkUsage{topology_.link_name(l), busy, bytes});
   }
 }
 
