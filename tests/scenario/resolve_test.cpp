@@ -109,7 +109,7 @@ TEST_CASE("replays per schedule: 2, +1 with the offload pass, +1 with faults") {
     Scenario sc = load(kBase + costs + kTopology + extra, builtins());
     ScenarioRun run = run_scenario(sc, builtins());
     REQUIRE(run.runs.size() == 1);
-    return run.runs[0].replays;
+    return run.runs[0].effort.replays;
   };
   CHECK(replays("") == 2);
   CHECK(replays("memory: {recompute: {policy: full}}\n") == 2);

@@ -155,11 +155,11 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
   j["passes"] = passes;
   std::uint64_t events = run.ideal.events + run.simulation.events;
   j["run"] = {
-      {"wall_time_s", run.wall_time_s},
-      {"generate_s", run.generate_s},
+      {"wall_time_s", run.effort.wall_time_s},
+      {"generate_s", run.effort.generate_s},
       {"streamed", run.streamed_ops > 0},
       {"events", events},
-      {"events_per_s", run.wall_time_s > 0 ? static_cast<double>(events) / run.wall_time_s : 0.0}};
+      {"events_per_s", run.effort.wall_time_s > 0 ? static_cast<double>(events) / run.effort.wall_time_s : 0.0}};
   return j;
 }
 
@@ -173,7 +173,7 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
   std::uint64_t events = 0;
   for (const ScheduleRun& r : result.runs) {
     results.push_back(schedule_run_to_json(scenario, r));
-    wall += r.wall_time_s;
+    wall += r.effort.wall_time_s;
     events += r.ideal.events + r.simulation.events;
   }
   for (const InfeasibleSchedule& i : result.infeasible) results.push_back(infeasible_json(i));

@@ -195,7 +195,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   } else {
     run.table = generate_from(scenario, generator, request, in);
   }
-  run.generate_s = seconds_since(started);
+  run.effort.generate_s = seconds_since(started);
   if (run.table.stages != scenario.stages * run.table.chunks) {
     throw InputError({Diagnostic{
         request.where, "schedules",
@@ -219,7 +219,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     const OffloadSettings settings = offload_settings(resolved, run.table);
     const SimulationResult before =
         simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized));
-    ++run.replays;
+    ++run.effort.replays;
     PassResult o = apply_offload_pass(run.table, run.stage_costs, timings_of(before), settings);
     run.table = std::move(o.table);
     run.passes.push_back(std::move(o.decision));
@@ -245,14 +245,14 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
         make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized), *stream);
     run.simulation = simulate_streamed(
         make_engine_input(resolved, run.table, run.stage_costs, Replay::Simulated), *stream);
-    run.replays += 2;
+    run.effort.replays += 2;
     compare_with_plan(run);
     if (scenario.faults.any()) {
       run.fault_free = simulate_streamed(
           make_engine_input(resolved, run.table, run.stage_costs, Replay::FaultFree), *stream);
-      ++run.replays;
+      ++run.effort.replays;
     }
-    run.wall_time_s = seconds_since(started);
+    run.effort.wall_time_s = seconds_since(started);
     return run;
   }
   // The replays share their working arrays: the second finds the first's pages (no fresh
@@ -284,18 +284,18 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     const std::uint64_t median = run.monte_carlo->median_sample;
     run.simulation = engine.run(sample_durations(simulated, spec, median));
     run.noiseless = simulate(simulated);
-    run.replays += static_cast<std::int32_t>(spec->samples) + 3;
+    run.effort.replays += static_cast<std::int32_t>(spec->samples) + 3;
     fault_free.durations = sample_durations(fault_free, spec, median);
   } else {
     run.simulation = engine.run();
-    run.replays += 2;
+    run.effort.replays += 2;
   }
   compare_with_plan(run);
   if (scenario.faults.any()) {
     run.fault_free = simulate(std::move(fault_free));
-    ++run.replays;
+    ++run.effort.replays;
   }
-  run.wall_time_s = seconds_since(started);
+  run.effort.wall_time_s = seconds_since(started);
   return run;
 }
 

@@ -17,6 +17,14 @@
 
 namespace bubblesim {
 
+/// What computing one ScheduleRun took: wall time and engine replays (not results: they vary
+/// from run to run and machine to machine).
+struct RunEffort {
+  double wall_time_s = 0.0;  // generation + every replay
+  std::int32_t replays = 0;  // engine replays this run took (scenario_runner.h says how many)
+  double generate_s = 0.0;   // generation alone (the optimizer's solve time)
+};
+
 struct ScheduleRun {
   std::string schedule;  // generator name
   std::string label;     // name plus non-default parameters, e.g. "interleaved-1f1b(chunks=2)"
@@ -38,9 +46,7 @@ struct ScheduleRun {
   /// variability, for the slowdown the noise costs.
   std::optional<MonteCarloResult> monte_carlo;
   std::optional<SimulationResult> noiseless;
-  double wall_time_s = 0.0;  // generation + every replay
-  std::int32_t replays = 0;  // engine replays this run took (scenario_runner.h says how many)
-  double generate_s = 0.0;   // generation alone (the optimizer's solve time)
+  RunEffort effort;  // what computing this run took (the report's "run" object)
   /// Non-zero when the schedule was replayed from its order stream (docs/engine.md, "Streamed
   /// replay"): its op count. `table` then holds the shape and placement without ops, and the
   /// replays have no per-op timings.
