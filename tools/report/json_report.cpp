@@ -159,7 +159,8 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
       {"generate_s", run.effort.generate_s},
       {"streamed", run.streamed_ops > 0},
       {"events", events},
-      {"events_per_s", run.effort.wall_time_s > 0 ? static_cast<double>(events) / run.effort.wall_time_s : 0.0}};
+      {"events_per_s",
+       run.effort.wall_time_s > 0 ? static_cast<double>(events) / run.effort.wall_time_s : 0.0}};
   return j;
 }
 
