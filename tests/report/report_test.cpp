@@ -212,7 +212,7 @@ TEST_CASE("the memory timeline starts at static memory and ends with no activati
     REQUIRE(samples.size() > 2);
     CHECK(samples.front().time == Time::zero());
     CHECK(samples.front().activation == Bytes::zero());
-    CHECK(samples.front().total == s.costs.stages.front().static_memory);
+    CHECK(samples.front().total == s.costs.profile.stages.front().static_memory);
     CHECK(samples.back().activation == Bytes::zero());
     for (std::size_t i = 1; i < samples.size(); ++i) CHECK(samples[i - 1].time <= samples[i].time);
     CHECK(memory.peak_total(d) ==

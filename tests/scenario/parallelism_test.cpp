@@ -80,7 +80,7 @@ schedules: [1f1b]
   for (std::size_t s = 0; s < 2; ++s) {
     const StageCost& a = rtp.costs.stages[s];
     const StageCost& b = rone.costs.stages[s];
-    CHECK(tp.costs_source == "transformer");  // derived by the resolve step, not the loader
+    CHECK(tp.costs.source == "transformer");  // derived by the resolve step, not the loader
     REQUIRE(rtp.sync.tp_forward[s] > Time::zero());
     CHECK((a.forward - rtp.sync.tp_forward[s]).ps() == b.forward.ps() / 8);
     CHECK(a.backward_weight.seconds() == doctest::Approx(b.backward_weight.seconds() / 8));

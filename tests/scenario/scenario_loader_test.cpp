@@ -29,14 +29,14 @@ TEST_CASE("the quickstart form loads with defaults filled") {
       "  p2p_bytes: 32MiB\n"
       "communication: {model: fixed-delay, delay: 0.601ms}\n"
       "schedules: [gpipe, 1f1b]\n");
-  CHECK(sc.name == "example");
-  CHECK(sc.description == "the ZB paper's 1.5B model");
+  CHECK(sc.labels.name == "example");
+  CHECK(sc.labels.description == "the ZB paper's 1.5B model");
   CHECK(sc.file == "s.yaml");
   CHECK(sc.stages == 8);
   CHECK(sc.microbatches == 24);
-  REQUIRE(sc.costs.stages.size() == 8);
-  CHECK(sc.costs_source == "explicit");
-  const StageCost& c = sc.costs.stages[7];
+  REQUIRE(sc.costs.profile.stages.size() == 8);
+  CHECK(sc.costs.source == "explicit");
+  const StageCost& c = sc.costs.profile.stages[7];
   CHECK(c.forward.ps() == 18'522'000'000);
   CHECK(c.backward_input.ps() == 18'086'000'000);
   CHECK(c.backward_weight.ps() == 9'337'000'000);

@@ -141,13 +141,13 @@ TEST_CASE(
 TEST_CASE("a measured profile sets the per-stage costs and explicit keys override it") {
   Registry registry = builtin_registry();
   Scenario sc = load_scenario_file(source("tests/data/profile/profiled.yaml"), registry);
-  REQUIRE(sc.costs.stages.size() == 2);
-  CHECK(sc.costs.stages[0].forward == Time::from_ps(3'000'000'000));
-  CHECK(sc.costs.stages[1].forward == Time::from_ps(4'000'000'000));
-  CHECK(sc.costs.stages[1].backward_input == Time::from_ps(6'000'000'000));
-  CHECK(sc.costs.stages[0].recompute == sc.costs.stages[0].forward);
-  CHECK(sc.costs.stages[1].backward_weight == Time::from_ps(2'500'000'000));  // overridden
-  CHECK(sc.costs.stages[1].activation == Bytes(2LL << 30));
+  REQUIRE(sc.costs.profile.stages.size() == 2);
+  CHECK(sc.costs.profile.stages[0].forward == Time::from_ps(3'000'000'000));
+  CHECK(sc.costs.profile.stages[1].forward == Time::from_ps(4'000'000'000));
+  CHECK(sc.costs.profile.stages[1].backward_input == Time::from_ps(6'000'000'000));
+  CHECK(sc.costs.profile.stages[0].recompute == sc.costs.profile.stages[0].forward);
+  CHECK(sc.costs.profile.stages[1].backward_weight == Time::from_ps(2'500'000'000));  // overridden
+  CHECK(sc.costs.profile.stages[1].activation == Bytes(2LL << 30));
   // The replay runs each op for its profiled duration: GPipe's full backward is T_B + T_W.
   ScenarioRun run = run_scenario(sc, registry);
   REQUIRE(run.runs.size() == 1);
@@ -155,7 +155,7 @@ TEST_CASE("a measured profile sets the per-stage costs and explicit keys overrid
   for (std::size_t d = 0; d < 2; ++d) {
     for (std::size_t i = 0; i < r.table.device_ops[d].size(); ++i) {
       const Op& op = r.table.device_ops[d][i];
-      const StageCost& c = sc.costs.stages[static_cast<std::size_t>(op.stage)];
+      const StageCost& c = sc.costs.profile.stages[static_cast<std::size_t>(op.stage)];
       Time want = op.kind == OpKind::Forward ? c.forward : c.full_backward();
       CHECK(r.ideal.timings[d][i].end - r.ideal.timings[d][i].start == want);
       CHECK(r.simulation.timings[d][i].end - r.simulation.timings[d][i].start == want);

@@ -89,9 +89,9 @@ std::string failure_summary(const ScenarioRun& result) {
 
 int run_command(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
-  scenario.max_ops = options.max_ops;
-  scenario.stream = options.stream;
-  scenario.threads = options.threads;
+  scenario.limits.max_ops = options.max_ops;
+  scenario.limits.threads = options.threads;
+  scenario.limits.stream = options.stream;
   check_outputs({options.output, options.trace, options.html});
   for (const std::string& name : options.schedules) {
     if (registry.find(name) == nullptr)

@@ -37,8 +37,9 @@ std::string csv_report_header() {
 }
 
 std::string csv_report_row(const Scenario& scenario, const ScheduleRun& r) {
-  std::string out = fmt::format("{},{},{},{}", csv_quote(scenario.name), csv_quote(r.schedule),
-                                csv_quote(r.label), run_status_name(r.simulation.status));
+  std::string out =
+      fmt::format("{},{},{},{}", csv_quote(scenario.labels.name), csv_quote(r.schedule),
+                  csv_quote(r.label), run_status_name(r.simulation.status));
   for (const Metric* m : csv_metrics()) {
     MetricValue v = metric_value(*m, scenario, r);
     out += "," + (v.number ? csv_number(*m, *v.number) : std::string());
@@ -51,8 +52,9 @@ std::string csv_report_cells_without_run(std::string_view status) {
 }
 
 std::string csv_report_infeasible_row(const Scenario& scenario, const InfeasibleSchedule& s) {
-  return fmt::format("{},{},{},infeasible{}\n", csv_quote(scenario.name), csv_quote(s.schedule),
-                     csv_quote(s.label), std::string(csv_metrics().size(), ','));
+  return fmt::format("{},{},{},infeasible{}\n", csv_quote(scenario.labels.name),
+                     csv_quote(s.schedule), csv_quote(s.label),
+                     std::string(csv_metrics().size(), ','));
 }
 
 std::string scenario_report_csv(const Scenario& scenario, const ScenarioRun& result) {

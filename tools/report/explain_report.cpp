@@ -51,8 +51,8 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   const ScheduleRun& subject = e.subject().run;
   std::string out =
       fmt::format("{} at scenario {} ({}): p={} stages, m={} microbatches, communication: {}, {}\n",
-                  e.name, scenario.name, scenario.file, scenario.stages, scenario.microbatches,
-                  communication_summary(scenario), budget_summary(scenario));
+                  e.name, scenario.labels.name, scenario.file, scenario.stages,
+                  scenario.microbatches, communication_summary(scenario), budget_summary(scenario));
   out += fmt::format("{}: {}\n", generator.info.name, generator.info.description);
   out += fmt::format("  entry: {} ({})\n", subject.label,
                      e.listed ? "from the scenario's schedules"
@@ -164,7 +164,7 @@ nlohmann::json explain_report_json(const Scenario& scenario, const Generator& ge
     for (const DeviceMemoryDecisions& d : e.devices)
       budget.push_back(d.budget ? d.budget->count() : 0);
   }
-  j["scenario"] = {{"name", scenario.name},
+  j["scenario"] = {{"name", scenario.labels.name},
                    {"file", scenario.file},
                    {"stages", scenario.stages},
                    {"microbatches", scenario.microbatches},

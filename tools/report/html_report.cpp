@@ -234,7 +234,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
                                const std::vector<const MemoryTimeline*>& memory,
                                const std::string& baseline, std::size_t max_ops) {
   nlohmann::json data;
-  data["scenario"] = scenario.name;
+  data["scenario"] = scenario.labels.name;
   nlohmann::json runs = nlohmann::json::array();
   double span_us = 0.0, memory_max = 0.0;  // the shared time axis and memory scale
   std::vector<std::size_t> ran;
@@ -275,7 +275,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
     else
       json += c;
   }
-  std::string title = escape_html(fmt::format("bubblesim: {}", scenario.name));
+  std::string title = escape_html(fmt::format("bubblesim: {}", scenario.labels.name));
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title +
       "</title>\n"

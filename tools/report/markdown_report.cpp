@@ -38,7 +38,7 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
   const Verdict verdict = make_verdict(scenario, result, options.baseline);
   std::string out =
       fmt::format("## bubblesim: {}\n\np = {} stages, m = {} microbatches, communication: {}\n\n",
-                  scenario.name, scenario.stages, scenario.microbatches,
+                  scenario.labels.name, scenario.stages, scenario.microbatches,
                   report_format::communication_summary(scenario));
   out += "**" + md_cell(verdict_headline(verdict)) + "**\n\n";
   if (!verdict.ranked.empty()) {

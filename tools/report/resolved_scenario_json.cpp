@@ -44,8 +44,8 @@ nlohmann::json variability_json(const VariabilitySpec& v) {
 nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
   const Scenario& sc = *resolved.scenario;
   nlohmann::json j;
-  j["name"] = sc.name;
-  if (!sc.description.empty()) j["description"] = sc.description;
+  j["name"] = sc.labels.name;
+  if (!sc.labels.description.empty()) j["description"] = sc.labels.description;
   j["pipeline"] = {{"stages", sc.stages}, {"microbatches", sc.microbatches}};
 
   nlohmann::json costs;
@@ -59,7 +59,7 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
     for (const StageCost& s : resolved.costs.stages) a.push_back((s.*field).count());
     costs[key] = a;
   };
-  costs["source"] = sc.costs_source;
+  costs["source"] = sc.costs.source;
   times("forward_s", &StageCost::forward);
   times("backward_input_s", &StageCost::backward_input);
   times("backward_weight_s", &StageCost::backward_weight);
@@ -115,15 +115,16 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
   if (mem.recompute.layers) recompute["layers"] = *mem.recompute.layers;
   if (sc.parallelism.enabled) {
     const ParallelismSpec& par = sc.parallelism;
-    j["parallelism"] = {{"dp", par.dp},
-                        {"tp", par.tp},
-                        {"order", par.order},
-                        {"bucket_bytes", par.bucket.count()},
-                        {"overlap", par.overlap},
-                        {"algorithm", std::string(collective_algorithm_name(par.algorithm))},
-                        {"replica_sync", par.replica_sync},
-                        {"sp", par.sp},
-                        {"zero", par.zero}};
+    j["parallelism"] = {
+        {"dp", par.dp},
+        {"tp", par.tp},
+        {"order", par.order},
+        {"bucket_bytes", par.data_parallel.bucket.count()},
+        {"overlap", par.data_parallel.overlap},
+        {"algorithm", std::string(collective_algorithm_name(par.data_parallel.algorithm))},
+        {"replica_sync", par.data_parallel.replica_sync},
+        {"sp", par.sp},
+        {"zero", par.zero}};
   }
   j["memory"] = {
       {"budget_bytes", resolved.memory_budget.empty() ? nlohmann::json(nullptr) : budget},

@@ -214,12 +214,13 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
                                  const ReportOptions& options) {
   const std::size_t width = options.width;
   const Verdict verdict = make_verdict(scenario, result, options.baseline);
-  std::string out = wrap_text(fmt::format("scenario {}: p={} stages, m={} microbatches, "
-                                          "communication: {}",
-                                          scenario.name, scenario.stages, scenario.microbatches,
-                                          report_format::communication_summary(scenario)),
-                              width) +
-                    "\n";
+  std::string out =
+      wrap_text(fmt::format("scenario {}: p={} stages, m={} microbatches, "
+                            "communication: {}",
+                            scenario.labels.name, scenario.stages, scenario.microbatches,
+                            report_format::communication_summary(scenario)),
+                width) +
+      "\n";
   out += verdict_text(scenario, verdict, width) + "\n";
   out += level_tables(scenario, runs_in_order(result, verdict, options.compare), width);
   if (!options.compare) {

@@ -144,9 +144,9 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.comm_sm_fraction = par.comm_sm_fraction;
   in.zero = ZeroSpec{par.zero, par.dp};
   in.recompute = recompute_model(sc.memory);
-  if (sc.per_layer) {
-    MeasuredLayer layer = *sc.per_layer;
-    if (sc.costs_per == CostBasis::Stage && par.tp > 1) {
+  if (sc.costs.per_layer) {
+    MeasuredLayer layer = *sc.costs.per_layer;
+    if (sc.costs.per == CostBasis::Stage && par.tp > 1) {
       const std::int64_t t = par.tp;
       layer.forward = Time::from_ps(layer.forward.ps() / t);
       layer.backward_input = Time::from_ps(layer.backward_input.ps() / t);
@@ -154,7 +154,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
       if (layer.activation) layer.activation = Bytes(layer.activation->count() / t);
       if (layer.weight_grad) layer.weight_grad = Bytes(layer.weight_grad->count() / t);
     }
-    layer.includes_tp_comm = sc.costs_per == CostBasis::Gpu;
+    layer.includes_tp_comm = sc.costs.per == CostBasis::Gpu;
     in.per_layer = layer;
   }
   in.collectives = timer;
@@ -191,8 +191,8 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
     else if (r.model_costs)
       grad = r.model_costs->stages[s].parameters_per_gpu * 4.0;
     else
-      grad = sc.costs.stages[s].static_memory.as_double() * 4.0 / 18.0 /
-             (sc.costs_per == CostBasis::Stage ? t : 1.0);
+      grad = sc.costs.profile.stages[s].static_memory.as_double() * 4.0 / 18.0 /
+             (sc.costs.per == CostBasis::Stage ? t : 1.0);
     sync.gradient_bytes[s] = Bytes(static_cast<std::int64_t>(grad));
   }
   // ZeRO (docs/models.md): sharded optimizer state turns the gradient all-reduce into a
@@ -235,7 +235,7 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
                         par.gpus.size() == static_cast<std::size_t>(par.world(sc.stages));
   std::optional<TopologyCollectives> timer;
   if (topology) timer.emplace(sc);
-  const std::int64_t t = sc.costs_per == CostBasis::Stage ? par.tp : 1;
+  const std::int64_t t = sc.costs.per == CostBasis::Stage ? par.tp : 1;
   if (par.ep > 1 && !timer) {
     throw InputError({Diagnostic{par.where, "parallelism.ep",
                                  "the expert all-to-all is timed as flows on the topology: "
@@ -247,10 +247,10 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
   } else {
     r.costs.stages.assign(p, StageCost{});
   }
-  const CostFields& given = sc.costs_given;
-  if (sc.costs.stages.size() == p) {
+  const CostFields& given = sc.costs.given;
+  if (sc.costs.profile.stages.size() == p) {
     for (std::size_t s = 0; s < p; ++s)
-      overlay(r.costs.stages[s], per_gpu(sc.costs.stages[s], t), given);
+      overlay(r.costs.stages[s], per_gpu(sc.costs.profile.stages[s], t), given);
   }
   // Per-chunk costs describe the model alone; explicit values are per stage.
   if (given.any()) r.costs.chunked.clear();
@@ -267,7 +267,7 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
       if (r.model_costs) {
         c.backward_input -= Time::from_seconds(r.model_costs->stages[s].backward_input.recompute);
       }
-      c.backward_input += sc.costs.stages[s].recompute;
+      c.backward_input += sc.costs.profile.stages[s].recompute;
     }
   }
   for (std::size_t s = 0; s < p; ++s) {

@@ -68,10 +68,10 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
     }
   }
   plan->gradient_collective = sync.gradient_collective;
-  plan->bucket = par.bucket;
-  plan->overlap = par.overlap;
-  plan->algorithm = par.algorithm;
-  plan->replica_sync = par.replica_sync;
+  plan->bucket = par.data_parallel.bucket;
+  plan->overlap = par.data_parallel.overlap;
+  plan->algorithm = par.data_parallel.algorithm;
+  plan->replica_sync = par.data_parallel.replica_sync;
   plan->tp_summaries = sync.tp_summaries;
   std::vector<StageCost> costs = resolved.costs.for_table(static_cast<int>(chunks));
   if (costs.size() == stages && std::any_of(costs.begin(), costs.end(), [](const StageCost& c) {

@@ -78,6 +78,14 @@ struct FaultSpec {
   bool any() const { return !slowdown.empty() || !links.empty(); }
 };
 
+/// `data_parallel:` — how the gradients of the dp replicas are synchronized (docs/parallelism.md).
+struct DataParallelSpec {
+  Bytes bucket = Bytes(25LL * 1024 * 1024);  // gradient bytes per all-reduce
+  bool overlap = true;                       // buckets start as their gradients are ready
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  bool replica_sync = true;  // bidirectional schedules: all-reduce the replicas' gradients
+};
+
 /// `parallelism:` and `data_parallel:` (docs/parallelism.md), plus the explicit per-stage sync
 /// costs of `costs:`. What they imply (the TP split, all-reduce times, gradient bytes, optimizer
 /// time) is derived by the resolve step.
@@ -88,11 +96,7 @@ struct ParallelismSpec {
   std::vector<std::string> order{"tp", "pp", "dp"};  // innermost first
   /// GPU of every rank, indexed by rank_index(); filled from the topology (or `placement`).
   std::vector<VertexId> gpus;
-  // data_parallel:
-  Bytes bucket = Bytes(25LL * 1024 * 1024);
-  bool overlap = true;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
-  bool replica_sync = true;
+  DataParallelSpec data_parallel;
   bool sp = false;        // `parallelism.sp`: Megatron sequence parallelism (docs/models.md)
   std::int32_t zero = 0;  // `parallelism.zero`: 0..3, sharding across the dp ranks
   /// `parallelism.ep`: expert parallelism over ep consecutive data-parallel ranks (docs/moe.md).
@@ -146,17 +150,42 @@ struct CostFields {
 /// stage's (before TP: times and sizes divided by the TP degree; `recompute` never).
 enum class CostBasis { Stage, Gpu };
 
-struct Scenario {
+/// `name:` and `description:`.
+struct ScenarioLabels {
   std::string name;
   std::string description;
+};
+
+/// `costs:` as given (explicit values, `per_layer`, or a measured `profile`).
+struct CostsSpec {
+  CostProfile profile;  // the given costs per stage of the p-way split (`given` says which)
+  CostFields given;     // which fields of `profile` were given
+  CostBasis per = CostBasis::Stage;
+  std::optional<MeasuredLayer> per_layer;  // `costs.per_layer` (one layer on one GPU)
+  std::string source;  // "explicit", "transformer", "transformer+explicit" or "profile"
+  /// The coefficients of variation of F, B and W per pipeline stage that `costs.profile` measured
+  /// (its cv column); empty without one. `variability` uses them unless it gives a cv.
+  std::vector<CvByKind> measured_cv;
+};
+
+/// Resource limits from the command line, not from the file. The results do not depend on them
+/// (but for a table refused as too large).
+struct RunLimits {
+  /// --max-ops: tables with more ops are refused before they are generated or replayed.
+  std::int64_t max_ops = kDefaultMaxOps;
+  /// --stream: when to replay order streams instead of tables.
+  StreamMode stream = StreamMode::Auto;
+  /// Monte Carlo worker threads (--threads); 0 = every hardware thread.
+  int threads = 0;
+};
+
+/// One member per section of the scenario file (tools/scenario/sections/).
+struct Scenario {
+  ScenarioLabels labels;
   std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
-  CostProfile costs;              // the given costs per stage of the p-way split (costs_given)
-  CostFields costs_given;         // which fields of `costs` were given
-  CostBasis costs_per = CostBasis::Stage;
-  std::optional<MeasuredLayer> per_layer;  // `costs.per_layer` (one layer on one GPU)
-  std::string costs_source;  // "explicit", "transformer", "transformer+explicit" or "profile"
+  CostsSpec costs;
   std::optional<TransformerModel> model;
   std::optional<GpuSpec> gpu;
   CommunicationSpec communication;
@@ -165,19 +194,10 @@ struct Scenario {
   ParallelismSpec parallelism;  // dp, tp, gradient sync (docs/parallelism.md)
   IterationSpec iteration;
   std::vector<ScheduleRequest> schedules;
-  /// The coefficients of variation of F, B and W per pipeline stage that `costs.profile` measured
-  /// (its cv column); empty without one. `variability` uses them unless it gives a cv.
-  std::vector<CvByKind> measured_cv;
   /// `variability:` (docs/variability.md): op times as distributions, Monte Carlo replays. Unset:
   /// every replay is deterministic.
   std::optional<VariabilitySpec> variability;
-  /// A resource limit from the command line (--max-ops), not from the file.
-  std::int64_t max_ops = kDefaultMaxOps;
-  /// From the command line (--stream): when to replay order streams instead of tables.
-  StreamMode stream = StreamMode::Auto;
-  /// Monte Carlo worker threads from the command line (--threads); 0 = every hardware thread.
-  /// The results do not depend on it.
-  int threads = 0;
+  RunLimits limits;
 };
 
 }  // namespace bubblesim

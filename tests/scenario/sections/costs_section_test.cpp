@@ -23,13 +23,13 @@ TEST_CASE("costs: a scalar for every stage or a list with one value per stage") 
   Scenario sc =
       load(kBase +
            "costs: {forward: [1ms, 2ms], backward_input: 2ms, activation_memory: [1GiB, 2GiB]}\n");
-  CHECK(sc.costs.stages[0].forward.ps() == 1'000'000'000);
-  CHECK(sc.costs.stages[1].forward.ps() == 2'000'000'000);
-  CHECK(sc.costs.stages[1].recompute.ps() == 2'000'000'000);  // R defaults to F
-  CHECK(sc.costs.stages[0].backward_input.ps() == 2'000'000'000);
-  CHECK(sc.costs.stages[1].activation.count() == 2LL << 30);
-  CHECK(sc.costs.stages[0].backward_weight == Time::zero());
-  CHECK(sc.costs_source == "explicit");
+  CHECK(sc.costs.profile.stages[0].forward.ps() == 1'000'000'000);
+  CHECK(sc.costs.profile.stages[1].forward.ps() == 2'000'000'000);
+  CHECK(sc.costs.profile.stages[1].recompute.ps() == 2'000'000'000);  // R defaults to F
+  CHECK(sc.costs.profile.stages[0].backward_input.ps() == 2'000'000'000);
+  CHECK(sc.costs.profile.stages[1].activation.count() == 2LL << 30);
+  CHECK(sc.costs.profile.stages[0].backward_weight == Time::zero());
+  CHECK(sc.costs.source == "explicit");
 }
 
 TEST_CASE("costs: gradient_bytes and optimizer_step are kept for the resolve step") {
@@ -74,11 +74,11 @@ TEST_CASE("costs: transformer-derived (by the resolve step), overridden key by k
   CHECK(derived.stages[0].forward.ps() == 2748779069);
   CHECK(derived.stages[1].forward.ps() == 2832665149);
   CHECK(derived.stages[0].activation.count() == 813694976 + 2097152);  // + embedding dropout mask
-  CHECK(sc.costs_source == "transformer");
+  CHECK(sc.costs.source == "transformer");
 
   Scenario over = load(kBase + kModel + "costs: {backward_weight: [0s, 1ms], p2p_bytes: 1MiB}\n");
   const CostProfile mixed = resolve(over).costs;
-  CHECK(over.costs_source == "transformer+explicit");
+  CHECK(over.costs.source == "transformer+explicit");
   CHECK(mixed.stages[0].forward.ps() == 2748779069);
   CHECK(mixed.stages[0].backward_weight == Time::zero());
   CHECK(mixed.stages[1].backward_weight.ps() == 1'000'000'000);

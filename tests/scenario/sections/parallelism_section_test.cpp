@@ -24,10 +24,10 @@ TEST_CASE("parallelism: dp, tp, order; data_parallel: bucket, overlap, algorithm
   CHECK(par.dp == 2);
   CHECK(par.tp == 2);
   CHECK(par.order == std::vector<std::string>{"dp", "tp", "pp"});
-  CHECK(par.bucket == Bytes(1 << 20));
-  CHECK_FALSE(par.overlap);
-  CHECK(par.algorithm == CollectiveAlgorithm::Tree);
-  CHECK_FALSE(par.replica_sync);
+  CHECK(par.data_parallel.bucket == Bytes(1 << 20));
+  CHECK_FALSE(par.data_parallel.overlap);
+  CHECK(par.data_parallel.algorithm == CollectiveAlgorithm::Tree);
+  CHECK_FALSE(par.data_parallel.replica_sync);
   CHECK(par.world(sc.stages) == 8);
   // dp innermost, then tp, then pp: (s, r, t) -> r + 2 t + 4 s.
   CHECK(par.rank_index(sc.stages, 1, 1, 0) == 5);

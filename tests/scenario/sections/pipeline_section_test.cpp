@@ -38,5 +38,5 @@ TEST_CASE("labels: a non-empty name, once; an optional description") {
         std::vector<std::string>{"s.yaml:1:7: error: name: the name must not be empty"});
   CHECK(errors("pipeline: {stages: 2, microbatches: 4}\n" + kCosts) ==
         std::vector<std::string>{"s.yaml:1:1: error: missing required key 'name'"});
-  CHECK(load(kBase + kCosts + "description: two stages\n").description == "two stages");
+  CHECK(load(kBase + kCosts + "description: two stages\n").labels.description == "two stages");
 }

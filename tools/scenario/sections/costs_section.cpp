@@ -155,10 +155,10 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
         diags, "missing required key 'costs' (or give 'model' and 'cluster' to derive the costs)");
     return;
   }
-  sc.costs_source = costs_node ? (have_model ? "transformer+explicit" : "explicit") : "transformer";
+  sc.costs.source = costs_node ? (have_model ? "transformer+explicit" : "explicit") : "transformer";
   std::vector<StageCost> stages(p > 0 ? static_cast<std::size_t>(p) : 0);
   if (!costs_node) {
-    if (p > 0) sc.costs.stages = std::move(stages);
+    if (p > 0) sc.costs.profile.stages = std::move(stages);
     return;
   }
   MapReader c(
@@ -168,9 +168,9 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
        "static_memory", "profile", "gradient_bytes", "optimizer_step", "per", "per_layer"});
   if (!costs_node->is_map()) return;
   if (auto per = c.choice("per", {"stage", "gpu"}))
-    sc.costs_per = *per == "gpu" ? CostBasis::Gpu : CostBasis::Stage;
-  sc.per_layer = read_per_layer(context, c, sc);
-  CostFields& given = sc.costs_given;
+    sc.costs.per = *per == "gpu" ? CostBasis::Gpu : CostBasis::Stage;
+  sc.costs.per_layer = read_per_layer(context, c, sc);
+  CostFields& given = sc.costs.given;
   // A measured profile is the base; explicit keys beside it override it.
   if (std::optional<MeasuredProfile> measured = read_profile(context, c, p)) {
     for (std::size_t s = 0; s < stages.size(); ++s) stages[s] = measured->stages[s];
@@ -184,10 +184,10 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
     given.stage_input = has("stage_input");
     given.p2p = has("p2p");
     given.static_memory = has("static");
-    sc.costs_source = "profile";
-    sc.measured_cv = measured_cv_of(*measured, p);
+    sc.costs.source = "profile";
+    sc.costs.measured_cv = measured_cv_of(*measured, p);
   }
-  const bool have_base = have_model || c.has("profile") || sc.per_layer.has_value();
+  const bool have_base = have_model || c.has("profile") || sc.costs.per_layer.has_value();
   auto read_time = [&](const YamlNode& n) { return n.as_time(diags); };
   auto read_bytes = [&](const YamlNode& n) { return n.as_bytes(diags); };
   auto times = [&](const std::string& key, bool required) {
@@ -257,7 +257,7 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
     }
   }
   check_memory_fits(stages, *costs_node, diags);
-  sc.costs.stages = std::move(stages);
+  sc.costs.profile.stages = std::move(stages);
 }
 
 }  // namespace bubblesim

@@ -111,20 +111,20 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           if (b->count() <= 0)
             data_parallel->child("bucket").error(diags, "the bucket must be larger than 0 bytes");
           else
-            spec.bucket = *b;
+            spec.data_parallel.bucket = *b;
         }
       }
       if (m.has("overlap")) {
-        if (auto v = m.boolean("overlap")) spec.overlap = *v;
+        if (auto v = m.boolean("overlap")) spec.data_parallel.overlap = *v;
       }
       if (m.has("replica_sync")) {
-        if (auto v = m.boolean("replica_sync")) spec.replica_sync = *v;
+        if (auto v = m.boolean("replica_sync")) spec.data_parallel.replica_sync = *v;
       }
       if (m.has("algorithm")) {
         if (auto a = m.choice("algorithm", {"ring", "tree", "hierarchical"})) {
-          spec.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
-                           : *a == "tree" ? CollectiveAlgorithm::Tree
-                                          : CollectiveAlgorithm::Hierarchical;
+          spec.data_parallel.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
+                                         : *a == "tree" ? CollectiveAlgorithm::Tree
+                                                        : CollectiveAlgorithm::Hierarchical;
         }
       }
     }

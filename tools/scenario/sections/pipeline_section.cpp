@@ -9,11 +9,11 @@ void read_labels_section(LoadContext& context, Scenario& sc) {
   if (auto name = context.require_section("name")) {
     if (auto s = name->as_string(diags)) {
       if (s->empty()) name->error(diags, "the name must not be empty");
-      sc.name = *s;
+      sc.labels.name = *s;
     }
   }
   if (auto desc = context.section("description")) {
-    if (auto s = desc->as_string(diags)) sc.description = *s;
+    if (auto s = desc->as_string(diags)) sc.labels.description = *s;
   }
 }
 

@@ -66,8 +66,8 @@ void read_variability_section(LoadContext& context, Scenario& sc) {
   bool ok = true;
   if (std::optional<YamlNode> cv = v.get("cv")) {
     ok = read_cv(*cv, sc, diags, spec.cv) && ok;
-  } else if (!sc.measured_cv.empty()) {
-    spec.stage_cv = sc.measured_cv;  // the profile's F, B and W cvs
+  } else if (!sc.costs.measured_cv.empty()) {
+    spec.stage_cv = sc.costs.measured_cv;  // the profile's F, B and W cvs
     for (std::size_t s = 0; s < spec.stage_cv.size(); ++s) {
       for (double measured : spec.stage_cv[s]) {
         if (measured > 1.0) {
