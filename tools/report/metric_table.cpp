@@ -225,7 +225,7 @@ const std::vector<Metric> kMetrics = {
      "and barrier included; with variability the mean over the samples; none when no iteration "
      "completed (out of memory or deadlock)",
      [](const MetricInput& in) {
-       if (!in.mc() && in.sim().iterations == 0) return MetricValue{};
+       if (!in.mc() && in.sim().iteration.iterations == 0) return MetricValue{};
        return number(iteration_time_s(in));
      }},
     {"samples_per_s", Level::Simulation, Unit::SamplesPerSecond, kHigher, Shape::Scalar, "",
@@ -268,8 +268,9 @@ const std::vector<Metric> kMetrics = {
      }},
     {"iteration_time_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
      "standard deviation of the iteration time over the samples",
-     [](const MetricInput&
-            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd); }},
+     [](const MetricInput& in) {
+       return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd);
+     }},
     {"iteration_time_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "median iteration time over the samples",
      [](const MetricInput&
