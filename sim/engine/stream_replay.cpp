@@ -191,12 +191,12 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
       Metrics& m = result.metrics;
       m = compute_metrics(table, in.stage_costs, o.times, peaks_of(o.memory), o.exposed_comm);
       for (const DeviceMemory& d : o.memory)
-        m.peak_memory_time_per_device.push_back(d.total_peak_time);
-      m.offloaded_bytes_per_device.assign(n, Bytes::zero());
-      m.exposed_offload_per_device.assign(n, Time::zero());
-      m.d2h_busy_per_device.assign(n, Time::zero());
-      m.h2d_busy_per_device.assign(n, Time::zero());
-      m.blocked_send_per_device.assign(n, Time::zero());
+        m.memory.peak_memory_time_per_device.push_back(d.total_peak_time);
+      m.offload.offloaded_bytes_per_device.assign(n, Bytes::zero());
+      m.offload.exposed_offload_per_device.assign(n, Time::zero());
+      m.offload.d2h_busy_per_device.assign(n, Time::zero());
+      m.offload.h2d_busy_per_device.assign(n, Time::zero());
+      m.comm.blocked_send_per_device.assign(n, Time::zero());
       network->report(m, false);
     }
     if (o.completed != order.op_count()) {
@@ -223,12 +223,12 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
     }
   }
   Metrics& m = result.metrics;
-  m.iterations = static_cast<std::int32_t>(completions.size());
-  m.replays = replays;
+  m.iteration.iterations = static_cast<std::int32_t>(completions.size());
+  m.iteration.replays = replays;
   if (!completions.empty()) {
-    m.iteration_time = completions.size() >= 2
-                           ? completions.back() - completions[completions.size() - 2]
-                           : completions.back();
+    m.iteration.iteration_time = completions.size() >= 2
+                                     ? completions.back() - completions[completions.size() - 2]
+                                     : completions.back();
   }
   return result;
 }

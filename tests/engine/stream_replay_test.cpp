@@ -153,7 +153,8 @@ TEST_CASE("a streamed replay reports exactly the metrics of the table replayed i
             CHECK(streamed.timings.empty());
             CHECK(without_timings(held) == fingerprint(streamed));
             CHECK(held.events == streamed.events);
-            CHECK(held.metrics.iteration.iteration_time == streamed.metrics.iteration.iteration_time);
+            CHECK(held.metrics.iteration.iteration_time ==
+                  streamed.metrics.iteration.iteration_time);
             CHECK(held.metrics.iteration.iterations == streamed.metrics.iteration.iterations);
             CHECK(held.metrics.iteration.replays == streamed.metrics.iteration.replays);
             ++compared;

@@ -39,7 +39,7 @@ struct Run {
 };
 Run run(const std::string& variability, int threads = 0) {
   Run r{load_scenario_string(scenario_yaml(variability), "noise.yaml", registry()), {}};
-  r.scenario.limits.threads = threads;
+  r.scenario.command_line.threads = threads;
   r.result = run_scenario(r.scenario, registry());
   return r;
 }

@@ -34,12 +34,10 @@ struct RunOptions {
   std::string trace;                       // Chrome trace JSON file ("" = none); one per schedule
   std::string html;                        // HTML report file ("" = none)
   std::size_t html_max_ops = kHtmlMaxOps;  // --html-max-ops: aggregate beyond this many ops
-  std::int64_t max_ops = 50'000'000;       // --max-ops: refuse larger tables (kDefaultMaxOps)
-  StreamMode stream = StreamMode::Auto;    // --stream: replay order streams (stream_choice.h)
-  int threads = 0;       // --threads: Monte Carlo workers (variability); 0 = every hardware thread
-  std::string baseline;  // --baseline: speed-ups against it ("" = 1f1b if it ran)
-  bool compare = false;  // the compare form: verdict and level tables, by speed
-  bool fail_on_failure = true;  // --fail-on failure (default) | none
+  CommandLineSettings scenario_settings;   // --max-ops, --stream, --threads (scenario.h)
+  std::string baseline;                    // --baseline: speed-ups against it ("" = 1f1b if it ran)
+  bool compare = false;                    // the compare form: verdict and level tables, by speed
+  bool fail_on_failure = true;             // --fail-on failure (default) | none
   bool trace_combined = false;  // --trace-combined: one trace file, a process per schedule
   std::size_t trace_max_events = 500'000;  // --trace-max-events: per schedule; 0 = no bound
   bool quiet = false;                      // -q: no "wrote FILE" lines
@@ -89,9 +87,7 @@ std::string failure_summary(const ScenarioRun& result) {
 
 int run_command(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
-  scenario.limits.max_ops = options.max_ops;
-  scenario.limits.threads = options.threads;
-  scenario.limits.stream = options.stream;
+  scenario.command_line = options.scenario_settings;
   check_outputs({options.output, options.trace, options.html});
   for (const std::string& name : options.schedules) {
     if (registry.find(name) == nullptr)
@@ -156,13 +152,13 @@ int run_command(const Registry& registry, const RunOptions& options) {
   progress.finish();
   for (const ScheduleRun& run : result.runs) {
     // Named only where holding the table would have been refused.
-    if (run.streamed_ops <= static_cast<std::uint64_t>(options.max_ops) || options.quiet ||
-        options.stream == StreamMode::On)
+    if (run.streamed_ops <= static_cast<std::uint64_t>(options.scenario_settings.max_ops) ||
+        options.quiet || options.scenario_settings.stream == StreamMode::On)
       continue;
     fmt::print(stderr,
                "note: {} has {} ops, more than --max-ops ({}): replayed from its order stream "
                "without holding the table (docs/engine.md, \"Streamed replay\")\n",
-               run.label, run.streamed_ops, options.max_ops);
+               run.label, run.streamed_ops, options.scenario_settings.max_ops);
   }
 
   if (!options.trace.empty()) {
@@ -297,7 +293,7 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "drawn as per-device utilisation bins with full detail for their first ops "
                     "(default 100000)")
         ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
-    cmd->add_option("--max-ops", options->run.max_ops,
+    cmd->add_option("--max-ops", options->run.scenario_settings.max_ops,
                     "refuse schedules whose table has more ops (default 50000000)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
     cmd->add_option("--stream", options->stream,
@@ -306,7 +302,7 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "with --trace or --html; docs/engine.md), which also lifts --max-ops for "
                     "it; on: always (an error when it cannot); off: never")
         ->check(CLI::IsMember({"auto", "on", "off"}));
-    cmd->add_option("--threads", options->run.threads,
+    cmd->add_option("--threads", options->run.scenario_settings.threads,
                     "worker threads of the Monte Carlo samples of a scenario with variability "
                     "(default: every core; the report does not depend on it)")
         ->check(CLI::Range(1, 1024));
@@ -315,9 +311,9 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
       options->run.compare = compare;
       options->run.quiet = context.quiet;
       options->run.fail_on_failure = options->fail_on == "failure";
-      options->run.stream = options->stream == "on"    ? StreamMode::On
-                            : options->stream == "off" ? StreamMode::Off
-                                                       : StreamMode::Auto;
+      options->run.scenario_settings.stream = options->stream == "on"    ? StreamMode::On
+                                              : options->stream == "off" ? StreamMode::Off
+                                                                         : StreamMode::Auto;
       const std::string& f = options->format;
       options->run.format = f == "json"  ? ReportFormat::Json
                             : f == "csv" ? ReportFormat::Csv

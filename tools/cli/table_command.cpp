@@ -67,7 +67,7 @@ int table_command(const Registry& registry, const TableOptions& options) {
   const std::string& schedule = options.schedule;
   const std::string& output = options.output;
   Scenario scenario = load_scenario_file(scenario_path, registry);
-  scenario.limits.max_ops = options.max_ops;
+  scenario.command_line.max_ops = options.max_ops;
   const bool chakra = options.format == "chakra";
   if (chakra && (output.empty() || output == "-"))
     throw InputError("--format chakra: needs -o DIR, the folder for one trace file per rank");

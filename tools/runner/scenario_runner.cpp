@@ -52,12 +52,12 @@ Table generate_from(const Scenario& scenario, const Generator& generator,
   // need terabytes).
   const OpBound bound =
       minimum_ops(generator, request.params, scenario.stages, scenario.microbatches);
-  if (bound.ops > scenario.limits.max_ops) {
+  if (bound.ops > scenario.command_line.max_ops) {
     throw InputError({Diagnostic{
         request.where, "schedules",
         fmt::format("{}: {} need at least {} ops, more than the limit of {} (raise it with "
                     "--max-ops)",
-                    generator.info.name, bound.shape, bound.ops, scenario.limits.max_ops)}});
+                    generator.info.name, bound.shape, bound.ops, scenario.command_line.max_ops)}});
   }
   if (bound.virtual_stages > kMaxVirtualStages) {
     throw InputError({Diagnostic{
@@ -72,12 +72,12 @@ Table generate_from(const Scenario& scenario, const Generator& generator,
   } catch (const ScheduleConstraintError& e) {
     throw infeasible(generator, request, e);
   }
-  if (static_cast<std::int64_t>(table.op_count()) > scenario.limits.max_ops) {
+  if (static_cast<std::int64_t>(table.op_count()) > scenario.command_line.max_ops) {
     throw InputError({Diagnostic{
         request.where, "schedules",
         fmt::format("{}: the table has {} ops, more than the limit of {} (raise it with "
                     "--max-ops)",
-                    generator.info.name, table.op_count(), scenario.limits.max_ops)}});
+                    generator.info.name, table.op_count(), scenario.command_line.max_ops)}});
   }
   try {
     require_valid_table(table, generator.info.name);
@@ -280,7 +280,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
           "(kMaxSampledOps in tools/runner/op_bound.h): use at most {} samples",
           spec->samples, run.label, ops, kMaxSampledOps, kMaxSampledOps / ops));
     }
-    run.monte_carlo = run_monte_carlo(simulated, spec, scenario.limits.threads);
+    run.monte_carlo = run_monte_carlo(simulated, spec, scenario.command_line.threads);
     const std::uint64_t median = run.monte_carlo->median_sample;
     run.simulation = engine.run(sample_durations(simulated, spec, median));
     run.noiseless = simulate(simulated);

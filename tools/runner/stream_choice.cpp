@@ -36,11 +36,11 @@ std::unique_ptr<OrderStream> open_stream(const ResolvedScenario& resolved,
                                          const Generator& generator, const ScheduleRequest& request,
                                          const GeneratorInput& in, bool observed) {
   const Scenario& scenario = *resolved.scenario;
-  if (scenario.stream == StreamMode::Off) return nullptr;
-  const bool on = scenario.stream == StreamMode::On;
+  if (scenario.command_line.stream == StreamMode::Off) return nullptr;
+  const bool on = scenario.command_line.stream == StreamMode::On;
   const OpBound bound =
       minimum_ops(generator, request.params, scenario.stages, scenario.microbatches);
-  const bool over = bound.ops > scenario.max_ops;
+  const bool over = bound.ops > scenario.command_line.max_ops;
   // Past the virtual-stage bound, or too many ops even for a stream, the table is refused as
   // before (generate_from says why).
   if (bound.virtual_stages > kMaxVirtualStages ||
@@ -55,7 +55,7 @@ std::unique_ptr<OrderStream> open_stream(const ResolvedScenario& resolved,
            : fmt::format(
                  "{}: {} need at least {} ops, more than the limit of {} (raise it with "
                  "--max-ops); a streamed replay, which holds no table, cannot replace it: {}",
-                 generator.info.name, bound.shape, bound.ops, scenario.max_ops, why);
+                 generator.info.name, bound.shape, bound.ops, scenario.command_line.max_ops, why);
     throw InputError({Diagnostic{request.where, "schedules", message}});
   };
   if (std::string why = why_not_before(resolved, generator, observed); !why.empty())

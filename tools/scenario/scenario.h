@@ -168,9 +168,9 @@ struct CostsSpec {
   std::vector<CvByKind> measured_cv;
 };
 
-/// Resource limits from the command line, not from the file. The results do not depend on them
-/// (but for a table refused as too large).
-struct RunLimits {
+/// Settings from the command line, not from the file: resource limits and how to replay. The
+/// results do not depend on them (but for a table refused as too large).
+struct CommandLineSettings {
   /// --max-ops: tables with more ops are refused before they are generated or replayed.
   std::int64_t max_ops = kDefaultMaxOps;
   /// --stream: when to replay order streams instead of tables.
@@ -197,7 +197,7 @@ struct Scenario {
   /// `variability:` (docs/variability.md): op times as distributions, Monte Carlo replays. Unset:
   /// every replay is deterministic.
   std::optional<VariabilitySpec> variability;
-  RunLimits limits;
+  CommandLineSettings command_line;
 };
 
 }  // namespace bubblesim

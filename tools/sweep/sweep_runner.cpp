@@ -53,8 +53,8 @@ std::string run_point(const SweepSpec& spec, const Registry& registry, std::int6
   try {
     Scenario scenario =
         load_scenario_string(spec.scenario_yaml(point), spec.base_file, base_dir, registry);
-    scenario.limits.max_ops = max_ops;
-    scenario.limits.threads = threads;
+    scenario.command_line.max_ops = max_ops;
+    scenario.command_line.threads = threads;
     ScenarioRun result = run_scenario(scenario, registry);
     std::string rows;
     for (std::size_t e = 0; e < result.runs.size(); ++e) {
