@@ -6,18 +6,29 @@
 
 namespace bubblesim {
 
+/// What one of the t tensor-parallel ranks holds of the split dimensions.
+struct RankShare {
+  double heads;     // a / t
+  double kv;        // kv / t, at least 1 (KV heads are replicated when kv < t)
+  double ffn;       // f / t
+  double up_width;  // 1 (GeLU) or 2 (SwiGLU: gate and up) x f / t
+};
+
+/// The replicated region (norms, dropout, residual adds): every rank holds its rows, a 1/t share
+/// of the sequence under sequence parallelism.
+struct ReplicatedRegion {
+  double tokens;        // T / t with sequence parallelism, else T
+  double hidden_bytes;  // H = tokens h e: one hidden-size tensor of the region
+  double mask_bytes;    // one byte per element of H: a dropout mask (0 without dropout)
+};
+
 /// The sizes every formula uses, per GPU.
 struct Dims {
   double b, s, h, a, kv, d, f, v, e;  // e: bytes of one activation element
   double t;
-  double tokens;        // T = b s: rows of every GEMM (the whole sequence, gathered under SP)
-  double local_tokens;  // T / t with sequence parallelism, else T: the replicated region's rows
-  double heads_rank;    // a / t
-  double kv_rank;       // kv / t, at least 1 (KV heads are replicated when kv < t)
-  double ffn_rank;      // f / t
-  double up_width;      // 1 (GeLU) or 2 (SwiGLU: gate and up) x f / t
-  double hidden_bytes;  // H = local_tokens h e: one hidden-size tensor of the replicated region
-  double mask_bytes;    // one byte per element of H: a dropout mask (0 without dropout)
+  double tokens;  // T = b s: rows of every GEMM (the whole sequence, gathered under SP)
+  RankShare rank;
+  ReplicatedRegion replicated;
   bool dropout;
 };
 

@@ -138,14 +138,14 @@ Dims dims_of(const TransformerModel& m, const Sharding& sh) {
   x.e = static_cast<double>(m.dtype_bytes);
   x.t = static_cast<double>(sh.tp);
   x.tokens = x.b * x.s;
-  x.local_tokens = sh.sp ? x.tokens / x.t : x.tokens;
-  x.heads_rank = x.a / x.t;
-  x.kv_rank = m.kv() >= sh.tp ? x.kv / x.t : 1.0;
-  x.ffn_rank = x.f / x.t;
-  x.up_width = (m.mlp == MlpKind::Swiglu ? 2.0 : 1.0) * x.ffn_rank;
-  x.hidden_bytes = x.local_tokens * x.h * x.e;
+  x.replicated.tokens = sh.sp ? x.tokens / x.t : x.tokens;
+  x.rank.heads = x.a / x.t;
+  x.rank.kv = m.kv() >= sh.tp ? x.kv / x.t : 1.0;
+  x.rank.ffn = x.f / x.t;
+  x.rank.up_width = (m.mlp == MlpKind::Swiglu ? 2.0 : 1.0) * x.rank.ffn;
+  x.replicated.hidden_bytes = x.replicated.tokens * x.h * x.e;
   x.dropout = m.dropout;
-  x.mask_bytes = m.dropout ? x.local_tokens * x.h : 0.0;
+  x.replicated.mask_bytes = m.dropout ? x.replicated.tokens * x.h : 0.0;
   return x;
 }
 
@@ -183,7 +183,7 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
   // layer's normed hidden state, kept as the sequence-parallel shard, unless dispatched tokens).
   const double up_input = mb.keeps_input     ? mb.groups * R * h
                           : mb.input_counted ? 0.0
-                                             : x.local_tokens * h;
+                                             : x.replicated.tokens * h;
   c.weight_grad_bytes += e * (up_input + mb.groups * (R * up + R * mb.width + R * h));
   c.parameters += mb.parameters;
   c.parameters_per_gpu += mb.parameters_per_gpu;
@@ -194,9 +194,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
                                      bool moe_layer) {
   const Dims x = dims_of(m, sh);
   const double T = x.tokens, h = x.h, d = x.d, e = x.e;
-  const double qkv_width = (x.heads_rank + 2.0 * x.kv_rank) * d;  // Q, K, V columns on this rank
-  const double core_width = x.heads_rank * d;                     // attention output columns
-  const double H = x.hidden_bytes, M = x.mask_bytes;
+  const double qkv_width = (x.rank.heads + 2.0 * x.rank.kv) * d;  // Q, K, V columns on this rank
+  const double core_width = x.rank.heads * d;                     // attention output columns
+  const double H = x.replicated.hidden_bytes, M = x.replicated.mask_bytes;
   ComponentWork c;
 
   // Attention's linear layers (Megatron: QKV column-parallel, attention-out row-parallel). F: Y =
@@ -215,7 +215,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   }
 
   // Attention core, heads_rank heads of dimension d per GPU.
-  const double batch = x.b * x.heads_rank;
+  const double batch = x.b * x.rank.heads;
   const double scores = batch * x.s * x.s;  // elements of one s x s score tensor per rank
   PassWork core;
   if (m.mla) {
@@ -259,7 +259,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   // split region: Q, K, V (K and V at kv_heads), the attention output (the MLP's activations are
   // add_mlp's); standard attention adds the scores (softmax output, dropout mask and output);
   // flash keeps a fp32 log-sum-exp per row.
-  const double split = m.mla ? 0.0 : T * e * (core_width + 2.0 * x.kv_rank * d + core_width);
+  const double split = m.mla ? 0.0 : T * e * (core_width + 2.0 * x.rank.kv * d + core_width);
   const double flash_lse = m.attention == AttentionKind::Flash ? 4.0 * batch * x.s : 0.0;
   c.activation_bytes += 4.0 * H + 2.0 * M + split + c.attention_core_bytes + flash_lse;
   c.input_bytes = H;
@@ -267,7 +267,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   // Kept from B until W: each linear layer's input X and output gradient dY (Qi et al. 2023,
   // Table 1: 32 s b h for GPT at t = 1). Column-parallel inputs are the (gathered) normed hidden
   // state, kept as the sequence-parallel shard; row-parallel output gradients are full T x h.
-  const double col_input = x.local_tokens * h;
+  const double col_input = x.replicated.tokens * h;
   if (!m.mla) c.weight_grad_bytes += e * (col_input + T * qkv_width + T * core_width + T * h);
 
   // Parameters: Wq, Wk, Wv, Wo, biases, two norms (MLA: its projections, moe_work.cpp), then the
@@ -286,9 +286,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   } else {
     MlpBlock mlp{"mlp"};
     mlp.rows = T;
-    mlp.width = x.ffn_rank;
+    mlp.width = x.rank.ffn;
     mlp.parameters = mlp.parameters_activated = mlp_parameters(m, x.f);
-    mlp.parameters_per_gpu = mlp_parameters(m, x.ffn_rank);  // the down bias is replicated
+    mlp.parameters_per_gpu = mlp_parameters(m, x.rank.ffn);  // the down bias is replicated
     add_mlp(c, m, x, mlp);
   }
 
@@ -309,15 +309,16 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   // (masked), then the TP all-reduce (or reduce-scatter) sums them; dropout on the result.
   c.forward.memory.push_back({"embedding_lookup", 2.0 * T * h * e});
   if (x.dropout)
-    c.forward.memory.push_back({"embedding_dropout", 2.0 * x.hidden_bytes + x.mask_bytes});
+    c.forward.memory.push_back(
+        {"embedding_dropout", 2.0 * x.replicated.hidden_bytes + x.replicated.mask_bytes});
   if (x.dropout)
     c.backward_input.memory.push_back(
-        {"embedding_dropout_grad", 2.0 * x.hidden_bytes + x.mask_bytes});
+        {"embedding_dropout_grad", 2.0 * x.replicated.hidden_bytes + x.replicated.mask_bytes});
   // Weight gradient (in the autograd backward, B): zero a dense V/t x h gradient, scatter-add the
   // T rows, add it into the fp32 main gradient (read e + 4, write 4 bytes per element).
   c.backward_input.memory.push_back(
       {"embedding_weight_grad", vr * h * (e + e + 8.0) + 2.0 * T * h * e});
-  c.activation_bytes = x.mask_bytes;  // dropout mask only: token ids are not activations
+  c.activation_bytes = x.replicated.mask_bytes;  // dropout mask only: token ids are not activations
   c.parameters = x.v * h;
   c.parameters_per_gpu = vr * h;
   c.parameters_activated = c.parameters;
@@ -334,7 +335,7 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
 ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   const Dims x = dims_of(m, sh);
   const double T = x.tokens, h = x.h, e = x.e, vr = x.v / x.t;
-  const double H = x.hidden_bytes;
+  const double H = x.replicated.hidden_bytes;
   ComponentWork c;
   // Final norm (always present with a vocabulary: the decoder's last normalisation).
   c.forward.memory.push_back({"final_norm", 2.0 * H});
@@ -356,7 +357,7 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   c.backward_input.memory.push_back({"cross_entropy_grad", logits * ce.backward});
   // Kept F -> B (Korthikanti et al. 2022, sec. 4.3): the final norm's and the head's inputs and
   // the fp32 softmax (4 b s V / t bytes). Kept B -> W: the head input and the logits gradient.
-  const double head_input = x.local_tokens * h * e;
+  const double head_input = x.replicated.tokens * h * e;
   c.activation_bytes = H + head_input + ce.kept * logits;
   c.weight_grad_bytes = head_input + logits * e;
   if (!m.tied_embeddings) {

@@ -28,7 +28,7 @@ void add_moe_mlp(ComponentWork& c, const TransformerModel& m, const Sharding& sh
   c.forward.memory.push_back({"router_topk", 8.0 * logits});
   c.backward_input.memory.push_back({"router_topk_grad", 12.0 * logits});
   c.activation_bytes += 4.0 * logits;
-  c.weight_grad_bytes += e * (x.local_tokens * h + logits);  // the normed hidden state, once
+  c.weight_grad_bytes += e * (x.replicated.tokens * h + logits);  // the normed hidden state, once
   c.parameters += experts * h;
   c.parameters_per_gpu += experts * h;
   c.parameters_activated += experts * h;
@@ -77,7 +77,7 @@ void add_mla_attention(ComponentWork& c, const TransformerModel& m, const Dims& 
   // the shared RoPE key come from one down projection, K_nope and V from its up projection.
   // Down projections are replicated over TP ranks, up projections and the output split by heads.
   const MlaSpec& mla = *m.mla;
-  const double T = x.tokens, h = x.h, e = x.e, ar = x.heads_rank;
+  const double T = x.tokens, h = x.h, e = x.e, ar = x.rank.heads;
   const double ql = static_cast<double>(mla.q_lora_rank);
   const double kvl = static_cast<double>(mla.kv_lora_rank);
   const double nope = static_cast<double>(mla.qk_nope_head_dim);
@@ -121,7 +121,7 @@ void add_mla_attention(ComponentWork& c, const TransformerModel& m, const Dims& 
   c.activation_bytes += T * e * (2.0 * (ql + kvl) + rope + 2.0 * ar * qk + 2.0 * ar * vd);
   // Kept from B until W: the projections' inputs (the normed hidden state once, the two normed
   // latents, the attention output) and their output gradients.
-  c.weight_grad_bytes += e * (x.local_tokens * h + T * (ql + kvl + ar * vd) +
+  c.weight_grad_bytes += e * (x.replicated.tokens * h + T * (ql + kvl + ar * vd) +
                               T * (ql + ar * qk + kvl + rope + ar * (nope + vd) + h));
 }
 
