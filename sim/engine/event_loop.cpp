@@ -16,17 +16,17 @@ EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
       sync_(sync),
       observers_(observers),
       moves_data_(network.moves_data()),
-      device_start_(std::move(start.device_start)),
-      p2p_(start.p2p),
-      next_transfer_id_(start.first_transfer_id) {
+      p2p_(start.p2p) {
+  streams_.device_start = std::move(start.device_start);
+  sends_.next_transfer_id = start.first_transfer_id;
   const std::uint32_t n = graph.size();
   state_.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) state_[i].deps_remaining = graph.dependencies(i);
   const std::size_t slots = graph.stream_slots();
-  stream_cursor_.assign(slots, 0);
-  stream_busy_.assign(slots, false);
-  stream_free_at_.assign(slots, Time::zero());
-  if (p2p_ == P2pMode::Blocking) holds_.assign(slots, Hold{});
+  streams_.cursor.assign(slots, 0);
+  streams_.busy.assign(slots, false);
+  streams_.free_at.assign(slots, Time::zero());
+  if (p2p_ == P2pMode::Blocking) streams_.holds.assign(slots, Hold{});
   times_.timings = OpTimings(graph.index().ops_per_device());
   const auto devices = static_cast<std::size_t>(graph.devices());
   times_.exposed_comm.assign(devices, Time::zero());
@@ -39,10 +39,10 @@ void EventLoop::run() {
   network_.begin(*this);
   for (std::size_t slot = 0; slot < graph_.stream_slots(); ++slot) {
     const std::size_t d = slot / OpGraph::kStreams;
-    if (d < device_start_.size() && device_start_[d] > Time::zero()) {
+    if (d < streams_.device_start.size() && streams_.device_start[d] > Time::zero()) {
       // A later iteration: the device's streams open when its previous iteration has ended.
-      stream_busy_[slot] = true;
-      queue_.push(device_start_[d], kPriorityEnd, EventType::Release,
+      streams_.busy[slot] = true;
+      queue_.push(streams_.device_start[d], kPriorityEnd, EventType::Release,
                   static_cast<std::uint32_t>(slot));
     } else {
       try_start(slot, Time::zero());
@@ -83,15 +83,15 @@ void EventLoop::schedule_network(Time at, std::uint32_t payload) {
 }
 
 void EventLoop::transfer_arrived(std::uint32_t token, Time at, Time now) {
-  const PendingSend s = sends_[token];
-  free_sends_.push_back(token);
+  const PendingSend s = sends_.pending[token];
+  sends_.free.push_back(token);
   notify_transfer(true, s.id, s.producer, s.target, s.bytes, at);
   if (s.holds) hold_arrived(OpGraph::slot(graph_.device(s.producer), 0), at);
   deliver(s.target, at, now);
 }
 
 void EventLoop::hold_arrived(std::size_t slot, Time at) {
-  Hold& h = holds_[slot];
+  Hold& h = streams_.holds[slot];
   if (at > h.until) h.until = at;
   if (--h.sends > 0) return;
   const auto d = slot / OpGraph::kStreams;
@@ -99,7 +99,7 @@ void EventLoop::hold_arrived(std::size_t slot, Time at) {
   times_.blocked_send[d] += held;
   times_.exposed_comm[d] += held;
   if (!observers_.empty()) {
-    const std::uint32_t op = graph_.stream_ops(slot)[stream_cursor_[slot] - 1];
+    const std::uint32_t op = graph_.stream_ops(slot)[streams_.cursor[slot] - 1];
     const HoldEvent e{static_cast<std::int32_t>(d), graph_.position(op), graph_.op(op), h.since,
                       h.until};
     for (EngineObserver* o : observers_) o->on_send_hold(e);
@@ -108,8 +108,8 @@ void EventLoop::hold_arrived(std::size_t slot, Time at) {
 }
 
 void EventLoop::release(std::size_t slot, Time now) {
-  stream_busy_[slot] = false;
-  stream_free_at_[slot] = now;
+  streams_.busy[slot] = false;
+  streams_.free_at[slot] = now;
   try_start(slot, now);
 }
 
@@ -122,9 +122,9 @@ void EventLoop::sync_token(std::uint32_t token, Time at) {
 }
 
 void EventLoop::try_start(std::size_t slot, Time now) {
-  if (stream_busy_[slot]) return;
+  if (streams_.busy[slot]) return;
   const auto& ops = graph_.stream_ops(slot);
-  const std::size_t cursor = stream_cursor_[slot];
+  const std::size_t cursor = streams_.cursor[slot];
   if (cursor >= ops.size()) return;
   const std::uint32_t n = ops[cursor];
   if (state_[n].deps_remaining > 0) return;
@@ -136,15 +136,15 @@ void EventLoop::start(std::uint32_t n, Time now) {
   const std::uint8_t stream = graph_.stream(n);
   const std::size_t slot = OpGraph::slot(device, stream);
   const auto d = static_cast<std::size_t>(device);
-  stream_busy_[slot] = true;
+  streams_.busy[slot] = true;
   times_.timings.all()[n].start = now;
   if (stream == 0) {
     const NodeState& s = state_[n];
-    Time local = std::max(s.local_ready, stream_free_at_[slot]);
+    Time local = std::max(s.local_ready, streams_.free_at[slot]);
     if (now > local) times_.exposed_comm[d] += now - local;
     // Waiting for a reload beyond every other dependency (the reload ends last, so that wait is
     // not communication: local_ready includes the reload's end).
-    Time other = std::max(s.other_ready, stream_free_at_[slot]);
+    Time other = std::max(s.other_ready, streams_.free_at[slot]);
     if (now > other) times_.exposed_offload[d] += now - other;
   }
   const Bytes copy_bytes = memory_.on_start(n, now);
@@ -174,7 +174,7 @@ void EventLoop::finish(std::uint32_t n, Time now) {
   ++times_.completed;
   const std::int32_t device = graph_.device(n);
   const std::size_t slot = OpGraph::slot(device, graph_.stream(n));
-  ++stream_cursor_[slot];
+  ++streams_.cursor[slot];
   // Blocking p2p: a compute op that sends to another device holds its stream until every send
   // has arrived (hold_arrived releases it); otherwise the stream is free now.
   std::int32_t held_sends = 0;
@@ -182,10 +182,10 @@ void EventLoop::finish(std::uint32_t n, Time now) {
     for (const Edge& edge : graph_.edges(n)) held_sends += edge.kind != EdgeKind::Local ? 1 : 0;
   }
   if (held_sends > 0) {
-    holds_[slot] = Hold{held_sends, now, now};
+    streams_.holds[slot] = Hold{held_sends, now, now};
   } else {
-    stream_busy_[slot] = false;
-    stream_free_at_[slot] = now;
+    streams_.busy[slot] = false;
+    streams_.free_at[slot] = now;
   }
   memory_.on_end(n, now);
   const Op& op = graph_.op(n);
@@ -217,10 +217,10 @@ void EventLoop::notify_transfer(bool end, std::uint32_t id, std::uint32_t produc
 }
 
 void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
-  const std::uint32_t id = next_transfer_id_++;
+  const std::uint32_t id = sends_.next_transfer_id++;
   notify_transfer(false, id, producer, e.target, e.bytes, now);
   const auto token =
-      free_sends_.empty() ? static_cast<std::uint32_t>(sends_.size()) : free_sends_.back();
+      sends_.free.empty() ? static_cast<std::uint32_t>(sends_.pending.size()) : sends_.free.back();
   network_.label_next_transfer(producer, e.target);
   std::optional<Time> at =
       network_.send(graph_.device(producer), graph_.device(e.target), e.bytes, token, now);
@@ -232,11 +232,11 @@ void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
     return;
   }
   const PendingSend pending{producer, e.target, id, e.bytes, holds};
-  if (free_sends_.empty()) {
-    sends_.push_back(pending);
+  if (sends_.free.empty()) {
+    sends_.pending.push_back(pending);
   } else {
-    free_sends_.pop_back();
-    sends_[token] = pending;
+    sends_.free.pop_back();
+    sends_.pending[token] = pending;
   }
 }
 
@@ -264,11 +264,11 @@ std::string EventLoop::describe_deadlock() const {
   std::size_t shown = 0, total = 0;
   for (std::size_t slot = 0; slot < graph_.stream_slots(); ++slot) {
     const auto& ops = graph_.stream_ops(slot);
-    if (stream_cursor_[slot] >= ops.size()) continue;
+    if (streams_.cursor[slot] >= ops.size()) continue;
     ++total;
     if (shown >= 16) continue;
     ++shown;
-    const std::uint32_t head = ops[stream_cursor_[slot]];
+    const std::uint32_t head = ops[streams_.cursor[slot]];
     // Name the dependencies that never finished.
     std::vector<std::string> waiting;
     for (std::uint32_t n = 0; n < graph_.size(); ++n) {
@@ -299,7 +299,7 @@ std::string EventLoop::describe_deadlock() const {
                                       graph_.device(f.token)));
         break;
       case StalledFlow::Kind::Send: {
-        const PendingSend& s = sends_[f.token];
+        const PendingSend& s = sends_.pending[f.token];
         stalled.push_back(fmt::format(
             "transfer {} (device {}) -> {} (device {}) with {:.0f} of {} left",
             to_string(graph_.op(s.producer)), graph_.device(s.producer),

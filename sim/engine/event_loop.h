@@ -59,7 +59,7 @@ class EventLoop final : private NetworkSink {
   /// The blocked streams and what they wait for; call after run() when not every op finished.
   std::string describe_deadlock() const;
   /// The next free transfer id (for the next iteration's loop).
-  std::uint32_t next_transfer_id() const { return next_transfer_id_; }
+  std::uint32_t next_transfer_id() const { return sends_.next_transfer_id; }
 
  private:
   struct NodeState {
@@ -76,6 +76,18 @@ class EventLoop final : private NetworkSink {
   struct Hold {  // a compute stream held after its op by blocking sends (or before its start)
     std::int32_t sends = 0;  // sends still in flight
     Time since, until;       // the op's end; the latest arrival so far
+  };
+  struct Streams {  // per stream slot (graph_.stream_ops): where it is and whether it runs
+    std::vector<std::size_t> cursor;  // its next op
+    std::vector<bool> busy;
+    std::vector<Time> free_at;
+    std::vector<Hold> holds;         // blocking p2p only
+    std::vector<Time> device_start;  // per device; empty: every device starts at 0
+  };
+  struct Sends {  // sends in flight, by token (free tokens are reused)
+    std::vector<PendingSend> pending;
+    std::vector<std::uint32_t> free;
+    std::uint32_t next_transfer_id = 0;  // transfer ids continue across iterations
   };
 
   // NetworkSink
@@ -107,15 +119,9 @@ class EventLoop final : private NetworkSink {
 
   EventQueue queue_;
   std::vector<NodeState> state_;
-  std::vector<std::size_t> stream_cursor_;
-  std::vector<bool> stream_busy_;
-  std::vector<Time> stream_free_at_;
-  std::vector<Hold> holds_;         // per slot (blocking p2p only)
-  std::vector<Time> device_start_;  // empty: every device starts at 0
+  Streams streams_;
   const P2pMode p2p_;
-  std::vector<PendingSend> sends_;  // by token; free tokens are reused
-  std::vector<std::uint32_t> free_sends_;
-  std::uint32_t next_transfer_id_ = 0;
+  Sends sends_;
   ReplayTimes times_;
 };
 
