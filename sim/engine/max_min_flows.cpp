@@ -165,8 +165,9 @@ void MaxMinFlows::advance(Time now) {
   }
   if (now == now_) return;
   // A link is busy from now_ until the last of its moving flows stops (flows all start at now_).
-  if (busy_end_.size() != links_.size()) busy_end_.assign(links_.size(), Time::zero());
-  busy_links_.clear();
+  if (advance_scratch_.busy_end.size() != links_.size())
+    advance_scratch_.busy_end.assign(links_.size(), Time::zero());
+  advance_scratch_.busy_links.clear();
   for (Flow& f : flows_) {
     if (f.rate <= 0.0) continue;
     Time end = std::min(now, f.finish);
@@ -176,13 +177,14 @@ void MaxMinFlows::advance(Time now) {
     f.remaining -= moved;
     for (LinkId l : f.links) {
       links_[l].bytes += moved;
-      Time& until = busy_end_[static_cast<std::size_t>(l)];
-      if (until == Time::zero()) busy_links_.push_back(l);  // end > now_ >= 0: zero means unset
+      Time& until = advance_scratch_.busy_end[static_cast<std::size_t>(l)];
+      if (until == Time::zero())
+        advance_scratch_.busy_links.push_back(l);  // end > now_ >= 0: zero means unset
       if (end > until) until = end;
     }
   }
-  for (LinkId l : busy_links_) {
-    Time& until = busy_end_[static_cast<std::size_t>(l)];
+  for (LinkId l : advance_scratch_.busy_links) {
+    Time& until = advance_scratch_.busy_end[static_cast<std::size_t>(l)];
     links_[l].busy += until - now_;
     until = Time::zero();
   }
@@ -208,60 +210,64 @@ Time MaxMinFlows::finish_time(double bytes, double rate, Time now) {
 
 void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
   // The connected component of flows sharing links with the seeds, transitively.
-  if (link_seen_.size() != links_.size()) {
-    link_seen_.assign(links_.size(), 0);
-    cap_.assign(links_.size(), 0.0);
-    unfrozen_.assign(links_.size(), 0);
+  if (recompute_scratch_.link_seen.size() != links_.size()) {
+    recompute_scratch_.link_seen.assign(links_.size(), 0);
+    recompute_scratch_.cap.assign(links_.size(), 0.0);
+    recompute_scratch_.unfrozen.assign(links_.size(), 0);
   }
-  if (frozen_.size() < flows_.size()) {
-    frozen_.resize(flows_.size(), 0);
-    new_rate_.resize(flows_.size(), 0.0);
+  if (recompute_scratch_.frozen.size() < flows_.size()) {
+    recompute_scratch_.frozen.resize(flows_.size(), 0);
+    recompute_scratch_.new_rate.resize(flows_.size(), 0.0);
   }
-  comp_links_.clear();
-  comp_flows_.clear();
-  queue_.clear();
+  recompute_scratch_.comp_links.clear();
+  recompute_scratch_.comp_flows.clear();
+  recompute_scratch_.queue.clear();
   for (LinkId l : seed_links) {
-    if (!link_seen_[static_cast<std::size_t>(l)]) {
-      link_seen_[static_cast<std::size_t>(l)] = 1;
-      queue_.push_back(l);
+    if (!recompute_scratch_.link_seen[static_cast<std::size_t>(l)]) {
+      recompute_scratch_.link_seen[static_cast<std::size_t>(l)] = 1;
+      recompute_scratch_.queue.push_back(l);
     }
   }
-  // frozen_ marks component flows: 1 = found (rate not fixed yet), 2 = rate fixed.
-  while (!queue_.empty()) {
-    LinkId l = queue_.back();
-    queue_.pop_back();
-    comp_links_.push_back(l);
+  // recompute_scratch_.frozen marks component flows: 1 = found (rate not fixed yet), 2 = rate
+  // fixed.
+  while (!recompute_scratch_.queue.empty()) {
+    LinkId l = recompute_scratch_.queue.back();
+    recompute_scratch_.queue.pop_back();
+    recompute_scratch_.comp_links.push_back(l);
     for (FlowId id : links_[l].flows) {
       const std::int32_t slot = slot_of_[static_cast<std::size_t>(id)];
-      char& mark = frozen_[static_cast<std::size_t>(slot)];
+      char& mark = recompute_scratch_.frozen[static_cast<std::size_t>(slot)];
       if (mark != 0) continue;
       mark = 1;
-      comp_flows_.push_back(slot);
+      recompute_scratch_.comp_flows.push_back(slot);
       for (LinkId l2 : flows_[static_cast<std::size_t>(slot)].links) {
-        if (!link_seen_[static_cast<std::size_t>(l2)]) {
-          link_seen_[static_cast<std::size_t>(l2)] = 1;
-          queue_.push_back(l2);
+        if (!recompute_scratch_.link_seen[static_cast<std::size_t>(l2)]) {
+          recompute_scratch_.link_seen[static_cast<std::size_t>(l2)] = 1;
+          recompute_scratch_.queue.push_back(l2);
         }
       }
     }
   }
-  for (LinkId l : comp_links_) link_seen_[static_cast<std::size_t>(l)] = 0;
-  if (comp_flows_.empty()) return;
-  std::sort(comp_links_.begin(), comp_links_.end());
+  for (LinkId l : recompute_scratch_.comp_links)
+    recompute_scratch_.link_seen[static_cast<std::size_t>(l)] = 0;
+  if (recompute_scratch_.comp_flows.empty()) return;
+  std::sort(recompute_scratch_.comp_links.begin(), recompute_scratch_.comp_links.end());
 
   // Progressive filling: the link with the smallest fair share (lowest id on ties) saturates
   // first; its flows get that share, which is taken out of every other link they cross.
-  for (LinkId l : comp_links_) {
-    cap_[static_cast<std::size_t>(l)] = links_[l].capacity;
-    unfrozen_[static_cast<std::size_t>(l)] = static_cast<std::int32_t>(links_[l].flows.size());
+  for (LinkId l : recompute_scratch_.comp_links) {
+    recompute_scratch_.cap[static_cast<std::size_t>(l)] = links_[l].capacity;
+    recompute_scratch_.unfrozen[static_cast<std::size_t>(l)] =
+        static_cast<std::int32_t>(links_[l].flows.size());
   }
-  std::size_t left = comp_flows_.size();
+  std::size_t left = recompute_scratch_.comp_flows.size();
   while (left > 0) {
     LinkId best = -1;
     double best_share = 0.0;
-    for (LinkId l : comp_links_) {
-      if (unfrozen_[static_cast<std::size_t>(l)] == 0) continue;
-      double share = cap_[static_cast<std::size_t>(l)] / unfrozen_[static_cast<std::size_t>(l)];
+    for (LinkId l : recompute_scratch_.comp_links) {
+      if (recompute_scratch_.unfrozen[static_cast<std::size_t>(l)] == 0) continue;
+      double share = recompute_scratch_.cap[static_cast<std::size_t>(l)] /
+                     recompute_scratch_.unfrozen[static_cast<std::size_t>(l)];
       if (best < 0 || share < best_share) {
         best = l;
         best_share = share;
@@ -270,24 +276,24 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
     if (best < 0) break;  // cannot happen: every flow crosses a link
     for (FlowId id : links_[best].flows) {
       const auto slot = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(id)]);
-      if (frozen_[slot] == 2) continue;
-      frozen_[slot] = 2;
+      if (recompute_scratch_.frozen[slot] == 2) continue;
+      recompute_scratch_.frozen[slot] = 2;
       --left;
-      new_rate_[slot] = best_share;
+      recompute_scratch_.new_rate[slot] = best_share;
       for (LinkId l : flows_[slot].links) {
-        double& c = cap_[static_cast<std::size_t>(l)];
+        double& c = recompute_scratch_.cap[static_cast<std::size_t>(l)];
         c = std::max(0.0, c - best_share);
-        --unfrozen_[static_cast<std::size_t>(l)];
+        --recompute_scratch_.unfrozen[static_cast<std::size_t>(l)];
       }
     }
   }
-  for (std::int32_t s : comp_flows_) {
+  for (std::int32_t s : recompute_scratch_.comp_flows) {
     const auto slot = static_cast<std::size_t>(s);
-    const bool fixed = frozen_[slot] == 2;
-    frozen_[slot] = 0;
+    const bool fixed = recompute_scratch_.frozen[slot] == 2;
+    recompute_scratch_.frozen[slot] = 0;
     if (!fixed) continue;
     Flow& f = flows_[slot];
-    const double r = new_rate_[slot];
+    const double r = recompute_scratch_.new_rate[slot];
     // An unchanged rate keeps its prediction, so repeated recomputes cannot drift it.
     if (r == f.rate && f.finish != Time::max()) continue;
     f.rate = r;

@@ -96,6 +96,23 @@ class MaxMinFlows {
     double bytes = 0.0;
   };
 
+  /// advance()'s: links busy during the step and until when.
+  struct AdvanceScratch {
+    std::vector<Time> busy_end;  // per link; zero otherwise
+    std::vector<LinkId> busy_links;
+  };
+  /// recompute()'s: the connected component of links and flows being re-rated (progressive
+  /// filling); the per-link and per-slot vectors are zero outside recompute().
+  struct RecomputeScratch {
+    std::vector<char> link_seen;  // per link
+    std::vector<LinkId> comp_links, queue;
+    std::vector<std::int32_t> comp_flows;  // slots
+    std::vector<char> frozen;              // per slot
+    std::vector<double> new_rate;          // per slot
+    std::vector<double> cap;               // per link
+    std::vector<std::int32_t> unfrozen;    // per link
+  };
+
   void advance(Time now);
   void recompute(const std::vector<LinkId>& seed_links);
   Time predict_finish(const Flow& f) const;
@@ -115,16 +132,9 @@ class MaxMinFlows {
 
   // Scratch space reused by every update (sized to the links or the active flows).
   std::vector<std::vector<LinkId>> spare_links_;  // link lists of finished flows, for reuse
-  std::vector<LinkId> touched_;
-  std::vector<Time> busy_end_;  // per link, during advance(); zero otherwise
-  std::vector<LinkId> busy_links_;
-  std::vector<char> link_seen_;  // per link, during recompute(); zero otherwise
-  std::vector<LinkId> comp_links_, queue_;
-  std::vector<std::int32_t> comp_flows_;  // slots
-  std::vector<char> frozen_;              // per slot, during recompute(); zero otherwise
-  std::vector<double> new_rate_;          // per slot
-  std::vector<double> cap_;               // per link
-  std::vector<std::int32_t> unfrozen_;    // per link
+  std::vector<LinkId> touched_;                   // links of the flows complete_finished() removed
+  AdvanceScratch advance_scratch_;
+  RecomputeScratch recompute_scratch_;
 };
 
 }  // namespace bubblesim
