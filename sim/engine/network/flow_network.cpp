@@ -32,20 +32,20 @@ FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
       topology_(checked(spec, devices)),
       device_vertex_(spec.device_vertex),
       devices_(devices),
-      faults_(std::move(faults)),
       flows_(capacities(topology_)) {
+  faults_.list = std::move(faults);
   const auto n = static_cast<std::size_t>(devices);
-  routes_.assign(n * n, std::nullopt);
-  route_known_.assign(n * n, false);
-  for (const LinkFault& fault : faults_) {
+  routes_.pair.assign(n * n, std::nullopt);
+  routes_.known.assign(n * n, false);
+  for (const LinkFault& fault : faults_.list) {
     if (fault.link < 0 || fault.link >= topology_.link_count()) {
       throw std::invalid_argument("a link fault names a link the topology does not have");
     }
   }
   // Each GPU offloads to its nearest host vertex; the routes there and back are fixed.
   hosts_.host_of_device.assign(n, 0);
-  d2h_route_.assign(n, std::nullopt);
-  h2d_route_.assign(n, std::nullopt);
+  routes_.d2h.assign(n, std::nullopt);
+  routes_.h2d.assign(n, std::nullopt);
   std::vector<VertexId> host_vertex;
   for (std::size_t d = 0; d < n; ++d) {
     VertexId gpu = device_vertex_[d];
@@ -57,19 +57,20 @@ FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
       host_vertex.push_back(*host);
       hosts_.names.push_back(topology_.vertex_name(*host));
     }
-    d2h_route_[d] = topology_.route(gpu, *host);
-    h2d_route_[d] = topology_.route(*host, gpu);
+    routes_.d2h[d] = topology_.route(gpu, *host);
+    routes_.h2d[d] = topology_.route(*host, gpu);
   }
   if (hosts_.names.empty()) hosts_.names.push_back("host");
 }
 
 void FlowNetwork::begin(NetworkSink& sink) {
   NetworkModel::begin(sink);
-  if (fault_order_.size() != faults_.size()) {
-    fault_order_.resize(faults_.size());
-    for (std::size_t f = 0; f < faults_.size(); ++f) fault_order_[f] = f;
-    std::stable_sort(fault_order_.begin(), fault_order_.end(),
-                     [&](std::size_t a, std::size_t b) { return faults_[a].at < faults_[b].at; });
+  if (faults_.order.size() != faults_.list.size()) {
+    faults_.order.resize(faults_.list.size());
+    for (std::size_t f = 0; f < faults_.list.size(); ++f) faults_.order[f] = f;
+    std::stable_sort(faults_.order.begin(), faults_.order.end(), [&](std::size_t a, std::size_t b) {
+      return faults_.list[a].at < faults_.list[b].at;
+    });
   }
 }
 
@@ -78,8 +79,9 @@ void FlowNetwork::begin(NetworkSink& sink) {
 // in flight. A fault with nothing in flight is the same applied later, so a replay that ends
 // (the last op of an iteration) leaves the rest for the next iteration's replay.
 void FlowNetwork::apply_faults_until(Time now) {
-  while (next_fault_ < fault_order_.size() && faults_[fault_order_[next_fault_]].at <= now) {
-    const LinkFault& fault = faults_[fault_order_[next_fault_++]];
+  while (faults_.next < faults_.order.size() &&
+         faults_.list[faults_.order[faults_.next]].at <= now) {
+    const LinkFault& fault = faults_.list[faults_.order[faults_.next++]];
     flows_.set_link_capacity(fault.link, fault.bytes_per_second,
                              std::max(fault.at, flows_.last_update()));
   }
@@ -90,7 +92,7 @@ std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes 
   const std::optional<Route>& route = route_between(from, to);
   const Time latency = transfer_delay(from, to, route ? route->latency : Time::zero());
   if (!route || route->links.empty() || bytes <= Bytes::zero()) return now + latency;
-  if (uncontended_) {
+  if (uncontended_.active) {
     const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
                              static_cast<std::size_t>(to);
     return lone_transfer(pair, *route, bytes, now) + latency;
@@ -105,7 +107,7 @@ std::optional<Time> FlowNetwork::copy(std::int32_t device, CopyDirection directi
   if (bytes > Bytes::zero()) {
     const auto d = static_cast<std::size_t>(device);
     const std::optional<Route>& route =
-        direction == CopyDirection::DeviceToHost ? d2h_route_[d] : h2d_route_[d];
+        direction == CopyDirection::DeviceToHost ? routes_.d2h[d] : routes_.h2d[d];
     if (route && !route->links.empty()) {
       start_flow(route->links, bytes.as_double(),
                  Pending{StalledFlow::Kind::Copy, token, copy_time(device, token, route->latency)},
@@ -135,27 +137,29 @@ void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pen
 const std::optional<Route>& FlowNetwork::route_between(std::int32_t from, std::int32_t to) {
   const std::size_t k = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
                         static_cast<std::size_t>(to);
-  if (!route_known_[k]) {
-    routes_[k] = topology_.route(device_vertex_[static_cast<std::size_t>(from)],
-                                 device_vertex_[static_cast<std::size_t>(to)]);
-    route_known_[k] = true;
+  if (!routes_.known[k]) {
+    routes_.pair[k] = topology_.route(device_vertex_[static_cast<std::size_t>(from)],
+                                      device_vertex_[static_cast<std::size_t>(to)]);
+    routes_.known[k] = true;
   }
-  return routes_[k];
+  return routes_.pair[k];
 }
 
 Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now) {
-  const Time finish = MaxMinFlows::finish_time(bytes.as_double(), route_rate_[pair], now);
+  const Time finish =
+      MaxMinFlows::finish_time(bytes.as_double(), uncontended_.route_rate[pair], now);
   for (LinkId l : route.links) {
-    link_busy_[static_cast<std::size_t>(l)] += finish - now;
-    link_bytes_[static_cast<std::size_t>(l)] += bytes.count();
-    if (checked_) link_intervals_[static_cast<std::size_t>(l)].emplace_back(now.ps(), finish.ps());
+    uncontended_.link_busy[static_cast<std::size_t>(l)] += finish - now;
+    uncontended_.link_bytes[static_cast<std::size_t>(l)] += bytes.count();
+    if (uncontended_.checked)
+      uncontended_.link_intervals[static_cast<std::size_t>(l)].emplace_back(now.ps(), finish.ps());
   }
   return finish;
 }
 
 bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCost>& costs,
                                   const OpDuration& duration) {
-  if (!faults_.empty()) return false;
+  if (!faults_.list.empty()) return false;
   const std::size_t pairs = static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_);
   std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), pairs);
   std::vector<Time> longest(pairs, Time::zero()), shortest_sender(pairs, Time::max());
@@ -221,21 +225,21 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
   for (std::size_t pair = 0; pair < pairs; ++pair) {
     if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) exclusive = false;
   }
-  uncontended_ = true;
-  route_rate_ = std::move(rate);
+  uncontended_.active = true;
+  uncontended_.route_rate = std::move(rate);
   const auto links = static_cast<std::size_t>(topology_.link_count());
-  link_busy_.assign(links, Time::zero());
-  link_bytes_.assign(links, 0);
+  uncontended_.link_busy.assign(links, Time::zero());
+  uncontended_.link_bytes.assign(links, 0);
   // Not proven: every lone transfer records its interval on each link of its route, and
   // contention_seen() looks for two that meet.
-  checked_ = !exclusive;
-  link_intervals_.assign(checked_ ? links : 0, {});
+  uncontended_.checked = !exclusive;
+  uncontended_.link_intervals.assign(uncontended_.checked ? links : 0, {});
   return true;
 }
 
 bool FlowNetwork::contention_seen() {
-  if (!checked_) return false;
-  for (auto& intervals : link_intervals_) {
+  if (!uncontended_.checked) return false;
+  for (auto& intervals : uncontended_.link_intervals) {
     if (!std::is_sorted(intervals.begin(), intervals.end()))
       std::sort(intervals.begin(), intervals.end());
     std::int64_t busy_until = std::numeric_limits<std::int64_t>::min();
@@ -252,8 +256,8 @@ bool FlowNetwork::contention_seen() {
 void FlowNetwork::schedule_check() {
   ++version_;
   std::optional<Time> t = flows_.next_completion();
-  if (next_fault_ < fault_order_.size() && flows_.active_flows() > 0) {
-    const Time fault = std::max(faults_[fault_order_[next_fault_]].at, flows_.last_update());
+  if (faults_.next < faults_.order.size() && flows_.active_flows() > 0) {
+    const Time fault = std::max(faults_.list[faults_.order[faults_.next]].at, flows_.last_update());
     t = t ? std::min(*t, fault) : fault;
   }
   if (t) sink_->schedule_network(*t, version_);
@@ -287,10 +291,11 @@ void FlowNetwork::report(Metrics& metrics, bool sync) const {
   if (sync) metrics.sync.link_classes = link_class_usage(topology_, flows_);
   for (LinkId l = 0; l < topology_.link_count(); ++l) {
     const auto i = static_cast<std::size_t>(l);
-    const Time busy = uncontended_ ? link_busy_[i] : flows_.link_busy_time(l);
+    const Time busy = uncontended_.active ? uncontended_.link_busy[i] : flows_.link_busy_time(l);
     if (busy <= Time::zero()) continue;
-    const Bytes bytes = uncontended_ ? Bytes(link_bytes_[i])
-                                     : Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5));
+    const Bytes bytes = uncontended_.active
+                            ? Bytes(uncontended_.link_bytes[i])
+                            : Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5));
     metrics.comm.links.push_back(LinkUsage{topology_.link_name(l), busy, bytes});
   }
 }

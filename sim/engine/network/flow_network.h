@@ -56,6 +56,26 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
     std::uint32_t token;
     Time latency;
   };
+  struct Faults {  // link faults, applied in time order as the replay reaches them
+    std::vector<LinkFault> list;
+    std::vector<std::size_t> order;  // `list` by time
+    std::size_t next = 0;            // into `order`: the first not applied yet
+  };
+  struct Routes {                                // computed on first use
+    std::vector<std::optional<Route>> pair;      // [from * devices + to]
+    std::vector<bool> known;                     // [from * devices + to]: `pair` computed
+    std::vector<std::optional<Route>> d2h, h2d;  // per device, to its host and back
+  };
+  /// Uncontended mode (contention_free said yes): per route its lone-flow rate, per link usage.
+  struct Uncontended {
+    bool active = false;
+    bool checked = false;            // contention_free was provisional: intervals are recorded
+    std::vector<double> route_rate;  // [from * devices + to], bytes/s of a lone flow
+    std::vector<Time> link_busy;
+    std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> link_intervals;  // per link
+    std::vector<std::int64_t> link_bytes;
+  };
+
   // FlowPort, for the gradient-sync collectives.
   void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
                 Time now) override;
@@ -71,24 +91,14 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   const Topology& topology_;
   std::vector<VertexId> device_vertex_;
   std::int32_t devices_;
-  std::vector<LinkFault> faults_;
-  std::vector<std::size_t> fault_order_;  // faults_ by time
-  std::size_t next_fault_ = 0;            // into fault_order_: the first not applied yet
+  Faults faults_;
   MaxMinFlows flows_;
   std::uint32_t version_ = 0;     // of the pending completion check; older ones are stale
   std::vector<Pending> pending_;  // by flow id
-  std::vector<std::optional<Route>> routes_;  // [from * devices + to], computed on first use
-  std::vector<bool> route_known_;
-  std::vector<std::optional<Route>> d2h_route_, h2d_route_;  // per device, to its host and back
+  Routes routes_;
   HostLayout hosts_;
   std::vector<MaxMinFlows::FlowId> finished_;  // scratch
-  // Uncontended mode (contention_free said yes): per route its lone-flow rate, per link usage.
-  bool uncontended_ = false;
-  std::vector<double> route_rate_;  // [from * devices + to], bytes/s of a lone flow
-  std::vector<Time> link_busy_;
-  bool checked_ = false;  // contention_free was provisional: intervals are recorded
-  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> link_intervals_;  // per link
-  std::vector<std::int64_t> link_bytes_;
+  Uncontended uncontended_;
 };
 
 /// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).
