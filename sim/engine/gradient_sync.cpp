@@ -87,16 +87,16 @@ std::int32_t GradientSync::Impl::tp() const {
 std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, bool report,
                                          std::vector<VertexId> ranks,
                                          CollectiveAlgorithm algorithm) {
-  const auto id = static_cast<std::uint32_t>(instances.size());
+  const auto id = static_cast<std::uint32_t>(instances.list.size());
   const CollectiveKind kind =
       units[u].phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
   auto steps =
       collective_steps(kind, algorithm, units[u].bytes.as_double(), node_of_gpus(topology, ranks));
-  instances.push_back(
+  instances.list.push_back(
       std::make_unique<CollectiveInstance>(topology, std::move(ranks), std::move(steps)));
-  instance_unit.push_back(u);
-  instance_device.push_back(device);
-  instance_reported.push_back(report);
+  instances.unit.push_back(u);
+  instances.device.push_back(device);
+  instances.reported.push_back(report);
   units[u].instances.push_back(id);
   ++units[u].pending;
   return id;
@@ -107,20 +107,20 @@ Time GradientSync::Impl::closed_form(std::int32_t s, Phase phase,
                                      CollectiveAlgorithm algorithm, Bytes bytes) {
   // The alpha-beta parameters of a stage's group are measured once.
   auto key = std::make_pair(s, static_cast<int>(phase));
-  auto it = closed_cache.find(key);
-  if (it == closed_cache.end()) {
+  auto it = cache.closed.find(key);
+  if (it == cache.closed.end()) {
     std::vector<std::int32_t> node = node_of_gpus(topology, ranks);
     std::sort(node.begin(), node.end());
     auto nodes = static_cast<std::int32_t>(std::unique(node.begin(), node.end()) - node.begin());
     AlphaBeta ab = measure_alpha_beta(topology, ranks);
-    it = closed_cache.emplace(key, std::make_pair(Time::zero(), nodes)).first;
-    ab_cache[key] = ab;
+    it = cache.closed.emplace(key, std::make_pair(Time::zero(), nodes)).first;
+    cache.alpha_beta[key] = ab;
   }
   const CollectiveKind kind =
       phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
   return collective_closed_form(kind, algorithm, bytes.as_double(),
                                 static_cast<std::int32_t>(ranks.size()), it->second.second,
-                                ab_cache[key]);
+                                cache.alpha_beta[key]);
 }
 
 void GradientSync::Impl::start_phase(std::size_t u, Time now) {
@@ -159,7 +159,7 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
     // Start them (a collective over one rank is done at once).
     const std::vector<std::uint32_t> ids = unit.instances;
     for (std::uint32_t id : ids) {
-      if (instances[id]->start(port, id, now, routes)) instance_done(id, now);
+      if (instances.list[id]->start(port, id, now, cache.routes)) instance_done(id, now);
     }
     if (unit.pending > 0) return;
     end_phase(u, now);  // nothing to do in this phase
@@ -179,17 +179,17 @@ void GradientSync::Impl::end_phase(std::size_t u, Time now) {
 }
 
 void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
-  const std::size_t u = instance_unit[id];
+  const std::size_t u = instances.unit[id];
   Unit& unit = units[u];
-  if (instance_reported[id] && !observers.empty()) {
-    const CollectiveInstance& c = *instances[id];
+  if (instances.reported[id] && !observers.empty()) {
+    const CollectiveInstance& c = *instances.list[id];
     CollectiveEvent e;
     e.name =
         fmt::format("{} {} stage {} bucket {}", unit.phase == Phase::Replica ? "replica" : "dp",
                     collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
                                                                       : plan.gradient_collective),
                     unit.stage, unit.bucket);
-    e.device = instance_device[id];
+    e.device = instances.device[id];
     e.start = c.start_time();
     e.end = c.end_time();
     e.bytes = unit.bytes;
@@ -233,9 +233,9 @@ void GradientSync::Impl::on_token(std::uint32_t token, Time now) {
     }
     return;
   }
-  if (!instances[token]->on_arrival(port, token, now, routes)) return;
+  if (!instances.list[token]->on_arrival(port, token, now, cache.routes)) return;
   instance_done(token, now);
-  const std::size_t u = instance_unit[token];
+  const std::size_t u = instances.unit[token];
   if (units[u].pending > 0) return;
   end_phase(u, now);
   if (units[u].phase != Phase::Done) {

@@ -41,22 +41,31 @@ struct GradientSync::Impl {
   const Topology& topology;
   FlowPort& port;
   const std::vector<EngineObserver*>& observers;
-  std::map<std::pair<VertexId, VertexId>, Route> routes;
+  /// Collectives launched so far, by id (the token the port reports them with).
+  struct Instances {
+    std::vector<std::unique_ptr<CollectiveInstance>> list;
+    std::vector<std::size_t> unit;
+    std::vector<std::int32_t> device;  // holder device the instance belongs to
+    std::vector<bool> reported;        // the holder's tp-rank-0 instance: reported to observers
+  };
+  /// What is computed once per replay and reused: routes between ranks, and the closed-form
+  /// time (with its node count) and alpha-beta fit of a collective, by (stage, phase).
+  struct Caches {
+    std::map<std::pair<VertexId, VertexId>, Route> routes;
+    std::map<std::pair<std::int32_t, int>, std::pair<Time, std::int32_t>> closed;
+    std::map<std::pair<std::int32_t, int>, AlphaBeta> alpha_beta;
+  };
 
   std::vector<StageState> stages;
   std::vector<Unit> units;
-  std::vector<std::unique_ptr<CollectiveInstance>> instances;
-  std::vector<std::size_t> instance_unit;
-  std::vector<std::int32_t> instance_device;  // holder device the instance belongs to
-  std::vector<bool> instance_reported;  // the holder's tp-rank-0 instance: reported to observers
+  Instances instances;
+  Caches cache;
   std::vector<std::pair<std::size_t, bool>> ready_events;  // (unit, unused)
   std::vector<std::int32_t> last_compute;  // per device: position of its last compute op
   std::vector<Time> compute_end;
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::int32_t>>
       last_grad;  // (device, pos) -> stages
   std::vector<Time> tp_per_device;
-  std::map<std::pair<std::int32_t, int>, std::pair<Time, std::int32_t>> closed_cache;
-  std::map<std::pair<std::int32_t, int>, AlphaBeta> ab_cache;
 
   Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
        const std::vector<EngineObserver*>& obs);
