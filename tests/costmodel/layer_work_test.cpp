@@ -110,8 +110,8 @@ TEST_CASE("tensor parallelism with and without sequence parallelism (Korthikanti
   CHECK(tp.activation_bytes == doctest::Approx(s * h * (10 + 24 / t + 5 * a * s / (h * t))));
   CHECK(sp.activation_bytes == doctest::Approx(s * h * (34 / t + 5 * a * s / (h * t))));
   CHECK(tp.forward.flops() == doctest::Approx(s * h * (24 * h + 4 * s) / t));
-  CHECK(tp.tp_allreduce_forward == 2);
-  CHECK(tp.tp_collective_bytes == s * h * 2);
+  CHECK(tp.comm.tp_allreduce_forward == 2);
+  CHECK(tp.comm.tp_collective_bytes == s * h * 2);
   // Norms and the row-parallel biases stay whole on every rank.
   CHECK(tp.parameters_per_gpu == 12 * h * h / t + (3 * h + 4 * h) / t + 2 * h + 4 * h);
 }

@@ -105,7 +105,7 @@ TEST_CASE("a MoE layer's FLOPs follow top_k and the shared experts, not the expe
   CHECK(ep1.parameters_per_gpu - ep4.parameters_per_gpu == doctest::Approx(6 * mlp(h, f)));
   CHECK(ep1.parameters == ep4.parameters);
   // All-to-all volume: T x top_k x h x 2 bytes per dispatch, two each way.
-  CHECK(ep4.a2a_bytes == T * 2 * h * 2);
-  CHECK(ep4.a2a_count_forward == 2);
-  CHECK(ep4.a2a_count_backward == 2);
+  CHECK(ep4.comm.a2a_bytes == T * 2 * h * 2);
+  CHECK(ep4.comm.a2a_count_forward == 2);
+  CHECK(ep4.comm.a2a_count_backward == 2);
 }

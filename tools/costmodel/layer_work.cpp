@@ -294,9 +294,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
 
   // Megatron's block: an all-reduce after attention-out and after MLP-down in F, and after the
   // QKV and MLP-up input gradients in B; with SP each is a reduce-scatter + all-gather pair.
-  c.tp_allreduce_forward = sh.tp > 1 ? 2 : 0;
-  c.tp_allreduce_backward = sh.tp > 1 ? 2 : 0;
-  c.tp_collective_bytes = T * h * e;
+  c.comm.tp_allreduce_forward = sh.tp > 1 ? 2 : 0;
+  c.comm.tp_allreduce_backward = sh.tp > 1 ? 2 : 0;
+  c.comm.tp_collective_bytes = T * h * e;
   return c;
 }
 
@@ -325,10 +325,10 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   // TP: F sums the ranks' partial lookups (all-reduce; with SP a reduce-scatter, whose backward
   // is an all-gather of the gradient).
   if (sh.tp > 1) {
-    c.tp_allreduce_forward = sh.sp ? 0.5 : 1.0;
-    c.tp_allreduce_backward = sh.sp ? 0.5 : 0.0;
+    c.comm.tp_allreduce_forward = sh.sp ? 0.5 : 1.0;
+    c.comm.tp_allreduce_backward = sh.sp ? 0.5 : 0.0;
   }
-  c.tp_collective_bytes = T * h * e;
+  c.comm.tp_collective_bytes = T * h * e;
   return c;
 }
 
@@ -367,10 +367,10 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   // TP: with SP the head's input is all-gathered in F and dX reduce-scattered in B (one pair);
   // without SP, dX is all-reduced in B (the input is already replicated).
   if (sh.tp > 1) {
-    c.tp_allreduce_forward = sh.sp ? 0.5 : 0.0;
-    c.tp_allreduce_backward = sh.sp ? 0.5 : 1.0;
+    c.comm.tp_allreduce_forward = sh.sp ? 0.5 : 0.0;
+    c.comm.tp_allreduce_backward = sh.sp ? 0.5 : 1.0;
   }
-  c.tp_collective_bytes = T * h * e;
+  c.comm.tp_collective_bytes = T * h * e;
   c.parameters_activated = c.parameters;
   return c;
 }

@@ -54,6 +54,20 @@ struct Sharding {
   std::int64_t ep = 1;  // expert parallelism: the routed experts split over ep GPUs
 };
 
+/// The collectives inside one component's passes (op_timing.h times them).
+struct ComponentComm {
+  /// MoE layers: the bytes one GPU dispatches per all-to-all (its tokens x top_k x hidden x e,
+  /// local share included); F has a dispatch and a combine, B their two gradients.
+  double a2a_bytes = 0;
+  double a2a_count_forward = 0, a2a_count_backward = 0;
+  /// Tensor-parallel collectives over `tp_collective_bytes` (the b s h activation), counted in
+  /// all-reduce equivalents: an all-reduce without sequence parallelism is 1, with it the
+  /// reduce-scatter + all-gather pair that replaces it is 1 and a lone reduce-scatter or
+  /// all-gather 1/2 (op_timing.h times them on the TP group).
+  double tp_allreduce_forward = 0, tp_allreduce_backward = 0;
+  double tp_collective_bytes = 0;
+};
+
 /// One component (a transformer layer, the embedding, or the LM head with its loss) on one GPU.
 struct ComponentWork {
   PassWork forward, backward_input, backward_weight;
@@ -68,16 +82,7 @@ struct ComponentWork {
   double parameters_per_gpu = 0;    // after the TP split (norms and row biases replicated)
   /// What one token uses: `parameters` less the routed experts it is not sent to (docs/moe.md).
   double parameters_activated = 0;
-  /// MoE layers: the bytes one GPU dispatches per all-to-all (its tokens x top_k x hidden x e,
-  /// local share included); F has a dispatch and a combine, B their two gradients.
-  double a2a_bytes = 0;
-  double a2a_count_forward = 0, a2a_count_backward = 0;
-  /// Tensor-parallel collectives over `tp_collective_bytes` (the b s h activation), counted in
-  /// all-reduce equivalents: an all-reduce without sequence parallelism is 1, with it the
-  /// reduce-scatter + all-gather pair that replaces it is 1 and a lone reduce-scatter or
-  /// all-gather 1/2 (op_timing.h times them on the TP group).
-  double tp_allreduce_forward = 0, tp_allreduce_backward = 0;
-  double tp_collective_bytes = 0;
+  ComponentComm comm;  // its all-to-alls and tensor-parallel collectives
 };
 
 /// Executed-FLOP fraction of causal attention in FlashAttention (blocks above the diagonal are

@@ -172,28 +172,31 @@ class StageBuilder {
     if (selective)
       s.backward_input.recompute =
           at(sum(layer_s_.attention_recompute, moe_s_.attention_recompute));
-    const double layers_tp_f = sum(layer_.tp_allreduce_forward, moe_.tp_allreduce_forward);
-    const double layers_tp_b = sum(layer_.tp_allreduce_backward, moe_.tp_allreduce_backward);
+    const double layers_tp_f =
+        sum(layer_.comm.tp_allreduce_forward, moe_.comm.tp_allreduce_forward);
+    const double layers_tp_b =
+        sum(layer_.comm.tp_allreduce_backward, moe_.comm.tp_allreduce_backward);
     double tp_f = layers_tp_f, tp_b = layers_tp_b;
     if (hold.embedding) {
       s.forward.embedding = at(embedding_s_.forward);
       s.backward_input.embedding = at(embedding_s_.backward_input);
-      tp_f += embedding_.tp_allreduce_forward;
-      tp_b += embedding_.tp_allreduce_backward;
+      tp_f += embedding_.comm.tp_allreduce_forward;
+      tp_b += embedding_.comm.tp_allreduce_backward;
     }
     if (hold.lm_head) {
       s.forward.lm_head = at(head_s_.forward);
       s.backward_input.lm_head = at(head_s_.backward_input);
       s.backward_weight.lm_head = at(head_s_.backward_weight);
-      tp_f += head_.tp_allreduce_forward;
-      tp_b += head_.tp_allreduce_backward;
+      tp_f += head_.comm.tp_allreduce_forward;
+      tp_b += head_.comm.tp_allreduce_backward;
     }
     // Measured per-GPU layers already include their TP communication.
     const bool measured_tp = in_.per_layer && in_.per_layer->includes_tp_comm;
     double one_tp = 0;
     if (in_.collectives && in_.sharding.tp > 1) {
-      one_tp = in_.collectives->tensor_parallel(hold.pipeline_stage, layer_.tp_collective_bytes)
-                   .seconds();
+      one_tp =
+          in_.collectives->tensor_parallel(hold.pipeline_stage, layer_.comm.tp_collective_bytes)
+              .seconds();
     }
     auto tp_time = [&](double count, double layer_count) {
       return (measured_tp ? count - layer_count : count) * one_tp;
@@ -226,9 +229,9 @@ class StageBuilder {
     // the stage's EP group; exposed, or with a2a_overlap hidden under the paired op's compute.
     if (nm > 0 && in_.collectives && in_.sharding.ep > 1) {
       const double one =
-          in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.a2a_bytes).seconds();
-      s.a2a_forward = nm * moe_.a2a_count_forward * one;
-      s.a2a_backward = nm * moe_.a2a_count_backward * one;
+          in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.comm.a2a_bytes).seconds();
+      s.a2a_forward = nm * moe_.comm.a2a_count_forward * one;
+      s.a2a_backward = nm * moe_.comm.a2a_count_backward * one;
       s.a2a_sm_share = in_.comm_sm_fraction;
       const double compute_f = s.forward.seconds(), compute_b = s.backward_input.seconds();
       s.forward.a2a = s.a2a_forward;
@@ -256,7 +259,7 @@ class StageBuilder {
     s.weight_grad = to_bytes(sum(layer_weight_grad_, moe_.weight_grad_bytes) +
                              (hold.lm_head ? head_.weight_grad_bytes : 0.0));
     const double hidden = layer_.input_bytes;
-    s.p2p = to_bytes(layer_.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
+    s.p2p = to_bytes(layer_.comm.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
     if (in_.recompute.granularity == G::Full) {
       const auto recomputed =
           static_cast<double>(std::min(hold.layers, in_.recompute.layers.value_or(hold.layers)));

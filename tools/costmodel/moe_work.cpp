@@ -66,9 +66,9 @@ void add_moe_mlp(ComponentWork& c, const TransformerModel& m, const Sharding& sh
 
   // All-to-all: every GPU dispatches its token copies (routed_tokens x top_k x h x e, the part
   // that stays local included) and combines them back; B has the two gradients.
-  c.a2a_bytes = routed_tokens * k * h * e;
-  c.a2a_count_forward = 2;
-  c.a2a_count_backward = 2;
+  c.comm.a2a_bytes = routed_tokens * k * h * e;
+  c.comm.a2a_count_forward = 2;
+  c.comm.a2a_count_backward = 2;
 }
 
 void add_mla_attention(ComponentWork& c, const TransformerModel& m, const Dims& x) {
