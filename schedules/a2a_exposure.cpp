@@ -26,12 +26,12 @@ std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageC
         case OpKind::Recompute:
           a.total += cost(op.stage).a2a_forward;
           a.exposed += cost(op.stage).a2a_forward_exposed;
-          if (op.kind == OpKind::Forward) a.slowdown += cost(op.stage).a2a_forward_slowdown;
+          if (op.kind == OpKind::Forward) a.slowdown += cost(op.stage).a2a_sm.forward_slowdown;
           break;
         case OpKind::Backward:
           a.total += cost(op.stage).a2a_backward;
           a.exposed += cost(op.stage).a2a_backward_exposed;
-          a.slowdown += cost(op.stage).a2a_backward_slowdown;
+          a.slowdown += cost(op.stage).a2a_sm.backward_slowdown;
           break;
         case OpKind::ForwardBackward: {
           const StageCost& f = cost(op.stage);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace bubblesim {
 
@@ -24,8 +25,14 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     part.a2a_backward = c.a2a_backward / chunks;
     part.a2a_forward_exposed = c.a2a_forward_exposed / chunks;
     part.a2a_backward_exposed = c.a2a_backward_exposed / chunks;
-    part.a2a_forward_slowdown = c.a2a_forward_slowdown / chunks;
-    part.a2a_backward_slowdown = c.a2a_backward_slowdown / chunks;
+    part.a2a_sm.forward_slowdown = c.a2a_sm.forward_slowdown / chunks;
+    part.a2a_sm.backward_slowdown = c.a2a_sm.backward_slowdown / chunks;
+    for (auto [to, from] : {std::pair{&part.experts.load, &c.experts.load},
+                            std::pair{&part.experts.uniform, &c.experts.uniform}}) {
+      to->forward = from->forward / chunks;
+      to->backward_input = from->backward_input / chunks;
+      to->backward_weight = from->backward_weight / chunks;
+    }
     part.activation = c.activation / chunks;
     part.weight_grad = c.weight_grad / chunks;
     part.stage_input = c.stage_input;
@@ -50,10 +57,10 @@ A2aOverlap overlap_a2a(Time a2a, Time compute, double sm_share) {
 }
 
 A2aOverlap fused_a2a(const StageCost& f, const StageCost& b, Time back) {
-  const Time compute_f = f.forward - f.a2a_forward_exposed - f.a2a_forward_slowdown;
-  const Time compute_b = back - b.a2a_backward_exposed - b.a2a_backward_slowdown;
-  const A2aOverlap x = overlap_a2a(f.a2a_forward, compute_b, f.a2a_sm_share);
-  const A2aOverlap y = overlap_a2a(b.a2a_backward, compute_f, b.a2a_sm_share);
+  const Time compute_f = f.forward - f.a2a_forward_exposed - f.a2a_sm.forward_slowdown;
+  const Time compute_b = back - b.a2a_backward_exposed - b.a2a_sm.backward_slowdown;
+  const A2aOverlap x = overlap_a2a(f.a2a_forward, compute_b, f.a2a_sm.share);
+  const A2aOverlap y = overlap_a2a(b.a2a_backward, compute_f, b.a2a_sm.share);
   return {x.hidden + y.hidden, x.exposed + y.exposed, x.slowdown + y.slowdown};
 }
 
@@ -63,8 +70,8 @@ Time fused_a2a_exposed(const StageCost& f, const StageCost& b, Time back) {
 
 Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back) {
   const A2aOverlap o = fused_a2a(f, b, back);
-  return (f.forward - f.a2a_forward_exposed - f.a2a_forward_slowdown) +
-         (back - b.a2a_backward_exposed - b.a2a_backward_slowdown) + o.exposed + o.slowdown;
+  return (f.forward - f.a2a_forward_exposed - f.a2a_sm.forward_slowdown) +
+         (back - b.a2a_backward_exposed - b.a2a_sm.backward_slowdown) + o.exposed + o.slowdown;
 }
 
 CostProfile CostProfile::uniform(int stages, const StageCost& cost) {

@@ -28,9 +28,21 @@ struct StageCost {
   Time a2a_forward_exposed, a2a_backward_exposed;
   // `overlap.comm_sm_fraction`: the share of the SMs the all-to-all kernels hold while they run
   // under other compute, which then runs that much slower; and the slowdown `forward` /
-  // `backward_input` include from it under `parallelism.a2a_overlap` (a2a_*_slowdown).
-  double a2a_sm_share = 0;
-  Time a2a_forward_slowdown, a2a_backward_slowdown;
+  // `backward_input` include from it under `parallelism.a2a_overlap` (a2a_sm.*_slowdown).
+  struct SmShare {
+    double share = 0;
+    Time forward_slowdown, backward_slowdown;
+  };
+  SmShare a2a_sm;
+  // The routed experts' GEMMs inside one F, B and W (part of those times, docs/moe.md), at the
+  // scenario's `moe.imbalance` and at uniform routing: the trace's expert-phase slices.
+  struct Experts {
+    Time forward, backward_input, backward_weight;
+  };
+  struct ExpertPhases {
+    Experts load, uniform;
+  };
+  ExpertPhases experts;
 
   Time full_backward() const { return backward_input + backward_weight; }
 };
@@ -47,7 +59,7 @@ A2aOverlap overlap_a2a(Time a2a, Time compute, double sm_share);
 
 /// An F&B op (DualPipe's overlapped pair) without a given `fused` time: F on `f`, B on `b` lasting
 /// `back` (its B, or its full backward when it has no W). Each half's all-to-all runs under the
-/// other half's compute (overlap_a2a with `f.a2a_sm_share`): compute(F) + compute(B) + both
+/// other half's compute (overlap_a2a with `f.a2a_sm.share`): compute(F) + compute(B) + both
 /// halves' slowdown and exposed time; without all-to-all, T_F + back.
 Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back);
 /// The two halves of such an op summed: their all-to-all hidden, exposed and the slowdown.

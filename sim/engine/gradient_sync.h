@@ -52,8 +52,8 @@ struct SyncPlan {
   /// traces and tp_comm); empty = no TP.
   std::vector<Time> tp_forward, tp_backward;
   std::vector<CollectiveSummary> tp_summaries;  // reported as given
-  /// Per table stage, when the ops carry an expert all-to-all (docs/moe.md): its costs, for the
-  /// trace's slice of the exposed part of each op's all-to-all; empty = none.
+  /// Per table stage, when the ops carry an expert all-to-all or routed experts (docs/moe.md):
+  /// their costs, for the trace's slices of each op's all-to-all and expert phase; empty = none.
   std::vector<StageCost> a2a_costs;
 };
 

@@ -11,7 +11,7 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
   const auto d = static_cast<std::size_t>(device);
   if (!observers.empty() &&
       (!plan.tp_forward.empty() || !plan.tp_backward.empty() || !plan.a2a_costs.empty()))
-    report_tp(device, position, end);
+    report_tp(device, position, start, end);
   if (plan.overlap) {
     auto it = last_grad.find({device, position});
     if (it != last_grad.end()) {
@@ -37,9 +37,11 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
   }
 }
 
-void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, Time end) {
+void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, Time start,
+                                   Time end) {
   const Op& op =
       table.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(position)];
+  report_experts(device, op, start, end);
   auto at = [](const std::vector<Time>& v, std::int32_t s) {
     return v.empty() ? Time::zero() : v[static_cast<std::size_t>(s)];
   };
@@ -85,6 +87,59 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
   for (EngineObserver* o : observers) o->on_collective(e);
 }
 
+void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time start, Time end) {
+  const std::vector<StageCost>& c = plan.a2a_costs;
+  auto at = [&](std::int32_t s) -> const StageCost* {
+    return s >= 0 && static_cast<std::size_t>(s) < c.size() ? &c[static_cast<std::size_t>(s)]
+                                                            : nullptr;
+  };
+  // The op's routed-expert time at the scenario's imbalance and at uniform routing.
+  Time load, uniform;
+  auto add = [&](std::int32_t s, Time StageCost::Experts::*pass) {
+    if (const StageCost* k = at(s)) {
+      load += k->experts.load.*pass;
+      uniform += k->experts.uniform.*pass;
+    }
+  };
+  auto add_backward = [&](std::int32_t s, std::int32_t j) {
+    add(s, &StageCost::Experts::backward_input);
+    if (!table.has_weight_op(s, j)) add(s, &StageCost::Experts::backward_weight);
+  };
+  switch (op.kind) {
+    case OpKind::Forward:
+    case OpKind::Recompute:
+      add(op.stage, &StageCost::Experts::forward);
+      break;
+    case OpKind::Backward:
+      add_backward(op.stage, op.microbatch);
+      break;
+    case OpKind::Weight:
+      add(op.stage, &StageCost::Experts::backward_weight);
+      break;
+    case OpKind::ForwardBackward:
+      add(op.stage, &StageCost::Experts::forward);
+      add_backward(op.backward_stage, op.backward_microbatch);
+      break;
+    default:
+      return;
+  }
+  if (load <= Time::zero()) return;
+  // One slice for the op's MoE layers' routed experts (its layers interleave attention, dispatch,
+  // experts and combine; the slice shows their sum from the op's start).
+  PhaseEvent e;
+  e.device = device;
+  e.start = start;
+  e.end = std::min(end, start + load);
+  const Time hot = load - uniform;
+  e.name = hot > Time::zero() ? fmt::format("routed experts {} (+{:.3f} ms: hottest expert's load)",
+                                            to_string(op), hot.milliseconds())
+                              : fmt::format("routed experts {}", to_string(op));
+  e.args =
+      fmt::format(R"({{"experts_ms":{:.6f},"uniform_routing_ms":{:.6f},"imbalance_ms":{:.6f}}})",
+                  load.milliseconds(), uniform.milliseconds(), hot.milliseconds());
+  for (EngineObserver* o : observers) o->on_phase(e);
+}
+
 A2aOverlap GradientSync::Impl::a2a_of(const Op& op) const {
   const std::vector<StageCost>& c = plan.a2a_costs;
   auto has = [&](std::int32_t s) { return s >= 0 && static_cast<std::size_t>(s) < c.size(); };
@@ -97,12 +152,12 @@ A2aOverlap GradientSync::Impl::a2a_of(const Op& op) const {
       if (!has(op.stage)) return {};
       const StageCost& f = c[static_cast<std::size_t>(op.stage)];
       return alone(f.a2a_forward, f.a2a_forward_exposed,
-                   op.kind == OpKind::Forward ? f.a2a_forward_slowdown : Time::zero());
+                   op.kind == OpKind::Forward ? f.a2a_sm.forward_slowdown : Time::zero());
     }
     case OpKind::Backward: {
       if (!has(op.stage)) return {};
       const StageCost& b = c[static_cast<std::size_t>(op.stage)];
-      return alone(b.a2a_backward, b.a2a_backward_exposed, b.a2a_backward_slowdown);
+      return alone(b.a2a_backward, b.a2a_backward_exposed, b.a2a_sm.backward_slowdown);
     }
     case OpKind::ForwardBackward: {
       if (!has(op.stage) || !has(op.backward_stage)) return {};

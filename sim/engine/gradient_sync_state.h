@@ -84,7 +84,9 @@ struct GradientSync::Impl {
   void on_token(std::uint32_t token, Time now);
   void ready_at(std::size_t u, Time at);
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
-  void report_tp(std::int32_t device, std::int32_t position, Time end);
+  void report_tp(std::int32_t device, std::int32_t position, Time start, Time end);
+  /// The routed experts' phase of a MoE op as a slice on the device's phase lane (docs/moe.md).
+  void report_experts(std::int32_t device, const Op& op, Time start, Time end);
   /// The all-to-all time `op` leaves exposed (plan.a2a_costs; zero without).
   A2aOverlap a2a_of(const Op& op) const;  // the op's all-to-all: hidden, exposed, slowdown
   void finish(Metrics& m, bool completed);

@@ -41,6 +41,15 @@ struct CollectiveEvent {
   std::vector<Time> link_start, link_end;  // parallel to links: one slice per step and link
 };
 
+/// A phase inside a compute op, for traces: the routed experts of a MoE op (docs/moe.md).
+struct PhaseEvent {
+  std::string name;     // "routed experts F3.7 (+1.200 ms: hottest expert's load)"
+  std::int32_t device;  // the pipeline device
+  Time start;
+  Time end;
+  std::string args;  // a JSON object's text
+};
+
 /// A compute stream held after an op until its sends arrived (communication.p2p: blocking).
 struct HoldEvent {
   std::int32_t device;
@@ -60,6 +69,7 @@ class EngineObserver {
   /// Device memory changed: `activation` resident activation bytes, `total` with static memory.
   virtual void on_collective(const CollectiveEvent&) {}
   virtual void on_send_hold(const HoldEvent&) {}
+  virtual void on_phase(const PhaseEvent&) {}
   virtual void on_memory(std::int32_t /*device*/, Time /*time*/, Bytes /*activation*/,
                          Bytes /*total*/) {}
 };

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "schedules/builtin_generators.h"
+#include "tools/report/chrome_trace_writer.h"
 #include "tools/report/json_report.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
@@ -151,4 +152,67 @@ schedules: [1f1b]
   const nlohmann::json skewed = results_of(emit(hot), BUBBLESIM_SOURCE_DIR)["1f1b"];
   CHECK(at(skewed, "iteration_time_s") > at(plain, "iteration_time_s"));
   CHECK(at(skewed, "a2a_s") == at(plain, "a2a_s"));
+}
+
+TEST_CASE("moe.imbalance: the trace's expert phase slows by the hottest expert's share") {
+  // 1F1B pays its all-to-all exposed, so an F op's growth is its expert phase's growth alone.
+  const std::string yaml = R"(
+name: moe-imbalance
+pipeline: {stages: 2, microbatches: 4}
+model: {layers: 4, hidden: 2048, heads: 16, seq_len: 2048, vocab: 32000, mlp: swiglu,
+        bias: false, dropout: false, moe: {experts: 16, top_k: 4, expert_ffn_hidden: 1024}}
+cluster: {gpu: {preset: h800}}
+topology: {builder: multi-node, nodes: 4, gpus_per_node: 2,
+           nvlink: {bandwidth: 160GB/s, latency: 1us}, pcie: {bandwidth: 64GB/s, latency: 1us},
+           gpus_per_pcie_switch: 1, nic: {bandwidth: 50GB/s, latency: 2us},
+           network: {latency: 1us}}
+parallelism: {dp: 4, ep: 4, order: [tp, dp, pp]}
+schedules: [1f1b]
+)";
+  // Device 0's first F: its op slice and its expert-phase slice.
+  struct Slices {
+    double op_us = 0, phase_us = 0;
+    std::string phase_name;
+    nlohmann::json args;
+  };
+  auto trace = [&](double imbalance) {
+    YAML::Node n = YAML::Load(yaml);
+    n["model"]["moe"]["imbalance"] = imbalance;
+    const Scenario sc = load_scenario_string(emit(n), "moe.yaml", BUBBLESIM_SOURCE_DIR, builtins());
+    ChromeTraceWriter writer(sc.stages);
+    const ScheduleRun run =
+        run_schedule(resolve(sc), *builtins().find("1f1b"), sc.schedules.front(), {&writer});
+    REQUIRE(run.simulation.status == RunStatus::Ok);
+    TraceContext context{run.label, run.table.devices, sc.communication.topology.get(),
+                         sc.communication.placement};
+    Slices out;
+    const nlohmann::json events = nlohmann::json::parse(writer.to_json(context)).at("traceEvents");
+    for (const auto& e : events) {
+      if (e.at("ph") != "X" || e.at("pid") != 1) continue;
+      const std::string name = e.at("name");
+      if (name == "F0.0") out.op_us = e.at("dur").get<double>();
+      if (name.rfind("routed experts F0.0", 0) == 0) {
+        out.phase_us = e.at("dur").get<double>();
+        out.phase_name = name;
+        out.args = e.at("args");
+      }
+    }
+    return out;
+  };
+  const Slices even = trace(1.0), hot = trace(1.5);
+  REQUIRE(even.phase_us > 0);
+  REQUIRE(hot.phase_us > 0);
+  MESSAGE("routed experts of F0.0: " << even.phase_us << " us uniform, " << hot.phase_us
+                                     << " us at imbalance 1.5 (" << hot.phase_name << ")");
+  CHECK(even.phase_name == "routed experts F0.0");  // nothing to show at uniform routing
+  CHECK(even.args.at("imbalance_ms").get<double>() == doctest::Approx(0.0));
+  // The hottest GPU's experts get 1.5x the mean tokens: 1.5x the expert GEMM rows, so their phase
+  // takes longer, by no more than the 1.5x of a fixed GEMM efficiency (larger GEMMs run no
+  // slower), and the op grows by exactly the phase's growth.
+  CHECK(hot.phase_us > even.phase_us * 1.2);
+  CHECK(hot.phase_us <= even.phase_us * 1.5 + 1e-3);
+  CHECK(hot.args.at("uniform_routing_ms").get<double>() * 1e3 ==
+        doctest::Approx(even.phase_us).epsilon(1e-6));
+  CHECK(hot.op_us - even.op_us == doctest::Approx(hot.phase_us - even.phase_us).epsilon(1e-6));
+  CHECK(hot.phase_name.find("hottest expert's load") != std::string::npos);
 }

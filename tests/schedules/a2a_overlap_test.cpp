@@ -43,7 +43,7 @@ TEST_CASE("fused F&B: each half's all-to-all under the other half's compute, SMs
   CHECK(fused_forward_backward(c, c, c.backward_input) == ms(60));
   CHECK(fused_a2a_exposed(c, c, c.backward_input) == Time::zero());
   // 20% of the SMs held: the compute under each 10 ms all-to-all loses 2 ms.
-  c.a2a_sm_share = 0.2;
+  c.a2a_sm.share = 0.2;
   const A2aOverlap o = fused_a2a(c, c, c.backward_input);
   CHECK(o.hidden == ms(20));
   CHECK(o.exposed == Time::zero());

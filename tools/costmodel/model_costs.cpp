@@ -36,9 +36,9 @@ StageCost StageBreakdown::cost() const {
   c.a2a_backward = Time::from_seconds(a2a_backward);
   c.a2a_forward_exposed = Time::from_seconds(forward.a2a);
   c.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
-  c.a2a_forward_slowdown = Time::from_seconds(forward.a2a_sm);
-  c.a2a_backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
-  c.a2a_sm_share = a2a_sm_share;
+  c.a2a_sm.forward_slowdown = Time::from_seconds(forward.a2a_sm);
+  c.a2a_sm.backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
+  c.experts = experts;
   return c;
 }
 
@@ -114,6 +114,24 @@ class ComponentTimer {
   double f_eff_ = 0, b_eff_ = 0, w_eff_ = 0, gemm_eff_ = 0, bandwidth_ = 0;
 };
 
+/// The routed experts' part of a MoE layer's work (the GEMMs and kernels named expert_*).
+ComponentWork routed_experts(const ComponentWork& moe) {
+  auto only = [](const PassWork& w) {
+    PassWork out;
+    auto routed = [](const std::string& name) { return name.rfind("expert_", 0) == 0; };
+    for (const auto& g : w.gemms)
+      if (routed(g.name)) out.gemms.push_back(g);
+    for (const auto& m : w.memory)
+      if (routed(m.name)) out.memory.push_back(m);
+    return out;
+  };
+  ComponentWork c;
+  c.forward = only(moe.forward);
+  c.backward_input = only(moe.backward_input);
+  c.backward_weight = only(moe.backward_weight);
+  return c;
+}
+
 /// What one (virtual) stage holds.
 struct Holding {
   std::int64_t first_layer = 0;  // model order: the first k layers stay dense under model.moe
@@ -142,7 +160,14 @@ class StageBuilder {
     if (!in.per_layer || !in.per_layer->activation) layer_activation_ = layer_.activation_bytes;
     if (!in.per_layer || !in.per_layer->weight_grad) layer_weight_grad_ = layer_.weight_grad_bytes;
     embedding_s_ = timer_.of(embedding_);
-    if (in.model.moe) moe_s_ = timer_.of(moe_);
+    if (in.model.moe) {
+      moe_s_ = timer_.of(moe_);
+      experts_s_ = timer_.of(routed_experts(moe_));
+      TransformerModel uniform = in.model;
+      uniform.moe->imbalance = 1.0;
+      experts_uniform_s_ =
+          timer_.of(routed_experts(transformer_layer_work(uniform, in.sharding, true)));
+    }
     head_s_ = timer_.of(head_);
   }
 
@@ -225,6 +250,13 @@ class StageBuilder {
       }
     }
 
+    auto experts = [&](const PassSeconds& e) {
+      return StageCost::Experts{Time::from_seconds(nm * e.forward),
+                                Time::from_seconds(nm * e.backward_input),
+                                Time::from_seconds(nm * e.backward_weight)};
+    };
+    s.experts = {experts(experts_s_), experts(experts_uniform_s_)};
+
     // Expert all-to-all: a dispatch and a combine per MoE layer in F, their gradients in B, on
     // the stage's EP group; exposed, or with a2a_overlap hidden under the paired op's compute.
     if (nm > 0 && in_.collectives && in_.sharding.ep > 1) {
@@ -232,7 +264,6 @@ class StageBuilder {
           in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.comm.a2a_bytes).seconds();
       s.a2a_forward = nm * moe_.comm.a2a_count_forward * one;
       s.a2a_backward = nm * moe_.comm.a2a_count_backward * one;
-      s.a2a_sm_share = in_.comm_sm_fraction;
       const double compute_f = s.forward.seconds(), compute_b = s.backward_input.seconds();
       s.forward.a2a = s.a2a_forward;
       s.backward_input.a2a = s.a2a_backward;
@@ -281,7 +312,7 @@ class StageBuilder {
   const ModelCostInputs& in_;
   ComponentWork layer_, moe_, embedding_, head_;
   ComponentTimer timer_;
-  PassSeconds layer_s_, moe_s_, embedding_s_, head_s_;
+  PassSeconds layer_s_, moe_s_, embedding_s_, head_s_, experts_s_, experts_uniform_s_;
   double layer_activation_ = 0, layer_weight_grad_ = 0;
 };
 
@@ -324,6 +355,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
     h.pipeline_stage = i;
     out.stages.push_back(builder.build(h));
     out.profile.stages.push_back(out.stages.back().cost());
+    out.profile.stages.back().a2a_sm.share = in.comm_sm_fraction;
   }
   std::vector<std::int32_t> chunk_counts;
   for (std::int32_t v = 2; v <= kMaxDerivedChunks; ++v) chunk_counts.push_back(v);
@@ -347,6 +379,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
       h.pipeline_stage = k / v;  // the profile stage whose groups it uses (CostProfile::for_table)
       list.push_back(builder.build(h));
       costs.push_back(list.back().cost());
+      costs.back().a2a_sm.share = in.comm_sm_fraction;
     }
   }
   return out;

@@ -100,7 +100,7 @@ struct StageBreakdown {
   Bytes activation, weight_grad, stage_input, p2p, static_memory;
   double parameters_per_gpu = 0;
   double a2a_forward = 0, a2a_backward = 0;  // all-to-all seconds of one F and one B, in all
-  double a2a_sm_share = 0;                   // overlap.comm_sm_fraction
+  StageCost::ExpertPhases experts;  // routed-expert GEMMs: at the imbalance, at uniform routing
   StageCost cost() const;
 };
 

@@ -18,6 +18,7 @@ constexpr int kComputeOrder = 0;
 constexpr int kD2hOrder = 1;
 constexpr int kH2dOrder = 2;
 constexpr int kSendOrder = 3;
+constexpr int kPhaseOrder = 5;  // after the sync thread (kSendOrder + 1)
 
 struct Slice {
   std::int64_t start, end;           // ps
@@ -105,7 +106,8 @@ std::uint64_t op_key(std::int32_t device, std::int32_t position) {
 }  // namespace
 
 bool ChromeTraceWriter::admit(Time start) {
-  const std::size_t kept = ops_.size() + transfers_.size() + holds_.size() + collectives_.size();
+  const std::size_t kept =
+      ops_.size() + transfers_.size() + holds_.size() + collectives_.size() + phases_.size();
   if (!truncation_ && (max_events_ == 0 || kept < max_events_)) return true;
   if (!truncation_) truncation_ = TraceTruncation{kept, 0, start};
   ++truncation_->dropped;
@@ -145,6 +147,10 @@ void ChromeTraceWriter::on_transfer_end(const TransferEvent& e) {
 
 void ChromeTraceWriter::on_collective(const CollectiveEvent& e) {
   if (admit(e.start)) collectives_.push_back(e);
+}
+
+void ChromeTraceWriter::on_phase(const PhaseEvent& e) {
+  if (admit(e.start)) phases_.push_back(e);
 }
 
 void ChromeTraceWriter::on_send_hold(const HoldEvent& e) {
@@ -245,6 +251,11 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
       resources[{network_pid, 1000000 + l}].slices.push_back(
           Slice{c.link_start[i].ps(), c.link_end[i].ps(), c.name, "collective", args, -1});
     }
+  }
+  // Phases inside ops (docs/moe.md): a "phases" thread after the sync one.
+  for (const PhaseEvent& p : phases_) {
+    resource(p.device + 1, kPhaseOrder, "phases")
+        .slices.push_back(Slice{p.start.ps(), p.end.ps(), p.name, "phase", p.args, -1});
   }
   for (auto& [l, order] : link_order) {
     Resource& r = resources[{network_pid, 1000000 + l}];

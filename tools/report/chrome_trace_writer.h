@@ -82,6 +82,8 @@ class ChromeTraceWriter : public EngineObserver {
   void on_collective(const CollectiveEvent& e) override;
   /// Blocking p2p holds: a "send F3.12 (blocking)" slice on the GPU's compute thread.
   void on_send_hold(const HoldEvent& e) override;
+  /// Phases inside ops (the routed experts of a MoE op): a "phases" thread per GPU.
+  void on_phase(const PhaseEvent& e) override;
 
   const MemoryTimeline& memory() const { return memory_; }
   /// Set when the bound was reached: what was left out.
@@ -112,6 +114,7 @@ class ChromeTraceWriter : public EngineObserver {
   std::vector<OpRecord> ops_;
   std::vector<TransferRecord> transfers_;
   std::vector<CollectiveEvent> collectives_;
+  std::vector<PhaseEvent> phases_;
   struct HoldRecord {
     std::int32_t device, position;
     Op op;
