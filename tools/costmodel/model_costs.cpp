@@ -250,10 +250,10 @@ class StageBuilder {
       }
     }
 
-    auto experts = [&](const PassSeconds& e) {
-      return StageCost::Experts{Time::from_seconds(nm * e.forward),
-                                Time::from_seconds(nm * e.backward_input),
-                                Time::from_seconds(nm * e.backward_weight)};
+    auto experts = [&](const PassSeconds& pass) {
+      return StageCost::Experts{Time::from_seconds(nm * pass.forward),
+                                Time::from_seconds(nm * pass.backward_input),
+                                Time::from_seconds(nm * pass.backward_weight)};
     };
     s.experts = {experts(experts_s_), experts(experts_uniform_s_)};
 
