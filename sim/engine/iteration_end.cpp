@@ -61,4 +61,14 @@ IterationBoundary end_iteration(const IterationPlan& plan, const std::vector<Tim
   return out;
 }
 
+void record_iterations(const std::vector<Time>& completions, std::int32_t replays, Metrics& m) {
+  m.iteration.iterations = static_cast<std::int32_t>(completions.size());
+  m.iteration.replays = replays;
+  if (!completions.empty()) {
+    m.iteration.iteration_time = completions.size() >= 2
+                                     ? completions.back() - completions[completions.size() - 2]
+                                     : completions.back();
+  }
+}
+
 }  // namespace bubblesim

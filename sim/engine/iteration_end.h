@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/engine/iteration_plan.h"
+#include "sim/engine/metrics.h"
 #include "sim/engine/observer.h"
 #include "sim/units/time.h"
 
@@ -23,5 +24,10 @@ struct IterationBoundary {
 IterationBoundary end_iteration(const IterationPlan& plan, const std::vector<Time>& ready,
                                 const std::vector<Time>& step, std::int32_t iteration,
                                 const std::vector<EngineObserver*>& observers);
+
+/// Fills `m.iteration` from each replayed (or shifted) iteration's completion time: the count,
+/// the replays run, and the iteration time (the last iteration's period; the first iteration's
+/// completion when there is only one).
+void record_iterations(const std::vector<Time>& completions, std::int32_t replays, Metrics& m);
 
 }  // namespace bubblesim

@@ -222,14 +222,7 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
       break;
     }
   }
-  Metrics& m = result.metrics;
-  m.iteration.iterations = static_cast<std::int32_t>(completions.size());
-  m.iteration.replays = replays;
-  if (!completions.empty()) {
-    m.iteration.iteration_time = completions.size() >= 2
-                                     ? completions.back() - completions[completions.size() - 2]
-                                     : completions.back();
-  }
+  record_iterations(completions, replays, result.metrics);
   return result;
 }
 

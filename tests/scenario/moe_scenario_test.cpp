@@ -18,6 +18,21 @@ using namespace bubblesim;
 
 namespace {
 
+// A two-stage MoE model on four two-GPU nodes (EP 4), small enough to run in milliseconds.
+std::string small_moe_scenario(int microbatches) {
+  return "pipeline: {stages: 2, microbatches: " + std::to_string(microbatches) + "}\n" + R"(
+model: {layers: 4, hidden: 2048, heads: 16, seq_len: 2048, vocab: 32000, mlp: swiglu,
+        bias: false, dropout: false, moe: {experts: 16, top_k: 4, expert_ffn_hidden: 1024}}
+cluster: {gpu: {preset: h800}}
+topology: {builder: multi-node, nodes: 4, gpus_per_node: 2,
+           nvlink: {bandwidth: 160GB/s, latency: 1us}, pcie: {bandwidth: 64GB/s, latency: 1us},
+           gpus_per_pcie_switch: 1, nic: {bandwidth: 50GB/s, latency: 2us},
+           network: {latency: 1us}}
+parallelism: {dp: 4, ep: 4, order: [tp, dp, pp]}
+schedules: [1f1b]
+)";
+}
+
 const Registry& builtins() {
   static const Registry r = builtin_registry();
   return r;
@@ -118,19 +133,7 @@ TEST_CASE("deepseek-v3-like: DualPipe hides the all-to-all 1F1B and ZB-H1 expose
 }
 
 TEST_CASE("expert parallelism switches: a2a_overlap, max_nodes, imbalance") {
-  const std::string base = R"(
-name: moe-switches
-pipeline: {stages: 2, microbatches: 8}
-model: {layers: 4, hidden: 2048, heads: 16, seq_len: 2048, vocab: 32000, mlp: swiglu,
-        bias: false, dropout: false, moe: {experts: 16, top_k: 4, expert_ffn_hidden: 1024}}
-cluster: {gpu: {preset: h800}}
-topology: {builder: multi-node, nodes: 4, gpus_per_node: 2,
-           nvlink: {bandwidth: 160GB/s, latency: 1us}, pcie: {bandwidth: 64GB/s, latency: 1us},
-           gpus_per_pcie_switch: 1, nic: {bandwidth: 50GB/s, latency: 2us},
-           network: {latency: 1us}}
-parallelism: {dp: 4, ep: 4, order: [tp, dp, pp]}
-schedules: [1f1b]
-)";
+  const std::string base = "name: moe-switches\n" + small_moe_scenario(8);
   const YAML::Node root = YAML::Load(base);
   auto sim_with = [&](const char* path1, const char* key, const YAML::Node& v) {
     YAML::Node n = YAML::Clone(root);
@@ -156,19 +159,7 @@ schedules: [1f1b]
 
 TEST_CASE("moe.imbalance: the trace's expert phase slows by the hottest expert's share") {
   // 1F1B pays its all-to-all exposed, so an F op's growth is its expert phase's growth alone.
-  const std::string yaml = R"(
-name: moe-imbalance
-pipeline: {stages: 2, microbatches: 4}
-model: {layers: 4, hidden: 2048, heads: 16, seq_len: 2048, vocab: 32000, mlp: swiglu,
-        bias: false, dropout: false, moe: {experts: 16, top_k: 4, expert_ffn_hidden: 1024}}
-cluster: {gpu: {preset: h800}}
-topology: {builder: multi-node, nodes: 4, gpus_per_node: 2,
-           nvlink: {bandwidth: 160GB/s, latency: 1us}, pcie: {bandwidth: 64GB/s, latency: 1us},
-           gpus_per_pcie_switch: 1, nic: {bandwidth: 50GB/s, latency: 2us},
-           network: {latency: 1us}}
-parallelism: {dp: 4, ep: 4, order: [tp, dp, pp]}
-schedules: [1f1b]
-)";
+  const std::string yaml = "name: moe-imbalance\n" + small_moe_scenario(4);
   // Device 0's first F: its op slice and its expert-phase slice.
   struct Slices {
     double op_us = 0, phase_us = 0;
