@@ -24,11 +24,18 @@ namespace {
 
 // Root writes into a read-only folder anyway: run the binary as nobody then (util-linux's
 // setpriv); false when that is needed but not installed (the case is skipped).
-bool can_run_unprivileged() {
-  return ::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") == 0;
-}
 std::string unprivileged() {
   return ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups" : "";
+}
+// As root the unprivileged cases run as nobody, which needs setpriv and a checkout and binary
+// that nobody can reach (a clone inside a private temporary folder is not: then they are skipped).
+bool can_run_unprivileged() {
+  if (::geteuid() != 0) return true;
+  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) return false;
+  const std::string reach = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' 2>/dev/null && " +
+                            unprivileged() + " sh -c 'test -x \"" + BUBBLESIM_BINARY +
+                            "\" && test -r scenarios/sweeps/example.yaml' 2>/dev/null";
+  return std::system(reach.c_str()) == 0;
 }
 
 }  // namespace
