@@ -123,25 +123,20 @@ RooflineFit fit_roofline(const MeasuredProfile& profile, const TransformerModel&
   if (!fit.fitted_gemm && !fit.fitted_memory)
     throw InputError("the profile has no W time and the model no memory-bound work to fit");
   EfficiencyModel eff = gpu.efficiency;
+  // One coordinate of the curve at a time: the value in (0, 1] with the least squared error on
+  // the rows it prices.
+  auto refit = [&](double EfficiencyModel::*coordinate, const auto& rows) {
+    eff.*coordinate = golden_minimum(
+        [&](double v) {
+          EfficiencyModel x = eff;
+          x.*coordinate = v;
+          return sse(x, rows);
+        },
+        1e-3, 1.0);
+  };
   for (int round = 0; round < 3; ++round) {
-    if (fit.fitted_gemm) {
-      eff.gemm_max = golden_minimum(
-          [&](double g) {
-            EfficiencyModel x = eff;
-            x.gemm_max = g;
-            return sse(x, is_w);
-          },
-          1e-3, 1.0);
-    }
-    if (fit.fitted_memory) {
-      eff.memory = golden_minimum(
-          [&](double mem) {
-            EfficiencyModel x = eff;
-            x.memory = mem;
-            return sse(x, is_fb);
-          },
-          1e-3, 1.0);
-    }
+    if (fit.fitted_gemm) refit(&EfficiencyModel::gemm_max, is_w);
+    if (fit.fitted_memory) refit(&EfficiencyModel::memory, is_fb);
   }
   eff.source = "bubblesim calibrate";
   fit.fitted = eff;
