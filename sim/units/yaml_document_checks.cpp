@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "sim/units/utf8.h"
+
 namespace bubblesim {
 namespace {
 
@@ -43,6 +45,18 @@ std::optional<SourceLocation> find_nul_byte(const std::string& text, const std::
   const std::size_t at = text.find('\0');
   if (at == std::string::npos) return std::nullopt;
   return location_at(text, at, file);
+}
+
+std::optional<InvalidUtf8> find_invalid_utf8(const std::string& text, const std::string& file) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
+      return InvalidUtf8{location_at(text, i, file), static_cast<unsigned char>(text[i])};
+    }
+    i += length;
+  }
+  return std::nullopt;
 }
 
 std::optional<SourceLocation> find_second_document(const std::string& text,

@@ -312,6 +312,13 @@ YamlDocument YamlDocument::load_string(const std::string& text, const std::strin
     d.add(*nul, "", "the file contains a NUL byte (input files are text)");
     return doc;
   }
+  if (std::optional<InvalidUtf8> bad = find_invalid_utf8(text, name)) {
+    d.add(bad->where, "",
+          fmt::format("byte 0x{:02X} is not UTF-8 (input files are UTF-8 text; save the file as "
+                      "UTF-8)",
+                      bad->byte));
+    return doc;
+  }
   try {
     doc.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -60,12 +60,33 @@ TEST_CASE("only regular files are inputs, read with a bound") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("a NUL byte and a second document are refused with their location") {
+TEST_CASE(
+    "a NUL byte, bytes that are not UTF-8 and a second document are refused with their location") {
   DiagnosticList nul;
   CHECK_FALSE(YamlDocument::load_string(std::string("a: 1\nb: x\0y\n", 12), "n.yaml", nul).ok());
   REQUIRE(nul.size() == 1);
   CHECK(nul.items()[0].render() ==
         "n.yaml:2:5: error: the file contains a NUL byte (input files are text)");
+
+  // Bytes that are not UTF-8 (here Latin-1 'é') are refused at the byte, with its value.
+  DiagnosticList latin1;
+  CHECK_FALSE(YamlDocument::load_string("a: 1\nname: caf\xe9\n", "l.yaml", latin1).ok());
+  REQUIRE(latin1.size() == 1);
+  CHECK(latin1.items()[0].render() ==
+        "l.yaml:2:10: error: byte 0xE9 is not UTF-8 (input files are UTF-8 text; save the file "
+        "as UTF-8)");
+  for (const char* bad : {"a: \xc0\xaf\n", "a: \xed\xa0\x80\n", "a: \xf4\x90\x80\x80\n",
+                          "a: \xe2\x82\n", "a: \x80\n", "a: \xf8\x88\x80\x80\x80\n"}) {
+    CAPTURE(bad);
+    DiagnosticList d;
+    CHECK_FALSE(YamlDocument::load_string(bad, "b.yaml", d).ok());
+    CHECK(d.items().at(0).where.column == 4);
+  }
+  DiagnosticList fine;
+  CHECK(YamlDocument::load_string("\xef\xbb\xbf"
+                                  "a: \"caf\u00e9 \u20ac \U0001f600\"\n",
+                                  "u.yaml", fine)
+            .ok());
 
   DiagnosticList two;
   CHECK_FALSE(YamlDocument::load_string("a: 1\n---\nb: 2\n", "t.yaml", two).ok());
@@ -97,6 +118,10 @@ TEST_CASE("messages shorten long values and escape control characters") {
         "f.yaml:1:2: error: key: bad value '" + std::string(200, 'v') + "\u2026' (allowed: x)");
   Diagnostic esc{{"f.yaml", 1, 2}, "", "unknown key '\x1b[31mred\a'"};
   CHECK(esc.render() == "f.yaml:1:2: error: unknown key '\\x1b[31mred\\x07'");
+  // Bytes that are not UTF-8 and C1 controls (U+009B is a terminal's CSI) are escaped too;
+  // well-formed characters are kept.
+  Diagnostic bytes{{}, "", "'\xff\xc0\xaf\xc2\x9b[31m caf\u00e9 \U0001f600'"};
+  CHECK(bytes.render() == "error: '\\xff\\xc0\\xaf\\xc2\\x9b[31m caf\u00e9 \U0001f600'");
   Diagnostic lines{{}, "", "first\nsecond"};
   CHECK(lines.render() == "error: first\nsecond");
   // A multi-byte character is not cut in half.

@@ -133,7 +133,27 @@ void read_schedules_section(LoadContext& context, Scenario& sc) {
                                    fmt::join(registry.names(), ", ")));
     return;
   }
-  for (const YamlNode& e : entries) read_schedule(e, registry, sc, diags);
+  if (entries.size() > kMaxScheduleEntries) {
+    node->error(diags, fmt::format("{} schedules listed, more than the limit of {} (compare "
+                                   "parameter variants with a sweep: bubblesim sweep)",
+                                   entries.size(), kMaxScheduleEntries));
+    return;
+  }
+  for (const YamlNode& e : entries) {
+    const std::size_t before = sc.schedules.size();
+    read_schedule(e, registry, sc, diags);
+    if (sc.schedules.size() == before) continue;
+    const ScheduleRequest& added = sc.schedules.back();
+    for (std::size_t i = 0; i < before; ++i) {
+      const ScheduleRequest& earlier = sc.schedules[i];
+      if (earlier.name != added.name || earlier.params.all() != added.params.all()) continue;
+      e.error(diags, fmt::format("'{}' with these parameters is already listed at line {}:{}; "
+                                 "each schedule runs once (remove the repeat)",
+                                 added.name, earlier.where.line, earlier.where.column));
+      sc.schedules.pop_back();
+      break;
+    }
+  }
 }
 
 }  // namespace bubblesim
