@@ -111,7 +111,7 @@ bool fits(const Problem& pr, const Order& order) {
     std::int64_t memory = 0;
     for (const Step& st : order[d]) {
       memory += pr.memory_delta(st.kind, st.stage);
-      if (memory > pr.limit_bytes[d]) return false;
+      if (memory > pr.memory.limit_bytes[d]) return false;
     }
   }
   return true;

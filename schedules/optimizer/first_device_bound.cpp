@@ -198,8 +198,8 @@ std::int64_t first_device_bound(const Problem& pr, std::int64_t from, std::int64
       gcd(pr.backward_delay(s));
     }
   }
-  if (pr.allow_recompute) gcd(pr.duration(StepKind::R, 0));
-  if (pr.allow_offload) {
+  if (pr.memory_ops.allow_recompute) gcd(pr.duration(StepKind::R, 0));
+  if (pr.memory_ops.allow_offload) {
     gcd(pr.duration(StepKind::O, 0));
     gcd(pr.duration(StepKind::L, 0));
   }
@@ -209,8 +209,8 @@ std::int64_t first_device_bound(const Problem& pr, std::int64_t from, std::int64
   d.tf = pr.duration(StepKind::F, 0) / g;
   d.tb = pr.duration(StepKind::B, 0) / g;
   d.tw = pr.duration(StepKind::W, 0) / g;
-  d.offload = pr.allow_offload;
-  d.recompute = pr.allow_recompute;
+  d.offload = pr.memory_ops.allow_offload;
+  d.recompute = pr.memory_ops.allow_recompute;
   if (d.recompute) d.tr = pr.duration(StepKind::R, 0) / g;
   if (d.offload) {
     d.to = pr.duration(StepKind::O, 0) / g;
@@ -224,10 +224,10 @@ std::int64_t first_device_bound(const Problem& pr, std::int64_t from, std::int64
         pr.forward_delay(s - 1) + pr.forward_ps[su] + pr.backward_ps[su] + pr.backward_delay(s - 1);
   }
   d.round_trip = rt / g;
-  d.mb = pr.activation_bytes[0];
-  d.mw = pr.weight_grad_bytes[0];
-  d.in = pr.stage_input_bytes.empty() ? 0 : pr.stage_input_bytes[0];
-  d.limit = pr.limit_bytes[0];
+  d.mb = pr.memory.activation_bytes[0];
+  d.mw = pr.memory.weight_grad_bytes[0];
+  d.in = pr.memory_ops.stage_input_bytes.empty() ? 0 : pr.memory_ops.stage_input_bytes[0];
+  d.limit = pr.memory.limit_bytes[0];
   // Device 0 runs all its work: no target below it is possible.
   std::int64_t target = std::max((from + g - 1) / g, d.m * (d.tf + d.tb + d.tw));
   // Each search node costs a pass over the steps: only on a coarse grid.

@@ -23,29 +23,31 @@ class Greedy {
     }
     const auto p = static_cast<std::size_t>(pr.devices);
     const std::size_t n = pr.activations();
-    f_end_.assign(n, -1);
-    b_end_.assign(n, -1);
-    next_f_.assign(static_cast<std::size_t>(pr.stages), 0);
-    next_b_.assign(static_cast<std::size_t>(pr.stages), 0);
-    pending_w_.assign(p, {});
-    free_.assign(p, 0);
-    memory_.assign(p, 0);
-    reserve_.assign(p, 0);
-    inflight_.assign(p, 0);
+    done_.f_end.assign(n, -1);
+    done_.b_end.assign(n, -1);
+    done_.next_f.assign(static_cast<std::size_t>(pr.stages), 0);
+    done_.next_b.assign(static_cast<std::size_t>(pr.stages), 0);
+    done_.pending_w.assign(p, {});
+    device_.free.assign(p, 0);
+    device_.memory.assign(p, 0);
+    device_.reserve.assign(p, 0);
+    device_.inflight.assign(p, 0);
     order_.assign(p, {});
-    stages_.resize(p);
-    cap_.assign(p, std::numeric_limits<std::int32_t>::max());
-    largest_later_.assign(p, 0);
+    layout_.stages.resize(p);
+    layout_.cap.assign(p, std::numeric_limits<std::int32_t>::max());
+    layout_.largest_later.assign(p, 0);
     for (std::int32_t d = 0; d < pr.devices; ++d) {
       const auto du = static_cast<std::size_t>(d);
-      stages_[du] = pr.stages_of(d);
-      for (std::size_t k = 1; k < stages_[du].size(); ++k)
-        largest_later_[du] = std::max(
-            largest_later_[du], pr.activation_bytes[static_cast<std::size_t>(stages_[du][k])]);
+      layout_.stages[du] = pr.stages_of(d);
+      const std::vector<std::int32_t>& stages = layout_.stages[du];
+      for (std::size_t k = 1; k < stages.size(); ++k)
+        layout_.largest_later[du] =
+            std::max(layout_.largest_later[du],
+                     pr.memory.activation_bytes[static_cast<std::size_t>(stages[k])]);
       if (rules.inflight > 0) {
-        const double natural = static_cast<double>(pr.stages - stages_[du].front()) /
-                               static_cast<double>(stages_[du].size());
-        cap_[du] = std::max<std::int32_t>(
+        const double natural =
+            static_cast<double>(pr.stages - stages.front()) / static_cast<double>(stages.size());
+        layout_.cap[du] = std::max<std::int32_t>(
             1, static_cast<std::int32_t>(std::ceil(rules.inflight * natural)));
       }
     }
@@ -54,18 +56,19 @@ class Greedy {
   std::optional<Order> run() {
     const std::size_t total = 3 * pr_.activations();
     std::size_t placed = 0;
-    std::vector<std::int64_t> decide(free_);  // when each device decides next
+    std::vector<std::int64_t> decide(device_.free);  // when each device decides next
     while (placed < total) {
       std::int32_t d = -1;
       for (std::int32_t k = 0; k < pr_.devices; ++k) {
         const auto ku = static_cast<std::size_t>(k);
-        if (order_[ku].size() == 3 * stages_[ku].size() * static_cast<std::size_t>(m_)) continue;
+        if (order_[ku].size() == 3 * layout_.stages[ku].size() * static_cast<std::size_t>(m_))
+          continue;
         if (decide[ku] == kUnknown) continue;
         if (d < 0 || decide[ku] < decide[static_cast<std::size_t>(d)]) d = k;
       }
       if (d < 0) return std::nullopt;  // every device waits for another: nothing can run
       const auto du = static_cast<std::size_t>(d);
-      const std::int64_t t = std::max(decide[du], free_[du]);
+      const std::int64_t t = std::max(decide[du], device_.free[du]);
       const Choice c = choose(d, t);
       if (c.kind == Choice::Wait) {
         decide[du] = c.ready;
@@ -78,10 +81,10 @@ class Greedy {
       }
       place(d, c.step, std::max(t, c.ready));
       ++placed;
-      decide[du] = free_[du];
+      decide[du] = device_.free[du];
       for (std::int32_t w : waiting_) {
         const auto wu = static_cast<std::size_t>(w);
-        if (decide[wu] == kUnknown) decide[wu] = free_[wu];
+        if (decide[wu] == kUnknown) decide[wu] = device_.free[wu];
       }
       waiting_.clear();
     }
@@ -104,16 +107,16 @@ class Greedy {
   bool forward_fits(std::int32_t d, std::int32_t s, std::int32_t j) const {
     const auto du = static_cast<std::size_t>(d);
     const auto su = static_cast<std::size_t>(s);
-    const bool first = s == stages_[du].front();
-    std::int64_t after = memory_[du] + pr_.activation_bytes[su];
+    const bool first = s == layout_.stages[du].front();
+    std::int64_t after = device_.memory[du] + pr_.memory.activation_bytes[su];
     if (rules_.reserve_all) {
-      after = first
-                  ? memory_[du] + reserve_[du] + pr_.activation_bytes[su] + later_forwards(d, s, j)
-                  : memory_[du] + reserve_[du];
+      after = first ? device_.memory[du] + device_.reserve[du] + pr_.memory.activation_bytes[su] +
+                          later_forwards(d, s, j)
+                    : device_.memory[du] + device_.reserve[du];
     } else if (first) {
-      after += largest_later_[du];
+      after += layout_.largest_later[du];
     }
-    return after <= pr_.limit_bytes[du];
+    return after <= pr_.memory.limit_bytes[du];
   }
 
   /// Priority mode: the op listed first in the given order among those the device can run (the
@@ -128,17 +131,17 @@ class Greedy {
     };
     std::vector<Candidate> cands;
     bool memory_blocked = false;
-    for (std::int32_t s : stages_[du]) {
+    for (std::int32_t s : layout_.stages[du]) {
       const auto su = static_cast<std::size_t>(s);
-      const std::int32_t jb = next_b_[su], jf = next_f_[su];
+      const std::int32_t jb = done_.next_b[su], jf = done_.next_f[su];
       if (jb < jf) {
         const std::int64_t r = backward_ready(s, jb);
         if (r != kUnknown) cands.push_back({Step{StepKind::B, s, jb}, r, 0});
       }
       if (jf < m_) {
         const std::int64_t r = forward_ready(s, jf);
-        const bool first = s == stages_[du].front();
-        if (r != kUnknown && !(first && inflight_[du] >= cap_[du])) {
+        const bool first = s == layout_.stages[du].front();
+        if (r != kUnknown && !(first && device_.inflight[du] >= layout_.cap[du])) {
           if (forward_fits(d, s, jf)) {
             cands.push_back({Step{StepKind::F, s, jf}, r, 0});
           } else {
@@ -148,10 +151,10 @@ class Greedy {
       }
     }
     std::vector<char> stage_seen(static_cast<std::size_t>(pr_.stages), 0);
-    for (const Step& w : pending_w_[du]) {
+    for (const Step& w : done_.pending_w[du]) {
       if (stage_seen[static_cast<std::size_t>(w.stage)]) continue;
       stage_seen[static_cast<std::size_t>(w.stage)] = 1;
-      cands.push_back({w, b_end_[idx(w.stage, w.microbatch)], 0});
+      cands.push_back({w, done_.b_end[idx(w.stage, w.microbatch)], 0});
     }
     if (cands.empty()) {
       Choice wait;
@@ -182,21 +185,22 @@ class Greedy {
   /// When F(s, j) can start (its input there), or kUnknown.
   std::int64_t forward_ready(std::int32_t s, std::int32_t j) const {
     if (s == 0) return 0;
-    const std::int64_t e = f_end_[idx(s - 1, j)];
+    const std::int64_t e = done_.f_end[idx(s - 1, j)];
     return e < 0 ? kUnknown : e + pr_.forward_delay(s - 1);
   }
   std::int64_t backward_ready(std::int32_t s, std::int32_t j) const {
-    const std::int64_t f = f_end_[idx(s, j)];
+    const std::int64_t f = done_.f_end[idx(s, j)];
     if (f < 0) return kUnknown;
     if (s + 1 == pr_.stages) return f;
-    const std::int64_t e = b_end_[idx(s + 1, j)];
+    const std::int64_t e = done_.b_end[idx(s + 1, j)];
     return e < 0 ? kUnknown : std::max(f, e + pr_.backward_delay(s));
   }
   /// Bytes the device must keep free for F's of its later stages of microbatch j.
   std::int64_t later_forwards(std::int32_t d, std::int32_t s, std::int32_t j) const {
     std::int64_t r = 0;
-    for (std::int32_t t : stages_[static_cast<std::size_t>(d)])
-      if (t > s && f_end_[idx(t, j)] < 0) r += pr_.activation_bytes[static_cast<std::size_t>(t)];
+    for (std::int32_t t : layout_.stages[static_cast<std::size_t>(d)])
+      if (t > s && done_.f_end[idx(t, j)] < 0)
+        r += pr_.memory.activation_bytes[static_cast<std::size_t>(t)];
     return r;
   }
   double jitter(std::int64_t scale) {
@@ -211,10 +215,10 @@ class Greedy {
     Choice best_b, best_f;
     double best_b_key = 0, best_f_key = 0;
     bool memory_blocked = false;
-    for (std::int32_t s : stages_[du]) {
+    for (std::int32_t s : layout_.stages[du]) {
       const auto su = static_cast<std::size_t>(s);
-      const std::int32_t jb = next_b_[su];
-      if (jb < next_f_[su]) {
+      const std::int32_t jb = done_.next_b[su];
+      if (jb < done_.next_f[su]) {
         const std::int64_t r = backward_ready(s, jb);
         if (r != kUnknown) {
           // Oldest microbatch first, then the later stage; ready ones before waiting ones.
@@ -226,12 +230,12 @@ class Greedy {
           }
         }
       }
-      const std::int32_t jf = next_f_[su];
+      const std::int32_t jf = done_.next_f[su];
       if (jf < m_) {
         const std::int64_t r = forward_ready(s, jf);
         if (r == kUnknown) continue;
-        const bool first = s == stages_[du].front();
-        if (first && inflight_[du] >= cap_[du]) continue;
+        const bool first = s == layout_.stages[du].front();
+        if (first && device_.inflight[du] >= layout_.cap[du]) continue;
         // A first-stage F opens a microbatch on the device: it must also fit what the open ones
         // still reserve (or one later-stage F); a later-stage F is covered by its reservation.
         if (!forward_fits(d, s, jf)) {
@@ -246,7 +250,7 @@ class Greedy {
         }
       }
     }
-    const bool has_w = !pending_w_[du].empty();
+    const bool has_w = !done_.pending_w[du].empty();
     const Choice* first = &best_b;
     const Choice* second = &best_f;
     if (rules_.forward_before_backward) std::swap(first, second);
@@ -255,7 +259,7 @@ class Greedy {
     if (ready_now(*second)) return *second;
     std::int64_t next = std::min(best_b.ready, best_f.ready);
     if (has_w) {
-      const Step w = pending_w_[du].front();
+      const Step w = done_.pending_w[du].front();
       const std::int64_t tw = pr_.weight_ps[static_cast<std::size_t>(w.stage)];
       const bool fits = next == kUnknown || static_cast<double>(t + tw - next) <=
                                                 rules_.w_slack * static_cast<double>(tw);
@@ -273,8 +277,8 @@ class Greedy {
   /// B's the device can still run (their F done).
   std::int32_t next_b_open(std::int32_t d) const {
     std::int32_t n = 0;
-    for (std::int32_t s : stages_[static_cast<std::size_t>(d)])
-      n += next_f_[static_cast<std::size_t>(s)] - next_b_[static_cast<std::size_t>(s)];
+    for (std::int32_t s : layout_.stages[static_cast<std::size_t>(d)])
+      n += done_.next_f[static_cast<std::size_t>(s)] - done_.next_b[static_cast<std::size_t>(s)];
     return n;
   }
 
@@ -282,51 +286,69 @@ class Greedy {
     const auto du = static_cast<std::size_t>(d);
     const auto su = static_cast<std::size_t>(st.stage);
     const std::int64_t end = start + pr_.duration(st.kind, st.stage);
-    free_[du] = end;
+    device_.free[du] = end;
     order_[du].push_back(st);
     const std::size_t i = idx(st.stage, st.microbatch);
     switch (st.kind) {
       case StepKind::F: {
-        const bool first = st.stage == stages_[du].front();
-        if (first) ++inflight_[du];
+        const bool first = st.stage == layout_.stages[du].front();
+        if (first) ++device_.inflight[du];
         if (rules_.reserve_all) {
           if (first) {
-            reserve_[du] += later_forwards(d, st.stage, st.microbatch);
+            device_.reserve[du] += later_forwards(d, st.stage, st.microbatch);
           } else {
-            reserve_[du] -= pr_.activation_bytes[su];
+            device_.reserve[du] -= pr_.memory.activation_bytes[su];
           }
         }
-        memory_[du] += pr_.activation_bytes[su];
-        f_end_[i] = end;
-        ++next_f_[su];
+        device_.memory[du] += pr_.memory.activation_bytes[su];
+        done_.f_end[i] = end;
+        ++done_.next_f[su];
         break;
       }
       case StepKind::B:
-        memory_[du] += pr_.weight_grad_bytes[su] - pr_.activation_bytes[su];
-        b_end_[i] = end;
-        ++next_b_[su];
-        pending_w_[du].push_back(Step{StepKind::W, st.stage, st.microbatch});
+        device_.memory[du] += pr_.memory.weight_grad_bytes[su] - pr_.memory.activation_bytes[su];
+        done_.b_end[i] = end;
+        ++done_.next_b[su];
+        done_.pending_w[du].push_back(Step{StepKind::W, st.stage, st.microbatch});
         break;
       case StepKind::W:
-        memory_[du] -= pr_.weight_grad_bytes[su];
-        pending_w_[du].erase(std::find(pending_w_[du].begin(), pending_w_[du].end(), st));
-        if (st.stage == stages_[du].front()) --inflight_[du];
+        device_.memory[du] -= pr_.memory.weight_grad_bytes[su];
+        done_.pending_w[du].erase(
+            std::find(done_.pending_w[du].begin(), done_.pending_w[du].end(), st));
+        if (st.stage == layout_.stages[du].front()) --device_.inflight[du];
         break;
       default:
         break;
     }
   }
 
+  /// What each device holds, fixed for the run.
+  struct Layout {
+    std::vector<std::vector<std::int32_t>> stages;  // its stages, in increasing order
+    std::vector<std::int32_t> cap;  // most microbatches open on its first stage (inflight rule)
+    std::vector<std::int64_t> largest_later;  // largest M_B among its later stages
+  };
+  /// Which ops have been placed: per activation F and B end times (-1: not yet), per stage the
+  /// next F and B microbatch, per device the W's whose B ran.
+  struct Placed {
+    std::vector<std::int64_t> f_end, b_end;
+    std::vector<std::int32_t> next_f, next_b;
+    std::vector<std::deque<Step>> pending_w;
+  };
+  /// Per device: when it is free, its activation memory, what its open microbatches still
+  /// reserve for their later-stage F's, and how many microbatches are open on its first stage.
+  struct DeviceState {
+    std::vector<std::int64_t> free, memory, reserve;
+    std::vector<std::int32_t> inflight;
+  };
+
   const Problem& pr_;
   GreedyRules rules_;
   std::mt19937_64* random_;
   std::int32_t m_;
-  std::vector<std::int64_t> f_end_, b_end_;
-  std::vector<std::int32_t> next_f_, next_b_;
-  std::vector<std::deque<Step>> pending_w_;
-  std::vector<std::int64_t> free_, memory_, reserve_, largest_later_;
-  std::vector<std::int32_t> inflight_, cap_;
-  std::vector<std::vector<std::int32_t>> stages_;
+  Layout layout_;
+  Placed done_;
+  DeviceState device_;
   std::vector<std::int32_t> waiting_;
   std::vector<std::int32_t> rank_;  // priority mode: position of every F, B, W in the given order
   Order order_;

@@ -93,7 +93,9 @@ class Placer {
   }
   std::int64_t last(std::int32_t j) const { return last_[static_cast<std::size_t>(j)]; }
   std::int64_t memory(std::int32_t j) const { return memory_[static_cast<std::size_t>(j)]; }
-  std::int64_t limit(std::int32_t j) const { return pr_.limit_bytes[static_cast<std::size_t>(j)]; }
+  std::int64_t limit(std::int32_t j) const {
+    return pr_.memory.limit_bytes[static_cast<std::size_t>(j)];
+  }
   std::int64_t max_bubble() const { return *std::max_element(bubble_.begin(), bubble_.end()); }
   bool weight_pending(std::int32_t j) const {
     return count(StepKind::W, j) < count(StepKind::B, j);

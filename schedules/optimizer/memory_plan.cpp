@@ -146,7 +146,7 @@ bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
     if (eval.start_of(problem, st) > t || be[i] <= t) continue;  // not resident at t
     const std::int64_t window = b_start - fe[i];
     // Its release must come before t: at equal times the model counts an offload's release last.
-    if (problem.allow_offload && offload_end[i] < t &&
+    if (problem.memory_ops.allow_offload && offload_end[i] < t &&
         b_start - problem.duration(StepKind::L, s) > t && window > best_window) {
       const std::int32_t lead = lead_for(problem, compute, ranks, eval, s, j);
       if (lead >= 1) {
@@ -156,7 +156,7 @@ bool make_room(const Problem& problem, const Order& compute, const Ranks& ranks,
         best_lead = lead;
       }
     }
-    if (problem.allow_recompute && b_start > t && b_start > latest_b) {
+    if (problem.memory_ops.allow_recompute && b_start > t && b_start > latest_b) {
       latest_b = b_start;
       best_recompute = i;
       recompute_found = true;
@@ -214,7 +214,7 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
     fitted.cost = model.cost(fitted.order);
     const Evaluation& ev = model.last();
     if (!ev.complete) return std::nullopt;
-    bool changed = problem.allow_offload && advance_late_reloads(ranks, ev, fitted.plan);
+    bool changed = problem.memory_ops.allow_offload && advance_late_reloads(ranks, ev, fitted.plan);
     for (std::int32_t d = 0; d < problem.devices; ++d) {
       const std::int64_t t = ev.first_over[static_cast<std::size_t>(d)];
       if (t < 0) continue;

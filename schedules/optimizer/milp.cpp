@@ -131,7 +131,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   auto t = [scale](std::int64_t ps) { return static_cast<double>(ps) / scale; };
   const double big_m = t(upper + max_duration);
   const bool span_like = pr.objective == Objective::StageSpan ||
-                         (pr.objective == Objective::Iteration && !pr.global_barrier);
+                         (pr.objective == Objective::Iteration && !pr.iteration.global_barrier);
   const double horizon = span_like ? t(upper) * S + 1.0 : t(upper);
 
   Cbc_Model* model = Cbc_newModel();
@@ -200,7 +200,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   // Memory before every F.
   for (std::int32_t d = 0; d < p; ++d) {
     const auto& ops = device_ops[static_cast<std::size_t>(d)];
-    const double limit = static_cast<double>(pr.limit_bytes[static_cast<std::size_t>(d)]);
+    const double limit = static_cast<double>(pr.memory.limit_bytes[static_cast<std::size_t>(d)]);
     for (std::int32_t v : ops) {
       if (g.kind(v) != StepKind::F) continue;
       double constant = static_cast<double>(pr.memory_delta(StepKind::F, g.stage(v)));
@@ -226,7 +226,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
       }
       // Bytes are scaled to units of M_B to keep coefficients small.
       const double unit = std::max(
-          1.0, static_cast<double>(pr.activation_bytes[static_cast<std::size_t>(g.stage(v))]));
+          1.0,
+          static_cast<double>(pr.memory.activation_bytes[static_cast<std::size_t>(g.stage(v))]));
       if (worst <= limit) {
         cols.clear();
         coefs.clear();
@@ -242,7 +243,7 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
     const std::int32_t first = g.id(StepKind::F, mine.front(), 0);
     const double first_duration = t(pr.forward_ps[static_cast<std::size_t>(mine.front())]);
     const bool from_first = pr.objective == Objective::StageSpan ||
-                            (pr.objective == Objective::Iteration && !pr.global_barrier);
+                            (pr.objective == Objective::Iteration && !pr.iteration.global_barrier);
     const double post = pr.objective == Objective::Iteration ? t(pr.iteration_tail(d)) : 0.0;
     for (std::int32_t s : mine) {
       const std::int32_t last = g.id(StepKind::W, s, m - 1);

@@ -20,8 +20,8 @@ std::optional<std::int64_t> time_grid(const Problem& pr, std::int64_t upper) {
   auto add = [&g](std::int64_t v) { g = std::gcd(g, std::max<std::int64_t>(0, v)); };
   for (std::int32_t s = 0; s < pr.stages; ++s) {
     for (StepKind k : {StepKind::F, StepKind::B, StepKind::W}) add(pr.duration(k, s));
-    if (pr.allow_recompute) add(pr.duration(StepKind::R, s));
-    if (pr.allow_offload) {
+    if (pr.memory_ops.allow_recompute) add(pr.duration(StepKind::R, s));
+    if (pr.memory_ops.allow_offload) {
       add(pr.duration(StepKind::O, s));
       add(pr.duration(StepKind::L, s));
     }
@@ -156,7 +156,7 @@ void define_jobs(const Problem& pr, Model& gm, const Evaluation& warm, const Mem
   // An engine schedule starts every device's first op, F(first stage, 0), at its earliest step,
   // and with cost `upper` the device's ops end by then plus `upper` (span) or by `upper`.
   const bool span_like = pr.objective == Objective::StageSpan ||
-                         (pr.objective == Objective::Iteration && !pr.global_barrier);
+                         (pr.objective == Objective::Iteration && !pr.iteration.global_barrier);
   std::vector<std::int64_t> first_step(static_cast<std::size_t>(pr.devices));
   std::vector<std::int64_t> device_end(static_cast<std::size_t>(pr.devices));
   std::vector<DeviceTails> tails;
@@ -215,13 +215,13 @@ void define_jobs(const Problem& pr, Model& gm, const Evaluation& warm, const Mem
         define(StepKind::B, 0, w.es_b[a], last_b, warm_mode == 0);
       }
       define(StepKind::W, 0, w.es_w[a], latest(w.tail_w[a], dt.w[a]), true);
-      if (pr.allow_recompute && (free || warm_mode == 1)) {
+      if (pr.memory_ops.allow_recompute && (free || warm_mode == 1)) {
         const std::int64_t tr = gm.steps(pr.duration(StepKind::R, s));
         define(StepKind::F, 1, w.es_f[a], last_f - tr, warm_mode == 1);
         define(StepKind::R, 0, w.es_f[a] + tf, last_b - tr, warm_mode == 1);
         define(StepKind::B, 1, std::max(w.es_b[a], w.es_f[a] + tf + tr), last_b, warm_mode == 1);
       }
-      if (pr.allow_offload && (free || choice == ActivationChoice::Offloaded)) {
+      if (pr.memory_ops.allow_offload && (free || choice == ActivationChoice::Offloaded)) {
         const std::int64_t to = gm.steps(pr.duration(StepKind::O, s));
         const std::int64_t tl = gm.steps(pr.duration(StepKind::L, s));
         const bool off = choice == ActivationChoice::Offloaded;

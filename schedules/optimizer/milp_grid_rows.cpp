@@ -206,9 +206,10 @@ class Rows {
       const std::vector<std::int32_t> stages = pr_.stages_of(d);
       double unit = 1;
       for (std::int32_t s : stages)
-        unit =
-            std::max(unit, static_cast<double>(pr_.activation_bytes[static_cast<std::size_t>(s)]));
-      const double limit = static_cast<double>(pr_.limit_bytes[static_cast<std::size_t>(d)]) / unit;
+        unit = std::max(
+            unit, static_cast<double>(pr_.memory.activation_bytes[static_cast<std::size_t>(s)]));
+      const double limit =
+          static_cast<double>(pr_.memory.limit_bytes[static_cast<std::size_t>(d)]) / unit;
       for (std::int64_t t = 0; t < model_.horizon; ++t) {
         // r: after every event at t (compute releases before compute allocations, offloads ended
         // at t not yet freed). reload: the instant a reload starts at t, before the compute events
@@ -218,11 +219,12 @@ class Rows {
         double most = 0;  // the most the row's allocations can add up to
         for (std::int32_t s : stages) {
           const auto su = static_cast<std::size_t>(s);
-          const double mb = static_cast<double>(pr_.activation_bytes[su]) / unit;
-          const double mw = static_cast<double>(pr_.weight_grad_bytes[su]) / unit;
-          const double in =
-              static_cast<double>(pr_.stage_input_bytes.empty() ? 0 : pr_.stage_input_bytes[su]) /
-              unit;
+          const double mb = static_cast<double>(pr_.memory.activation_bytes[su]) / unit;
+          const double mw = static_cast<double>(pr_.memory.weight_grad_bytes[su]) / unit;
+          const double in = static_cast<double>(pr_.memory_ops.stage_input_bytes.empty()
+                                                    ? 0
+                                                    : pr_.memory_ops.stage_input_bytes[su]) /
+                            unit;
           for (std::int32_t j = 0; j < pr_.microbatches; ++j) {
             const Job& f0 = job(StepKind::F, 0, s, j);
             const Job& f1 = job(StepKind::F, 1, s, j);
@@ -324,8 +326,9 @@ class Rows {
   /// z >= every device's cost (milp.h): its last W's end minus its first F's start (span), or
   /// the end (makespan, iteration with a global barrier), plus the work after its last op.
   void objective() {
-    const bool from_first = pr_.objective == Objective::StageSpan ||
-                            (pr_.objective == Objective::Iteration && !pr_.global_barrier);
+    const bool from_first =
+        pr_.objective == Objective::StageSpan ||
+        (pr_.objective == Objective::Iteration && !pr_.iteration.global_barrier);
     const std::int32_t m = pr_.microbatches;
     for (std::int32_t d = 0; d < pr_.devices; ++d) {
       const std::vector<std::int32_t> mine = pr_.stages_of(d);

@@ -236,14 +236,14 @@ bool random_plan_move(const Problem& problem, const Order& compute, const Evalua
   const int draw = std::uniform_int_distribution<int>(0, 3)(rng);
   switch (plan.choice[i]) {
     case ActivationChoice::Kept:
-      if (problem.allow_offload && (draw < 2 || !problem.allow_recompute)) {
+      if (problem.memory_ops.allow_offload && (draw < 2 || !problem.memory_ops.allow_recompute)) {
         const std::int32_t lead = best_reload_lead(problem, compute, eval, stage, microbatch);
         if (lead < 1) return false;
         plan.choice[i] = ActivationChoice::Offloaded;
         plan.reload_lead[i] = lead;
         return true;
       }
-      if (!problem.allow_recompute) return false;
+      if (!problem.memory_ops.allow_recompute) return false;
       plan.choice[i] = ActivationChoice::Recomputed;
       return true;
     case ActivationChoice::Offloaded:

@@ -46,10 +46,12 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());
     pr.weight_ps.push_back(c.backward_weight.ps());
-    pr.activation_bytes.push_back(c.activation.count());
-    pr.weight_grad_bytes.push_back(std::min(c.weight_grad.count(), c.activation.count()));
-    pr.recompute_ps.push_back((c.recompute > Time::zero() ? c.recompute : c.forward).ps());
-    pr.stage_input_bytes.push_back(std::min(c.stage_input.count(), c.activation.count()));
+    pr.memory.activation_bytes.push_back(c.activation.count());
+    pr.memory.weight_grad_bytes.push_back(std::min(c.weight_grad.count(), c.activation.count()));
+    pr.memory_ops.recompute_ps.push_back(
+        (c.recompute > Time::zero() ? c.recompute : c.forward).ps());
+    pr.memory_ops.stage_input_bytes.push_back(
+        std::min(c.stage_input.count(), c.activation.count()));
   }
   pr.set_uniform_comm(in.delay.ps());
   // With a topology: each boundary's transfer at its route's bottleneck bandwidth plus latency.
@@ -66,8 +68,8 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
       const std::int32_t a = pr.device(s), b = pr.device(s + 1);
       if (a == b) continue;
       const Bytes bytes = costs[static_cast<std::size_t>(s)].p2p;
-      pr.forward_comm_ps[static_cast<std::size_t>(s)] = transfer(a, b, bytes);
-      pr.backward_comm_ps[static_cast<std::size_t>(s)] = transfer(b, a, bytes);
+      pr.comm.forward_ps[static_cast<std::size_t>(s)] = transfer(a, b, bytes);
+      pr.comm.backward_ps[static_cast<std::size_t>(s)] = transfer(b, a, bytes);
     }
   }
   // The iteration objective (docs/iterations.md): per device the optimizer steps of the stages it
@@ -75,19 +77,19 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
   // barrier and its own time.
   if (in.optimizer_step.size() == pu) {
     const std::int64_t chunks = pr.stages / p;
-    pr.post_ps.assign(pu, 0);
+    pr.iteration.post_ps.assign(pu, 0);
     for (std::int32_t s = 0; s < pr.stages; ++s) {
-      pr.post_ps[static_cast<std::size_t>(pr.device(s))] +=
+      pr.iteration.post_ps[static_cast<std::size_t>(pr.device(s))] +=
           in.optimizer_step[static_cast<std::size_t>(s / chunks)].ps() / chunks;
     }
   }
-  pr.global_barrier = in.iteration_barrier == IterationBarrier::Global;
-  pr.barrier_ps = pr.global_barrier ? in.barrier_time.ps() : 0;
+  pr.iteration.global_barrier = in.iteration_barrier == IterationBarrier::Global;
+  pr.iteration.barrier_ps = pr.iteration.global_barrier ? in.barrier_time.ps() : 0;
   const std::string objective = in.params.has("objective") ? in.params.text("objective") : "";
   pr.objective = objective == "makespan"    ? Objective::Makespan
                  : objective == "iteration" ? Objective::Iteration
                                             : Objective::StageSpan;
-  pr.limit_bytes.assign(static_cast<std::size_t>(p), kUnlimited);
+  pr.memory.limit_bytes.assign(static_cast<std::size_t>(p), kUnlimited);
   for (std::int32_t d = 0; d < p; ++d) {
     const auto du = static_cast<std::size_t>(d);
     std::int64_t activation = 0, static_bytes = 0;  // of one device-stage: its chunks together
@@ -96,17 +98,17 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
       static_bytes += costs[static_cast<std::size_t>(s)].static_memory.count();
     }
     if (in.params.has("budget_units")) {
-      pr.limit_bytes[du] = static_cast<std::int64_t>(
+      pr.memory.limit_bytes[du] = static_cast<std::int64_t>(
           std::floor(in.params.real("budget_units") * static_cast<double>(activation) + 0.5));
     } else if (in.params.has("budget")) {
-      pr.limit_bytes[du] = in.params.size("budget").count() - static_bytes;
+      pr.memory.limit_bytes[du] = in.params.size("budget").count() - static_bytes;
     } else if (!in.memory_budget.empty()) {
-      pr.limit_bytes[du] = in.memory_budget[du].count() - static_bytes;
+      pr.memory.limit_bytes[du] = in.memory_budget[du].count() - static_bytes;
     }
   }
-  pr.allow_offload = in.params.has("offload") && in.params.boolean("offload");
-  pr.allow_recompute = in.params.has("recompute") && in.params.boolean("recompute");
-  if (pr.allow_offload) {
+  pr.memory_ops.allow_offload = in.params.has("offload") && in.params.boolean("offload");
+  pr.memory_ops.allow_recompute = in.params.has("recompute") && in.params.boolean("recompute");
+  if (pr.memory_ops.allow_offload) {
     const auto n = static_cast<std::size_t>(p);
     if (in.offload_d2h.size() != n || in.offload_h2d.size() != n) {
       throw ScheduleConstraintError(
@@ -116,12 +118,12 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
     for (std::int32_t s = 0; s < pr.stages; ++s) {
       const Bytes moved = costs[static_cast<std::size_t>(s)].activation;
       const auto du = static_cast<std::size_t>(pr.device(s));
-      pr.d2h_ps.push_back(transfer_time(moved, in.offload_d2h[du]).ps());
-      pr.h2d_ps.push_back(transfer_time(moved, in.offload_h2d[du]).ps());
+      pr.memory_ops.d2h_ps.push_back(transfer_time(moved, in.offload_d2h[du]).ps());
+      pr.memory_ops.h2d_ps.push_back(transfer_time(moved, in.offload_h2d[du]).ps());
     }
   } else {
-    pr.d2h_ps.assign(static_cast<std::size_t>(pr.stages), 0);
-    pr.h2d_ps.assign(static_cast<std::size_t>(pr.stages), 0);
+    pr.memory_ops.d2h_ps.assign(static_cast<std::size_t>(pr.stages), 0);
+    pr.memory_ops.h2d_ps.assign(static_cast<std::size_t>(pr.stages), 0);
   }
   return pr;
 }
@@ -154,15 +156,18 @@ std::string cache_key(const GeneratorInput& in, const std::vector<Problem>& prob
   for (const Problem& pr : problems) {
     key += fmt::format("{} {} {} {} {} {} {} {} {}|", pr.devices, pr.microbatches,
                        static_cast<int>(pr.placement), static_cast<int>(pr.objective),
-                       pr.allow_offload, pr.allow_recompute, pr.global_barrier, pr.barrier_ps,
-                       fmt::join(pr.limit_bytes, ","));
+                       pr.memory_ops.allow_offload, pr.memory_ops.allow_recompute,
+                       pr.iteration.global_barrier, pr.iteration.barrier_ps,
+                       fmt::join(pr.memory.limit_bytes, ","));
     for (std::size_t i = 0; i < pr.forward_ps.size(); ++i) {
       key += fmt::format("{},{},{},{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i],
-                         pr.weight_ps[i], pr.activation_bytes[i], pr.weight_grad_bytes[i],
-                         pr.recompute_ps[i], pr.stage_input_bytes[i], pr.d2h_ps[i], pr.h2d_ps[i]);
+                         pr.weight_ps[i], pr.memory.activation_bytes[i],
+                         pr.memory.weight_grad_bytes[i], pr.memory_ops.recompute_ps[i],
+                         pr.memory_ops.stage_input_bytes[i], pr.memory_ops.d2h_ps[i],
+                         pr.memory_ops.h2d_ps[i]);
     }
-    key += fmt::format("{}|{}|{}|", fmt::join(pr.forward_comm_ps, ","),
-                       fmt::join(pr.backward_comm_ps, ","), fmt::join(pr.post_ps, ","));
+    key += fmt::format("{}|{}|{}|", fmt::join(pr.comm.forward_ps, ","),
+                       fmt::join(pr.comm.backward_ps, ","), fmt::join(pr.iteration.post_ps, ","));
   }
   (void)in;
   return key;
@@ -228,8 +233,8 @@ class OutcomeCache {
   for (std::int32_t d = 0; d < pr.devices; ++d) {
     std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
     for (std::int32_t s : pr.stages_of(d))
-      smallest = std::min(smallest, pr.activation_bytes[static_cast<std::size_t>(s)]);
-    const double room = static_cast<double>(pr.limit_bytes[static_cast<std::size_t>(d)]) /
+      smallest = std::min(smallest, pr.memory.activation_bytes[static_cast<std::size_t>(s)]);
+    const double room = static_cast<double>(pr.memory.limit_bytes[static_cast<std::size_t>(d)]) /
                         static_cast<double>(std::max<std::int64_t>(smallest, 1));
     if (room < least_room) {
       least_room = room;
@@ -241,9 +246,10 @@ class OutcomeCache {
   std::int64_t weight_grad = 0;
   for (std::int32_t s : pr.stages_of(worst)) {
     static_bytes = static_bytes + costs[static_cast<std::size_t>(s)].static_memory;
-    weight_grad = std::max(weight_grad, pr.weight_grad_bytes[static_cast<std::size_t>(s)]);
+    weight_grad = std::max(weight_grad, pr.memory.weight_grad_bytes[static_cast<std::size_t>(s)]);
   }
-  const Bytes limit(std::max<std::int64_t>(pr.limit_bytes[static_cast<std::size_t>(worst)], 0));
+  const Bytes limit(
+      std::max<std::int64_t>(pr.memory.limit_bytes[static_cast<std::size_t>(worst)], 0));
   std::vector<ConstraintFact> facts = {
       {"activation limit", to_string(limit)},
       {"one activation (M_B)", to_string(Bytes(smallest_of_worst))},
@@ -253,9 +259,9 @@ class OutcomeCache {
   remedies.push_back(in.params.has("budget_units") ? "raise budget_units"
                      : in.params.has("budget")     ? "raise budget"
                                                    : "raise memory.budget");
-  if (!pr.allow_offload) remedies.push_back("allow offload: true");
-  if (!pr.allow_recompute) remedies.push_back("allow recompute: true");
-  if (pr.allow_offload && pr.allow_recompute)
+  if (!pr.memory_ops.allow_offload) remedies.push_back("allow offload: true");
+  if (!pr.memory_ops.allow_recompute) remedies.push_back("allow recompute: true");
+  if (pr.memory_ops.allow_offload && pr.memory_ops.allow_recompute)
     remedies.push_back("use more stages (smaller activations per device)");
   throw ScheduleConstraintError(
       fmt::format("optimized: no order fits the activation limit of device {}: it needs room for "
@@ -284,8 +290,8 @@ std::string limit_text(const Problem& pr) {
   for (std::int32_t d = 0; d < pr.devices; ++d) {
     std::int64_t activation = 0;
     for (std::int32_t s : pr.stages_of(d))
-      activation += pr.activation_bytes[static_cast<std::size_t>(s)];
-    const std::int64_t limit = pr.limit_bytes[static_cast<std::size_t>(d)];
+      activation += pr.memory.activation_bytes[static_cast<std::size_t>(s)];
+    const std::int64_t limit = pr.memory.limit_bytes[static_cast<std::size_t>(d)];
     parts.push_back(
         limit >= kUnlimited || activation <= 0
             ? std::string("unlimited")
@@ -325,8 +331,8 @@ Formula to_formula(const Result& r) {
     const std::int64_t offloaded = o.plan.count(optimizer::ActivationChoice::Offloaded);
     const std::int64_t recomputed = o.plan.count(optimizer::ActivationChoice::Recomputed);
     f.note += fmt::format("; decided: {} of {} activations offloaded{}, {} recomputed{}", offloaded,
-                          o.plan.choice.size(), pr.allow_offload ? "" : " (not allowed)",
-                          recomputed, pr.allow_recompute ? "" : " (not allowed)");
+                          o.plan.choice.size(), pr.memory_ops.allow_offload ? "" : " (not allowed)",
+                          recomputed, pr.memory_ops.allow_recompute ? "" : " (not allowed)");
   }
   if (!o.milp_skipped.empty()) f.note += fmt::format("; MILP not run: {}", o.milp_skipped);
   if (!r.placements_tried.empty())

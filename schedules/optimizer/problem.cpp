@@ -47,15 +47,15 @@ void Problem::set_shape(std::int32_t p, std::int32_t m, PlacementKind kind) {
   device_of.assign(static_cast<std::size_t>(stages), 0);
   for (std::int32_t s = 0; s < stages; ++s)
     device_of[static_cast<std::size_t>(s)] = s < p ? s : 2 * p - 1 - s;
-  forward_comm_ps.assign(static_cast<std::size_t>(std::max(0, stages - 1)), 0);
-  backward_comm_ps = forward_comm_ps;
+  comm.forward_ps.assign(static_cast<std::size_t>(std::max(0, stages - 1)), 0);
+  comm.backward_ps = comm.forward_ps;
 }
 
 void Problem::set_uniform_comm(std::int64_t ps) {
   for (std::int32_t s = 0; s + 1 < stages; ++s) {
     const std::int64_t d = device(s) == device(s + 1) ? 0 : ps;
-    forward_comm_ps[static_cast<std::size_t>(s)] = d;
-    backward_comm_ps[static_cast<std::size_t>(s)] = d;
+    comm.forward_ps[static_cast<std::size_t>(s)] = d;
+    comm.backward_ps[static_cast<std::size_t>(s)] = d;
   }
 }
 
@@ -73,10 +73,10 @@ std::int64_t Problem::work_ps(std::int32_t d) const {
 }
 
 std::int64_t Problem::iteration_tail(std::int32_t device) const {
-  if (!global_barrier) return post(device);
+  if (!iteration.global_barrier) return post(device);
   std::int64_t slowest = 0;
   for (std::int32_t d = 0; d < devices; ++d) slowest = std::max(slowest, post(d));
-  return barrier_ps + slowest;
+  return iteration.barrier_ps + slowest;
 }
 
 std::int64_t objective_cost(const Problem& problem, const std::vector<std::int64_t>& first_start,
@@ -94,8 +94,8 @@ std::int64_t objective_cost(const Problem& problem, const std::vector<std::int64
         cost = std::max(cost, span);
         break;
       case Objective::Iteration:
-        cost = std::max(cost,
-                        (problem.global_barrier ? last_end[du] : span) + problem.iteration_tail(d));
+        cost = std::max(cost, (problem.iteration.global_barrier ? last_end[du] : span) +
+                                  problem.iteration_tail(d));
         break;
     }
   }
@@ -117,14 +117,14 @@ std::int64_t forward_work_within(const Problem& problem, std::int32_t d, std::in
   std::sort(stages.begin(), stages.end(), [&](std::int32_t a, std::int32_t b) {
     const auto au = static_cast<std::size_t>(a), bu = static_cast<std::size_t>(b);
     return static_cast<double>(problem.forward_ps[au]) *
-               static_cast<double>(problem.activation_bytes[bu]) >
+               static_cast<double>(problem.memory.activation_bytes[bu]) >
            static_cast<double>(problem.forward_ps[bu]) *
-               static_cast<double>(problem.activation_bytes[au]);
+               static_cast<double>(problem.memory.activation_bytes[au]);
   });
   double work = 0, room = static_cast<double>(std::max<std::int64_t>(0, limit));
   for (std::int32_t s : stages) {
     const auto su = static_cast<std::size_t>(s);
-    const double bytes = static_cast<double>(problem.activation_bytes[su]);
+    const double bytes = static_cast<double>(problem.memory.activation_bytes[su]);
     const double tf = static_cast<double>(problem.forward_ps[su]);
     double n = problem.microbatches;
     if (bytes > 0) n = std::min(n, room / bytes);
@@ -142,8 +142,8 @@ std::int64_t forward_work_within(const Problem& problem, std::int32_t d, std::in
 /// the later stages and back ends with W(d, m-1).
 std::int64_t last_forward_chain(const Problem& pr, std::int32_t d, std::int64_t gap) {
   const auto du = static_cast<std::size_t>(d);
-  const std::int64_t m = pr.microbatches, mb = pr.activation_bytes[du],
-                     mw = pr.weight_grad_bytes[du], limit = pr.limit_bytes[du];
+  const std::int64_t m = pr.microbatches, mb = pr.memory.activation_bytes[du],
+                     mw = pr.memory.weight_grad_bytes[du], limit = pr.memory.limit_bytes[du];
   const std::int64_t tf = pr.forward_ps[du], tb = pr.backward_ps[du], tw = pr.weight_ps[du];
   if (mb <= 0 || m < 2) return 0;
   const std::int64_t k = std::min(m - 1, limit / mb);
@@ -192,7 +192,7 @@ std::int64_t lower_bound(const Problem& problem) {
     for (std::int32_t s = last; s + 1 < S; ++s) gap += problem.backward_delay(s);
     // Offload and recompute free memory, so the limit bounds the warm-up only without them.
     const std::int64_t forwards =
-        forward_work_within(problem, d, problem.limit_bytes[static_cast<std::size_t>(d)],
+        forward_work_within(problem, d, problem.memory.limit_bytes[static_cast<std::size_t>(d)],
                             !problem.memory_ops_allowed());
     const std::int64_t idle = std::max<std::int64_t>(0, gap - forwards);
     std::int64_t bound = problem.work_ps(d) + idle;
@@ -223,7 +223,8 @@ std::int64_t lower_bound(const Problem& problem) {
       case Objective::StageSpan:
         break;
       case Objective::Iteration:
-        bound += problem.post(d) + (problem.global_barrier ? problem.barrier_ps : 0);
+        bound +=
+            problem.post(d) + (problem.iteration.global_barrier ? problem.iteration.barrier_ps : 0);
         break;
     }
     // The iteration objective is the second iteration's end minus the first's (the engine's
@@ -231,11 +232,11 @@ std::int64_t lower_bound(const Problem& problem) {
     // its span bound + its step. With a global barrier that holds for every device (the end is
     // the latest device's end + barrier + the slowest step, the same in both iterations); without
     // one only for the device that ended the first iteration last, which may be any.
-    if (problem.objective == Objective::Iteration && !problem.global_barrier)
+    if (problem.objective == Objective::Iteration && !problem.iteration.global_barrier)
       least = least < 0 ? bound : std::min(least, bound);
     best = std::max(best, bound);
   }
-  if (problem.objective == Objective::Iteration && !problem.global_barrier) return least;
+  if (problem.objective == Objective::Iteration && !problem.iteration.global_barrier) return least;
   return best;
 }
 

@@ -52,34 +52,51 @@ std::string_view objective_name(Objective o);  // "makespan", "stage-span", "ite
 enum class PlacementKind { Straight, V };
 std::string_view placement_name(PlacementKind k);  // "straight", "v"
 
+/// The memory side of the ZB model: what one F keeps and one B leaves until its W, per stage, and
+/// what each device may hold.
+struct MemoryModel {
+  std::vector<std::int64_t> activation_bytes;   // per stage: M_B
+  std::vector<std::int64_t> weight_grad_bytes;  // per stage: M_W
+  std::vector<std::int64_t> limit_bytes;        // per device: the activation limit
+};
+
+/// The delay on every stage boundary s = 0..S-2 (zero where both stages are on one device).
+struct BoundaryDelays {
+  std::vector<std::int64_t> forward_ps;   // F(s) -> F(s+1)
+  std::vector<std::int64_t> backward_ps;  // B(s+1) -> B(s)
+};
+
+/// The iteration objective (docs/optimizer.md, docs/iterations.md): per device the work after its
+/// last op (its optimizer step); with a global barrier every device first waits for the slowest
+/// and `barrier_ps` (the synchronisation itself), then runs its step.
+struct IterationTail {
+  std::vector<std::int64_t> post_ps;
+  bool global_barrier = false;
+  std::int64_t barrier_ps = 0;
+};
+
+/// Offload and recompute (used only when allowed), with their costs per stage.
+struct MemoryOps {
+  bool allow_offload = false, allow_recompute = false;
+  std::vector<std::int64_t> d2h_ps, h2d_ps;     // copy time of one M_B to / from host
+  std::vector<std::int64_t> recompute_ps;       // duration of R
+  std::vector<std::int64_t> stage_input_bytes;  // what a recomputed F keeps
+};
+
 struct Problem {
+  // Shape:
   std::int32_t devices = 0;       // p
   std::int32_t stages = 0;        // S: p (straight) or 2p (V)
   std::int32_t microbatches = 0;  // m
   PlacementKind placement = PlacementKind::Straight;
   std::vector<std::int32_t> device_of;  // per stage
-
-  // Per stage:
+  // Per stage durations:
   std::vector<std::int64_t> forward_ps, backward_ps, weight_ps;
-  std::vector<std::int64_t> activation_bytes;   // M_B
-  std::vector<std::int64_t> weight_grad_bytes;  // M_W
-  // Per stage boundary s = 0..S-2 (zero where both stages are on one device):
-  std::vector<std::int64_t> forward_comm_ps;   // F(s) -> F(s+1)
-  std::vector<std::int64_t> backward_comm_ps;  // B(s+1) -> B(s)
-  // Per device:
-  std::vector<std::int64_t> limit_bytes;  // activation limit
+  MemoryModel memory;
+  BoundaryDelays comm;
   Objective objective = Objective::StageSpan;
-  // The iteration objective (docs/optimizer.md, docs/iterations.md): per device the work after
-  // its last op (its optimizer step); with a global barrier every device first waits for the
-  // slowest and `barrier_ps` (the synchronisation itself), then runs its step.
-  std::vector<std::int64_t> post_ps;
-  bool global_barrier = false;
-  std::int64_t barrier_ps = 0;
-  // Offload and recompute (used only when allowed), per stage:
-  bool allow_offload = false, allow_recompute = false;
-  std::vector<std::int64_t> d2h_ps, h2d_ps;     // copy time of one M_B to / from host
-  std::vector<std::int64_t> recompute_ps;       // duration of R
-  std::vector<std::int64_t> stage_input_bytes;  // what a recomputed F keeps
+  IterationTail iteration;  // only for the iteration objective
+  MemoryOps memory_ops;
 
   /// Sets devices, stages, microbatches, placement, device_of and zero delays on every boundary.
   void set_shape(std::int32_t p, std::int32_t m, PlacementKind kind);
@@ -107,29 +124,29 @@ struct Problem {
       case StepKind::W:
         return weight_ps[s];
       case StepKind::R:
-        return recompute_ps[s];
+        return memory_ops.recompute_ps[s];
       case StepKind::O:
-        return d2h_ps[s];
+        return memory_ops.d2h_ps[s];
       case StepKind::L:
-        return h2d_ps[s];
+        return memory_ops.h2d_ps[s];
     }
     return 0;
   }
   /// Delay on the edge into F(s + 1) from F(s), and into B(s) from B(s + 1).
   std::int64_t forward_delay(std::int32_t s) const {
-    return forward_comm_ps[static_cast<std::size_t>(s)];
+    return comm.forward_ps[static_cast<std::size_t>(s)];
   }
   std::int64_t backward_delay(std::int32_t s) const {
-    return backward_comm_ps[static_cast<std::size_t>(s)];
+    return comm.backward_ps[static_cast<std::size_t>(s)];
   }
-  bool memory_ops_allowed() const { return allow_offload || allow_recompute; }
+  bool memory_ops_allowed() const { return memory_ops.allow_offload || memory_ops.allow_recompute; }
   /// Memory change of one F, B or W (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W), for an
   /// activation that is kept.
   std::int64_t memory_delta(StepKind k, std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
-    return k == StepKind::F   ? activation_bytes[s]
-           : k == StepKind::B ? weight_grad_bytes[s] - activation_bytes[s]
-           : k == StepKind::W ? -weight_grad_bytes[s]
+    return k == StepKind::F   ? memory.activation_bytes[s]
+           : k == StepKind::B ? memory.weight_grad_bytes[s] - memory.activation_bytes[s]
+           : k == StepKind::W ? -memory.weight_grad_bytes[s]
                               : 0;
   }
   /// Work of one stage: m (T_F + T_B + T_W).
@@ -140,7 +157,7 @@ struct Problem {
   /// Work per device: the sum over its stages.
   std::int64_t work_ps(std::int32_t device) const;
   std::int64_t post(std::int32_t device) const {
-    return post_ps.empty() ? 0 : post_ps[static_cast<std::size_t>(device)];
+    return iteration.post_ps.empty() ? 0 : iteration.post_ps[static_cast<std::size_t>(device)];
   }
   /// What the iteration objective adds after device d's last op: its own step without a barrier;
   /// with a global barrier the barrier and the slowest step (every device steps after it).

@@ -286,7 +286,7 @@ class Search {
       rules.noise = 0.3;
       Problem limited = pr_;
       if (plans_) {
-        for (auto& l : limited.limit_bytes) l = std::numeric_limits<std::int64_t>::max() / 8;
+        for (auto& l : limited.memory.limit_bytes) l = std::numeric_limits<std::int64_t>::max() / 8;
       }
       if (std::optional<Order> o = greedy_schedule(limited, rules, &rng_)) {
         State s = fitted(*o, "greedy restart");

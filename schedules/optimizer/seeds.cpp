@@ -91,26 +91,26 @@ void list_seeds(const Problem& problem, std::vector<Seed>& out) {
   std::set<std::int64_t> quarters;  // limit scale factors in quarters of p M_B
   for (std::int64_t q = 4; q <= 4 * 4; q += 2) quarters.insert(q);
   if (larger) quarters.insert({5, 7, 9, 20, 24, 32});
-  std::vector<std::vector<std::int64_t>> limits{problem.limit_bytes};
+  std::vector<std::vector<std::int64_t>> limits{problem.memory.limit_bytes};
   for (std::int64_t q : quarters) {
-    std::vector<std::int64_t> lim(problem.limit_bytes.size());
+    std::vector<std::int64_t> lim(problem.memory.limit_bytes.size());
     bool smaller = true;
     for (std::size_t s = 0; s < lim.size(); ++s) {
-      lim[s] = q * p * problem.activation_bytes[s] / 4;
-      if (lim[s] >= problem.limit_bytes[s]) smaller = false;
+      lim[s] = q * p * problem.memory.activation_bytes[s] / 4;
+      if (lim[s] >= problem.memory.limit_bytes[s]) smaller = false;
     }
     if (smaller || larger) limits.push_back(lim);
   }
   if (larger) {
-    std::vector<std::int64_t> unlimited(problem.limit_bytes.size());
+    std::vector<std::int64_t> unlimited(problem.memory.limit_bytes.size());
     for (std::size_t s = 0; s < unlimited.size(); ++s)
-      unlimited[s] = m * problem.activation_bytes[s];
+      unlimited[s] = m * problem.memory.activation_bytes[s];
     limits.push_back(unlimited);
   }
   const auto flags = all_list_flags();
   for (std::size_t li = 0; li < limits.size(); ++li) {
     Problem limited = problem;
-    limited.limit_bytes = limits[li];
+    limited.memory.limit_bytes = limits[li];
     for (std::size_t fi = 0; fi < flags.size(); ++fi) {
       if (auto order = list_schedule(limited, flags[fi])) {
         out.push_back({"list(limit " + std::to_string(li) + ", flags " + std::to_string(fi) + ")",
@@ -126,7 +126,7 @@ void greedy_seeds(const Problem& problem, std::vector<Seed>& out) {
   std::vector<Problem> variants{problem};
   if (problem.memory_ops_allowed()) {
     Problem unlimited = problem;
-    for (auto& l : unlimited.limit_bytes) l = std::numeric_limits<std::int64_t>::max() / 8;
+    for (auto& l : unlimited.memory.limit_bytes) l = std::numeric_limits<std::int64_t>::max() / 8;
     variants.push_back(unlimited);
   }
   for (std::size_t v = 0; v < variants.size(); ++v) {

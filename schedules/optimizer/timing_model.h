@@ -80,10 +80,6 @@ class TimingModel {
   bool advance_compute(std::int32_t d, const std::vector<Step>& ops);
   bool advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine);
   void wake_stage(std::int32_t stage);
-  struct MemoryEvent {
-    std::int64_t time;
-    std::int64_t delta;
-  };
   /// The memory change of one op on device d, and when it happens after the replay (F, R, L
   /// allocate at their start; B, W, O release at their end).
   std::int64_t memory_delta(Step st) const;
@@ -95,24 +91,46 @@ class TimingModel {
   void account_device_with_copies(std::int32_t d, const std::vector<Step>& ops);
   std::int64_t allocation_at_forward(std::int32_t stage, std::int32_t j) const;
 
+  /// Where each device's streams stand in a replay: list cursors, when each stream is free, the
+  /// first compute start, and the devices queued to advance.
+  struct Streams {
+    std::vector<std::size_t> position;          // compute cursor per device
+    std::vector<std::size_t> copy_position[2];  // O and L cursors per device
+    std::vector<std::int64_t> copy_free[2];
+    std::vector<std::int64_t> free;
+    std::vector<std::int64_t> first_start;
+    std::vector<std::int32_t> queue;
+    std::vector<char> queued;
+    bool malformed = false;  // an op the problem does not have, or one listed twice
+  };
+  /// The R, O and L the order lists, per (stage, microbatch).
+  struct MemoryOpMarks {
+    std::vector<char> has[kStepKinds];  // R, O, L present
+    bool copies = false;                // some O or L listed
+  };
+  struct MemoryEvent {
+    std::int64_t time;
+    std::int64_t delta;
+  };
+  /// One device's memory events per stream (scratch of account_device_with_copies).
+  struct MemoryEvents {
+    std::vector<MemoryEvent> compute, reload, offload;
+  };
+  /// The iteration objective's second replay.
+  struct NextIteration {
+    std::vector<std::int64_t> release;     // per device: when the replayed iteration may start
+    std::vector<std::int64_t> next_start;  // per device: when the next iteration may start
+    Evaluation first;                      // scratch: the first iteration's replay
+  };
+
   const Problem& problem_;
-  const bool memory_ops_;  // the problem allows R, O, L
-  Evaluation eval_;
-  std::vector<std::size_t> position_;          // compute cursor per device
-  std::vector<std::size_t> copy_position_[2];  // O and L cursors per device
-  std::vector<std::int64_t> copy_free_[2];
-  std::vector<std::int64_t> free_;
-  std::vector<std::int64_t> first_start_;
-  std::vector<std::int32_t> queue_;
+  const bool memory_ops_;                  // the problem allows R, O, L
   std::vector<std::size_t> expected_ops_;  // F, B, W per device (3 m per stage it holds)
-  std::vector<char> queued_;
-  std::vector<char> has_[kStepKinds];  // R, O, L present per (stage, microbatch)
-  bool has_copies_ = false;
-  bool malformed_ = false;
-  std::vector<MemoryEvent> compute_events_, reload_events_, offload_events_;
-  std::vector<std::int64_t> release_;     // per device: when the replayed iteration may start
-  std::vector<std::int64_t> next_start_;  // per device: when the next iteration may start
-  Evaluation first_iteration_;            // scratch of the second replay (iteration objective)
+  Evaluation eval_;
+  Streams streams_;
+  MemoryOpMarks marks_;
+  MemoryEvents events_;
+  NextIteration iteration_;
 };
 
 }  // namespace bubblesim::optimizer

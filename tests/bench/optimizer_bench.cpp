@@ -28,9 +28,10 @@ optimizer::Problem problem(int p, int m, double f, double b, double w, double co
     pr.forward_ps.push_back(Time::from_seconds(f * 1e-3).ps());
     pr.backward_ps.push_back(Time::from_seconds(b * 1e-3).ps());
     pr.weight_ps.push_back(Time::from_seconds(w * 1e-3).ps());
-    pr.activation_bytes.push_back(mb);
-    pr.weight_grad_bytes.push_back(mw);
-    pr.limit_bytes.push_back(static_cast<std::int64_t>(limit_units * static_cast<double>(mb)));
+    pr.memory.activation_bytes.push_back(mb);
+    pr.memory.weight_grad_bytes.push_back(mw);
+    pr.memory.limit_bytes.push_back(
+        static_cast<std::int64_t>(limit_units * static_cast<double>(mb)));
   }
   return pr;
 }
@@ -162,12 +163,12 @@ BENCHMARK(OptimizerHeuristic)
 void OptimizerOffload(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
   optimizer::Problem pr = problem(p, m, 18.522, 18.086, 9.337, 0.601, p);
-  pr.allow_offload = pr.allow_recompute = true;
+  pr.memory_ops.allow_offload = pr.memory_ops.allow_recompute = true;
   const std::int64_t copy = pr.forward_ps[0] + pr.backward_ps[0] + pr.weight_ps[0];
-  pr.d2h_ps.assign(static_cast<std::size_t>(p), copy);
-  pr.h2d_ps.assign(static_cast<std::size_t>(p), copy);
-  pr.recompute_ps = pr.forward_ps;
-  pr.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
+  pr.memory_ops.d2h_ps.assign(static_cast<std::size_t>(p), copy);
+  pr.memory_ops.h2d_ps.assign(static_cast<std::size_t>(p), copy);
+  pr.memory_ops.recompute_ps = pr.forward_ps;
+  pr.memory_ops.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
   const auto out = optimize_each(state, pr, settings(optimizer::Method::Heuristic, 600, 20000));
   counters(state, pr, out);
   state.counters["offloaded"] =
@@ -197,10 +198,10 @@ BENCHMARK(OptimizerMilpProof)->Args({8, 16})->Unit(benchmark::kSecond)->Iteratio
 void OptimizerMilpOffloadProof(benchmark::State& state) {
   const int p = 4, m = static_cast<int>(state.range(0));
   optimizer::Problem pr = problem(p, m, 1, 1, 1, 0, 0.5 * p);
-  pr.allow_offload = pr.allow_recompute = true;
-  pr.d2h_ps = pr.h2d_ps = pr.forward_ps;
-  pr.recompute_ps = pr.forward_ps;
-  pr.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
+  pr.memory_ops.allow_offload = pr.memory_ops.allow_recompute = true;
+  pr.memory_ops.d2h_ps = pr.memory_ops.h2d_ps = pr.forward_ps;
+  pr.memory_ops.recompute_ps = pr.forward_ps;
+  pr.memory_ops.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
   const auto out = optimize_each(state, pr, settings(optimizer::Method::Milp, 60, 2000));
   state.counters["proven_optimal"] = out.proven_optimal ? 1 : 0;
   state.counters["gap"] = out.gap;

@@ -28,14 +28,14 @@ Problem unit_problem(int p, int m, double limit, bool offload, bool recompute,
     pr.forward_ps.push_back(kUnit);
     pr.backward_ps.push_back(backward);
     pr.weight_ps.push_back(kUnit);
-    pr.activation_bytes.push_back(1000);
-    pr.weight_grad_bytes.push_back(400);
-    pr.limit_bytes.push_back(static_cast<std::int64_t>(limit * 1000));
+    pr.memory.activation_bytes.push_back(1000);
+    pr.memory.weight_grad_bytes.push_back(400);
+    pr.memory.limit_bytes.push_back(static_cast<std::int64_t>(limit * 1000));
   }
-  pr.allow_offload = offload;
-  pr.allow_recompute = recompute;
-  pr.d2h_ps = pr.h2d_ps = pr.recompute_ps = pr.forward_ps;
-  pr.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
+  pr.memory_ops.allow_offload = offload;
+  pr.memory_ops.allow_recompute = recompute;
+  pr.memory_ops.d2h_ps = pr.memory_ops.h2d_ps = pr.memory_ops.recompute_ps = pr.forward_ps;
+  pr.memory_ops.stage_input_bytes.assign(static_cast<std::size_t>(p), 100);
   return pr;
 }
 
@@ -125,20 +125,20 @@ TEST_CASE("first-device bound: never above the search's replayed cost on random 
   for (int it = 0; it < 80; ++it) {
     const int p = pick(1, 4), m = pick(1, 6);
     Problem pr = unit_problem(p, m, pick(10, 30) / 10.0, pick(0, 1) == 1, true);
-    if (!pr.allow_offload)
-      pr.allow_recompute = true;
+    if (!pr.memory_ops.allow_offload)
+      pr.memory_ops.allow_recompute = true;
     else
-      pr.allow_recompute = pick(0, 1) == 1;
+      pr.memory_ops.allow_recompute = pick(0, 1) == 1;
     pr.set_uniform_comm(pick(0, 1) * kUnit);
     for (int s = 0; s < p; ++s) {
       const auto su = static_cast<std::size_t>(s);
-      pr.forward_ps[su] = pr.recompute_ps[su] = pick(1, 2) * kUnit;
+      pr.forward_ps[su] = pr.memory_ops.recompute_ps[su] = pick(1, 2) * kUnit;
       pr.backward_ps[su] = pick(1, 3) * kUnit;
       pr.weight_ps[su] = pick(1, 2) * kUnit;
-      pr.weight_grad_bytes[su] = pick(0, 6) * 100;
-      pr.stage_input_bytes[su] = pick(0, 3) * 100;
-      pr.d2h_ps[su] = pick(1, 3) * kUnit;
-      pr.h2d_ps[su] = std::min<std::int64_t>(pick(1, 3) * kUnit, pr.backward_ps[su]);
+      pr.memory.weight_grad_bytes[su] = pick(0, 6) * 100;
+      pr.memory_ops.stage_input_bytes[su] = pick(0, 3) * 100;
+      pr.memory_ops.d2h_ps[su] = pick(1, 3) * kUnit;
+      pr.memory_ops.h2d_ps[su] = std::min<std::int64_t>(pick(1, 3) * kUnit, pr.backward_ps[su]);
     }
     const OptimizeOutcome out = search(pr);
     if (!out.feasible) continue;

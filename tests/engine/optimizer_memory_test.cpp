@@ -176,15 +176,15 @@ TEST_CASE("optimizer MILP with offload and recompute: time-indexed, proves a sma
     pr.forward_ps.push_back(ms);
     pr.backward_ps.push_back(ms);
     pr.weight_ps.push_back(ms);
-    pr.recompute_ps.push_back(ms);
-    pr.d2h_ps.push_back(ms);
-    pr.h2d_ps.push_back(ms);
-    pr.activation_bytes.push_back(1000);
-    pr.weight_grad_bytes.push_back(400);
-    pr.stage_input_bytes.push_back(100);
+    pr.memory_ops.recompute_ps.push_back(ms);
+    pr.memory_ops.d2h_ps.push_back(ms);
+    pr.memory_ops.h2d_ps.push_back(ms);
+    pr.memory.activation_bytes.push_back(1000);
+    pr.memory.weight_grad_bytes.push_back(400);
+    pr.memory_ops.stage_input_bytes.push_back(100);
   }
-  pr.limit_bytes.assign(2, 2000);
-  pr.allow_offload = pr.allow_recompute = true;
+  pr.memory.limit_bytes.assign(2, 2000);
+  pr.memory_ops.allow_offload = pr.memory_ops.allow_recompute = true;
   optimizer::OptimizeSettings s;
   s.method = optimizer::Method::Milp;
   s.budget_evals = 2000;

@@ -196,10 +196,10 @@ TEST_CASE("optimized: the iteration objective's bound holds for every barrier an
   for (bool global : {false, true}) {
     optimizer::Problem pr = problem_of(input(4, 8, c, Time::from_seconds(0.1e-3), 4.0), 4.0);
     pr.objective = optimizer::Objective::Iteration;
-    pr.global_barrier = global;
-    pr.barrier_ps = global ? Time::from_seconds(0.2e-3).ps() : 0;
-    pr.post_ps = {Time::from_seconds(1e-3).ps(), Time::from_seconds(1e-3).ps(),
-                  Time::from_seconds(1e-3).ps(), Time::from_seconds(6e-3).ps()};
+    pr.iteration.global_barrier = global;
+    pr.iteration.barrier_ps = global ? Time::from_seconds(0.2e-3).ps() : 0;
+    pr.iteration.post_ps = {Time::from_seconds(1e-3).ps(), Time::from_seconds(1e-3).ps(),
+                            Time::from_seconds(1e-3).ps(), Time::from_seconds(6e-3).ps()};
     optimizer::OptimizeSettings s;
     s.method = optimizer::Method::Heuristic;
     s.budget_evals = kTestEvaluations;
@@ -211,7 +211,7 @@ TEST_CASE("optimized: the iteration objective's bound holds for every barrier an
     // With a global barrier every device's work and step fit in one period, plus the barrier.
     if (global) {
       for (std::int32_t d = 0; d < 4; ++d)
-        CHECK(out.cost >= pr.work_ps(d) + pr.post(d) + pr.barrier_ps);
+        CHECK(out.cost >= pr.work_ps(d) + pr.post(d) + pr.iteration.barrier_ps);
     }
   }
 }

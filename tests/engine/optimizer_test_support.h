@@ -51,17 +51,18 @@ inline optimizer::Problem problem_of(const GeneratorInput& in, double units,
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());
     pr.weight_ps.push_back(c.backward_weight.ps());
-    pr.activation_bytes.push_back(c.activation.count());
-    pr.weight_grad_bytes.push_back(c.weight_grad.count());
-    pr.limit_bytes.push_back(static_cast<std::int64_t>(units * c.activation.as_double() + 0.5));
+    pr.memory.activation_bytes.push_back(c.activation.count());
+    pr.memory.weight_grad_bytes.push_back(c.weight_grad.count());
+    pr.memory.limit_bytes.push_back(
+        static_cast<std::int64_t>(units * c.activation.as_double() + 0.5));
     if (link) {
-      pr.recompute_ps.push_back(c.forward.ps());
-      pr.stage_input_bytes.push_back(c.stage_input.count());
-      pr.d2h_ps.push_back(transfer_time(c.activation, *link).ps());
-      pr.h2d_ps.push_back(transfer_time(c.activation, *link).ps());
+      pr.memory_ops.recompute_ps.push_back(c.forward.ps());
+      pr.memory_ops.stage_input_bytes.push_back(c.stage_input.count());
+      pr.memory_ops.d2h_ps.push_back(transfer_time(c.activation, *link).ps());
+      pr.memory_ops.h2d_ps.push_back(transfer_time(c.activation, *link).ps());
     }
   }
-  pr.allow_offload = pr.allow_recompute = link.has_value();
+  pr.memory_ops.allow_offload = pr.memory_ops.allow_recompute = link.has_value();
   return pr;
 }
 
