@@ -164,6 +164,33 @@ TEST_CASE("a device or a folder as -o is refused; '-' is standard output") {
   CHECK(out.out.rfind("scenario,schedule", 0) == 0);
 }
 
+TEST_CASE("standard output carries one output: a second onto it is refused, nothing written") {
+  TempDir dir;
+  const std::string s = dir.file("s.yaml");
+  std::string two = kScenario;
+  two.replace(two.find("[1f1b]"), 6, "[gpipe, 1f1b]");
+  write_text(s, two);
+  for (const std::string args : {"--html -", "--html - -o -", "--trace - --trace-combined"}) {
+    CAPTURE(args);
+    Result r = run("run " + s + " " + args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("would both go to standard output") != std::string::npos);
+  }
+  // One trace per schedule cannot be '-' (it wrote files named "-.gpipe" and "-.1f1b").
+  Result per_schedule = run("run " + s + " --trace - -o " + dir.file("r.txt"));
+  CHECK(per_schedule.code == 2);
+  CHECK(per_schedule.err.find("add --trace-combined or name a file") != std::string::npos);
+  CHECK(!std::filesystem::exists(dir.file("r.txt")));
+  // One output on '-' is fine: the trace of the one schedule named, the page with -o FILE.
+  Result one = run("run " + s + " --schedule 1f1b --trace - -q -o " + dir.file("r.txt"));
+  CHECK(one.code == 0);
+  CHECK(one.out.rfind("{\"displayTimeUnit\"", 0) == 0);
+  Result page = run("run " + s + " --html - -q -o " + dir.file("r.txt"));
+  CHECK(page.code == 0);
+  CHECK(page.out.rfind("<!DOCTYPE html>", 0) == 0);
+}
+
 TEST_CASE("a second writer of the same output fails clearly on the lock") {
   TempDir dir;
   const std::string s = dir.file("s.yaml"), out = dir.file("out.txt");

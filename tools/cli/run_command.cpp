@@ -2,6 +2,7 @@
 // them, the verdict first (tools/report/verdict.h), with optional Chrome traces and an HTML report.
 // Exit 1 when a schedule failed (out of memory, deadlock, infeasible) unless --fail-on none.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -85,6 +86,30 @@ std::string failure_summary(const ScenarioRun& result) {
                      result.runs.size() + result.infeasible.size(), fmt::join(failed, ", "));
 }
 
+/// Standard output ('-', and -o left out for the report) carries one output, and --trace '-' one
+/// trace: refused before anything runs, instead of a report and a page mixed on stdout or trace
+/// files named "-.LABEL".
+void check_standard_output(const RunOptions& options, std::size_t schedules) {
+  std::vector<std::string> on_stdout;
+  if (options.output.empty() || options.output == "-") on_stdout.emplace_back("the report");
+  if (options.trace == "-") {
+    if (schedules > 1 && !options.trace_combined) {
+      throw InputError(fmt::format(
+          "--trace: '-' (standard output) holds one trace and this run writes one per schedule "
+          "({}): add --trace-combined or name a file",
+          schedules));
+    }
+    on_stdout.emplace_back("the trace (--trace -)");
+  }
+  if (options.html == "-") on_stdout.emplace_back("the HTML report (--html -)");
+  if (on_stdout.size() > 1) {
+    throw InputError(fmt::format(
+        "{} would {} go to standard output, mixed: write all but one to files (-o FILE for the "
+        "report)",
+        fmt::join(on_stdout, " and "), on_stdout.size() == 2 ? "both" : "all"));
+  }
+}
+
 int run_command(const Registry& registry, const RunOptions& options) {
   Scenario scenario = load_scenario_file(options.scenario, registry);
   scenario.command_line = options.scenario_settings;
@@ -103,6 +128,8 @@ int run_command(const Registry& registry, const RunOptions& options) {
       scenario.schedules.push_back(request);
     }
   }
+  check_standard_output(
+      options, options.schedules.empty() ? scenario.schedules.size() : options.schedules.size());
   // Recorders for --trace and --html, one set per entry of result.runs.
   struct Recorders {
     std::unique_ptr<ChromeTraceWriter> trace;
