@@ -55,6 +55,60 @@ void read_range(const YamlNode& node, SweepAxis& axis, DiagnosticList& d) {
   }
 }
 
+// "pipeline.stages" -> {"pipeline", "stages"}.
+std::vector<std::string> split_key_path(const std::string& path) {
+  std::vector<std::string> keys;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    keys.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return keys;
+    start = dot + 1;
+  }
+}
+
+// Whether the key path `inner` lies strictly inside `outer` ("pipeline.stages" in "pipeline").
+bool inside(const std::string& inner, const std::string& outer) {
+  return inner.size() > outer.size() && inner.rfind(outer, 0) == 0 && inner[outer.size()] == '.';
+}
+
+// A list axis names each value once: a repeat is the same point run twice.
+void check_distinct_values(const YamlNode& list, const SweepAxis& axis, DiagnosticList& d) {
+  const std::vector<YamlNode> elements = list.elements();
+  for (std::size_t i = 0; i < axis.labels.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (axis.labels[i] != axis.labels[j]) continue;
+      elements[i].error(d, fmt::format("the value {} is given twice in this axis", axis.labels[i]));
+      break;
+    }
+  }
+}
+
+// Every key on an axis's path above its leaf must be a mapping in the base, or absent (then the
+// point creates it): an axis going inside a value (pipeline.stages.x under stages: 4) would
+// silently replace that value with a mapping.
+void check_path_in_base(const std::string& path, const YAML::Node& base,
+                        const std::string& base_file, const YamlNode& key, DiagnosticList& d) {
+  const std::vector<std::string> keys = split_key_path(path);
+  YAML::Node node = base;
+  std::string walked;
+  for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
+    const YAML::Node& current = node;
+    const YAML::Node next = current[keys[k]];
+    walked += (walked.empty() ? "" : ".") + keys[k];
+    if (!next) return;
+    if (!next.IsMap()) {
+      const YAML::Mark m = next.Mark();
+      key.error(d, fmt::format("'{}' is {} in the base ({}:{}:{}), not a mapping: the axis cannot "
+                               "set a key inside it",
+                               walked, YamlNode(next, base_file, walked).describe(), base_file,
+                               m.line + 1, m.column + 1));
+      return;
+    }
+    node.reset(next);
+  }
+}
+
 }  // namespace
 
 std::int64_t SweepSpec::point_count() const {
@@ -78,16 +132,7 @@ std::string SweepSpec::scenario_yaml(std::int64_t index) const {
   std::vector<std::size_t> c = coordinates(index);
   for (std::size_t i = 0; i < axes.size(); ++i) {
     // Walk the dotted path, creating maps on the way, and set the leaf.
-    const std::string& path = axes[i].path;
-    std::vector<std::string> keys;
-    std::size_t start = 0;
-    while (true) {
-      std::size_t dot = path.find('.', start);
-      keys.push_back(
-          path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
+    const std::vector<std::string> keys = split_key_path(axes[i].path);
     std::vector<YAML::Node> chain{tree};
     for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
       YAML::Node next = chain.back()[keys[k]];
@@ -119,6 +164,7 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
       s->error(d, fmt::format("expected a list of schedules, got {}", s->describe()));
     spec.schedules = s->raw();
   }
+  std::vector<YamlNode> axis_keys;  // where each axis is named, for the checks on the base
   if (auto axes = top.require("axes")) {
     if (!axes->is_map()) {
       axes->error(
@@ -152,7 +198,13 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
         for (const SweepAxis& other : spec.axes) {
           if (other.path == axis.path)
             key.error(d, fmt::format("the axis '{}' is given twice", axis.path));
+          else if (inside(axis.path, other.path) || inside(other.path, axis.path))
+            key.error(d, fmt::format("the axes '{}' and '{}' overlap: one is inside the other, so "
+                                     "a point would set the same key twice",
+                                     other.path, axis.path));
         }
+        if (value.is_sequence()) check_distinct_values(value, axis, d);
+        axis_keys.push_back(key);
         spec.axes.push_back(std::move(axis));
       }
     }
@@ -166,6 +218,10 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
   spec.base = base_doc.root().raw();
   if (!spec.base.IsMap())
     throw InputError(fmt::format("{}: the base scenario is not a mapping", spec.base_file));
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    check_path_in_base(spec.axes[a].path, spec.base, spec.base_file, axis_keys[a], d);
+  }
+  d.throw_if_any();
   double points = 1;
   for (const SweepAxis& a : spec.axes) points *= static_cast<double>(a.values.size());
   if (points > static_cast<double>(max_points)) {
