@@ -22,12 +22,12 @@ TransformerModel tiny_model() {
   TransformerModel m;
   m.layers = 4;
   m.hidden = 64;
-  m.heads = 4;
+  m.attention.heads = 4;
   m.seq_len = 32;
   m.micro_batch_size = 2;
-  m.dtype = "fp32";
-  m.dtype_bytes = 4;
-  m.attention = AttentionKind::Standard;
+  m.dtype.name = "fp32";
+  m.dtype.bytes = 4;
+  m.attention.kind = AttentionKind::Standard;
   return m;
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("stage count and errors") {
       "op,stage,duration,bytes\nforward,0,1ms,\nbackward_input,0,1ms,\n", "p.csv", 1);
   CHECK_THROWS_AS(calibrate(p, tiny_model(), tera(1.0), {1, 1}), InputError);
   TransformerModel with_vocab = tiny_model();
-  with_vocab.vocab = 1000;
+  with_vocab.embedding.vocab = 1000;
   CHECK(calibration_text(calibrate(p, with_vocab, tera(1.0), {1})).find("LM head") !=
         std::string::npos);
 }

@@ -16,12 +16,12 @@ TransformerModel gpt_layer() {
   TransformerModel m;
   m.layers = 4;
   m.hidden = 1024;
-  m.heads = 16;
+  m.attention.heads = 16;
   m.seq_len = 1024;
   m.micro_batch_size = 2;
-  m.attention = AttentionKind::Standard;
-  m.dtype = "fp16";
-  m.dtype_bytes = 2;
+  m.attention.kind = AttentionKind::Standard;
+  m.dtype.name = "fp16";
+  m.dtype.bytes = 2;
   return m;
 }
 

@@ -18,12 +18,12 @@ TransformerModel small_gpt() {
   TransformerModel m;
   m.layers = 2;
   m.hidden = 64;
-  m.heads = 4;
+  m.attention.heads = 4;
   m.seq_len = 32;
   m.micro_batch_size = 2;
-  m.attention = AttentionKind::Standard;
-  m.dtype = "fp16";
-  m.dtype_bytes = 2;
+  m.attention.kind = AttentionKind::Standard;
+  m.dtype.name = "fp16";
+  m.dtype.bytes = 2;
   return m;
 }
 
@@ -52,7 +52,7 @@ TEST_CASE("MLP activation: fused, forward unfused and unfused bytes per element"
   CHECK(bytes_of(fused.forward, "mlp_activation") == 4.0 * elems);
   CHECK(bytes_of(fused.backward_input, "mlp_activation_grad") == 6.0 * elems);
 
-  m.activation_fusion = ActivationFusion::ForwardUnfused;
+  m.kernels.activation_fusion = ActivationFusion::ForwardUnfused;
   ComponentWork fwd = transformer_layer_work(m, Sharding{});
   // bias_gelu as ten kernels: 23e = 46 bytes per element; the backward stays fused.
   CHECK(bytes_of(fwd.forward, "mlp_activation") == 46.0 * elems);
@@ -65,12 +65,12 @@ TEST_CASE("MLP activation: fused, forward unfused and unfused bytes per element"
   CHECK(pass_time(fwd.forward, gpu, 2, false).gemm_s ==
         pass_time(fused.forward, gpu, 2, false).gemm_s);
 
-  m.activation_fusion = ActivationFusion::Unfused;
+  m.kernels.activation_fusion = ActivationFusion::Unfused;
   ComponentWork both = transformer_layer_work(m, Sharding{});
   CHECK(bytes_of(both.backward_input, "mlp_activation_grad") == 92.0 * elems);  // 46e
 
   // SwiGLU (f 256 per matrix): fused 3e / 5e; unfused silu + mul 5e, swiglu_back 29e.
-  m.mlp = MlpKind::Swiglu;
+  m.mlp.kind = MlpKind::Swiglu;
   CHECK(bytes_of(both.forward, "mlp_activation") == 46.0 * elems);  // the GeLU layer above
   ComponentWork swiglu = transformer_layer_work(m, Sharding{});
   CHECK(bytes_of(swiglu.forward, "mlp_activation") == 10.0 * elems);
@@ -89,17 +89,17 @@ TEST_CASE("standard attention's glue kernels, by hand") {
   CHECK(bytes_of(on.backward_input, "qk_scale_grad") == 2.0 * 2.0 * 64 * 64 * 2);  // dQ, dK
   CHECK(bytes_of(on.backward_input, "qkv_grad_concat") == 2.0 * 64 * 192 * 2);
 
-  m.glue_kernels = false;
+  m.kernels.glue_kernels = false;
   ComponentWork off = transformer_layer_work(m, Sharding{});
   CHECK(off.forward.memory_bytes() == on.forward.memory_bytes() - 49152.0 - 16384.0);
   CHECK(off.backward_input.memory_bytes() ==
         on.backward_input.memory_bytes() - 16384.0 - 32768.0 - 49152.0);
 
   // Without biases there is no QKV bias add; with flash attention there are no glue kernels.
-  m.glue_kernels = true;
+  m.kernels.glue_kernels = true;
   m.bias = false;
   CHECK(bytes_of(transformer_layer_work(m, Sharding{}).forward, "qkv_bias_add") == 0.0);
-  m.attention = AttentionKind::Flash;
+  m.attention.kind = AttentionKind::Flash;
   CHECK(bytes_of(transformer_layer_work(m, Sharding{}).forward, "context_permute") == 0.0);
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("bias gradients: summed in B (the zero-bubble split) or deferred to W"
   const double sums = 64.0 * (192 + 64 + 256 + 64) * 2;
   CHECK(bytes_of(in_b.backward_input, "qkv_bias_grad") == 64.0 * 192 * 2);
   CHECK(in_b.backward_weight.memory_bytes() == 0.0);
-  m.bias_grad = BiasGradPass::BackwardWeight;
+  m.kernels.bias_grad = BiasGradPass::BackwardWeight;
   ComponentWork in_w = transformer_layer_work(m, Sharding{});
   CHECK(in_w.backward_weight.memory_bytes() == sums);
   CHECK(in_b.backward_input.memory_bytes() - in_w.backward_input.memory_bytes() == sums);

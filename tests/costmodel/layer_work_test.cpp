@@ -13,14 +13,14 @@ TransformerModel llama3_8b() {
   TransformerModel m;
   m.layers = 32;
   m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
+  m.attention.heads = 32;
+  m.attention.kv_heads = 8;
+  m.mlp.ffn_hidden = 14336;
   m.seq_len = 8192;
-  m.vocab = 128256;
-  m.mlp = MlpKind::Swiglu;
-  m.attention = AttentionKind::Flash;
-  m.tied_embeddings = false;
+  m.embedding.vocab = 128256;
+  m.mlp.kind = MlpKind::Swiglu;
+  m.attention.kind = AttentionKind::Flash;
+  m.embedding.tied = false;
   m.bias = false;
   m.dropout = false;
   return m;
@@ -30,11 +30,11 @@ TransformerModel gpt(std::int64_t h, std::int64_t a, std::int64_t s) {
   TransformerModel m;
   m.layers = 4;
   m.hidden = h;
-  m.heads = a;
+  m.attention.heads = a;
   m.seq_len = s;
-  m.vocab = 1000;
-  m.attention = AttentionKind::Standard;
-  m.tied_embeddings = true;  // GPT
+  m.embedding.vocab = 1000;
+  m.attention.kind = AttentionKind::Standard;
+  m.embedding.tied = true;  // GPT
   return m;
 }
 
@@ -85,18 +85,18 @@ TEST_CASE("the variants change what their formulas say") {
   TransformerModel m = gpt(1024, 16, 2048);
   const double s = 2048, h = 1024, a = 16;
   const ComponentWork standard = transformer_layer_work(m, Sharding{});
-  m.attention = AttentionKind::Flash;
+  m.attention.kind = AttentionKind::Flash;
   const ComponentWork flash = transformer_layer_work(m, Sharding{});
   // Flash keeps no s^2 tensors, only a fp32 log-sum-exp per head and row.
   CHECK(standard.activation_bytes - flash.activation_bytes == 5 * a * s * s - 4 * a * s);
   CHECK(flash.forward.attention_flops == 2 * s * s * h);
-  m.kv_heads = 4;  // GQA: K and V shrink to kv d columns
+  m.attention.kv_heads = 4;  // GQA: K and V shrink to kv d columns
   const ComponentWork gqa = transformer_layer_work(m, Sharding{});
   CHECK(flash.parameters - gqa.parameters == 2 * h * (h - 4 * 64) + 2 * (h - 4 * 64));
   CHECK(flash.activation_bytes - gqa.activation_bytes == 2 * 2 * s * (h - 4 * 64));
-  m.kv_heads = 0;
-  m.mlp = MlpKind::Swiglu;
-  m.ffn_hidden = 2816;  // SwiGLU: three h x f matrices
+  m.attention.kv_heads = 0;
+  m.mlp.kind = MlpKind::Swiglu;
+  m.mlp.ffn_hidden = 2816;  // SwiGLU: three h x f matrices
   const ComponentWork swiglu = transformer_layer_work(m, Sharding{});
   CHECK(swiglu.parameters == 4 * h * h + 3 * h * 2816 + (3 * h + h + 2 * 2816 + h) + 4 * h);
   CHECK(swiglu.forward.gemm_flops() == 2 * s * (4 * h * h + 3 * h * 2816));
@@ -138,12 +138,12 @@ TEST_CASE("model.cross_entropy: the loss kernel's bytes per logit and what it ke
   TransformerModel m = gpt(1024, 16, 2048);
   const double s = 2048, h = 1024, v = 1000;
   const double norm_f = 2 * 2 * s * h, norm_b = 3 * 2 * s * h, kept_inputs = 2 * 2 * s * h;
-  m.cross_entropy = CrossEntropyKind::Half;  // the five passes in bf16: 8e F, 2e B, e kept
+  m.kernels.cross_entropy = CrossEntropyKind::Half;  // the five passes in bf16: 8e F, 2e B, e kept
   ComponentWork half = lm_head_work(m, Sharding{});
   CHECK(half.forward.memory_bytes() == 16 * s * v + norm_f);
   CHECK(half.backward_input.memory_bytes() == 4 * s * v + norm_b);
   CHECK(half.activation_bytes == kept_inputs + 2 * s * v);
-  m.cross_entropy = CrossEntropyKind::Fused;  // online max/sum (e) + gradient in place (2e)
+  m.kernels.cross_entropy = CrossEntropyKind::Fused;  // online max/sum (e) + gradient in place (2e)
   ComponentWork fused = lm_head_work(m, Sharding{});
   CHECK(fused.forward.memory_bytes() == 6 * s * v + norm_f);
   CHECK(fused.backward_input.memory_bytes() == 4 * s * v + norm_b);

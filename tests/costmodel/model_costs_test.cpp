@@ -17,11 +17,11 @@ TransformerModel zb_1p5b() {
   TransformerModel m;
   m.layers = 22;
   m.hidden = 2304;
-  m.heads = 24;
+  m.attention.heads = 24;
   m.seq_len = 1024;
   m.micro_batch_size = 6;
-  m.vocab = 50257;
-  m.tied_embeddings = false;
+  m.embedding.vocab = 50257;
+  m.embedding.tied = false;
   return m;
 }
 
@@ -47,21 +47,21 @@ TEST_CASE("Megatron's split and layers_per_stage") {
   CHECK(split_layers(10, 4) == std::vector<std::int64_t>{3, 3, 2, 2});
   TransformerModel m = zb_1p5b();
   CHECK(stage_layers(m, 8) == std::vector<std::int64_t>{3, 3, 3, 3, 3, 3, 2, 2});
-  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 2};  // the paper's: one fewer on the ends
-  CHECK(stage_layers(m, 8) == m.layers_per_stage);
-  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 3};
+  m.split.per_stage = {2, 3, 3, 3, 3, 3, 3, 2};  // the paper's: one fewer on the ends
+  CHECK(stage_layers(m, 8) == m.split.per_stage);
+  m.split.per_stage = {2, 3, 3, 3, 3, 3, 3, 3};
   CHECK(layout_error(m, 8) ==
         "layers_per_stage sums to 23 but the model has 22 layers (one count per pipeline stage)");
-  m.layers_per_stage = {3, 3, 3, 3, 3, 0, 4, 3};
+  m.split.per_stage = {3, 3, 3, 3, 3, 0, 4, 3};
   CHECK(layout_error(m, 8).find("gives stage 5 no layer") != std::string::npos);
-  m.layers_per_stage = {};
-  m.layers_per_chunk = std::vector<std::int64_t>(23, 1);
+  m.split.per_stage = {};
+  m.split.per_chunk = std::vector<std::int64_t>(23, 1);
   CHECK(layout_error(m, 8).find("needs p x v") != std::string::npos);
 }
 
 TEST_CASE("first and last stage: embedding, LM head and loss, layer by layer") {
   TransformerModel m = zb_1p5b();
-  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 2};
+  m.split.per_stage = {2, 3, 3, 3, 3, 3, 3, 2};
   const ModelCosts c = model_costs(inputs(m, a100(0.5), 8));
   REQUIRE(c.stages.size() == 8);
   const StageBreakdown& first = c.stages[0];
@@ -90,9 +90,9 @@ TEST_CASE("first and last stage: embedding, LM head and loss, layer by layer") {
 TEST_CASE("layers_per_chunk: every chunk its own cost (the paper's 1F1B-I)") {
   TransformerModel m = zb_1p5b();
   // 24 virtual stages: the first holds only the embedding, the last only the LM head and loss.
-  m.layers_per_chunk = std::vector<std::int64_t>(24, 1);
-  m.layers_per_chunk.front() = 0;
-  m.layers_per_chunk.back() = 0;
+  m.split.per_chunk = std::vector<std::int64_t>(24, 1);
+  m.split.per_chunk.front() = 0;
+  m.split.per_chunk.back() = 0;
   const ModelCosts c = model_costs(inputs(m, a100(0.5), 8));
   REQUIRE(c.chunked.count(3) == 1);
   const std::vector<StageCost> table = c.profile.for_table(3);
@@ -109,7 +109,7 @@ TEST_CASE("layers_per_chunk: every chunk its own cost (the paper's 1F1B-I)") {
 
 TEST_CASE("costs.per_layer: layers as measured, the head at the efficiency W shows") {
   TransformerModel m = zb_1p5b();
-  m.layers_per_stage = {2, 3, 3, 3, 3, 3, 3, 2};
+  m.split.per_stage = {2, 3, 3, 3, 3, 3, 3, 2};
   ModelCostInputs in = inputs(m, a100(1.0), 8);
   in.gpu.efficiency = EfficiencyModel{};  // not given: the measured layers decide
   MeasuredLayer layer;                    // the zero-bubble paper's Table 9 / 3 layers
@@ -149,7 +149,7 @@ TEST_CASE("static memory by ZeRO level: parameters x bytes per parameter") {
 
 TEST_CASE("recompute: selective adds the attention core to B, full keeps layer inputs") {
   TransformerModel m = zb_1p5b();
-  m.attention = AttentionKind::Standard;
+  m.attention.kind = AttentionKind::Standard;
   ModelCostInputs in = inputs(m, a100(0.5), 8);
   const ModelCosts none = model_costs(in);
   in.recompute.granularity = RecomputeModel::Granularity::Selective;
@@ -165,7 +165,7 @@ TEST_CASE("recompute: selective adds the attention core to B, full keeps layer i
   CHECK(full.stages[1].recompute.total() == none.stages[1].forward.total() / 3);
   CHECK(full.stages[1].stage_input.as_double() ==
         doctest::Approx(2.0 / 3 * none.stages[1].activation.as_double() + b * s * h * 2));
-  m.attention = AttentionKind::Flash;
+  m.attention.kind = AttentionKind::Flash;
   in.model = m;
   in.recompute.granularity = RecomputeModel::Granularity::Selective;
   CHECK_THROWS_WITH(model_costs(in),

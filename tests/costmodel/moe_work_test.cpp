@@ -65,10 +65,10 @@ TEST_CASE("a MoE layer's FLOPs follow top_k and the shared experts, not the expe
   TransformerModel m;
   m.layers = 4;
   m.hidden = 1024;
-  m.heads = 16;
+  m.attention.heads = 16;
   m.seq_len = 512;
-  m.vocab = 0;
-  m.mlp = MlpKind::Swiglu;
+  m.embedding.vocab = 0;
+  m.mlp.kind = MlpKind::Swiglu;
   m.bias = false;
   m.dropout = false;
   m.moe = MoeSpec{};

@@ -51,8 +51,8 @@ TEST_CASE("model presets: overrides win, the rest is the preset's") {
   CHECK(m->kv() == 8);
   CHECK(m->seq_len == 4096);
   CHECK(m->micro_batch_size == 2);
-  CHECK(m->mlp == MlpKind::Swiglu);
-  CHECK_FALSE(m->tied_embeddings);
+  CHECK(m->mlp.kind == MlpKind::Swiglu);
+  CHECK_FALSE(m->embedding.tied);
   CHECK(transformer_model_json(*m)["preset"] == "llama3-70b");
 
   DiagnosticList bad;
@@ -72,7 +72,7 @@ TEST_CASE("GPU presets: the dtype's peak, datasheet values, the roofline curve")
   REQUIRE(p.gpu_names() == std::vector<std::string>{"a100-40g", "a100-80g", "h100-sxm", "h200",
                                                     "b200", "mi300x", "h800"});
   TransformerModel m;
-  m.dtype = "bf16";
+  m.dtype.name = "bf16";
   DiagnosticList d;
   auto h100 = gpu_of("gpu: {preset: h100-sxm}\n", &m, d);
   REQUIRE(h100.has_value());
@@ -81,7 +81,7 @@ TEST_CASE("GPU presets: the dtype's peak, datasheet values, the roofline curve")
   CHECK(h100->memory->count() == 80'000'000'000LL);
   CHECK(h100->efficiency.kind == EfficiencyModel::Kind::Roofline);
   CHECK_FALSE(h100->efficiency.explicit_given);
-  m.dtype = "fp8";
+  m.dtype.name = "fp8";
   auto fp8 = gpu_of("gpu: {preset: h100-sxm, efficiency: 0.4}\n", &m, d);
   REQUIRE(fp8.has_value());
   CHECK(fp8->flops.flops_per_second() == doctest::Approx(1978.9e12));

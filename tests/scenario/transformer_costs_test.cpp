@@ -12,13 +12,13 @@ TransformerModel small_model() {
   TransformerModel m;
   m.layers = 4;
   m.hidden = 1024;
-  m.heads = 16;
+  m.attention.heads = 16;
   m.seq_len = 2048;
   m.micro_batch_size = 1;
-  m.vocab = 1000;
-  m.dtype = "bf16";
-  m.dtype_bytes = 2;
-  m.attention = AttentionKind::Standard;  // the published formulas keep the s^2 scores
+  m.embedding.vocab = 1000;
+  m.dtype.name = "bf16";
+  m.dtype.bytes = 2;
+  m.attention.kind = AttentionKind::Standard;  // the published formulas keep the s^2 scores
   return m;
 }
 

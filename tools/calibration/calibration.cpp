@@ -73,7 +73,7 @@ CalibrationResult calibrate(const MeasuredProfile& profile, const TransformerMod
   r.layers_per_stage = layers_per_stage;
   r.peak_flops = peak;
   r.given_efficiency = gpu.nominal_efficiency();
-  r.has_lm_head = model.vocab > 0;
+  r.has_lm_head = model.embedding.vocab > 0;
   for (std::size_t i = 0; i < profile.stages.size(); ++i) {
     const StageCost& m = profile.stages[i];
     const auto n = static_cast<double>(layers_per_stage[i]);

@@ -86,7 +86,7 @@ RooflineFit fit_roofline(const MeasuredProfile& profile, const TransformerModel&
   if (gpu.efficiency.kind != EfficiencyModel::Kind::Roofline)
     throw InputError("fitting the roofline curve needs cluster.gpu.efficiency as a curve");
   const ComponentWork work = transformer_layer_work(model, sharding);
-  const auto e = static_cast<double>(model.dtype_bytes);
+  const auto e = static_cast<double>(model.dtype.bytes);
   RooflineFit fit;
   fit.given = gpu.efficiency;
   const bool has_w = profile.ops.count("backward_weight") != 0;

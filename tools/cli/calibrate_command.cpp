@@ -53,16 +53,16 @@ int command_calibrate(const Registry& registry, const CalibrateOptions& o) {
   }
   // Flags override the file.
   if (o.hidden > 0) model.hidden = o.hidden;
-  if (o.heads > 0) model.heads = o.heads;
+  if (o.heads > 0) model.attention.heads = o.heads;
   if (o.seq_len > 0) model.seq_len = o.seq_len;
   if (o.micro_batch_size > 0) model.micro_batch_size = o.micro_batch_size;
   if (!o.dtype.empty()) {
-    model.dtype = o.dtype;
-    model.dtype_bytes = o.dtype == "fp32" ? 4 : o.dtype == "fp8" ? 1 : 2;
+    model.dtype.name = o.dtype;
+    model.dtype.bytes = o.dtype == "fp32" ? 4 : o.dtype == "fp8" ? 1 : 2;
   }
-  if (model.hidden % model.heads != 0) {
+  if (model.hidden % model.attention.heads != 0) {
     throw InputError(fmt::format("calibrate: hidden size {} is not divisible by {} heads",
-                                 model.hidden, model.heads));
+                                 model.hidden, model.attention.heads));
   }
   if (!o.flops.empty()) {
     try {

@@ -62,7 +62,7 @@ CrossEntropyBytes cross_entropy_bytes(CrossEntropyKind kind, double e) {
 
 /// The pass that sums the bias gradients (`model.bias_grad`).
 PassWork& bias_grad_pass(ComponentWork& c, const TransformerModel& m) {
-  return m.bias_grad == BiasGradPass::BackwardWeight ? c.backward_weight : c.backward_input;
+  return m.kernels.bias_grad == BiasGradPass::BackwardWeight ? c.backward_weight : c.backward_input;
 }
 
 /// Megatron's unfused core attention (megatron/model/transformer.py, CoreAttention) between its
@@ -130,19 +130,19 @@ Dims dims_of(const TransformerModel& m, const Sharding& sh) {
   x.b = static_cast<double>(m.micro_batch_size);
   x.s = static_cast<double>(m.seq_len);
   x.h = static_cast<double>(m.hidden);
-  x.a = static_cast<double>(m.heads);
+  x.a = static_cast<double>(m.attention.heads);
   x.kv = static_cast<double>(m.kv());
   x.d = static_cast<double>(m.head_dim());
   x.f = static_cast<double>(m.ffn());
-  x.v = static_cast<double>(m.vocab);
-  x.e = static_cast<double>(m.dtype_bytes);
+  x.v = static_cast<double>(m.embedding.vocab);
+  x.e = static_cast<double>(m.dtype.bytes);
   x.t = static_cast<double>(sh.tp);
   x.tokens = x.b * x.s;
   x.replicated.tokens = sh.sp ? x.tokens / x.t : x.tokens;
   x.rank.heads = x.a / x.t;
   x.rank.kv = m.kv() >= sh.tp ? x.kv / x.t : 1.0;
   x.rank.ffn = x.f / x.t;
-  x.rank.up_width = (m.mlp == MlpKind::Swiglu ? 2.0 : 1.0) * x.rank.ffn;
+  x.rank.up_width = (m.mlp.kind == MlpKind::Swiglu ? 2.0 : 1.0) * x.rank.ffn;
   x.replicated.hidden_bytes = x.replicated.tokens * x.h * x.e;
   x.dropout = m.dropout;
   x.replicated.mask_bytes = m.dropout ? x.replicated.tokens * x.h : 0.0;
@@ -150,14 +150,14 @@ Dims dims_of(const TransformerModel& m, const Sharding& sh) {
 }
 
 double mlp_parameters(const TransformerModel& m, double width) {
-  const bool swiglu = m.mlp == MlpKind::Swiglu;
+  const bool swiglu = m.mlp.kind == MlpKind::Swiglu;
   const double h = static_cast<double>(m.hidden);
   return (swiglu ? 3.0 : 2.0) * h * width + (m.bias ? (swiglu ? 2.0 : 1.0) * width + h : 0.0);
 }
 
 void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const MlpBlock& mb) {
   // Column-parallel up (and gate), row-parallel down; F: Y = X W, B: dX = dY W^T, W: dW = X^T dY.
-  const bool swiglu = m.mlp == MlpKind::Swiglu;
+  const bool swiglu = m.mlp.kind == MlpKind::Swiglu;
   const double R = mb.rows, h = x.h, e = x.e, up = (swiglu ? 2.0 : 1.0) * mb.width;
   const std::string name = mb.name;
   struct Linear {
@@ -174,7 +174,7 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
   // The activation (activation_kernel_bytes: fused or one kernel per operation), kept for B
   // (GeLU: its input and output; SwiGLU: gate, up and the product).
   const double act_elems = R * mb.width * mb.groups;
-  const ActivationBytes act = activation_kernel_bytes(m.mlp, m.activation_fusion, e);
+  const ActivationBytes act = activation_kernel_bytes(m.mlp.kind, m.kernels.activation_fusion, e);
   c.forward.memory.push_back({name + "_activation", act.forward * act_elems});
   c.backward_input.memory.push_back({name + "_activation_grad", act.backward * act_elems});
   c.activation_bytes += (swiglu ? 3.0 : 2.0) * act_elems * e;
@@ -206,7 +206,8 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
     double in, out;  // per-rank widths
   };
   const Linear linears[] = {{"qkv", h, qkv_width}, {"attention_out", core_width, h}};
-  for (const Linear& l : m.mla ? std::span<const Linear>() : std::span<const Linear>(linears)) {
+  for (const Linear& l :
+       m.attention.mla ? std::span<const Linear>() : std::span<const Linear>(linears)) {
     c.forward.gemms.push_back({l.name, T, l.out, l.in});
     c.backward_input.gemms.push_back({std::string(l.name) + "_dx", T, l.in, l.out});
     c.backward_weight.gemms.push_back({std::string(l.name) + "_dw", l.in, l.out, T});
@@ -218,9 +219,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   const double batch = x.b * x.rank.heads;
   const double scores = batch * x.s * x.s;  // elements of one s x s score tensor per rank
   PassWork core;
-  if (m.mla) {
+  if (m.attention.mla) {
     add_mla_attention(c, m, x);
-  } else if (m.attention == AttentionKind::Standard) {
+  } else if (m.attention.kind == AttentionKind::Standard) {
     // Megatron's unfused path: two batched GEMMs forward (QK^T, attention x V), four backward;
     // a fused scale-mask-softmax and a dropout over the scores (Korthikanti et al. 2022, sec. 4.1).
     core.gemms.push_back({"qk", x.s, x.s, d, batch});
@@ -235,7 +236,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
       c.backward_input.memory.push_back({"attention_dropout_grad", scores * (2.0 * e + 1.0)});
     c.backward_input.memory.push_back({"softmax_grad", 3.0 * scores * e});
     c.attention_core_bytes = scores * (x.dropout ? 2.0 * e + 1.0 : e);
-    if (m.glue_kernels) add_attention_glue(c, m, x, qkv_width, core_width);
+    if (m.kernels.glue_kernels) add_attention_glue(c, m, x, qkv_width, core_width);
   } else {
     // FlashAttention-2: forward QK^T and PV (4 b a s^2 d FLOPs), backward recomputes QK^T and
     // computes dV, dP, dQ, dK (10 b a s^2 d); causal blocks above the diagonal skipped (Dao 2023).
@@ -244,7 +245,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
     c.attention_core_bytes = 0;
   }
   c.forward.add(core);
-  if (m.attention == AttentionKind::Standard) c.attention_recompute = core;
+  if (m.attention.kind == AttentionKind::Standard) c.attention_recompute = core;
 
   // Memory-bound kernels of the replicated region (H per hidden-size tensor): two norms (read x,
   // write y), two bias-dropout-residual adds (read branch and residual, write, + mask).
@@ -259,8 +260,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   // split region: Q, K, V (K and V at kv_heads), the attention output (the MLP's activations are
   // add_mlp's); standard attention adds the scores (softmax output, dropout mask and output);
   // flash keeps a fp32 log-sum-exp per row.
-  const double split = m.mla ? 0.0 : T * e * (core_width + 2.0 * x.rank.kv * d + core_width);
-  const double flash_lse = m.attention == AttentionKind::Flash ? 4.0 * batch * x.s : 0.0;
+  const double split =
+      m.attention.mla ? 0.0 : T * e * (core_width + 2.0 * x.rank.kv * d + core_width);
+  const double flash_lse = m.attention.kind == AttentionKind::Flash ? 4.0 * batch * x.s : 0.0;
   c.activation_bytes += 4.0 * H + 2.0 * M + split + c.attention_core_bytes + flash_lse;
   c.input_bytes = H;
 
@@ -268,16 +270,18 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   // Table 1: 32 s b h for GPT at t = 1). Column-parallel inputs are the (gathered) normed hidden
   // state, kept as the sequence-parallel shard; row-parallel output gradients are full T x h.
   const double col_input = x.replicated.tokens * h;
-  if (!m.mla) c.weight_grad_bytes += e * (col_input + T * qkv_width + T * core_width + T * h);
+  if (!m.attention.mla)
+    c.weight_grad_bytes += e * (col_input + T * qkv_width + T * core_width + T * h);
 
   // Parameters: Wq, Wk, Wv, Wo, biases, two norms (MLA: its projections, moe_work.cpp), then the
   // MLP's (add_mlp).
   const double norm_params = 2.0 * (m.bias ? 2.0 * h : h);
-  const double attention_params = m.mla ? 0.0
-                                        : h * (x.a * d) + 2.0 * h * x.kv * d + (x.a * d) * h +
-                                              (m.bias ? (x.a + 2.0 * x.kv) * d + h : 0.0);
+  const double attention_params = m.attention.mla
+                                      ? 0.0
+                                      : h * (x.a * d) + 2.0 * h * x.kv * d + (x.a * d) * h +
+                                            (m.bias ? (x.a + 2.0 * x.kv) * d + h : 0.0);
   const double attention_params_gpu =
-      m.mla ? 0.0 : h * qkv_width + core_width * h + (m.bias ? qkv_width + h : 0.0);
+      m.attention.mla ? 0.0 : h * qkv_width + core_width * h + (m.bias ? qkv_width + h : 0.0);
   c.parameters += attention_params + norm_params;
   c.parameters_per_gpu += attention_params_gpu + norm_params;
   c.parameters_activated += attention_params + norm_params;
@@ -304,7 +308,7 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   const Dims x = dims_of(m, sh);
   const double T = x.tokens, h = x.h, e = x.e, vr = x.v / x.t;
   ComponentWork c;
-  if (m.vocab <= 0) return c;
+  if (m.embedding.vocab <= 0) return c;
   // Lookup: every rank gathers its vocabulary slice's rows and writes a full T x h output
   // (masked), then the TP all-reduce (or reduce-scatter) sums them; dropout on the result.
   c.forward.memory.push_back({"embedding_lookup", 2.0 * T * h * e});
@@ -345,14 +349,14 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   c.parameters_activated = c.parameters;
   c.activation_bytes = H;
   c.input_bytes = H;
-  if (m.vocab <= 0) return c;
+  if (m.embedding.vocab <= 0) return c;
   // Logits GEMM (2 b s h V / t per pass): F logits = X W^T, B dX = dlogits W, W dW = dlogits^T X.
   c.forward.gemms.push_back({"logits", T, vr, h});
   c.backward_input.gemms.push_back({"logits_dx", T, h, vr});
   c.backward_weight.gemms.push_back({"logits_dw", vr, h, T});
   // The loss over N = T V / t logits (`model.cross_entropy`), memory-bound: bytes per logit.
   const double logits = T * vr;
-  const CrossEntropyBytes ce = cross_entropy_bytes(m.cross_entropy, e);
+  const CrossEntropyBytes ce = cross_entropy_bytes(m.kernels.cross_entropy, e);
   c.forward.memory.push_back({"cross_entropy", logits * ce.forward});
   c.backward_input.memory.push_back({"cross_entropy_grad", logits * ce.backward});
   // Kept F -> B (Korthikanti et al. 2022, sec. 4.3): the final norm's and the head's inputs and
@@ -360,7 +364,7 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   const double head_input = x.replicated.tokens * h * e;
   c.activation_bytes = H + head_input + ce.kept * logits;
   c.weight_grad_bytes = head_input + logits * e;
-  if (!m.tied_embeddings) {
+  if (!m.embedding.tied) {
     c.parameters += x.v * h;
     c.parameters_per_gpu += vr * h;
   }
@@ -395,14 +399,15 @@ double model_parameters(const TransformerModel& m) { return count_parameters(m, 
 double model_parameters_activated(const TransformerModel& m) { return count_parameters(m, true); }
 
 std::string model_shape_error(const TransformerModel& m, std::int64_t tp) {
-  if (m.heads <= 0 || m.hidden % m.heads != 0)
-    return fmt::format("hidden size {} is not divisible by {} heads", m.hidden, m.heads);
-  if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0))
-    return fmt::format("kv_heads {} must divide heads {} (GQA groups of equal size)", m.kv_heads,
-                       m.heads);
+  if (m.attention.heads <= 0 || m.hidden % m.attention.heads != 0)
+    return fmt::format("hidden size {} is not divisible by {} heads", m.hidden, m.attention.heads);
+  if (m.attention.kv_heads > m.attention.heads ||
+      (m.attention.kv_heads > 0 && m.attention.heads % m.attention.kv_heads != 0))
+    return fmt::format("kv_heads {} must divide heads {} (GQA groups of equal size)",
+                       m.attention.kv_heads, m.attention.heads);
   if (tp > 1) {
-    if (m.heads % tp != 0)
-      return fmt::format("tensor parallelism {} must divide the {} heads", tp, m.heads);
+    if (m.attention.heads % tp != 0)
+      return fmt::format("tensor parallelism {} must divide the {} heads", tp, m.attention.heads);
     if (m.kv() % tp != 0 && tp % m.kv() != 0)
       return fmt::format("tensor parallelism {} and kv_heads {}: one must divide the other", tp,
                          m.kv());
@@ -411,7 +416,7 @@ std::string model_shape_error(const TransformerModel& m, std::int64_t tp) {
   }
   if (m.moe && m.moe->top_k > m.moe->experts)
     return fmt::format("moe.top_k {} exceeds the {} routed experts", m.moe->top_k, m.moe->experts);
-  if (m.mla && m.attention != AttentionKind::Flash)
+  if (m.attention.mla && m.attention.kind != AttentionKind::Flash)
     return "multi-head latent attention (model.mla) is modelled with attention: flash only";
   return "";
 }

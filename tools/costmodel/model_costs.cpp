@@ -61,7 +61,7 @@ struct PassSeconds {
 class ComponentTimer {
  public:
   ComponentTimer(const ModelCostInputs& in, const ComponentWork& layer) : in_(in) {
-    const double e = static_cast<double>(in.model.dtype_bytes);
+    const double e = static_cast<double>(in.model.dtype.bytes);
     element_bytes_ = e;
     if (!in.per_layer || in.gpu.efficiency.explicit_given) return;
     const double peak = in.gpu.flops.flops_per_second();
@@ -183,7 +183,7 @@ class StageBuilder {
     const double nd = static_cast<double>(std::max<std::int64_t>(0, dense_end - hold.first_layer));
     const double nm = n - nd;
     auto sum = [&](double dense, double moe) { return nd * dense + nm * moe; };
-    const double e = static_cast<double>(in_.model.dtype_bytes);
+    const double e = static_cast<double>(in_.model.dtype.bytes);
     const bool selective = in_.recompute.granularity == G::Selective;
     StageBreakdown s;
     s.layers = hold.layers;
@@ -236,7 +236,7 @@ class StageBuilder {
     if (hold.tied_copy) params += embedding_.parameters_per_gpu;
     s.parameters_per_gpu = params;
     s.static_memory =
-        to_bytes(params * static_bytes_per_parameter(in_.model.dtype_bytes, in_.zero));
+        to_bytes(params * static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero));
     if (in_.collectives && in_.zero.dp > 1) {
       const std::int32_t st = hold.pipeline_stage;
       if (in_.zero.level >= 3) {  // parameters gathered before every F and every B
@@ -329,14 +329,14 @@ ModelCosts model_costs(const ModelCostInputs& in) {
   const std::string layout = layout_error(in.model, in.stages);
   if (!layout.empty()) throw std::invalid_argument(layout);
   if (in.recompute.granularity == RecomputeModel::Granularity::Selective &&
-      in.model.attention == AttentionKind::Flash) {
+      in.model.attention.kind == AttentionKind::Flash) {
     throw std::invalid_argument(
         "selective recompute recomputes the attention core, which FlashAttention (attention: "
         "flash, the default) already recomputes in its backward; use attention: standard or "
         "policy: full");
   }
   const StageBuilder builder(in);
-  const bool has_vocab = in.model.vocab > 0;
+  const bool has_vocab = in.model.embedding.vocab > 0;
   const std::int32_t p = in.stages;
 
   ModelCosts out;
@@ -351,7 +351,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
     first += h.layers;
     h.embedding = has_vocab && i == 0;
     h.lm_head = i == p - 1;
-    h.tied_copy = has_vocab && in.model.tied_embeddings && h.lm_head && p > 1;
+    h.tied_copy = has_vocab && in.model.embedding.tied && h.lm_head && p > 1;
     h.pipeline_stage = i;
     out.stages.push_back(builder.build(h));
     out.profile.stages.push_back(out.stages.back().cost());
@@ -375,7 +375,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
       chunk_first += h.layers;
       h.embedding = has_vocab && k == 0;
       h.lm_head = k == parts - 1;
-      h.tied_copy = has_vocab && in.model.tied_embeddings && h.lm_head && p > 1;
+      h.tied_copy = has_vocab && in.model.embedding.tied && h.lm_head && p > 1;
       h.pipeline_stage = k / v;  // the profile stage whose groups it uses (CostProfile::for_table)
       list.push_back(builder.build(h));
       costs.push_back(list.back().cost());

@@ -145,40 +145,40 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
   };
   integer("layers", 1, 1'000'000, m.layers, true);
   integer("hidden", 1, 1'000'000, m.hidden, true);
-  integer("heads", 1, 1'000'000, m.heads, true);
-  integer("kv_heads", 1, 1'000'000, m.kv_heads, false);
-  integer("ffn_hidden", 1, 100'000'000, m.ffn_hidden, false);
+  integer("heads", 1, 1'000'000, m.attention.heads, true);
+  integer("kv_heads", 1, 1'000'000, m.attention.kv_heads, false);
+  integer("ffn_hidden", 1, 100'000'000, m.mlp.ffn_hidden, false);
   integer("seq_len", 1, 100'000'000, m.seq_len, true);
   integer("micro_batch_size", 1, 1'000'000, m.micro_batch_size, false);
-  integer("vocab", 0, 100'000'000, m.vocab, false);
+  integer("vocab", 0, 100'000'000, m.embedding.vocab, false);
   if (auto c = choice("mlp", {"gelu", "swiglu"}))
-    m.mlp = *c == "swiglu" ? MlpKind::Swiglu : MlpKind::Gelu;
+    m.mlp.kind = *c == "swiglu" ? MlpKind::Swiglu : MlpKind::Gelu;
   if (auto c = choice("attention", {"flash", "standard"}))
-    m.attention = *c == "standard" ? AttentionKind::Standard : AttentionKind::Flash;
+    m.attention.kind = *c == "standard" ? AttentionKind::Standard : AttentionKind::Flash;
   if (auto c = choice("cross_entropy", {"fp32", "half", "fused"}))
-    m.cross_entropy = *c == "fused"  ? CrossEntropyKind::Fused
-                      : *c == "half" ? CrossEntropyKind::Half
-                                     : CrossEntropyKind::Fp32;
-  boolean("tied_embeddings", m.tied_embeddings);
-  m.tied_embeddings_given = map.user().has("tied_embeddings");
-  m.where =
-      m.tied_embeddings_given ? map.user().get("tied_embeddings")->location() : node.location();
+    m.kernels.cross_entropy = *c == "fused"  ? CrossEntropyKind::Fused
+                              : *c == "half" ? CrossEntropyKind::Half
+                                             : CrossEntropyKind::Fp32;
+  boolean("tied_embeddings", m.embedding.tied);
+  m.embedding.tied_given = map.user().has("tied_embeddings");
+  m.embedding.where =
+      m.embedding.tied_given ? map.user().get("tied_embeddings")->location() : node.location();
   boolean("bias", m.bias);
   boolean("dropout", m.dropout);
   if (auto c = choice("activation_fusion", {"fused", "forward_unfused", "unfused"}))
-    m.activation_fusion = *c == "unfused"           ? ActivationFusion::Unfused
-                          : *c == "forward_unfused" ? ActivationFusion::ForwardUnfused
-                                                    : ActivationFusion::Fused;
+    m.kernels.activation_fusion = *c == "unfused"           ? ActivationFusion::Unfused
+                                  : *c == "forward_unfused" ? ActivationFusion::ForwardUnfused
+                                                            : ActivationFusion::Fused;
   if (auto c = choice("bias_grad", {"backward_input", "backward_weight"}))
-    m.bias_grad =
+    m.kernels.bias_grad =
         *c == "backward_weight" ? BiasGradPass::BackwardWeight : BiasGradPass::BackwardInput;
-  boolean("glue_kernels", m.glue_kernels);
+  boolean("glue_kernels", m.kernels.glue_kernels);
   if (auto d = choice("dtype", {"bf16", "fp16", "fp32", "fp8"})) {
-    m.dtype = *d;
-    m.dtype_bytes = *d == "fp32" ? 4 : *d == "fp8" ? 1 : 2;
+    m.dtype.name = *d;
+    m.dtype.bytes = *d == "fp32" ? 4 : *d == "fp8" ? 1 : 2;
   }
-  for (const auto& [key, out] : {std::pair{"layers_per_stage", &m.layers_per_stage},
-                                 std::pair{"layers_per_chunk", &m.layers_per_chunk}}) {
+  for (const auto& [key, out] : {std::pair{"layers_per_stage", &m.split.per_stage},
+                                 std::pair{"layers_per_chunk", &m.split.per_chunk}}) {
     if (std::optional<YamlNode> n = map.get(key)) {
       if (auto list = integer_list(*n, diags))
         *out = *list;
@@ -187,7 +187,7 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
     }
   }
   ok = read_moe(map.user().get("moe"), map.preset_child("moe"), diags, m.moe) && ok;
-  ok = read_mla(map.user().get("mla"), map.preset_child("mla"), diags, m.mla) && ok;
+  ok = read_mla(map.user().get("mla"), map.preset_child("mla"), diags, m.attention.mla) && ok;
   if (ok) {
     const std::string shape = model_shape_error(m, 1);
     if (!shape.empty()) {
@@ -260,7 +260,7 @@ std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerMode
   }
   MapReader m(node, diags, keys);
   m.get("preset");
-  const std::string dtype = model ? model->dtype : "bf16";
+  const std::string dtype = model ? model->dtype.name : "bf16";
   if (auto f = m.get("flops")) {
     if (auto r = f->as_flop_rate(diags))
       gpu.flops = *r;
@@ -318,32 +318,33 @@ std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerMode
 }
 
 nlohmann::json transformer_model_json(const TransformerModel& m) {
-  nlohmann::json j = {{"layers", m.layers},
-                      {"hidden", m.hidden},
-                      {"heads", m.heads},
-                      {"kv_heads", m.kv()},
-                      {"ffn_hidden", m.ffn()},
-                      {"seq_len", m.seq_len},
-                      {"micro_batch_size", m.micro_batch_size},
-                      {"vocab", m.vocab},
-                      {"mlp", m.mlp == MlpKind::Swiglu ? "swiglu" : "gelu"},
-                      {"attention", m.attention == AttentionKind::Flash ? "flash" : "standard"},
-                      {"cross_entropy", cross_entropy_name(m.cross_entropy)},
-                      {"tied_embeddings", m.tied_embeddings},
-                      {"bias", m.bias},
-                      {"dropout", m.dropout},
-                      {"activation_fusion", activation_fusion_name(m.activation_fusion)},
-                      {"bias_grad", m.bias_grad == BiasGradPass::BackwardWeight ? "backward_weight"
-                                                                                : "backward_input"},
-                      {"glue_kernels", m.glue_kernels},
-                      {"dtype", m.dtype},
-                      {"parameters", model_parameters(m)},
-                      {"parameters_activated", model_parameters_activated(m)}};
+  nlohmann::json j = {
+      {"layers", m.layers},
+      {"hidden", m.hidden},
+      {"heads", m.attention.heads},
+      {"kv_heads", m.kv()},
+      {"ffn_hidden", m.ffn()},
+      {"seq_len", m.seq_len},
+      {"micro_batch_size", m.micro_batch_size},
+      {"vocab", m.embedding.vocab},
+      {"mlp", m.mlp.kind == MlpKind::Swiglu ? "swiglu" : "gelu"},
+      {"attention", m.attention.kind == AttentionKind::Flash ? "flash" : "standard"},
+      {"cross_entropy", cross_entropy_name(m.kernels.cross_entropy)},
+      {"tied_embeddings", m.embedding.tied},
+      {"bias", m.bias},
+      {"dropout", m.dropout},
+      {"activation_fusion", activation_fusion_name(m.kernels.activation_fusion)},
+      {"bias_grad",
+       m.kernels.bias_grad == BiasGradPass::BackwardWeight ? "backward_weight" : "backward_input"},
+      {"glue_kernels", m.kernels.glue_kernels},
+      {"dtype", m.dtype.name},
+      {"parameters", model_parameters(m)},
+      {"parameters_activated", model_parameters_activated(m)}};
   if (m.moe) j["moe"] = moe_json(*m.moe);
-  if (m.mla) j["mla"] = mla_json(*m.mla);
+  if (m.attention.mla) j["mla"] = mla_json(*m.attention.mla);
   if (!m.preset.empty()) j["preset"] = m.preset;
-  if (!m.layers_per_stage.empty()) j["layers_per_stage"] = m.layers_per_stage;
-  if (!m.layers_per_chunk.empty()) j["layers_per_chunk"] = m.layers_per_chunk;
+  if (!m.split.per_stage.empty()) j["layers_per_stage"] = m.split.per_stage;
+  if (!m.split.per_chunk.empty()) j["layers_per_chunk"] = m.split.per_chunk;
   return j;
 }
 

@@ -67,43 +67,76 @@ struct MlaSpec {
   std::int64_t v_head_dim = 0;
 };
 
+/// The attention block of `model:`: its heads, the kernel that runs it, and optionally DeepSeek's
+/// latent projections instead of multi-head (or grouped-query) ones.
+struct AttentionSpec {
+  std::int64_t heads = 0;                     // `heads`, a
+  std::int64_t kv_heads = 0;                  // `kv_heads` (GQA / MQA); 0 = heads
+  AttentionKind kind = AttentionKind::Flash;  // `attention`
+  std::optional<MlaSpec> mla;  // `mla`; none = multi-head (or grouped-query) attention
+};
+
+/// The dense MLP of `model:` (every layer's without `moe`, the first `moe.dense_layers` with it).
+struct MlpSpec {
+  std::int64_t ffn_hidden = 0;   // `ffn_hidden`, f; 0 = 4h
+  MlpKind kind = MlpKind::Gelu;  // `mlp`
+};
+
+/// Which kernels run the model's passes: choices of the implementation (Megatron's flags) that
+/// change time, memory traffic or which pass does the work, not the model's FLOPs.
+struct KernelOptions {
+  CrossEntropyKind cross_entropy = CrossEntropyKind::Fp32;       // `cross_entropy`
+  ActivationFusion activation_fusion = ActivationFusion::Fused;  // `activation_fusion`
+  /// `bias_grad`: the pass that sums output gradients into the linear layers' bias gradients.
+  BiasGradPass bias_grad = BiasGradPass::BackwardInput;
+  /// `glue_kernels`: `attention: standard` runs Megatron's unfused core attention's copy and
+  /// scaling kernels between its GEMMs (QKV bias add, context permute, their gradients).
+  bool glue_kernels = true;
+};
+
+/// The word embedding and the LM head of `model:`.
+struct EmbeddingSpec {
+  std::int64_t vocab = 0;   // `vocab`, V; 0 = no embedding, no LM head
+  bool tied = false;        // `tied_embeddings`: the LM head reuses the word embedding (GPT: true)
+  bool tied_given = false;  // `tied_embeddings` was in the scenario (not a default)
+  SourceLocation where;     // `tied_embeddings` when given, else `model:` (for resolve's errors)
+};
+
+/// `model.dtype`: the number format of weights and activations.
+struct DType {
+  std::string name = "bf16";
+  std::int64_t bytes = 2;  // bf16/fp16 = 2, fp32 = 4, fp8 = 1
+};
+
+/// How `model:`'s layers are split over the pipeline (empty lists = Megatron's split).
+struct LayerSplit {
+  /// `layers_per_stage`: p counts summing to `layers`.
+  std::vector<std::int64_t> per_stage;
+  /// `layers_per_chunk`: p x v counts in virtual-stage (model) order, 0 allowed; empty = split
+  /// each v-chunk table like Megatron's interleaving.
+  std::vector<std::int64_t> per_chunk;
+};
+
 /// `model:` — a GPT/Llama-style decoder (pre-norm blocks of attention and MLP).
 struct TransformerModel {
   std::string preset;  // `model.preset`, "" when none
   std::int64_t layers = 0;
   std::int64_t hidden = 0;            // h
-  std::int64_t heads = 0;             // a
-  std::int64_t kv_heads = 0;          // GQA / MQA; 0 = heads
-  std::int64_t ffn_hidden = 0;        // f; 0 = 4h
   std::int64_t seq_len = 0;           // s
   std::int64_t micro_batch_size = 1;  // b
-  std::int64_t vocab = 0;             // V; 0 = no embedding, no LM head
-  MlpKind mlp = MlpKind::Gelu;
-  AttentionKind attention = AttentionKind::Flash;
-  CrossEntropyKind cross_entropy = CrossEntropyKind::Fp32;
-  bool tied_embeddings = false;  // the LM head reuses the word embedding (GPT: true; Llama: false)
-  bool tied_embeddings_given = false;  // `tied_embeddings` was in the scenario (not a default)
-  SourceLocation where;  // `tied_embeddings` when given, else `model:` (for resolve's errors)
-  bool bias = true;      // linear biases and LayerNorm shifts (GPT); Llama: none (RMSNorm)
-  bool dropout = true;   // dropout masks kept for backward (GPT); Llama trains without
-  ActivationFusion activation_fusion = ActivationFusion::Fused;
-  BiasGradPass bias_grad = BiasGradPass::BackwardInput;
-  /// `model.glue_kernels`: `attention: standard` runs Megatron's unfused core attention's copy and
-  /// scaling kernels between its GEMMs (QKV bias add, context permute, their gradients).
-  bool glue_kernels = true;
-  std::int64_t dtype_bytes = 2;  // bf16/fp16 = 2, fp32 = 4, fp8 = 1
-  std::string dtype = "bf16";
-  /// `model.layers_per_stage`: p counts summing to `layers`; empty = Megatron's split.
-  std::vector<std::int64_t> layers_per_stage;
-  /// `model.layers_per_chunk`: p x v counts in virtual-stage (model) order, 0 allowed; empty =
-  /// split each v-chunk table like Megatron's interleaving.
-  std::vector<std::int64_t> layers_per_chunk;
+  AttentionSpec attention;
+  MlpSpec mlp;
   std::optional<MoeSpec> moe;  // `model.moe`; none = every layer dense
-  std::optional<MlaSpec> mla;  // `model.mla`; none = multi-head (or grouped-query) attention
+  EmbeddingSpec embedding;
+  KernelOptions kernels;
+  bool bias = true;     // linear biases and LayerNorm shifts (GPT); Llama: none (RMSNorm)
+  bool dropout = true;  // dropout masks kept for backward (GPT); Llama trains without
+  DType dtype;
+  LayerSplit split;
 
-  std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
-  std::int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
-  std::int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
+  std::int64_t kv() const { return attention.kv_heads > 0 ? attention.kv_heads : attention.heads; }
+  std::int64_t ffn() const { return mlp.ffn_hidden > 0 ? mlp.ffn_hidden : 4 * hidden; }
+  std::int64_t head_dim() const { return attention.heads > 0 ? hidden / attention.heads : 0; }
   /// Layers whose MLP is a mixture of experts (0 without `moe`).
   std::int64_t moe_layers() const {
     return moe ? std::max<std::int64_t>(0, layers - moe->dense_layers) : 0;

@@ -76,7 +76,7 @@ void add_mla_attention(ComponentWork& c, const TransformerModel& m, const Dims& 
   // v_head_dim): Q = up(norm(down(X))) or a full-rank projection; the compressed KV latent and
   // the shared RoPE key come from one down projection, K_nope and V from its up projection.
   // Down projections are replicated over TP ranks, up projections and the output split by heads.
-  const MlaSpec& mla = *m.mla;
+  const MlaSpec& mla = *m.attention.mla;
   const double T = x.tokens, h = x.h, e = x.e, ar = x.rank.heads;
   const double ql = static_cast<double>(mla.q_lora_rank);
   const double kvl = static_cast<double>(mla.kv_lora_rank);

@@ -20,26 +20,25 @@ std::vector<std::int64_t> split_layers(std::int64_t layers, std::int32_t stages)
 }
 
 std::vector<std::int64_t> stage_layers(const TransformerModel& model, std::int32_t stages) {
-  if (!model.layers_per_stage.empty()) {
+  if (!model.split.per_stage.empty()) {
     const std::string error = layout_error(model, stages);
     if (!error.empty()) throw std::invalid_argument(error);
-    return model.layers_per_stage;
+    return model.split.per_stage;
   }
   return split_layers(model.layers, stages);
 }
 
 std::int32_t layout_chunks(const TransformerModel& model, std::int32_t stages) {
-  if (model.layers_per_chunk.empty() || stages <= 0) return 0;
-  return static_cast<std::int32_t>(model.layers_per_chunk.size() /
-                                   static_cast<std::size_t>(stages));
+  if (model.split.per_chunk.empty() || stages <= 0) return 0;
+  return static_cast<std::int32_t>(model.split.per_chunk.size() / static_cast<std::size_t>(stages));
 }
 
 std::optional<std::vector<std::int64_t>> chunk_layers(const TransformerModel& model,
                                                       std::int32_t stages, std::int32_t chunks) {
   if (chunks <= 1 || stages <= 0) return std::nullopt;
-  if (layout_chunks(model, stages) == chunks) return model.layers_per_chunk;
+  if (layout_chunks(model, stages) == chunks) return model.split.per_chunk;
   const std::int64_t parts = static_cast<std::int64_t>(stages) * chunks;
-  if (!model.layers_per_stage.empty() || model.layers % parts != 0) return std::nullopt;
+  if (!model.split.per_stage.empty() || model.layers % parts != 0) return std::nullopt;
   return std::vector<std::int64_t>(static_cast<std::size_t>(parts), model.layers / parts);
 }
 
@@ -62,16 +61,16 @@ std::string check_counts(const std::vector<std::int64_t>& counts, std::int64_t l
 
 std::string layout_error(const TransformerModel& model, std::int32_t stages) {
   const auto p = static_cast<std::size_t>(stages);
-  if (!model.layers_per_stage.empty()) {
-    if (model.layers_per_stage.size() != p) {
+  if (!model.split.per_stage.empty()) {
+    if (model.split.per_stage.size() != p) {
       return fmt::format("layers_per_stage has {} entries but the pipeline has {} stages",
-                         model.layers_per_stage.size(), stages);
+                         model.split.per_stage.size(), stages);
     }
-    std::string e = check_counts(model.layers_per_stage, model.layers, "layers_per_stage",
+    std::string e = check_counts(model.split.per_stage, model.layers, "layers_per_stage",
                                  "one count per pipeline stage");
     if (!e.empty()) return e;
     for (std::size_t i = 1; i + 1 < p; ++i) {
-      if (model.layers_per_stage[i] == 0) {
+      if (model.split.per_stage[i] == 0) {
         return fmt::format(
             "layers_per_stage gives stage {} no layer: only the first stage (embedding) and the "
             "last (LM head) may hold none",
@@ -79,14 +78,14 @@ std::string layout_error(const TransformerModel& model, std::int32_t stages) {
       }
     }
   }
-  if (!model.layers_per_chunk.empty()) {
-    if (p == 0 || model.layers_per_chunk.size() % p != 0 || model.layers_per_chunk.size() < 2 * p) {
+  if (!model.split.per_chunk.empty()) {
+    if (p == 0 || model.split.per_chunk.size() % p != 0 || model.split.per_chunk.size() < 2 * p) {
       return fmt::format(
           "layers_per_chunk has {} entries: it needs p x v (p = {} stages, v >= 2 chunks per "
           "device), in virtual-stage order",
-          model.layers_per_chunk.size(), stages);
+          model.split.per_chunk.size(), stages);
     }
-    return check_counts(model.layers_per_chunk, model.layers, "layers_per_chunk",
+    return check_counts(model.split.per_chunk, model.layers, "layers_per_chunk",
                         "one count per virtual stage, 0 allowed");
   }
   return "";

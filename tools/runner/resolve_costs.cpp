@@ -200,7 +200,7 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
   // before every F and B instead, inside those ops).
   if (par.zero >= 1) sync.gradient_collective = CollectiveKind::ReduceScatter;
   if (par.zero >= 1 && par.zero <= 2 && timer) {
-    const double e = sc.model ? static_cast<double>(sc.model->dtype_bytes) : 2.0;
+    const double e = sc.model ? static_cast<double>(sc.model->dtype.bytes) : 2.0;
     sync.parameter_gather.assign(p, Time::zero());
     for (std::size_t s = 0; s < p; ++s) {
       const double params = sync.gradient_bytes[s].as_double() / 4.0;
@@ -209,7 +209,7 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
   }
   if (!r.model_costs || par.tp <= 1 || !timer) return;
   const double bytes = static_cast<double>(sc.model->micro_batch_size * sc.model->seq_len *
-                                           sc.model->hidden * sc.model->dtype_bytes);
+                                           sc.model->hidden * sc.model->dtype.bytes);
   for (std::size_t s = 0; s < p; ++s) {
     const StageBreakdown& b = r.model_costs->stages[s];
     sync.tp_forward[s] = Time::from_seconds(b.forward.tp_comm);

@@ -12,21 +12,22 @@ namespace bubblesim {
 
 TiedEmbeddingSync resolve_tied_embedding(const Scenario& sc) {
   TiedEmbeddingSync out;
-  if (!sc.model || !sc.model->tied_embeddings || sc.model->vocab <= 0 || sc.stages <= 1) return out;
+  if (!sc.model || !sc.model->embedding.tied || sc.model->embedding.vocab <= 0 || sc.stages <= 1)
+    return out;
   const TransformerModel& m = *sc.model;
   // Megatron splits the embedding by vocabulary over the TP ranks: each all-reduces its shard.
-  out.bytes = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) *
-              static_cast<double>(m.dtype_bytes) / static_cast<double>(sc.parallelism.tp);
+  out.bytes = static_cast<double>(m.embedding.vocab) * static_cast<double>(m.hidden) *
+              static_cast<double>(m.dtype.bytes) / static_cast<double>(sc.parallelism.tp);
   if (sc.communication.kind != CommunicationKind::FixedDelay) return out;
   if (!sc.gpu || !sc.gpu->nvlink_bandwidth || !(sc.gpu->nvlink_bandwidth->bytes_per_second() > 0)) {
     throw InputError({Diagnostic{
-        m.where, "model.tied_embeddings",
+        m.embedding.where, "model.tied_embeddings",
         fmt::format("a tied embedding ({}) all-reduces its {:.0f}-byte gradient between the first "
                     "and the last stage every iteration, and fixed-delay cannot time it: give "
                     "cluster.gpu.nvlink_bandwidth (or a cluster.gpu.preset that has one), use a "
                     "topology, or set model.tied_embeddings: false",
-                    m.tied_embeddings_given ? "model.tied_embeddings: true"
-                                            : "the default, or the model preset's",
+                    m.embedding.tied_given ? "model.tied_embeddings: true"
+                                           : "the default, or the model preset's",
                     out.bytes)}});
   }
   // A 2-rank ring all-reduce: each rank sends half the bytes twice (reduce-scatter, all-gather).
@@ -56,7 +57,8 @@ std::vector<PairSync> tied_embedding_pairs(const Scenario& sc, const TiedEmbeddi
                                             CollectiveAlgorithm::Ring, sync.bytes)
                             .simulated;
       } catch (const std::invalid_argument& e) {
-        throw InputError({Diagnostic{sc.model->where, "model.tied_embeddings", e.what()}});
+        throw InputError(
+            {Diagnostic{sc.model->embedding.where, "model.tied_embeddings", e.what()}});
       }
     }
     out.push_back(std::move(pair));

@@ -16,9 +16,9 @@ TEST_CASE("model and cluster: the transformer and its GPU, defaults filled") {
   REQUIRE(sc.model.has_value());
   CHECK(sc.model->layers == 4);
   CHECK(sc.model->micro_batch_size == 1);
-  CHECK(sc.model->vocab == 0);
-  CHECK(sc.model->dtype == "fp32");
-  CHECK(sc.model->dtype_bytes == 4);
+  CHECK(sc.model->embedding.vocab == 0);
+  CHECK(sc.model->dtype.name == "fp32");
+  CHECK(sc.model->dtype.bytes == 4);
   REQUIRE(sc.gpu.has_value());
   CHECK(sc.gpu->efficiency.kind == EfficiencyModel::Kind::Constant);
   CHECK(sc.gpu->efficiency.constant == 1.0);

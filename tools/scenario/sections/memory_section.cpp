@@ -74,7 +74,7 @@ void read_recompute(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
     }
   }
   if (rs.policy == MemoryPolicy::Selective && sc.model &&
-      sc.model->attention == AttentionKind::Flash) {
+      sc.model->attention.kind == AttentionKind::Flash) {
     r.get("policy")->error(
         diags,
         "selective recompute recomputes the attention core, which FlashAttention (model.attention: "
