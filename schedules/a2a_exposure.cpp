@@ -24,20 +24,20 @@ std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageC
       switch (op.kind) {
         case OpKind::Forward:
         case OpKind::Recompute:
-          a.total += cost(op.stage).a2a_forward;
-          a.exposed += cost(op.stage).a2a_forward_exposed;
-          if (op.kind == OpKind::Forward) a.slowdown += cost(op.stage).a2a_sm.forward_slowdown;
+          a.total += cost(op.stage).moe.a2a_forward;
+          a.exposed += cost(op.stage).moe.a2a_forward_exposed;
+          if (op.kind == OpKind::Forward) a.slowdown += cost(op.stage).moe.a2a_sm.forward_slowdown;
           break;
         case OpKind::Backward:
-          a.total += cost(op.stage).a2a_backward;
-          a.exposed += cost(op.stage).a2a_backward_exposed;
-          a.slowdown += cost(op.stage).a2a_sm.backward_slowdown;
+          a.total += cost(op.stage).moe.a2a_backward;
+          a.exposed += cost(op.stage).moe.a2a_backward_exposed;
+          a.slowdown += cost(op.stage).moe.a2a_sm.backward_slowdown;
           break;
         case OpKind::ForwardBackward: {
           const StageCost& f = cost(op.stage);
           const StageCost& b = cost(op.backward_stage);
           const bool split = weights.count({op.backward_stage, op.backward_microbatch}) > 0;
-          a.total += f.a2a_forward + b.a2a_backward;
+          a.total += f.moe.a2a_forward + b.moe.a2a_backward;
           if (f.fused == Time::zero()) {
             const A2aOverlap o = fused_a2a(f, b, split ? b.backward_input : b.full_backward());
             a.exposed += o.exposed;

@@ -21,14 +21,14 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     part.backward_weight = c.backward_weight / chunks;
     part.recompute = c.recompute / chunks;
     part.fused = c.fused / chunks;
-    part.a2a_forward = c.a2a_forward / chunks;
-    part.a2a_backward = c.a2a_backward / chunks;
-    part.a2a_forward_exposed = c.a2a_forward_exposed / chunks;
-    part.a2a_backward_exposed = c.a2a_backward_exposed / chunks;
-    part.a2a_sm.forward_slowdown = c.a2a_sm.forward_slowdown / chunks;
-    part.a2a_sm.backward_slowdown = c.a2a_sm.backward_slowdown / chunks;
-    for (auto [to, from] : {std::pair{&part.experts.load, &c.experts.load},
-                            std::pair{&part.experts.uniform, &c.experts.uniform}}) {
+    part.moe.a2a_forward = c.moe.a2a_forward / chunks;
+    part.moe.a2a_backward = c.moe.a2a_backward / chunks;
+    part.moe.a2a_forward_exposed = c.moe.a2a_forward_exposed / chunks;
+    part.moe.a2a_backward_exposed = c.moe.a2a_backward_exposed / chunks;
+    part.moe.a2a_sm.forward_slowdown = c.moe.a2a_sm.forward_slowdown / chunks;
+    part.moe.a2a_sm.backward_slowdown = c.moe.a2a_sm.backward_slowdown / chunks;
+    for (auto [to, from] : {std::pair{&part.moe.experts.load, &c.moe.experts.load},
+                            std::pair{&part.moe.experts.uniform, &c.moe.experts.uniform}}) {
       to->forward = from->forward / chunks;
       to->backward_input = from->backward_input / chunks;
       to->backward_weight = from->backward_weight / chunks;
@@ -57,10 +57,10 @@ A2aOverlap overlap_a2a(Time a2a, Time compute, double sm_share) {
 }
 
 A2aOverlap fused_a2a(const StageCost& f, const StageCost& b, Time back) {
-  const Time compute_f = f.forward - f.a2a_forward_exposed - f.a2a_sm.forward_slowdown;
-  const Time compute_b = back - b.a2a_backward_exposed - b.a2a_sm.backward_slowdown;
-  const A2aOverlap x = overlap_a2a(f.a2a_forward, compute_b, f.a2a_sm.share);
-  const A2aOverlap y = overlap_a2a(b.a2a_backward, compute_f, b.a2a_sm.share);
+  const Time compute_f = f.forward - f.moe.a2a_forward_exposed - f.moe.a2a_sm.forward_slowdown;
+  const Time compute_b = back - b.moe.a2a_backward_exposed - b.moe.a2a_sm.backward_slowdown;
+  const A2aOverlap x = overlap_a2a(f.moe.a2a_forward, compute_b, f.moe.a2a_sm.share);
+  const A2aOverlap y = overlap_a2a(b.moe.a2a_backward, compute_f, b.moe.a2a_sm.share);
   return {x.hidden + y.hidden, x.exposed + y.exposed, x.slowdown + y.slowdown};
 }
 
@@ -70,8 +70,9 @@ Time fused_a2a_exposed(const StageCost& f, const StageCost& b, Time back) {
 
 Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back) {
   const A2aOverlap o = fused_a2a(f, b, back);
-  return (f.forward - f.a2a_forward_exposed - f.a2a_sm.forward_slowdown) +
-         (back - b.a2a_backward_exposed - b.a2a_sm.backward_slowdown) + o.exposed + o.slowdown;
+  return (f.forward - f.moe.a2a_forward_exposed - f.moe.a2a_sm.forward_slowdown) +
+         (back - b.moe.a2a_backward_exposed - b.moe.a2a_sm.backward_slowdown) + o.exposed +
+         o.slowdown;
 }
 
 CostProfile CostProfile::uniform(int stages, const StageCost& cost) {

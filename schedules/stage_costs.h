@@ -21,19 +21,13 @@ struct StageCost {
   Bytes stage_input;     // what a recomputing stage keeps from F to R (its input tensor)
   Bytes p2p;             // bytes sent to the next stage per microbatch (and gradients back)
   Bytes static_memory;   // weights + gradients + optimizer state of the stage
-  // Expert-parallel all-to-all (docs/moe.md): the dispatch + combine time of one F and of one B
-  // (a2a_*), and the part of it that `forward` / `backward_input` include (a2a_*_exposed: all of
-  // it, or what `parallelism.a2a_overlap` leaves when F and B are paired). Zero without MoE.
-  Time a2a_forward, a2a_backward;
-  Time a2a_forward_exposed, a2a_backward_exposed;
   // `overlap.comm_sm_fraction`: the share of the SMs the all-to-all kernels hold while they run
   // under other compute, which then runs that much slower; and the slowdown `forward` /
-  // `backward_input` include from it under `parallelism.a2a_overlap` (a2a_sm.*_slowdown).
+  // `backward_input` include from it under `parallelism.a2a_overlap` (moe.a2a_sm.*_slowdown).
   struct SmShare {
     double share = 0;
     Time forward_slowdown, backward_slowdown;
   };
-  SmShare a2a_sm;
   // The routed experts' GEMMs inside one F, B and W (part of those times, docs/moe.md), at the
   // scenario's `moe.imbalance` and at uniform routing: the trace's expert-phase slices.
   struct Experts {
@@ -42,7 +36,17 @@ struct StageCost {
   struct ExpertPhases {
     Experts load, uniform;
   };
-  ExpertPhases experts;
+  /// Expert parallelism (docs/moe.md); all zero without MoE.
+  struct Moe {
+    // The all-to-all dispatch + combine time of one F and of one B (a2a_*), and the part of it
+    // that `forward` / `backward_input` include (a2a_*_exposed: all of it, or what
+    // `parallelism.a2a_overlap` leaves when F and B are paired).
+    Time a2a_forward, a2a_backward;
+    Time a2a_forward_exposed, a2a_backward_exposed;
+    SmShare a2a_sm;
+    ExpertPhases experts;
+  };
+  Moe moe;
 
   Time full_backward() const { return backward_input + backward_weight; }
 };
@@ -59,7 +63,7 @@ A2aOverlap overlap_a2a(Time a2a, Time compute, double sm_share);
 
 /// An F&B op (DualPipe's overlapped pair) without a given `fused` time: F on `f`, B on `b` lasting
 /// `back` (its B, or its full backward when it has no W). Each half's all-to-all runs under the
-/// other half's compute (overlap_a2a with `f.a2a_sm.share`): compute(F) + compute(B) + both
+/// other half's compute (overlap_a2a with `f.moe.a2a_sm.share`): compute(F) + compute(B) + both
 /// halves' slowdown and exposed time; without all-to-all, T_F + back.
 Time fused_forward_backward(const StageCost& f, const StageCost& b, Time back);
 /// The two halves of such an op summed: their all-to-all hidden, exposed and the slowdown.

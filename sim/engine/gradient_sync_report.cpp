@@ -97,8 +97,8 @@ void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time 
   Time load, uniform;
   auto add = [&](std::int32_t s, Time StageCost::Experts::*pass) {
     if (const StageCost* k = at(s)) {
-      load += k->experts.load.*pass;
-      uniform += k->experts.uniform.*pass;
+      load += k->moe.experts.load.*pass;
+      uniform += k->moe.experts.uniform.*pass;
     }
   };
   auto add_backward = [&](std::int32_t s, std::int32_t j) {
@@ -151,13 +151,13 @@ A2aOverlap GradientSync::Impl::a2a_of(const Op& op) const {
     case OpKind::Recompute: {
       if (!has(op.stage)) return {};
       const StageCost& f = c[static_cast<std::size_t>(op.stage)];
-      return alone(f.a2a_forward, f.a2a_forward_exposed,
-                   op.kind == OpKind::Forward ? f.a2a_sm.forward_slowdown : Time::zero());
+      return alone(f.moe.a2a_forward, f.moe.a2a_forward_exposed,
+                   op.kind == OpKind::Forward ? f.moe.a2a_sm.forward_slowdown : Time::zero());
     }
     case OpKind::Backward: {
       if (!has(op.stage)) return {};
       const StageCost& b = c[static_cast<std::size_t>(op.stage)];
-      return alone(b.a2a_backward, b.a2a_backward_exposed, b.a2a_sm.backward_slowdown);
+      return alone(b.moe.a2a_backward, b.moe.a2a_backward_exposed, b.moe.a2a_sm.backward_slowdown);
     }
     case OpKind::ForwardBackward: {
       if (!has(op.stage) || !has(op.backward_stage)) return {};

@@ -81,9 +81,9 @@ TEST_CASE("first and last stage: embedding, LM head and loss, layer by layer") {
   // The last stage keeps the fp32 softmax (4 b s V) with its activations, and the logits
   // gradient (2 b s V) until W.
   const double logits = 6.0 * 1024 * 50257;
-  CHECK(last.activation.as_double() - 2.0 / 3.0 * mid.activation.as_double() ==
+  CHECK(last.memory.activation.as_double() - 2.0 / 3.0 * mid.memory.activation.as_double() ==
         doctest::Approx(4 * logits + 2 * 2 * 6 * 1024 * 2304.0));
-  CHECK(last.weight_grad.as_double() - 2.0 / 3.0 * mid.weight_grad.as_double() ==
+  CHECK(last.memory.weight_grad.as_double() - 2.0 / 3.0 * mid.memory.weight_grad.as_double() ==
         doctest::Approx(2 * logits + 2 * 6 * 1024 * 2304.0));
 }
 
@@ -141,7 +141,7 @@ TEST_CASE("static memory by ZeRO level: parameters x bytes per parameter") {
   const ModelCosts c = model_costs(in);
   double total = 0;
   for (const StageBreakdown& s : c.stages) {
-    CHECK(s.static_memory.count() == std::llround(s.parameters_per_gpu * 9.0));
+    CHECK(s.memory.static_memory.count() == std::llround(s.parameters_per_gpu * 9.0));
     total += s.parameters_per_gpu;
   }
   CHECK(total == c.parameters);  // untied, no TP: every parameter on exactly one GPU
@@ -157,14 +157,15 @@ TEST_CASE("recompute: selective adds the attention core to B, full keeps layer i
   const double s = 1024, b = 6, h = 2304, a = 24;
   CHECK(selective.stages[1].backward_input.recompute ==
         doctest::Approx(3 * 4 * b * s * s * h / 156e12));
-  CHECK(none.stages[1].activation.as_double() - selective.stages[1].activation.as_double() ==
+  CHECK(none.stages[1].memory.activation.as_double() -
+            selective.stages[1].memory.activation.as_double() ==
         3 * 5 * a * s * s * b);
   in.recompute.granularity = RecomputeModel::Granularity::Full;
   in.recompute.layers = 1;
   const ModelCosts full = model_costs(in);
   CHECK(full.stages[1].recompute.total() == none.stages[1].forward.total() / 3);
-  CHECK(full.stages[1].stage_input.as_double() ==
-        doctest::Approx(2.0 / 3 * none.stages[1].activation.as_double() + b * s * h * 2));
+  CHECK(full.stages[1].memory.stage_input.as_double() ==
+        doctest::Approx(2.0 / 3 * none.stages[1].memory.activation.as_double() + b * s * h * 2));
   m.attention.kind = AttentionKind::Flash;
   in.model = m;
   in.recompute.granularity = RecomputeModel::Granularity::Selective;

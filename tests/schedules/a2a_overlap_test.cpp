@@ -35,22 +35,22 @@ TEST_CASE("overlap_a2a: the compute runs at 1 - share while the all-to-all holds
 TEST_CASE("fused F&B: each half's all-to-all under the other half's compute, SMs shared") {
   StageCost c;
   c.forward = ms(30);  // 20 compute + 10 all-to-all, exposed when F runs alone
-  c.a2a_forward = c.a2a_forward_exposed = ms(10);
+  c.moe.a2a_forward = c.moe.a2a_forward_exposed = ms(10);
   c.backward_input = ms(50);  // 40 compute + 10 all-to-all
-  c.a2a_backward = c.a2a_backward_exposed = ms(10);
+  c.moe.a2a_backward = c.moe.a2a_backward_exposed = ms(10);
   c.backward_weight = ms(15);
   // Both all-to-alls fit under the other half's compute: nothing exposed.
   CHECK(fused_forward_backward(c, c, c.backward_input) == ms(60));
   CHECK(fused_a2a_exposed(c, c, c.backward_input) == Time::zero());
   // 20% of the SMs held: the compute under each 10 ms all-to-all loses 2 ms.
-  c.a2a_sm.share = 0.2;
+  c.moe.a2a_sm.share = 0.2;
   const A2aOverlap o = fused_a2a(c, c, c.backward_input);
   CHECK(o.hidden == ms(20));
   CHECK(o.exposed == Time::zero());
   CHECK(near(o.slowdown, ms(4)));
   CHECK(near(fused_forward_backward(c, c, c.backward_input), ms(64)));
   // A longer B all-to-all than F's compute: 30 ms under 20 ms of compute slowed to 25 ms.
-  c.a2a_backward = c.a2a_backward_exposed = ms(30);
+  c.moe.a2a_backward = c.moe.a2a_backward_exposed = ms(30);
   c.backward_input = ms(70);
   const A2aOverlap p = fused_a2a(c, c, c.backward_input);
   CHECK(near(p.exposed, ms(5)));

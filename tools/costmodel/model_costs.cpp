@@ -27,18 +27,18 @@ StageCost StageBreakdown::cost() const {
   c.backward_weight = backward_weight.total();
   c.recompute = recompute.total();
   c.fused = Time::zero();
-  c.activation = activation;
-  c.weight_grad = weight_grad;
-  c.stage_input = stage_input;
+  c.activation = memory.activation;
+  c.weight_grad = memory.weight_grad;
+  c.stage_input = memory.stage_input;
   c.p2p = p2p;
-  c.static_memory = static_memory;
-  c.a2a_forward = Time::from_seconds(a2a_forward);
-  c.a2a_backward = Time::from_seconds(a2a_backward);
-  c.a2a_forward_exposed = Time::from_seconds(forward.a2a);
-  c.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
-  c.a2a_sm.forward_slowdown = Time::from_seconds(forward.a2a_sm);
-  c.a2a_sm.backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
-  c.experts = experts;
+  c.static_memory = memory.static_memory;
+  c.moe.a2a_forward = Time::from_seconds(a2a_forward);
+  c.moe.a2a_backward = Time::from_seconds(a2a_backward);
+  c.moe.a2a_forward_exposed = Time::from_seconds(forward.a2a);
+  c.moe.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
+  c.moe.a2a_sm.forward_slowdown = Time::from_seconds(forward.a2a_sm);
+  c.moe.a2a_sm.backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
+  c.moe.experts = experts;
   return c;
 }
 
@@ -235,7 +235,7 @@ class StageBuilder {
     if (hold.lm_head) params += head_.parameters_per_gpu;
     if (hold.tied_copy) params += embedding_.parameters_per_gpu;
     s.parameters_per_gpu = params;
-    s.static_memory =
+    s.memory.static_memory =
         to_bytes(params * static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero));
     if (in_.collectives && in_.zero.dp > 1) {
       const std::int32_t st = hold.pipeline_stage;
@@ -286,9 +286,9 @@ class StageBuilder {
     double kept_anyway = 0;  // parts full recompute does not recompute (embedding, LM head)
     if (hold.embedding) kept_anyway += embedding_.activation_bytes;
     if (hold.lm_head) kept_anyway += head_.activation_bytes;
-    s.activation = to_bytes(layers_activation + kept_anyway);
-    s.weight_grad = to_bytes(sum(layer_weight_grad_, moe_.weight_grad_bytes) +
-                             (hold.lm_head ? head_.weight_grad_bytes : 0.0));
+    s.memory.activation = to_bytes(layers_activation + kept_anyway);
+    s.memory.weight_grad = to_bytes(sum(layer_weight_grad_, moe_.weight_grad_bytes) +
+                                    (hold.lm_head ? head_.weight_grad_bytes : 0.0));
     const double hidden = layer_.input_bytes;
     s.p2p = to_bytes(layer_.comm.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
     if (in_.recompute.granularity == G::Full) {
@@ -299,11 +299,12 @@ class StageBuilder {
       s.recompute.layers = at(share * s.forward.layers);
       s.recompute.tp_comm = tp_time(share * layers_tp_f, share * layers_tp_f);
       s.recompute.a2a = share * s.a2a_forward;  // R runs alone: its all-to-all is exposed
-      s.stage_input = to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
-                               recomputed * hidden + kept_anyway);
+      s.memory.stage_input =
+          to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
+                   recomputed * hidden + kept_anyway);
     } else {
       s.recompute = s.forward;  // R defaults to F
-      s.stage_input = to_bytes(hidden);
+      s.memory.stage_input = to_bytes(hidden);
     }
     return s;
   }
@@ -355,7 +356,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
     h.pipeline_stage = i;
     out.stages.push_back(builder.build(h));
     out.profile.stages.push_back(out.stages.back().cost());
-    out.profile.stages.back().a2a_sm.share = in.comm_sm_fraction;
+    out.profile.stages.back().moe.a2a_sm.share = in.comm_sm_fraction;
   }
   std::vector<std::int32_t> chunk_counts;
   for (std::int32_t v = 2; v <= kMaxDerivedChunks; ++v) chunk_counts.push_back(v);
@@ -379,7 +380,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
       h.pipeline_stage = k / v;  // the profile stage whose groups it uses (CostProfile::for_table)
       list.push_back(builder.build(h));
       costs.push_back(list.back().cost());
-      costs.back().a2a_sm.share = in.comm_sm_fraction;
+      costs.back().moe.a2a_sm.share = in.comm_sm_fraction;
     }
   }
   return out;

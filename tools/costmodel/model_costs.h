@@ -97,7 +97,13 @@ struct StageBreakdown {
   std::int64_t layers = 0;
   bool embedding = false, lm_head = false;
   TimeParts forward, backward_input, backward_weight, recompute;
-  Bytes activation, weight_grad, stage_input, p2p, static_memory;
+  /// Memory on one GPU, as StageCost's fields of the same names: per microbatch M_B (held F to
+  /// B), M_W (its part held until W), what a recomputing stage keeps; and the static bytes.
+  struct Memory {
+    Bytes activation, weight_grad, stage_input, static_memory;
+  };
+  Memory memory;
+  Bytes p2p;  // sent to the next stage per microbatch
   double parameters_per_gpu = 0;
   double a2a_forward = 0, a2a_backward = 0;  // all-to-all seconds of one F and one B, in all
   StageCost::ExpertPhases experts;  // routed-expert GEMMs: at the imbalance, at uniform routing

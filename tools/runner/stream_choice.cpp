@@ -24,7 +24,7 @@ std::string why_not_before(const ResolvedScenario& resolved, const Generator& ge
     return "the streamed replay does not cover a topology (flows may contend: the event loop "
            "decides)";
   for (const StageCost& c : resolved.costs.stages) {
-    if (c.a2a_forward > Time::zero() || c.a2a_backward > Time::zero())
+    if (c.moe.a2a_forward > Time::zero() || c.moe.a2a_backward > Time::zero())
       return "the MoE all-to-all metrics read the whole table";
   }
   return "";

@@ -75,7 +75,7 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   plan->tp_summaries = sync.tp_summaries;
   std::vector<StageCost> costs = resolved.costs.for_table(static_cast<int>(chunks));
   if (costs.size() == stages && std::any_of(costs.begin(), costs.end(), [](const StageCost& c) {
-        return c.a2a_forward + c.a2a_backward + c.experts.load.forward > Time::zero();
+        return c.moe.a2a_forward + c.moe.a2a_backward + c.moe.experts.load.forward > Time::zero();
       }))
     plan->a2a_costs = std::move(costs);
   return plan;
