@@ -325,7 +325,10 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   c.activation_bytes = x.replicated.mask_bytes;  // dropout mask only: token ids are not activations
   c.parameters = x.v * h;
   c.parameters_per_gpu = vr * h;
-  c.parameters_activated = c.parameters;
+  // Activated (docs/moe.md): a token reads one row of the table, multiplies by none of it, so the
+  // input embedding is not counted, as DeepSeek counts its 36.6B (README_WEIGHTS.md: "including
+  // 0.9B for the output Head"); tied, the table is the LM head's weight and counts in full.
+  c.parameters_activated = m.embedding.tied ? c.parameters : 0.0;
   // TP: F sums the ranks' partial lookups (all-reduce; with SP a reduce-scatter, whose backward
   // is an all-gather of the gradient).
   if (sh.tp > 1) {

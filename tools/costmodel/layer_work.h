@@ -101,8 +101,9 @@ ComponentWork lm_head_work(const TransformerModel& model, const Sharding& shardi
 
 /// Total parameters of the model (layers, embedding, final norm, untied LM head).
 double model_parameters(const TransformerModel& model);
-/// The parameters one token uses: model_parameters less the routed experts it is not sent to
-/// (embedding and LM head counted in full, as the model cards do; docs/moe.md).
+/// The parameters one token's computation multiplies through: model_parameters less the routed
+/// experts it is not sent to and less the input embedding table (a lookup; counted when tied, as
+/// the LM head), DeepSeek's convention for its activated counts (docs/moe.md).
 double model_parameters_activated(const TransformerModel& model);
 
 /// Checks the model's shape; "" when fine, else what is wrong (kv_heads must divide heads, ...).
