@@ -57,6 +57,14 @@ inline Bytes forward_allocation(const StageCost& c, bool recomputed) {
   return recomputed ? c.stage_input : c.activation;
 }
 
+/// What a split backward allocates at its start: the part of M_W it creates beyond the M_B it
+/// holds, when M_W > M_B (the weight-gradient GEMMs' output gradients, made by B and kept until
+/// W, outweigh what B frees; sequence parallelism, docs/memory.md). B then frees nothing and W
+/// frees M_W. Zero otherwise (and for an unsplit backward, which keeps nothing for a W).
+inline Bytes backward_growth(const StageCost& c, bool split) {
+  return split && c.weight_grad > c.activation ? c.weight_grad - c.activation : Bytes::zero();
+}
+
 /// What the backward of an activation frees at its end (before clamping to what is resident),
 /// and whether it ends the activation's count; nullopt when it frees nothing (a split backward
 /// under BackwardComplete: the W frees everything).

@@ -86,7 +86,8 @@ bool ListReplay::run(OpTimings& timings) {
     sd.unsplit_free = std::min(backward_release(c, false, false, in_.release)->bytes, c.activation);
     const std::optional<BackwardRelease> split = backward_release(c, true, false, in_.release);
     sd.split_free = split ? std::min(split->bytes, c.activation) : Bytes::zero();
-    sd.weight_free = c.activation - sd.split_free;
+    sd.split_growth = backward_growth(c, true);
+    sd.weight_free = c.activation + sd.split_growth - sd.split_free;
     sd.cost = &c;
   }
   const Placement& placement = table.placement;
@@ -139,7 +140,8 @@ bool ListReplay::run(OpTimings& timings) {
   auto resident = [&](std::int32_t s, std::int32_t j) {
     const bool r = recomputed(s, j);
     const StageCost& c = *stage[static_cast<std::size_t>(s)].cost;
-    return forward_allocation(c, r) + (r ? c.activation : Bytes::zero());
+    return forward_allocation(c, r) + (r ? c.activation : Bytes::zero()) +
+           backward_growth(c, present(end_w, s, j));
   };
   auto backward_freed = [&](std::int32_t s, std::int32_t j, bool& unit) {
     const std::optional<BackwardRelease> r =
@@ -291,6 +293,10 @@ bool ListReplay::run(OpTimings& timings) {
                      true, Time::from_ps(start));
       } else if (kind == OpKind::Recompute) {
         mem.allocate(sd.activation, false, Time::from_ps(start));
+      }
+      if (split_b) {
+        const Bytes growth = stage[static_cast<std::size_t>(bs)].split_growth;
+        if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(start));
       }
       if (budget && mem.total() > in_.memory_budget[dd]) return false;
       if (plain && kind == OpKind::Backward) {

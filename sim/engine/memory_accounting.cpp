@@ -71,8 +71,13 @@ Bytes MemoryAccounting::on_start(std::uint32_t n, Time now) {
       const StageCost& c = graph_.cost(op.stage);
       allocate(device, op.stage, op.microbatch,
                forward_allocation(c, graph_.has(n, OpGraph::kForwardRecomputed)), now, op);
+      if (op.kind == OpKind::ForwardBackward)
+        allocate_growth(n, op.backward_stage, op.backward_microbatch, now);
       return Bytes::zero();
     }
+    case OpKind::Backward:
+      allocate_growth(n, op.stage, op.microbatch, now);
+      return Bytes::zero();
     case OpKind::Recompute:
       allocate(device, op.stage, op.microbatch, graph_.cost(op.stage).activation, now, op);
       return Bytes::zero();
@@ -108,6 +113,11 @@ Bytes MemoryAccounting::on_start(std::uint32_t n, Time now) {
     default:
       return Bytes::zero();
   }
+}
+
+void MemoryAccounting::allocate_growth(std::uint32_t n, std::int32_t s, std::int32_t j, Time now) {
+  const Bytes growth = backward_growth(graph_.cost(s), graph_.has(n, OpGraph::kBackwardSplit));
+  if (growth > Bytes::zero()) allocate(graph_.device(n), s, j, growth, now, graph_.op(n));
 }
 
 void MemoryAccounting::release_backward(std::uint32_t n, std::int32_t s, std::int32_t j, Time now) {

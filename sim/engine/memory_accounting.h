@@ -58,6 +58,8 @@ class MemoryAccounting {
   void release(std::int32_t device, std::int32_t s, std::int32_t j, Bytes bytes, bool release_unit,
                Time now);
   void release_backward(std::uint32_t n, std::int32_t s, std::int32_t j, Time now);
+  /// A split backward's backward_growth, allocated at its start (nothing when zero).
+  void allocate_growth(std::uint32_t n, std::int32_t s, std::int32_t j, Time now);
   void notify(std::int32_t device, Time now);
 
   const OpGraph& graph_;

@@ -116,6 +116,37 @@ TEST_CASE("tensor parallelism with and without sequence parallelism (Korthikanti
   CHECK(tp.parameters_per_gpu == 12 * h * h / t + (3 * h + 4 * h) / t + 2 * h + 4 * h);
 }
 
+TEST_CASE("sequence parallelism: per-op memory of a split backward, inputs re-gathered or kept") {
+  TransformerModel m = gpt(1024, 16, 2048);
+  m.attention.kind = AttentionKind::Flash;
+  const double s = 2048, h = 1024, a = 16, t = 4;
+  Sharding sh{4, true};
+  const ComponentWork regather = transformer_layer_work(m, sh);
+  sh.sp_wgrad_input = SpWgradInput::Keep;
+  const ComponentWork keep = transformer_layer_work(m, sh);
+  const ComponentWork no_sp = transformer_layer_work(m, Sharding{4, false});
+  // F keeps Korthikanti's eq. 5 without the s^2 terms (34 s b h / t), plus flash's fp32
+  // log-sum-exp per head and row: +M_B.
+  const double m_b = s * h * 34 / t + 4 * (a / t) * s;
+  CHECK(regather.activation_bytes == doctest::Approx(m_b));
+  CHECK(keep.activation_bytes == regather.activation_bytes);
+  // Kept for W, 2 bytes an element: the column-parallel inputs (QKV, MLP up: h each; the T/t
+  // shard when W re-gathers, all T rows when kept), the TP-split widths (QKV dY 3h, attention-out
+  // input h, MLP-up dY 4h, MLP-down input 4h: 12 h / t) and the row-parallel output gradients
+  // (attention out, MLP down: h each, all T rows).
+  const double m_w_regather = 2 * s * (2 * h / t + 12 * h / t + 2 * h);
+  const double m_w_keep = 2 * s * (2 * h + 12 * h / t + 2 * h);
+  CHECK(regather.weight_grad_bytes == doctest::Approx(m_w_regather));
+  CHECK(keep.weight_grad_bytes == doctest::Approx(m_w_keep));
+  // Without SP the inputs are whole anyway: the same as keeping them.
+  CHECK(no_sp.weight_grad_bytes == keep.weight_grad_bytes);
+  // So a split B ends holding more than F left it: B's delta M_W - M_B is positive
+  // (28/t + 4 - 34/t = 2.5 s b h here, less the log-sum-exp), W's is -M_W.
+  CHECK(regather.weight_grad_bytes - regather.activation_bytes ==
+        doctest::Approx(s * h * 2.5 - 4 * (a / t) * s));
+  CHECK(no_sp.weight_grad_bytes < no_sp.activation_bytes);
+}
+
 TEST_CASE("the LM head and loss: logits GEMMs and the fp32 cross-entropy") {
   const TransformerModel m = gpt(1024, 16, 2048);
   const double s = 2048, h = 1024, v = 1000;

@@ -29,6 +29,9 @@ struct Dims {
   double tokens;  // T = b s: rows of every GEMM (the whole sequence, gathered under SP)
   RankShare rank;
   ReplicatedRegion replicated;
+  /// Rows of a column-parallel GEMM's input kept from B until W: T without SP; under SP T / t
+  /// (the shard, re-gathered in W) or T (kept gathered), by Sharding::sp_wgrad_input.
+  double wgrad_input_tokens;
   bool dropout;
 };
 

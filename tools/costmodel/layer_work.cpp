@@ -144,6 +144,8 @@ Dims dims_of(const TransformerModel& m, const Sharding& sh) {
   x.rank.ffn = x.f / x.t;
   x.rank.up_width = (m.mlp.kind == MlpKind::Swiglu ? 2.0 : 1.0) * x.rank.ffn;
   x.replicated.hidden_bytes = x.replicated.tokens * x.h * x.e;
+  x.wgrad_input_tokens =
+      sh.sp && sh.sp_wgrad_input == SpWgradInput::Regather ? x.replicated.tokens : x.tokens;
   x.dropout = m.dropout;
   x.replicated.mask_bytes = m.dropout ? x.replicated.tokens * x.h : 0.0;
   return x;
@@ -180,10 +182,10 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
   c.activation_bytes += (swiglu ? 3.0 : 2.0) * act_elems * e;
   if (mb.keeps_input) c.activation_bytes += R * mb.groups * h * e;
   // Kept from B until W: each GEMM's input and output gradient (the up GEMM's input is the
-  // layer's normed hidden state, kept as the sequence-parallel shard, unless dispatched tokens).
+  // layer's normed hidden state, wgrad_input_tokens rows under SP, unless dispatched tokens).
   const double up_input = mb.keeps_input     ? mb.groups * R * h
                           : mb.input_counted ? 0.0
-                                             : x.replicated.tokens * h;
+                                             : x.wgrad_input_tokens * h;
   c.weight_grad_bytes += e * (up_input + mb.groups * (R * up + R * mb.width + R * h));
   c.parameters += mb.parameters;
   c.parameters_per_gpu += mb.parameters_per_gpu;
@@ -268,8 +270,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
 
   // Kept from B until W: each linear layer's input X and output gradient dY (Qi et al. 2023,
   // Table 1: 32 s b h for GPT at t = 1). Column-parallel inputs are the (gathered) normed hidden
-  // state, kept as the sequence-parallel shard; row-parallel output gradients are full T x h.
-  const double col_input = x.replicated.tokens * h;
+  // state, wgrad_input_tokens rows under SP (the shard, or gathered); row-parallel output
+  // gradients are full T x h (the all-gather of B's incoming shard; the ZB fork keeps it whole).
+  const double col_input = x.wgrad_input_tokens * h;
   if (!m.attention.mla)
     c.weight_grad_bytes += e * (col_input + T * qkv_width + T * core_width + T * h);
 
@@ -366,7 +369,7 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   // the fp32 softmax (4 b s V / t bytes). Kept B -> W: the head input and the logits gradient.
   const double head_input = x.replicated.tokens * h * e;
   c.activation_bytes = H + head_input + ce.kept * logits;
-  c.weight_grad_bytes = head_input + logits * e;
+  c.weight_grad_bytes = x.wgrad_input_tokens * h * e + logits * e;
   if (!m.embedding.tied) {
     c.parameters += x.v * h;
     c.parameters_per_gpu += vr * h;

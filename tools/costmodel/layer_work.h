@@ -47,11 +47,19 @@ struct PassWork {
   void add(const PassWork& other, double times = 1.0);
 };
 
+/// `parallelism.sp_wgrad_input`: under sequence parallelism, how a split backward's W gets the
+/// all-gathered input of a column-parallel GEMM (QKV, MLP up, LM head). `Regather`: F and B
+/// keep the sequence shard (T/t rows) and W all-gathers it again (the zero-bubble Megatron
+/// fork's WeightGradStore); `Keep`: B all-gathers it (as Megatron's unsplit backward does) and
+/// keeps the gathered T rows until W (the fork's DeepSpeed patch, zbpp_light). docs/memory.md.
+enum class SpWgradInput { Regather, Keep };
+
 /// Tensor-parallel layout of the GPU: t ranks, with or without Megatron sequence parallelism.
 struct Sharding {
   std::int64_t tp = 1;
   bool sp = false;
   std::int64_t ep = 1;  // expert parallelism: the routed experts split over ep GPUs
+  SpWgradInput sp_wgrad_input = SpWgradInput::Regather;
 };
 
 /// The collectives inside one component's passes (op_timing.h times them).

@@ -139,7 +139,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.model = *sc.model;
   in.gpu = *sc.gpu;
   in.stages = sc.stages;
-  in.sharding = Sharding{par.tp, par.sp, par.ep};
+  in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input};
   in.a2a_overlap = par.a2a_overlap;
   in.comm_sm_fraction = par.comm_sm_fraction;
   in.zero = ZeroSpec{par.zero, par.dp};
@@ -270,20 +270,13 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
       c.backward_input += sc.costs.profile.stages[s].recompute;
     }
   }
-  for (std::size_t s = 0; s < p; ++s) {
+  // Derived costs may keep more from B until W than F keeps for B (sequence parallelism: each
+  // GEMM's output gradient kept for W outweighs the sharded activations B frees); the engine
+  // allocates the difference at B (device_memory.h: backward_growth). Explicit M_W is the part
+  // of M_B kept (costs_section checks it where both are given).
+  for (std::size_t s = 0; s < p && !r.model_costs; ++s) {
     const StageCost& c = r.costs.stages[s];
     if (c.weight_grad <= c.activation) continue;
-    if (r.model_costs) {
-      // Derived costs: each GEMM's input and output gradient kept for W can outweigh what F
-      // keeps for B when sequence parallelism shards the activations t ways.
-      throw InputError({Diagnostic{
-          sc.parallelism.where, "parallelism",
-          fmt::format("stage {}: the model keeps more from B until W ({}) than from F until B "
-                      "({}), which the split backward's memory model cannot represent (it "
-                      "frees W's part out of the activation); this happens when sp shards the "
-                      "activations (sp: {}, tp: {}): set sp: false or give costs explicitly",
-                      s, c.weight_grad, c.activation, sc.parallelism.sp, sc.parallelism.tp)}});
-    }
     throw InputError(
         {Diagnostic{sc.memory.recompute_where, "costs",
                     fmt::format("stage {}: weight_grad_memory ({}) exceeds activation_memory ({})",

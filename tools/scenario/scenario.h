@@ -97,7 +97,9 @@ struct ParallelismSpec {
   /// GPU of every rank, indexed by rank_index(); filled from the topology (or `placement`).
   std::vector<VertexId> gpus;
   DataParallelSpec data_parallel;
-  bool sp = false;        // `parallelism.sp`: Megatron sequence parallelism (docs/models.md)
+  bool sp = false;  // `parallelism.sp`: Megatron sequence parallelism (docs/models.md)
+  /// `parallelism.sp_wgrad_input`: regather | keep (tools/costmodel/layer_work.h, docs/memory.md)
+  SpWgradInput sp_wgrad_input = SpWgradInput::Regather;
   std::int32_t zero = 0;  // `parallelism.zero`: 0..3, sharding across the dp ranks
   /// `parallelism.ep`: expert parallelism over ep consecutive data-parallel ranks (docs/moe.md).
   std::int32_t ep = 1;

@@ -19,7 +19,8 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
   if (parallelism) {
     spec.enabled = true;
     spec.where = parallelism->location();
-    MapReader m(*parallelism, diags, {"dp", "tp", "order", "sp", "zero", "ep", "a2a_overlap"});
+    MapReader m(*parallelism, diags,
+                {"dp", "tp", "order", "sp", "sp_wgrad_input", "zero", "ep", "a2a_overlap"});
     if (parallelism->is_map()) {
       if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
       if (auto v = m.integer("tp", 1, 1024)) {
@@ -41,6 +42,17 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           } else {
             spec.sp = *v;
           }
+        }
+      }
+      // What a split backward keeps of the gathered column-parallel inputs for W under SP.
+      if (auto v = m.choice("sp_wgrad_input", {"regather", "keep"})) {
+        if (!spec.sp) {
+          m.get("sp_wgrad_input")
+              ->error(diags,
+                      "sp_wgrad_input says how W gets the inputs sequence parallelism gathers: it "
+                      "needs sp: true");
+        } else {
+          spec.sp_wgrad_input = *v == "keep" ? SpWgradInput::Keep : SpWgradInput::Regather;
         }
       }
       if (auto n = m.get("zero")) {
