@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/units/overflow_error.h"
+
 namespace bubblesim {
 namespace {
 
@@ -204,7 +206,13 @@ Time MaxMinFlows::finish_time(double bytes, double rate, Time now) {
   double whole = std::ceil(ps - slack);
   if (whole < 0.0) whole = 0.0;
   double limit = static_cast<double>(Time::max().ps() - now.ps());
-  if (!(whole < limit)) return Time::max();
+  // A flow that moves but ends beyond the representable time is not a cut link (Time::max()
+  // means "never"): 10 MB at 1 B/s was reported as a deadlock.
+  if (!(whole < limit)) {
+    throw OverflowError(fmt::format(
+        "a transfer of {:.6g} bytes at {:.6g} bytes/s ends after the largest simulated time", bytes,
+        rate));
+  }
   return now + Time::from_ps(static_cast<std::int64_t>(whole));
 }
 

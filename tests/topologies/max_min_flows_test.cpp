@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "sim/units/overflow_error.h"
 #include "topologies/topology_builders.h"
 
 namespace bubblesim {
@@ -113,6 +114,17 @@ TEST_CASE("cut and restored link capacity") {
   CHECK(net.next_completion() == s(5));
   CHECK(net.complete_finished(s(5)) == Ids{f});
   CHECK(net.link_busy_time(0) == s(3));  // moving 0..1 and 3..5
+}
+
+TEST_CASE("a flow too slow to end within the time range is an overflow, not a cut link") {
+  // 10 MB at 1 B/s needs 1e7 s; picosecond time ends at about 9.2e6 s. Before, the flow got
+  // "never" (Time::max()) and the replay called it a deadlock on a cut link.
+  MaxMinFlows net({1.0});
+  CHECK_THROWS_AS(net.add({0}, 1e7, Time::zero()), OverflowError);
+  MaxMinFlows fits({1.0});
+  auto f = fits.add({0}, 9e6, Time::zero());
+  CHECK(fits.next_completion() == s(9'000'000));
+  CHECK(fits.complete_finished(s(9'000'000)) == Ids{f});
 }
 
 TEST_CASE("bad calls are refused") {
