@@ -14,8 +14,10 @@ struct CsvFields {
 };
 
 /// The lines of `text` (line k + 1 is element k), without their '\n' or "\r\n"; text ending in a
-/// newline gives an empty last line.
+/// newline gives an empty last line. A UTF-8 byte-order mark at the start (spreadsheet programs
+/// write one) is not part of the first line.
 inline std::vector<std::string_view> split_lines(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   std::vector<std::string_view> lines;
   std::size_t start = 0;
   while (true) {

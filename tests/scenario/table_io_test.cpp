@@ -182,4 +182,14 @@ TEST_CASE("profile errors are located in the profile file") {
   CHECK(errors.find("forward has no row for stage 1") != std::string::npos);
   CHECK(errors_of("# meta\nop,stage,duration,bytes\nforward,0,1ms,\nbackward_input,0,1ms,\n", 1)
             .empty());
+  // A spreadsheet's UTF-8 byte-order mark and CRLF lines read like the plain file; before, the
+  // mark made the header unrecognised, with an invisible character in the message.
+  const std::string plain = "op,stage,duration,bytes\nforward,0,1ms,\nbackward_input,0,2ms,\n";
+  const MeasuredProfile want = read_cost_profile_csv(plain, "p.csv", 1);
+  const MeasuredProfile got = read_cost_profile_csv(
+      "\xEF\xBB\xBFop,stage,duration,bytes\r\nforward,0,1ms,\r\nbackward_input,0,2ms,\r\n", "p.csv",
+      1);
+  REQUIRE(got.stages.size() == 1);
+  CHECK(got.stages[0].forward == want.stages[0].forward);
+  CHECK(got.stages[0].backward_input == want.stages[0].backward_input);
 }
