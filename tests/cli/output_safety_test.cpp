@@ -131,6 +131,30 @@ TEST_CASE("sweep -o onto its spec or its base is refused before any point runs")
   }
 }
 
+TEST_CASE("sweep -o onto a file its points read (the base's topology) is refused, kept intact") {
+  // The topology is read only when a point loads: it was overwritten by the finished CSV.
+  TempDir dir;
+  const std::string topology = dir.file("tg.yaml"), other = dir.file("tg2.yaml");
+  fs::copy_file(source("scenarios/topologies/two-gpus.yaml"), topology);
+  fs::copy_file(topology, other);
+  write_text(dir.file("base.yaml"),
+             "name: t\npipeline: {stages: 2, microbatches: 4}\n"
+             "costs: {forward: 1ms, backward_input: 2ms, p2p_bytes: 1MB}\n"
+             "communication: {model: topology}\ntopology: tg.yaml\n");
+  write_text(dir.file("first.yaml"), "base: base.yaml\naxes:\n  pipeline.microbatches: [4, 8]\n");
+  // An axis over topology files: the second is read only by the second point, after the run began.
+  write_text(dir.file("later.yaml"), "base: base.yaml\naxes:\n  topology: [tg.yaml, tg2.yaml]\n");
+  const std::string before = slurp(topology);
+  for (const auto& [sweep, out] :
+       {std::pair{dir.file("first.yaml"), topology}, std::pair{dir.file("later.yaml"), other}}) {
+    CAPTURE(sweep);
+    Result r = run("sweep " + sweep + " --jobs 1 -o " + out);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("an input of this run") != std::string::npos);
+    CHECK(slurp(out) == before);
+  }
+}
+
 TEST_CASE("-o onto a symlink writes its target; an existing file keeps its mode") {
   TempDir dir;
   const std::string s = dir.file("s.yaml"), target = dir.file("target.txt");

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "sim/units/diagnostics.h"
+#include "tools/report/atomic_file.h"
 
 namespace bubblesim {
 namespace fs = std::filesystem;
@@ -26,6 +27,9 @@ namespace {
 // are not regular files.
 std::string resolve_target(const std::string& output) {
   if (output.empty()) throw InputError("-o: the output path is empty");
+  // Inputs read since the command checked its outputs (the first point's topology, profile or
+  // table file) are refused here too.
+  (void)check_output_path(output);
   std::error_code ec;
   std::string target = output;
   if (fs::is_symlink(output, ec)) target = fs::weakly_canonical(output, ec).string();
@@ -113,6 +117,9 @@ void SweepFile::finish() {
   if (::stat(target_.c_str(), &st) == 0 && ::fchmod(fd_, st.st_mode & 07777) != 0)
     fail("set the mode of", partial_);
   sync();
+  // A later point may have read the target as an input (an axis over topology files): it is
+  // kept, and the rows stay in the partial file.
+  (void)check_output_path(target_);
   if (::rename(partial_.c_str(), target_.c_str()) != 0) fail("rename to", target_);
   sync_folder(target_);
 }
