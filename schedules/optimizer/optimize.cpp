@@ -130,6 +130,10 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
   out.lower_bound = lower_bound(problem);
   out.lower_bound =
       std::max(out.lower_bound, first_device_bound(problem, out.lower_bound, kFirstDeviceNodes));
+  // Every device's relaxation in a chain (first_device_bound.h): a bound at least as strong, and
+  // where a chain at that bound replays within it, an optimal schedule.
+  const ChainOutcome chain = chain_bound(problem, problem.devices, out.lower_bound, kChainNodes);
+  out.lower_bound = std::max(out.lower_bound, chain.bound);
   SearchSettings ss;
   ss.budget_evals = settings.budget_evals;
   ss.deadline = deadline;
@@ -153,6 +157,15 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
   out.plan = out.search.plan;
   out.cost = out.search.cost;
   out.method = "search";
+  if (chain.order) {
+    const std::int64_t cost = TimingModel(problem).cost(*chain.order);
+    if (cost < out.cost) {
+      out.order = *chain.order;
+      out.plan = chain.plan;
+      out.cost = cost;
+      out.method = "chain search";
+    }
+  }
   double bound = static_cast<double>(out.lower_bound);
   out.proven_optimal = out.cost <= out.lower_bound;
 

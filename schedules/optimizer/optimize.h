@@ -33,7 +33,7 @@ struct OptimizeOutcome {
   std::int64_t lower_bound = 0;  // certified (ps)
   std::int64_t best_bound = 0;   // max(certified, the full MILP's bound) (ps)
   double gap = 0;                // (cost - best bound) / cost
-  std::string method;            // "search" or "milp"
+  std::string method;            // "search", "chain search" (chain_bound) or "milp"
   bool proven_optimal = false;
   SearchResult search;
   MilpResult milp;
@@ -47,6 +47,8 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
 inline constexpr std::int64_t kAutoMilpMaxCells = 32;
 /// Search nodes of the first device's relaxation (first_device_bound.h), deterministic.
 inline constexpr std::int64_t kFirstDeviceNodes = 200000;
+/// Search nodes of every device's relaxation in a chain (chain_bound), deterministic.
+inline constexpr std::int64_t kChainNodes = 60000000;
 /// On the time grid, a gap of at most this many steps is closed by yes / no MILPs (is there a
 /// schedule of cost <= target?) from the bound upward instead of one MILP that optimizes.
 inline constexpr std::int64_t kTargetSteps = 8;

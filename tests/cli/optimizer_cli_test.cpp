@@ -130,3 +130,21 @@ TEST_CASE("optimized under a topology: transfer times from the routes, the estim
   }
   CHECK(optimized == 2);
 }
+
+TEST_CASE("optimized with offload and recompute: issue 19's p = 4, m = 8 proven optimal") {
+  // tests/cli/optimizer_proof.yaml: 2 M_B per device, half of 1F1B's memory. The proof status is
+  // in the JSON note; the engine replays the plan at its predicted 30 ms within the budget.
+  Result r = run("run tests/cli/optimizer_proof.yaml --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.at("results").size() == 1);
+  const auto& result = j.at("results").at(0);
+  const std::string note = result.at("formula").at("note");
+  CHECK(note.find("(optimal, straight placement)") != std::string::npos);
+  CHECK(note.find("predicted stage-span 30 ms, certified lower bound 30 ms, gap 0%") !=
+        std::string::npos);
+  CHECK(note.find("the replay's 30 ms (+0%)") != std::string::npos);
+  CHECK(result.at("simulation").at("out_of_memory").empty());
+  CHECK(result.at("simulation").at("peak_activation_bytes").get<double>() <= 2e9);
+  CHECK(result.at("simulation").at("offloaded_bytes").get<double>() > 0.0);
+}
