@@ -6,6 +6,7 @@
 //   (tests/data/zb_heuristic_curve.csv), with a fixed evaluation budget (deterministic);
 // - OptimizerTimeLimit/...: p = 16, m = 128, 1.5B costs, 1.25x p M_B: what 0.5 s and 10 s of wall
 //   clock give (the anytime search uses its time);
+// - OptimizerVAuto/...: V placement against the ZB repository's v_auto_schedule;
 // - OptimizerHeuristic, OptimizerOffload, OptimizerMilp*: speed and proof targets.
 #include <benchmark/benchmark.h>
 
@@ -219,6 +220,43 @@ void OptimizerMilpOffloadProof(benchmark::State& state) {
       static_cast<double>(out.plan.count(optimizer::ActivationChoice::Recomputed));
 }
 BENCHMARK(OptimizerMilpOffloadProof)->Arg(4)->Arg(8)->Unit(benchmark::kSecond)->Iterations(1);
+
+// V placement against the ZB repository's v_auto_schedule
+// (tests/bench/peers/zb_v_auto_schedule.py): p, m, costs (0: unit F = B = W = 1, delay 0; 1: F 2, B
+// 3, W 1, delay 1, per chunk), and the limit in quarters of 1F1B's memory p M_B; M_W = M_B as the
+// peer counts memory (F +1, W -1 per chunk).
+void OptimizerVAuto(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0)), m = static_cast<int>(state.range(1));
+  const bool unequal = state.range(2) != 0;
+  const double factor = static_cast<double>(state.range(3)) / 4.0;
+  const std::int64_t f = unequal ? 2 : 1, b = unequal ? 3 : 1, w = 1, c = unequal ? 1 : 0;
+  const std::int64_t unit = Time::from_seconds(1e-3).ps();
+  optimizer::Problem pr;
+  pr.set_shape(p, m, optimizer::PlacementKind::V);
+  pr.set_uniform_comm(c * unit);
+  for (int s = 0; s < 2 * p; ++s) {
+    pr.forward_ps.push_back(f * unit);
+    pr.backward_ps.push_back(b * unit);
+    pr.weight_ps.push_back(w * unit);
+    pr.memory.activation_bytes.push_back(500);  // a chunk holds half of the device's M_B
+    pr.memory.weight_grad_bytes.push_back(500);
+  }
+  pr.memory.limit_bytes.assign(static_cast<std::size_t>(p),
+                               static_cast<std::int64_t>(factor * p * 1000));
+  const auto out = optimize_each(state, pr, settings(optimizer::Method::Heuristic, 600, 20000));
+  state.counters["span_units"] = static_cast<double>(out.cost) / static_cast<double>(unit);
+  state.counters["bound_units"] = static_cast<double>(out.lower_bound) / static_cast<double>(unit);
+}
+BENCHMARK(OptimizerVAuto)
+    ->ArgsProduct({{4}, {8, 16}, {0, 1}, {2, 3, 4}})
+    ->Args({8, 16, 0, 2})
+    ->Args({8, 16, 0, 3})
+    ->Args({8, 16, 0, 4})
+    ->Args({8, 16, 1, 2})
+    ->Args({8, 16, 1, 3})
+    ->Args({8, 16, 1, 4})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 // Uneven stage costs, so the search does not meet the certified bound and CBC has to work.
 void OptimizerMilpUneven(benchmark::State& state) {
