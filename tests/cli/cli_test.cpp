@@ -235,6 +235,35 @@ TEST_CASE("regress exits 1 when a bubble ratio worsens past the tolerance and 0 
       run("regress --baseline '" + base + "' --current '" + (dir / "broken.json").string() + "'");
   CHECK(broken.code == 2);
   CHECK(broken.err.find("not valid JSON") != std::string::npos);
+  // A number beyond a double is the parser's out_of_range, not a parse error: it was exit 3.
+  std::ofstream(dir / "huge.json") << "{\"schema_version\": 1e999999, \"results\": []}";
+  Result huge =
+      run("regress --baseline '" + base + "' --current '" + (dir / "huge.json").string() + "'");
+  CHECK(huge.code == 2);
+  CHECK(huge.err.find("huge.json: not valid JSON") != std::string::npos);
+  // A metric of the wrong type is refused with its place (it was skipped: exit 0), a result that
+  // is not an object too (it was exit 3); a value lost (null) in an ok result is a regression.
+  auto edited = [&](const std::string& file, auto&& change) {
+    nlohmann::json report = nlohmann::json::parse(slurp(base));
+    change(report);
+    std::ofstream((dir / file).string()) << report.dump();
+    return run("regress --baseline '" + base + "' --current '" + (dir / file).string() + "'");
+  };
+  Result text = edited(
+      "text.json", [](nlohmann::json& r) { r["results"][0]["simulation"]["makespan_s"] = "fast"; });
+  CHECK(text.code == 2);
+  CHECK(
+      text.err.find("results[0].simulation.makespan_s: expected a number or null, got \"fast\"") !=
+      std::string::npos);
+  Result number = edited("number.json", [](nlohmann::json& r) { r["results"][0] = 1; });
+  CHECK(number.code == 2);
+  CHECK(number.err.find("results[0]: expected an object") != std::string::npos);
+  Result lost = edited("lost.json", [](nlohmann::json& r) {
+    r["results"][0]["simulation"]["makespan_s"] = nullptr;
+  });
+  CHECK(lost.code == 1);
+  CHECK(lost.out.find("value lost in the current report (regression): gpipe: "
+                      "simulation.makespan_s") != std::string::npos);
   std::ofstream(dir / "v99.json") << "{\"schema_version\": 99, \"results\": []}";
   Result v99 =
       run("regress --baseline '" + base + "' --current '" + (dir / "v99.json").string() + "'");

@@ -48,6 +48,32 @@ void check_report(const nlohmann::json& j, const std::string& name) {
         fmt::format("{}: unknown report schema_version {} (this bubblesim reads versions 1 to {})",
                     name, j["schema_version"].dump(), kReportSchemaVersion));
   }
+  // What regress reads must have its type: a metric that is not a number (null is a missing
+  // value, e.g. an out-of-memory run's iteration time) would otherwise be skipped silently.
+  const auto refuse = [&](std::size_t i, const std::string& where, const char* expected,
+                          const nlohmann::json& got) {
+    std::string shown = got.dump();
+    if (shown.size() > 60) shown = shown.substr(0, 60) + "...";
+    throw InputError(
+        fmt::format("{}: results[{}]{}: expected {}, got {}", name, i, where, expected, shown));
+  };
+  const nlohmann::json& results = j["results"];
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const nlohmann::json& r = results[i];
+    if (!r.is_object()) refuse(i, "", "an object (one schedule's result)", r);
+    for (const char* text_key : {"label", "status"}) {
+      if (r.contains(text_key) && !r[text_key].is_string())
+        refuse(i, std::string(".") + text_key, "a string", r[text_key]);
+    }
+    for (const Metric& m : metric_table()) {
+      const std::string level(metric_level_name(m.level)), key(m.key);
+      if (!r.contains(level)) continue;
+      if (!r[level].is_object()) refuse(i, "." + level, "an object", r[level]);
+      if (m.shape != MetricShape::Scalar || !r[level].contains(key)) continue;
+      const nlohmann::json& v = r[level][key];
+      if (!v.is_number() && !v.is_null()) refuse(i, "." + level + "." + key, "a number or null", v);
+    }
+  }
 }
 
 std::string scenario_name(const nlohmann::json& report) {
@@ -129,7 +155,7 @@ std::string rollup_markdown(const RegressionReport& report) {
 }  // namespace
 
 bool RegressionReport::regressed() const {
-  return !status_changes.empty() || !missing.empty() ||
+  return !status_changes.empty() || !lost.empty() || !missing.empty() ||
          std::any_of(metrics.begin(), metrics.end(),
                      [](const MetricComparison& m) { return m.regression; });
 }
@@ -217,7 +243,14 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
     for (const auto& [name, metric_and_value] : bm) {
       const auto& [metric, bv] = metric_and_value;
       auto cv = cm.find(name);
-      if (cv == cm.end() || !wanted(*metric)) continue;
+      if (!wanted(*metric)) continue;
+      if (cv == cm.end()) {
+        // A value the baseline has and a still-ok current lacks (null or absent) is lost, not
+        // unchanged (a failed status is reported above instead).
+        if (bs == "ok" && cs == "ok")
+          out.lost.push_back(fmt::format("{}: {} {} -> no value", label, name, number(bv)));
+        continue;
+      }
       MetricComparison m{label, name, metric, bv, cv->second.second, false, false};
       m.sampling_error = std::hypot(standard_error(b, *metric), standard_error(c, *metric));
       const double margin = kAbsoluteSlack + kSamplingSigmas * m.sampling_error;
@@ -257,8 +290,8 @@ std::string regression_markdown(const RegressionReport& report) {
           ? fmt::format(
                 "## :x: bubblesim regression check: {} metric regressions, {} status changes, {} "
                 "missing schedules (tolerance {}%)\n\n",
-                regressions, report.status_changes.size(), report.missing.size(),
-                number(report.tolerance * 100))
+                regressions + report.lost.size(), report.status_changes.size(),
+                report.missing.size(), number(report.tolerance * 100))
           : fmt::format(
                 "## :white_check_mark: bubblesim regression check: no regression (tolerance "
                 "{}%, {} metrics compared, {} improved)\n\n",
@@ -323,6 +356,8 @@ std::string regression_markdown(const RegressionReport& report) {
   }
   for (const std::string& s : report.status_changes)
     out += fmt::format("- status change (regression): {}\n", s);
+  for (const std::string& s : report.lost)
+    out += fmt::format("- value lost in the current report (regression): {}\n", s);
   for (const std::string& s : report.missing)
     out += fmt::format("- missing from the current report (regression): {}\n", s);
   for (const std::string& s : report.added)
@@ -351,7 +386,8 @@ nlohmann::json read_json_file(const std::string& path) {
   const std::string text = read_text_file(path);
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, and out_of_range for a number beyond a double (1e999999).
     throw InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
 }

@@ -43,8 +43,9 @@ struct RegressionReport {
   double tolerance = 0.0;
   std::vector<MetricComparison> metrics;
   std::vector<std::string> status_changes;  // "label: ok -> deadlock"; each a regression
-  std::vector<std::string> missing;         // labels in the baseline only; each a regression
-  std::vector<std::string> added;           // labels in the current report only; informational
+  std::vector<std::string> lost;  // "label: metric 1.5 -> no value" (null or absent); regressions
+  std::vector<std::string> missing;  // labels in the baseline only; each a regression
+  std::vector<std::string> added;    // labels in the current report only; informational
   bool regressed() const;
 };
 
