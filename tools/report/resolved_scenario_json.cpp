@@ -125,6 +125,10 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
         {"replica_sync", par.data_parallel.replica_sync},
         {"sp", par.sp},
         {"zero", par.zero}};
+    if (par.sp) {
+      j["parallelism"]["sp_wgrad_input"] =
+          par.sp_wgrad_input == SpWgradInput::Keep ? "keep" : "regather";
+    }
   }
   j["memory"] = {
       {"budget_bytes", resolved.memory_budget.empty() ? nlohmann::json(nullptr) : budget},
