@@ -37,6 +37,8 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     part.weight_grad = c.weight_grad / chunks;
     part.stage_input = c.stage_input;
     part.static_memory = c.static_memory / chunks;
+    part.moe.expert_static = c.moe.expert_static / chunks;
+    part.moe.expert_activation = c.moe.expert_activation / chunks;
     for (int k = 0; k < chunks; ++k) out.push_back(part);
   }
   return out;

@@ -45,6 +45,9 @@ struct StageCost {
     Time a2a_forward_exposed, a2a_backward_exposed;
     SmShare a2a_sm;
     ExpertPhases experts;
+    // The routed experts' part of static_memory (their weights, gradients and optimizer state on
+    // this GPU under EP) and of activation (what their MLPs keep per microbatch).
+    Bytes expert_static, expert_activation;
   };
   Moe moe;
 

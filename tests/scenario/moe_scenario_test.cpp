@@ -11,6 +11,7 @@
 #include "schedules/builtin_generators.h"
 #include "tools/report/chrome_trace_writer.h"
 #include "tools/report/json_report.h"
+#include "tools/report/text_report.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
 
@@ -206,4 +207,45 @@ TEST_CASE("moe.imbalance: the trace's expert phase slows by the hottest expert's
         doctest::Approx(even.phase_us).epsilon(1e-6));
   CHECK(hot.op_us - even.op_us == doctest::Approx(hot.phase_us - even.phase_us).epsilon(1e-6));
   CHECK(hot.phase_name.find("hottest expert's load") != std::string::npos);
+}
+
+TEST_CASE(
+    "expert memory: the routed experts' static bytes per GPU follow E / ep, in the JSON and text "
+    "reports") {
+  auto run = [](int ep, bool with_budget) {
+    std::string yaml = "name: moe-memory\n" + small_moe_scenario(4);
+    yaml.replace(yaml.find("ep: 4"), 5, "ep: " + std::to_string(ep));
+    if (with_budget) yaml += "memory: {budget: 80GiB}\n";
+    const Scenario sc = load_scenario_string(yaml, "moe.yaml", ".", builtins());
+    const ScenarioRun result = run_scenario(sc, builtins());
+    return std::make_pair(scenario_report_json(sc, result),
+                          scenario_report_text(sc, result, ReportOptions{}));
+  };
+  const auto [json4, text4] = run(4, true);
+  const auto [json2, text2] = run(2, false);
+  const nlohmann::json& costs = json4["scenario"]["costs"];
+  // Two MoE layers per stage, 16 / 4 experts on a GPU, each a SwiGLU MLP of 3 x 2048 x 1024;
+  // weights 2 + fp32 gradients 4 + fp32 master and Adam moments 12 bytes per parameter.
+  const double per_layer = 16.0 / 4.0 * 3.0 * 2048.0 * 1024.0;
+  for (std::size_t s = 0; s < 2; ++s) {
+    const double expert_static = costs["expert_static_memory_bytes"][s].get<double>();
+    CHECK(expert_static == doctest::Approx(2.0 * per_layer * 18.0));
+    CHECK(expert_static < costs["static_memory_bytes"][s].get<double>());
+    // Half the expert-parallel group: twice the experts per GPU.
+    CHECK(json2["scenario"]["costs"]["expert_static_memory_bytes"][s].get<double>() ==
+          doctest::Approx(2.0 * expert_static));
+    const double kept = costs["expert_activation_memory_bytes"][s].get<double>();
+    CHECK(kept > 0);
+    CHECK(kept < costs["activation_memory_bytes"][s].get<double>());
+  }
+  // Text: the stage-cost table always, the per-device memory table when it is shown.
+  CHECK(text2.find("expert static") != std::string::npos);
+  CHECK(text4.find("expert act/mb") != std::string::npos);
+  // A dense model's reports have no expert columns.
+  std::string dense = "name: dense\n" + small_moe_scenario(4);
+  dense.replace(dense.find(", moe: {"), dense.find("}}") - dense.find(", moe: {") + 1, "");
+  dense.replace(dense.find("ep: 4"), 5, "ep: 1");
+  const Scenario sc = load_scenario_string(dense, "dense.yaml", ".", builtins());
+  const nlohmann::json j = scenario_report_json(sc, run_scenario(sc, builtins()));
+  CHECK_FALSE(j["scenario"]["costs"].contains("expert_static_memory_bytes"));
 }

@@ -91,6 +91,12 @@ struct ComponentWork {
   /// What one token uses: `parameters` less the routed experts it is not sent to (docs/moe.md).
   double parameters_activated = 0;
   ComponentComm comm;  // its all-to-alls and tensor-parallel collectives
+  /// The routed experts' part (docs/moe.md): their parameters on this GPU (E / ep experts) and
+  /// the bytes of M_B they keep (dispatched tokens, activation-function tensors, expert outputs).
+  struct Experts {
+    double parameters_per_gpu = 0, activation_bytes = 0;
+  };
+  Experts experts;
 };
 
 /// Executed-FLOP fraction of causal attention in FlashAttention (blocks above the diagonal are

@@ -39,6 +39,8 @@ StageCost StageBreakdown::cost() const {
   c.moe.a2a_sm.forward_slowdown = Time::from_seconds(forward.a2a_sm);
   c.moe.a2a_sm.backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
   c.moe.experts = experts;
+  c.moe.expert_static = memory.expert_static;
+  c.moe.expert_activation = memory.expert_activation;
   return c;
 }
 
@@ -237,6 +239,9 @@ class StageBuilder {
     s.parameters_per_gpu = params;
     s.memory.static_memory =
         to_bytes(params * static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero));
+    s.memory.expert_static = to_bytes(nm * moe_.experts.parameters_per_gpu *
+                                      static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero));
+    s.memory.expert_activation = to_bytes(nm * moe_.experts.activation_bytes);
     if (in_.collectives && in_.zero.dp > 1) {
       const std::int32_t st = hold.pipeline_stage;
       if (in_.zero.level >= 3) {  // parameters gathered before every F and every B

@@ -101,6 +101,10 @@ struct StageBreakdown {
   /// B), M_W (its part held until W), what a recomputing stage keeps; and the static bytes.
   struct Memory {
     Bytes activation, weight_grad, stage_input, static_memory;
+    /// The routed experts' share (docs/moe.md): their weights, gradients and optimizer state on
+    /// this GPU (E / ep experts per MoE layer; part of static_memory), and the part of M_B their
+    /// MLPs keep per microbatch (part of activation).
+    Bytes expert_static, expert_activation;
   };
   Memory memory;
   Bytes p2p;  // sent to the next stage per microbatch

@@ -60,9 +60,11 @@ void add_moe_mlp(ComponentWork& c, const TransformerModel& m, const Sharding& sh
   routed.parameters = experts * mlp_parameters(m, fe);
   routed.parameters_per_gpu = local * mlp_parameters(m, fe);
   routed.parameters_activated = k * mlp_parameters(m, fe);
+  const double kept_before = c.activation_bytes;
   add_mlp(c, m, x, routed);
   // The combine y = sum_i p_i E_i(x) keeps each expert output for the gate weights' gradient.
   c.activation_bytes += routed.rows * local * h * e;
+  c.experts = {routed.parameters_per_gpu, c.activation_bytes - kept_before};
 
   // All-to-all: every GPU dispatches its token copies (routed_tokens x top_k x h x e, the part
   // that stays local included) and combines them back; B has the two gradients.

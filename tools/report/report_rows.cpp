@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tools/report/metric_format.h"
 #include "tools/report/text_table.h"
 
@@ -107,16 +109,24 @@ ReportRows level_rows(MetricLevel level, const std::string& title, const Scenari
 }
 
 ReportRows stage_cost_rows(const ResolvedScenario& resolved) {
-  const std::vector<std::string> headings{"stage", "T_F", "T_B",    "T_W",
-                                          "M_B",   "M_W", "static", "p2p"};
-  std::vector<std::vector<Cell>> rows;
   const auto& stages = resolved.costs.stages;
+  // With MoE, the routed experts' share of the static memory and of M_B (docs/moe.md).
+  const bool experts = std::any_of(stages.begin(), stages.end(), [](const StageCost& c) {
+    return c.moe.expert_static > Bytes::zero();
+  });
+  std::vector<std::string> headings{"stage", "T_F", "T_B", "T_W", "M_B", "M_W", "static", "p2p"};
+  if (experts) headings.insert(headings.end(), {"expert static", "expert M_B"});
+  std::vector<std::vector<Cell>> rows;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const StageCost& c = stages[s];
     rows.push_back({Cell::text(std::to_string(s)), Cell::seconds(c.forward),
                     Cell::seconds(c.backward_input), Cell::seconds(c.backward_weight),
                     Cell::bytes(c.activation), Cell::bytes(c.weight_grad),
                     Cell::bytes(c.static_memory), Cell::bytes(c.p2p)});
+    if (experts) {
+      rows.back().push_back(Cell::bytes(c.moe.expert_static));
+      rows.back().push_back(Cell::bytes(c.moe.expert_activation));
+    }
   }
   CellText text = write_cells(headings, rows);
   return ReportRows{text.headings, collapse_numbered_rows(text.rows, 0)};

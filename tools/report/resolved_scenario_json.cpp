@@ -1,5 +1,6 @@
 #include "tools/report/resolved_scenario_json.h"
 
+#include <algorithm>
 #include <variant>
 
 #include "tools/costmodel/model_reader.h"
@@ -70,6 +71,17 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
   sizes("stage_input_memory_bytes", &StageCost::stage_input);
   sizes("p2p_bytes", &StageCost::p2p);
   sizes("static_memory_bytes", &StageCost::static_memory);
+  // The routed experts' part of the static memory and of M_B (docs/moe.md), with MoE only.
+  if (std::any_of(resolved.costs.stages.begin(), resolved.costs.stages.end(),
+                  [](const StageCost& s) { return s.moe.expert_static > Bytes::zero(); })) {
+    for (const auto& [key, field] :
+         {std::pair{"expert_static_memory_bytes", &StageCost::Moe::expert_static},
+          std::pair{"expert_activation_memory_bytes", &StageCost::Moe::expert_activation}}) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const StageCost& s : resolved.costs.stages) a.push_back((s.moe.*field).count());
+      costs[key] = a;
+    }
+  }
   j["costs"] = costs;
 
   if (sc.model) j["model"] = transformer_model_json(*sc.model);

@@ -107,9 +107,16 @@ bool has_memory_section(const Scenario& scenario, const ScenarioRun& result) {
 /// Per schedule and device; columns that are zero on every row are left out and named below,
 /// devices whose rows do not differ collapse ("0-7").
 std::string memory_text(const ScenarioRun& result, std::size_t width) {
-  const std::vector<std::string> headings{"memory",   "device",          "peak mem",
-                                          "peak act", "offloaded",       "D2H busy",
-                                          "H2D busy", "exposed offload", "recompute"};
+  std::vector<std::string> headings{"memory",   "device",          "peak mem",
+                                    "peak act", "offloaded",       "D2H busy",
+                                    "H2D busy", "exposed offload", "recompute"};
+  // With MoE (docs/moe.md): the routed experts' weights, gradients and optimizer state on the
+  // device under EP, and what their MLPs keep per microbatch, summed over the stages it holds.
+  const bool experts = std::any_of(result.runs.begin(), result.runs.end(), [](const auto& r) {
+    return std::any_of(r.stage_costs.begin(), r.stage_costs.end(),
+                       [](const StageCost& c) { return c.moe.expert_static > Bytes::zero(); });
+  });
+  if (experts) headings.insert(headings.end(), {"expert static", "expert act/mb"});
   std::vector<std::vector<Cell>> rows;
   std::vector<bool> nonzero(headings.size(), false);
   nonzero[0] = nonzero[1] = nonzero[2] = nonzero[3] = true;
@@ -144,6 +151,17 @@ std::string memory_text(const ScenarioRun& result, std::size_t width) {
                       percent(m.offload.h2d_busy_per_device[d], m.makespan),
                       Cell::seconds(m.offload.exposed_offload_per_device[d]),
                       Cell::seconds(recompute)});
+      if (experts) {
+        Bytes weights, kept;
+        for (std::int32_t s : r.table.placement.stages_held_by(static_cast<std::int32_t>(d))) {
+          if (static_cast<std::size_t>(s) >= r.stage_costs.size()) continue;
+          weights += r.stage_costs[static_cast<std::size_t>(s)].moe.expert_static;
+          kept += r.stage_costs[static_cast<std::size_t>(s)].moe.expert_activation;
+        }
+        rows.back().push_back(Cell::bytes(weights));
+        rows.back().push_back(Cell::bytes(kept));
+        nonzero[nonzero.size() - 2] = nonzero[nonzero.size() - 1] = true;
+      }
     }
   }
   std::vector<std::string> kept_headings, zero;
