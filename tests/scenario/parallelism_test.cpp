@@ -2,6 +2,7 @@
 // loader's rank layout and errors.
 #include <doctest/doctest.h>
 
+#include "scenario_run_support.h"
 #include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "tools/runner/resolve.h"
@@ -9,25 +10,9 @@
 #include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
-
-namespace {
-
-std::string source(const std::string& rel) { return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel; }
-
-const Registry& registry() {
-  static const Registry r = builtin_registry();
-  return r;
-}
-
-const ScheduleRun& run_named(const ScenarioRun& run, const std::string& name) {
-  for (const ScheduleRun& r : run.runs) {
-    if (r.schedule == name) return r;
-  }
-  FAIL("schedule not run: " << name);
-  return run.runs.front();
-}
-
-}  // namespace
+using bubblesim::scenario_test::registry;
+using bubblesim::scenario_test::run_named;
+using bubblesim::scenario_test::source;
 
 TEST_CASE("scenario dp_ring: makespan = m (T_F + T_B + T_W) + 2(n-1)(S/(nB) + a)") {
   Scenario sc = load_scenario_file(source("scenarios/parallel/dp_ring.yaml"), registry());

@@ -2,6 +2,7 @@
 // zero-bubble schedules run, and their peak sits between the bounds of the per-op deltas.
 #include <doctest/doctest.h>
 
+#include "scenario_run_support.h"
 #include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "tools/runner/resolve.h"
@@ -9,15 +10,11 @@
 #include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
+using bubblesim::scenario_test::registry;
+using bubblesim::scenario_test::run_named;
+using bubblesim::scenario_test::source;
 
 namespace {
-
-std::string source(const std::string& rel) { return std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel; }
-
-const Registry& registry() {
-  static const Registry r = builtin_registry();
-  return r;
-}
 
 // Llama-3-8B's layer shape, 4 layers on 2 stages, TP 4 with SP on one 8-GPU node.
 std::string yaml(const std::string& wgrad_input) {
@@ -32,14 +29,6 @@ parallelism: {tp: 4, sp: true, sp_wgrad_input: )" +
          wgrad_input + R"(}
 schedules: [zb-h1, 1f1b]
 )";
-}
-
-const ScheduleRun& run_named(const ScenarioRun& run, const std::string& name) {
-  for (const ScheduleRun& r : run.runs) {
-    if (r.schedule == name) return r;
-  }
-  FAIL("schedule not run: " << name);
-  return run.runs.front();
 }
 
 }  // namespace
