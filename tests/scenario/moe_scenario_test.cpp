@@ -249,3 +249,17 @@ TEST_CASE(
   const nlohmann::json j = scenario_report_json(sc, run_scenario(sc, builtins()));
   CHECK_FALSE(j["scenario"]["costs"].contains("expert_static_memory_bytes"));
 }
+
+TEST_CASE("parallelism.order with ep: where the expert-parallel ranks sit sets the all-to-all") {
+  // 2 stages x dp 4 on four nodes of two GPUs; EP 2 within dp. [tp, ep, dp, pp]: the two ep
+  // ranks are neighbouring dp ranks (one node, NVLink), as without ep in the order;
+  // [tp, dp, ep, pp]: they are dp / ep = 2 ranks apart (two nodes, the NICs): a slower a2a.
+  auto a2a = [](const std::string& order) {
+    std::string yaml = "name: moe-order\n" + small_moe_scenario(4);
+    yaml.replace(yaml.find("ep: 4, order: [tp, dp, pp]"), 26, "ep: 2, order: " + order);
+    return at(results_of(yaml, ".")["1f1b"], "a2a_s");
+  };
+  const double plain = a2a("[tp, dp, pp]");
+  CHECK(a2a("[tp, ep, dp, pp]") == plain);
+  CHECK(a2a("[tp, dp, ep, pp]") > 1.5 * plain);
+}

@@ -93,7 +93,8 @@ struct ParallelismSpec {
   bool enabled = false;  // `parallelism:` or `data_parallel:` given
   std::int32_t dp = 1;
   std::int32_t tp = 1;
-  std::vector<std::string> order{"tp", "pp", "dp"};  // innermost first
+  /// Innermost first; `ep` (optional) places the expert-parallel part of dp (docs/moe.md).
+  std::vector<std::string> order{"tp", "pp", "dp"};
   /// GPU of every rank, indexed by rank_index(); filled from the topology (or `placement`).
   std::vector<VertexId> gpus;
   DataParallelSpec data_parallel;

@@ -93,19 +93,25 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           order->error(diags,
                        fmt::format("expected a list of tp, pp and dp, got {}", order->describe()));
         for (const YamlNode& e : ok ? order->elements() : std::vector<YamlNode>{}) {
-          if (auto c = e.as_choice(diags, {"tp", "pp", "dp"}))
+          if (auto c = e.as_choice(diags, {"tp", "pp", "dp", "ep"}))
             dims.push_back(*c);
           else
             ok = false;
         }
         if (ok) {
+          // `ep` (optional) places the expert-parallel part of the dp ranks (docs/moe.md).
           std::vector<std::string> sorted = dims;
           std::sort(sorted.begin(), sorted.end());
-          if (sorted != std::vector<std::string>{"dp", "pp", "tp"}) {
+          const auto eps = std::count(sorted.begin(), sorted.end(), "ep");
+          sorted.erase(std::remove(sorted.begin(), sorted.end(), "ep"), sorted.end());
+          if (sorted != std::vector<std::string>{"dp", "pp", "tp"} || eps > 1) {
+            order->error(diags,
+                         fmt::format("order must list tp, pp and dp once each and ep at most once "
+                                     "(innermost first), got [{}]",
+                                     fmt::join(dims, ", ")));
+          } else if (eps == 1 && spec.ep <= 1) {
             order->error(
-                diags,
-                fmt::format("order must list tp, pp and dp once each (innermost first), got [{}]",
-                            fmt::join(dims, ", ")));
+                diags, "order places the expert-parallel ranks (ep): it needs parallelism.ep > 1");
           } else {
             spec.order = dims;
           }
