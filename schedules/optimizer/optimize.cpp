@@ -132,7 +132,10 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
       std::max(out.lower_bound, first_device_bound(problem, out.lower_bound, kFirstDeviceNodes));
   // Every device's relaxation in a chain (first_device_bound.h): a bound at least as strong, and
   // where a chain at that bound replays within it, an optimal schedule.
-  const ChainOutcome chain = chain_bound(problem, problem.devices, out.lower_bound, kChainNodes);
+  const ChainOutcome chain =
+      settings.chain_nodes > 0
+          ? chain_bound(problem, problem.devices, out.lower_bound, settings.chain_nodes)
+          : ChainOutcome{};
   out.lower_bound = std::max(out.lower_bound, chain.bound);
   SearchSettings ss;
   ss.budget_evals = settings.budget_evals;

@@ -16,12 +16,16 @@ namespace bubblesim::optimizer {
 
 enum class Method { Auto, Milp, Heuristic };
 
+/// Search nodes of every device's relaxation in a chain (chain_bound), deterministic.
+inline constexpr std::int64_t kChainNodes = 60000000;
+
 struct OptimizeSettings {
   Method method = Method::Auto;
   double time_limit_s = 20;       // wall clock, for users
   std::int64_t budget_evals = 0;  // evaluations; 0: until time_limit (deterministic when set)
   double gap = 0;                 // stop once (cost - bound) / cost <= gap
   std::uint64_t seed = 1;
+  std::int64_t chain_nodes = kChainNodes;            // effort of the chain relaxation (0: not run)
   std::function<void(const std::string&)> progress;  // one-line status now and then; may be empty
 };
 
@@ -47,8 +51,6 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
 inline constexpr std::int64_t kAutoMilpMaxCells = 32;
 /// Search nodes of the first device's relaxation (first_device_bound.h), deterministic.
 inline constexpr std::int64_t kFirstDeviceNodes = 200000;
-/// Search nodes of every device's relaxation in a chain (chain_bound), deterministic.
-inline constexpr std::int64_t kChainNodes = 60000000;
 /// On the time grid, a gap of at most this many steps is closed by yes / no MILPs (is there a
 /// schedule of cost <= target?) from the bound upward instead of one MILP that optimizes.
 inline constexpr std::int64_t kTargetSteps = 8;
