@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string_view>
+#include <unordered_set>
 
 #include "sim/units/yaml_reader.h"
 
@@ -75,12 +77,10 @@ bool inside(const std::string& inner, const std::string& outer) {
 // A list axis names each value once: a repeat is the same point run twice.
 void check_distinct_values(const YamlNode& list, const SweepAxis& axis, DiagnosticList& d) {
   const std::vector<YamlNode> elements = list.elements();
+  std::unordered_set<std::string_view> seen;  // an axis may list 100,000 values: no pairwise scan
   for (std::size_t i = 0; i < axis.labels.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (axis.labels[i] != axis.labels[j]) continue;
+    if (!seen.insert(axis.labels[i]).second)
       elements[i].error(d, fmt::format("the value {} is given twice in this axis", axis.labels[i]));
-      break;
-    }
   }
 }
 
