@@ -55,19 +55,51 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
     }
     for (const auto& [s, pos] : last) last_grad[{static_cast<std::int32_t>(d), pos}].push_back(s);
   }
-  // Buckets per stage.
+  // Buckets per stage: the dense parameters', then the routed experts' (their own communicator).
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const Bytes total = s < plan.gradient_bytes.size() ? plan.gradient_bytes[s] : Bytes::zero();
-    const std::int64_t bucket = std::max<std::int64_t>(plan.bucket.count(), 1);
-    for (std::int64_t off = 0, b = 0; off < total.count(); off += bucket, ++b) {
-      Unit u;
-      u.stage = static_cast<std::int32_t>(s);
-      u.bucket = static_cast<std::int32_t>(b);
-      u.bytes = Bytes(std::min(bucket, total.count() - off));
-      stages[s].units.push_back(units.size());
-      units.push_back(u);
-    }
+    const Bytes experts = s < plan.experts.gradient_bytes.size()
+                              ? std::min(plan.experts.gradient_bytes[s], total)
+                              : Bytes::zero();
+    add_buckets(s, kDense, total - experts);
+    add_buckets(s, kExperts, experts);
   }
+}
+
+void GradientSync::Impl::add_buckets(std::size_t s, Lane lane, Bytes total) {
+  const std::int64_t bucket = std::max<std::int64_t>(plan.bucket.count(), 1);
+  LaneState& ls = stages[s].lanes[lane];
+  ls.bytes = total;
+  for (std::int64_t off = 0, b = 0; off < total.count(); off += bucket, ++b) {
+    Unit u;
+    u.stage = static_cast<std::int32_t>(s);
+    u.bucket = static_cast<std::int32_t>(b);
+    u.lane = lane;
+    u.bytes = Bytes(std::min(bucket, total.count() - off));
+    ls.units.push_back(units.size());
+    units.push_back(u);
+  }
+}
+
+std::vector<std::vector<VertexId>> GradientSync::Impl::dp_groups(const Unit& unit,
+                                                                 std::int32_t h) const {
+  const auto d = static_cast<std::size_t>(h);
+  if (unit.lane == kExperts) return plan.experts.groups[d];
+  std::vector<std::vector<VertexId>> groups;  // one per TP rank, over the dp replicas
+  if (dp() <= 1) return groups;
+  for (std::int32_t t = 0; t < tp(); ++t) {
+    std::vector<VertexId> ranks;
+    for (std::int32_t r = 0; r < dp(); ++r)
+      ranks.push_back(plan.gpus[d][static_cast<std::size_t>(r)][static_cast<std::size_t>(t)]);
+    groups.push_back(std::move(ranks));
+  }
+  return groups;
+}
+
+std::int32_t GradientSync::Impl::dp_group_size(Lane lane, std::int32_t h) const {
+  if (lane == kDense) return dp();
+  const auto& groups = plan.experts.groups[static_cast<std::size_t>(h)];
+  return groups.empty() ? 0 : static_cast<std::int32_t>(groups.front().size());
 }
 
 bool GradientSync::Impl::has_replica_phase(const StageState& st) const {
@@ -102,11 +134,12 @@ std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, boo
   return id;
 }
 
-Time GradientSync::Impl::closed_form(std::int32_t s, Phase phase,
+Time GradientSync::Impl::closed_form(const Unit& unit, Phase phase,
                                      const std::vector<VertexId>& ranks,
-                                     CollectiveAlgorithm algorithm, Bytes bytes) {
-  // The alpha-beta parameters of a stage's group are measured once.
-  auto key = std::make_pair(s, static_cast<int>(phase));
+                                     CollectiveAlgorithm algorithm) {
+  // The alpha-beta parameters of a stage's group are measured once (per lane: the experts'
+  // group differs).
+  auto key = std::make_pair(unit.stage, static_cast<int>(phase) + 4 * static_cast<int>(unit.lane));
   auto it = cache.closed.find(key);
   if (it == cache.closed.end()) {
     std::vector<std::int32_t> node = node_of_gpus(topology, ranks);
@@ -118,7 +151,7 @@ Time GradientSync::Impl::closed_form(std::int32_t s, Phase phase,
   }
   const CollectiveKind kind =
       phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
-  return collective_closed_form(kind, algorithm, bytes.as_double(),
+  return collective_closed_form(kind, algorithm, unit.bytes.as_double(),
                                 static_cast<std::int32_t>(ranks.size()), it->second.second,
                                 cache.alpha_beta[key]);
 }
@@ -126,6 +159,7 @@ Time GradientSync::Impl::closed_form(std::int32_t s, Phase phase,
 void GradientSync::Impl::start_phase(std::size_t u, Time now) {
   Unit& unit = units[u];
   StageState& st = stages[static_cast<std::size_t>(unit.stage)];
+  LaneState& lane = st.lanes[unit.lane];
   while (unit.phase != Phase::Done) {
     unit.instances.clear();
     unit.pending = 0;
@@ -136,23 +170,18 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
         for (std::int32_t h : st.holders)
           ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][0][static_cast<std::size_t>(t)]);
         if (t == 0)
-          st.replica_closed +=
-              closed_form(unit.stage, Phase::Replica, ranks, CollectiveAlgorithm::Ring, unit.bytes);
+          lane.replica_closed +=
+              closed_form(unit, Phase::Replica, ranks, CollectiveAlgorithm::Ring);
         launch(u, st.holders.front(), t == 0, std::move(ranks), CollectiveAlgorithm::Ring);
       }
-    } else if (unit.phase == Phase::DataParallel && dp() > 1) {
+    } else if (unit.phase == Phase::DataParallel) {
       for (std::int32_t h : st.holders) {
-        for (std::int32_t t = 0; t < tp(); ++t) {
-          std::vector<VertexId> ranks;
-          for (std::int32_t r = 0; r < dp(); ++r) {
-            ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][static_cast<std::size_t>(r)]
-                                     [static_cast<std::size_t>(t)]);
-          }
-          if (t == 0 && h == st.holders.front()) {
-            st.dp_closed +=
-                closed_form(unit.stage, Phase::DataParallel, ranks, plan.algorithm, unit.bytes);
-          }
-          launch(u, h, t == 0, std::move(ranks), plan.algorithm);
+        std::vector<std::vector<VertexId>> groups = dp_groups(unit, h);
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+          if (groups[g].size() <= 1) continue;  // a GPU alone holds these parameters
+          if (g == 0 && h == st.holders.front())
+            lane.dp_closed += closed_form(unit, Phase::DataParallel, groups[g], plan.algorithm);
+          launch(u, h, g == 0, std::move(groups[g]), plan.algorithm);
         }
       }
     }
@@ -169,11 +198,12 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
 void GradientSync::Impl::end_phase(std::size_t u, Time now) {
   Unit& unit = units[u];
   StageState& st = stages[static_cast<std::size_t>(unit.stage)];
+  LaneState& lane = st.lanes[unit.lane];
   if (unit.phase == Phase::Replica) {
-    st.replica_time += now - unit.phase_start;
+    lane.replica_time += now - unit.phase_start;
     unit.phase = Phase::DataParallel;
   } else if (unit.phase == Phase::DataParallel) {
-    st.dp_time += now - unit.phase_start;
+    lane.dp_time += now - unit.phase_start;
     unit.phase = Phase::Done;
   }
 }
@@ -185,7 +215,8 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
     const CollectiveInstance& c = *instances.list[id];
     CollectiveEvent e;
     e.name =
-        fmt::format("{} {} stage {} bucket {}", unit.phase == Phase::Replica ? "replica" : "dp",
+        fmt::format("{}{} {} stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
+                    unit.phase == Phase::Replica ? "replica" : "dp",
                     collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
                                                                       : plan.gradient_collective),
                     unit.stage, unit.bucket);
@@ -205,21 +236,23 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
 }
 
 void GradientSync::Impl::advance(std::int32_t s, Time now) {
-  StageState& st = stages[static_cast<std::size_t>(s)];
-  while (!st.busy && st.cursor < st.units.size() && units[st.units[st.cursor]].ready) {
-    const std::size_t u = st.units[st.cursor];
-    st.busy = true;
-    start_phase(u, now);
-    if (units[u].phase != Phase::Done) return;
-    unit_finished(u, now);
+  for (LaneState& lane : stages[static_cast<std::size_t>(s)].lanes) {
+    while (!lane.busy && lane.cursor < lane.units.size() && units[lane.units[lane.cursor]].ready) {
+      const std::size_t u = lane.units[lane.cursor];
+      lane.busy = true;
+      start_phase(u, now);
+      if (units[u].phase != Phase::Done) break;
+      unit_finished(u, now);
+    }
   }
 }
 
 void GradientSync::Impl::unit_finished(std::size_t u, Time now) {
   StageState& st = stages[static_cast<std::size_t>(units[u].stage)];
-  st.busy = false;
-  ++st.cursor;
-  st.end = now;
+  LaneState& lane = st.lanes[units[u].lane];
+  lane.busy = false;
+  ++lane.cursor;
+  st.end = std::max(st.end, now);
 }
 
 void GradientSync::Impl::on_token(std::uint32_t token, Time now) {

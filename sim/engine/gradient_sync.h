@@ -4,10 +4,13 @@
 // The engine simulates one pipeline (data-parallel replica 0). Every table stage's gradients are
 // all-reduced, in buckets, between the devices that hold the stage (replica sync: Chimera,
 // DualPipe) and then across the D data-parallel replicas of each holder (one collective per
-// tensor-parallel rank, all at once). The other replicas are assumed to run in lockstep with
-// replica 0 (symmetric), so their GPUs take part in the collectives' flows without being
-// simulated. Buckets of one stage run one after another (one communicator); different stages
-// run concurrently and share links with each other and with pipeline traffic.
+// tensor-parallel rank, all at once). With expert parallelism the routed experts' gradients form a
+// second lane of buckets per stage (its own communicator, concurrent with the first) whose
+// data-parallel phase runs over the expert data-parallel groups (SyncPlan::ExpertSync). The other
+// replicas are assumed to run in lockstep with replica 0 (symmetric), so their GPUs take part in
+// the collectives' flows without being simulated. Buckets of one stage run one after another (one
+// communicator); different stages run concurrently and share links with each other and with
+// pipeline traffic.
 //
 // Bucket readiness: with overlap, the k buckets of stage s on a holder become ready while the
 // holder's last gradient-producing op of s (its last W, or last full backward) runs: bucket i at
@@ -52,6 +55,16 @@ struct SyncPlan {
   /// traces and tp_comm); empty = no TP.
   std::vector<Time> tp_forward, tp_backward;
   std::vector<CollectiveSummary> tp_summaries;  // reported as given
+  /// Expert parallelism (docs/moe.md): the routed experts' gradients, part of gradient_bytes,
+  /// are synchronised over the GPUs holding the same experts, not over the whole dp group.
+  struct ExpertSync {
+    /// Per table stage: the routed experts' share of gradient_bytes; empty = none.
+    std::vector<Bytes> gradient_bytes;
+    /// groups[device]: the expert data-parallel groups of the device's stage, every GPU of the
+    /// stage in exactly one (a group of one GPU syncs nothing); [d][0] holds gpus[d][0][0].
+    std::vector<std::vector<std::vector<VertexId>>> groups;
+  };
+  ExpertSync experts;
   /// Per table stage, when the ops carry an expert all-to-all or routed experts (docs/moe.md):
   /// their costs, for the trace's slices of each op's all-to-all and expert phase; empty = none.
   std::vector<StageCost> a2a_costs;

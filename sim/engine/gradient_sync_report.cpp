@@ -16,11 +16,13 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
     auto it = last_grad.find({device, position});
     if (it != last_grad.end()) {
       for (std::int32_t s : it->second) {
-        const auto& us = stages[static_cast<std::size_t>(s)].units;
-        const auto k = static_cast<std::int64_t>(us.size());
-        for (std::int64_t b = 0; b < k; ++b) {
-          ready_at(us[static_cast<std::size_t>(b)],
-                   start + Time::from_ps((end - start).ps() * (b + 1) / k));
+        // Each lane's buckets fill across the op (the layers hold dense and expert parameters).
+        for (const LaneState& lane : stages[static_cast<std::size_t>(s)].lanes) {
+          const auto k = static_cast<std::int64_t>(lane.units.size());
+          for (std::int64_t b = 0; b < k; ++b) {
+            ready_at(lane.units[static_cast<std::size_t>(b)],
+                     start + Time::from_ps((end - start).ps() * (b + 1) / k));
+          }
         }
       }
     }
@@ -31,7 +33,8 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
       for (std::size_t s = 0; s < stages.size(); ++s) {
         const auto& h = stages[s].holders;
         if (std::find(h.begin(), h.end(), device) == h.end()) continue;
-        for (std::size_t u : stages[s].units) ready_at(u, end);
+        for (const LaneState& lane : stages[s].lanes)
+          for (std::size_t u : lane.units) ready_at(u, end);
       }
     }
   }
@@ -181,22 +184,31 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
   if (!completed) return;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const StageState& st = stages[s];
-    sm.dp_sync = std::max(sm.dp_sync, st.dp_time);
-    sm.replica_sync = std::max(sm.replica_sync, st.replica_time);
-    if (st.units.empty()) continue;
-    const Bytes total = plan.gradient_bytes[s];
-    const auto count = static_cast<std::int32_t>(st.units.size());
-    if (has_replica_phase(st)) {
-      sm.collectives.push_back(CollectiveSummary{fmt::format("replica all-reduce stage {}", s),
-                                                 "ring",
-                                                 static_cast<std::int32_t>(st.holders.size()),
-                                                 count, total, st.replica_time, st.replica_closed});
+    for (const LaneState& lane : st.lanes) {
+      sm.dp_sync = std::max(sm.dp_sync, lane.dp_time);
+      sm.replica_sync = std::max(sm.replica_sync, lane.replica_time);
     }
-    if (dp() > 1) {
-      sm.collectives.push_back(
-          CollectiveSummary{fmt::format("dp all-reduce stage {}", s),
-                            std::string(collective_algorithm_name(plan.algorithm)), dp(), count,
-                            total, st.dp_time, st.dp_closed});
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      const LaneState& lane = st.lanes[l];
+      if (lane.units.empty()) continue;
+      const char* what = l == kExperts ? "expert " : "";
+      const auto count = static_cast<std::int32_t>(lane.units.size());
+      if (has_replica_phase(st)) {
+        sm.collectives.push_back(
+            CollectiveSummary{fmt::format("{}replica all-reduce stage {}", what, s), "ring",
+                              static_cast<std::int32_t>(st.holders.size()), count, lane.bytes,
+                              lane.replica_time, lane.replica_closed});
+      }
+      const std::int32_t ranks = dp_group_size(static_cast<Lane>(l), st.holders.front());
+      if (ranks > 1 || l == kExperts) {  // the experts' line also when no GPU shares them
+        sm.collectives.push_back(CollectiveSummary{
+            fmt::format("{}dp {} stage {}", what,
+                        l == kExperts ? collective_kind_name(plan.gradient_collective)
+                                      : std::string_view("all-reduce"),
+                        s),
+            std::string(collective_algorithm_name(plan.algorithm)), ranks, count, lane.bytes,
+            lane.dp_time, lane.dp_closed});
+      }
     }
   }
   for (Time t : compute_end) sm.compute_end = std::max(sm.compute_end, t);
@@ -208,7 +220,7 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
     for (const StageState& st : stages) {
       if (std::find(st.holders.begin(), st.holders.end(), static_cast<std::int32_t>(d)) !=
               st.holders.end() &&
-          !st.units.empty()) {
+          !(st.lanes[kDense].units.empty() && st.lanes[kExperts].units.empty())) {
         sync_end = std::max(sync_end, st.end);
       }
     }

@@ -3,6 +3,7 @@
 // buckets' collectives as the replay runs) and gradient_sync_report.cpp (readiness of buckets
 // from compute ops, TP slices and the metrics after the replay). Private to sim/engine.
 
+#include <array>
 #include <map>
 #include <memory>
 #include <vector>
@@ -14,9 +15,13 @@ namespace bubblesim {
 struct GradientSync::Impl {
   enum class Phase { Replica, DataParallel, Done };
 
+  /// The buckets of a stage's dense parameters and of its routed experts (SyncPlan::ExpertSync).
+  enum Lane : std::size_t { kDense = 0, kExperts = 1, kLanes = 2 };
+
   struct Unit {
     std::int32_t stage = 0;
     std::int32_t bucket = 0;
+    Lane lane = kDense;
     Bytes bytes;
     std::int32_t ready_count = 0;
     bool ready = false;
@@ -26,14 +31,20 @@ struct GradientSync::Impl {
     std::vector<std::uint32_t> instances;
   };
 
-  struct StageState {
-    std::vector<std::int32_t> holders;  // devices holding the stage, ascending
-    std::vector<std::size_t> units;     // indices into units_, bucket order
+  /// One communicator's buckets of a stage: they run one after another.
+  struct LaneState {
+    std::vector<std::size_t> units;  // indices into units, bucket order
+    Bytes bytes;                     // per GPU, summed over the buckets
     std::size_t cursor = 0;
     bool busy = false;
-    Time end;
     Time replica_time, dp_time;
     Time replica_closed, dp_closed;
+  };
+
+  struct StageState {
+    std::vector<std::int32_t> holders;  // devices holding the stage, ascending
+    std::array<LaneState, kLanes> lanes;
+    Time end;
   };
 
   const SyncPlan& plan;
@@ -74,12 +85,16 @@ struct GradientSync::Impl {
   std::int32_t tp() const;
   std::uint32_t launch(std::size_t u, std::int32_t device, bool report, std::vector<VertexId> ranks,
                        CollectiveAlgorithm algorithm);
-  Time closed_form(std::int32_t s, Phase phase, const std::vector<VertexId>& ranks,
-                   CollectiveAlgorithm algorithm, Bytes bytes);
+  Time closed_form(const Unit& unit, Phase phase, const std::vector<VertexId>& ranks,
+                   CollectiveAlgorithm algorithm);
   void start_phase(std::size_t u, Time now);
   void end_phase(std::size_t u, Time now);
   void instance_done(std::uint32_t id, Time now);
   void advance(std::int32_t s, Time now);
+  void add_buckets(std::size_t s, Lane lane, Bytes total);
+  /// The ranks of each data-parallel collective of `unit` launched from holder `h`.
+  std::vector<std::vector<VertexId>> dp_groups(const Unit& unit, std::int32_t h) const;
+  std::int32_t dp_group_size(Lane lane, std::int32_t h) const;
   void unit_finished(std::size_t u, Time now);
   void on_token(std::uint32_t token, Time now);
   void ready_at(std::size_t u, Time at);

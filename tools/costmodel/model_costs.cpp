@@ -20,6 +20,13 @@ double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero
          (zero.level >= 1 ? optimizer / dp : optimizer);
 }
 
+ZeroSpec expert_zero(const ZeroSpec& zero, const Sharding& sharding) {
+  if (sharding.ep <= 1 && sharding.tp <= 1) return zero;
+  return ZeroSpec{
+      zero.level,
+      std::max<std::int64_t>(zero.dp / std::max<std::int64_t>(sharding.ep, 1), 1) * sharding.tp};
+}
+
 StageCost StageBreakdown::cost() const {
   StageCost c;
   c.forward = forward.total();
@@ -237,10 +244,15 @@ class StageBuilder {
     if (hold.lm_head) params += head_.parameters_per_gpu;
     if (hold.tied_copy) params += embedding_.parameters_per_gpu;
     s.parameters_per_gpu = params;
-    s.memory.static_memory =
-        to_bytes(params * static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero));
-    s.memory.expert_static = to_bytes(nm * moe_.experts.parameters_per_gpu *
-                                      static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero));
+    s.expert_parameters_per_gpu = nm * moe_.experts.parameters_per_gpu;
+    // ZeRO shards the routed experts' state over their own data-parallel group (the t dp / ep
+    // GPUs holding the same experts; docs/moe.md), the rest over the dp group.
+    const double dense_bytes = static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero);
+    const double expert_bytes =
+        static_bytes_per_parameter(in_.model.dtype.bytes, expert_zero(in_.zero, in_.sharding));
+    s.memory.static_memory = to_bytes((params - s.expert_parameters_per_gpu) * dense_bytes +
+                                      s.expert_parameters_per_gpu * expert_bytes);
+    s.memory.expert_static = to_bytes(s.expert_parameters_per_gpu * expert_bytes);
     s.memory.expert_activation = to_bytes(nm * moe_.experts.activation_bytes);
     if (in_.collectives && in_.zero.dp > 1) {
       const std::int32_t st = hold.pipeline_stage;

@@ -30,6 +30,10 @@ struct ZeroSpec {
 /// sharded at `zero.level` divided by zero.dp. Level 0, bf16: 18.
 double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero);
 
+/// The ZeRO sharding of the routed experts' state: over the GPUs holding the same experts
+/// (tp x dp / ep of them: experts are split by EP, not by TP; docs/moe.md).
+ZeroSpec expert_zero(const ZeroSpec& zero, const Sharding& sharding);
+
 /// `memory.recompute.policy` in the cost model: selective adds the attention core's forward to B
 /// and drops its activations; full makes R the forward of `layers` layers per stage (all when
 /// unset) and F keep those layers' inputs only. An explicit `costs.recompute` is used as is.
@@ -109,6 +113,7 @@ struct StageBreakdown {
   Memory memory;
   Bytes p2p;  // sent to the next stage per microbatch
   double parameters_per_gpu = 0;
+  double expert_parameters_per_gpu = 0;      // the routed experts' part (docs/moe.md)
   double a2a_forward = 0, a2a_backward = 0;  // all-to-all seconds of one F and one B, in all
   StageCost::ExpertPhases experts;  // routed-expert GEMMs: at the imbalance, at uniform routing
   StageCost cost() const;

@@ -48,7 +48,10 @@ struct RouteEstimates {
 
 /// Per pipeline stage of the p-way split (docs/parallelism.md); empty without parallelism.
 struct SyncCosts {
-  std::vector<Bytes> gradient_bytes;          // per GPU, after the TP split
+  std::vector<Bytes> gradient_bytes;  // per GPU, after the TP split
+  /// The routed experts' part of gradient_bytes, synchronised over the GPUs that hold the same
+  /// experts (expert_groups; docs/moe.md); empty when every parameter syncs over the dp group.
+  std::vector<Bytes> expert_gradient_bytes;
   std::vector<Time> optimizer;                // per GPU holding the stage
   std::vector<Time> tp_forward, tp_backward;  // TP all-reduce time inside F and B (in `costs`)
   std::vector<CollectiveSummary> tp_summaries;

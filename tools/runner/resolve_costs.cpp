@@ -53,6 +53,17 @@ class TopologyCollectives : public CollectiveTimer {
     t.simulated = simulate_all_to_all(*sc_.communication.topology, group, bytes, factor);
     return cache_.emplace(key, t).first->second.simulated;
   }
+  /// ZeRO: the routed experts' updated parameters all-gathered over the stage's first expert
+  /// data-parallel group (docs/moe.md); zero when that group is one GPU.
+  Time expert_parameter_gather(std::int32_t stage, double bytes) const {
+    const ParallelismSpec& par = sc_.parallelism;
+    std::vector<VertexId> group;
+    for (std::size_t i : par.expert_group(sc_.stages, stage, 0)) group.push_back(par.gpus[i]);
+    if (group.size() <= 1) return Time::zero();
+    return simulate_collective(*sc_.communication.topology, group, CollectiveKind::AllGather,
+                               CollectiveAlgorithm::Ring, bytes)
+        .simulated;
+  }
   /// The closed form of one all-reduce equivalent on the stage's TP group (for the report).
   Time tensor_parallel_closed_form(std::int32_t stage, double bytes) const {
     if (!sc_.parallelism.sp)
@@ -195,6 +206,18 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
              (sc.costs.per == CostBasis::Stage ? t : 1.0);
     sync.gradient_bytes[s] = Bytes(static_cast<std::int64_t>(grad));
   }
+  // The routed experts' gradients (docs/moe.md): held by the dp / ep replicas of the same EP rank
+  // (and every TP rank: experts are not split by TP), they sync over that group, not the dp group.
+  const bool experts_apart = par.ep > 1 || par.tp > 1;
+  if (par.gradient_bytes.empty() && r.model_costs && experts_apart &&
+      std::any_of(r.model_costs->stages.begin(), r.model_costs->stages.end(),
+                  [](const StageBreakdown& b) { return b.expert_parameters_per_gpu > 0; })) {
+    sync.expert_gradient_bytes.assign(p, Bytes::zero());
+    for (std::size_t s = 0; s < p; ++s) {
+      sync.expert_gradient_bytes[s] = Bytes(
+          static_cast<std::int64_t>(r.model_costs->stages[s].expert_parameters_per_gpu * 4.0));
+    }
+  }
   // ZeRO (docs/models.md): sharded optimizer state turns the gradient all-reduce into a
   // reduce-scatter; levels 1 and 2 then all-gather the updated parameters (level 3 gathers them
   // before every F and B instead, inside those ops).
@@ -203,8 +226,15 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
     const double e = sc.model ? static_cast<double>(sc.model->dtype.bytes) : 2.0;
     sync.parameter_gather.assign(p, Time::zero());
     for (std::size_t s = 0; s < p; ++s) {
-      const double params = sync.gradient_bytes[s].as_double() / 4.0;
-      sync.parameter_gather[s] = timer->parameter_gather(static_cast<std::int32_t>(s), params * e);
+      const auto stage = static_cast<std::int32_t>(s);
+      // The experts' updated parameters are gathered over their own group, after the dense ones.
+      const double experts = sync.expert_gradient_bytes.empty()
+                                 ? 0.0
+                                 : sync.expert_gradient_bytes[s].as_double() / 4.0;
+      const double params = sync.gradient_bytes[s].as_double() / 4.0 - experts;
+      sync.parameter_gather[s] = timer->parameter_gather(stage, params * e);
+      if (experts > 0)
+        sync.parameter_gather[s] += timer->expert_parameter_gather(stage, experts * e);
     }
   }
   if (!r.model_costs || par.tp <= 1 || !timer) return;

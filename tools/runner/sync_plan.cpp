@@ -67,6 +67,22 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
         plan->parameter_gather[d] += Time::from_ps(sync.parameter_gather[ps].ps() / chunks);
     }
   }
+  if (!sync.expert_gradient_bytes.empty() && par.enabled) {
+    // The routed experts' gradients: per table stage, and per device its expert groups.
+    plan->experts.gradient_bytes.resize(stages);
+    for (std::size_t s = 0; s < stages; ++s)
+      plan->experts.gradient_bytes[s] =
+          Bytes(sync.expert_gradient_bytes[profile(s)].count() / chunks);
+    plan->experts.groups.resize(devices);
+    for (std::size_t d = 0; d < devices; ++d) {
+      for (std::int32_t e = 0; e < std::max(par.ep, 1); ++e) {
+        std::vector<VertexId> group;
+        for (std::size_t i : par.expert_group(scenario.stages, static_cast<std::int32_t>(d), e))
+          group.push_back(par.gpus[i]);
+        plan->experts.groups[d].push_back(std::move(group));
+      }
+    }
+  }
   plan->gradient_collective = sync.gradient_collective;
   plan->bucket = par.data_parallel.bucket;
   plan->overlap = par.data_parallel.overlap;

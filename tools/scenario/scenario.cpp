@@ -26,4 +26,12 @@ std::size_t ParallelismSpec::rank_index(std::int32_t stages, std::int32_t s, std
   return index;
 }
 
+std::vector<std::size_t> ParallelismSpec::expert_group(std::int32_t stages, std::int32_t s,
+                                                       std::int32_t e) const {
+  std::vector<std::size_t> group;
+  for (std::int32_t r = e; r < dp; r += std::max(ep, 1))
+    for (std::int32_t t = 0; t < tp; ++t) group.push_back(rank_index(stages, s, r, t));
+  return group;
+}
+
 }  // namespace bubblesim

@@ -116,6 +116,10 @@ struct ParallelismSpec {
   std::int32_t world(std::int32_t stages) const { return stages * dp * tp; }
   /// Index of (pipeline stage s, dp replica r, tp rank t) in `gpus` for the mixed radix `order`.
   std::size_t rank_index(std::int32_t stages, std::int32_t s, std::int32_t r, std::int32_t t) const;
+  /// Rank indices of stage s's expert data-parallel group e < ep: the GPUs holding the routed
+  /// experts of EP rank e (dp ranks r with r mod ep = e, every TP rank of each: the experts are
+  /// not split by TP), r then t ascending (docs/moe.md).
+  std::vector<std::size_t> expert_group(std::int32_t stages, std::int32_t s, std::int32_t e) const;
 };
 
 /// One entry of `schedules:` — a generator name and its raw parameters, checked against the
