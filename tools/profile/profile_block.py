@@ -3,6 +3,8 @@
 
 Builds `--layers` pre-LayerNorm GPT blocks (LayerNorm, causal self-attention with `--heads`
 heads, LayerNorm, MLP with 4h hidden units, GELU; no dropout) and times, per microbatch:
+(`--attention standard`: softmax(QK^T)V as three matmuls; `flash`: torch's fused
+scaled_dot_product_attention)
 
   forward          F  the blocks' forward pass
   backward_input   B  torch.autograd.grad(output, input): gradients of the activations only
@@ -53,6 +55,10 @@ def parse_args(argv):
                    help="bf16 (default), fp16 (GPU only) or fp32")
     p.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: cuda if available)")
     p.add_argument("--layers", type=int, default=1, help="blocks built and timed together (default 1)")
+    p.add_argument("--attention", choices=["standard", "flash"], default="standard",
+                   help="standard (default): softmax(QK^T)V as three matmuls, the s x s scores "
+                        "materialised; flash: torch's fused scaled_dot_product_attention (FlashAttention "
+                        "or cuDNN, as PyTorch picks), the model's `attention: flash`")
     p.add_argument("--layers-per-stage", type=int, default=1,
                    help="layers of one pipeline stage: measured per-layer values are scaled by it")
     p.add_argument("--stages", type=int, default=1, help="pipeline stages: rows 0..stages-1 (default 1)")
@@ -183,6 +189,7 @@ def build(torch, args, device, dtype):
         def __init__(self, h, heads, queue):
             super().__init__()
             self.heads = heads
+            self.fused_attention = getattr(args, "attention", "standard") == "flash"
             self.ln1 = LayerNorm(h, queue)
             self.qkv = Linear(h, 3 * h, queue)
             self.proj = Linear(h, h, queue)
@@ -195,10 +202,14 @@ def build(torch, args, device, dtype):
             d = h // self.heads
             qkv = self.qkv(self.ln1(x)).view(s, b, 3, self.heads, d)
             q, k, v = (qkv[:, :, i].permute(1, 2, 0, 3) for i in range(3))  # [b, heads, s, d]
-            scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
-            causal = torch.ones(s, s, device=x.device, dtype=torch.bool).triu(1)
-            probs = torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1)
-            context = torch.matmul(probs, v).permute(2, 0, 1, 3).reshape(s, b, h)
+            if self.fused_attention:
+                context = fn.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
+                causal = torch.ones(s, s, device=x.device, dtype=torch.bool).triu(1)
+                probs = torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1)
+                context = torch.matmul(probs, v)
+            context = context.permute(2, 0, 1, 3).reshape(s, b, h)
             x = x + self.proj(context)
             return x + self.fc2(fn.gelu(self.fc1(self.ln2(x))))
 
@@ -387,7 +398,7 @@ def main(argv):
         f"# device: {device_name(torch, device)}",
         f"# software: torch {torch.__version__}, cuda {torch.version.cuda or 'none'}, python {platform.python_version()}",
         f"# model: hidden={args.hidden} heads={args.heads} seq_len={args.seq_len} "
-        f"micro_batch_size={args.micro_batch_size} dtype={args.dtype}",
+        f"micro_batch_size={args.micro_batch_size} dtype={args.dtype} attention={args.attention}",
         f"# measured: {args.layers} layer(s), {args.warmup} warm-up + {args.reps} timed repetitions"
         + (", B/W split checked against a plain backward" if args.check else ""),
         f"# scaled: {args.layers_per_stage} layer(s) per stage, {args.stages} stage(s) "

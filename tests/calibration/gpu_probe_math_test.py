@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The GPU probes' arithmetic, and their refusal without a GPU (no GPU or PyTorch needed).
+
+tools/profile/roofline_probe.py and sustained_run.py measure on a CUDA GPU, which no test may
+need; what they compute from the times is checked here on made-up samples.
+Usage: gpu_probe_math_test.py SOURCE_DIR
+"""
+
+import os
+import subprocess
+import sys
+
+source = sys.argv[1]
+tools = os.path.join(source, "tools", "profile")
+sys.path.insert(0, tools)
+import roofline_probe  # noqa: E402
+import sustained_run  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+# The GEMM fit recovers a known curve: t = 6.5 us + F / (989.4 TF x 0.72).
+peak = 989.4e12
+rows = [("g", f, 6.5e-6 + f / (peak * 0.72)) for f in (1e10, 5e10, 2e11, 1e12, 4e12)]
+gemm_max, overhead = roofline_probe.fit_gemm(rows, peak)
+check(abs(gemm_max - 0.72) < 1e-9, f"fit_gemm gemm_max {gemm_max} != 0.72")
+check(abs(overhead - 6.5e-6) < 1e-12, f"fit_gemm overhead {overhead} != 6.5e-6")
+check(roofline_probe.quantity("3.35TB/s") == 3.35e12, "quantity(3.35TB/s)")
+check(roofline_probe.quantity("989.4TFLOPS") == 989.4e12, "quantity(989.4TFLOPS)")
+
+# The sustained summary: 48 repetitions of F+B+W = 10 ms, then 16 of 11 ms (the last quarter
+# 10% slower), windows of 16: sums 160, 160, 160, 176 ms.
+series = [(i, 0.01 * i, 0.004, 0.004, 0.002) for i in range(48)]
+series += [(48 + i, 0.5 + 0.011 * i, 0.0044, 0.0044, 0.0022) for i in range(16)]
+lines = sustained_run.summary(series, 16)
+text = "\n".join(lines)
+check("drift: median F+B+W of the last quarter / first quarter = 1.1000" in text, "drift line:\n" + text)
+# sample cv of (160, 160, 160, 176): mean 164, stdev 8 -> 4.88%
+check("windows of 16 repetitions: 4, cv of their sums 4.88%" in text, "window line:\n" + text)
+check("forward: median 4.000 ms" in text, "forward median:\n" + text)
+
+# Without a CUDA GPU (or without PyTorch) both refuse with exit 2 and say why.
+for script, extra in (("roofline_probe.py", ["--peak", "989.4TFLOPS", "--bandwidth", "3.35TB/s"]),
+                      ("sustained_run.py", ["--hidden", "64", "--heads", "4", "--seq-len", "16", "--seconds", "1"])):
+    run = subprocess.run([sys.executable, os.path.join(tools, script)] + extra, capture_output=True, text=True)
+    check(run.returncode == 2, f"{script} without a GPU: exit {run.returncode}, stderr {run.stderr!r}")
+    check(script in run.stderr and ("GPU" in run.stderr or "PyTorch" in run.stderr),
+          f"{script} without a GPU: unclear message {run.stderr!r}")
+bad = subprocess.run([sys.executable, os.path.join(tools, "roofline_probe.py"), "--preset", "nope"],
+                     capture_output=True, text=True)
+check(bad.returncode == 2 and "allowed: a100-40g" in bad.stderr, f"unknown preset: {bad.returncode} {bad.stderr!r}")
+
+if failures:
+    print("FAIL:\n" + "\n".join(failures))
+    sys.exit(1)
+print("ok: gemm fit, sustained summary, refusals")
