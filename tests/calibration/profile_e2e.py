@@ -102,6 +102,19 @@ def main():
     if not 2 * 64 * 64 * 4 <= activation <= 50 * 2 * 64 * 64 * 4:  # at least 2 layers' inputs, at most 50x
         fail(f"implausible activation bytes {activation}")
 
+    # 1b. --attention flash: torch's fused attention where this PyTorch has it (2.0+), else a
+    # clear refusal (exit 2) rather than a traceback
+    flash_cmd = [python, os.path.join(source, "tools/profile/profile_block.py"), "--device", "cpu", "--threads", "1",
+                 "--hidden", "64", "--heads", "4", "--seq-len", "32", "--dtype", "fp32", "--warmup", "1", "--reps", "2",
+                 "--check", "--attention", "flash"]
+    has_sdpa = subprocess.run([python, "-c", "import torch, sys; sys.exit(0 if hasattr(torch.nn.functional, "
+                               "'scaled_dot_product_attention') else 1)"]).returncode == 0
+    flash = subprocess.run(flash_cmd, capture_output=True, text=True)
+    if has_sdpa and (flash.returncode != 0 or "attention=flash" not in flash.stdout):
+        fail(f"--attention flash with scaled_dot_product_attention: exit {flash.returncode}, {flash.stderr[-300:]}")
+    if not has_sdpa and (flash.returncode != 2 or "needs torch's scaled_dot_product_attention" not in flash.stderr):
+        fail(f"--attention flash without scaled_dot_product_attention: exit {flash.returncode}, {flash.stderr[-300:]}")
+
     # 2. a scenario with the profile, table (idealized replay) and simulation
     scenario = os.path.join(out, "profiled.yaml")
     with open(scenario, "w", encoding="utf-8") as f:

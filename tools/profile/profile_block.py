@@ -378,6 +378,10 @@ def main(argv):
     if device.type == "cpu" and args.dtype == "fp16":
         sys.stderr.write("profile_block.py: fp16 needs a GPU; on CPU use --dtype fp32 or bf16\n")
         return 2
+    if args.attention == "flash" and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+        sys.stderr.write(f"profile_block.py: --attention flash needs torch's scaled_dot_product_attention "
+                         f"(PyTorch 2.0 or later; this is {torch.__version__}); use --attention standard\n")
+        return 2
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)

@@ -365,7 +365,12 @@ MISSING = """\
 - Without variability every cell is predicted too fast (mean signed error above): the replay
   misses about 4-5% that is systematic rather than noise (it is as large for 1F1B, whose stage
   times do not depend on exact timing, as for ZB). The calibration above points at per-device
-  speed differences (the profile is the median stage's). Other candidates not modelled:
+  speed differences (the profile is the median stage's). Measured on one H100 and one H200
+  (docs/calibration.md, "A GPU under sustained load": the same layers run back to back for a
+  minute): each GPU sits at its 700 W power cap, its ops vary by 1-3% and its pace summed over an
+  iteration's 24 microbatches by 0.2-0.5%, with under 0.5% drift. One GPU's own jitter is
+  therefore too small to explain the offset; a spread between GPUs (each power-capped chip at its
+  own clock) needs eight GPUs to measure and was not. Other candidates not modelled:
   communication kernels taking SMs from compute while p2p transfers run, allocator and launch gaps
   between ops. A scenario without `variability` does not include this spread, so its prediction
   is the median GPU's pace, 4-5% optimistic on these runs.
