@@ -6,8 +6,10 @@
 #include <set>
 #include <utility>
 
+#include "schedules/optimizer/cool_down.h"
 #include "schedules/optimizer/greedy.h"
 #include "schedules/optimizer/timing_model.h"
+#include "schedules/optimizer/warm_up.h"
 
 namespace bubblesim::optimizer {
 namespace {
@@ -119,7 +121,7 @@ bool fits(const Problem& pr, const Order& order) {
 
 }  // namespace
 
-std::vector<Order> building_block_orders(const Problem& problem, std::size_t keep) {
+BlockOrders building_block_orders(const Problem& problem, std::size_t keep) {
   if (problem.placement != PlacementKind::V || problem.devices < 1 || problem.microbatches < 1)
     return {};
   std::vector<Candidate> fitting, others;
@@ -158,32 +160,47 @@ std::vector<Order> building_block_orders(const Problem& problem, std::size_t kee
   GreedyRules rules;  // reserve room for every open microbatch's later F, no slack
   struct Ranked {
     std::int64_t cost;
-    std::size_t index;
-    bool compacted;
+    std::size_t index;  // into variants
   };
-  std::vector<Ranked> ranked;
-  std::vector<Order> compacted(fitting.size());
-  for (std::size_t i = 0; i < fitting.size(); ++i) {
-    ranked.push_back({model.cost(fitting[i].order), i, false});
-    if (std::optional<Order> c = compact(problem, fitting[i].order, rules)) {
-      compacted[i] = std::move(*c);
-      ranked.push_back({model.cost(compacted[i]), i, true});
+  std::vector<Ranked> ranked, ranked_repaired;
+  std::vector<Order> variants;
+  auto add = [&](Order o, std::vector<Ranked>& to) {
+    to.push_back({model.cost(o), variants.size()});
+    variants.push_back(std::move(o));
+  };
+  std::vector<Order> raw;  // the blocks' own orders, to repair
+  for (Candidate& c : fitting) {
+    std::optional<Order> closed = compact(problem, c.order, rules);
+    raw.push_back(c.order);
+    add(std::move(c.order), ranked);
+    if (closed) add(std::move(*closed), ranked);
+  }
+  // The repaired ones: the block's own order with its warm-up repacked (warm_up.h), then its
+  // cool-down rebuilt (cool_down.h).
+  for (const Order& o : raw) {
+    std::optional<Order> packed = repack_warm_up(problem, o);
+    if (!packed) continue;
+    if (std::optional<Order> rebuilt = rebuild_cool_down(problem, *packed)) {
+      add(std::move(*rebuilt), ranked_repaired);
     }
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Ranked& a, const Ranked& b) { return a.cost < b.cost; });
-  std::vector<Order> out;
-  for (std::size_t i = 0; i < ranked.size() && out.size() < keep; ++i) {
-    if (ranked[i].cost >= TimingModel::kInfeasible) break;
-    out.push_back(ranked[i].compacted ? compacted[ranked[i].index]
-                                      : fitting[ranked[i].index].order);
-  }
+  BlockOrders out;
+  auto best = [&](std::vector<Ranked>& r, std::vector<Order>& to) {
+    std::stable_sort(r.begin(), r.end(),
+                     [](const Ranked& x, const Ranked& y) { return x.cost < y.cost; });
+    for (std::size_t i = 0; i < r.size() && to.size() < keep; ++i) {
+      if (r[i].cost >= TimingModel::kInfeasible) break;
+      to.push_back(variants[r[i].index]);
+    }
+  };
+  best(ranked, out.plain);
+  best(ranked_repaired, out.repaired);
   if (problem.memory_ops_allowed()) {
     std::stable_sort(others.begin(), others.end(), [](const Candidate& a, const Candidate& b) {
       return a.slot_bubble < b.slot_bubble;
     });
     for (std::size_t i = 0; i < others.size() && i < keep; ++i)
-      out.push_back(std::move(others[i].order));
+      out.plain.push_back(std::move(others[i].order));
   }
   return out;
 }

@@ -17,8 +17,16 @@
 
 namespace bubblesim::optimizer {
 
-/// Up to `keep` distinct V orders that fit the problem's limits (without offload and recompute;
-/// with them, also the best ones that do not fit, for fit_memory), best slot bubble first.
-std::vector<Order> building_block_orders(const Problem& problem, std::size_t keep);
+struct BlockOrders {
+  /// Up to `keep` of the blocks' orders and their compactions that fit the problem's limits, best
+  /// replayed cost first (with offload or recompute also the best ones by slot bubble that do not
+  /// fit, for fit_memory).
+  std::vector<Order> plain;
+  /// Up to `keep` of those orders repaired: warm-up repacked (warm_up.h), and with or without that,
+  /// cool-down rebuilt (cool_down.h); best replayed cost first.
+  std::vector<Order> repaired;
+};
+
+BlockOrders building_block_orders(const Problem& problem, std::size_t keep);
 
 }  // namespace bubblesim::optimizer

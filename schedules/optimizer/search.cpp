@@ -72,6 +72,7 @@ class Search {
   SearchResult run() {
     SearchResult result;
     fit_seeds();
+    if (pool_.empty() && !finished_.empty()) pool_.push_back(finished_.front());
     if (pool_.empty()) {
       result.evaluations = evaluations_;
       return result;
@@ -129,6 +130,11 @@ class Search {
         ++stall;
       }
     }
+    if (!finished_.empty() && finished_.front().better_than(best_)) {
+      best_ = finished_.front();
+      result.seed_name = best_.name;
+      result.seed_cost = best_.cost;
+    }
     result.feasible = true;
     result.order = best_.order;
     result.compute_order = best_.compute;
@@ -150,7 +156,8 @@ class Search {
   }
 
   bool stopped(SearchResult& result) {
-    if (best_.cost <= settings_.bound) {
+    if (best_.cost <= settings_.bound ||
+        (!finished_.empty() && finished_.front().cost <= settings_.bound)) {
       result.stopped = "lower bound";
       return true;
     }
@@ -215,11 +222,13 @@ class Search {
       if (k > 0 && std::chrono::steady_clock::now() >= settings_.deadline) break;
       State s = fitted(seeds[k].order, seeds[k].name);
       if (s.cost >= TimingModel::kInfeasible) continue;
-      pool_.push_back(std::move(s));
+      (seeds[k].finished ? finished_ : pool_).push_back(std::move(s));
       if ((k & 7) == 0) report("seeds");
     }
-    std::stable_sort(pool_.begin(), pool_.end(),
-                     [](const State& a, const State& b) { return a.better_than(b); });
+    const auto by_cost = [](const State& a, const State& b) { return a.better_than(b); };
+    std::stable_sort(finished_.begin(), finished_.end(), by_cost);
+    if (finished_.size() > 1) finished_.resize(1);
+    std::stable_sort(pool_.begin(), pool_.end(), by_cost);
     // Keep the distinct best few for restarts.
     std::vector<State> kept;
     for (State& s : pool_) {
@@ -309,6 +318,7 @@ class Search {
   std::mt19937_64 rng_;
   bool plans_ = false;
   std::vector<State> pool_;
+  std::vector<State> finished_;  // the best finished seed (seeds.h), compared with at the end
   State best_;
   std::int64_t evaluations_ = 0, improvements_ = 0, restarts_ = 0, checks_ = 0;
   std::vector<OrderMove> critical_;  // the critical-block moves of the current state

@@ -6,7 +6,9 @@
 // grow (sideways moves allowed; at equal cost the plan with fewer decisions). When the current
 // order has not improved for a while the search restarts: from the best order with a kick of
 // random moves, from the next seed, or from a randomized greedy order; every few restarts it hands
-// the best order to `window` (the MILP on a window of the order, optimize.cpp).
+// the best order to `window` (the MILP on a window of the order, optimize.cpp). Finished seeds
+// (seeds.h: the repaired building blocks) are fitted but never started from: the result is the
+// better of the search's best and the best of them.
 //
 // It stops at the evaluation budget (deterministic for a given seed), at the deadline, when the
 // best cost reaches the certified lower bound, or when the gap to it is at most `gap`.

@@ -144,6 +144,7 @@ void greedy_seeds(const Problem& problem, std::vector<Seed>& out) {
 std::vector<Seed> seed_orders(const Problem& problem) {
   std::vector<Seed> out;
   const std::int32_t p = problem.devices, m = problem.microbatches;
+  BlockOrders blocks;
   if (problem.placement == PlacementKind::Straight) {
     out.push_back({"1f1b-split", handcrafted_order(p, m, 1, 0)});
     out.push_back({"zb-h1", handcrafted_order(p, m, 1, 1)});
@@ -151,11 +152,14 @@ std::vector<Seed> seed_orders(const Problem& problem) {
     list_seeds(problem, out);
   } else {
     out.push_back({"zb-v", zb_v_order(p, m)});
-    std::vector<Order> blocks = building_block_orders(problem, 12);
-    for (std::size_t k = 0; k < blocks.size(); ++k)
-      out.push_back({"building block " + std::to_string(k), std::move(blocks[k])});
+    blocks = building_block_orders(problem, 12);
+    for (std::size_t k = 0; k < blocks.plain.size(); ++k)
+      out.push_back({"building block " + std::to_string(k), std::move(blocks.plain[k])});
   }
   greedy_seeds(problem, out);
+  for (std::size_t k = 0; k < blocks.repaired.size(); ++k)
+    out.push_back(
+        {"repaired building block " + std::to_string(k), std::move(blocks.repaired[k]), true});
   return out;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // Starting orders of the search: handcrafted ones (1F1B with split backward, ZB-H1, ZB-H2 for the
-// straight placement; ZB-V for V), the zero-bubble list scheduler (straight, every flag
-// combination, at the limit and at smaller and, with offload or recompute, larger limits) and the
-// greedy list scheduler (any placement, a small rule set). Seeds may not fit the limit: the search
-// fits them (fit_memory) or drops them.
+// straight placement; ZB-V and repeated building blocks for V), the zero-bubble list scheduler
+// (straight, every flag combination, at the limit and at smaller and, with offload or recompute,
+// larger limits) and the greedy list scheduler (any placement, a small rule set); for V also the
+// repaired building blocks, as finished schedules. Seeds may not fit the limit: the search fits
+// them (fit_memory) or drops them.
 
 #include <cstdint>
 #include <string>
@@ -16,6 +17,9 @@ namespace bubblesim::optimizer {
 struct Seed {
   std::string name;
   Order order;  // F, B and W only
+  /// A finished schedule (a repaired building block): the search compares its result with it but
+  /// does not start or restart from it (search.h).
+  bool finished = false;
 };
 
 std::vector<Seed> seed_orders(const Problem& problem);
