@@ -5,6 +5,70 @@
 
 namespace bubblesim {
 
+namespace {
+
+const StageCost& cost_of(const std::vector<StageCost>& costs, std::int32_t s) {
+  static const StageCost none;
+  return s >= 0 && static_cast<std::size_t>(s) < costs.size() ? costs[static_cast<std::size_t>(s)]
+                                                              : none;
+}
+
+}  // namespace
+
+A2aOverlap op_a2a(const Op& op, const std::vector<StageCost>& costs, bool split) {
+  auto alone = [](Time a2a, Time exposed, Time slowdown) {
+    return A2aOverlap{a2a - exposed, exposed, slowdown};
+  };
+  const StageCost& c = cost_of(costs, op.stage);
+  switch (op.kind) {
+    case OpKind::Forward:
+      return alone(c.moe.a2a_forward, c.moe.a2a_forward_exposed, c.moe.a2a_sm.forward_slowdown);
+    case OpKind::Recompute:
+      return alone(c.moe.a2a_forward, c.moe.a2a_forward_exposed, Time::zero());
+    case OpKind::Backward:
+      return alone(c.moe.a2a_backward, c.moe.a2a_backward_exposed, c.moe.a2a_sm.backward_slowdown);
+    case OpKind::ForwardBackward: {
+      const StageCost& b = cost_of(costs, op.backward_stage);
+      if (c.fused > Time::zero()) return {};  // the scenario gave the fused op's time
+      return fused_a2a(c, b, split ? b.backward_input : b.full_backward());
+    }
+    default:
+      return {};
+  }
+}
+
+OpExperts op_experts(const Op& op, const std::vector<StageCost>& costs, bool split) {
+  OpExperts out;
+  auto add = [&](std::int32_t s, Time StageCost::Experts::*pass) {
+    const StageCost& c = cost_of(costs, s);
+    out.load += c.moe.experts.load.*pass;
+    out.uniform += c.moe.experts.uniform.*pass;
+  };
+  auto add_backward = [&](std::int32_t s) {
+    add(s, &StageCost::Experts::backward_input);
+    if (!split) add(s, &StageCost::Experts::backward_weight);
+  };
+  switch (op.kind) {
+    case OpKind::Forward:
+    case OpKind::Recompute:
+      add(op.stage, &StageCost::Experts::forward);
+      break;
+    case OpKind::Backward:
+      add_backward(op.stage);
+      break;
+    case OpKind::Weight:
+      add(op.stage, &StageCost::Experts::backward_weight);
+      break;
+    case OpKind::ForwardBackward:
+      add(op.stage, &StageCost::Experts::forward);
+      add_backward(op.backward_stage);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
 std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageCost>& costs) {
   std::vector<A2aTime> out(static_cast<std::size_t>(table.devices));
   if (costs.empty()) return out;
@@ -14,40 +78,30 @@ std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageC
       if (op.kind == OpKind::Weight) weights.insert({op.stage, op.microbatch});
     }
   }
-  static const StageCost none;
-  auto cost = [&](std::int32_t s) -> const StageCost& {
-    return static_cast<std::size_t>(s) < costs.size() ? costs[static_cast<std::size_t>(s)] : none;
-  };
   for (std::size_t d = 0; d < table.device_ops.size() && d < out.size(); ++d) {
     A2aTime& a = out[d];
     for (const Op& op : table.device_ops[d]) {
+      const StageCost& c = cost_of(costs, op.stage);
       switch (op.kind) {
         case OpKind::Forward:
         case OpKind::Recompute:
-          a.total += cost(op.stage).moe.a2a_forward;
-          a.exposed += cost(op.stage).moe.a2a_forward_exposed;
-          if (op.kind == OpKind::Forward) a.slowdown += cost(op.stage).moe.a2a_sm.forward_slowdown;
+          a.total += c.moe.a2a_forward;
           break;
         case OpKind::Backward:
-          a.total += cost(op.stage).moe.a2a_backward;
-          a.exposed += cost(op.stage).moe.a2a_backward_exposed;
-          a.slowdown += cost(op.stage).moe.a2a_sm.backward_slowdown;
+          a.total += c.moe.a2a_backward;
           break;
-        case OpKind::ForwardBackward: {
-          const StageCost& f = cost(op.stage);
-          const StageCost& b = cost(op.backward_stage);
-          const bool split = weights.count({op.backward_stage, op.backward_microbatch}) > 0;
-          a.total += f.moe.a2a_forward + b.moe.a2a_backward;
-          if (f.fused == Time::zero()) {
-            const A2aOverlap o = fused_a2a(f, b, split ? b.backward_input : b.full_backward());
-            a.exposed += o.exposed;
-            a.slowdown += o.slowdown;
-          }
+        case OpKind::ForwardBackward:
+          a.total += c.moe.a2a_forward + cost_of(costs, op.backward_stage).moe.a2a_backward;
           break;
-        }
         default:
-          break;
+          continue;
       }
+      const std::int32_t s = op.kind == OpKind::ForwardBackward ? op.backward_stage : op.stage;
+      const std::int32_t j =
+          op.kind == OpKind::ForwardBackward ? op.backward_microbatch : op.microbatch;
+      const A2aOverlap o = op_a2a(op, costs, weights.count({s, j}) > 0);
+      a.exposed += o.exposed;
+      a.slowdown += o.slowdown;
     }
   }
   return out;

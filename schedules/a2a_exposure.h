@@ -20,4 +20,15 @@ struct A2aTime {
 /// when the scenario gave the fused time).
 std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageCost>& costs);
 
+/// One op's all-to-all as a2a_per_device counts it: hidden under other compute, exposed, and the
+/// compute its SMs slow. `split`: the op's backward (B, or the B half of an F&B) has its own W.
+A2aOverlap op_a2a(const Op& op, const std::vector<StageCost>& costs, bool split);
+
+/// One op's routed-expert GEMM time (the trace's and the HTML timeline's expert phase) at the
+/// scenario's `moe.imbalance` (load) and at uniform routing; `split` as above.
+struct OpExperts {
+  Time load, uniform;
+};
+OpExperts op_experts(const Op& op, const std::vector<StageCost>& costs, bool split);
+
 }  // namespace bubblesim

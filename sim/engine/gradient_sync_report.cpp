@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "schedules/a2a_exposure.h"
 #include "sim/engine/gradient_sync_state.h"
 
 namespace bubblesim {
@@ -91,41 +92,14 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
 }
 
 void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time start, Time end) {
-  const std::vector<StageCost>& c = plan.a2a_costs;
-  auto at = [&](std::int32_t s) -> const StageCost* {
-    return s >= 0 && static_cast<std::size_t>(s) < c.size() ? &c[static_cast<std::size_t>(s)]
-                                                            : nullptr;
-  };
+  if (plan.a2a_costs.empty()) return;
+  const bool split = op.kind == OpKind::Backward
+                         ? table.has_weight_op(op.stage, op.microbatch)
+                         : op.kind == OpKind::ForwardBackward &&
+                               table.has_weight_op(op.backward_stage, op.backward_microbatch);
   // The op's routed-expert time at the scenario's imbalance and at uniform routing.
-  Time load, uniform;
-  auto add = [&](std::int32_t s, Time StageCost::Experts::*pass) {
-    if (const StageCost* k = at(s)) {
-      load += k->moe.experts.load.*pass;
-      uniform += k->moe.experts.uniform.*pass;
-    }
-  };
-  auto add_backward = [&](std::int32_t s, std::int32_t j) {
-    add(s, &StageCost::Experts::backward_input);
-    if (!table.has_weight_op(s, j)) add(s, &StageCost::Experts::backward_weight);
-  };
-  switch (op.kind) {
-    case OpKind::Forward:
-    case OpKind::Recompute:
-      add(op.stage, &StageCost::Experts::forward);
-      break;
-    case OpKind::Backward:
-      add_backward(op.stage, op.microbatch);
-      break;
-    case OpKind::Weight:
-      add(op.stage, &StageCost::Experts::backward_weight);
-      break;
-    case OpKind::ForwardBackward:
-      add(op.stage, &StageCost::Experts::forward);
-      add_backward(op.backward_stage, op.backward_microbatch);
-      break;
-    default:
-      return;
-  }
+  const OpExperts experts = op_experts(op, plan.a2a_costs, split);
+  const Time load = experts.load, uniform = experts.uniform;
   if (load <= Time::zero()) return;
   // One slice for the op's MoE layers' routed experts (its layers interleave attention, dispatch,
   // experts and combine; the slice shows their sum from the op's start).
@@ -144,35 +118,9 @@ void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time 
 }
 
 A2aOverlap GradientSync::Impl::a2a_of(const Op& op) const {
-  const std::vector<StageCost>& c = plan.a2a_costs;
-  auto has = [&](std::int32_t s) { return s >= 0 && static_cast<std::size_t>(s) < c.size(); };
-  auto alone = [](Time a2a, Time exposed, Time slowdown) {
-    return A2aOverlap{a2a - exposed, exposed, slowdown};
-  };
-  switch (op.kind) {
-    case OpKind::Forward:
-    case OpKind::Recompute: {
-      if (!has(op.stage)) return {};
-      const StageCost& f = c[static_cast<std::size_t>(op.stage)];
-      return alone(f.moe.a2a_forward, f.moe.a2a_forward_exposed,
-                   op.kind == OpKind::Forward ? f.moe.a2a_sm.forward_slowdown : Time::zero());
-    }
-    case OpKind::Backward: {
-      if (!has(op.stage)) return {};
-      const StageCost& b = c[static_cast<std::size_t>(op.stage)];
-      return alone(b.moe.a2a_backward, b.moe.a2a_backward_exposed, b.moe.a2a_sm.backward_slowdown);
-    }
-    case OpKind::ForwardBackward: {
-      if (!has(op.stage) || !has(op.backward_stage)) return {};
-      const StageCost& f = c[static_cast<std::size_t>(op.stage)];
-      const StageCost& b = c[static_cast<std::size_t>(op.backward_stage)];
-      if (f.fused > Time::zero()) return {};
-      const bool split = table.has_weight_op(op.backward_stage, op.backward_microbatch);
-      return fused_a2a(f, b, split ? b.backward_input : b.full_backward());
-    }
-    default:
-      return {};
-  }
+  if (plan.a2a_costs.empty() || op.kind != OpKind::ForwardBackward)
+    return op_a2a(op, plan.a2a_costs, false);
+  return op_a2a(op, plan.a2a_costs, table.has_weight_op(op.backward_stage, op.backward_microbatch));
 }
 
 void GradientSync::Impl::finish(Metrics& m, bool completed) {

@@ -8,6 +8,7 @@
 
 #include "tools/report/html_distribution.h"
 #include "tools/report/html_escape.h"
+#include "tools/report/html_moe_phases.h"
 #include "tools/report/html_report_parts.h"
 #include "tools/report/html_timeline_bins.h"
 #include "tools/report/html_topology.h"
@@ -23,7 +24,7 @@ double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
 /// A run's data for the script; `bins`: aggregated (only the exact ops of its window, the
 /// utilisation bins and the downsampled memory).
-nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
+nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, const ScheduleRun& run,
                         const MemoryTimeline* memory, const std::optional<TimelineBins>& bins) {
   const std::int64_t exact_until =
       bins ? bins->exact_until().ps() : std::numeric_limits<std::int64_t>::max();
@@ -58,6 +59,13 @@ nlohmann::json run_data(const Scenario& scenario, const ScheduleRun& run,
   }
   j["ops"] = ops;
   j["chunks"] = chunks;
+  // MoE only (html_moe_phases.h): the ops' phase slices and the experts' memory per device.
+  nlohmann::json phases =
+      moe_phase_slices(result.resolved, run,
+                       bins ? us(bins->exact_until()) : std::numeric_limits<double>::infinity());
+  if (!phases.empty()) j["phases"] = std::move(phases);
+  nlohmann::json experts = expert_memory_per_device(run);
+  if (!experts.empty()) j["experts"] = std::move(experts);
   nlohmann::json mem = nlohmann::json::array();
   if (memory != nullptr && bins) {
     mem = downsampled_memory(*memory, *bins);
@@ -197,19 +205,28 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
 
 /// The derived per-stage costs every schedule of the report was generated and replayed with.
 std::string stage_cost_table(const ScenarioRun& result) {
+  const auto& stages = result.resolved.costs.stages;
+  // With MoE (docs/moe.md): the routed experts' part of the static memory and of M_B.
+  const bool experts = std::any_of(stages.begin(), stages.end(), [](const StageCost& c) {
+    return c.moe.expert_static > Bytes::zero();
+  });
   std::string h =
       "<table class=\"summary costs\"><thead><tr><th>stage</th><th>T_F</th><th>T_B</th>"
-      "<th>T_W</th><th>M_B</th><th>M_W</th><th>static</th><th>p2p</th></tr></thead><tbody>\n";
-  const auto& stages = result.resolved.costs.stages;
+      "<th>T_W</th><th>M_B</th><th>M_W</th><th>static</th><th>p2p</th>" +
+      std::string(experts ? "<th>expert static</th><th>expert M_B</th>" : "") +
+      "</tr></thead><tbody>\n";
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const StageCost& c = stages[s];
     auto t = [](Time x) { return escape_html(format_metric(MetricUnit::Seconds, x.seconds())); };
     auto b = [](Bytes x) { return escape_html(format_metric(MetricUnit::Bytes, x.as_double())); };
     h += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
-        "</td></tr>\n",
+        "</td>{}</tr>\n",
         s, t(c.forward), t(c.backward_input), t(c.backward_weight), b(c.activation),
-        b(c.weight_grad), b(c.static_memory), b(c.p2p));
+        b(c.weight_grad), b(c.static_memory), b(c.p2p),
+        experts ? fmt::format("<td>{}</td><td>{}</td>", b(c.moe.expert_static),
+                              b(c.moe.expert_activation))
+                : std::string());
   }
   return h + "</tbody></table>\n";
 }
@@ -241,6 +258,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
   for (const ScheduleRun& r : result.runs) ran.push_back(ops_that_ran(r));
   const std::vector<std::optional<std::size_t>> budgets = exact_op_budgets(ran, max_ops);
   std::string notes;  // what was aggregated, above the timelines
+  bool moe = false;   // some run has MoE phases: the script draws their lanes
   for (std::size_t i = 0; i < result.runs.size(); ++i) {
     std::optional<TimelineBins> bins;
     if (budgets[i]) {
@@ -249,7 +267,8 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
                            escape_html(result.runs[i].label), escape_html(aggregation_note(*bins)));
     }
     nlohmann::json run =
-        run_data(scenario, result.runs[i], i < memory.size() ? memory[i] : nullptr, bins);
+        run_data(scenario, result, result.runs[i], i < memory.size() ? memory[i] : nullptr, bins);
+    moe = moe || run.contains("phases") || run.contains("experts");
     span_us = std::max(span_us, run["makespan_us"].get<double>());
     for (const auto& series : run["memory"])
       for (const auto& sample : series) memory_max = std::max(memory_max, sample[2].get<double>());
@@ -297,7 +316,9 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
       notes +
       "<div id=\"legend\" class=\"legend\"></div>\n<div id=\"runs\">"
       "</div>\n<script type=\"application/json\" id=\"bubblesim-data\">" +
-      json + "</script>\n<script>" + html_report_script() + "</script>\n</body>\n</html>\n";
+      json + "</script>\n<script>" +
+      (moe ? with_moe_phases(html_report_script()) : std::string(html_report_script())) +
+      "</script>\n</body>\n</html>\n";
   return html;
 }
 

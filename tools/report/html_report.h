@@ -7,7 +7,8 @@
 // memory chart one y-scale with over-budget stretches shaded, later chunks of a device lighter.
 // Per schedule: a timeline of the simulation replay (devices as rows, one
 // SVG rect per op coloured by kind F/B/W/R/O/L and fused F&B, labelled with its microbatch; idle
-// time shows as gaps) and a memory-over-time plot per device with the budget line.
+// time shows as gaps) and a memory-over-time plot per device with the budget line. With MoE, a
+// phase lane under each device and the experts' memory (html_moe_phases.h).
 // The data is embedded as JSON and drawn by inline JS; every drawn op is an element with a
 // `data-op` attribute, and when drawing is done the page sets `data-drawn-ops` and
 // `data-table-ops` on <body> (and `data-errors` on <html> if a script error happened), so a
