@@ -200,10 +200,14 @@ void drop_unneeded(const Problem& problem, const Order& compute, TimingModel& mo
 
 }  // namespace
 
-std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute,
-                                     TimingModel& model) {
-  const Ranks ranks(problem, compute);
-  FittedPlan fitted{MemoryPlan::keep_all(problem), {}, TimingModel::kInfeasible};
+namespace {
+
+/// The repair loop from `start`: replay, give late reloads an earlier prefetch point, make room
+/// at every device's first allocation over the limit; repeated until the order fits (with `drop`,
+/// then the decisions that are not needed are dropped).
+std::optional<FittedPlan> fit_from(const Problem& problem, const Order& compute, TimingModel& model,
+                                   const Ranks& ranks, MemoryPlan start, bool drop) {
+  FittedPlan fitted{std::move(start), {}, TimingModel::kInfeasible};
   const auto max_rounds = static_cast<std::int32_t>(6 * problem.activations() /
                                                     static_cast<std::size_t>(problem.devices)) +
                           64;
@@ -227,11 +231,78 @@ std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& comput
     }
     if (!changed) {
       if (!ev.memory_ok) return std::nullopt;
-      drop_unneeded(problem, compute, model, fitted);
+      if (drop) drop_unneeded(problem, compute, model, fitted);
       return fitted;
     }
   }
   return std::nullopt;  // did not settle within the rounds
+}
+
+/// PipeOffload's policy as a starting plan: per device, offload the activations whose copies to
+/// host and back fit between their F's end and their B's start in the replay of `compute` with
+/// everything kept, the `share` of them with the longest such windows (PipeOffload offloads its
+/// first chunk, the one whose activations live longest), each reloaded as late as still ends
+/// before its B. Where the first-overflow greedy (which only offloads what can have left by the
+/// time of an overflow) runs out of candidates, as in a dense warm-up where every F follows the
+/// last one at once, offloading ahead of the overflow does not; a share below 1 leaves the copy
+/// engines time when copies take about as long as the compute.
+std::optional<MemoryPlan> offload_longest(const Problem& problem, const Order& compute,
+                                          const Evaluation& ev, const Ranks& ranks, double share) {
+  MemoryPlan plan = MemoryPlan::keep_all(problem);
+  const auto& fe = ev.end[static_cast<int>(StepKind::F)];
+  bool any = false;
+  for (std::int32_t d = 0; d < problem.devices; ++d) {
+    std::vector<std::pair<std::int64_t, Step>> candidates;  // (window, F)
+    for (const Step& st : compute[static_cast<std::size_t>(d)]) {
+      if (st.kind != StepKind::F) continue;
+      const std::int64_t round_trip =
+          problem.duration(StepKind::O, st.stage) + problem.duration(StepKind::L, st.stage);
+      const std::int64_t window = ev.start_of(problem, Step{StepKind::B, st.stage, st.microbatch}) -
+                                  fe[problem.index(st.stage, st.microbatch)];
+      if (window >= round_trip) candidates.emplace_back(window, st);
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    const auto n = static_cast<std::size_t>(share * static_cast<double>(candidates.size()) + 0.5);
+    for (std::size_t k = 0; k < n && k < candidates.size(); ++k) {
+      const Step st = candidates[k].second;
+      const std::int32_t lead = lead_for(problem, compute, ranks, ev, st.stage, st.microbatch);
+      if (lead < 1) continue;
+      const std::size_t i = problem.index(st.stage, st.microbatch);
+      plan.choice[i] = ActivationChoice::Offloaded;
+      plan.reload_lead[i] = lead;
+      any = true;
+    }
+  }
+  if (!any) return std::nullopt;
+  return plan;
+}
+
+}  // namespace
+
+std::optional<FittedPlan> fit_memory(const Problem& problem, const Order& compute,
+                                     TimingModel& model) {
+  const Ranks ranks(problem, compute);
+  std::optional<FittedPlan> best =
+      fit_from(problem, compute, model, ranks, MemoryPlan::keep_all(problem), true);
+  // Nothing to offload when the order fits as it is.
+  if (!problem.memory_ops.allow_offload || (best && best->plan.decisions() == 0)) return best;
+  std::optional<Order> kept = materialize(problem, compute, MemoryPlan::keep_all(problem));
+  if (!kept) return best;
+  model.cost(*kept);
+  const Evaluation ev = model.last();
+  if (!ev.complete) return best;
+  for (const double share : {1.0, 0.5, 0.25}) {
+    std::optional<MemoryPlan> start = offload_longest(problem, compute, ev, ranks, share);
+    if (!start) continue;
+    // Dropping unneeded decisions is the costly part (a replay per decision): only for a winner.
+    std::optional<FittedPlan> other =
+        fit_from(problem, compute, model, ranks, std::move(*start), false);
+    if (!other || (best && other->cost >= best->cost)) continue;
+    drop_unneeded(problem, compute, model, *other);
+    best = std::move(other);
+  }
+  return best;
 }
 
 }  // namespace bubblesim::optimizer

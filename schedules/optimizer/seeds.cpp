@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "schedules/optimizer/building_blocks.h"
 #include "schedules/optimizer/greedy.h"
@@ -139,17 +140,63 @@ void greedy_seeds(const Problem& problem, std::vector<Seed>& out) {
   }
 }
 
+/// `order` with every W moved right after its B: the order's W's as early as they can go.
+Order eager_weights(const Order& order) {
+  Order out(order.size());
+  for (std::size_t d = 0; d < order.size(); ++d) {
+    out[d].reserve(order[d].size());
+    for (const Step& st : order[d]) {
+      if (st.kind == StepKind::W) continue;
+      out[d].push_back(st);
+      if (st.kind == StepKind::B) out[d].push_back(Step{StepKind::W, st.stage, st.microbatch});
+    }
+  }
+  return out;
+}
+
+/// With offload, every seed (but those in [skip_begin, skip_end)) also with its W's right after
+/// their B's. Offload only frees an
+/// activation before its B; after the B it holds M_W until its W, which no copy frees, so a seed
+/// that defers W's (ZB-V, the building blocks) may not fit however much it offloads, while the
+/// same order with eager W's does (issue 19: ZB-V at p = 8, m = 16, half of 1F1B's memory, fits
+/// with 95 activations offloaded at a 0.4% longer span, and no deferred-W order fits at all).
+void eager_weight_seeds(std::vector<Seed>& out, std::size_t skip_begin, std::size_t skip_end) {
+  const auto less = [](const Order& a, const Order& b) {
+    const auto key = [](const Step& st) {
+      return std::tuple(static_cast<int>(st.kind), st.stage, st.microbatch);
+    };
+    return std::lexicographical_compare(
+        a.begin(), a.end(), b.begin(), b.end(), [&](const auto& x, const auto& y) {
+          return std::lexicographical_compare(
+              x.begin(), x.end(), y.begin(), y.end(),
+              [&](const Step& u, const Step& v) { return key(u) < key(v); });
+        });
+  };
+  const std::size_t n = out.size();
+  std::set<Order, decltype(less)> seen(less);
+  for (std::size_t k = 0; k < n; ++k) seen.insert(out[k].order);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k >= skip_begin && k < skip_end) continue;
+    Order eager = eager_weights(out[k].order);
+    if (!seen.insert(eager).second) continue;
+    out.push_back({out[k].name + ", W after B", std::move(eager)});
+  }
+}
+
 }  // namespace
 
 std::vector<Seed> seed_orders(const Problem& problem) {
   std::vector<Seed> out;
   const std::int32_t p = problem.devices, m = problem.microbatches;
   BlockOrders blocks;
+  std::size_t list_begin = 0, list_end = 0;
   if (problem.placement == PlacementKind::Straight) {
     out.push_back({"1f1b-split", handcrafted_order(p, m, 1, 0)});
     out.push_back({"zb-h1", handcrafted_order(p, m, 1, 1)});
     out.push_back({"zb-h2", handcrafted_order(p, m, 2, 2)});
+    list_begin = out.size();
     list_seeds(problem, out);
+    list_end = out.size();
   } else {
     out.push_back({"zb-v", zb_v_order(p, m)});
     blocks = building_block_orders(problem, 12);
@@ -160,6 +207,9 @@ std::vector<Seed> seed_orders(const Problem& problem) {
   for (std::size_t k = 0; k < blocks.repaired.size(); ++k)
     out.push_back(
         {"repaired building block " + std::to_string(k), std::move(blocks.repaired[k]), true});
+  // Not the list scheduler's many seeds: with offload it already tries larger limits, and fitting
+  // their variants too would double the search's start (p = 16, m = 128).
+  if (problem.memory_ops.allow_offload) eager_weight_seeds(out, list_begin, list_end);
   return out;
 }
 

@@ -3,8 +3,9 @@
 // straight placement; ZB-V and repeated building blocks for V), the zero-bubble list scheduler
 // (straight, every flag combination, at the limit and at smaller and, with offload or recompute,
 // larger limits) and the greedy list scheduler (any placement, a small rule set); for V also the
-// repaired building blocks, as finished schedules. Seeds may not fit the limit: the search fits
-// them (fit_memory) or drops them.
+// repaired building blocks, as finished schedules. With offload, every seed but the list
+// scheduler's also with its W's right after their B's (a copy frees an activation only before its
+// B). Seeds may not fit the limit: the search fits them (fit_memory) or drops them.
 
 #include <cstdint>
 #include <string>
