@@ -17,7 +17,6 @@ struct DeviceState {
   std::vector<Step> tail_b;
   std::vector<char> tail_b_done;
   std::deque<Step> pending_w;  // tail W's whose B has run, oldest first
-  std::size_t tail_w_left = 0;
   std::int64_t free = 0;
   std::int64_t memory = 0;
 };
@@ -58,7 +57,6 @@ class Rebuild {
           b_in_tail_[pr.index(st.stage, st.microbatch)] = 1;
         } else {
           w_in_tail_[pr.index(st.stage, st.microbatch)] = 1;
-          ++ds.tail_w_left;
         }
       }
       ds.tail_b_done.assign(ds.tail_b.size(), 0);

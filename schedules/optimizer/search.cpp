@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "schedules/optimizer/cool_down.h"
 #include "schedules/optimizer/greedy.h"
 #include "schedules/optimizer/moves.h"
 #include "schedules/optimizer/seeds.h"
@@ -130,6 +131,7 @@ class Search {
         ++stall;
       }
     }
+    polish_cool_down();
     if (!finished_.empty() && finished_.front().better_than(best_)) {
       best_ = finished_.front();
       result.seed_name = best_.name;
@@ -153,6 +155,17 @@ class Search {
       report("local search");
     }
     best_ = s;
+  }
+
+  /// The best order with its cool-down rebuilt (cool_down.h), kept when it is better: a change
+  /// of many W's at once that the local moves do not make (one evaluation, without offload and
+  /// recompute).
+  void polish_cool_down() {
+    if (plans_ || best_.cost <= settings_.bound) return;
+    std::optional<Order> rebuilt = rebuild_cool_down(pr_, best_.compute);
+    if (!rebuilt || *rebuilt == best_.compute) return;
+    State s = make_state(*rebuilt, best_.plan, best_.name);
+    if (s.better_than(best_)) accept_best(s);
   }
 
   bool stopped(SearchResult& result) {

@@ -8,7 +8,8 @@
 // random moves, from the next seed, or from a randomized greedy order; every few restarts it hands
 // the best order to `window` (the MILP on a window of the order, optimize.cpp). Finished seeds
 // (seeds.h: the repaired building blocks) are fitted but never started from: the result is the
-// better of the search's best and the best of them.
+// better of the search's best and the best of them. Before that, the search's best gets its
+// cool-down rebuilt (cool_down.h) once, kept when better.
 //
 // It stops at the evaluation budget (deterministic for a given seed), at the deadline, when the
 // best cost reaches the certified lower bound, or when the gap to it is at most `gap`.
