@@ -41,7 +41,8 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
   }
   Problem pr;
   pr.set_shape(p, m, placement);
-  const std::vector<StageCost> costs = in.costs.for_table(placement == PlacementKind::V ? 2 : 1);
+  const std::vector<StageCost> costs =
+      in.costs.for_table(placement == PlacementKind::Straight ? 1 : 2);
   for (const StageCost& c : costs) {
     pr.forward_ps.push_back(c.forward.ps());
     pr.backward_ps.push_back(c.backward_input.ps());
@@ -145,6 +146,7 @@ optimizer::OptimizeSettings make_settings(const GeneratorInput& in) {
 std::vector<PlacementKind> placements(const GeneratorInput& in) {
   const std::string p = in.params.has("placement") ? in.params.text("placement") : "straight";
   if (p == "v") return {PlacementKind::V};
+  if (p == "interleaved") return {PlacementKind::Interleaved};
   if (p == "auto") return {PlacementKind::Straight, PlacementKind::V};
   return {PlacementKind::Straight};
 }
@@ -273,9 +275,12 @@ class OutcomeCache {
 
 Table to_table(const GeneratorInput& in, const Result& r) {
   if (!r.outcome.feasible) throw_below_floor(in, r.problem);
-  const bool v = r.problem.placement == PlacementKind::V;
-  Table t = Table::empty(in.devices, v ? 2 : 1, in.microbatches,
-                         v ? Placement::v_shape(in.devices) : Placement::straight(in.devices));
+  const PlacementKind k = r.problem.placement;
+  Table t =
+      Table::empty(in.devices, k == PlacementKind::Straight ? 1 : 2, in.microbatches,
+                   k == PlacementKind::V             ? Placement::v_shape(in.devices)
+                   : k == PlacementKind::Interleaved ? Placement::loop(in.devices, 2 * in.devices)
+                                                     : Placement::straight(in.devices));
   for (std::int32_t d = 0; d < in.devices; ++d) {
     for (const optimizer::Step& st : r.outcome.order[static_cast<std::size_t>(d)]) {
       t.device_ops[static_cast<std::size_t>(d)].push_back(
@@ -392,9 +397,10 @@ std::vector<ParamSpec> optimized_params() {
       choice_param("objective", "stage-span", {"stage-span", "makespan", "iteration"},
                    "minimize the largest per-device span (the ZB paper's cost), the makespan, or "
                    "the iteration time with the work after the last op (docs/optimizer.md)"),
-      choice_param("placement", "straight", {"straight", "v", "auto"},
-                   "straight: stage s on device s; v: two chunks per device as ZB-V; auto: both, "
-                   "the better wins"),
+      choice_param("placement", "straight", {"straight", "v", "interleaved", "auto"},
+                   "straight: stage s on device s; v: two chunks per device as ZB-V; interleaved: "
+                   "two chunks per device, stages d and p + d (as PipeOffload); auto: straight and "
+                   "v, the better wins"),
       typed_param("budget", ParamType::Size, Bytes::zero(),
                   "device memory budget (default: the scenario's memory.budget, per device); the "
                   "activation limit is the budget minus the device's static memory",

@@ -36,17 +36,20 @@ std::string_view objective_name(Objective o) {
 }
 
 std::string_view placement_name(PlacementKind k) {
-  return k == PlacementKind::V ? "v" : "straight";
+  return k == PlacementKind::V ? "v" : k == PlacementKind::Interleaved ? "interleaved" : "straight";
 }
 
 void Problem::set_shape(std::int32_t p, std::int32_t m, PlacementKind kind) {
   devices = p;
   microbatches = m;
   placement = kind;
-  stages = kind == PlacementKind::V ? 2 * p : p;
+  stages = kind == PlacementKind::Straight ? p : 2 * p;
   device_of.assign(static_cast<std::size_t>(stages), 0);
-  for (std::int32_t s = 0; s < stages; ++s)
-    device_of[static_cast<std::size_t>(s)] = s < p ? s : 2 * p - 1 - s;
+  for (std::int32_t s = 0; s < stages; ++s) {
+    device_of[static_cast<std::size_t>(s)] = s < p                                ? s
+                                             : kind == PlacementKind::Interleaved ? s - p
+                                                                                  : 2 * p - 1 - s;
+  }
   comm.forward_ps.assign(static_cast<std::size_t>(std::max(0, stages - 1)), 0);
   comm.backward_ps = comm.forward_ps;
 }

@@ -49,8 +49,10 @@ using Order = std::vector<std::vector<Step>>;
 enum class Objective { Makespan, StageSpan, Iteration };
 std::string_view objective_name(Objective o);  // "makespan", "stage-span", "iteration"
 
-enum class PlacementKind { Straight, V };
-std::string_view placement_name(PlacementKind k);  // "straight", "v"
+/// Straight: stage s on device s (S = p); V: device d holds stages d and 2p-1-d (ZB-V);
+/// Interleaved: device d holds stages d and p+d (Megatron's interleaved 1F1B, PipeOffload).
+enum class PlacementKind { Straight, V, Interleaved };
+std::string_view placement_name(PlacementKind k);  // "straight", "v", "interleaved"
 
 /// The memory side of the ZB model: what one F keeps and one B leaves until its W, per stage, and
 /// what each device may hold.

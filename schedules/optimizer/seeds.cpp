@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "schedules/optimizer/building_blocks.h"
 #include "schedules/optimizer/greedy.h"
@@ -77,6 +78,37 @@ Order zb_v_order(std::int32_t p, std::int32_t m) {
     }
     while (w1 < b1) emit(StepKind::W, s1, w1++);
     while (w0 < b0) emit(StepKind::W, s0, w0++);
+  }
+  return order;
+}
+
+Order interleaved_order(std::int32_t p, std::int32_t m, std::int32_t group, std::int32_t lead) {
+  constexpr std::int32_t kChunks = 2;
+  const std::int32_t total = kChunks * m;
+  // A device's k-th forward: the group k / (2 group), its chunk (k / group) mod 2 (backward: the
+  // other way round), microbatch group (k / (2 group)) + k mod group; past m: skipped.
+  std::vector<std::pair<std::int32_t, std::int32_t>> forward, backward;  // (chunk, microbatch)
+  for (std::int32_t k = 0; static_cast<std::int32_t>(forward.size()) < total; ++k) {
+    const std::int32_t within = k % (kChunks * group);
+    const std::int32_t c = within / group, j = k / (kChunks * group) * group + within % group;
+    if (j >= m) continue;
+    forward.emplace_back(c, j);
+    backward.emplace_back(kChunks - 1 - c, j);
+  }
+  Order order(static_cast<std::size_t>(p));
+  for (std::int32_t d = 0; d < p; ++d) {
+    auto& ops = order[static_cast<std::size_t>(d)];
+    auto emit = [&](StepKind k, std::pair<std::int32_t, std::int32_t> cj) {
+      ops.push_back({k, cj.first * p + d, cj.second});
+      if (k == StepKind::B) ops.push_back({StepKind::W, cj.first * p + d, cj.second});
+    };
+    const std::int32_t warmup = std::min(total, (p - d - 1) * lead + (kChunks - 1) * group);
+    const auto at = [](std::int32_t k) { return static_cast<std::size_t>(k); };
+    for (std::int32_t k = 0; k < warmup; ++k) emit(StepKind::F, forward[at(k)]);
+    for (std::int32_t k = 0; k < total; ++k) {
+      if (warmup + k < total) emit(StepKind::F, forward[at(warmup + k)]);
+      emit(StepKind::B, backward[at(k)]);
+    }
   }
   return order;
 }
@@ -197,6 +229,15 @@ std::vector<Seed> seed_orders(const Problem& problem) {
     list_begin = out.size();
     list_seeds(problem, out);
     list_end = out.size();
+  } else if (problem.placement == PlacementKind::Interleaved) {
+    for (const std::int32_t g : {p, (p + 1) / 2}) {
+      for (const std::int32_t lead : {2, 1}) {
+        out.push_back(
+            {"interleaved 1f1b(group " + std::to_string(g) + ", lead " + std::to_string(lead) + ")",
+             interleaved_order(p, m, g, lead)});
+      }
+      if (p == 1) break;
+    }
   } else {
     out.push_back({"zb-v", zb_v_order(p, m)});
     blocks = building_block_orders(problem, 12);

@@ -1,6 +1,7 @@
 #pragma once
 // Starting orders of the search: handcrafted ones (1F1B with split backward, ZB-H1, ZB-H2 for the
-// straight placement; ZB-V and repeated building blocks for V), the zero-bubble list scheduler
+// straight placement; ZB-V and repeated building blocks for V; interleaved 1F1B with groups of p
+// and of p / 2 for the interleaved placement), the zero-bubble list scheduler
 // (straight, every flag combination, at the limit and at smaller and, with offload or recompute,
 // larger limits) and the greedy list scheduler (any placement, a small rule set); for V also the
 // repaired building blocks, as finished schedules. With offload, every seed but the list
@@ -31,6 +32,11 @@ std::vector<Seed> seed_orders(const Problem& problem);
 Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor,
                         std::int32_t rounds_factor);
 
+/// Interleaved placement (two chunks, stage c p + d on device d): Megatron's interleaved 1F1B with
+/// microbatch groups of `group` (PipeOffload's interleave group; Megatron's is p) and every W right
+/// after its B: (p - d - 1) lead + group warm-up forwards (Megatron: lead 2), then one forward and
+/// one backward in turn.
+Order interleaved_order(std::int32_t p, std::int32_t m, std::int32_t group, std::int32_t lead);
 /// V placement: the ZB-V order of PyTorch's ScheduleZBVZeroBubble (SCHEDULES.md 4.10).
 Order zb_v_order(std::int32_t p, std::int32_t m);
 
