@@ -66,7 +66,7 @@ struct Outcome {
   OpTimings timings;
   std::vector<DeviceTimes> device_times;  // empty: from the timings
   std::vector<DeviceMemory> memory;
-  std::vector<Time> exposed_comm, exposed_offload, blocked_send;
+  std::vector<Time> exposed_comm, exposed_offload, blocked_send, host_gap;
   std::vector<Bytes> offloaded;
   std::vector<OutOfMemory> out_of_memory;
   std::uint64_t events = 0;
@@ -143,6 +143,7 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
   o.exposed_comm = std::move(times.exposed_comm);
   o.exposed_offload = std::move(times.exposed_offload);
   o.blocked_send = std::move(times.blocked_send);
+  o.host_gap = std::move(times.host_gap);
   o.offloaded = memory.offloaded();
   o.out_of_memory = memory.out_of_memory();
   o.events = times.events;
@@ -161,7 +162,7 @@ SimulationResult Engine::State::run() {
   const bool varying = in.durations && in.durations->varies_by_iteration();
   std::optional<OpGraph>& graph = op_graph;
   std::vector<Time> given;  // from EngineInput::durations; empty: from the stage costs
-  ReplayStart start{{}, 0, in.p2p};
+  ReplayStart start{{}, 0, in.p2p.mode, in.p2p.sync_gap};
   SimulationResult result;
   std::vector<Time> completions;
   std::int32_t replays = 0;
@@ -258,6 +259,9 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
     m.comm.blocked_send_per_device.assign(devices, Time::zero());
   for (Time t : m.comm.blocked_send_per_device)
     m.comm.blocked_send = std::max(m.comm.blocked_send, t);
+  m.comm.host_gap_per_device = o.host_gap;
+  if (m.comm.host_gap_per_device.empty()) m.comm.host_gap_per_device.assign(devices, Time::zero());
+  for (Time t : m.comm.host_gap_per_device) m.comm.host_gap = std::max(m.comm.host_gap, t);
   if (o.sync) o.sync->finish(m, o.completed);
   network.report(m, o.sync != nullptr);
   return result;

@@ -50,6 +50,15 @@ using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwo
 /// event loop (the equivalence tests and benchmarks compare both).
 enum class ReplayPath { Auto, EventLoop };
 
+/// Point-to-point behaviour of compute streams (docs/iterations.md).
+struct PointToPoint {
+  /// Whether a send holds its sender's compute stream until it arrives (communication.p2p).
+  P2pMode mode = P2pMode::Async;
+  /// Blocking only: after each exchange the device is synchronised and the compute stream idles
+  /// this long while the host issues the next op (communication.p2p_sync_gap).
+  Time sync_gap;
+};
+
 struct EngineInput {
   const Table* table = nullptr;
   std::vector<StageCost> stage_costs;  // per table stage (CostProfile::for_table)
@@ -73,8 +82,8 @@ struct EngineInput {
   std::vector<LinkFault> link_faults;
   /// Gradient sync, optimizer and TP (docs/parallelism.md); TopologyNetwork only. Null = none.
   std::shared_ptr<const SyncPlan> sync;
-  /// Whether a send holds its sender's compute stream until it arrives (communication.p2p).
-  P2pMode p2p = P2pMode::Async;
+  /// How sends treat their sender's compute stream (communication.p2p, p2p_sync_gap).
+  PointToPoint p2p;
   /// Whole iterations: how many, and what ends each (iteration_plan.h). Default: one replay.
   IterationPlan iterations;
   ReplayPath path = ReplayPath::Auto;

@@ -16,7 +16,8 @@ EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
       sync_(sync),
       observers_(observers),
       moves_data_(network.moves_data()),
-      p2p_(start.p2p) {
+      p2p_(start.p2p),
+      sync_gap_(start.p2p == P2pMode::Blocking ? start.sync_gap : Time::zero()) {
   streams_.device_start = std::move(start.device_start);
   sends_.next_transfer_id = start.first_transfer_id;
   const std::uint32_t n = graph.size();
@@ -27,11 +28,16 @@ EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
   streams_.busy.assign(slots, false);
   streams_.free_at.assign(slots, Time::zero());
   if (p2p_ == P2pMode::Blocking) streams_.holds.assign(slots, Hold{});
+  if (sync_gap_ > Time::zero()) {
+    streams_.sent_last.assign(slots, false);
+    streams_.gap_pending.assign(slots, false);
+  }
   times_.timings = OpTimings(graph.index().ops_per_device());
   const auto devices = static_cast<std::size_t>(graph.devices());
   times_.exposed_comm.assign(devices, Time::zero());
   times_.exposed_offload.assign(devices, Time::zero());
   times_.blocked_send.assign(devices, Time::zero());
+  times_.host_gap.assign(devices, Time::zero());
   queue_.reserve(devices * 4 + 16);
 }
 
@@ -75,6 +81,10 @@ void EventLoop::dispatch(const Event& event) {
     case EventType::Release:
       release(event.payload, event.time);
       break;
+    case EventType::HostGap:
+      streams_.gap_pending[event.payload] = false;
+      try_start(event.payload, event.time);
+      break;
   }
 }
 
@@ -87,6 +97,7 @@ void EventLoop::transfer_arrived(std::uint32_t token, Time at, Time now) {
   sends_.free.push_back(token);
   notify_transfer(true, s.id, s.producer, s.target, s.bytes, at);
   if (s.holds) hold_arrived(OpGraph::slot(graph_.device(s.producer), 0), at);
+  if (at > state_[s.target].remote_ready) state_[s.target].remote_ready = at;
   deliver(s.target, at, now);
 }
 
@@ -128,7 +139,28 @@ void EventLoop::try_start(std::size_t slot, Time now) {
   if (cursor >= ops.size()) return;
   const std::uint32_t n = ops[cursor];
   if (state_[n].deps_remaining > 0) return;
+  if (sync_gap_ > Time::zero() && graph_.stream(n) == 0 && waits_for_host_gap(slot, n, now)) return;
   start(n, now);
+}
+
+std::optional<Time> EventLoop::p2p_call_end(std::size_t slot, std::uint32_t n) const {
+  // Megatron's batched send/receive: one call sends the previous op's output and receives this
+  // op's input; with batch_p2p_sync it ends in a device synchronisation (docs/iterations.md).
+  const NodeState& s = state_[n];
+  if (!streams_.sent_last[slot] && !s.remote) return std::nullopt;
+  return std::max(streams_.free_at[slot], s.remote ? s.remote_ready : Time::zero());
+}
+
+bool EventLoop::waits_for_host_gap(std::size_t slot, std::uint32_t n, Time now) {
+  const std::optional<Time> call_end = p2p_call_end(slot, n);
+  if (!call_end) return false;
+  const Time due = *call_end + sync_gap_;
+  if (now >= due) return false;
+  if (!streams_.gap_pending[slot]) {
+    streams_.gap_pending[slot] = true;
+    queue_.push(due, kPriorityEnd, EventType::HostGap, static_cast<std::uint32_t>(slot));
+  }
+  return true;
 }
 
 void EventLoop::start(std::uint32_t n, Time now) {
@@ -140,8 +172,16 @@ void EventLoop::start(std::uint32_t n, Time now) {
   times_.timings.all()[n].start = now;
   if (stream == 0) {
     const NodeState& s = state_[n];
+    Time gap;  // the host gap after this op's p2p call, idle but not communication
+    if (sync_gap_ > Time::zero()) {
+      if (const std::optional<Time> call_end = p2p_call_end(slot, n)) {
+        gap = std::min(sync_gap_, now - std::min(now, *call_end));
+        times_.host_gap[d] += gap;
+        if (gap > Time::zero()) notify_host_gap(device, n, now - gap, now);
+      }
+    }
     Time local = std::max(s.local_ready, streams_.free_at[slot]);
-    if (now > local) times_.exposed_comm[d] += now - local;
+    if (now > local) times_.exposed_comm[d] += now - local - std::min(gap, now - local);
     // Waiting for a reload beyond every other dependency (the reload ends last, so that wait is
     // not communication: local_ready includes the reload's end).
     Time other = std::max(s.other_ready, streams_.free_at[slot]);
@@ -181,6 +221,11 @@ void EventLoop::finish(std::uint32_t n, Time now) {
   if (p2p_ == P2pMode::Blocking && moves_data_ && graph_.stream(n) == 0) {
     for (const Edge& edge : graph_.edges(n)) held_sends += edge.kind != EdgeKind::Local ? 1 : 0;
   }
+  if (sync_gap_ > Time::zero() && graph_.stream(n) == 0) {
+    bool sends = false;
+    for (const Edge& edge : graph_.edges(n)) sends = sends || edge.kind != EdgeKind::Local;
+    streams_.sent_last[slot] = sends;
+  }
   if (held_sends > 0) {
     streams_.holds[slot] = Hold{held_sends, now, now};
   } else {
@@ -194,6 +239,10 @@ void EventLoop::finish(std::uint32_t n, Time now) {
   for (const Edge& edge : graph_.edges(n)) {
     NodeState& target = state_[edge.target];
     if (now > target.local_ready) target.local_ready = now;
+    if (edge.kind != EdgeKind::Local) {
+      target.remote = true;
+      if (now > target.remote_ready) target.remote_ready = now;  // its arrival, below, raises it
+    }
     if (edge.kind == EdgeKind::Local || !moves_data_) {
       deliver(edge.target, now, now, !reload);
     } else {
@@ -201,6 +250,12 @@ void EventLoop::finish(std::uint32_t n, Time now) {
     }
   }
   try_start(slot, now);
+}
+
+void EventLoop::notify_host_gap(std::int32_t device, std::uint32_t n, Time start, Time end) const {
+  if (observers_.empty()) return;
+  const HoldEvent e{device, graph_.position(n), graph_.op(n), start, end, true};
+  for (EngineObserver* o : observers_) o->on_send_hold(e);
 }
 
 void EventLoop::notify_transfer(bool end, std::uint32_t id, std::uint32_t producer,
@@ -228,6 +283,7 @@ void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
   if (at) {
     notify_transfer(true, id, producer, e.target, e.bytes, *at);
     if (holds) hold_arrived(OpGraph::slot(graph_.device(producer), 0), *at);
+    if (*at > state_[e.target].remote_ready) state_[e.target].remote_ready = *at;
     deliver(e.target, *at, now);
     return;
   }

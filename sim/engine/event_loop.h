@@ -14,6 +14,7 @@
 // branch on the network or table kind (docs/engine.md).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct ReplayTimes {
                                       // compute held by blocking sends
   std::vector<Time> blocked_send;     // per device: compute held by blocking sends alone
   std::vector<Time> exposed_offload;  // per device: compute idle waiting for a reload
+  std::vector<Time> host_gap;         // per device: compute idle in host gaps after p2p calls
   std::uint64_t events = 0;
   std::size_t completed = 0;
 };
@@ -43,6 +45,7 @@ struct ReplayStart {
   std::vector<Time> device_start;       // per device: its streams start no earlier; empty = all 0
   std::uint32_t first_transfer_id = 0;  // transfer ids continue across the iterations of a run
   P2pMode p2p = P2pMode::Async;
+  Time sync_gap;               // blocking p2p: the host gap after each exchange (0 = none)
   std::int32_t iteration = 0;  // which iteration (0 first): jittered delays differ per iteration
 };
 
@@ -63,10 +66,12 @@ class EventLoop final : private NetworkSink {
 
  private:
   struct NodeState {
-    Time ready;        // latest arrival of a dependency
-    Time local_ready;  // latest end of a producer (arrival without communication)
-    Time other_ready;  // latest arrival of a dependency other than a reload (exposed offload)
+    Time ready;         // latest arrival of a dependency
+    Time local_ready;   // latest end of a producer (arrival without communication)
+    Time other_ready;   // latest arrival of a dependency other than a reload (exposed offload)
+    Time remote_ready;  // latest arrival of a dependency from another device
     std::int32_t deps_remaining = 0;
+    bool remote = false;  // it has a dependency from another device (a receive)
   };
   struct PendingSend {  // a send the network will report later
     std::uint32_t producer, target, id;
@@ -82,6 +87,8 @@ class EventLoop final : private NetworkSink {
     std::vector<bool> busy;
     std::vector<Time> free_at;
     std::vector<Hold> holds;         // blocking p2p only
+    std::vector<bool> sent_last;     // its previous op sent to another device (host gaps only)
+    std::vector<bool> gap_pending;   // a HostGap event is queued for it
     std::vector<Time> device_start;  // per device; empty: every device starts at 0
   };
   struct Sends {  // sends in flight, by token (free tokens are reused)
@@ -106,6 +113,13 @@ class EventLoop final : private NetworkSink {
   void release_copies_after(std::uint32_t n, Time now);
   void hold_arrived(std::size_t slot, Time at);
   void release(std::size_t slot, Time now);
+  /// With a host gap: whether compute op n, next on `slot`, must still wait for the gap after the
+  /// p2p call before it (queueing one HostGap event for when it has passed).
+  bool waits_for_host_gap(std::size_t slot, std::uint32_t n, Time now);
+  /// The end of the p2p call before compute op n (its receives and the previous op's sends), or
+  /// nullopt when none precedes it.
+  std::optional<Time> p2p_call_end(std::size_t slot, std::uint32_t n) const;
+  void notify_host_gap(std::int32_t device, std::uint32_t n, Time start, Time end) const;
   void notify_transfer(bool end, std::uint32_t id, std::uint32_t producer, std::uint32_t target,
                        Bytes bytes, Time time) const;
 
@@ -121,6 +135,7 @@ class EventLoop final : private NetworkSink {
   std::vector<NodeState> state_;
   Streams streams_;
   const P2pMode p2p_;
+  const Time sync_gap_;
   Sends sends_;
   ReplayTimes times_;
 };

@@ -19,6 +19,7 @@ enum class EventType : std::uint8_t {
   Network,  // payload: the network model's own (flow completions, link faults)
   Sync,     // payload: a GradientSync token
   Release,  // payload: a stream slot held past its op's end (a blocking send, an iteration start)
+  HostGap,  // payload: a compute stream slot whose host gap after a blocking p2p call has passed
 };
 
 // Priorities at equal time: ends free memory and streams before arrivals start new ops.

@@ -50,13 +50,16 @@ struct PhaseEvent {
   std::string args;  // a JSON object's text
 };
 
-/// A compute stream held after an op until its sends arrived (communication.p2p: blocking).
+/// A compute stream held after an op until its sends arrived (communication.p2p: blocking), or,
+/// with `host_gap`, idle in the host gap before an op after its p2p call
+/// (communication.p2p_sync_gap).
 struct HoldEvent {
   std::int32_t device;
-  std::int32_t position;  // the op whose sends held the stream
+  std::int32_t position;  // the op whose sends held the stream (host_gap: the op that waits)
   const Op& op;
-  Time start;  // the op's end
-  Time end;    // the last of its sends arrived
+  Time start;  // the op's end (host_gap: the p2p call's end)
+  Time end;    // the last of its sends arrived (host_gap: the op's start)
+  bool host_gap = false;
 };
 
 class EngineObserver {

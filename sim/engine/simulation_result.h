@@ -115,6 +115,9 @@ struct CommMetrics {
   // Blocking p2p: compute held after an op until its sends arrived (largest over devices).
   Time blocked_send;
   std::vector<Time> blocked_send_per_device;
+  // communication.p2p_sync_gap: compute idle in host gaps after p2p calls (largest over devices).
+  Time host_gap;
+  std::vector<Time> host_gap_per_device;
 };
 
 /// Whole iterations (iteration_plan.h): the period of the last replayed iteration, from the end

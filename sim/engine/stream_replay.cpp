@@ -156,7 +156,7 @@ std::string why_not_streamable(const EngineInput& in) {
     return "a topology (flows may contend: the event loop decides)";
   if (in.path != ReplayPath::Auto) return "the event-loop replay path";
   if (in.sync) return "a gradient sync";
-  if (in.p2p != P2pMode::Async) return "blocking sends";
+  if (in.p2p.mode != P2pMode::Async) return "blocking sends";
   if (!in.memory_budget.empty())
     return "a memory budget (the out-of-memory report needs the table)";
   if (in.durations) return "sampled op durations (variability)";

@@ -31,7 +31,7 @@ struct CollectiveLog : EngineObserver {
   std::vector<HoldEvent> holds;
   void on_collective(const CollectiveEvent& e) override { events.push_back(e); }
   void on_send_hold(const HoldEvent& e) override {
-    holds.push_back(HoldEvent{e.device, e.position, e.op, e.start, e.end});
+    holds.push_back(HoldEvent{e.device, e.position, e.op, e.start, e.end, e.host_gap});
   }
 };
 
@@ -41,7 +41,7 @@ TEST_CASE("blocking p2p holds the sender's compute stream until its send has arr
   const Table t = two_by_two();
   EngineInput in = input_for(t, FixedDelayNetwork{ms(0.5)});
   const SimulationResult async = simulate(in);
-  in.p2p = P2pMode::Blocking;
+  in.p2p.mode = P2pMode::Blocking;
   Engine engine(in);
   CollectiveLog log;
   engine.add_observer(&log);
@@ -68,11 +68,53 @@ TEST_CASE("blocking p2p holds the sender's compute stream until its send has arr
   CHECK(log.holds[0].end == ms(1.5));
 }
 
+TEST_CASE("a host gap after each blocking p2p call delays the op that follows it") {
+  const Table t = two_by_two();
+  EngineInput in = input_for(t, FixedDelayNetwork{ms(0.5)});
+  in.p2p.mode = P2pMode::Blocking;
+  in.p2p.sync_gap = ms(0.25);
+  Engine engine(in);
+  CollectiveLog log;
+  engine.add_observer(&log);
+  const SimulationResult r = engine.run();
+  REQUIRE(r.status == RunStatus::Ok);
+  // Device 0: F0.0 [0, 1] (no call before it), held until its send arrives (1.5); F0.1 after
+  // the gap [1.75, 2.75], held until 3.25; B0.0's input arrives 4.25: [4.5, 5.5]; B0.1's at 7:
+  // [7.25, 8.25]. Device 1: F1.0 [1.75, 2.75]; B1.0 [2.75, 3.75] (no call between them), held
+  // until 4.25; F1.1 [4.5, 5.5]; B1.1 [5.5, 6.5], held until 7.
+  CHECK(r.timings[0][0].start == Time::zero());
+  CHECK(r.timings[0][1].start == ms(1.75));
+  CHECK(r.timings[0][2].start == ms(4.5));
+  CHECK(r.timings[0][3].start == ms(7.25));
+  CHECK(r.timings[1][0].start == ms(1.75));
+  CHECK(r.timings[1][1].start == ms(2.75));
+  CHECK(r.timings[1][2].start == ms(4.5));
+  CHECK(r.timings[1][3].start == ms(5.5));
+  CHECK(r.metrics.makespan == ms(8.25));
+  CHECK(r.metrics.comm.host_gap_per_device[0] == ms(0.75));
+  CHECK(r.metrics.comm.host_gap_per_device[1] == ms(0.5));
+  CHECK(r.metrics.comm.host_gap == ms(0.75));
+  // The gap is not counted as exposed communication; the holds and data in flight still are:
+  // device 0 is held 0.5 + 0.5 ms and waits 0.5 ms for each gradient in flight (B1.0's ends
+  // 3.75, arrives 4.25; B1.1's 6.5, 7), its three gaps excluded.
+  CHECK(r.metrics.comm.exposed_comm_per_device[0] == ms(2.0));
+  const auto gaps = std::count_if(log.holds.begin(), log.holds.end(),
+                                  [](const HoldEvent& e) { return e.host_gap; });
+  CHECK(gaps == 5);
+  CHECK(log.holds.size() == 4 + 5);
+  // With async p2p there is no synchronisation and no gap.
+  in.p2p.mode = P2pMode::Async;
+  const SimulationResult async = simulate(in);
+  in.p2p.sync_gap = Time::zero();
+  CHECK(async.metrics.makespan == simulate(in).metrics.makespan);
+  CHECK(async.metrics.comm.host_gap == Time::zero());
+}
+
 TEST_CASE("blocking p2p without a network (the idealized table) changes nothing") {
   const Table t = two_by_two();
   EngineInput in = input_for(t);
   const SimulationResult plain = simulate(in);
-  in.p2p = P2pMode::Blocking;
+  in.p2p.mode = P2pMode::Blocking;
   const SimulationResult blocking = simulate(in);
   CHECK(plain.metrics.makespan == blocking.metrics.makespan);
   CHECK(blocking.metrics.comm.blocked_send == Time::zero());

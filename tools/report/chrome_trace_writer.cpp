@@ -154,7 +154,8 @@ void ChromeTraceWriter::on_phase(const PhaseEvent& e) {
 }
 
 void ChromeTraceWriter::on_send_hold(const HoldEvent& e) {
-  if (admit(e.start)) holds_.push_back(HoldRecord{e.device, e.position, e.op, e.start, e.end});
+  if (admit(e.start))
+    holds_.push_back(HoldRecord{e.device, e.position, e.op, e.start, e.end, e.host_gap});
 }
 
 void ChromeTraceWriter::on_memory(std::int32_t device, Time time, Bytes activation, Bytes total) {
@@ -207,8 +208,10 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
   for (const HoldRecord& h : holds_) {
     resource(h.device + 1, kComputeOrder, "compute")
         .slices.push_back(Slice{h.start.ps(), h.end.ps(),
-                                fmt::format("send {} (blocking)", to_string(h.op)), "p2p-hold",
-                                op_args(h.op, h.position), -1});
+                                h.host_gap ? fmt::format("host gap before {}", to_string(h.op))
+                                           : fmt::format("send {} (blocking)", to_string(h.op)),
+                                h.host_gap ? "host-gap" : "p2p-hold", op_args(h.op, h.position),
+                                -1});
   }
 
   std::vector<const TransferRecord*> sends;

@@ -119,6 +119,7 @@ class ChromeTraceWriter : public EngineObserver {
     std::int32_t device, position;
     Op op;
     Time start, end;
+    bool host_gap;
   };
   std::vector<HoldRecord> holds_;
   MemoryTimeline memory_;

@@ -234,6 +234,13 @@ const std::vector<Metric> kMetrics = {
     {"blocked_send_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "largest time a device's compute stream was held by its blocking sends (communication.p2p)",
      [](const MetricInput& in) { return number(in.sim().comm.blocked_send); }},
+    {"host_gap_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest time a device's compute stream idled in host gaps after blocking p2p calls "
+     "(communication.p2p_sync_gap); absent without one",
+     [](const MetricInput& in) {
+       if (in.scenario.communication.p2p_sync_gap == Time::zero()) return MetricValue{};
+       return number(in.sim().comm.host_gap);
+     }},
     {"parameter_gather_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "ZeRO 1-2: largest all-gather of the updated parameters after a device's optimizer step",
      [](const MetricInput& in) { return number(in.sim().sync.parameter_gather); }},
@@ -268,9 +275,8 @@ const std::vector<Metric> kMetrics = {
      }},
     {"iteration_time_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
      "standard deviation of the iteration time over the samples",
-     [](const MetricInput& in) {
-       return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd);
-     }},
+     [](const MetricInput&
+            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd); }},
     {"iteration_time_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "median iteration time over the samples",
      [](const MetricInput&

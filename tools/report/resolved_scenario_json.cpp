@@ -102,6 +102,8 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
     j["communication"] = t;
   }
   j["communication"]["p2p"] = std::string(p2p_mode_name(c.p2p));
+  if (c.p2p_sync_gap > Time::zero())
+    j["communication"]["p2p_sync_gap_s"] = c.p2p_sync_gap.seconds();
   j["iteration"] = {{"count", sc.iteration.count},
                     {"barrier", std::string(iteration_barrier_name(sc.iteration.barrier))}};
   if (!resolved.optimizer_step.empty()) {

@@ -185,7 +185,7 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
   in.host_capacity = scenario.memory.host_capacity;
   in.memory_budget = resolved.memory_budget;
-  in.p2p = comm.p2p;
+  in.p2p = PointToPoint{comm.p2p, comm.p2p_sync_gap};
   IterationPlan& it = in.iterations;
   it.count = scenario.iteration.count;
   it.barrier = scenario.iteration.barrier;

@@ -35,6 +35,7 @@ struct CommunicationSpec {
   std::shared_ptr<const Topology> topology;  // Topology: the cluster graph
   std::vector<VertexId> placement;           // device (pipeline rank) -> GPU vertex
   P2pMode p2p = P2pMode::Async;              // communication.p2p (docs/iterations.md)
+  Time p2p_sync_gap;  // communication.p2p_sync_gap: host gap after each blocking p2p call
 };
 
 /// `iteration:` — how many training iterations a replay covers and what separates them

@@ -20,11 +20,21 @@ void read_communication(LoadContext& context, Scenario& sc) {
   std::string model;
 
   if (comm) {
-    MapReader c(*comm, diags, {"model", "delay", "topology", "p2p"});
+    MapReader c(*comm, diags, {"model", "delay", "topology", "p2p", "p2p_sync_gap"});
     if (comm->is_map()) {
       if (c.has("p2p")) {
         if (auto m = c.choice("p2p", {"async", "blocking"}))
           sc.communication.p2p = *m == "blocking" ? P2pMode::Blocking : P2pMode::Async;
+      }
+      if (std::optional<YamlNode> g = c.get("p2p_sync_gap")) {
+        std::optional<Time> gap = g->as_time(diags);
+        if (gap && *gap > Time::zero() && sc.communication.p2p != P2pMode::Blocking) {
+          g->error(diags,
+                   "the host gap after each blocking send/receive (Megatron's batch_p2p_sync): it "
+                   "needs 'p2p: blocking' (allowed: a duration with p2p: blocking, or 0)");
+        } else if (gap) {
+          sc.communication.p2p_sync_gap = *gap;
+        }
       }
       std::optional<YamlNode> inner = c.get("topology");
       if (inner && top_topology) {
