@@ -180,12 +180,13 @@ void EventLoop::start(std::uint32_t n, Time now) {
         if (gap > Time::zero()) notify_host_gap(device, n, now - gap, now);
       }
     }
+    const Time waited = now - gap;  // the waits below end where the host gap begins
     Time local = std::max(s.local_ready, streams_.free_at[slot]);
-    if (now > local) times_.exposed_comm[d] += now - local - std::min(gap, now - local);
+    if (waited > local) times_.exposed_comm[d] += waited - local;
     // Waiting for a reload beyond every other dependency (the reload ends last, so that wait is
     // not communication: local_ready includes the reload's end).
     Time other = std::max(s.other_ready, streams_.free_at[slot]);
-    if (now > other) times_.exposed_offload[d] += now - other;
+    if (waited > other) times_.exposed_offload[d] += waited - other;
   }
   const Bytes copy_bytes = memory_.on_start(n, now);
   const Op& op = graph_.op(n);

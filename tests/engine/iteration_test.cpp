@@ -98,6 +98,8 @@ TEST_CASE("a host gap after each blocking p2p call delays the op that follows it
   // device 0 is held 0.5 + 0.5 ms and waits 0.5 ms for each gradient in flight (B1.0's ends
   // 3.75, arrives 4.25; B1.1's 6.5, 7), its three gaps excluded.
   CHECK(r.metrics.comm.exposed_comm_per_device[0] == ms(2.0));
+  // Nor as waiting for a reload (there is none).
+  CHECK(r.metrics.offload.exposed_offload == Time::zero());
   const auto gaps = std::count_if(log.holds.begin(), log.holds.end(),
                                   [](const HoldEvent& e) { return e.host_gap; });
   CHECK(gaps == 5);
