@@ -32,6 +32,12 @@ for kind in e s h x; do
     status=1
   fi
 done
+# The scenario has a data-parallel gradient sync: every device's row ends with its tail.
+tails=$(grep -o 'data-tail="sync"' "$out/dom.html" | wc -l)
+if ((tails == 0)); then
+  echo "FAIL: no gradient-sync tail drawn after the last ops" >&2
+  status=1
+fi
 charts=$(grep -o 'class="memory"' "$out/dom.html" | wc -l)
 bands=$(grep -o 'class="expert-static"' "$out/dom.html" | wc -l)
 if ((charts == 0 || bands != charts)); then

@@ -8,6 +8,7 @@
 
 #include "tools/report/html_distribution.h"
 #include "tools/report/html_escape.h"
+#include "tools/report/html_iteration_tail.h"
 #include "tools/report/html_moe_phases.h"
 #include "tools/report/html_report_parts.h"
 #include "tools/report/html_timeline_bins.h"
@@ -24,6 +25,12 @@ double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
 /// A run's data for the script; `bins`: aggregated (only the exact ops of its window, the
 /// utilisation bins and the downsampled memory).
+/// The report script with the views this report needs patched in.
+std::string script(bool moe, bool tails) {
+  std::string s = moe ? with_moe_phases(html_report_script()) : std::string(html_report_script());
+  return tails ? with_iteration_tails(std::move(s)) : s;
+}
+
 nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, const ScheduleRun& run,
                         const MemoryTimeline* memory, const std::optional<TimelineBins>& bins) {
   const std::int64_t exact_until =
@@ -66,6 +73,9 @@ nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, con
   if (!phases.empty()) j["phases"] = std::move(phases);
   nlohmann::json experts = expert_memory_per_device(run);
   if (!experts.empty()) j["experts"] = std::move(experts);
+  // With a gradient sync (html_iteration_tail.h): each device's exposed sync and optimizer step.
+  nlohmann::json tails = iteration_tails(run);
+  if (!tails.empty()) j["tails"] = std::move(tails);
   nlohmann::json mem = nlohmann::json::array();
   if (memory != nullptr && bins) {
     mem = downsampled_memory(*memory, *bins);
@@ -257,8 +267,9 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
   std::vector<std::size_t> ran;
   for (const ScheduleRun& r : result.runs) ran.push_back(ops_that_ran(r));
   const std::vector<std::optional<std::size_t>> budgets = exact_op_budgets(ran, max_ops);
-  std::string notes;  // what was aggregated, above the timelines
-  bool moe = false;   // some run has MoE phases: the script draws their lanes
+  std::string notes;   // what was aggregated, above the timelines
+  bool moe = false;    // some run has MoE phases: the script draws their lanes
+  bool tails = false;  // some run has an iteration tail: the script draws it
   for (std::size_t i = 0; i < result.runs.size(); ++i) {
     std::optional<TimelineBins> bins;
     if (budgets[i]) {
@@ -269,6 +280,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
     nlohmann::json run =
         run_data(scenario, result, result.runs[i], i < memory.size() ? memory[i] : nullptr, bins);
     moe = moe || run.contains("phases") || run.contains("experts");
+    tails = tails || run.contains("tails");
     span_us = std::max(span_us, run["makespan_us"].get<double>());
     for (const auto& series : run["memory"])
       for (const auto& sample : series) memory_max = std::max(memory_max, sample[2].get<double>());
@@ -316,9 +328,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
       notes +
       "<div id=\"legend\" class=\"legend\"></div>\n<div id=\"runs\">"
       "</div>\n<script type=\"application/json\" id=\"bubblesim-data\">" +
-      json + "</script>\n<script>" +
-      (moe ? with_moe_phases(html_report_script()) : std::string(html_report_script())) +
-      "</script>\n</body>\n</html>\n";
+      json + "</script>\n<script>" + script(moe, tails) + "</script>\n</body>\n</html>\n";
   return html;
 }
 
