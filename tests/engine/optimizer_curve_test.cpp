@@ -11,6 +11,7 @@
 
 #include "engine_test_support.h"
 #include "optimizer_test_support.h"
+#include "peer_data.h"
 #include "schedules/optimizer/optimize.h"
 
 using namespace bubblesim;
@@ -25,20 +26,8 @@ struct PeerPoint {
 };
 
 std::vector<PeerPoint> peer_curve() {
-  std::ifstream in(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/zb_heuristic_curve.csv");
-  REQUIRE(in.good());
   std::vector<PeerPoint> out;
-  std::string line;
-  bool header = true;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {
-      header = false;
-      continue;
-    }
-    std::stringstream ss(line);
-    std::vector<std::string> c;
-    for (std::string cell; std::getline(ss, cell, ',');) c.push_back(cell);
+  for (const std::vector<std::string>& c : testing::peer_data_rows("zb_heuristic_curve.csv")) {
     REQUIRE(c.size() == 6);
     // The scheduler's cost is in microseconds (Table 9 x 1000).
     out.push_back(

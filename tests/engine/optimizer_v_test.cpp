@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "peer_data.h"
 #include "schedules/optimizer/building_blocks.h"
 #include "schedules/optimizer/cool_down.h"
 #include "schedules/optimizer/optimize.h"
@@ -31,23 +32,11 @@ struct PeerRow {
 };
 
 std::vector<PeerRow> peer_rows() {
-  std::ifstream in(std::string(BUBBLESIM_SOURCE_DIR) + "/tests/data/zb_v_auto_schedule.csv");
-  REQUIRE(in.good());
   std::vector<PeerRow> out;
-  std::string line;
-  bool header = true;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    if (header) {
-      header = false;
-      continue;
-    }
-    std::replace(line.begin(), line.end(), ',', ' ');
-    std::istringstream ss(line);
-    PeerRow r;
-    ss >> r.p >> r.m >> r.f >> r.b >> r.w >> r.c >> r.factor >> r.span;
-    REQUIRE(!ss.fail());
-    out.push_back(r);
+  for (const std::vector<std::string>& c : testing::peer_data_rows("zb_v_auto_schedule.csv")) {
+    REQUIRE(c.size() >= 8);
+    out.push_back({std::stoi(c[0]), std::stoi(c[1]), std::stoi(c[2]), std::stoi(c[3]),
+                   std::stoi(c[4]), std::stoi(c[5]), std::stod(c[6]), std::stoll(c[7])});
   }
   return out;
 }

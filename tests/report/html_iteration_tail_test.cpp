@@ -8,28 +8,17 @@
 #include <algorithm>
 #include <string>
 
-#include "schedules/builtin_generators.h"
+#include "report_run_support.h"
 #include "tools/report/html_report.h"
 #include "tools/report/html_report_parts.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 
 namespace {
 
-struct Ran {
-  Scenario scenario;
-  ScenarioRun result;
-};
+using testing::Ran;
 
-Ran run(const std::string& rel) {
-  const Registry registry = builtin_registry();
-  Ran r;
-  r.scenario = load_scenario_file(std::string(BUBBLESIM_SOURCE_DIR) + "/" + rel, registry);
-  r.result = run_scenario(r.scenario, registry);
-  return r;
-}
+Ran run(const std::string& rel) { return testing::run_source_scenario(rel); }
 
 double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 

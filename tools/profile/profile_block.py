@@ -91,6 +91,28 @@ def import_torch():
     return torch
 
 
+def cuda_torch(script):
+    """PyTorch with a CUDA GPU for the GPU-only probes, or None after saying which is missing."""
+    try:
+        import torch
+    except ImportError:
+        sys.stderr.write(f"{script}: PyTorch is not installed\n")
+        return None
+    if not torch.cuda.is_available():
+        sys.stderr.write(f"{script}: PyTorch sees no CUDA GPU (this measures GPU kernels)\n")
+        return None
+    return torch
+
+
+def write_output(path, text):
+    """`text` to the file `path`, or to standard output for '-'."""
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 def build(torch, args, device, dtype):
     """The block stack and its W queue; `plain=True` on the stack turns the deferral off."""
     fn = torch.nn.functional
@@ -424,12 +446,7 @@ def main(argv):
         value = round(memory[op] * scale)
         lines += [f"{op},{stage},,{value}B," for stage in range(args.stages)]
     lines += [f"p2p,{stage},,{memory['p2p']}B," for stage in range(args.stages)]
-    text = "\n".join(lines) + "\n"
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+    write_output(args.output, "\n".join(lines) + "\n")
     return 0
 
 

@@ -29,6 +29,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile_block  # noqa: E402  (its PyTorch check)
+
 PRESETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios", "presets", "gpus.yaml")
 MIN_FIT_FLOPS = 1e10  # smaller GEMMs are bound by eager PyTorch's launch rate, not by the GPU
 UNITS = {"TFLOPS": 1e12, "GFLOPS": 1e9, "TB/s": 1e12, "GB/s": 1e9}
@@ -163,13 +166,8 @@ def attention_rows(torch, dtype, time_it):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        sys.stderr.write("roofline_probe.py: PyTorch is not installed\n")
-        return 2
-    if not torch.cuda.is_available():
-        sys.stderr.write("roofline_probe.py: PyTorch sees no CUDA GPU (this probe measures GPU kernels)\n")
+    torch = profile_block.cuda_torch("roofline_probe.py")
+    if torch is None:
         return 2
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
     time_it = timer(torch, args.reps)

@@ -107,13 +107,8 @@ def summary(rows, window):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        import torch
-    except ImportError:
-        sys.stderr.write("sustained_run.py: PyTorch is not installed\n")
-        return 2
-    if not torch.cuda.is_available():
-        sys.stderr.write("sustained_run.py: PyTorch sees no CUDA GPU\n")
+    torch = profile_block.cuda_torch("sustained_run.py")
+    if torch is None:
         return 2
     rows = run(torch, args)
     lines = [f"# device: {torch.cuda.get_device_name()}; hidden={args.hidden} heads={args.heads} "
@@ -122,12 +117,7 @@ def main(argv):
     sys.stderr.write("\n".join(lines) + "\n")
     lines.append("rep,wall_s," + ",".join(f"{op}_s" for op in OPS))
     lines += [f"{r[0]},{r[1]:.6f},{r[2]:.9f},{r[3]:.9f},{r[4]:.9f}" for r in rows]
-    text = "\n".join(lines) + "\n"
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+    profile_block.write_output(args.output, "\n".join(lines) + "\n")
     return 0
 
 

@@ -1,19 +1,15 @@
 #include "tools/report/html_iteration_tail.h"
 
 #include <algorithm>
-#include <stdexcept>
+
+#include "tools/report/html_script_patch.h"
 
 namespace bubblesim {
 namespace {
 
-double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
+constexpr const char* kView = "html_iteration_tail";
 
-void replace_once(std::string& text, const std::string& anchor, const std::string& with) {
-  const std::size_t at = text.find(anchor);
-  if (at == std::string::npos || text.find(anchor, at + 1) != std::string::npos)
-    throw std::logic_error("html_iteration_tail: the report script changed around: " + anchor);
-  text.replace(at, anchor.size(), with);
-}
+double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
 constexpr const char* kTailFunctions = R"JS(
   var TAILS = { sync: ['gradient sync exposed after the last op', '#b9b9b9'],
@@ -31,21 +27,6 @@ constexpr const char* kTailFunctions = R"JS(
       });
     });
   }
-)JS";
-
-constexpr const char* kTailLegend = R"JS(
-  var tailNote = document.createElement('div');
-  tailNote.className = 'tail-legend';
-  tailNote.appendChild(document.createTextNode('after each device\'s last op (thinner bars): '));
-  Object.keys(TAILS).forEach(function (k) {
-    var s = document.createElement('span');
-    var i = document.createElement('i');
-    i.style.background = TAILS[k][1];
-    s.appendChild(i);
-    s.appendChild(document.createTextNode(TAILS[k][0]));
-    tailNote.appendChild(s);
-  });
-  legend.appendChild(tailNote);
 )JS";
 
 }  // namespace
@@ -72,15 +53,15 @@ nlohmann::json iteration_tails(const ScheduleRun& run) {
 }
 
 std::string with_iteration_tails(std::string script) {
-  replace_once(script, "  var drawn = 0, tableOps = 0, aggregated = 0;\n",
+  patch_script(script, kView, "  var drawn = 0, tableOps = 0, aggregated = 0;\n",
                std::string(kTailFunctions) + "  var drawn = 0, tableOps = 0, aggregated = 0;\n");
-  replace_once(script, "    var base = TOP + run.devices * (ROW + GAP);\n",
+  patch_script(script, kView, "    var base = TOP + run.devices * (ROW + GAP);\n",
                "    if (run.tails) drawTails(g, run, px);\n"
                "    var base = TOP + run.devices * (ROW + GAP);\n");
-  replace_once(script,
-               "  document.getElementById('fit-each').addEventListener('change', drawAll);\n",
-               std::string(kTailLegend) +
-                   "  document.getElementById('fit-each').addEventListener('change', drawAll);\n");
+  patch_script(
+      script, kView, "  document.getElementById('fit-each').addEventListener('change', drawAll);\n",
+      legend_line_js("TAILS", "tail-legend", "after each device\\'s last op (thinner bars): ", "") +
+          "  document.getElementById('fit-each').addEventListener('change', drawAll);\n");
   return script;
 }
 

@@ -6,9 +6,12 @@
 #include <utility>
 
 #include "schedules/a2a_exposure.h"
+#include "tools/report/html_script_patch.h"
 
 namespace bubblesim {
 namespace {
+
+constexpr const char* kView = "html_moe_phases";
 
 double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
@@ -38,13 +41,6 @@ Time tp_time_of(const SyncCosts& sync, const Op& op, std::int64_t chunks) {
   }
 }
 
-void replace_once(std::string& text, const std::string& anchor, const std::string& with) {
-  const std::size_t at = text.find(anchor);
-  if (at == std::string::npos || text.find(anchor, at + 1) != std::string::npos)
-    throw std::logic_error("html_moe_phases: the report script changed around: " + anchor);
-  text.replace(at, anchor.size(), with);
-}
-
 // Drawn in the gap under each device's row (the gap grows from 6 to 22 px): the compute part
 // (experts, slowed compute) at +2, the all-to-all (hidden, exposed) at +9, each 6 px high.
 constexpr const char* kPhaseFunctions = R"JS(
@@ -70,22 +66,6 @@ constexpr const char* kPhaseFunctions = R"JS(
     el('text', { x: l, y: 25, fill: '#2f6663', 'class': 'expert-memory' }, m).textContent =
         'experts ' + fmtBytes(e[0]) + ' static, ' + fmtBytes(e[1]) + '/mb';
   }
-)JS";
-
-constexpr const char* kPhaseLegend = R"JS(
-  var phaseNote = document.createElement('div');
-  phaseNote.className = 'phase-legend';
-  phaseNote.appendChild(document.createTextNode('under each device (MoE): '));
-  Object.keys(PHASES).forEach(function (k) {
-    var s = document.createElement('span');
-    var i = document.createElement('i');
-    i.style.background = PHASES[k][1];
-    s.appendChild(i);
-    s.appendChild(document.createTextNode(PHASES[k][0]));
-    phaseNote.appendChild(s);
-  });
-  phaseNote.appendChild(document.createTextNode('(upper: compute, lower: all-to-all; memory: the experts\' static band)'));
-  legend.appendChild(phaseNote);
 )JS";
 
 }  // namespace
@@ -147,21 +127,23 @@ nlohmann::json expert_memory_per_device(const ScheduleRun& run) {
 }
 
 std::string with_moe_phases(std::string script) {
-  replace_once(script, "ROW = 24, GAP = 6,", "ROW = 24, GAP = 22,");
-  replace_once(script, "  var drawn = 0, tableOps = 0, aggregated = 0;\n",
+  patch_script(script, kView, "ROW = 24, GAP = 6,", "ROW = 24, GAP = 22,");
+  patch_script(script, kView, "  var drawn = 0, tableOps = 0, aggregated = 0;\n",
                std::string(kPhaseFunctions) + "  var drawn = 0, tableOps = 0, aggregated = 0;\n");
-  replace_once(script, "    var base = TOP + run.devices * (ROW + GAP);\n",
+  patch_script(script, kView, "    var base = TOP + run.devices * (ROW + GAP);\n",
                "    if (run.phases) drawPhases(g, run, px);\n"
                "    var base = TOP + run.devices * (ROW + GAP);\n");
   // A second heading line in each memory chart for the experts' bytes.
-  replace_once(script, "var W = 300, H = 126, l = 56, top = 24,",
+  patch_script(script, kView, "var W = 300, H = 126, l = 56, top = 24,",
                "var W = 300, H = 138, l = 56, top = 36,");
-  replace_once(script, "      [[1, '#c7d7ea'], [2, '#2b5d8c']].forEach(",
+  patch_script(script, kView, "      [[1, '#c7d7ea'], [2, '#2b5d8c']].forEach(",
                "      if (run.experts) drawExpertMemory(m, run.experts[dev], l, top, pw, py);\n"
                "      [[1, '#c7d7ea'], [2, '#2b5d8c']].forEach(");
-  replace_once(script,
+  patch_script(script, kView,
                "  document.getElementById('fit-each').addEventListener('change', drawAll);\n",
-               std::string(kPhaseLegend) +
+               legend_line_js("PHASES", "phase-legend", "under each device (MoE): ",
+                              "(upper: compute, lower: all-to-all; memory: the experts\\' "
+                              "static band)") +
                    "  document.getElementById('fit-each').addEventListener('change', drawAll);\n");
   return script;
 }
