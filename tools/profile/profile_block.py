@@ -104,6 +104,23 @@ def cuda_torch(script):
     return torch
 
 
+def timed_microbatch(torch, stack, queue, x, grad_out):
+    """F, B and W of one microbatch on the current CUDA stream, between four CUDA events.
+
+    W runs without autograd: its GEMMs build no graph (one would chain the repetitions through
+    the accumulated gradients)."""
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+    events[0].record()
+    out = stack(x)
+    events[1].record()
+    torch.autograd.grad(out, x, grad_out)
+    events[2].record()
+    with torch.no_grad():
+        queue.run()
+    events[3].record()
+    return events
+
+
 def write_output(path, text):
     """`text` to the file `path`, or to standard output for '-'."""
     if path == "-":
@@ -303,14 +320,7 @@ def measure(torch, args, stack, queue, device, dtype):
             p.grad = None
         sync()
         if cuda:
-            events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-            events[0].record()
-            out = stack(x)
-            events[1].record()
-            torch.autograd.grad(out, x, grad_out)
-            events[2].record()
-            queue.run()
-            events[3].record()
+            events = timed_microbatch(torch, stack, queue, x, grad_out)
             torch.cuda.synchronize(device)
             spans = [events[i].elapsed_time(events[i + 1]) * 1e-3 for i in range(3)]  # ms -> s
         else:
@@ -322,7 +332,7 @@ def measure(torch, args, stack, queue, device, dtype):
             queue.run()
             t3 = time.perf_counter()
             spans = [t1 - t0, t2 - t1, t3 - t2]
-        del out
+            del out
         if rep >= args.warmup:
             for key, span in zip(times, spans):
                 times[key].append(span)

@@ -68,16 +68,7 @@ def run(torch, args):
     start = time.perf_counter()
     rep = 0
     while True:
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-        events[0].record()
-        out = stack(x)
-        events[1].record()
-        torch.autograd.grad(out, x, grad_out)
-        events[2].record()
-        with torch.no_grad():  # W's GEMMs must not build a graph (it would chain every repetition)
-            queue.run()
-        events[3].record()
-        del out
+        events = profile_block.timed_microbatch(torch, stack, queue, x, grad_out)
         pending.append((rep, time.perf_counter() - start, events))
         rep += 1
         if len(pending) == 16:  # read the events in batches: no synchronisation per repetition
