@@ -54,6 +54,13 @@ struct StageCost {
   Time full_backward() const { return backward_input + backward_weight; }
 };
 
+/// Whether some stage holds routed experts (docs/moe.md): the reports then show expert memory.
+inline bool has_expert_memory(const std::vector<StageCost>& stages) {
+  for (const StageCost& s : stages)
+    if (s.moe.expert_static > Bytes::zero()) return true;
+  return false;
+}
+
 /// An all-to-all of `a2a` run on the communication stream under `compute` of other work while
 /// its kernels hold `sm_share` of the SMs: the compute runs at 1 - sm_share of its speed while
 /// they overlap. `hidden`: the overlapped time; `exposed`: the all-to-all still running after the

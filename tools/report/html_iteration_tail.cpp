@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/engine/metrics.h"
 #include "tools/report/html_script_patch.h"
 
 namespace bubblesim {
@@ -35,19 +36,13 @@ nlohmann::json iteration_tails(const ScheduleRun& run) {
   nlohmann::json tails = nlohmann::json::array();
   const SyncMetrics& sync = run.simulation.metrics.sync;
   if (!sync.enabled) return tails;
-  const auto& timings = run.simulation.timings;
-  for (std::size_t d = 0; d < run.table.device_ops.size() && d < timings.size(); ++d) {
-    Time last;
-    const auto& ops = run.table.device_ops[d];
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (stream_of(ops[i].kind) == Stream::Compute) last = std::max(last, timings[d][i].end);
-    }
-    const Time sync_end = d < sync.sync_end_per_device.size() ? sync.sync_end_per_device[d] : last;
-    const Time step_end =
-        d < sync.optimizer_end_per_device.size() ? sync.optimizer_end_per_device[d] : sync_end;
-    if (sync_end <= last && step_end <= std::max(last, sync_end)) continue;
-    const Time sync_shown = std::max(last, sync_end);
-    tails.push_back({d, us(last), us(sync_shown), us(std::max(sync_shown, step_end))});
+  const std::vector<DeviceTimes> devices = device_times(run.table, run.simulation.timings);
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (d >= sync.sync_end_per_device.size() || d >= sync.optimizer_end_per_device.size()) break;
+    const Time last = devices[d].last;
+    const Time sync_end = std::max(last, sync.sync_end_per_device[d]);
+    const Time step_end = std::max(sync_end, sync.optimizer_end_per_device[d]);
+    if (step_end > last) tails.push_back({d, us(last), us(sync_end), us(step_end)});
   }
   return tails;
 }

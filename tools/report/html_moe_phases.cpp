@@ -111,9 +111,7 @@ nlohmann::json moe_phase_slices(const ResolvedScenario& resolved, const Schedule
 nlohmann::json expert_memory_per_device(const ScheduleRun& run) {
   nlohmann::json out = nlohmann::json::array();
   const std::vector<StageCost>& costs = run.stage_costs;
-  if (std::none_of(costs.begin(), costs.end(),
-                   [](const StageCost& c) { return c.moe.expert_static > Bytes::zero(); }))
-    return out;
+  if (!has_expert_memory(costs)) return out;
   for (std::int32_t d = 0; d < run.table.devices; ++d) {
     Bytes weights, kept;
     for (std::int32_t s : run.table.placement.stages_held_by(d)) {

@@ -217,9 +217,7 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
 std::string stage_cost_table(const ScenarioRun& result) {
   const auto& stages = result.resolved.costs.stages;
   // With MoE (docs/moe.md): the routed experts' part of the static memory and of M_B.
-  const bool experts = std::any_of(stages.begin(), stages.end(), [](const StageCost& c) {
-    return c.moe.expert_static > Bytes::zero();
-  });
+  const bool experts = has_expert_memory(stages);
   std::string h =
       "<table class=\"summary costs\"><thead><tr><th>stage</th><th>T_F</th><th>T_B</th>"
       "<th>T_W</th><th>M_B</th><th>M_W</th><th>static</th><th>p2p</th>" +

@@ -111,9 +111,7 @@ ReportRows level_rows(MetricLevel level, const std::string& title, const Scenari
 ReportRows stage_cost_rows(const ResolvedScenario& resolved) {
   const auto& stages = resolved.costs.stages;
   // With MoE, the routed experts' share of the static memory and of M_B (docs/moe.md).
-  const bool experts = std::any_of(stages.begin(), stages.end(), [](const StageCost& c) {
-    return c.moe.expert_static > Bytes::zero();
-  });
+  const bool experts = has_expert_memory(stages);
   std::vector<std::string> headings{"stage", "T_F", "T_B", "T_W", "M_B", "M_W", "static", "p2p"};
   if (experts) headings.insert(headings.end(), {"expert static", "expert M_B"});
   std::vector<std::vector<Cell>> rows;

@@ -1,6 +1,5 @@
 #include "tools/report/resolved_scenario_json.h"
 
-#include <algorithm>
 #include <variant>
 
 #include "tools/costmodel/model_reader.h"
@@ -72,8 +71,7 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
   sizes("p2p_bytes", &StageCost::p2p);
   sizes("static_memory_bytes", &StageCost::static_memory);
   // The routed experts' part of the static memory and of M_B (docs/moe.md), with MoE only.
-  if (std::any_of(resolved.costs.stages.begin(), resolved.costs.stages.end(),
-                  [](const StageCost& s) { return s.moe.expert_static > Bytes::zero(); })) {
+  if (has_expert_memory(resolved.costs.stages)) {
     for (const auto& [key, field] :
          {std::pair{"expert_static_memory_bytes", &StageCost::Moe::expert_static},
           std::pair{"expert_activation_memory_bytes", &StageCost::Moe::expert_activation}}) {

@@ -112,10 +112,8 @@ std::string memory_text(const ScenarioRun& result, std::size_t width) {
                                     "H2D busy", "exposed offload", "recompute"};
   // With MoE (docs/moe.md): the routed experts' weights, gradients and optimizer state on the
   // device under EP, and what their MLPs keep per microbatch, summed over the stages it holds.
-  const bool experts = std::any_of(result.runs.begin(), result.runs.end(), [](const auto& r) {
-    return std::any_of(r.stage_costs.begin(), r.stage_costs.end(),
-                       [](const StageCost& c) { return c.moe.expert_static > Bytes::zero(); });
-  });
+  const bool experts = std::any_of(result.runs.begin(), result.runs.end(),
+                                   [](const auto& r) { return has_expert_memory(r.stage_costs); });
   if (experts) headings.insert(headings.end(), {"expert static", "expert act/mb"});
   std::vector<std::vector<Cell>> rows;
   std::vector<bool> nonzero(headings.size(), false);
