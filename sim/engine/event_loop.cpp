@@ -97,8 +97,7 @@ void EventLoop::transfer_arrived(std::uint32_t token, Time at, Time now) {
   sends_.free.push_back(token);
   notify_transfer(true, s.id, s.producer, s.target, s.bytes, at);
   if (s.holds) hold_arrived(OpGraph::slot(graph_.device(s.producer), 0), at);
-  if (at > state_[s.target].remote_ready) state_[s.target].remote_ready = at;
-  deliver(s.target, at, now);
+  deliver_remote(s.target, at, now);
 }
 
 void EventLoop::hold_arrived(std::size_t slot, Time at) {
@@ -217,16 +216,15 @@ void EventLoop::finish(std::uint32_t n, Time now) {
   const std::size_t slot = OpGraph::slot(device, graph_.stream(n));
   ++streams_.cursor[slot];
   // Blocking p2p: a compute op that sends to another device holds its stream until every send
-  // has arrived (hold_arrived releases it); otherwise the stream is free now.
-  std::int32_t held_sends = 0;
-  if (p2p_ == P2pMode::Blocking && moves_data_ && graph_.stream(n) == 0) {
-    for (const Edge& edge : graph_.edges(n)) held_sends += edge.kind != EdgeKind::Local ? 1 : 0;
+  // has arrived (hold_arrived releases it), otherwise the stream is free now; with a host gap,
+  // the op after it waits for the gap.
+  const bool compute = graph_.stream(n) == 0;
+  std::int32_t remote_edges = 0;
+  if (compute && p2p_ == P2pMode::Blocking) {
+    for (const Edge& edge : graph_.edges(n)) remote_edges += edge.kind != EdgeKind::Local ? 1 : 0;
   }
-  if (sync_gap_ > Time::zero() && graph_.stream(n) == 0) {
-    bool sends = false;
-    for (const Edge& edge : graph_.edges(n)) sends = sends || edge.kind != EdgeKind::Local;
-    streams_.sent_last[slot] = sends;
-  }
+  const std::int32_t held_sends = moves_data_ ? remote_edges : 0;
+  if (sync_gap_ > Time::zero() && compute) streams_.sent_last[slot] = remote_edges > 0;
   if (held_sends > 0) {
     streams_.holds[slot] = Hold{held_sends, now, now};
   } else {
@@ -284,8 +282,7 @@ void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
   if (at) {
     notify_transfer(true, id, producer, e.target, e.bytes, *at);
     if (holds) hold_arrived(OpGraph::slot(graph_.device(producer), 0), *at);
-    if (*at > state_[e.target].remote_ready) state_[e.target].remote_ready = *at;
-    deliver(e.target, *at, now);
+    deliver_remote(e.target, *at, now);
     return;
   }
   const PendingSend pending{producer, e.target, id, e.bytes, holds};
@@ -306,6 +303,11 @@ void EventLoop::deliver(std::uint32_t target, Time at, Time now, bool counts_for
   }
   if (at > node.ready) node.ready = at;
   queue_.push(at, kPriorityArrival, EventType::Arrival, target);
+}
+
+void EventLoop::deliver_remote(std::uint32_t target, Time at, Time now) {
+  if (at > state_[target].remote_ready) state_[target].remote_ready = at;
+  deliver(target, at, now);
 }
 
 void EventLoop::arrive(std::uint32_t target, Time now) {

@@ -109,6 +109,8 @@ class EventLoop final : private NetworkSink {
   void finish(std::uint32_t n, Time now);
   void send(std::uint32_t producer, const Edge& edge, Time now);
   void deliver(std::uint32_t target, Time at, Time now, bool counts_for_offload = true);
+  /// deliver() of data sent from another device (its arrival ends a p2p call: host gaps).
+  void deliver_remote(std::uint32_t target, Time at, Time now);
   void arrive(std::uint32_t target, Time now);
   void release_copies_after(std::uint32_t n, Time now);
   void hold_arrived(std::size_t slot, Time at);
