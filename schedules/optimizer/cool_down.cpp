@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <deque>
-#include <limits>
 
 namespace bubblesim::optimizer {
 namespace {
 
-constexpr std::int64_t kNotYet = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kNotYet = Problem::kNotReady;
 
 /// One device's part of the rebuild: its fixed head (up to its last F), the B's of its tail in
 /// their old order, and the W's whose B has run.
@@ -105,28 +104,18 @@ class Rebuild {
 
   /// When `st`'s inputs are there, or kNotYet when one of them has not been placed.
   std::int64_t ready(const Step& st) {
-    const std::int32_t s = st.stage, j = st.microbatch;
-    std::int64_t t = 0;
-    auto need = [&](std::int64_t e, std::int64_t delay) {
-      if (e < 0) {
-        t = kNotYet;
-      } else if (t != kNotYet) {
-        t = std::max(t, e + delay);
-      }
-    };
+    const auto& f_end = end_[static_cast<int>(StepKind::F)];
+    const auto& b_end = end_[static_cast<int>(StepKind::B)];
     switch (st.kind) {
       case StepKind::F:
-        if (s > 0) need(end_of(StepKind::F, s - 1, j), pr_.forward_delay(s - 1));
-        break;
+        return pr_.forward_ready(st.stage, st.microbatch, f_end);
       case StepKind::B:
-        need(end_of(StepKind::F, s, j), 0);
-        if (s + 1 < pr_.stages) need(end_of(StepKind::B, s + 1, j), pr_.backward_delay(s));
-        break;
-      default:
-        need(end_of(StepKind::B, s, j), 0);
-        break;
+        return pr_.backward_ready(st.stage, st.microbatch, f_end, b_end);
+      default: {
+        const std::int64_t b = b_end[pr_.index(st.stage, st.microbatch)];
+        return b < 0 ? kNotYet : b;
+      }
     }
-    return t;
   }
 
   Action next_action(std::size_t d) {

@@ -8,7 +8,7 @@
 namespace bubblesim::optimizer {
 namespace {
 
-constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kUnknown = Problem::kNotReady;
 
 class Greedy {
  public:
@@ -184,16 +184,10 @@ class Greedy {
 
   /// When F(s, j) can start (its input there), or kUnknown.
   std::int64_t forward_ready(std::int32_t s, std::int32_t j) const {
-    if (s == 0) return 0;
-    const std::int64_t e = done_.f_end[idx(s - 1, j)];
-    return e < 0 ? kUnknown : e + pr_.forward_delay(s - 1);
+    return pr_.forward_ready(s, j, done_.f_end);
   }
   std::int64_t backward_ready(std::int32_t s, std::int32_t j) const {
-    const std::int64_t f = done_.f_end[idx(s, j)];
-    if (f < 0) return kUnknown;
-    if (s + 1 == pr_.stages) return f;
-    const std::int64_t e = done_.b_end[idx(s + 1, j)];
-    return e < 0 ? kUnknown : std::max(f, e + pr_.backward_delay(s));
+    return pr_.backward_ready(s, j, done_.f_end, done_.b_end);
   }
   /// Bytes the device must keep free for F's of its later stages of microbatch j.
   std::int64_t later_forwards(std::int32_t d, std::int32_t s, std::int32_t j) const {

@@ -14,8 +14,10 @@
 //
 // Times are integer picoseconds and memory integer bytes, so the timing model is exact.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -140,6 +142,26 @@ struct Problem {
   }
   std::int64_t backward_delay(std::int32_t s) const {
     return comm.backward_ps[static_cast<std::size_t>(s)];
+  }
+  /// Returned by forward_ready / backward_ready while an input has not been produced.
+  static constexpr std::int64_t kNotReady = std::numeric_limits<std::int64_t>::max();
+  /// When F(s, j) can start: the previous stage's F of j ended (`f_end` by index(), -1 while it
+  /// has not run) plus the forward delay; 0 on the first stage.
+  std::int64_t forward_ready(std::int32_t s, std::int32_t j,
+                             const std::vector<std::int64_t>& f_end) const {
+    if (s == 0) return 0;
+    const std::int64_t e = f_end[index(s - 1, j)];
+    return e < 0 ? kNotReady : e + forward_delay(s - 1);
+  }
+  /// When B(s, j) can start: its F ended and the next stage's B of j ended plus the backward delay.
+  std::int64_t backward_ready(std::int32_t s, std::int32_t j,
+                              const std::vector<std::int64_t>& f_end,
+                              const std::vector<std::int64_t>& b_end) const {
+    const std::int64_t f = f_end[index(s, j)];
+    if (f < 0) return kNotReady;
+    if (s + 1 == stages) return f;
+    const std::int64_t e = b_end[index(s + 1, j)];
+    return e < 0 ? kNotReady : std::max(f, e + backward_delay(s));
   }
   bool memory_ops_allowed() const { return memory_ops.allow_offload || memory_ops.allow_recompute; }
   /// Memory change of one F, B or W (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W), for an
