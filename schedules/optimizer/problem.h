@@ -15,6 +15,7 @@
 // Times are integer picoseconds and memory integer bytes, so the timing model is exact.
 
 #include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -38,6 +39,8 @@ struct Step {
   StepKind kind = StepKind::F;
   std::int32_t stage = 0;
   std::int32_t microbatch = 0;
+  // By kind, stage, microbatch: Orders compare (and go into sets) lexicographically.
+  friend auto operator<=>(const Step&, const Step&) = default;
   friend bool operator==(const Step&, const Step&) = default;
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <tuple>
 #include <utility>
 
 #include "schedules/optimizer/building_blocks.h"
@@ -193,19 +192,8 @@ Order eager_weights(const Order& order) {
 /// same order with eager W's does (issue 19: ZB-V at p = 8, m = 16, half of 1F1B's memory, fits
 /// with 95 activations offloaded at a 0.4% longer span, and no deferred-W order fits at all).
 void eager_weight_seeds(std::vector<Seed>& out, std::size_t skip_begin, std::size_t skip_end) {
-  const auto less = [](const Order& a, const Order& b) {
-    const auto key = [](const Step& st) {
-      return std::tuple(static_cast<int>(st.kind), st.stage, st.microbatch);
-    };
-    return std::lexicographical_compare(
-        a.begin(), a.end(), b.begin(), b.end(), [&](const auto& x, const auto& y) {
-          return std::lexicographical_compare(
-              x.begin(), x.end(), y.begin(), y.end(),
-              [&](const Step& u, const Step& v) { return key(u) < key(v); });
-        });
-  };
   const std::size_t n = out.size();
-  std::set<Order, decltype(less)> seen(less);
+  std::set<Order> seen;
   for (std::size_t k = 0; k < n; ++k) seen.insert(out[k].order);
   for (std::size_t k = 0; k < n; ++k) {
     if (k >= skip_begin && k < skip_end) continue;
