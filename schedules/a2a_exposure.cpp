@@ -1,8 +1,5 @@
 #include "schedules/a2a_exposure.h"
 
-#include <set>
-#include <utility>
-
 namespace bubblesim {
 
 namespace {
@@ -14,6 +11,17 @@ const StageCost& cost_of(const std::vector<StageCost>& costs, std::int32_t s) {
 }
 
 }  // namespace
+
+bool backward_split(const Op& op, const TableIndex& index) {
+  switch (op.kind) {
+    case OpKind::Backward:
+      return index.has_weight(op.stage, op.microbatch);
+    case OpKind::ForwardBackward:
+      return index.has_weight(op.backward_stage, op.backward_microbatch);
+    default:
+      return false;
+  }
+}
 
 A2aOverlap op_a2a(const Op& op, const std::vector<StageCost>& costs, bool split) {
   auto alone = [](Time a2a, Time exposed, Time slowdown) {
@@ -72,12 +80,7 @@ OpExperts op_experts(const Op& op, const std::vector<StageCost>& costs, bool spl
 std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageCost>& costs) {
   std::vector<A2aTime> out(static_cast<std::size_t>(table.devices));
   if (costs.empty()) return out;
-  std::set<std::pair<std::int32_t, std::int32_t>> weights;
-  for (const auto& ops : table.device_ops) {
-    for (const Op& op : ops) {
-      if (op.kind == OpKind::Weight) weights.insert({op.stage, op.microbatch});
-    }
-  }
+  const TableIndex index(table);
   for (std::size_t d = 0; d < table.device_ops.size() && d < out.size(); ++d) {
     A2aTime& a = out[d];
     for (const Op& op : table.device_ops[d]) {
@@ -96,10 +99,7 @@ std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageC
         default:
           continue;
       }
-      const std::int32_t s = op.kind == OpKind::ForwardBackward ? op.backward_stage : op.stage;
-      const std::int32_t j =
-          op.kind == OpKind::ForwardBackward ? op.backward_microbatch : op.microbatch;
-      const A2aOverlap o = op_a2a(op, costs, weights.count({s, j}) > 0);
+      const A2aOverlap o = op_a2a(op, costs, backward_split(op, index));
       a.exposed += o.exposed;
       a.slowdown += o.slowdown;
     }

@@ -6,6 +6,7 @@
 
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
+#include "schedules/table_index.h"
 
 namespace bubblesim {
 
@@ -19,6 +20,10 @@ struct A2aTime {
 /// costs say), an F&B op both halves' with fused_a2a() of them exposed and slowing compute (none
 /// when the scenario gave the fused time).
 std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageCost>& costs);
+
+/// Whether `op`'s backward (a B, or the B half of an F&B) has its own W op in the table: the
+/// `split` of op_a2a and op_experts. False for other ops.
+bool backward_split(const Op& op, const TableIndex& index);
 
 /// One op's all-to-all as a2a_per_device counts it: hidden under other compute, exposed, and the
 /// compute its SMs slow. `split`: the op's backward (B, or the B half of an F&B) has its own W.

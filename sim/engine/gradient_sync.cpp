@@ -11,9 +11,8 @@ namespace bubblesim {
 
 GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
                          const std::vector<EngineObserver*>& obs)
-    : plan(p), table(t), topology(topo), port(fp), observers(obs) {
+    : plan(p), table(t), index(t), topology(topo), port(fp), observers(obs) {
   const auto devices = static_cast<std::size_t>(table.devices);
-  TableIndex index(table);
   last_compute.assign(devices, -1);
   compute_end.assign(devices, Time::zero());
   tp_per_device.assign(devices, Time::zero());

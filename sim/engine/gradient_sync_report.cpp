@@ -93,12 +93,8 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
 
 void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time start, Time end) {
   if (plan.a2a_costs.empty()) return;
-  const bool split = op.kind == OpKind::Backward
-                         ? table.has_weight_op(op.stage, op.microbatch)
-                         : op.kind == OpKind::ForwardBackward &&
-                               table.has_weight_op(op.backward_stage, op.backward_microbatch);
   // The op's routed-expert time at the scenario's imbalance and at uniform routing.
-  const OpExperts experts = op_experts(op, plan.a2a_costs, split);
+  const OpExperts experts = op_experts(op, plan.a2a_costs, backward_split(op, index));
   const Time load = experts.load, uniform = experts.uniform;
   if (load <= Time::zero()) return;
   // One slice for the op's MoE layers' routed experts (its layers interleave attention, dispatch,
@@ -118,9 +114,7 @@ void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time 
 }
 
 A2aOverlap GradientSync::Impl::a2a_of(const Op& op) const {
-  if (plan.a2a_costs.empty() || op.kind != OpKind::ForwardBackward)
-    return op_a2a(op, plan.a2a_costs, false);
-  return op_a2a(op, plan.a2a_costs, table.has_weight_op(op.backward_stage, op.backward_microbatch));
+  return op_a2a(op, plan.a2a_costs, backward_split(op, index));
 }
 
 void GradientSync::Impl::finish(Metrics& m, bool completed) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "schedules/table_index.h"
 #include "sim/engine/gradient_sync.h"
 
 namespace bubblesim {
@@ -49,6 +50,7 @@ struct GradientSync::Impl {
 
   const SyncPlan& plan;
   const Table& table;
+  const TableIndex index;  // the table's ops by (kind, stage, microbatch)
   const Topology& topology;
   FlowPort& port;
   const std::vector<EngineObserver*>& observers;

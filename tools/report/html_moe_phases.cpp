@@ -1,9 +1,7 @@
 #include "tools/report/html_moe_phases.h"
 
 #include <algorithm>
-#include <set>
 #include <stdexcept>
-#include <utility>
 
 #include "schedules/a2a_exposure.h"
 #include "tools/report/html_script_patch.h"
@@ -75,10 +73,7 @@ nlohmann::json moe_phase_slices(const ResolvedScenario& resolved, const Schedule
   nlohmann::json out = nlohmann::json::array();
   const std::vector<StageCost>& costs = run.stage_costs;
   if (!has_moe(costs)) return out;
-  std::set<std::pair<std::int32_t, std::int32_t>> weights;  // (stage, microbatch) with a W op
-  for (const auto& ops : run.table.device_ops)
-    for (const Op& op : ops)
-      if (op.kind == OpKind::Weight) weights.insert({op.stage, op.microbatch});
+  const TableIndex index(run.table);
   const std::int64_t chunks = std::max(run.table.chunks, 1);
   for (std::size_t d = 0; d < run.table.device_ops.size(); ++d) {
     if (d >= run.simulation.timings.size()) break;
@@ -86,9 +81,7 @@ nlohmann::json moe_phase_slices(const ResolvedScenario& resolved, const Schedule
       const Op& op = run.table.device_ops[d][i];
       const OpTiming& t = run.simulation.timings[d][i];
       if (t.start.ps() < 0 || t.end.ps() < 0 || us(t.start) >= exact_until_us) continue;
-      const bool fused = op.kind == OpKind::ForwardBackward;
-      const bool split = weights.count({fused ? op.backward_stage : op.stage,
-                                        fused ? op.backward_microbatch : op.microbatch}) > 0;
+      const bool split = backward_split(op, index);
       const std::string name = to_string(op);
       auto slice = [&](char kind, Time start, Time end) {
         if (end > start) out.push_back({d, std::string(1, kind), us(start), us(end), name});
