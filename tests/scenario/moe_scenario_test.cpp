@@ -151,6 +151,9 @@ TEST_CASE("expert parallelism switches: a2a_overlap, max_nodes, imbalance") {
   limited["model"]["moe"]["max_nodes"] = 1;  // one remote copy per token instead of top_k
   const nlohmann::json one_node = results_of(emit(limited), BUBBLESIM_SOURCE_DIR)["1f1b"];
   CHECK(at(one_node, "a2a_s") < at(plain, "a2a_s"));
+  limited["model"]["moe"]["max_nodes"] = 0;  // 0 is the default, no limit: lifts a preset's
+  const nlohmann::json unlimited = results_of(emit(limited), BUBBLESIM_SOURCE_DIR)["1f1b"];
+  CHECK(at(unlimited, "a2a_s") == at(plain, "a2a_s"));
   YAML::Node hot = YAML::Clone(root);
   hot["model"]["moe"]["imbalance"] = 1.5;  // the hottest GPU's experts get 1.5 x the tokens
   const nlohmann::json skewed = results_of(emit(hot), BUBBLESIM_SOURCE_DIR)["1f1b"];
