@@ -17,12 +17,11 @@ ctest `validation_measured` runs it that way with the documented cv.
 """
 import argparse
 import csv
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
+
+from validation_common import pct, run_scenario_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MEASURED = os.path.join(ROOT, "scenarios", "validation", "zb_table4_measured.csv")
@@ -135,20 +134,6 @@ def scenario_text(cell, runtime, fields):
     return "\n".join(lines) + "\n", names
 
 
-def run_bubblesim(binary, text):
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(text)
-        path = f.name
-    try:
-        out = subprocess.run([binary, "run", path, "--format", "json", "--allow-oom"],
-                             capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    if out.returncode not in (0, 1):
-        sys.exit(f"bubblesim failed on\n{text}\n{out.stderr}")
-    return json.loads(out.stdout)
-
-
 def predict(binary, cells, fields):
     """{(model, m, schedule): predicted iteration seconds} for the given mechanism fields."""
     out = {}
@@ -157,7 +142,7 @@ def predict(binary, cells, fields):
         groups.setdefault((c["model"], c["m"], RUNTIME[c["schedule"]]), c)
     for (model, m, runtime), cell in sorted(groups.items()):
         text, names = scenario_text(cell, runtime, fields)
-        report = run_bubblesim(binary, text)
+        report = run_scenario_text(binary, text)
         by_label = {r["label"]: r for r in report["results"]}
         for s in names:
             label = LABELS[s] % {"chunks": median_layers(cell)}
@@ -243,10 +228,6 @@ def table10(binary, cells, cv, per, samples):
             row += [predicted, (predicted - measured) / measured]
         out.append(tuple(row + [None, None][: 7 - len(row)]))
     return out
-
-
-def pct(x):
-    return f"{100 * x:+.1f}%"
 
 
 def write_doc(configs, t10, cv, per):

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Predict published measured throughput of large MoE training runs and write docs/validation-moe.md.
+
+Every row of scenarios/validation/moe_published.csv names a scenario under
+scenarios/validation/moe/ written from the run's publication (presets, parallelism, model.moe.*,
+parallelism.a2a_overlap, topology, schedule; nothing fitted). This runs `bubblesim run --format
+json` on it, converts the published number to an iteration time, and compares it with
+`simulation.iteration_time_s`. Each MoE mechanism is then switched alone (the ablation) and the
+run repeated.
+
+Usage:
+  tools/validation/validate_moe.py [--bubblesim build/bin/bubblesim] [--write-docs] [--check]
+--write-docs rewrites docs/validation-moe.md; --check exits 1 when the generated text differs
+from the file (the ctest `validation_moe` runs it that way) or a row did not run.
+"""
+import argparse
+import csv
+import os
+import re
+import sys
+
+from validation_common import DEFAULT_BUBBLESIM, ROOT, pct, run_scenario_text
+
+PUBLISHED = os.path.join(ROOT, "scenarios", "validation", "moe_published.csv")
+SCENARIO_DIR = os.path.join(ROOT, "scenarios", "validation")
+DOC = os.path.join(ROOT, "docs", "validation-moe.md")
+
+
+def measured_iteration_s(row):
+    """The published number as the time of one iteration (one global batch) of the whole job."""
+    tokens = int(row["global_batch"]) * int(row["seq_len"])
+    gpus = int(row["gpus"])
+    value = float(row["measured_value"])
+    metric = row["measured_metric"]
+    if metric == "tokens/s/GPU":
+        return tokens / (value * gpus)
+    if metric == "H800 GPU hours per trillion tokens":
+        return tokens * value * 3600 / 1e12 / gpus
+    sys.exit(f"{row['id']}: unknown measured_metric {metric!r}")
+
+
+def edit(text, model=None, parallelism=None, overlap=None):
+    """The scenario text with keys added to its one-line `model:` and `parallelism:` maps and
+    `overlap.comm_sm_fraction` set (added when absent). A scenario's `model.moe` keys override the
+    preset's key by key (docs/moe.md)."""
+    for key, extra in (("model", model), ("parallelism", parallelism)):
+        if not extra:
+            continue
+        for k in extra:  # a key already given is replaced, not repeated
+            text = re.sub(rf"^({key}: \{{.*?)\b{k}: [^,}}]+(, )?", r"\1", text, flags=re.M)
+            text = re.sub(rf"^({key}: \{{.*?), \}}", r"\1}", text, flags=re.M)
+        fields = ", ".join(f"{k}: {v}" for k, v in extra.items())
+        text, n = re.subn(rf"^{key}: \{{", f"{key}: {{{fields}, ", text, count=1, flags=re.M)
+        if n != 1:
+            sys.exit(f"no one-line `{key}:` map in the scenario")
+    if overlap is not None:
+        line = f"overlap: {{comm_sm_fraction: {overlap}}}"
+        text, n = re.subn(r"^overlap: \{[^}]*\}", line, text, flags=re.M)
+        if n == 0:
+            text += line + "\n"
+    return text
+
+
+def has_key(text, key):
+    return re.search(rf"\b{key}:", text) is not None
+
+
+def ablations(text):
+    """(name, what changes, scenario text) for each mechanism of this scenario, switched alone."""
+    flip = "false" if re.search(r"a2a_overlap: true", text) else "true"
+    out = [("a2a_overlap " + flip,
+            "`parallelism.a2a_overlap` flipped (true: every F and B hides its all-to-all under "
+            "a partner's compute; DualPipe's fused pairs overlap either way)",
+            edit(text, parallelism={"a2a_overlap": flip}))]
+    sm = re.search(r"comm_sm_fraction: ([0-9.]+)", text)
+    if sm and float(sm.group(1)) > 0:
+        out.append(("comm_sm_fraction 0", "the all-to-all holds no SMs while it hides",
+                    edit(text, overlap=0)))
+    else:
+        out.append(("comm_sm_fraction 0.1515", "the all-to-all holds 20 of 132 SMs while it hides "
+                    "(DeepSeek's share)", edit(text, overlap=0.1515)))
+    out += [
+        ("imbalance 1.5", "`model.moe.imbalance: 1.5` (the runs balance their experts: "
+         "DeepSeek's auxiliary-loss-free bias, Megatron's forced balance)",
+         edit(text, model={"moe": "{imbalance: 1.5}"})),
+        ("max_nodes off", "`model.moe.max_nodes: 0` (no node-limited routing)",
+         edit(text, model={"moe": "{max_nodes: 0}"})),
+        ("dtype fp8", "`model.dtype: fp8`: every GEMM at the FP8 peak and every tensor 1 byte "
+         "(the runs use FP8 for the linear GEMMs only)", edit(text, model={"dtype": "fp8"})),
+    ]
+    return out
+
+
+def simulate(binary, text):
+    report = run_scenario_text(binary, text)
+    results = report["results"]
+    if len(results) != 1:
+        sys.exit("a validation scenario runs one schedule")
+    sim = results[0]["simulation"]
+    return {"label": results[0]["label"], "iteration_s": sim["iteration_time_s"],
+            "a2a_s": sim.get("a2a_s", 0.0), "a2a_exposed_s": sim.get("a2a_exposed_s", 0.0),
+            "a2a_slowdown_s": sim.get("a2a_slowdown_s", 0.0), "dp_sync_s": sim["dp_sync_s"],
+            "oom": bool(sim["out_of_memory"])}
+
+
+def run_rows(binary):
+    rows = []
+    with open(PUBLISHED) as f:
+        for row in csv.DictReader(f):
+            with open(os.path.join(SCENARIO_DIR, row["scenario"])) as s:
+                text = s.read()
+            meas = measured_iteration_s(row)
+            base = simulate(binary, text)
+            abl = [(name, what, simulate(binary, t)) for name, what, t in ablations(text)]
+            rows.append(dict(row=row, measured=meas, base=base, ablations=abl))
+            print(f"{row['id']}: measured {meas:.2f} s, predicted {base['iteration_s']:.2f} s "
+                  f"({pct((base['iteration_s'] - meas) / meas)})")
+            for name, _, r in abl:
+                print(f"  {name:24s} {r['iteration_s']:.2f} s "
+                      f"({pct((r['iteration_s'] - meas) / meas)})")
+    return rows
+
+
+def tok_per_gpu(row, seconds):
+    return int(row["global_batch"]) * int(row["seq_len"]) / (seconds * int(row["gpus"]))
+
+
+def doc_text(rows):
+    lines = [
+        "# Validation against published MoE runs",
+        "",
+        "Generated by `tools/validation/validate_moe.py --write-docs` (do not edit by hand). "
+        "Rerun: `cmake --build build --target bubblesim && tools/validation/validate_moe.py "
+        "--write-docs`; the ctest `validation_moe` (label `validation`) checks that this file is "
+        "what the script writes.",
+        "",
+        "## What is compared",
+        "",
+        "Each row of `scenarios/validation/moe_published.csv` is a published measurement of a "
+        "large MoE training run with its stated setup and source. Its scenario "
+        "(`scenarios/validation/moe/`) states that setup with the keys a user would write: the "
+        "`deepseek-v3` model preset (its `model.moe` includes `max_nodes: 4`), the `h800` / "
+        "`h100-sxm` GPU presets, `parallelism: {tp, dp, ep, zero, order, a2a_overlap}`, a "
+        "multi-node topology of the cluster, the schedule and batch layout used. Nothing is "
+        "fitted. The published number is converted to the time of one global batch (tokens per "
+        "iteration = global batch x sequence) and compared with `simulation.iteration_time_s`.",
+        "",
+        "## Results",
+        "",
+        "| row | setup | measured | predicted | error | tokens/s/GPU measured / predicted | "
+        "a2a (exposed) | with `dtype: fp8` | error |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        row, meas, b = r["row"], r["measured"], r["base"]
+        fp8 = dict((n, x) for n, _, x in r["ablations"])["dtype fp8"]
+        setup = (f"{row['gpus']} x {row['hardware'].split(' (')[0]}, TP {row['tp']} PP "
+                 f"{row['pp']} VP {row['vp']} EP {row['ep']} DP {row['dp']}, {row['schedule']}, "
+                 f"batch {row['global_batch']} x {row['seq_len']}")
+        lines.append(
+            f"| {row['id']} | {setup} | {meas:.2f} s | {b['iteration_s']:.2f} s | "
+            f"{pct((b['iteration_s'] - meas) / meas)} | {tok_per_gpu(row, meas):.0f} / "
+            f"{tok_per_gpu(row, b['iteration_s']):.0f} | {b['a2a_s']:.2f} s "
+            f"({b['a2a_exposed_s']:.2f} s) | {fp8['iteration_s']:.2f} s | "
+            f"{pct((fp8['iteration_s'] - meas) / meas)} |")
+    lines += ["", "Measured, as published:", ""]
+    for r in rows:
+        row = r["row"]
+        lines.append(f"- **{row['id']}**: {row['measured_value']} {row['measured_metric']} "
+                     f"({row['source']}; {row['source_location']}). Setup: "
+                     f"{row['setup_source']}. Precision: {row['precision']}.")
+    lines += ["", "## Ablation: each MoE mechanism switched alone", "",
+              "Prediction with the mechanism changed, and the change against the base prediction "
+              "relative to the measured time.", "",
+              "| row | mechanism | what changes | predicted | error | change |",
+              "|---|---|---|---:|---:|---:|"]
+    for r in rows:
+        meas, base = r["measured"], r["base"]["iteration_s"]
+        for name, what, x in r["ablations"]:
+            lines.append(f"| {r['row']['id']} | {name} | {what} | {x['iteration_s']:.2f} s | "
+                         f"{pct((x['iteration_s'] - meas) / meas)} | "
+                         f"{pct((x['iteration_s'] - base) / meas)} |")
+    lines += ["", "## What the scenarios leave out", ""]
+    for r in rows:
+        lines.append(f"- **{r['row']['id']}**: {r['row']['not_in_scenario']}.")
+    lines += ["", "## Reading the errors", "", READING, ""]
+    return "\n".join(lines)
+
+
+READING = """\
+Both rows are predicted faster than measured although their scenarios run every GEMM in BF16
+while the runs used FP8 GEMMs; `model.dtype: fp8` (every GEMM at twice the peak, every tensor and
+every all-to-all byte halved) roughly halves the predicted time and leaves the prediction far
+below the measurement. The model is therefore optimistic about MoE layers; the BF16 rows are
+close partly because the missing FP8 speed-up offsets what the model leaves out. Mechanisms
+missing or wrong, each checkable against its source, none fitted here:
+
+- **FP8 as the runs use it**: only the linear GEMMs (Fprop, Dgrad, Wgrad) run in FP8, with
+  per-tile quantisation kernels around them, the attention core, norms and the combine stay
+  BF16 (DeepSeek-V3 report sec. 3.3). bubblesim's `dtype: fp8` is all-or-nothing; a per-GEMM
+  precision would put the runs between the two predicted columns.
+- **token permutation**: the routed tokens are gathered into expert order before the grouped
+  GEMM and scattered back after it (Megatron `moe_permute_fusion`), memory-bound passes over
+  tokens x top_k x hidden elements in F and again in B. `tools/costmodel/moe_work.cpp` times the
+  router, the shared and routed experts and the all-to-all, not these copies.
+- **multi-token prediction**: both runs train with one MTP module (an extra MoE layer and a
+  second LM-head projection and loss on the last stage: DeepSeek-V3 report sec. 2.2, the
+  Megatron recipe's `m` in `Et|(tt|)*30mL`); the scenarios have 61 layers and one head, so the
+  last stage is lighter than in the run.
+- **recompute**: DeepSeek recomputes RMSNorm and the MLA up-projections in the backward, the
+  Megatron recipe `mla_up_proj` and the dense MLPs; not in the scenarios (small extra forwards).
+- **row deepseek-v3-h800 only**: the GPU hours are the whole pre-training's, including the
+  batch-size ramp (3072 to 15360 sequences over the first 469B tokens, smaller batches and so
+  more pipeline bubble), checkpoints and restarts; the steady-state iteration is faster than the
+  average this row converts to.
+
+The ablation shows which switches matter at these scales (changes relative to the measured
+time): `max_nodes` (without node-limited routing the cross-node all-to-all carries twice the
+bytes: +24% on DualPipe, +36% on Megatron's exposed all-to-all; whether Megatron's forced load
+balancing keeps DeepSeek's group-limited routing is not stated, and the measurement lies between
+the two predictions), `a2a_overlap` on the Megatron row (its whole all-to-all, 9 s of 24, is
+exposed: the recipe turns the overlap off; `comm_sm_fraction` changes nothing there, as nothing
+hides), and `imbalance` (the runs balance their experts; 1.5 would cost 12-14%). On the Megatron
+row the EP group is modelled as the 64 data-parallel ranks at TP rank 0 (16 nodes, 4 GPUs
+each); Megatron folds EP 64 over the stage's 128 GPUs (8 nodes): EP inside the TP group is not
+modelled (docs/moe.md)."""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bubblesim", default=DEFAULT_BUBBLESIM)
+    ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    rows = run_rows(args.bubblesim)
+    text = doc_text(rows)
+    if args.write_docs:
+        with open(DOC, "w") as f:
+            f.write(text)
+    if args.check:
+        bad = [r["row"]["id"] for r in rows if r["base"]["oom"]]
+        with open(DOC) as f:
+            stale = f.read() != text
+        if stale:
+            print(f"{DOC} is not what the script writes: rerun with --write-docs")
+        if bad:
+            print(f"out of memory: {bad}")
+        sys.exit(1 if stale or bad else 0)
+
+
+if __name__ == "__main__":
+    main()
