@@ -15,6 +15,7 @@ tools = os.path.join(source, "tools", "profile")
 sys.path.insert(0, tools)
 import roofline_probe  # noqa: E402
 import sustained_run  # noqa: E402
+import chip_speed  # noqa: E402
 
 failures = []
 
@@ -44,9 +45,20 @@ check("drift: median F+B+W of the last quarter / first quarter = 1.1000" in text
 check("windows of 16 repetitions: 4, cv of their sums 4.88%" in text, "window line:\n" + text)
 check("forward: median 4.000 ms" in text, "forward median:\n" + text)
 
-# Without a CUDA GPU (or without PyTorch) both refuse with exit 2 and say why.
+# chip_speed: nvidia-smi's samples (a malformed line skipped) and the spread between chips.
+clock, power, temp = chip_speed.median_samples(["1400, 690.0, 60", "1500, 700.5, 62", "[N/A], 1, 2",
+                                                "1450, 695.0, 61"])
+check((clock, power, temp) == (1450.0, 695.0, 61.0), f"median_samples {clock, power, temp}")
+chips = "# comment\nname,gemm_tflops,temp_c,layer_ms\na,600,50,10\nb,660,60,11\nc,630,70,12\n"
+got = {c: (n, round(cv, 6), round(r, 6)) for c, n, cv, r in chip_speed.spread(chips)}
+# gemm: mean 630, sample stdev 30 -> cv 4.7619%, range 60/630; layer: mean 11, stdev 1, range 2/11
+check(got == {"gemm_tflops": (3, 0.047619, 0.095238), "layer_ms": (3, 0.090909, 0.181818)},
+      f"spread {got}")
+
+# Without a CUDA GPU (or without PyTorch) each refuses with exit 2 and say why.
 for script, extra in (("roofline_probe.py", ["--peak", "989.4TFLOPS", "--bandwidth", "3.35TB/s"]),
-                      ("sustained_run.py", ["--hidden", "64", "--heads", "4", "--seq-len", "16", "--seconds", "1"])):
+                      ("sustained_run.py", ["--hidden", "64", "--heads", "4", "--seq-len", "16", "--seconds", "1"]),
+                      ("chip_speed.py", ["--seconds", "1"])):
     run = subprocess.run([sys.executable, os.path.join(tools, script)] + extra, capture_output=True, text=True)
     check(run.returncode == 2, f"{script} without a GPU: exit {run.returncode}, stderr {run.stderr!r}")
     check(script in run.stderr and ("GPU" in run.stderr or "PyTorch" in run.stderr),
@@ -58,4 +70,4 @@ check(bad.returncode == 2 and "allowed: a100-40g" in bad.stderr, f"unknown prese
 if failures:
     print("FAIL:\n" + "\n".join(failures))
     sys.exit(1)
-print("ok: gemm fit, sustained summary, refusals")
+print("ok: gemm fit, sustained summary, chip spread, refusals")
