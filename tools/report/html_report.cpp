@@ -16,6 +16,7 @@
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
+#include "tools/report/report_rows.h"
 #include "tools/report/verdict.h"
 
 namespace bubblesim {
@@ -130,6 +131,17 @@ std::string summary_table(const Scenario& scenario, const ScenarioRun& result) {
     h += "</tr>\n";
   }
   h += "</tbody></table>\n";
+  for (const DetailTable& t : detail_tables(scenario, runs)) {
+    h += "<table class=\"summary\"><caption>" + escape_html(t.title) + "</caption><thead><tr>";
+    for (const std::string& c : t.rows.header) h += "<th>" + escape_html(c) + "</th>";
+    h += "</tr></thead><tbody>\n";
+    for (const std::vector<std::string>& row : t.rows.rows) {
+      h += "<tr>";
+      for (const std::string& c : row) h += "<td>" + escape_html(c) + "</td>";
+      h += "</tr>\n";
+    }
+    h += "</tbody></table>\n";
+  }
   Ranking ranking = rank_schedules(result);
   auto list = [](const std::vector<std::string>& labels) {
     std::vector<std::string> escaped;
@@ -246,6 +258,7 @@ h3 { font-size: 13px; margin: 10px 0 4px; color: #555; }
 table.summary { border-collapse: collapse; margin: 8px 0; }
 table.summary th, table.summary td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 table.summary td:first-child { text-align: left; } table.summary th { background: #f0f0f0; }
+table.summary caption { text-align: left; font-weight: bold; padding: 4px 0; white-space: nowrap; }
 td.fail, p.fail { color: #b00; }
 .legend span { display: inline-block; margin-right: 12px; }
 .legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -2px; }

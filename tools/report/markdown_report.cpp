@@ -59,6 +59,10 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
          md_table(level_rows(MetricLevel::Table, "schedule", scenario, runs, nullptr)) + "\n";
   out += "### Simulation\n\n" +
          md_table(level_rows(MetricLevel::Simulation, "schedule", scenario, runs, nullptr), 2);
+  for (DetailTable& t : detail_tables(scenario, runs)) {
+    t.rows.header[0] = "schedule";
+    out += fmt::format("\n### {}\n\n{}", t.title, md_table(t.rows, 1));
+  }
   if (result.resolved.model_costs) {
     out += "\n### Per-GPU stage costs derived from the model\n\n" +
            md_table(stage_cost_rows(result.resolved), 1);

@@ -116,13 +116,14 @@ CellText write_cells(const std::vector<std::string>& headings,
   return out;
 }
 
-MetricColumns metric_columns(const std::vector<const Metric*>& metrics, const Scenario& scenario,
-                             const std::vector<const ScheduleRun*>& runs) {
-  // A per-device metric is shown by its largest value.
-  std::vector<std::string> headings;
+namespace {
+
+/// One cell per run and metric: a per-device metric is shown by its largest value.
+std::vector<std::vector<Cell>> metric_cells(const std::vector<const Metric*>& metrics,
+                                            const Scenario& scenario,
+                                            const std::vector<const ScheduleRun*>& runs) {
   std::vector<std::vector<Cell>> rows(runs.size());
   for (const Metric* m : metrics) {
-    headings.emplace_back(m->column);
     for (std::size_t r = 0; r < runs.size(); ++r) {
       MetricValue v = metric_value(*m, scenario, *runs[r]);
       std::optional<double> shown = v.number;
@@ -131,7 +132,34 @@ MetricColumns metric_columns(const std::vector<const Metric*>& metrics, const Sc
       rows[r].push_back(shown ? Cell::of(m->unit, *shown) : Cell::text("-"));
     }
   }
-  CellText text = write_cells(headings, rows);
+  return rows;
+}
+
+}  // namespace
+
+MetricColumns metric_columns(const std::vector<const Metric*>& metrics, const Scenario& scenario,
+                             const std::vector<const ScheduleRun*>& runs) {
+  std::vector<std::string> headings;
+  for (const Metric* m : metrics) headings.emplace_back(m->column);
+  CellText text = write_cells(headings, metric_cells(metrics, scenario, runs));
+  return MetricColumns{text.headings, text.rows};
+}
+
+MetricColumns metric_columns(const std::vector<const Metric*>& metrics,
+                             const std::vector<std::string>& headings, const Scenario& scenario,
+                             const std::vector<const ScheduleRun*>& runs) {
+  const std::vector<std::vector<Cell>> all = metric_cells(metrics, scenario, runs);
+  std::vector<std::string> kept_headings;
+  std::vector<std::vector<Cell>> kept(runs.size());
+  for (std::size_t col = 0; col < metrics.size(); ++col) {
+    const bool shown = std::any_of(all.begin(), all.end(), [col](const std::vector<Cell>& row) {
+      return row[col].unit.has_value() && row[col].value != 0.0;
+    });
+    if (!shown) continue;
+    kept_headings.push_back(headings[col]);
+    for (std::size_t r = 0; r < runs.size(); ++r) kept[r].push_back(all[r][col]);
+  }
+  CellText text = write_cells(kept_headings, kept);
   return MetricColumns{text.headings, text.rows};
 }
 

@@ -63,6 +63,11 @@ struct MetricColumns {
 };
 MetricColumns metric_columns(const std::vector<const Metric*>& metrics, const Scenario& scenario,
                              const std::vector<const ScheduleRun*>& runs);
+/// The same with the given headings (one per metric, without the unit) instead of the metrics'
+/// own, and without the columns that are missing or zero on every run.
+MetricColumns metric_columns(const std::vector<const Metric*>& metrics,
+                             const std::vector<std::string>& headings, const Scenario& scenario,
+                             const std::vector<const ScheduleRun*>& runs);
 
 /// The metrics of `level` that have a column heading, in table order.
 std::vector<const Metric*> column_metrics(MetricLevel level);

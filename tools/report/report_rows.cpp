@@ -108,6 +108,49 @@ ReportRows level_rows(MetricLevel level, const std::string& title, const Scenari
   return out;
 }
 
+std::vector<DetailTable> detail_tables(const Scenario& scenario,
+                                       const std::vector<const ScheduleRun*>& runs) {
+  struct Column {
+    std::string_view metric, heading;
+  };
+  struct Group {
+    std::string_view name, title;
+    std::vector<Column> columns;
+  };
+  static const std::vector<Group> groups = {
+      {"all-to-all",
+       "Expert all-to-all (the device with the most; hidden = all-to-all - exposed)",
+       {{"simulation.a2a_s", "all-to-all"},
+        {"simulation.a2a_exposed_s", "exposed"},
+        {"simulation.a2a_slowdown_s", "slowed compute"}}},
+      {"p2p",
+       "Blocking point-to-point (the device with the most)",
+       {{"simulation.blocked_send_s", "blocked send"}, {"simulation.host_gap_s", "host gap"}}},
+  };
+  std::vector<DetailTable> out;
+  for (const Group& g : groups) {
+    std::vector<const Metric*> metrics;
+    std::vector<std::string> headings;
+    for (const Column& c : g.columns) {
+      metrics.push_back(find_metric(c.metric));
+      headings.emplace_back(c.heading);
+    }
+    MetricColumns columns = metric_columns(metrics, headings, scenario, runs);
+    if (columns.headings.empty()) continue;
+    DetailTable table{std::string(g.title), {}};
+    table.rows.header.emplace_back(g.name);
+    table.rows.header.insert(table.rows.header.end(), columns.headings.begin(),
+                             columns.headings.end());
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      std::vector<std::string> row{runs[i]->label};
+      row.insert(row.end(), columns.rows[i].begin(), columns.rows[i].end());
+      table.rows.rows.push_back(std::move(row));
+    }
+    out.push_back(std::move(table));
+  }
+  return out;
+}
+
 ReportRows stage_cost_rows(const ResolvedScenario& resolved) {
   const auto& stages = resolved.costs.stages;
   // With MoE, the routed experts' share of the static memory and of M_B (docs/moe.md).

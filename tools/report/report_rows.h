@@ -32,6 +32,18 @@ std::vector<const ScheduleRun*> runs_in_order(const ScenarioRun& result, const V
 ReportRows level_rows(MetricLevel level, const std::string& title, const Scenario& scenario,
                       const std::vector<const ScheduleRun*>& runs, Footnotes* notes);
 
+/// Simulation metrics that only some scenarios produce, each group in a small table of its own
+/// (the level tables stay narrow): the expert all-to-all (`a2a_s`, `a2a_exposed_s`,
+/// `a2a_slowdown_s`; docs/moe.md) and blocking point-to-point (`blocked_send_s`, `host_gap_s`;
+/// docs/iterations.md). A column missing or zero on every run is left out, and a table without
+/// columns. `header[0]` is the group's short name, `title` says what it is.
+struct DetailTable {
+  std::string title;
+  ReportRows rows;
+};
+std::vector<DetailTable> detail_tables(const Scenario& scenario,
+                                       const std::vector<const ScheduleRun*>& runs);
+
 /// Each stage's resolved per-GPU costs (after tensor parallelism): T_F, T_B, T_W, the memory kept
 /// F -> B (M_B) and B -> W (M_W), static memory and the bytes sent to the next stage. Consecutive
 /// stages whose written costs do not differ share one row ("1-6").

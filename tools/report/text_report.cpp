@@ -63,6 +63,10 @@ std::string level_tables(const Scenario& scenario, const std::vector<const Sched
   out += render(level_rows(MetricLevel::Table, "table (no comm)", scenario, runs, nullptr), width) +
          "\n";
   out += render(level_rows(MetricLevel::Simulation, "simulation", scenario, runs, nullptr), width);
+  for (const DetailTable& t : detail_tables(scenario, runs)) {
+    out += '\n';
+    out += render(t.rows, width);
+  }
   return out;
 }
 
