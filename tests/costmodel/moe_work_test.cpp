@@ -7,6 +7,7 @@
 
 #include "tools/costmodel/layer_work.h"
 #include "tools/costmodel/model_reader.h"
+#include "tools/costmodel/op_timing.h"
 
 using namespace bubblesim;
 
@@ -118,4 +119,42 @@ TEST_CASE("a MoE layer's FLOPs follow top_k and the shared experts, not the expe
   CHECK(ep4.comm.a2a_bytes == T * 2 * h * 2);
   CHECK(ep4.comm.a2a_count_forward == 2);
   CHECK(ep4.comm.a2a_count_backward == 2);
+}
+
+TEST_CASE("model.fp8_linear: the linear GEMMs at the FP8 peak; router, attention, head in dtype") {
+  // deepseek-v3's MoE layer (MLA projections, shared and routed experts, router) and LM head on
+  // a GPU of one efficiency for every FLOP: each linear GEMM takes half its BF16 time at twice
+  // the peak, every other GEMM, the attention core and the memory-bound kernels keep theirs.
+  const TransformerModel m = preset("deepseek-v3");
+  GpuSpec gpu;
+  gpu.flops = FlopRate::flops_per_second(1e15);
+  gpu.flops_fp8 = FlopRate::flops_per_second(2e15);
+  gpu.efficiency.constant = 0.5;
+  const ComponentWork layer = transformer_layer_work(m, Sharding{1, false, 64}, true);
+  const ComponentWork head = lm_head_work(m, Sharding{1, false, 64});
+  for (const ComponentWork* c : {&layer, &head}) {
+    for (const PassWork* w : {&c->forward, &c->backward_input, &c->backward_weight}) {
+      double linear = 0, other = 0;
+      for (const GemmWork& g : w->gemms) (g.linear ? linear : other) += g.flops() / (1e15 * 0.5);
+      const PassTime bf16 = pass_time(*w, gpu, 2, w != &c->forward);
+      const PassTime fp8 = pass_time(*w, gpu, 2, w != &c->forward, true);
+      CHECK(bf16.gemm_s == doctest::Approx(linear + other));
+      CHECK(fp8.gemm_s == doctest::Approx(linear / 2 + other));
+      CHECK(fp8.attention_s == bf16.attention_s);
+      CHECK(fp8.memory_s == bf16.memory_s);
+    }
+  }
+  auto is_linear = [](const ComponentWork& c, const std::string& name) {
+    for (const GemmWork& g : c.forward.gemms)
+      if (g.name == name) return g.linear;
+    FAIL("no GEMM " << name);
+    return false;
+  };
+  CHECK_FALSE(is_linear(layer, "router"));
+  CHECK_FALSE(is_linear(head, "logits"));
+  CHECK(is_linear(layer, "q_down"));
+  // A GPU without an FP8 peak refuses it.
+  GpuSpec ampere = gpu;
+  ampere.flops_fp8 = FlopRate{};
+  CHECK_THROWS_AS(pass_time(layer.forward, ampere, 2, false, true), std::invalid_argument);
 }

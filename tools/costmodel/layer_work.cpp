@@ -226,13 +226,14 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   } else if (m.attention.kind == AttentionKind::Standard) {
     // Megatron's unfused path: two batched GEMMs forward (QK^T, attention x V), four backward;
     // a fused scale-mask-softmax and a dropout over the scores (Korthikanti et al. 2022, sec. 4.1).
-    core.gemms.push_back({"qk", x.s, x.s, d, batch});
-    core.gemms.push_back({"attention_v", x.s, d, x.s, batch});
+    core.gemms.push_back({"qk", x.s, x.s, d, batch, false});
+    core.gemms.push_back({"attention_v", x.s, d, x.s, batch, false});
     core.memory.push_back({"softmax", 2.0 * scores * e});
     if (x.dropout) core.memory.push_back({"attention_dropout", scores * (2.0 * e + 1.0)});
     for (const char* g : {"dv", "dp", "dq", "dk"}) {
       const bool scores_out = std::string(g) == "dp";
-      c.backward_input.gemms.push_back({g, x.s, scores_out ? x.s : d, scores_out ? d : x.s, batch});
+      c.backward_input.gemms.push_back(
+          {g, x.s, scores_out ? x.s : d, scores_out ? d : x.s, batch, false});
     }
     if (x.dropout)
       c.backward_input.memory.push_back({"attention_dropout_grad", scores * (2.0 * e + 1.0)});
@@ -357,9 +358,9 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   c.input_bytes = H;
   if (m.embedding.vocab <= 0) return c;
   // Logits GEMM (2 b s h V / t per pass): F logits = X W^T, B dX = dlogits W, W dW = dlogits^T X.
-  c.forward.gemms.push_back({"logits", T, vr, h});
-  c.backward_input.gemms.push_back({"logits_dx", T, h, vr});
-  c.backward_weight.gemms.push_back({"logits_dw", vr, h, T});
+  c.forward.gemms.push_back({"logits", T, vr, h, 1, false});
+  c.backward_input.gemms.push_back({"logits_dx", T, h, vr, 1, false});
+  c.backward_weight.gemms.push_back({"logits_dw", vr, h, T, 1, false});
   // The loss over N = T V / t logits (`model.cross_entropy`), memory-bound: bytes per logit.
   const double logits = T * vr;
   const CrossEntropyBytes ce = cross_entropy_bytes(m.kernels.cross_entropy, e);

@@ -21,6 +21,9 @@ struct GemmWork {
   std::string name;
   double m = 0, n = 0, k = 0;
   double batch = 1;
+  /// A linear layer's weight GEMM (projections, MLPs, experts): FP8 under `model.fp8_linear`.
+  /// False for the attention core, the router and the LM head, which stay in `model.dtype`.
+  bool linear = true;
   double flops() const { return 2.0 * m * n * k * batch; }
   /// Operand traffic: A, B read and C written once, `element_bytes` each.
   double bytes(double element_bytes) const {

@@ -93,7 +93,9 @@ class ComponentTimer {
   }
 
   double seconds(const PassWork& w, bool backward) const {
-    if (!measured_) return pass_time(w, in_.gpu, element_bytes_, backward).total();
+    if (!measured_) {
+      return pass_time(w, in_.gpu, element_bytes_, backward, in_.model.fp8_linear).total();
+    }
     const double peak = in_.gpu.flops.flops_per_second();
     double s = w.flops() / (peak * gemm_eff_);
     if (bandwidth_ > 0) s += w.memory_bytes() / (bandwidth_ * in_.gpu.efficiency.memory);

@@ -86,6 +86,7 @@ const std::vector<std::string>& model_keys() {
                                              "bias",
                                              "dropout",
                                              "dtype",
+                                             "fp8_linear",
                                              "layers_per_stage",
                                              "layers_per_chunk",
                                              "moe",
@@ -177,6 +178,7 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
     m.dtype.name = *d;
     m.dtype.bytes = *d == "fp32" ? 4 : *d == "fp8" ? 1 : 2;
   }
+  boolean("fp8_linear", m.fp8_linear);
   for (const auto& [key, out] : {std::pair{"layers_per_stage", &m.split.per_stage},
                                  std::pair{"layers_per_chunk", &m.split.per_chunk}}) {
     if (std::optional<YamlNode> n = map.get(key)) {
@@ -279,6 +281,12 @@ std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerMode
   if (preset && preset->raw()["flops_fp8"]) {
     if (auto r = preset->child("flops_fp8").as_flop_rate(diags)) gpu.flops_fp8 = *r;
   }
+  if (model && model->fp8_linear && !(gpu.flops_fp8.flops_per_second() > 0)) {
+    node.error(diags,
+               "model.fp8_linear needs the GPU's FP8 peak: a GPU preset with flops_fp8 "
+               "(h100-sxm, h800, h200, b200, mi300x)");
+    ok = false;
+  }
   auto bytes_key = [&](const char* key, std::optional<Bytes>& out) {
     if (auto n = m.get(key)) {
       out = n->as_bytes(diags);
@@ -338,6 +346,7 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
        m.kernels.bias_grad == BiasGradPass::BackwardWeight ? "backward_weight" : "backward_input"},
       {"glue_kernels", m.kernels.glue_kernels},
       {"dtype", m.dtype.name},
+      {"fp8_linear", m.fp8_linear},
       {"parameters", model_parameters(m)},
       {"parameters_activated", model_parameters_activated(m)}};
   if (m.moe) j["moe"] = moe_json(*m.moe);

@@ -132,6 +132,9 @@ struct TransformerModel {
   bool bias = true;     // linear biases and LayerNorm shifts (GPT); Llama: none (RMSNorm)
   bool dropout = true;  // dropout masks kept for backward (GPT); Llama trains without
   DType dtype;
+  /// `model.fp8_linear`: the linear layers' GEMMs (GemmWork::linear) run at the GPU's FP8 peak
+  /// with 1-byte operands; everything else stays in `dtype` (docs/models.md).
+  bool fp8_linear = false;
   LayerSplit split;
 
   std::int64_t kv() const { return attention.kv_heads > 0 ? attention.kv_heads : attention.heads; }

@@ -22,9 +22,9 @@ void add_moe_mlp(ComponentWork& c, const TransformerModel& m, const Sharding& sh
   // Router: logits = X W_r (h x experts, replicated), fp32 softmax / top-k over them (8 bytes per
   // logit read and written in F, 12 in B), the fp32 probabilities kept for B.
   const double logits = routed_tokens * experts;
-  c.forward.gemms.push_back({"router", routed_tokens, experts, h});
-  c.backward_input.gemms.push_back({"router_dx", routed_tokens, h, experts});
-  c.backward_weight.gemms.push_back({"router_dw", h, experts, routed_tokens});
+  c.forward.gemms.push_back({"router", routed_tokens, experts, h, 1, false});
+  c.backward_input.gemms.push_back({"router_dx", routed_tokens, h, experts, 1, false});
+  c.backward_weight.gemms.push_back({"router_dw", h, experts, routed_tokens, 1, false});
   c.forward.memory.push_back({"router_topk", 8.0 * logits});
   c.backward_input.memory.push_back({"router_topk_grad", 12.0 * logits});
   c.activation_bytes += 4.0 * logits;

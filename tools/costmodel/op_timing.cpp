@@ -33,8 +33,12 @@ double bandwidth_of(const GpuSpec& gpu) {
 }  // namespace
 
 double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes) {
+  return gemm_seconds_at(gemm, gpu, peak_of(gpu), element_bytes);
+}
+
+double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak,
+                       double element_bytes) {
   const EfficiencyModel& eff = gpu.efficiency;
-  const double peak = peak_of(gpu);
   const double flops = gemm.flops();
   if (eff.kind == EfficiencyModel::Kind::Constant) return flops / (peak * eff.constant);
   // One call (a batched GEMM is one call): a fixed overhead plus its FLOPs at the ceiling.
@@ -43,11 +47,19 @@ double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_byt
   return std::max(compute, traffic);
 }
 
-PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward) {
+PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward,
+                   bool fp8_linear) {
   const EfficiencyModel& eff = gpu.efficiency;
   const double peak = peak_of(gpu);
+  const double fp8_peak = gpu.flops_fp8.flops_per_second();
+  if (fp8_linear && !(fp8_peak > 0)) {
+    throw std::invalid_argument("model.fp8_linear needs the GPU's FP8 peak");
+  }
   PassTime t;
-  for (const GemmWork& g : work.gemms) t.gemm_s += gemm_seconds(g, gpu, element_bytes);
+  for (const GemmWork& g : work.gemms) {
+    t.gemm_s += fp8_linear && g.linear ? gemm_seconds_at(g, gpu, fp8_peak, 1.0)
+                                       : gemm_seconds_at(g, gpu, peak, element_bytes);
+  }
   if (eff.kind == EfficiencyModel::Kind::Constant) {
     t.attention_s = work.attention_flops / (peak * eff.constant);
     return t;  // the one-number model: memory-bound work is folded into e

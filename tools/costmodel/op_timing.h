@@ -36,9 +36,16 @@ double gemm_efficiency(const EfficiencyModel& model, double peak, double flops);
 /// Seconds of one GEMM on `gpu` (element_bytes per operand element).
 double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes);
 
+/// The same at the given peak FLOP rate (the FP8 peak for `model.fp8_linear`).
+double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak, double element_bytes);
+
 /// Seconds of `work` on `gpu`; `backward` picks the attention kernels' backward efficiency.
-/// Throws std::invalid_argument when the roofline model has no memory bandwidth.
-PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward);
+/// `fp8_linear` (`model.fp8_linear`): the linear GEMMs (GemmWork::linear) run at the GPU's FP8
+/// peak, on the same efficiency curve, with 1-byte operands; the attention core, router, LM head
+/// and memory-bound kernels stay in the model's dtype. Throws std::invalid_argument when the
+/// roofline model has no memory bandwidth, or `fp8_linear` is set and the GPU has no FP8 peak.
+PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward,
+                   bool fp8_linear = false);
 
 /// "0.55 of peak" or "roofline: GEMM 6.5us + F / (0.75 peak), attention 0.6/0.45 (F/B), memory
 /// 0.8 of 3.35TB/s" for reports.
