@@ -10,6 +10,7 @@ run repeated.
 
 Usage:
   tools/validation/validate_moe.py [--bubblesim build/bin/bubblesim] [--write-docs] [--check]
+                                   [--jobs N]
 --write-docs rewrites docs/validation-moe.md; --check exits 1 when the generated text differs
 from the file (the ctest `validation_moe` runs it that way) or a row did not run.
 """
@@ -18,6 +19,7 @@ import csv
 import os
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from validation_common import DEFAULT_BUBBLESIM, ROOT, pct, run_scenario_text
 
@@ -132,16 +134,17 @@ def simulate(binary, text):
             "oom": bool(sim["out_of_memory"]), "layers": report["scenario"]["model"]["layers"]}
 
 
-def run_rows(binary):
+def run_rows(binary, jobs):
     rows = []
-    with open(PUBLISHED) as f:
+    with open(PUBLISHED) as f, ThreadPoolExecutor(max_workers=jobs) as pool:
         for row in csv.DictReader(f):
             with open(os.path.join(SCENARIO_DIR, row["scenario"])) as s:
                 text = s.read()
             meas = measured_iteration_s(row)
             base = simulate(binary, text)
-            abl = [(name, what, simulate(binary, t))
-                   for name, what, t in ablations(text, base["layers"])]
+            variants = ablations(text, base["layers"])
+            runs = pool.map(lambda v: simulate(binary, v[2]), variants)
+            abl = [(name, what, r) for (name, what, _), r in zip(variants, runs)]
             rows.append(dict(row=row, measured=meas, base=base, ablations=abl))
             print(f"{row['id']}: measured {meas:.2f} s, predicted {base['iteration_s']:.2f} s "
                   f"({pct((base['iteration_s'] - meas) / meas)})")
@@ -287,8 +290,9 @@ def main():
     ap.add_argument("--bubblesim", default=DEFAULT_BUBBLESIM)
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--jobs", type=int, default=2, help="bubblesim runs at a time (default 2)")
     args = ap.parse_args()
-    rows = run_rows(args.bubblesim)
+    rows = run_rows(args.bubblesim, max(1, args.jobs))
     text = doc_text(rows)
     if args.write_docs:
         with open(DOC, "w") as f:
