@@ -22,8 +22,9 @@ struct StageCost {
   Bytes p2p;             // bytes sent to the next stage per microbatch (and gradients back)
   Bytes static_memory;   // weights + gradients + optimizer state of the stage
   // `overlap.comm_sm_fraction`: the share of the SMs the all-to-all kernels hold while they run
-  // under other compute, which then runs that much slower; and the slowdown `forward` /
-  // `backward_input` include from it under `parallelism.a2a_overlap` (moe.a2a_sm.*_slowdown).
+  // under other compute, which then runs that much slower; and any such slowdown `forward` /
+  // `backward_input` already include (moe.a2a_sm.*_slowdown; zero from the model, whose lone
+  // F and B pay their all-to-all exposed).
   struct SmShare {
     double share = 0;
     Time forward_slowdown, backward_slowdown;
@@ -39,8 +40,8 @@ struct StageCost {
   /// Expert parallelism (docs/moe.md); all zero without MoE.
   struct Moe {
     // The all-to-all dispatch + combine time of one F and of one B (a2a_*), and the part of it
-    // that `forward` / `backward_input` include (a2a_*_exposed: all of it, or what
-    // `parallelism.a2a_overlap` leaves when F and B are paired).
+    // that `forward` / `backward_input` include (a2a_*_exposed: all of it from the model; an
+    // F&B op overlaps its halves' instead, fused_a2a below).
     Time a2a_forward, a2a_backward;
     Time a2a_forward_exposed, a2a_backward_exposed;
     SmShare a2a_sm;

@@ -48,6 +48,13 @@ std::string PassDecision::summary() const {
     count += count_per_device[d];
     bytes += bytes_per_device[d];
   }
+  if (name == "a2a pairing") {
+    return fmt::format(
+        "a2a pairing (parallelism.a2a_overlap): {} of {} backward + next forward "
+        "pairs run as overlapped F&B ops{}",
+        count, candidates,
+        rejected > 0 ? fmt::format(", {} left apart (would deadlock)", rejected) : std::string());
+  }
   return fmt::format("{} pass ({}): {} of {} activations on stages [{}], {} {}", name,
                      memory_policy_name(policy), count, candidates, fmt::join(stages, ", "), bytes,
                      name == "offload" ? "moved" : "not stored");

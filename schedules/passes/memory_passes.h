@@ -38,15 +38,15 @@ using TableTimings = std::vector<std::vector<OpWindow>>;
 
 /// What one pass decided.
 struct PassDecision {
-  std::string name;  // "recompute" or "offload"
+  std::string name;  // "recompute", "offload", or "a2a pairing" (a2a_pairing.h: pairs, no bytes)
   MemoryPolicy policy = MemoryPolicy::None;
   std::vector<std::int64_t> count_per_device;  // activations recomputed / offloaded
   std::vector<Bytes>
       bytes_per_device;  // recompute: bytes not stored (M_B - input); offload: bytes moved
   std::vector<std::int32_t> stages;  // table stages touched, ascending
   std::int64_t candidates = 0;       // activations considered
-  std::int64_t rejected = 0;         // offload: window too short (time or ops) or not chosen
-  std::int32_t prefetch = 0;         // offload only
+  std::int64_t rejected = 0;  // offload: window too short or not chosen; pairing: would deadlock
+  std::int32_t prefetch = 0;  // offload only
 
   /// "offload pass (full): 12 of 24 activations on stages [0, 1], 12GiB moved" for reports.
   std::string summary() const;

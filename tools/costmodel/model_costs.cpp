@@ -277,25 +277,15 @@ class StageBuilder {
     s.experts = {experts(experts_s_), experts(experts_uniform_s_)};
 
     // Expert all-to-all: a dispatch and a combine per MoE layer in F, their gradients in B, on
-    // the stage's EP group; exposed, or with a2a_overlap hidden under the paired op's compute.
+    // the stage's EP group; exposed in a lone F or B (an F&B op overlaps its halves':
+    // fused_forward_backward; parallelism.a2a_overlap makes such ops, a2a_pairing.h).
     if (nm > 0 && in_.collectives && in_.sharding.ep > 1) {
       const double one =
           in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.comm.a2a_bytes).seconds();
       s.a2a_forward = nm * moe_.comm.a2a_count_forward * one;
       s.a2a_backward = nm * moe_.comm.a2a_count_backward * one;
-      const double compute_f = s.forward.seconds(), compute_b = s.backward_input.seconds();
       s.forward.a2a = s.a2a_forward;
       s.backward_input.a2a = s.a2a_backward;
-      if (in_.a2a_overlap) {  // each one's all-to-all under the other's compute, SMs shared
-        auto overlapped = [&](double a2a, double under, TimeParts& op) {
-          const A2aOverlap o =
-              overlap_a2a(Time::from_seconds(a2a), Time::from_seconds(under), in_.comm_sm_fraction);
-          op.a2a = o.exposed.seconds();
-          op.a2a_sm = o.slowdown.seconds();
-        };
-        overlapped(s.a2a_forward, compute_b, s.forward);
-        overlapped(s.a2a_backward, compute_f, s.backward_input);
-      }
     }
 
     // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).

@@ -77,9 +77,6 @@ struct ModelCostInputs {
   RecomputeModel recompute;
   std::optional<MeasuredLayer> per_layer;
   const CollectiveTimer* collectives = nullptr;  // null: no TP / ZeRO communication time
-  /// `parallelism.a2a_overlap`: every F hides its all-to-all under a B's compute and every B
-  /// under an F's (Megatron's combined 1F1B overlap, assumed for every op; docs/moe.md).
-  bool a2a_overlap = false;
   /// `overlap.comm_sm_fraction`: the share of SMs the all-to-all kernels hold while they run
   /// under other compute (docs/moe.md); that compute runs this much slower meanwhile.
   double comm_sm_fraction = 0;
@@ -89,7 +86,7 @@ struct ModelCostInputs {
 struct TimeParts {
   double layers = 0, embedding = 0, lm_head = 0, tp_comm = 0, zero_comm = 0, recompute = 0;
   double a2a = 0;     // the expert all-to-all time the op leaves exposed
-  double a2a_sm = 0;  // compute slowed while an overlapped all-to-all holds SMs (a2a_overlap)
+  double a2a_sm = 0;  // compute slowed while an overlapped all-to-all holds SMs
   double seconds() const {
     return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a + a2a_sm;
   }

@@ -249,10 +249,11 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
       out += "\nper-GPU stage costs derived from the model:\n" +
              render(stage_cost_rows(result.resolved), width);
     if (scenario.parallelism.enabled) out += sync_text(result, width);
-    if (has_memory_section(scenario, result)) {
-      out += memory_text(result, width);
-      for (const ScheduleRun& r : result.runs) {
-        for (const PassDecision& p : r.passes)
+    const bool memory = has_memory_section(scenario, result);
+    if (memory) out += memory_text(result, width);
+    for (const ScheduleRun& r : result.runs) {
+      for (const PassDecision& p : r.passes) {
+        if (memory || p.name == "a2a pairing")
           out += wrap_text(fmt::format("{}: {}", r.label, p.summary()), width, 2);
       }
     }

@@ -151,7 +151,6 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.gpu = *sc.gpu;
   in.stages = sc.stages;
   in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input};
-  in.a2a_overlap = par.a2a_overlap;
   in.comm_sm_fraction = par.comm_sm_fraction;
   in.zero = ZeroSpec{par.zero, par.dp};
   in.recompute = recompute_model(sc.memory);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "schedules/passes/a2a_pairing.h"
 #include "schedules/passes/memory_passes.h"
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
@@ -42,6 +43,25 @@ InfeasibleScheduleError infeasible(const Generator& generator, const ScheduleReq
       generator.info.name, make_label(generator, request.params),
       at.file.empty() ? "" : fmt::format("{}:{}:{}", at.file, at.line, at.column),
       without_prefix(e.what(), generator.info.name + ": "), e.facts(), e.remedy()});
+}
+
+bool has_all_to_all(const std::vector<StageCost>& costs) {
+  return std::any_of(costs.begin(), costs.end(), [](const StageCost& c) {
+    return c.moe.a2a_forward > Time::zero() || c.moe.a2a_backward > Time::zero();
+  });
+}
+
+/// The pairing pass on `table` (in place), as a pass decision for the reports.
+PassDecision pair_for_a2a_overlap(Table& table) {
+  PairingResult r = pair_backward_forward(table);
+  table = std::move(r.table);
+  PassDecision d;
+  d.name = "a2a pairing";
+  d.count_per_device = std::move(r.pairs_per_device);
+  d.bytes_per_device.assign(d.count_per_device.size(), Bytes::zero());
+  d.candidates = r.candidates;
+  d.rejected = r.refused;
+  return d;
 }
 
 /// generate_table with the generator input already built (run_schedule also gives it to formula()).
@@ -205,7 +225,14 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   }
   run.stage_costs = resolved.costs.for_table(run.table.chunks);
 
-  // 2. Memory passes (docs/memory.md): recompute, then offload on the idealized timings of the
+  // 2. `parallelism.a2a_overlap` (docs/moe.md): each backward and the forward after it become
+  // one overlapped F&B op where the stages have an expert all-to-all.
+  if (scenario.parallelism.a2a_overlap && has_all_to_all(run.stage_costs)) {
+    PassDecision pairing = pair_for_a2a_overlap(run.table);
+    if (pairing.candidates > 0) run.passes.push_back(std::move(pairing));  // none: F&B already
+  }
+
+  // Memory passes (docs/memory.md): recompute, then offload on the idealized timings of the
   // recomputed table (a replay of its own, the pass's input); then validate the result.
   const MemorySpec& mem = scenario.memory;
   if (mem.recompute.policy != MemoryPolicy::None) {
