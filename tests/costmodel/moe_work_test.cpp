@@ -137,7 +137,7 @@ TEST_CASE("model.fp8_linear: the linear GEMMs at the FP8 peak; router, attention
       double linear = 0, other = 0;
       for (const GemmWork& g : w->gemms) (g.linear ? linear : other) += g.flops() / (1e15 * 0.5);
       const PassTime bf16 = pass_time(*w, gpu, 2, w != &c->forward);
-      const PassTime fp8 = pass_time(*w, gpu, 2, w != &c->forward, true);
+      const PassTime fp8 = pass_time(*w, gpu, 2, w != &c->forward, Fp8Gemms::On);
       CHECK(bf16.gemm_s == doctest::Approx(linear + other));
       CHECK(fp8.gemm_s == doctest::Approx(linear / 2 + other));
       CHECK(fp8.attention_s == bf16.attention_s);
@@ -156,5 +156,32 @@ TEST_CASE("model.fp8_linear: the linear GEMMs at the FP8 peak; router, attention
   // A GPU without an FP8 peak refuses it.
   GpuSpec ampere = gpu;
   ampere.flops_fp8 = FlopRate{};
-  CHECK_THROWS_AS(pass_time(layer.forward, ampere, 2, false, true), std::invalid_argument);
+  CHECK_THROWS_AS(pass_time(layer.forward, ampere, 2, false, Fp8Gemms::On), std::invalid_argument);
+}
+
+TEST_CASE("model.fp8_linear on the roofline: each FP8 GEMM's input is cast with its transpose") {
+  // The casts read the first operand (M x K) in bf16 and write two 1-byte copies: 4 bytes per
+  // element, at the HBM bandwidth x memory; W casts nothing (its operands were cast in F and B).
+  const TransformerModel m = preset("deepseek-v3");
+  GpuSpec gpu;
+  gpu.flops = FlopRate::flops_per_second(1e15);
+  gpu.flops_fp8 = FlopRate::flops_per_second(2e15);
+  gpu.memory_bandwidth = Bandwidth::bytes_per_second(3e12);
+  gpu.efficiency.kind = EfficiencyModel::Kind::Roofline;
+  const ComponentWork layer = transformer_layer_work(m, Sharding{1, false, 64}, true);
+  double x_elements = 0;  // the forward's linear-GEMM inputs, by hand: rows x input width
+  for (const GemmWork& g : layer.forward.gemms)
+    if (g.linear) x_elements += g.m * g.k * g.batch;
+  CHECK(fp8_cast_bytes(layer.forward, 2) == doctest::Approx(4 * x_elements));
+  const double bw = 3e12 * gpu.efficiency.memory;
+  const PassTime on = pass_time(layer.forward, gpu, 2, false, Fp8Gemms::On);
+  const PassTime cast = pass_time(layer.forward, gpu, 2, false, Fp8Gemms::OnWithCasts);
+  CHECK(cast.memory_s - on.memory_s == doctest::Approx(4 * x_elements / bw));
+  CHECK(cast.gemm_s == on.gemm_s);
+  // B casts its output gradients: the B GEMMs' first operands (T x the layer's output width).
+  const double dy = fp8_cast_bytes(layer.backward_input, 2);
+  CHECK(dy > 0);
+  CHECK(pass_time(layer.backward_input, gpu, 2, true, Fp8Gemms::OnWithCasts).memory_s -
+            pass_time(layer.backward_input, gpu, 2, true, Fp8Gemms::On).memory_s ==
+        doctest::Approx(dy / bw));
 }

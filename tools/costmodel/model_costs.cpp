@@ -92,9 +92,14 @@ class ComponentTimer {
     if (in.gpu.memory_bandwidth) bandwidth_ = in.gpu.memory_bandwidth->bytes_per_second();
   }
 
-  double seconds(const PassWork& w, bool backward) const {
+  /// `weight_pass`: W's FP8 operands were cast in F and B (no casts of its own); an fp8
+  /// `dtype` has nothing to cast.
+  double seconds(const PassWork& w, bool backward, bool weight_pass = false) const {
     if (!measured_) {
-      return pass_time(w, in_.gpu, element_bytes_, backward, in_.model.fp8_linear).total();
+      const Fp8Gemms fp8 = !in_.model.fp8_linear                       ? Fp8Gemms::Off
+                           : weight_pass || in_.model.dtype.bytes == 1 ? Fp8Gemms::On
+                                                                       : Fp8Gemms::OnWithCasts;
+      return pass_time(w, in_.gpu, element_bytes_, backward, fp8).total();
     }
     const double peak = in_.gpu.flops.flops_per_second();
     double s = w.flops() / (peak * gemm_eff_);
@@ -104,7 +109,7 @@ class ComponentTimer {
 
   PassSeconds of(const ComponentWork& c) const {
     return {seconds(c.forward, false), seconds(c.backward_input, true),
-            seconds(c.backward_weight, true), seconds(c.attention_recompute, false)};
+            seconds(c.backward_weight, true, true), seconds(c.attention_recompute, false)};
   }
 
   std::string note() const {

@@ -47,8 +47,17 @@ double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak,
   return std::max(compute, traffic);
 }
 
+double fp8_cast_bytes(const PassWork& work, double element_bytes) {
+  double bytes = 0;
+  for (const GemmWork& g : work.gemms) {
+    if (g.linear) bytes += g.m * g.k * g.batch * (element_bytes + 2.0);
+  }
+  return bytes;
+}
+
 PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward,
-                   bool fp8_linear) {
+                   Fp8Gemms fp8) {
+  const bool fp8_linear = fp8 != Fp8Gemms::Off;
   const EfficiencyModel& eff = gpu.efficiency;
   const double peak = peak_of(gpu);
   const double fp8_peak = gpu.flops_fp8.flops_per_second();
@@ -66,7 +75,8 @@ PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_byte
   }
   const double attention = backward ? eff.attention_backward : eff.attention_forward;
   t.attention_s = work.attention_flops / (peak * attention);
-  const double bytes = work.memory_bytes();
+  double bytes = work.memory_bytes();
+  if (fp8 == Fp8Gemms::OnWithCasts) bytes += fp8_cast_bytes(work, element_bytes);
   if (bytes > 0) t.memory_s = bytes / (bandwidth_of(gpu) * eff.memory);
   return t;
 }

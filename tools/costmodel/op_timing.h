@@ -23,6 +23,11 @@
 
 namespace bubblesim {
 
+/// `model.fp8_linear` in one pass: off; the linear GEMMs in FP8 (W: its operands were cast in F
+/// and B); or the linear GEMMs in FP8 with the casts of their inputs (F: each GEMM's input, B:
+/// each GEMM's output gradient).
+enum class Fp8Gemms { Off, On, OnWithCasts };
+
 struct PassTime {
   double gemm_s = 0;
   double attention_s = 0;
@@ -40,12 +45,18 @@ double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_byt
 double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak, double element_bytes);
 
 /// Seconds of `work` on `gpu`; `backward` picks the attention kernels' backward efficiency.
-/// `fp8_linear` (`model.fp8_linear`): the linear GEMMs (GemmWork::linear) run at the GPU's FP8
-/// peak, on the same efficiency curve, with 1-byte operands; the attention core, router, LM head
-/// and memory-bound kernels stay in the model's dtype. Throws std::invalid_argument when the
-/// roofline model has no memory bandwidth, or `fp8_linear` is set and the GPU has no FP8 peak.
+/// `fp8` (`model.fp8_linear`): the linear GEMMs (GemmWork::linear) run at the GPU's FP8 peak,
+/// on the same efficiency curve, with 1-byte operands; the attention core, router, LM head and
+/// memory-bound kernels stay in the model's dtype. With OnWithCasts the roofline also moves
+/// fp8_cast_bytes at the HBM bandwidth. Throws std::invalid_argument when the roofline model has
+/// no memory bandwidth, or `fp8` is on and the GPU has no FP8 peak.
 PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward,
-                   bool fp8_linear = false);
+                   Fp8Gemms fp8 = Fp8Gemms::Off);
+
+/// HBM bytes of casting each linear GEMM's first operand (M x K: the input in F, the output
+/// gradient in B) to FP8 with its transpose for W, as Transformer Engine's
+/// fp8_cast_transpose_fused does: read once in the dtype, write two 1-byte copies.
+double fp8_cast_bytes(const PassWork& work, double element_bytes);
 
 /// "0.55 of peak" or "roofline: GEMM 6.5us + F / (0.75 peak), attention 0.6/0.45 (F/B), memory
 /// 0.8 of 3.35TB/s" for reports.
