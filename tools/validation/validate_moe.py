@@ -223,28 +223,28 @@ def doc_text(rows):
 
 READING = """\
 The scenarios state the runs' FP8 as they used it (`model.fp8_linear: true`: the linear GEMMs at
-the FP8 peak, everything else in BF16). With it both rows are predicted much faster than
-measured; even with every GEMM in BF16 (`fp8_linear off`) they are predicted faster. bubblesim
-is therefore optimistic about these MoE runs by more than the FP8 speed-up: the missing time is
-in the compute, not in the all-to-all. On the Megatron row the whole all-to-all is exposed (the
-recipe turns the overlap off) and predicted at 9.06 s of the iteration (70.8 ms per microbatch
-on the busiest device: 8 MoE layers x 4 all-to-alls of 2048 tokens x 8 copies x 7168 x 2 bytes
-over 16 nodes, about 2.2 ms each); the rest of the measured
-iteration, 16.2 s, is more than the 9.4 s of predicted compute with FP8 GEMMs and close to the
+the FP8 peak with the casts of their inputs, everything else in BF16). With it both rows are
+predicted much faster than measured; even with every GEMM in BF16 (`fp8_linear off`) they are
+predicted faster. bubblesim is therefore optimistic about these MoE runs by more than the FP8
+speed-up: the missing time is in the compute, not in the all-to-all. On the Megatron row the
+whole all-to-all is exposed (the recipe turns the overlap off) and predicted at 9.06 s of the
+iteration (70.8 ms per microbatch on the busiest device: 8 MoE layers x 4 all-to-alls of 2048
+tokens x 8 copies x 7168 x 2 bytes over 16 nodes, about 2.2 ms each); the rest of the measured
+iteration, 16.2 s, is more than the 10.4 s of predicted compute with FP8 GEMMs and close to the
 14.5 s predicted with BF16 GEMMs. Mechanisms missing or wrong, none fitted here:
 
 - **FP8 GEMM speed**: `fp8_linear` runs FP8 GEMMs on the BF16 GEMMs' efficiency curve (the GPU
-  preset's `gemm_max` 0.75 of the doubled peak), without the quantisation kernels (per-tile
-  scaling of every GEMM input, DeepSeek-V3 report sec. 3.3.2; Transformer Engine's casts and
-  transposes) and without DeepSeek's promotion of partial sums to CUDA cores every 128 elements
-  (sec. 3.3.2). The end-to-end gain of FP8 in the runs is well below the 1.33x (DeepSeek) and 1.28x
-  (Megatron) the model gives: the BF16-GEMM prediction is nearer to both measurements.
+  preset's `gemm_max` 0.75, of the doubled peak) and times the casts of their inputs, but not
+  DeepSeek's promotion of partial sums to CUDA cores every 128 elements (report sec. 3.3.2) or
+  any FP8-specific loss of efficiency. The model's FP8 gain on the iteration, 1.27x (DeepSeek)
+  and 1.21x (Megatron), may be more than the runs got: the BF16-GEMM predictions are nearer to
+  both measurements (the runs' own BF16 times on these layouts are not published).
 - **multi-token prediction**: both runs train one MTP module (an extra MoE layer, a projection
   and a second LM-head GEMM and loss; DeepSeek-V3 report sec. 2.2; the `m` of the Megatron
   recipe's layout `Et|(tt|)*30mL`, alone in the last virtual stage). bubblesim has no key for it;
   the ablation's `MTP block on` adds its transformer block as one more layer on the last stage:
-  +7% of the measured time on DualPipe, whose last stage already holds the LM head and becomes
-  the longest, +2% on Megatron's interleaved layout; the projection and the second head pass
+  +8% of the measured time on DualPipe, whose last stage already holds the LM head and becomes
+  the longest, +1% on Megatron's interleaved layout; the projection and the second head pass
   would add more.
 - **recompute**: DeepSeek recomputes RMSNorm and the MLA up-projections in the backward, the
   Megatron recipe `mla_up_proj` and the dense MLPs (small extra forwards); not in the scenarios.
@@ -266,7 +266,7 @@ bytes; DeepSeek states its limit of 4 nodes; whether Megatron's forced load bala
 DeepSeek's group-limited routing, which the preset's `max_nodes: 4` stands for, is not stated),
 `a2a_overlap` on the Megatron row (its whole all-to-all is exposed: the recipe turns the overlap
 off; `comm_sm_fraction` changes nothing there, as nothing hides), `imbalance` (the runs balance
-their experts; 1.5 would cost 5-6%), and `fp8_linear`. On the Megatron row the EP group is
+their experts; 1.5 would cost 6-7%), and `fp8_linear`. On the Megatron row the EP group is
 modelled as the 64 data-parallel ranks at TP rank 0 (16 nodes, 4 GPUs each); Megatron folds EP
 64 over the stage's 128 GPUs (8 nodes): EP inside the TP group is not modelled (docs/moe.md)."""
 
