@@ -94,8 +94,9 @@ def ablations(text, layers):
     """(name, what changes, scenario text) for each mechanism of this scenario, switched alone."""
     flip = "false" if re.search(r"a2a_overlap: true", text) else "true"
     out = [("a2a_overlap " + flip,
-            "`parallelism.a2a_overlap` flipped (true: every F and B hides its all-to-all under "
-            "a partner's compute; DualPipe's fused pairs overlap either way)",
+            "`parallelism.a2a_overlap` flipped (true: each B directly followed by an F on its "
+            "device becomes one F&B op whose halves hide each other's all-to-all, Megatron's "
+            "combined 1F1B; DualPipe's fused pairs overlap either way)",
             edit(text, parallelism={"a2a_overlap": flip}))]
     sm = re.search(r"comm_sm_fraction: ([0-9.]+)", text)
     if sm and float(sm.group(1)) > 0:
