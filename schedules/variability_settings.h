@@ -39,6 +39,11 @@ struct VariabilitySpec {
   /// 0 <= across_devices <= within_device <= 1.
   double within_device = 0.0;
   double across_devices = 0.0;
+  /// With per: device, how many GPUs one simulated device stands for (`slowest_of: group`: its
+  /// TP ranks x data-parallel replicas): its draw is the slowest of that many independent ones,
+  /// since a TP group runs at its slowest rank's pace and the synchronous step waits for the
+  /// slowest replica. 1: the device's own draw.
+  std::int32_t gpus_per_device = 1;
   std::int64_t samples = 200;
   std::uint64_t seed = 1;
 

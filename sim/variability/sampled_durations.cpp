@@ -1,5 +1,6 @@
 #include "sim/variability/sampled_durations.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/variability/jitter_draws.h"
@@ -33,11 +34,20 @@ SampledDurations::IterationDraws SampledDurations::draws_of(std::int32_t iterati
   return {seed, standard_normal(seed, DrawStream::Global, 0)};
 }
 
+double SampledDurations::device_normal(const IterationDraws& draws, std::int32_t device) const {
+  const auto d = static_cast<std::uint64_t>(device);
+  double z = standard_normal(draws.seed, DrawStream::Device, d);
+  for (std::int32_t k = 1; k < spec_->gpus_per_device; ++k)
+    z = std::max(z,
+                 standard_normal(draws.seed, DrawStream::Device, d, static_cast<std::uint64_t>(k)));
+  return z;
+}
+
 double SampledDurations::latent(const IterationDraws& draws, std::int32_t device,
                                 std::uint64_t group, std::uint64_t index, std::uint64_t sub) const {
   const VariabilitySpec& s = *spec_;
   const auto d = static_cast<std::uint64_t>(device);
-  const double own_device = standard_normal(draws.seed, DrawStream::Device, d);
+  const double own_device = device_normal(draws, device);
   const double a = s.across_devices;
   const double g = draws.global;
   if (s.per == JitterUnit::Device) return std::sqrt(a) * g + std::sqrt(1.0 - a) * own_device;
@@ -91,13 +101,20 @@ void SampledDurations::fill(const OpIndex& index, const std::vector<StageCost>& 
     CostDurations(slowdown_).fill(index, costs, iteration, out);
   }
   const IterationDraws draws = draws_of(iteration);
+  const bool per_device = spec_->per == JitterUnit::Device;
   for (std::int32_t d = 0; d < index.devices(); ++d) {
+    // per: device: one latent for all the device's ops (drawn once: it may be a max of many).
+    const double a = spec_->across_devices;
+    const double device_z =
+        per_device ? std::sqrt(a) * draws.global + std::sqrt(1.0 - a) * device_normal(draws, d)
+                   : 0.0;
     for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n) {
       const Op& op = index.op(d, n);
       if (stream_of(op.kind) != Stream::Compute || out[n] == Time::zero()) continue;
       const double cv = op_cv(index, costs, op);
       if (cv == 0.0) continue;
-      const double z = latent(draws, d, static_cast<std::uint64_t>(op.kind), n);
+      const double z =
+          per_device ? device_z : latent(draws, d, static_cast<std::uint64_t>(op.kind), n);
       const double factor = jitter_factor(spec_->distribution, cv, z);
       if (factor != 1.0) out[n] = scaled(out[n], factor);
     }

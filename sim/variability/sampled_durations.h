@@ -9,7 +9,8 @@
 // device, by VariabilitySpec::per):
 //     Z = sqrt(a) G + sqrt(w - a) D_d + sqrt(1 - w) E_u,   a = across_devices, w = within_device
 // so two draws on one device have latent correlation w, on two devices a. Z becomes the factor by
-// jitter_factor (mean 1, the op's cv). With per: device, E_u is D_d itself (w plays no part).
+// jitter_factor (mean 1, the op's cv). With per: device, E_u is D_d itself (w plays no part), and
+// with gpus_per_device k > 1 D_d is the largest of k independent normals.
 
 #include <memory>
 #include <vector>
@@ -47,6 +48,9 @@ class SampledDurations final : public DurationModel {
     double global;
   };
   IterationDraws draws_of(std::int32_t iteration) const;
+  /// D_d of `device`: its own standard normal, or with gpus_per_device k > 1 the largest of k
+  /// (the slowest GPU of the group the device stands for).
+  double device_normal(const IterationDraws& draws, std::int32_t device) const;
   /// The latent normal of draw unit (group, index) on `device`; group is an op kind, or one of
   /// the copy and transfer groups.
   double latent(const IterationDraws& draws, std::int32_t device, std::uint64_t group,

@@ -168,3 +168,31 @@ TEST_CASE("each iteration of a sample draws anew, reproducibly") {
   CHECK(first == durations(g, s, 3));
   CHECK(model.transfer_factor(0, 1, 3, 9, 0) == model.transfer_factor(0, 1, 3, 9, 0));
 }
+
+TEST_CASE("slowest_of group: a device's draw is the largest of its GPUs' (expected maximum)") {
+  // With per: device and gpus_per_device k, every op of a device takes the factor of the largest
+  // of k standard normals: for the normal distribution the mean factor is 1 + cv E[max of k],
+  // E[max of 8] = 1.42360 (Tippett 1925 / Harter 1961 tables); k = 1 keeps the device's own draw.
+  const StageCost c = stage_cost_ms(1.0, 1.0, 1.0);
+  const Indexed g(generate("1f1b", 2, 4, c), c);
+  const std::uint32_t f0 = g.index.find(OpKind::Forward, 0, 0);
+  const std::uint32_t b0 = g.index.find(OpKind::Backward, 0, 3);
+  for (const auto& [k, expected_max] : {std::pair{1, 0.0}, std::pair{8, 1.42360}}) {
+    CAPTURE(k);
+    auto s = std::make_shared<VariabilitySpec>();
+    s->cv.fill(0.05);
+    s->distribution = JitterDistribution::Normal;
+    s->per = JitterUnit::Device;
+    s->gpus_per_device = k;
+    double mean = 0;
+    const int n = 4000;
+    for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(n); ++i) {
+      const std::vector<Time> d = durations(g, s, i);
+      // One draw for the whole device: the 2 ms backward (B + W) takes the forward's factor.
+      CHECK(d[b0].seconds() == doctest::Approx(2 * d[f0].seconds()).epsilon(1e-9));
+      mean += d[f0].seconds() / 1e-3 / n;
+    }
+    // The sd of the largest of 8 normals is about 0.59: sampling error 0.05 x 0.59 / sqrt(4000).
+    CHECK(std::abs(mean - (1.0 + 0.05 * expected_max)) < 0.002);
+  }
+}

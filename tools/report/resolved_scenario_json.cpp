@@ -28,7 +28,7 @@ nlohmann::json variability_json(const VariabilitySpec& v) {
   };
   nlohmann::json stages = nlohmann::json::array();
   for (const CvByKind& s : v.stage_cv) stages.push_back(kinds(s));
-  return {
+  nlohmann::json out = {
       {"cv", kinds(v.cv)},
       {"cv_source", v.stage_cv.empty() ? "scenario" : "profile"},
       {"stage_cv", stages},
@@ -37,6 +37,9 @@ nlohmann::json variability_json(const VariabilitySpec& v) {
       {"correlation", {{"within_device", v.within_device}, {"across_devices", v.across_devices}}},
       {"samples", v.samples},
       {"seed", v.seed}};
+  // `slowest_of: group` (absent otherwise, so earlier reports keep their bytes).
+  if (v.gpus_per_device > 1) out["gpus_per_device"] = v.gpus_per_device;
+  return out;
 }
 
 }  // namespace

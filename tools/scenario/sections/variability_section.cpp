@@ -60,7 +60,8 @@ void read_variability_section(LoadContext& context, Scenario& sc) {
   std::optional<YamlNode> node = context.section("variability");
   if (!node) return;
   DiagnosticList& diags = context.diags();
-  MapReader v(*node, diags, {"cv", "distribution", "per", "correlation", "samples", "seed"});
+  MapReader v(*node, diags,
+              {"cv", "distribution", "per", "slowest_of", "correlation", "samples", "seed"});
   if (!node->is_map()) return;
   VariabilitySpec spec;
   bool ok = true;
@@ -104,6 +105,29 @@ void read_variability_section(LoadContext& context, Scenario& sc) {
       spec.per = *jitter_unit_from_name(*u);
     else
       ok = false;
+  }
+  if (v.has("slowest_of")) {
+    // `group`: a simulated device stands for its TP ranks and data-parallel replicas and runs at
+    // the pace of the slowest of them (docs/variability.md).
+    std::optional<std::string> g = v.choice("slowest_of", {"device", "group"});
+    const std::int32_t gpus = sc.parallelism.tp * sc.parallelism.dp;
+    if (!g) {
+      ok = false;
+    } else if (*g == "group" && spec.per != JitterUnit::Device) {
+      v.get("slowest_of")
+          ->error(diags, fmt::format("'group' needs per: device (per is '{}'): the "
+                                     "group's GPUs differ as whole devices, not op by op",
+                                     jitter_unit_name(spec.per)));
+      ok = false;
+    } else if (*g == "group" && gpus <= 1) {
+      v.get("slowest_of")
+          ->error(diags,
+                  "'group' has no effect without tensor or data parallelism (each "
+                  "device stands for one GPU): give parallelism.tp or parallelism.dp above 1");
+      ok = false;
+    } else if (*g == "group") {
+      spec.gpus_per_device = gpus;
+    }
   }
   if (std::optional<YamlNode> corr = v.get("correlation")) {
     MapReader c(*corr, diags, {"within_device", "across_devices"});
