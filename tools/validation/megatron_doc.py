@@ -130,12 +130,15 @@ compute runs at 160-200 TFLOP/s per GPU of model FLOPs (51-65% of the A100's 312
   normal draws is 2.07 for n = 32, 2.83 for 256, 3.36 for 1536 and 3.55 for 3072. At the chip
   spread measured on six H200s (cv 1.26%, docs/calibration.md, "Between chips") the slowest GPU
   is 2.6% slower than the median at 32 GPUs and 4.5% at 3072; at the cv 0.05 fitted to the
-  zero-bubble cells (docs/validation.md) 10% and 18%. So this mechanism can explain 3-5 points
-  of the gap at the measured spread, all of it only at the fitted one. It is an estimate, not a
-  simulation: a device standing for its TP group and replicas and drawing the slowest of them is
-  not in bubblesim.
+  zero-bubble cells (docs/validation.md) 10% and 18%. Simulated (`variability: {per: device,
+  slowest_of: group}`: each device the slowest of the t x d GPUs it stands for, ablation rows
+  `slowest GPU, ...`), the measured spread adds 2-3% to every row (mean |error| 18.7% -> 16.2%)
+  and the fitted one 9-13% (-> 7.7%, max 9.6%). So the measured spread explains 2-3 points of
+  the gap; all but about 8 points only at the fitted cv, which is four times what was measured
+  and comes from other runs. The scenarios keep no variability: the measured cv is of six H200s
+  in one machine, not of Selene's A100s.
 
-What stays, at least 10 points at every size, is the op time itself: the datasheet roofline
+What stays, at least 13 points at the measured spread, is the op time itself: the datasheet roofline
 (`gemm_max` 0.85 of 312 TFLOP/s) against what Megatron-LM's kernels of 2021 sustained on
 Selene's A100s at their power cap. The per-layer check of docs/calibration.md found the same
 roofline within 5-10% of three A100 layer profiles of 2022-2023 code; the curve fitted there to

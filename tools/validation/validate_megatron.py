@@ -132,6 +132,8 @@ def scenario_text(row, fields):
         lines.append("iteration: {count: 2, barrier: global}")
     else:
         lines.append("iteration: {count: 1, barrier: global}")
+    if fields["noise"]:
+        lines.append(f"variability: {fields['noise']}")
     lines.append(f"schedules: [{sched}]")
     return "\n".join(lines) + "\n"
 
@@ -144,7 +146,11 @@ def predict_row(binary, row, fields):
 
 BASE = dict(p2p="blocking", iterations=True, dp_sync=True, recompute=True, tied=True,
             unfused=False, interleaved=True, overlap=False, fp16_grads=True, per_switch=1,
-            efficiency="")
+            efficiency="", noise="")
+# A spread between GPU chips, each simulated device the slowest of the t x d GPUs it stands for
+# (docs/variability.md, slowest_of: group): at the cv measured on six H200s (docs/calibration.md,
+# "Between chips") and at the cv fitted to the zero-bubble cells (docs/validation.md).
+SPREAD = "{{cv: {cv}, per: device, slowest_of: group, samples: 20, seed: 1}}"
 # The A100 curve `bubblesim calibrate` fits to the zero-bubble paper's 1.5B layer profile
 # (docs/calibration.md): fitted on other runs, so held out here.
 ZB_FITTED = (", efficiency: {gemm_max: 0.8129, gemm_overhead: 6.5us, "
@@ -169,6 +175,11 @@ ABLATIONS = [
     ("A100 curve fitted on ZB 1.5B", "cluster.gpu.efficiency: the curve fitted to the zero-bubble "
      "1.5B layer profile (docs/calibration.md: gemm_max 0.8129, memory 0.8001)",
      dict(efficiency=ZB_FITTED)),
+    ("slowest GPU, measured spread", "variability: {cv: 0.0126, per: device, slowest_of: group}"
+     " (20 samples): each device the slowest of its t x d GPUs at the chip spread measured on "
+     "six H200s", dict(noise=SPREAD.format(cv=0.0126))),
+    ("slowest GPU, fitted spread", "the same at cv 0.05, the per-device cv fitted to the "
+     "zero-bubble cells (docs/validation.md)", dict(noise=SPREAD.format(cv=0.05))),
     ("2 GPUs per PCIe switch", "topology gpus_per_pcie_switch: 2 (the DGX A100 layout; "
      "bubblesim then routes two GPUs through one NIC)", dict(per_switch=2)),
 ]
