@@ -370,8 +370,11 @@ MISSING = """\
   synchronised one; without variability the ratio is within 3%.
 - The embeddings are taken untied on the evidence given above; tied, the post-validation gain
   vanishes (ablation row `tied embeddings`).
-- Only the zero-bubble paper's 24 cells (8 A100s, one node) are given; multi-node rows are held
-  back."""
+- Only the zero-bubble paper's 24 cells (8 A100s, one node) are given here; the issue's
+  multi-node rows are held back. Published multi-node runs predicted from the datasheet roofline
+  (Megatron-LM SC21, 32 to 3072 A100s: docs/validation-megatron.md) come out 14-22% too fast,
+  with the pipeline and data-parallel scaling as measured and the gap in the ops' own time;
+  published MoE runs (docs/validation-moe.md) 23-36% too fast."""
 
 
 CV_SOURCE = "given on the command line (--cv, --per)"
