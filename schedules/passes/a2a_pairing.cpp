@@ -106,13 +106,18 @@ PairingResult pair_backward_forward(const Table& table) {
       }
     }
   }
+  // The table with the pairs `fused` marks; origin[d][k]: the original index of its k-th op on
+  // device d (of the B for an F&B).
+  std::vector<std::vector<std::size_t>> origin(table.device_ops.size());
   auto build = [&] {
     Table t = table;
     for (std::size_t d = 0; d < t.device_ops.size(); ++d) {
       const std::vector<Op>& ops = table.device_ops[d];
       std::vector<Op> merged;
       merged.reserve(ops.size());
+      origin[d].clear();
       for (std::size_t i = 0; i < ops.size(); ++i) {
+        origin[d].push_back(i);
         if (fused[d][i]) {
           merged.push_back(
               Op::fused(ops[i + 1].stage, ops[i + 1].microbatch, ops[i].stage, ops[i].microbatch));
@@ -131,24 +136,16 @@ PairingResult pair_backward_forward(const Table& table) {
   for (;;) {
     Table t = build();
     const auto stalled = stalled_heads(t);
-    bool undone = false;
-    for (const auto& [d, index] : stalled) {
-      if (t.device_ops[d][index].kind != OpKind::ForwardBackward) continue;
-      // The index-th op of the merged list is the B at the matching place of the original.
-      std::size_t seen = 0;
-      for (std::size_t i = 0; i < fused[d].size(); ++i, ++seen) {
-        if (seen == index) {
-          fused[d][i] = false;
-          undone = true;
-          ++out.refused;
-          break;
-        }
-        if (fused[d][i]) ++i;
-      }
-    }
     if (stalled.empty()) {
       out.table = std::move(t);
       break;
+    }
+    bool undone = false;
+    for (const auto& [d, index] : stalled) {
+      if (t.device_ops[d][index].kind != OpKind::ForwardBackward) continue;
+      fused[d][origin[d][index]] = false;
+      undone = true;
+      ++out.refused;
     }
     if (!undone) {  // the stall is not at a pair: keep the table as it came
       for (std::vector<bool>& d : fused) std::fill(d.begin(), d.end(), false);
