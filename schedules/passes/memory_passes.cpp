@@ -48,7 +48,7 @@ std::string PassDecision::summary() const {
     count += count_per_device[d];
     bytes += bytes_per_device[d];
   }
-  if (name == "a2a pairing") {
+  if (name == kA2aPairingPass) {
     return fmt::format(
         "a2a pairing (parallelism.a2a_overlap): {} of {} backward + next forward "
         "pairs run as overlapped F&B ops{}",

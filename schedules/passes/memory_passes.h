@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "schedules/memory_settings.h"
@@ -37,8 +38,12 @@ struct OpWindow {
 using TableTimings = std::vector<std::vector<OpWindow>>;
 
 /// What one pass decided.
+/// The name of the decision `parallelism.a2a_overlap`'s pairing makes (a2a_pairing.h): pairs,
+/// no bytes; not a memory pass.
+inline constexpr std::string_view kA2aPairingPass = "a2a pairing";
+
 struct PassDecision {
-  std::string name;  // "recompute", "offload", or "a2a pairing" (a2a_pairing.h: pairs, no bytes)
+  std::string name;  // "recompute", "offload", or kA2aPairingPass
   MemoryPolicy policy = MemoryPolicy::None;
   std::vector<std::int64_t> count_per_device;  // activations recomputed / offloaded
   std::vector<Bytes>

@@ -40,7 +40,7 @@ nlohmann::json pass_json(const PassDecision& d) {
                       {"bytes_per_device", bytes_list(d.bytes_per_device)},
                       {"stages", d.stages},
                       {"candidates", d.candidates}};
-  if (d.name == "a2a pairing") j["rejected"] = d.rejected;
+  if (d.name == kA2aPairingPass) j["rejected"] = d.rejected;
   if (d.name == "offload") {
     j["rejected"] = d.rejected;
     j["prefetch"] = d.prefetch;
