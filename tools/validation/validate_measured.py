@@ -320,8 +320,8 @@ def write_doc(configs, t10, cv, per):
               "to the measured time; rows named \"off\" above remove a mechanism, the others add one):", "",
               "| model | m | schedule | " + " | ".join(n.replace(" off", "") for n, _, _ in ABLATIONS) + " |",
               "|---|---:|---|" + "---:|" * len(ABLATIONS)]
+    sign = {n: 1 if n.endswith(" off") else -1 for n, _, _ in ABLATIONS}  # with minus without
     for i, (key, meas, pred, _) in enumerate(full["rows"]):
-        sign = {n: 1 if n.endswith(" off") else -1 for n, _, _ in ABLATIONS}
         deltas = [pct(sign[n] * (pred - configs[n]["rows"][i][2]) / meas) for n, _, _ in ABLATIONS]
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(deltas) + " |")
     if t10:
