@@ -104,10 +104,7 @@ void SampledDurations::fill(const OpIndex& index, const std::vector<StageCost>& 
   const bool per_device = spec_->per == JitterUnit::Device;
   for (std::int32_t d = 0; d < index.devices(); ++d) {
     // per: device: one latent for all the device's ops (drawn once: it may be a max of many).
-    const double a = spec_->across_devices;
-    const double device_z =
-        per_device ? std::sqrt(a) * draws.global + std::sqrt(1.0 - a) * device_normal(draws, d)
-                   : 0.0;
+    const double device_z = per_device ? latent(draws, d, 0, 0) : 0.0;
     for (std::uint32_t n = index.device_begin(d); n < index.device_end(d); ++n) {
       const Op& op = index.op(d, n);
       if (stream_of(op.kind) != Stream::Compute || out[n] == Time::zero()) continue;
