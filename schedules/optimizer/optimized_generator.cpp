@@ -9,6 +9,7 @@
 // recomputed (R ops). See docs/optimizer.md.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -73,6 +74,8 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
       pr.comm.backward_ps[static_cast<std::size_t>(s)] = transfer(b, a, bytes);
     }
   }
+  if (in.params.has("plan_costs") && in.params.text("plan_costs") == "median")
+    pr.plan_with_median_stage();
   // The iteration objective (docs/iterations.md): per device the optimizer steps of the stages it
   // holds (a pipeline stage's step divided among its chunks, as the engine does), the scenario's
   // barrier and its own time.
@@ -95,7 +98,7 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
     const auto du = static_cast<std::size_t>(d);
     std::int64_t activation = 0, static_bytes = 0;  // of one device-stage: its chunks together
     for (std::int32_t s : pr.stages_of(d)) {
-      activation += costs[static_cast<std::size_t>(s)].activation.count();
+      activation += pr.memory.activation_bytes[static_cast<std::size_t>(s)];
       static_bytes += costs[static_cast<std::size_t>(s)].static_memory.count();
     }
     if (in.params.has("budget_units")) {
@@ -117,7 +120,7 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
           "communication, or a topology whose GPUs reach a host vertex");
     }
     for (std::int32_t s = 0; s < pr.stages; ++s) {
-      const Bytes moved = costs[static_cast<std::size_t>(s)].activation;
+      const Bytes moved(pr.memory.activation_bytes[static_cast<std::size_t>(s)]);
       const auto du = static_cast<std::size_t>(pr.device(s));
       pr.memory_ops.d2h_ps.push_back(transfer_time(moved, in.offload_d2h[du]).ps());
       pr.memory_ops.h2d_ps.push_back(transfer_time(moved, in.offload_h2d[du]).ps());
@@ -171,7 +174,7 @@ std::string cache_key(const GeneratorInput& in, const std::vector<Problem>& prob
     key += fmt::format("{}|{}|{}|", fmt::join(pr.comm.forward_ps, ","),
                        fmt::join(pr.comm.backward_ps, ","), fmt::join(pr.iteration.post_ps, ","));
   }
-  (void)in;
+  if (in.params.has("plan_costs")) key += in.params.text("plan_costs");
   return key;
 }
 
@@ -180,6 +183,7 @@ struct Result {
   Problem problem;
   OptimizeOutcome outcome;
   std::string placements_tried;  // "straight 0.1585 ms, v 0.1201 ms" with placement: auto
+  bool median_plan = false;      // plan_costs: median
 };
 
 /// Results by input, so formula() reports the run that generate() did (owned by the Generator).
@@ -198,6 +202,7 @@ class OutcomeCache {
     // budget, so the result stays deterministic); the better prediction wins.
     settings.time_limit_s /= static_cast<double>(problems.size());
     auto result = std::make_shared<Result>();
+    result->median_plan = in.params.has("plan_costs") && in.params.text("plan_costs") == "median";
     bool have = false;
     for (Problem& pr : problems) {
       OptimizeOutcome out = optimizer::optimize(pr, settings);
@@ -342,6 +347,10 @@ Formula to_formula(const Result& r) {
   if (!o.milp_skipped.empty()) f.note += fmt::format("; MILP not run: {}", o.milp_skipped);
   if (!r.placements_tried.empty())
     f.note += fmt::format("; placements tried: {}", r.placements_tried);
+  if (r.median_plan)
+    f.note +=
+        "; planned from the median stage's costs (plan_costs: median), replayed with each "
+        "stage's own";
   return f;
 }
 
@@ -417,6 +426,10 @@ std::vector<ParamSpec> optimized_params() {
       budget_evals,
       gap,
       seed,
+      choice_param("plan_costs", "stages", {"stages", "median"},
+                   "stages: plan with each stage's own costs; median: plan every stage with the "
+                   "upper median over stages of F, B, W and the transfer, M_W = M_B / 2, as the "
+                   "zero-bubble runtime plans its ZB-1p/ZB-2p (the replay uses each stage's own)"),
       choice_param("method", "auto", {"auto", "milp", "heuristic"},
                    "auto: the search, then the full MILP when the instance is small (p m <= 32) "
                    "and not yet proven; milp: always the full MILP after the search; heuristic: "

@@ -62,6 +62,44 @@ void Problem::set_uniform_comm(std::int64_t ps) {
   }
 }
 
+namespace {
+
+/// The upper median of `v` (its element n / 2 once sorted), in place of every element.
+void set_upper_median(std::vector<std::int64_t>& v) {
+  if (v.empty()) return;
+  std::vector<std::int64_t> sorted = v;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(v.size() / 2),
+                   sorted.end());
+  v.assign(v.size(), sorted[v.size() / 2]);
+}
+
+}  // namespace
+
+// The zero-bubble runtime's planning: update_schedule in megatron/core/pipeline_parallel/
+// zb_schedules.py of sail-sg/zero-bubble-pipeline-parallelism (the medians of the ranks' profiled
+// F, B, W), auto_schedule.GraphConfig's memory units (mem_f 2, mem_b -1, mem_w -1).
+void Problem::plan_with_median_stage() {
+  set_upper_median(forward_ps);
+  set_upper_median(backward_ps);
+  set_upper_median(weight_ps);
+  set_upper_median(memory_ops.recompute_ps);
+  set_upper_median(memory.activation_bytes);
+  set_upper_median(memory_ops.stage_input_bytes);
+  for (std::size_t s = 0; s < memory.weight_grad_bytes.size(); ++s)
+    memory.weight_grad_bytes[s] = memory.activation_bytes[s] / 2;
+  // The transfers: the upper median over the boundaries between two devices (a boundary inside
+  // one device stays free).
+  for (std::vector<std::int64_t>* delays : {&comm.forward_ps, &comm.backward_ps}) {
+    std::vector<std::int64_t> crossing;
+    for (std::int32_t s = 0; s + 1 < stages; ++s)
+      if (device(s) != device(s + 1)) crossing.push_back((*delays)[static_cast<std::size_t>(s)]);
+    if (crossing.empty()) continue;
+    set_upper_median(crossing);
+    for (std::int32_t s = 0; s + 1 < stages; ++s)
+      if (device(s) != device(s + 1)) (*delays)[static_cast<std::size_t>(s)] = crossing.front();
+  }
+}
+
 std::vector<std::int32_t> Problem::stages_of(std::int32_t d) const {
   std::vector<std::int32_t> out;
   for (std::int32_t s = 0; s < stages; ++s)

@@ -109,6 +109,10 @@ struct Problem {
   void set_shape(std::int32_t p, std::int32_t m, PlacementKind kind);
   /// The same delay on every cross-device boundary (fixed-delay communication), zero elsewhere.
   void set_uniform_comm(std::int64_t ps);
+  /// Plans every stage as the zero-bubble runtime does (optimizer param plan_costs: median): the
+  /// upper median over stages of F, B, W, R and the transfers between devices, M_B likewise and
+  /// M_W = M_B / 2 (its scheduler's units: an F holds 2, a B and a W free 1 each).
+  void plan_with_median_stage();
   /// The stages device d holds, in increasing order.
   std::vector<std::int32_t> stages_of(std::int32_t device) const;
 
