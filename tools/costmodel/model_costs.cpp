@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "tools/costmodel/mtp_work.h"
 #include "tools/costmodel/op_timing.h"
 #include "tools/costmodel/stage_layout.h"
 
@@ -164,6 +165,7 @@ class StageBuilder {
         moe_(in.model.moe ? transformer_layer_work(in.model, in.sharding, true) : ComponentWork{}),
         embedding_(embedding_work(in.model, in.sharding)),
         head_(lm_head_work(in.model, in.sharding)),
+        mtp_{mtp_projection_work(in.model, in.sharding), {}, mtp_block_is_moe(in.model)},
         timer_(in, layer_) {
     layer_s_ = timer_.of(layer_);
     if (in.per_layer) {
@@ -185,6 +187,7 @@ class StageBuilder {
           timer_.of(routed_experts(transformer_layer_work(uniform, in.sharding, true)));
     }
     head_s_ = timer_.of(head_);
+    mtp_.seconds = timer_.of(mtp_.work);
   }
 
   const ComponentTimer& timer() const { return timer_; }
@@ -198,6 +201,12 @@ class StageBuilder {
                       : hold.first_layer + hold.layers;
     const double nd = static_cast<double>(std::max<std::int64_t>(0, dense_end - hold.first_layer));
     const double nm = n - nd;
+    // Multi-token prediction (mtp_work.h): per depth its projection part, one block of the
+    // model's kind and a second pass through the LM head and the loss, on the head's stage.
+    const double depth = hold.lm_head ? static_cast<double>(in_.model.embedding.mtp_depth) : 0.0;
+    const double ne = nm + (mtp_.moe ? depth : 0.0);  // MoE blocks: the stage's and the MTP's
+    const ComponentWork& block = mtp_.moe ? moe_ : layer_;
+    const PassSeconds& block_s = mtp_.moe ? moe_s_ : layer_s_;
     auto sum = [&](double dense, double moe) { return nd * dense + nm * moe; };
     const double e = static_cast<double>(in_.model.dtype.bytes);
     const bool selective = in_.recompute.granularity == G::Selective;
@@ -231,6 +240,19 @@ class StageBuilder {
       tp_f += head_.comm.tp_allreduce_forward;
       tp_b += head_.comm.tp_allreduce_backward;
     }
+    auto mtp_pass = [&](double PassSeconds::*pass) {
+      return depth * (mtp_.seconds.*pass + block_s.*pass + head_s_.*pass);
+    };
+    s.forward.mtp = mtp_pass(&PassSeconds::forward);
+    s.backward_input.mtp = mtp_pass(&PassSeconds::backward_input);
+    s.backward_weight.mtp = mtp_pass(&PassSeconds::backward_weight);
+    if (selective) s.backward_input.recompute += depth * block_s.attention_recompute;
+    const double mtp_block_tp_f = depth * block.comm.tp_allreduce_forward;
+    const double mtp_block_tp_b = depth * block.comm.tp_allreduce_backward;
+    tp_f += depth * (mtp_.work.comm.tp_allreduce_forward + head_.comm.tp_allreduce_forward) +
+            mtp_block_tp_f;
+    tp_b += depth * (mtp_.work.comm.tp_allreduce_backward + head_.comm.tp_allreduce_backward) +
+            mtp_block_tp_b;
     // Measured per-GPU layers already include their TP communication.
     const bool measured_tp = in_.per_layer && in_.per_layer->includes_tp_comm;
     double one_tp = 0;
@@ -242,16 +264,19 @@ class StageBuilder {
     auto tp_time = [&](double count, double layer_count) {
       return (measured_tp ? count - layer_count : count) * one_tp;
     };
-    s.forward.tp_comm = tp_time(tp_f, layers_tp_f);
-    s.backward_input.tp_comm = tp_time(tp_b, layers_tp_b);
+    s.forward.tp_comm = tp_time(tp_f, layers_tp_f + mtp_block_tp_f);
+    s.backward_input.tp_comm = tp_time(tp_b, layers_tp_b + mtp_block_tp_b);
 
     // Parameters on one GPU and the static memory of the ZeRO level.
     double params = sum(layer_.parameters_per_gpu, moe_.parameters_per_gpu);
     if (hold.embedding) params += embedding_.parameters_per_gpu;
     if (hold.lm_head) params += head_.parameters_per_gpu;
     if (hold.tied_copy) params += embedding_.parameters_per_gpu;
+    const double mtp_params = depth * (mtp_.work.parameters_per_gpu + block.parameters_per_gpu);
+    const double mtp_experts = (mtp_.moe ? depth : 0.0) * moe_.experts.parameters_per_gpu;
+    params += mtp_params;
     s.parameters_per_gpu = params;
-    s.expert_parameters_per_gpu = nm * moe_.experts.parameters_per_gpu;
+    s.expert_parameters_per_gpu = ne * moe_.experts.parameters_per_gpu;
     // ZeRO shards the routed experts' state over their own data-parallel group (the t dp / ep
     // GPUs holding the same experts; docs/moe.md), the rest over the dp group.
     const double dense_bytes = static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero);
@@ -260,7 +285,10 @@ class StageBuilder {
     s.memory.static_memory = to_bytes((params - s.expert_parameters_per_gpu) * dense_bytes +
                                       s.expert_parameters_per_gpu * expert_bytes);
     s.memory.expert_static = to_bytes(s.expert_parameters_per_gpu * expert_bytes);
-    s.memory.expert_activation = to_bytes(nm * moe_.experts.activation_bytes);
+    s.memory.expert_activation = to_bytes(ne * moe_.experts.activation_bytes);
+    s.mtp.depth = hold.lm_head ? in_.model.embedding.mtp_depth : 0;
+    s.mtp.static_memory =
+        to_bytes((mtp_params - mtp_experts) * dense_bytes + mtp_experts * expert_bytes);
     if (in_.collectives && in_.zero.dp > 1) {
       const std::int32_t st = hold.pipeline_stage;
       if (in_.zero.level >= 3) {  // parameters gathered before every F and every B
@@ -275,20 +303,20 @@ class StageBuilder {
     }
 
     auto experts = [&](const PassSeconds& pass) {
-      return StageCost::Experts{Time::from_seconds(nm * pass.forward),
-                                Time::from_seconds(nm * pass.backward_input),
-                                Time::from_seconds(nm * pass.backward_weight)};
+      return StageCost::Experts{Time::from_seconds(ne * pass.forward),
+                                Time::from_seconds(ne * pass.backward_input),
+                                Time::from_seconds(ne * pass.backward_weight)};
     };
     s.experts = {experts(experts_s_), experts(experts_uniform_s_)};
 
     // Expert all-to-all: a dispatch and a combine per MoE layer in F, their gradients in B, on
     // the stage's EP group; exposed in a lone F or B (an F&B op overlaps its halves':
     // fused_forward_backward; parallelism.a2a_overlap makes such ops, a2a_pairing.h).
-    if (nm > 0 && in_.collectives && in_.sharding.ep > 1) {
+    if (ne > 0 && in_.collectives && in_.sharding.ep > 1) {
       const double one =
           in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.comm.a2a_bytes).seconds();
-      s.a2a_forward = nm * moe_.comm.a2a_count_forward * one;
-      s.a2a_backward = nm * moe_.comm.a2a_count_backward * one;
+      s.a2a_forward = ne * moe_.comm.a2a_count_forward * one;
+      s.a2a_backward = ne * moe_.comm.a2a_count_backward * one;
       s.forward.a2a = s.a2a_forward;
       s.backward_input.a2a = s.a2a_backward;
     }
@@ -300,9 +328,19 @@ class StageBuilder {
     double kept_anyway = 0;  // parts full recompute does not recompute (embedding, LM head)
     if (hold.embedding) kept_anyway += embedding_.activation_bytes;
     if (hold.lm_head) kept_anyway += head_.activation_bytes;
+    // The MTP modules' activations are kept whole (full recompute leaves them, as the head's).
+    const double block_activation = (mtp_.moe ? moe_.activation_bytes : layer_activation_) -
+                                    (selective ? block.attention_core_bytes : 0.0);
+    const double mtp_activation =
+        depth * (mtp_.work.activation_bytes + block_activation + head_.activation_bytes);
+    kept_anyway += mtp_activation;
+    s.mtp.activation = to_bytes(mtp_activation);
     s.memory.activation = to_bytes(layers_activation + kept_anyway);
-    s.memory.weight_grad = to_bytes(sum(layer_weight_grad_, moe_.weight_grad_bytes) +
-                                    (hold.lm_head ? head_.weight_grad_bytes : 0.0));
+    const double block_weight_grad = mtp_.moe ? moe_.weight_grad_bytes : layer_weight_grad_;
+    s.memory.weight_grad = to_bytes(
+        sum(layer_weight_grad_, moe_.weight_grad_bytes) +
+        (hold.lm_head ? head_.weight_grad_bytes : 0.0) +
+        depth * (mtp_.work.weight_grad_bytes + block_weight_grad + head_.weight_grad_bytes));
     const double hidden = layer_.input_bytes;
     s.p2p = to_bytes(layer_.comm.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
     if (in_.recompute.granularity == G::Full) {
@@ -326,6 +364,14 @@ class StageBuilder {
  private:
   const ModelCostInputs& in_;
   ComponentWork layer_, moe_, embedding_, head_;
+  /// The multi-token prediction modules' projection part (mtp_work.h), its times, and whether
+  /// their block is a MoE layer.
+  struct Mtp {
+    ComponentWork work;
+    PassSeconds seconds;
+    bool moe = false;
+  };
+  Mtp mtp_;
   ComponentTimer timer_;
   PassSeconds layer_s_, moe_s_, embedding_s_, head_s_, experts_s_, experts_uniform_s_;
   double layer_activation_ = 0, layer_weight_grad_ = 0;

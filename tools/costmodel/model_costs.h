@@ -87,8 +87,9 @@ struct TimeParts {
   double layers = 0, embedding = 0, lm_head = 0, tp_comm = 0, zero_comm = 0, recompute = 0;
   double a2a = 0;     // the expert all-to-all time the op leaves exposed
   double a2a_sm = 0;  // compute slowed while an overlapped all-to-all holds SMs
+  double mtp = 0;     // the multi-token prediction modules' compute (model.mtp_depth)
   double seconds() const {
-    return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a + a2a_sm;
+    return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a + a2a_sm + mtp;
   }
   Time total() const { return Time::from_seconds(seconds()); }
 };
@@ -108,6 +109,13 @@ struct StageBreakdown {
     Bytes expert_static, expert_activation;
   };
   Memory memory;
+  /// The multi-token prediction modules this stage holds (the LM head's stage): their depth, and
+  /// their part of M_B and of the static memory (already in `memory`).
+  struct Mtp {
+    std::int64_t depth = 0;
+    Bytes activation, static_memory;
+  };
+  Mtp mtp;
   Bytes p2p;  // sent to the next stage per microbatch
   double parameters_per_gpu = 0;
   double expert_parameters_per_gpu = 0;      // the routed experts' part (docs/moe.md)

@@ -4,6 +4,7 @@
 
 #include "tools/costmodel/layer_work.h"
 #include "tools/costmodel/moe_reader.h"
+#include "tools/costmodel/mtp_work.h"
 #include "tools/costmodel/presets.h"
 
 namespace bubblesim {
@@ -93,7 +94,8 @@ const std::vector<std::string>& model_keys() {
                                              "mla",
                                              "activation_fusion",
                                              "bias_grad",
-                                             "glue_kernels"};
+                                             "glue_kernels",
+                                             "mtp_depth"};
   return keys;
 }
 
@@ -152,6 +154,7 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
   integer("seq_len", 1, 100'000'000, m.seq_len, true);
   integer("micro_batch_size", 1, 1'000'000, m.micro_batch_size, false);
   integer("vocab", 0, 100'000'000, m.embedding.vocab, false);
+  integer("mtp_depth", 0, 1'000, m.embedding.mtp_depth, false);
   if (auto c = choice("mlp", {"gelu", "swiglu"}))
     m.mlp.kind = *c == "swiglu" ? MlpKind::Swiglu : MlpKind::Gelu;
   if (auto c = choice("attention", {"flash", "standard"}))
@@ -190,6 +193,16 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
   }
   ok = read_moe(map.user().get("moe"), map.preset_child("moe"), diags, m.moe) && ok;
   ok = read_mla(map.user().get("mla"), map.preset_child("mla"), diags, m.attention.mla) && ok;
+  if (ok && m.embedding.mtp_depth > 0 && m.embedding.vocab <= 0) {
+    // The MTP modules look their tokens up in the embedding and predict through the LM head.
+    map.get("mtp_depth")
+        ->error(diags,
+                fmt::format("{} needs a vocabulary: the multi-token prediction modules share the "
+                            "embedding and the LM head, and model.vocab is 0 (allowed: 0 "
+                            "without a vocabulary)",
+                            m.embedding.mtp_depth));
+    ok = false;
+  }
   if (ok) {
     const std::string shape = model_shape_error(m, 1);
     if (!shape.empty()) {
@@ -349,6 +362,10 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
       {"fp8_linear", m.fp8_linear},
       {"parameters", model_parameters(m)},
       {"parameters_activated", model_parameters_activated(m)}};
+  if (m.embedding.mtp_depth > 0) {  // absent at depth 0: reports without MTP stay as they were
+    j["mtp_depth"] = m.embedding.mtp_depth;
+    j["parameters_mtp"] = mtp_parameters(m);
+  }
   if (m.moe) j["moe"] = moe_json(*m.moe);
   if (m.attention.mla) j["mla"] = mla_json(*m.attention.mla);
   if (!m.preset.empty()) j["preset"] = m.preset;

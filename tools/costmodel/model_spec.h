@@ -100,6 +100,10 @@ struct EmbeddingSpec {
   bool tied = false;        // `tied_embeddings`: the LM head reuses the word embedding (GPT: true)
   bool tied_given = false;  // `tied_embeddings` was in the scenario (not a default)
   SourceLocation where;     // `tied_embeddings` when given, else `model:` (for resolve's errors)
+  /// `mtp_depth`: DeepSeek-V3's multi-token prediction modules, D (0 = none). They share the
+  /// embedding and the LM head (so need a vocabulary) and run on the head's stage: each adds a
+  /// projection, one transformer block and a second head pass and loss (mtp_work.h).
+  std::int64_t mtp_depth = 0;
 };
 
 /// `model.dtype`: the number format of weights and activations.

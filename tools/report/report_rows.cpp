@@ -173,4 +173,24 @@ ReportRows stage_cost_rows(const ResolvedScenario& resolved) {
   return ReportRows{text.headings, collapse_numbered_rows(text.rows, 0)};
 }
 
+std::vector<std::string> mtp_cost_notes(const ResolvedScenario& resolved) {
+  std::vector<std::string> out;
+  if (!resolved.model_costs) return out;
+  const std::vector<StageBreakdown>& stages = resolved.model_costs->stages;
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const StageBreakdown& b = stages[s];
+    if (b.mtp.depth <= 0) continue;
+    auto time = [](double seconds) { return format_metric(MetricUnit::Seconds, seconds); };
+    out.push_back(fmt::format(
+        "stage {} holds the multi-token prediction module{} (model.mtp_depth {}: per depth two "
+        "norms, the 2h -> h projection, one transformer block of the model's kind, a second LM "
+        "head pass and loss), included above: T_F {}, T_B {}, T_W {} of compute, M_B {}, static "
+        "{}",
+        s, b.mtp.depth > 1 ? "s" : "", b.mtp.depth, time(b.forward.mtp), time(b.backward_input.mtp),
+        time(b.backward_weight.mtp), format_metric(MetricUnit::Bytes, b.mtp.activation.as_double()),
+        format_metric(MetricUnit::Bytes, b.mtp.static_memory.as_double())));
+  }
+  return out;
+}
+
 }  // namespace bubblesim

@@ -49,4 +49,9 @@ std::vector<DetailTable> detail_tables(const Scenario& scenario,
 /// stages whose written costs do not differ share one row ("1-6").
 ReportRows stage_cost_rows(const ResolvedScenario& resolved);
 
+/// One line per stage that holds multi-token prediction modules (`model.mtp_depth`, the LM
+/// head's stage): what they add to that stage's T_F, T_B, T_W, M_B and static memory; none
+/// without them.
+std::vector<std::string> mtp_cost_notes(const ResolvedScenario& resolved);
+
 }  // namespace bubblesim

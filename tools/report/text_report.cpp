@@ -245,9 +245,12 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   out += level_tables(scenario, runs_in_order(result, verdict, options.compare), width);
   if (!options.compare) {
     // Costs derived from `model:` are not in the scenario: show what every schedule ran with.
-    if (result.resolved.model_costs)
+    if (result.resolved.model_costs) {
       out += "\nper-GPU stage costs derived from the model:\n" +
              render(stage_cost_rows(result.resolved), width);
+      for (const std::string& line : mtp_cost_notes(result.resolved))
+        out += wrap_text(line, width, 2);
+    }
     if (scenario.parallelism.enabled) out += sync_text(result, width);
     const bool memory = has_memory_section(scenario, result);
     if (memory) out += memory_text(result, width);
