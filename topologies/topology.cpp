@@ -52,6 +52,7 @@ struct Topology::Impl {
   std::vector<std::string> names;
   std::vector<VertexKind> kinds;
   std::vector<LinkInfo> links;
+  std::vector<VertexId> nics;  // per vertex: the GPU's own NIC (set_nic), -1 when none
   std::unordered_map<std::string, VertexId> by_name;
   std::int32_t host_count = 0;
   mutable std::shared_ptr<RouteCache> cache = std::make_shared<RouteCache>();
@@ -96,19 +97,70 @@ struct Topology::Impl {
     c.max_searches = std::max<std::size_t>(2, kSearchCacheBytes / per_search);
   }
 
-  std::optional<Route> compute_route(VertexId from, VertexId to) const {
-    SourceSearch& search = search_from(from);
-    if (from == to) return Route{};
-    search.settle(to);
-    if (!search.settled(to)) return std::nullopt;
-    Route r;
-    for (VertexId v = to; v != from;) {
+  // Appends the route from `search`'s source to settled `to` to `r`.
+  void append_route(const SourceSearch& search, VertexId to, Route& r) const {
+    const std::size_t first = r.links.size();
+    for (VertexId v = to; v != search.source();) {
       const LinkId l = search.via(v);
       r.links.push_back(l);
       r.latency += links[static_cast<std::size_t>(l)].latency;
       v = links[static_cast<std::size_t>(l)].source;
     }
-    std::reverse(r.links.begin(), r.links.end());
+    std::reverse(r.links.begin() + static_cast<std::ptrdiff_t>(first), r.links.end());
+  }
+
+  // The route from `from` through `waypoints` in order to `to` (each leg a shortest route), when
+  // it costs exactly `best`; nullopt otherwise. Looks each search up again per leg: fetching the
+  // next one may evict the previous from the cache.
+  std::optional<Route> route_through(VertexId from, const std::vector<VertexId>& waypoints,
+                                     VertexId to, const PathCost& best) const {
+    Route r;
+    PathCost cost;
+    VertexId at = from;
+    for (std::size_t i = 0; i <= waypoints.size(); ++i) {
+      const VertexId next = i < waypoints.size() ? waypoints[i] : to;
+      SourceSearch& search = search_from(at);
+      search.settle(next);
+      if (!search.settled(next)) return std::nullopt;
+      cost = combine(cost, search.cost(next));
+      if (best < cost) return std::nullopt;
+      append_route(search, next, r);
+      at = next;
+    }
+    if (cost != best) return std::nullopt;
+    return r;
+  }
+
+  // The NIC affinity rule: among the shortest routes, one through both endpoints' own NICs, else
+  // through the source's, else through the destination's; then the search's lowest vertex ids.
+  std::optional<Route> compute_route(VertexId from, VertexId to) const {
+    if (from == to) return Route{};
+    SourceSearch& search = search_from(from);
+    search.settle(to);
+    if (!search.settled(to)) return std::nullopt;
+    const PathCost best = search.cost(to);
+    // A waypoint can be on a shortest route only if it is strictly closer than `to` (every link
+    // costs at least one hop); unsettled vertices are at least as far.
+    auto own_nic = [&](VertexId gpu, VertexId other) -> VertexId {
+      const VertexId nic = nics[static_cast<std::size_t>(gpu)];
+      if (nic < 0 || nic == other || !search.settled(nic) || !(search.cost(nic) < best)) return -1;
+      return nic;
+    };
+    const VertexId out = own_nic(from, to);
+    const VertexId in = own_nic(to, from);
+    if (out >= 0 || in >= 0) {
+      std::vector<std::vector<VertexId>> tries;
+      if (out >= 0 && in >= 0 && out != in) tries.push_back({out, in});
+      if (out >= 0) tries.push_back({out});
+      if (in >= 0 && in != out) tries.push_back({in});
+      for (const std::vector<VertexId>& waypoints : tries) {
+        if (std::optional<Route> r = route_through(from, waypoints, to, best)) return r;
+      }
+    }
+    SourceSearch& plain = search_from(from);
+    plain.settle(to);
+    Route r;
+    append_route(plain, to, r);
     return r;
   }
 
@@ -173,6 +225,7 @@ VertexId Topology::add_vertex(const std::string& name, VertexKind kind) {
   const auto v = static_cast<VertexId>(impl_->names.size());
   impl_->names.push_back(name);
   impl_->kinds.push_back(kind);
+  impl_->nics.push_back(-1);
   if (kind == VertexKind::Host) ++impl_->host_count;
   impl_->by_name.emplace(name, v);
   impl_->changed();
@@ -204,6 +257,27 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
     impl_->links.push_back(LinkInfo{s, t, bandwidth, latency, cost});
   }
   impl_->changed();
+}
+
+void Topology::set_nic(VertexId gpu, VertexId nic) {
+  impl_->check_vertex(gpu);
+  impl_->check_vertex(nic);
+  if (vertex_kind(gpu) != VertexKind::Gpu || vertex_kind(nic) != VertexKind::Nic) {
+    throw std::invalid_argument(
+        fmt::format("'{}' ({}) cannot have '{}' ({}) as its NIC: a gpu "
+                    "vertex needs a nic vertex",
+                    vertex_name(gpu), vertex_kind_name(vertex_kind(gpu)), vertex_name(nic),
+                    vertex_kind_name(vertex_kind(nic))));
+  }
+  impl_->nics[static_cast<std::size_t>(gpu)] = nic;
+  impl_->changed();
+}
+
+std::optional<VertexId> Topology::nic_of(VertexId gpu) const {
+  impl_->check_vertex(gpu);
+  const VertexId nic = impl_->nics[static_cast<std::size_t>(gpu)];
+  if (nic < 0) return std::nullopt;
+  return nic;
 }
 
 std::int32_t Topology::vertex_count() const {

@@ -57,9 +57,18 @@ class Topology {
   /// Directed links from `from` to `to` (parallel links are allowed), in id order.
   std::vector<LinkId> links_between(VertexId from, VertexId to) const;
 
+  /// Pairs a GPU with its own NIC: among equally short routes, the GPU's traffic leaves and enters
+  /// through it (NIC affinity, docs/topologies.md). Several GPUs may share one NIC. Throws
+  /// std::invalid_argument unless `gpu` is a GPU and `nic` a NIC.
+  void set_nic(VertexId gpu, VertexId nic);
+  /// The NIC set_nic paired with `gpu`; nullopt when none.
+  std::optional<VertexId> nic_of(VertexId gpu) const;
+
   /// Shortest route from `from` to `to`, minimising the time to move 1 MiB over it alone (sum of
-  /// latency + 1MiB/bandwidth per link); ties broken by fewer hops, then lower vertex ids, so the
-  /// result is deterministic. nullopt when unreachable. from == to gives an empty route.
+  /// latency + 1MiB/bandwidth per link); ties broken by fewer hops, then by the endpoints' own
+  /// NICs (a route through both, else through the source's, else through the destination's),
+  /// then lower vertex ids, so the result is deterministic. nullopt when unreachable. from == to
+  /// gives an empty route.
   std::optional<Route> route(VertexId from, VertexId to) const;
   /// The host vertex closest (by route) to a GPU (ties: lower id); nullopt when none is reachable.
   /// route() and nearest_host() fill an internal cache (shared by copies, bounded in memory); they

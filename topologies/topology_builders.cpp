@@ -96,6 +96,9 @@ Topology build_cluster(const ClusterParams& params) {
       VertexId nic = t.add_vertex(fmt::format("{}nic{}", prefix, g), VertexKind::Nic);
       t.add_link(node.pcie_of_gpu[static_cast<std::size_t>(g)], nic, params.node.pcie.bandwidth,
                  params.node.pcie.latency);
+      // GPU g's traffic leaves and enters the node through NIC g, also when the GPUs of a PCIe
+      // switch share it with their NICs (NCCL pairs each GPU with its nearest NIC).
+      t.set_nic(node.gpus[static_cast<std::size_t>(g)], nic);
       nics[static_cast<std::size_t>(n)].push_back(nic);
     }
   }

@@ -5,6 +5,9 @@
 //   switch
 //    links: [{between: [gpu0, gpu1], bandwidth: 10GB/s, latency: 50us}, ...]}   (links optional;
 //    bandwidth and latency required, with units)
+//   A gpu vertex may name its own NIC, `{name: gpu0, kind: gpu, nic: nic0}`: among equally short
+//   routes the GPU's traffic takes the one through that NIC (Topology::set_nic,
+//   docs/topologies.md).
 //
 // Builder form (every key but `builder` optional; defaults describe a DGX-H100-like node, see
 // topologies/topology_builders.h and scenarios/topologies/dgx-h100.yaml for the sources). The
@@ -57,6 +60,34 @@ std::string list_names(const std::vector<std::string>& names) {
   return out;
 }
 
+// A vertex's `nic: NAME`: the GPU's own NIC, the one its traffic leaves and enters through when
+// routes tie (Topology::set_nic).
+void set_own_nic(Topology& t, VertexId gpu, const YamlNode& nic_node,
+                 const std::vector<std::string>& names, DiagnosticList& d) {
+  auto nic_name = nic_node.as_string(d);
+  if (!nic_name) return;
+  if (t.vertex_kind(gpu) != VertexKind::Gpu) {
+    nic_node.error(d, fmt::format("only a gpu vertex has a nic; '{}' is a {}", t.vertex_name(gpu),
+                                  vertex_kind_name(t.vertex_kind(gpu))));
+    return;
+  }
+  const std::optional<VertexId> nic = t.find(*nic_name);
+  if (!nic) {
+    std::string suggestion = closest_match(*nic_name, names);
+    nic_node.error(
+        d, fmt::format("unknown vertex '{}'{} (vertices: {})", *nic_name,
+                       suggestion.empty() ? "" : fmt::format("; did you mean '{}'?", suggestion),
+                       list_names(names)));
+    return;
+  }
+  if (t.vertex_kind(*nic) != VertexKind::Nic) {
+    nic_node.error(d, fmt::format("'{}' is a {}, not a nic", *nic_name,
+                                  vertex_kind_name(t.vertex_kind(*nic))));
+    return;
+  }
+  t.set_nic(gpu, *nic);
+}
+
 std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
   const std::size_t errors_before = d.size();
   MapReader top(node, d, {"vertices", "links"});
@@ -67,15 +98,17 @@ std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
   Topology t;
   std::vector<std::string> names;
   std::unordered_map<std::string, int> first_line;
+  std::vector<std::pair<VertexId, YamlNode>> own_nics;  // read after every vertex is known
   if (vertices) {
     if (!vertices->is_sequence())
       vertices->error(d, fmt::format("expected a list of vertices, got {}", vertices->describe()));
     for (const YamlNode& v : vertices->elements()) {
-      MapReader vr(v, d, {"name", "kind"});
+      MapReader vr(v, d, {"name", "kind", "nic"});
       auto name_node = vr.require("name");
       auto name = name_node ? name_node->as_string(d) : std::nullopt;
       auto kind_node = vr.require("kind");
       auto kind = kind_node ? kind_node->as_choice(d, kind_names()) : std::nullopt;
+      auto nic_node = vr.get("nic");
       vr.finish();
       if (!name || !kind) continue;
       if (name->empty()) {
@@ -89,9 +122,11 @@ std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
       }
       first_line.emplace(*name, name_node->location().line);
       names.push_back(*name);
-      t.add_vertex(*name, kind_from_name(*kind));
+      const VertexId id = t.add_vertex(*name, kind_from_name(*kind));
+      if (nic_node) own_nics.emplace_back(id, *nic_node);
     }
   }
+  for (const auto& [gpu, nic_node] : own_nics) set_own_nic(t, gpu, nic_node, names, d);
 
   if (links) {
     if (!links->is_sequence())

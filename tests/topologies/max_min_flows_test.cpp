@@ -157,6 +157,31 @@ TEST_CASE("flows over topology routes share the NVSwitch links") {
   CHECK(net.next_completion() == ms(2));
 }
 
+TEST_CASE("two GPUs of one PCIe switch sending across nodes each get a whole NIC") {
+  // DGX layout: gpu2 and gpu3 share pcie1 with nic2 and nic3. Each GPU's traffic goes through its
+  // own NIC, so both run at the NIC's 50 GB/s at once (through one NIC they would get half each).
+  for (NetworkShape shape :
+       {NetworkShape::SingleSwitch, NetworkShape::FatTree, NetworkShape::Rail}) {
+    CAPTURE(static_cast<int>(shape));
+    ClusterParams p;
+    p.shape = shape;
+    Topology t = build_cluster(p);
+    REQUIRE(p.node.gpus_per_pcie_switch == 2);
+    MaxMinFlows net = MaxMinFlows::for_topology(t);
+    const double nic = p.nic.bandwidth.bytes_per_second();
+    std::vector<MaxMinFlows::FlowId> flows;
+    for (const char* gpu : {"gpu2", "gpu3"}) {
+      for (auto [from, to] : {std::pair{"n0.", "n1."}, std::pair{"n1.", "n0."}}) {
+        auto r = t.route(*t.find(from + std::string(gpu)), *t.find(to + std::string(gpu)));
+        REQUIRE(r);
+        flows.push_back(net.add(r->links, Bytes(500'000'000), Time::zero()));
+      }
+    }
+    for (auto f : flows) CHECK(net.rate(f) == nic);
+    CHECK(net.next_completion() == ms(10));
+  }
+}
+
 TEST_CASE("identical inputs give identical outputs") {
   auto run = [] {
     MaxMinFlows net({7.0, 3.0, 11.0, 5.0});

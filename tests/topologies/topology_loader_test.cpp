@@ -63,6 +63,49 @@ topology:
   CHECK_FALSE(t.route(*t.find("gpu0"), *t.find("host0")).has_value());
 }
 
+TEST_CASE("general form: a gpu's `nic` decides between equally short routes") {
+  const std::string graph = R"(
+topology:
+  vertices:
+    - {name: gpu0, kind: gpu}
+    - {name: gpu1, kind: gpu%s}
+    - {name: remote, kind: gpu}
+    - {name: pcie0, kind: pcie-switch}
+    - {name: nic0, kind: nic}
+    - {name: nic1, kind: nic}
+    - {name: sw, kind: switch}
+  links:
+    - {between: [gpu0, pcie0], bandwidth: 64GB/s, latency: 1us}
+    - {between: [gpu1, pcie0], bandwidth: 64GB/s, latency: 1us}
+    - {between: [pcie0, nic0], bandwidth: 64GB/s, latency: 1us}
+    - {between: [pcie0, nic1], bandwidth: 64GB/s, latency: 1us}
+    - {between: [nic0, sw], bandwidth: 50GB/s, latency: 2us}
+    - {between: [nic1, sw], bandwidth: 50GB/s, latency: 2us}
+    - {between: [remote, sw], bandwidth: 50GB/s, latency: 2us}
+)";
+  auto with = [&](const std::string& nic) {
+    std::string text = graph;
+    text.replace(text.find("%s"), 2, nic);
+    return load_text(text);
+  };
+  auto plain = with("");
+  REQUIRE(plain.topology);
+  CHECK(route_names(*plain.topology, "gpu1", "remote") ==
+        "gpu1->pcie0 pcie0->nic0 nic0->sw sw->remote");
+  auto paired = with(", nic: nic1");  // named before the NIC itself is listed
+  REQUIRE(paired.topology);
+  CHECK(paired.errors.empty());
+  CHECK(route_names(*paired.topology, "gpu1", "remote") ==
+        "gpu1->pcie0 pcie0->nic1 nic1->sw sw->remote");
+  CHECK(route_names(*paired.topology, "remote", "gpu1") ==
+        "remote->sw sw->nic1 nic1->pcie0 pcie0->gpu1");
+  CHECK(with(", nic: nic2").errors ==
+        "t.yaml:5:36: error: topology.vertices[1].nic: unknown vertex 'nic2'; did you mean "
+        "'nic0'? (vertices: gpu0, gpu1, remote, pcie0, nic0, nic1, sw)");
+  CHECK(with(", nic: pcie0").errors ==
+        "t.yaml:5:36: error: topology.vertices[1].nic: 'pcie0' is a pcie-switch, not a nic");
+}
+
 TEST_CASE("general form errors: all reported, with positions and alternatives") {
   auto l = load_text(R"(topology:
   vertices:

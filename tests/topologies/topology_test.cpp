@@ -136,6 +136,60 @@ TEST_CASE("multi-node: routes cross the NICs and the network switch") {
   // pcie 1us x4 + (nic 2us + half of the 1us switch) x2.
   CHECK(r->latency == us(9));
   CHECK(t.vertex_name(*t.nearest_host(*t.find("n1.gpu3"))) == "n1.host0");
+  // Every GPU is paired with the NIC built for it, also the second GPU of a PCIe switch.
+  for (std::int32_t g = 0; g < 8; ++g) {
+    const std::string n1 = "n1.";
+    CHECK(t.nic_of(*t.find(n1 + "gpu" + std::to_string(g))) ==
+          t.find(n1 + "nic" + std::to_string(g)));
+  }
+  CHECK(route_names(t, "n0.gpu1", "n1.gpu1") ==
+        "n0.gpu1->n0.pcie0 n0.pcie0->n0.nic1 n0.nic1->netsw0 netsw0->n1.nic1 n1.nic1->n1.pcie0 "
+        "n1.pcie0->n1.gpu1");
+  // GPU to host stays inside the node, and NVLink stays the route between GPUs of a node.
+  CHECK(route_names(t, "n0.gpu1", "n0.host0") == "n0.gpu1->n0.pcie0 n0.pcie0->n0.host0");
+  CHECK(route_names(t, "n0.gpu1", "n0.gpu0") == "n0.gpu1->n0.nvswitch0 n0.nvswitch0->n0.gpu0");
+}
+
+TEST_CASE("NIC affinity: set_nic pairs a GPU with a NIC and decides between equal routes") {
+  // g0 and g1 share one PCIe switch with two NICs into one network switch, like a DGX node.
+  Topology t;
+  const VertexId g0 = t.add_vertex("g0", VertexKind::Gpu);
+  const VertexId g1 = t.add_vertex("g1", VertexKind::Gpu);
+  const VertexId far = t.add_vertex("far", VertexKind::Gpu);
+  const VertexId pcie = t.add_vertex("pcie", VertexKind::PcieSwitch);
+  const VertexId nic0 = t.add_vertex("nic0", VertexKind::Nic);
+  const VertexId nic1 = t.add_vertex("nic1", VertexKind::Nic);
+  const VertexId sw = t.add_vertex("sw", VertexKind::Switch);
+  const Bandwidth bw = Bandwidth::bytes_per_second(50e9);
+  for (VertexId v : {g0, g1, nic0, nic1}) t.add_link(v, pcie, bw, us(1));
+  for (VertexId v : {nic0, nic1, far}) t.add_link(v, sw, bw, us(1));
+  // Without a pairing equal routes resolve to the lower id: both GPUs on nic0.
+  CHECK(route_names(t, "g1", "far") == "g1->pcie pcie->nic0 nic0->sw sw->far");
+  CHECK_FALSE(t.nic_of(g1).has_value());
+  t.set_nic(g1, nic1);
+  CHECK(t.nic_of(g1) == nic1);
+  CHECK(route_names(t, "g1", "far") == "g1->pcie pcie->nic1 nic1->sw sw->far");
+  CHECK(route_names(t, "far", "g1") == "far->sw sw->nic1 nic1->pcie pcie->g1");
+  CHECK(route_names(t, "g0", "far") == "g0->pcie pcie->nic0 nic0->sw sw->far");
+  // Between the two GPUs the PCIe switch is shorter than any NIC: unaffected.
+  CHECK(route_names(t, "g1", "g0") == "g1->pcie pcie->g0");
+  // Two GPUs sharing one NIC is allowed; a pairing of the wrong kinds is not.
+  t.set_nic(g0, nic1);
+  CHECK(route_names(t, "g0", "far") == "g0->pcie pcie->nic1 nic1->sw sw->far");
+  CHECK_THROWS_WITH_AS(t.set_nic(nic0, nic1),
+                       "'nic0' (nic) cannot have 'nic1' (nic) as its NIC: a gpu vertex needs a "
+                       "nic vertex",
+                       std::invalid_argument);
+  CHECK_THROWS_AS(t.set_nic(g0, sw), std::invalid_argument);
+  CHECK_THROWS_AS(t.set_nic(g0, 99), std::out_of_range);
+
+  // The pairing only breaks ties: a slower own NIC is not taken.
+  Topology slow = t;
+  const VertexId nic2 = slow.add_vertex("nic2", VertexKind::Nic);
+  slow.add_link(nic2, pcie, bw, us(1));
+  slow.add_link(nic2, sw, Bandwidth::bytes_per_second(25e9), us(1));
+  slow.set_nic(g1, nic2);
+  CHECK(route_names(slow, "g1", "far") == "g1->pcie pcie->nic0 nic0->sw sw->far");
 }
 
 TEST_CASE("fat tree and rail builders") {
@@ -154,10 +208,23 @@ TEST_CASE("fat tree and rail builders") {
 
   p.shape = NetworkShape::Rail;
   Topology rail = build_cluster(p);
-  // gpu2 and gpu3 share pcie1 and so both NICs on it; equal routes resolve to the lower id (nic2).
+  // gpu2 and gpu3 share pcie1 and so both NICs on it; of the equal routes each GPU takes the one
+  // through its own NIC and rail, not the lower id (nic2) for both.
   CHECK(route_names(rail, "n0.gpu3", "n2.gpu3") ==
-        "n0.gpu3->n0.pcie1 n0.pcie1->n0.nic2 n0.nic2->rail2 rail2->n2.nic2 n2.nic2->n2.pcie1 "
+        "n0.gpu3->n0.pcie1 n0.pcie1->n0.nic3 n0.nic3->rail3 rail3->n2.nic3 n2.nic3->n2.pcie1 "
         "n2.pcie1->n2.gpu3");
+  CHECK(route_names(rail, "n0.gpu2", "n2.gpu2") ==
+        "n0.gpu2->n0.pcie1 n0.pcie1->n0.nic2 n0.nic2->rail2 rail2->n2.nic2 n2.nic2->n2.pcie1 "
+        "n2.pcie1->n2.gpu2");
+  // Across rails no route of the shortest length goes through both own NICs (that would take
+  // the spine), so the source's wins: out on rail 3, in through n1.nic3, gpu2's PCIe neighbour.
+  CHECK(route_names(rail, "n0.gpu3", "n1.gpu2") ==
+        "n0.gpu3->n0.pcie1 n0.pcie1->n0.nic3 n0.nic3->rail3 rail3->n1.nic3 n1.nic3->n1.pcie1 "
+        "n1.pcie1->n1.gpu2");
+  // Both ends through their own NICs across the fat tree.
+  CHECK(route_names(ft, "n0.gpu3", "n1.gpu3") ==
+        "n0.gpu3->n0.pcie1 n0.pcie1->n0.nic3 n0.nic3->leaf0 leaf0->spine0 spine0->leaf1 "
+        "leaf1->n1.nic3 n1.nic3->n1.pcie1 n1.pcie1->n1.gpu3");
   // One GPU per PCIe switch pins each GPU to its own NIC and rail.
   p.node.gpus_per_pcie_switch = 1;
   Topology rail1 = build_cluster(p);
