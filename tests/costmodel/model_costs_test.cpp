@@ -187,6 +187,12 @@ TEST_CASE("roofline: overhead plus throughput, bounded by the operands' traffic"
         doctest::Approx(big.flops() / (1000e12 * (5e-6 + big.flops() / 800e12))));
   const GemmWork thin{"thin", 65536, 65536, 8};  // 2^34 FLOPs, 8.6 GB of operands
   CHECK(gemm_seconds(thin, g, 2) == doctest::Approx(thin.bytes(2) / 2e12));
+  // FP8 operands (1 byte) use the FP8 ceiling when the curve has one, else gemm_max.
+  CHECK(gemm_seconds_at(big, g, 2000e12, 1) == doctest::Approx(5e-6 + big.flops() / 1600e12));
+  g.efficiency.gemm_max_fp8 = 0.6;
+  CHECK(gemm_seconds_at(big, g, 2000e12, 1) == doctest::Approx(5e-6 + big.flops() / 1200e12));
+  CHECK(gemm_seconds(big, g, 2) == doctest::Approx(5e-6 + big.flops() / 800e12));
+  g.efficiency.gemm_max_fp8 = 0;
   PassWork pass;
   pass.attention_flops = 1e12;
   pass.memory.push_back({"norm", 4e9});

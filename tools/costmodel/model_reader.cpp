@@ -235,11 +235,12 @@ bool read_efficiency(const YamlNode& n, EfficiencyModel& e, DiagnosticList& diag
     e.kind = EfficiencyModel::Kind::Constant;
     return fraction(n, e.constant);
   }
-  MapReader m(n, diags, {"gemm_max", "gemm_overhead", "attention", "memory"});
+  MapReader m(n, diags, {"gemm_max", "gemm_max_fp8", "gemm_overhead", "attention", "memory"});
   if (!n.is_map()) return false;
   e.kind = EfficiencyModel::Kind::Roofline;
   bool ok = true;
   if (auto v = m.get("gemm_max")) ok = fraction(*v, e.gemm_max) && ok;
+  if (auto v = m.get("gemm_max_fp8")) ok = fraction(*v, e.gemm_max_fp8) && ok;
   if (m.has("gemm_overhead")) {
     if (auto t = m.time("gemm_overhead"))
       e.gemm_overhead_s = t->seconds();
@@ -387,6 +388,7 @@ nlohmann::json gpu_spec_json(const GpuSpec& g) {
         {"attention", {{"forward", e.attention_forward}, {"backward", e.attention_backward}}},
         {"memory", e.memory},
         {"source", e.source}};
+    if (e.gemm_max_fp8 > 0) j["efficiency"]["gemm_max_fp8"] = e.gemm_max_fp8;
   }
   if (g.memory) j["memory_bytes"] = g.memory->count();
   if (g.memory_bandwidth)

@@ -161,6 +161,9 @@ struct EfficiencyModel {
   // Roofline: a GEMM of F FLOPs takes gemm_overhead + F / (peak x gemm_max), never less than its
   // operand traffic at the memory bandwidth x memory.
   double gemm_max = 0.8;
+  // The ceiling of GEMMs with FP8 (1-byte) operands, as a fraction of the FP8 peak
+  // (`model.fp8_linear`, `dtype: fp8`); 0 = gemm_max.
+  double gemm_max_fp8 = 0;
   double gemm_overhead_s = 6.5e-6;
   double attention_forward = 0.6;  // FlashAttention kernels: fraction of peak on their FLOPs
   double attention_backward = 0.5;

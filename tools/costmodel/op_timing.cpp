@@ -42,7 +42,10 @@ double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak,
   const double flops = gemm.flops();
   if (eff.kind == EfficiencyModel::Kind::Constant) return flops / (peak * eff.constant);
   // One call (a batched GEMM is one call): a fixed overhead plus its FLOPs at the ceiling.
-  const double compute = eff.gemm_overhead_s + flops / (peak * eff.gemm_max);
+  // FP8 operands (1 byte) have a ceiling of their own when the GPU's curve gives one.
+  const double ceiling =
+      element_bytes == 1.0 && eff.gemm_max_fp8 > 0 ? eff.gemm_max_fp8 : eff.gemm_max;
+  const double compute = eff.gemm_overhead_s + flops / (peak * ceiling);
   const double traffic = gemm.bytes(element_bytes) / (bandwidth_of(gpu) * eff.memory);
   return std::max(compute, traffic);
 }
@@ -85,10 +88,12 @@ std::string describe_efficiency(const GpuSpec& gpu) {
   const EfficiencyModel& e = gpu.efficiency;
   if (e.kind == EfficiencyModel::Kind::Constant) return fmt::format("{:g} of peak", e.constant);
   return fmt::format(
-      "roofline: GEMM {} + F / ({:.3g} peak), attention {:.3g}/{:.3g} of peak (F/B), memory-bound "
-      "{:.3g} of {}",
-      Time::from_seconds(e.gemm_overhead_s), e.gemm_max, e.attention_forward, e.attention_backward,
-      e.memory,
+      "roofline: GEMM {} + F / ({:.3g} peak){}, attention {:.3g}/{:.3g} of peak (F/B), "
+      "memory-bound {:.3g} of {}",
+      Time::from_seconds(e.gemm_overhead_s), e.gemm_max,
+      e.gemm_max_fp8 > 0 ? fmt::format(" (FP8: {:.3g} of the FP8 peak)", e.gemm_max_fp8)
+                         : std::string(),
+      e.attention_forward, e.attention_backward, e.memory,
       gpu.memory_bandwidth ? to_string(*gpu.memory_bandwidth) : std::string("(no bandwidth)"));
 }
 

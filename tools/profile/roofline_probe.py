@@ -50,7 +50,13 @@ def parse_args(argv):
     p.add_argument("--presets", default=PRESETS, help="the presets file (default: the repository's)")
     p.add_argument("--peak", help="peak dense FLOP/s for --dtype, e.g. 989.4TFLOPS (overrides the preset)")
     p.add_argument("--bandwidth", help="HBM bandwidth, e.g. 3.35TB/s (overrides the preset)")
-    p.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
+    p.add_argument("--dtype", choices=["bf16", "fp16", "fp8"], default="bf16",
+                   help="fp8: the GEMMs only, e4m3 operands with per-tensor scales through "
+                   "torch._scaled_mm (bf16 output), against the preset's flops_fp8; prints "
+                   "gemm_max_fp8")
+    p.add_argument("--warmup", type=float, default=0.0,
+                   help="seconds of 8192^3 GEMMs in --dtype before measuring, so that the clocks "
+                   "settle where sustained work holds them (default 0)")
     p.add_argument("--reps", type=int, default=20, help="timed repetitions per measurement (default 20)")
     p.add_argument("--tokens", type=int, default=8192, help="tokens of the transformer-shaped GEMMs")
     args = p.parse_args(argv)
@@ -103,18 +109,43 @@ def timer(torch, reps):
     return run
 
 
+def gemm_call(torch, m, n, k, dtype):
+    """A function computing one m x n x k GEMM in `dtype` (None: FP8 through torch._scaled_mm)."""
+    if dtype is not None:
+        a = torch.randn(m, k, device="cuda", dtype=dtype)
+        b = torch.randn(k, n, device="cuda", dtype=dtype)
+        return lambda: a @ b
+    # FP8 e4m3, per-tensor scales, bf16 output: the second operand column-major, as cuBLASLt wants.
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+    one = torch.ones((), device="cuda")
+    return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+
 def gemm_rows(torch, args, dtype, time_it):
     shapes = [(n, n, n) for n in (512, 1024, 2048, 4096, 8192)]
     t = args.tokens
     for h in (2304, 4096, 8192):  # QKV, FC1, FC2 of a GPT layer at `t` tokens
         shapes += [(t, 3 * h, h), (t, 4 * h, h), (t, h, 4 * h)]
+    # A DeepSeek-V3 routed expert (hidden 7168, expert FFN 2048): gate and up, down.
+    shapes += [(t, 2 * 2048, 7168), (t, 7168, 2048)]
     rows = []
     for m, n, k in shapes:
-        a = torch.randn(m, k, device="cuda", dtype=dtype)
-        b = torch.randn(k, n, device="cuda", dtype=dtype)
-        seconds = time_it(lambda: a @ b)
+        seconds = time_it(gemm_call(torch, m, n, k, dtype))
         rows.append((f"gemm {m}x{n}x{k}", 2.0 * m * n * k, seconds))
     return rows
+
+
+def warm_up(torch, dtype, seconds):
+    """Runs 8192^3 GEMMs for `seconds`, so that the measurement sees sustained clocks."""
+    import time
+
+    fn = gemm_call(torch, 8192, 8192, 8192, dtype)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
 
 
 def fit_gemm(rows, peak):
@@ -164,17 +195,38 @@ def attention_rows(torch, dtype, time_it):
     return rows
 
 
+def report_fp8(args, gemms):
+    """The FP8 GEMM rows and their ceiling as a fraction of the FP8 peak (gemm_max_fp8)."""
+    peak = args.peak_value
+    fitted = [r for r in gemms if r[1] >= MIN_FIT_FLOPS]
+    gemm_max, overhead = fit_gemm(fitted, peak)
+    print(f"{'measurement':<40} {'work':>12} {'ms':>9} {'rate':>14} {'of peak':>8}")
+    for name, work, seconds in gemms:
+        rate = work / seconds
+        print(f"{name:<40} {work / 1e9:>9.1f} GF {seconds * 1e3:>9.3f} {rate / 1e12:>9.1f} TF/s {rate / peak:>8.3f}")
+    worst = max(abs((overhead + f / (peak * gemm_max)) / t - 1) for _, f, t in fitted)
+    print(f"measured: efficiency: {{gemm_max_fp8: {gemm_max:.3f}}}  (gemm_overhead {overhead * 1e6:.1f}us; "
+          f"the fit's largest error over its {len(fitted)} GEMMs: {100 * worst:.1f}%)")
+    if args.preset_efficiency:
+        print(f"preset {args.preset}: efficiency: {args.preset_efficiency}")
+    return 0
+
+
 def main(argv):
     args = parse_args(argv)
     torch = profile_block.cuda_torch("roofline_probe.py")
     if torch is None:
         return 2
-    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": None}[args.dtype]
     time_it = timer(torch, args.reps)
     peak, bandwidth = args.peak_value, args.bandwidth_value
     print(f"# device: {torch.cuda.get_device_name()}; torch {torch.__version__}; dtype {args.dtype}; "
           f"peak {peak / 1e12:.1f} TFLOP/s; HBM {bandwidth / 1e12:.3f} TB/s")
+    if args.warmup > 0:
+        warm_up(torch, dtype, args.warmup)
     gemms = gemm_rows(torch, args, dtype, time_it)
+    if dtype is None:
+        return report_fp8(args, gemms)
     mems = memory_rows(torch, dtype, time_it)
     attn = attention_rows(torch, dtype, time_it)
     fitted = [r for r in gemms if r[1] >= MIN_FIT_FLOPS]
