@@ -150,7 +150,7 @@ std::vector<PlacementKind> placements(const GeneratorInput& in) {
   const std::string p = in.params.has("placement") ? in.params.text("placement") : "straight";
   if (p == "v") return {PlacementKind::V};
   if (p == "interleaved") return {PlacementKind::Interleaved};
-  if (p == "auto") return {PlacementKind::Straight, PlacementKind::V};
+  if (p == "auto") return {PlacementKind::Straight, PlacementKind::V, PlacementKind::Interleaved};
   return {PlacementKind::Straight};
 }
 
@@ -198,8 +198,8 @@ class OutcomeCache {
       std::lock_guard<std::mutex> lock(mutex_);
       if (auto it = outcomes_.find(key); it != outcomes_.end()) return it->second;
     }
-    // With placement: auto each placement gets half the wall-clock time (and the full evaluation
-    // budget, so the result stays deterministic); the better prediction wins.
+    // With placement: auto each placement gets an equal share of the wall-clock time (and the full
+    // evaluation budget, so the result stays deterministic); the best prediction wins.
     settings.time_limit_s /= static_cast<double>(problems.size());
     auto result = std::make_shared<Result>();
     result->median_plan = in.params.has("plan_costs") && in.params.text("plan_costs") == "median";
@@ -408,8 +408,8 @@ std::vector<ParamSpec> optimized_params() {
                    "the iteration time with the work after the last op (docs/optimizer.md)"),
       choice_param("placement", "straight", {"straight", "v", "interleaved", "auto"},
                    "straight: stage s on device s; v: two chunks per device as ZB-V; interleaved: "
-                   "two chunks per device, stages d and p + d (as PipeOffload); auto: straight and "
-                   "v, the better wins"),
+                   "two chunks per device, stages d and p + d (as PipeOffload); auto: all three, "
+                   "the best prediction wins"),
       typed_param("budget", ParamType::Size, Bytes::zero(),
                   "device memory budget (default: the scenario's memory.budget, per device); the "
                   "activation limit is the budget minus the device's static memory",

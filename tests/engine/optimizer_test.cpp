@@ -147,11 +147,13 @@ TEST_CASE(
     // The predicted stage-span in the note is the engine's.
     CHECK(f.note.find(fmt::format("predicted stage-span {:.6g} ms",
                                   r.metrics.stage_span_max.seconds() * 1e3)) != std::string::npos);
-    // auto runs both placements and keeps the better prediction.
+    // auto runs the three placements and keeps the best prediction.
     GeneratorInput both = in;
     both.params.set("placement", std::string("auto"));
     const Formula fa = registry().find("optimized")->formula(both);
     CHECK(fa.note.find("placements tried: straight") != std::string::npos);
+    CHECK(fa.note.find(", v ") != std::string::npos);
+    CHECK(fa.note.find(", interleaved ") != std::string::npos);
     GeneratorInput straight = in;
     straight.params.set("placement", std::string("straight"));
     const Table ts = registry().find("optimized")->generate(straight);
