@@ -43,8 +43,8 @@ def render_doc(rows, configs, ablations, order_kept, tflops):
         "- Selene as a `multi-node` topology: 8 GPUs per node on NVLink at 300 GB/s each way, "
         "one 200 Gb/s HDR NIC per GPU, a non-blocking network (the paper's full-bisection fat "
         "tree), the latencies of `scenarios/topologies/dgx-h100-4nodes.yaml`; "
-        "`gpus_per_pcie_switch: 1` so that GPU i uses NIC i as NCCL does (see the last ablation "
-        "row);",
+        "`gpus_per_pcie_switch: 2` as in a DGX A100, each GPU sending through its own NIC as "
+        "NCCL pairs them (docs/topologies.md; one GPU per switch gives the same results here);",
         "- `parallelism: {tp, dp, order: [tp, pp, dp]}` (TP inside a node); microbatches per "
         "pipeline = global batch / (micro-batch x dp);",
         "- the schedule: `interleaved-1f1b` with the paper's chunks (layers per stage / layers "
@@ -157,10 +157,6 @@ MISSING = """\
   version, clocks).
 - Gradients are taken as fp16 (Megatron's default with `--fp16` in 2021); the `fp32 gradients`
   row shows the other reading.
-- bubblesim's route search sends both GPUs of a PCIe switch through the first NIC of that switch
-  when `gpus_per_pcie_switch` is 2 (shortest paths tie and the lower vertex wins, as
-  tests/topologies/topology_test.cpp pins), halving their inter-node bandwidth; the scenarios use
-  1, which routes GPU i through NIC i as NCCL does (the ablation row shows the difference).
 - The recompute op R holds a stage's whole activation set (Megatron's uniform recompute holds one
   layer's), so the memory budget is lifted; peak memory is not validated here.
 - Table 2's schedule, recompute and DDP are assumed (above).
