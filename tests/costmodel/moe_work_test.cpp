@@ -34,7 +34,7 @@ TEST_CASE("deepseek-v3: 671B total and 37B activated parameters, counted as Deep
   // kv_a norm, kv_b 512x128x256, o 128x128x7168) and two norms in each of 61 layers, 3 dense MLPs
   // of 18432, 58 MoE layers of router 256x7168 + 1 shared + 256 routed experts of 2048,
   // untied embedding and head of 129280 x 7168, final norm. The multi-token prediction module
-  // (layer 61, part of the 685B on Hugging Face) is not in the 671B and not modelled.
+  // (layer 61, part of the 685B on Hugging Face) is not in the 671B (mtp_work_test.cpp).
   const double h = 7168, v = 129280;
   const double attention =
       h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 + 512 * 128 * 256 + 128 * 128 * h + 2 * h;

@@ -19,6 +19,7 @@ import csv
 import os
 import re
 import sys
+import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
 from validation_common import DEFAULT_BUBBLESIM, ROOT, pct, run_scenario_text
@@ -67,30 +68,7 @@ def has_key(text, key):
     return re.search(rf"\b{key}:", text) is not None
 
 
-def split_layers(layers, stages):
-    """bubblesim's default split (tools/costmodel/stage_layout.cpp): the first layers % stages
-    stages get one layer more."""
-    return [layers // stages + (1 if i < layers % stages else 0) for i in range(stages)]
-
-
-def with_mtp(text, layers):
-    """The scenario with one more layer on the last pipeline stage: the transformer block of the
-    runs' multi-token prediction module (its projection and second LM-head pass not counted)."""
-    chunks = re.search(r"layers_per_chunk: \[([0-9, \n]*)\]", text)
-    if chunks:
-        counts = [int(x) for x in chunks.group(1).replace("\n", " ").split(",")]
-        counts[-1] += 1
-        key = {"layers_per_chunk": "[" + ", ".join(map(str, counts)) + "]"}
-        text = text[:chunks.start()] + text[chunks.end():]
-        text = re.sub(r",\s*\}", "}", re.sub(r",\s*,", ",", text))
-    else:
-        counts = split_layers(layers, int(re.search(r"stages: (\d+)", text).group(1)))
-        counts[-1] += 1
-        key = {"layers_per_stage": "[" + ", ".join(map(str, counts)) + "]"}
-    return edit(text, model=dict(key, layers=layers + 1))
-
-
-def ablations(text, layers):
+def ablations(text):
     """(name, what changes, scenario text) for each mechanism of this scenario, switched alone."""
     flip = "false" if re.search(r"a2a_overlap: true", text) else "true"
     out = [("a2a_overlap " + flip,
@@ -116,9 +94,9 @@ def ablations(text, layers):
         ("dtype fp8", "`model.dtype: fp8` on top: every tensor 1 byte (activations, p2p, the "
          "all-to-all) and every GEMM at the FP8 peak, more than the runs do",
          edit(text, model={"dtype": "fp8"})),
-        ("MTP block on", "one more MoE layer on the last pipeline stage: the transformer block of "
-         "the runs' multi-token prediction module (its projection and second LM-head pass not "
-         "counted); the runs have it, the scenarios cannot state it", with_mtp(text, layers)),
+        ("MTP off", "`model.mtp_depth: 0`: without the runs' multi-token prediction module "
+         "(its projection, MoE block and second LM-head pass and loss on the head's stage)",
+         edit(text, model={"mtp_depth": "0"})),
     ]
     return out
 
@@ -132,7 +110,7 @@ def simulate(binary, text):
     return {"label": results[0]["label"], "iteration_s": sim["iteration_time_s"],
             "a2a_s": sim.get("a2a_s", 0.0), "a2a_exposed_s": sim.get("a2a_exposed_s", 0.0),
             "a2a_slowdown_s": sim.get("a2a_slowdown_s", 0.0), "dp_sync_s": sim["dp_sync_s"],
-            "oom": bool(sim["out_of_memory"]), "layers": report["scenario"]["model"]["layers"]}
+            "oom": bool(sim["out_of_memory"])}
 
 
 def run_rows(binary, jobs):
@@ -143,7 +121,7 @@ def run_rows(binary, jobs):
                 text = s.read()
             meas = measured_iteration_s(row)
             base = simulate(binary, text)
-            variants = ablations(text, base["layers"])
+            variants = ablations(text)
             runs = pool.map(lambda v: simulate(binary, v[2]), variants)
             abl = [(name, what, r) for (name, what, _), r in zip(variants, runs)]
             rows.append(dict(row=row, measured=meas, base=base, ablations=abl))
@@ -217,22 +195,41 @@ def doc_text(rows):
     lines += ["", "## What the scenarios leave out", ""]
     for r in rows:
         lines.append(f"- **{r['row']['id']}**: {r['row']['not_in_scenario']}.")
-    lines += ["", "## Reading the errors", "", READING, "", "## Not used: what could not be sourced or stated",
+    lines += ["", "## Reading the errors", "", reading(rows), "", "## Not used: what could not be sourced or stated",
               "", NOT_USED, ""]
     return "\n".join(lines)
 
 
-READING = """\
+def reading(rows):
+    """The discussion of the errors, its numbers taken from the rows (row ids of the CSV)."""
+    by = {r["row"]["id"]: r for r in rows}
+    ds, mg = by["deepseek-v3-h800"], by["deepseek-v3-h100-megatron"]
+
+    def abl(r, name):
+        return dict((n, x) for n, _, x in r["ablations"])[name]["iteration_s"]
+
+    def err(r, seconds):
+        return pct((seconds - r["measured"]) / r["measured"])
+
+    def change(r, name):
+        return pct((abl(r, name) - r["base"]["iteration_s"]) / r["measured"])
+
+    base = {k: r["base"]["iteration_s"] for k, r in (("ds", ds), ("mg", mg))}
+    bf16 = {k: abl(r, "fp8_linear off") for k, r in (("ds", ds), ("mg", mg))}
+    a2a = mg["base"]["a2a_s"]
+    microbatches = int(mg["row"]["global_batch"]) // int(mg["row"]["dp"])
+    return reflow(f"""\
 The scenarios state the runs' FP8 as they used it (`model.fp8_linear: true`: the linear GEMMs at
-the FP8 peak with the casts of their inputs, everything else in BF16). With it both rows are
-predicted much faster than measured; even with every GEMM in BF16 (`fp8_linear off`) they are
-predicted faster. bubblesim is therefore optimistic about these MoE runs by more than the FP8
-speed-up: the missing time is in the compute, not in the all-to-all. On the Megatron row the
-whole all-to-all is exposed (the recipe turns the overlap off) and predicted at 9.06 s of the
-iteration (70.8 ms per microbatch on the busiest device: 8 MoE layers x 4 all-to-alls of 2048
-tokens x 8 copies x 7168 x 2 bytes over 16 nodes, about 2.2 ms each); the rest of the measured
-iteration, 16.2 s, is more than the 11.3 s of predicted compute with FP8 GEMMs and close to the
-14.5 s predicted with BF16 GEMMs. Mechanisms missing or wrong, none fitted here:
+the FP8 peak with the casts of their inputs, everything else in BF16) and their multi-token
+prediction module (`model.mtp_depth: 1`). With FP8 GEMMs the rows are predicted at
+{err(ds, base["ds"])} (DeepSeek) and {err(mg, base["mg"])} (Megatron) of the measured time; with
+every GEMM in BF16 (`fp8_linear off`) at {err(ds, bf16["ds"])} and {err(mg, bf16["mg"])}. On the
+Megatron row the whole all-to-all is exposed (the recipe turns the overlap off) and predicted at
+{a2a:.2f} s of the iteration ({1000 * a2a / microbatches:.1f} ms per microbatch on the busiest
+device: 8 MoE layers x 4 all-to-alls of 2048 tokens x 8 copies x 7168 x 2 bytes over 16 nodes,
+about 2.2 ms each); the rest of the measured iteration, {mg["measured"] - a2a:.1f} s, compares
+with {base["mg"] - a2a:.1f} s of predicted compute with FP8 GEMMs and {bf16["mg"] - a2a:.1f} s
+with BF16 GEMMs. Mechanisms missing or wrong, none fitted here:
 
 - **FP8 GEMM speed**: `fp8_linear` runs FP8 GEMMs at the GPU preset's measured FP8 ceiling
   (`gemm_max_fp8` 0.64 of the FP8 peak, where BF16 reaches 0.72-0.75 of its own: measured on an
@@ -240,16 +237,19 @@ iteration, 16.2 s, is more than the 11.3 s of predicted compute with FP8 GEMMs a
   their inputs, but not DeepSeek's own kernels with their promotion of partial sums to CUDA cores
   every 128 elements (report sec. 3.3.2), nor the DeepSeek-V3 expert shapes' lower FP8 efficiency
   (0.48-0.55 of the FP8 peak measured, under the fitted ceiling). The model's FP8 gain on the
-  iteration, 1.21x (DeepSeek) and 1.16x (Megatron), may still be more than the runs got: the
-  BF16-GEMM predictions are nearer to both measurements (the runs' own BF16 times on these
-  layouts are not published).
-- **multi-token prediction**: both runs train one MTP module (an extra MoE layer, a projection
-  and a second LM-head GEMM and loss; DeepSeek-V3 report sec. 2.2; the `m` of the Megatron
-  recipe's layout `Et|(tt|)*30mL`, alone in the last virtual stage). bubblesim has no key for it;
-  the ablation's `MTP block on` adds its transformer block as one more layer on the last stage:
-  +8% of the measured time on DualPipe, whose last stage already holds the LM head and becomes
-  the longest, +1% on Megatron's interleaved layout; the projection and the second head pass
-  would add more.
+  iteration is {bf16["ds"] / base["ds"]:.2f}x (DeepSeek) and {bf16["mg"] / base["mg"]:.2f}x
+  (Megatron); the runs' own BF16 times on these layouts are not published.
+- **multi-token prediction**: both runs train one MTP module (DeepSeek-V3 report sec. 2.2 and
+  4.2, D = 1; the Megatron-Bridge recipe's `mtp_num_layers = 1`, the `m` of its layout
+  `Et|(tt|)*30mL`, with the loss in the last virtual stage): per microbatch a 2h -> h projection,
+  one MoE block and a second LM-head GEMM and loss on the head's stage (docs/models.md). Without
+  it (`MTP off`) the prediction changes by {change(ds, "MTP off")} of the measured time on DualPipe, whose
+  head's stage (3 layers, the LM head and the loss, on rank 0 with the embedding's stage) becomes
+  the longest, {change(mg, "MTP off")} on Megatron's layout, whose last virtual stage held only
+  the head and now holds the module too. The block alone as one more layer, this ablation's
+  earlier approximation, added +8.0% and +0.7%: the projection and the second head pass (a
+  129280-wide logits GEMM in BF16 and the loss over it, `cross_entropy` as the scenario states
+  it) are the larger part.
 - **recompute**: DeepSeek recomputes RMSNorm and the MLA up-projections in the backward, the
   Megatron recipe `mla_up_proj` and the dense MLPs (small extra forwards); not in the scenarios.
 - **token permutation**: the gather of the routed tokens into expert order and the scatter back
@@ -270,9 +270,31 @@ bytes; DeepSeek states its limit of 4 nodes; whether Megatron's forced load bala
 DeepSeek's group-limited routing, which the preset's `max_nodes: 4` stands for, is not stated),
 `a2a_overlap` on the Megatron row (its whole all-to-all is exposed: the recipe turns the overlap
 off; `comm_sm_fraction` changes nothing there, as nothing hides), `imbalance` (the runs balance
-their experts; 1.5 would cost 6-7%), and `fp8_linear`. On the Megatron row the EP group is
-modelled as the 64 data-parallel ranks at TP rank 0 (16 nodes, 4 GPUs each); Megatron folds EP
-64 over the stage's 128 GPUs (8 nodes): EP inside the TP group is not modelled (docs/moe.md)."""
+their experts; 1.5 would cost {change(ds, "imbalance 1.5")} and {change(mg, "imbalance 1.5")}),
+`fp8_linear` and the MTP module. On the Megatron row the EP group is modelled as the 64
+data-parallel ranks at TP rank 0 (16 nodes, 4 GPUs each); Megatron folds EP 64 over the stage's
+128 GPUs (8 nodes): EP inside the TP group is not modelled (docs/moe.md).""")
+
+
+def reflow(text, width=96):
+    """Paragraphs and `- ` bullets rewrapped at `width` (the numbers above vary in length)."""
+    blocks = []
+    for para in text.split("\n\n"):
+        items, current = [], []
+        for line in para.split("\n"):
+            if line.startswith("- ") and current:
+                items.append(current)
+                current = []
+            current.append(line.strip())
+        items.append(current)
+        out = []
+        for item in items:
+            words = " ".join(item)
+            bullet = words.startswith("- ")
+            out.append(textwrap.fill(words, width, subsequent_indent="  " if bullet else "",
+                                     break_long_words=False, break_on_hyphens=False))
+        blocks.append("\n".join(out))
+    return "\n\n".join(blocks)
 
 
 NOT_USED = """\
