@@ -134,6 +134,44 @@ TEST_CASE("mtp_depth: the head's stage gains one block, the projection, norms, h
   CHECK(with.profile.stages.front().static_memory == without.profile.stages.front().static_memory);
 }
 
+TEST_CASE("mtp_depth on the roofline: the norms, lookup and loss cost their bytes") {
+  // No call overhead, so each GEMM (all compute-bound here) takes its FLOPs at 0.8 of peak and
+  // the memory-bound kernels their bytes at 0.8 of 2 TB/s.
+  GpuSpec g = constant_gpu();
+  g.efficiency.kind = EfficiencyModel::Kind::Roofline;
+  g.efficiency.gemm_max = 0.8;
+  g.efficiency.gemm_overhead_s = 0;
+  g.efficiency.memory = 0.8;
+  auto stage = [&](const TransformerModel& m) {
+    ModelCostInputs in;
+    in.model = m;
+    in.gpu = g;
+    in.stages = 2;
+    return model_costs(in).stages.back();
+  };
+  const StageBreakdown plain = stage(small(4, {2, 2}, 0));
+  const StageBreakdown mtp = stage(small(4, {2, 2}, 1));
+  const StageBreakdown deeper = stage(small(5, {2, 3}, 0));
+  const double flops = 2 * kS * 2 * kH * kH + 2 * kS * kH * kV;  // projection, logits
+  const double compute = flops / (312e12 * 0.8), bw = 2e12 * 0.8, H = kS * kH * kE;
+  // F: lookup 2H, two norms 4H, concatenation 4H, the head's final norm 2H; Megatron's fp32 loss
+  // over T V logits: cast (e + 4), max 4, subtract 8, exp 8, sum 4, divide 8 bytes per logit.
+  const double f_bytes = 12 * H + (kE + 4 + 32) * kS * kV;
+  // B: the lookup's gradient scatter 2H, both norms 6H, the final norm 3H; the loss gradient in
+  // place (8) and its cast back (4 + e) per logit.
+  const double b_bytes = 11 * H + (8 + 4 + kE) * kS * kV;
+  auto delta = [](const TimeParts& a, const TimeParts& b) { return a.seconds() - b.seconds(); };
+  CHECK(
+      delta(mtp.forward, plain.forward) ==
+      doctest::Approx(delta(deeper.forward, plain.forward) + compute + f_bytes / bw).epsilon(1e-9));
+  CHECK(delta(mtp.backward_input, plain.backward_input) ==
+        doctest::Approx(delta(deeper.backward_input, plain.backward_input) + compute + b_bytes / bw)
+            .epsilon(1e-9));
+  CHECK(delta(mtp.backward_weight, plain.backward_weight) ==
+        doctest::Approx(delta(deeper.backward_weight, plain.backward_weight) + compute)
+            .epsilon(1e-9));
+}
+
 TEST_CASE("mtp_depth: memory-bound work and tensor-parallel collectives of the projection part") {
   // t = 1: F looks up T x h (read and write), normalises two T x h tensors (read, write) and
   // concatenates them (read both, write 2h): 2 + 4 + 4 = 10 T h e bytes; B scatters the lookup's
