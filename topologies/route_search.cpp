@@ -44,11 +44,12 @@ LinkGraph::LinkGraph(std::int32_t vertex_count, std::vector<SearchLink> all)
   }
 }
 
-SourceSearch::SourceSearch(const LinkGraph& graph, VertexId source)
-    : graph_(&graph), source_(source) {
+SourceSearch::SourceSearch(const LinkGraph& graph, VertexId source, VertexId through)
+    : graph_(&graph), source_(source), through_vertex_(through) {
   const auto n = static_cast<std::size_t>(graph.vertices);
   cost_.assign(n, kInfiniteCost);
   settled_.assign(n, 0);
+  if (through_vertex_ >= 0) through_.assign(n, 0);
   heap_pos_.assign(n, -1);
   push_or_decrease(source, PathCost{});
 }
@@ -58,13 +59,24 @@ bool SourceSearch::step() {
   const VertexId v = pop();
   settled_[static_cast<std::size_t>(v)] = 1;
   order_.push_back(v);
+  // Every link reaching a vertex at its cost comes from a vertex settled before it (each link
+  // adds a hop), so through() is final once the vertex is settled: relaxing a link passes the
+  // flag on to an equally short route and replaces it for a shorter one.
+  const bool tracking = through_vertex_ >= 0;
+  if (v == through_vertex_) through_[static_cast<std::size_t>(v)] = 1;
+  const std::uint8_t passes = tracking ? through_[static_cast<std::size_t>(v)] : 0;
   const PathCost base = cost(v);
   const auto vu = static_cast<std::size_t>(v);
   for (std::int32_t i = graph_->out_begin[vu]; i < graph_->out_begin[vu + 1]; ++i) {
     const SearchLink& l = graph_->links[static_cast<std::size_t>(graph_->out[i])];
     if (settled(l.target)) continue;
     const PathCost c = combine(base, l.cost);
-    if (c < cost(l.target)) push_or_decrease(l.target, c);
+    if (c < cost(l.target)) {
+      push_or_decrease(l.target, c);
+      if (tracking) through_[static_cast<std::size_t>(l.target)] = passes;
+    } else if (passes != 0 && c == cost(l.target)) {
+      through_[static_cast<std::size_t>(l.target)] = 1;
+    }
   }
   return true;
 }
@@ -78,19 +90,30 @@ void SourceSearch::settle_through(const PathCost& bound) {
   while (!heap_.empty() && !(bound < cost(heap_.front()))) step();
 }
 
-LinkId SourceSearch::via(VertexId v) const {
-  if (v == source_) return -1;
+LinkId SourceSearch::best_in_link(VertexId v, bool through_only) const {
   const auto vu = static_cast<std::size_t>(v);
   for (std::int32_t i = graph_->in_begin[vu]; i < graph_->in_begin[vu + 1]; ++i) {
     const LinkId l = graph_->in[static_cast<std::size_t>(i)];
     const SearchLink& info = graph_->links[static_cast<std::size_t>(l)];
-    if (settled(info.source) && combine(cost(info.source), info.cost) == cost(v)) return l;
+    if (settled(info.source) && (!through_only || through(info.source)) &&
+        combine(cost(info.source), info.cost) == cost(v))
+      return l;
   }
   return -1;
 }
 
+LinkId SourceSearch::via(VertexId v) const {
+  if (v == source_) return -1;
+  return best_in_link(v, false);
+}
+
+LinkId SourceSearch::via_through(VertexId v) const {
+  if (v == source_ || v == through_vertex_) return via(v);
+  return best_in_link(v, true);
+}
+
 std::size_t SourceSearch::memory_bytes() const {
-  return cost_.capacity() * sizeof(PathCost) + settled_.capacity() +
+  return cost_.capacity() * sizeof(PathCost) + settled_.capacity() + through_.capacity() +
          (heap_pos_.capacity() + heap_.capacity() + order_.capacity()) * sizeof(std::int32_t);
 }
 

@@ -42,11 +42,14 @@ struct LinkGraph {
 };
 
 /// Dijkstra from one source with an indexed binary heap; costs are exact for settled vertices.
+/// Optionally tracks which shortest routes pass one `through` vertex (the source GPU's own NIC).
 class SourceSearch {
  public:
-  SourceSearch(const LinkGraph& graph, VertexId source);
+  /// `through`: a vertex whose shortest routes are told apart (through(), via_through()); -1: none.
+  SourceSearch(const LinkGraph& graph, VertexId source, VertexId through = -1);
 
   VertexId source() const { return source_; }
+  VertexId through_vertex() const { return through_vertex_; }
   /// Settles the next vertex in cost order; false when nothing reachable is left.
   bool step();
   /// Settles vertices until `v` is settled or nothing reachable is left.
@@ -60,6 +63,13 @@ class SourceSearch {
   /// The link into settled `v` on its route: among the links from settled vertices that reach `v`
   /// at its cost, the one from the lowest vertex id, then the lowest link id; -1 for the source.
   LinkId via(VertexId v) const;
+  /// Whether some shortest route to settled `v` passes the `through` vertex (false without one).
+  bool through(VertexId v) const {
+    return !through_.empty() && through_[static_cast<std::size_t>(v)] != 0;
+  }
+  /// For `v` with through(v): via(v) among the links from vertices with through() (the link into
+  /// the `through` vertex itself is via()'s).
+  LinkId via_through(VertexId v) const;
   /// Bytes held (for the cache's memory bound).
   std::size_t memory_bytes() const;
 
@@ -69,10 +79,15 @@ class SourceSearch {
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
   bool before(VertexId a, VertexId b) const;
+  // The first in-link of settled `v` from a settled vertex that reaches it at its cost and,
+  // with `through_only`, has through() set.
+  LinkId best_in_link(VertexId v, bool through_only) const;
 
   const LinkGraph* graph_;
   VertexId source_;
+  VertexId through_vertex_;
   std::vector<PathCost> cost_;
+  std::vector<std::uint8_t> through_;  // per vertex, when through_vertex_ >= 0
   std::vector<std::uint8_t> settled_;
   std::vector<std::int32_t> heap_pos_;  // -1: not in the heap
   std::vector<VertexId> heap_;

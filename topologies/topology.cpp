@@ -69,7 +69,13 @@ struct Topology::Impl {
           fmt::format("link id {} is not in the topology ({} directed links)", l, links.size()));
     }
   }
-  void changed() { cache = std::make_shared<RouteCache>(); }
+  // A fresh cache unless this one is unused and not shared with a copy (building a topology
+  // changes it once per vertex and link).
+  void changed() {
+    if (cache.use_count() == 1 && !cache->graph && cache->routes.empty() && cache->hosts.empty())
+      return;
+    cache = std::make_shared<RouteCache>();
+  }
 
   // The search from `source`, resumed when cached. Caller holds cache->mutex.
   SourceSearch& search_from(VertexId source) const {
@@ -82,7 +88,8 @@ struct Topology::Impl {
       return *c.searches.back();
     }
     if (c.searches.size() >= c.max_searches) c.searches.erase(c.searches.begin());
-    c.searches.push_back(std::make_unique<SourceSearch>(*c.graph, source));
+    c.searches.push_back(
+        std::make_unique<SourceSearch>(*c.graph, source, nics[static_cast<std::size_t>(source)]));
     return *c.searches.back();
   }
 
@@ -92,16 +99,18 @@ struct Topology::Impl {
     for (const LinkInfo& l : links) search_links.push_back(SearchLink{l.source, l.target, l.cost});
     c.graph = std::make_unique<LinkGraph>(static_cast<std::int32_t>(names.size()),
                                           std::move(search_links));
-    // A search holds a cost (16 bytes), a flag and three int32 arrays per vertex.
-    const std::size_t per_search = names.size() * (sizeof(PathCost) + 1 + 3 * 4) + 1;
+    // A search holds a cost (16 bytes), two flags and three int32 arrays per vertex.
+    const std::size_t per_search = names.size() * (sizeof(PathCost) + 2 + 3 * 4) + 1;
     c.max_searches = std::max<std::size_t>(2, kSearchCacheBytes / per_search);
   }
 
-  // Appends the route from `search`'s source to settled `to` to `r`.
-  void append_route(const SourceSearch& search, VertexId to, Route& r) const {
+  // Appends the route from `search`'s source to settled `to` to `r`; with `through`, one that
+  // passes the search's `through` vertex (the caller knows a shortest one does).
+  void append_route(const SourceSearch& search, VertexId to, Route& r, bool through) const {
     const std::size_t first = r.links.size();
     for (VertexId v = to; v != search.source();) {
-      const LinkId l = search.via(v);
+      const LinkId l = through ? search.via_through(v) : search.via(v);
+      if (v == search.through_vertex()) through = false;
       r.links.push_back(l);
       r.latency += links[static_cast<std::size_t>(l)].latency;
       v = links[static_cast<std::size_t>(l)].source;
@@ -109,58 +118,43 @@ struct Topology::Impl {
     std::reverse(r.links.begin() + static_cast<std::ptrdiff_t>(first), r.links.end());
   }
 
-  // The route from `from` through `waypoints` in order to `to` (each leg a shortest route), when
-  // it costs exactly `best`; nullopt otherwise. Looks each search up again per leg: fetching the
-  // next one may evict the previous from the cache.
-  std::optional<Route> route_through(VertexId from, const std::vector<VertexId>& waypoints,
-                                     VertexId to, const PathCost& best) const {
-    Route r;
-    PathCost cost;
-    VertexId at = from;
-    for (std::size_t i = 0; i <= waypoints.size(); ++i) {
-      const VertexId next = i < waypoints.size() ? waypoints[i] : to;
-      SourceSearch& search = search_from(at);
-      search.settle(next);
-      if (!search.settled(next)) return std::nullopt;
-      cost = combine(cost, search.cost(next));
-      if (best < cost) return std::nullopt;
-      append_route(search, next, r);
-      at = next;
-    }
-    if (cost != best) return std::nullopt;
-    return r;
-  }
-
   // The NIC affinity rule: among the shortest routes, one through both endpoints' own NICs, else
   // through the source's, else through the destination's; then the search's lowest vertex ids.
+  // The search from `from` knows which routes pass its own NIC; the leg from the destination's
+  // NIC in is the reverse of the route out to it from the destination (add_link puts the two
+  // directions of a link next to each other, with the same cost: the reverse of l is l ^ 1).
   std::optional<Route> compute_route(VertexId from, VertexId to) const {
     if (from == to) return Route{};
-    SourceSearch& search = search_from(from);
-    search.settle(to);
-    if (!search.settled(to)) return std::nullopt;
-    const PathCost best = search.cost(to);
-    // A waypoint can be on a shortest route only if it is strictly closer than `to` (every link
-    // costs at least one hop); unsettled vertices are at least as far.
-    auto own_nic = [&](VertexId gpu, VertexId other) -> VertexId {
-      const VertexId nic = nics[static_cast<std::size_t>(gpu)];
-      if (nic < 0 || nic == other || !search.settled(nic) || !(search.cost(nic) < best)) return -1;
-      return nic;
-    };
-    const VertexId out = own_nic(from, to);
-    const VertexId in = own_nic(to, from);
-    if (out >= 0 || in >= 0) {
-      std::vector<std::vector<VertexId>> tries;
-      if (out >= 0 && in >= 0 && out != in) tries.push_back({out, in});
-      if (out >= 0) tries.push_back({out});
-      if (in >= 0 && in != out) tries.push_back({in});
-      for (const std::vector<VertexId>& waypoints : tries) {
-        if (std::optional<Route> r = route_through(from, waypoints, to, best)) return r;
+    SourceSearch* search = &search_from(from);
+    search->settle(to);
+    if (!search->settled(to)) return std::nullopt;
+    const PathCost best = search->cost(to);
+    const bool out = search->through(to);
+    const VertexId in = nics[static_cast<std::size_t>(to)];
+    // The destination's NIC can be on a shortest route only if it is strictly closer than `to`
+    // (every link adds a hop); an unsettled vertex is at least as far.
+    if (in >= 0 && in != from && search->settled(in) && search->cost(in) < best) {
+      const PathCost to_in = search->cost(in);
+      SourceSearch& back = search_from(to);  // may evict others, not the last used (`from`'s)
+      back.settle(in);
+      if (back.settled(in) && combine(to_in, back.cost(in)) == best) {
+        Route leg;
+        append_route(back, in, leg, false);
+        search = &search_from(from);
+        search->settle(to);  // a no-op unless it was evicted after all
+        Route r;
+        if (search->through(in) || !out) {
+          append_route(*search, in, r, search->through(in));
+          for (auto l = leg.links.rbegin(); l != leg.links.rend(); ++l) r.links.push_back(*l ^ 1);
+          r.latency += leg.latency;
+          return r;
+        }
       }
+      search = &search_from(from);
+      search->settle(to);
     }
-    SourceSearch& plain = search_from(from);
-    plain.settle(to);
     Route r;
-    append_route(plain, to, r);
+    append_route(*search, to, r, out);
     return r;
   }
 

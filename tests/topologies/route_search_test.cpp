@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <vector>
@@ -101,6 +102,79 @@ TEST_CASE("lazy routes and nearest hosts equal the brute-force reference") {
       CHECK(t.nearest_host(a) == reference_host(t, a));
     }
   }
+}
+
+// The NIC affinity rule checked on random graphs against the brute-force costs: the route is a
+// shortest one, and it passes both endpoints' NICs when a shortest route does, else the source's
+// when one does, else the destination's when one does.
+TEST_CASE("routes between GPUs with NICs follow the affinity rule on random graphs") {
+  std::mt19937 rng(11);
+  int both = 0, source_only = 0, destination_only = 0;
+  for (int graph = 0; graph < 20; ++graph) {
+    Topology t;
+    const std::int32_t n = 24;
+    std::uniform_int_distribution<int> kind(0, 2);
+    for (std::int32_t v = 0; v < n; ++v)
+      t.add_vertex("v" + std::to_string(v), kind(rng) == 0 ? VertexKind::Nic : VertexKind::Gpu);
+    std::uniform_int_distribution<VertexId> pick(0, n - 1);
+    for (int i = 0; i < 40; ++i) {
+      const VertexId a = pick(rng), b = pick(rng);
+      if (a != b) t.add_link(a, b, Bandwidth::bytes_per_second(1e9), Time::from_ps(1'000'000));
+    }
+    std::vector<VertexId> nics;
+    for (VertexId v = 0; v < n; ++v)
+      if (t.vertex_kind(v) == VertexKind::Nic) nics.push_back(v);
+    if (nics.empty()) continue;
+    std::uniform_int_distribution<std::size_t> pick_nic(0, nics.size() - 1);
+    for (VertexId v = 0; v < n; ++v)
+      if (t.vertex_kind(v) == VertexKind::Gpu) t.set_nic(v, nics[pick_nic(rng)]);
+    std::vector<std::vector<PathCost>> d;
+    for (VertexId v = 0; v < n; ++v) d.push_back(reference_costs(t, v));
+    auto dist = [&](VertexId a, VertexId b) {
+      return d[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+    };
+    auto on_shortest = [&](VertexId a, VertexId w, VertexId b) {  // some shortest a->b passes w
+      return dist(a, w) != kInfiniteCost && dist(w, b) != kInfiniteCost &&
+             combine(dist(a, w), dist(w, b)) == dist(a, b);
+    };
+    for (VertexId a = 0; a < n; ++a) {
+      for (VertexId b = 0; b < n; ++b) {
+        const std::optional<Route> r = t.route(a, b);
+        REQUIRE(r.has_value() == (dist(a, b) != kInfiniteCost));
+        if (!r || a == b) continue;
+        PathCost cost;
+        std::vector<VertexId> passed{a};
+        for (LinkId l : r->links) {
+          CHECK(t.link_source(l) == passed.back());
+          cost = combine(cost, link_cost(t, l));
+          passed.push_back(t.link_target(l));
+        }
+        CHECK(passed.back() == b);
+        CHECK(cost == dist(a, b));
+        auto passes = [&](VertexId w) {
+          return std::find(passed.begin(), passed.end(), w) != passed.end();
+        };
+        const std::optional<VertexId> na = t.nic_of(a), nb = t.nic_of(b);
+        if (!na || !nb || *na == b || *nb == a) continue;
+        const bool via_a = on_shortest(a, *na, b), via_b = on_shortest(a, *nb, b);
+        if (via_a && via_b &&
+            combine(combine(dist(a, *na), dist(*na, *nb)), dist(*nb, b)) == dist(a, b)) {
+          CHECK((passes(*na) && passes(*nb)));
+          ++both;
+        } else if (via_a) {
+          CHECK(passes(*na));
+          ++source_only;
+        } else if (via_b) {
+          CHECK(passes(*nb));
+          ++destination_only;
+        }
+      }
+    }
+  }
+  // The random graphs exercise every branch of the rule.
+  CHECK(both > 0);
+  CHECK(source_only > 0);
+  CHECK(destination_only > 0);
 }
 
 TEST_CASE("a copy shares routes until one of them changes") {
