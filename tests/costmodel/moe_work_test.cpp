@@ -185,3 +185,39 @@ TEST_CASE("model.fp8_linear on the roofline: each FP8 GEMM's input is cast with 
             pass_time(layer.backward_input, gpu, 2, true, Fp8Gemms::On).memory_s ==
         doctest::Approx(dy / bw));
 }
+
+TEST_CASE("model.moe.permute: copies reads and writes every token copy in each gather pass") {
+  TransformerModel m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.attention.heads = 16;
+  m.seq_len = 512;
+  m.embedding.vocab = 0;
+  m.mlp.kind = MlpKind::Swiglu;
+  m.moe = MoeSpec{};
+  m.moe->experts = 8;
+  m.moe->top_k = 2;
+  m.moe->expert_ffn_hidden = 256;
+  auto permute_bytes = [](const PassWork& pass, const char* name) {
+    double bytes = 0;
+    for (const MemoryWork& w : pass.memory)
+      if (w.name == name) bytes += w.bytes;
+    return bytes;
+  };
+  // 512 tokens x 2 copies x 1024 x 2 bytes = 2 MiB of copies (C), 1 MiB of tokens.
+  const double C = 512.0 * 2 * 1024 * 2, tokens = 512.0 * 1024 * 2;
+  // Two experts per GPU (ep 4): permute, regroup, regroup back (2C each), unpermute C + tokens.
+  const ComponentWork ep4 = transformer_layer_work(m, Sharding{1, false, 4}, true);
+  CHECK(permute_bytes(ep4.forward, "moe_permute") == doctest::Approx(7 * C + tokens));
+  CHECK(permute_bytes(ep4.backward_input, "moe_permute_grad") == doctest::Approx(7 * C + tokens));
+  // One expert per GPU (ep 8): no regrouping.
+  const ComponentWork ep8 = transformer_layer_work(m, Sharding{1, false, 8}, true);
+  CHECK(permute_bytes(ep8.forward, "moe_permute") == doctest::Approx(3 * C + tokens));
+  // fused: the dispatch and combine place the tokens, no pass of their own.
+  TransformerModel fused = m;
+  fused.moe->permute_copies = false;
+  const ComponentWork f4 = transformer_layer_work(fused, Sharding{1, false, 4}, true);
+  CHECK(permute_bytes(f4.forward, "moe_permute") == 0);
+  CHECK(permute_bytes(f4.backward_input, "moe_permute_grad") == 0);
+  CHECK(ep4.forward.memory_bytes() - f4.forward.memory_bytes() == doctest::Approx(7 * C + tokens));
+}

@@ -55,6 +55,10 @@ struct MoeSpec {
   /// DeepSeek-V3's node-limited routing: a token goes to experts on at most this many nodes and
   /// crosses the network once per node (0 = no limit: one copy per routed expert).
   std::int64_t max_nodes = 0;
+  /// How the routed token copies get into expert order and back (`model.moe.permute`): true =
+  /// separate gather passes around the all-to-all (Megatron's alltoall dispatcher), false = the
+  /// dispatch and combine kernels place them (no pass of their own).
+  bool permute_copies = true;
 };
 
 /// `model.mla:` — DeepSeek's multi-head latent attention (docs/moe.md): low-rank query and

@@ -56,7 +56,7 @@ bool read_moe(const std::optional<YamlNode>& user, const std::optional<YamlNode>
   if (!*p) return false;
   Layered map(user, preset, diags,
               {"experts", "top_k", "expert_ffn_hidden", "shared_experts", "dense_layers",
-               "capacity_factor", "imbalance", "max_nodes"});
+               "capacity_factor", "imbalance", "max_nodes", "permute"});
   MoeSpec m;
   bool ok = true;
   auto integer = [&](const char* key, std::int64_t min, std::int64_t& v) {
@@ -87,6 +87,12 @@ bool read_moe(const std::optional<YamlNode>& user, const std::optional<YamlNode>
   real("capacity_factor", 0.0, 1000.0, m.capacity_factor);
   real("imbalance", 1.0, 1000.0, m.imbalance);
   integer("max_nodes", 0, m.max_nodes);  // 0: no limit (lifts a preset's)
+  if (auto n = map.get("permute")) {
+    if (auto c = n->as_choice(diags, {"copies", "fused"}))
+      m.permute_copies = *c == "copies";
+    else
+      ok = false;
+  }
   if (ok) out = m;
   return ok;
 }
@@ -130,7 +136,8 @@ nlohmann::json moe_json(const MoeSpec& m) {
           {"dense_layers", m.dense_layers},
           {"capacity_factor", m.capacity_factor},
           {"imbalance", m.imbalance},
-          {"max_nodes", m.max_nodes}};
+          {"max_nodes", m.max_nodes},
+          {"permute", m.permute_copies ? "copies" : "fused"}};
 }
 
 nlohmann::json mla_json(const MlaSpec& m) {

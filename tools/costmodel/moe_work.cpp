@@ -66,6 +66,21 @@ void add_moe_mlp(ComponentWork& c, const TransformerModel& m, const Sharding& sh
   c.activation_bytes += routed.rows * local * h * e;
   c.experts = {routed.parameters_per_gpu, c.activation_bytes - kept_before};
 
+  // Token permutation (`model.moe.permute: copies`, Megatron's MoEAlltoAllTokenDispatcher): the
+  // token copies are gathered into expert order before the dispatch (permute) and, with several
+  // experts on the GPU, regrouped by local expert after it (sort_chunks_by_idxs); after the
+  // experts the same two in reverse, the last (unpermute) summing each token's copies into it.
+  // A gather reads and writes every copy (2 C bytes, C = routed_tokens x top_k x h x e); the
+  // unpermute reads them and writes the tokens (C + routed_tokens x h x e). B runs the
+  // gradients through the same passes.
+  if (moe.permute_copies) {
+    const double copies = routed_tokens * k * h * e;
+    const double gathers = local > 1 ? 3.0 : 1.0;  // permute, and the two regroupings
+    const double bytes = gathers * 2.0 * copies + copies + routed_tokens * h * e;
+    c.forward.memory.push_back({"moe_permute", bytes});
+    c.backward_input.memory.push_back({"moe_permute_grad", bytes});
+  }
+
   // All-to-all: every GPU dispatches its token copies (routed_tokens x top_k x h x e, the part
   // that stays local included) and combines them back; B has the two gradients.
   c.comm.a2a_bytes = routed_tokens * k * h * e;

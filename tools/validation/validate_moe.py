@@ -252,9 +252,11 @@ with BF16 GEMMs. Mechanisms missing or wrong, none fitted here:
   it) are the larger part.
 - **recompute**: DeepSeek recomputes RMSNorm and the MLA up-projections in the backward, the
   Megatron recipe `mla_up_proj` and the dense MLPs (small extra forwards); not in the scenarios.
-- **token permutation**: the gather of the routed tokens into expert order and the scatter back
-  (memory-bound passes over tokens x top_k x hidden, F and B) are not timed by
-  `tools/costmodel/moe_work.cpp`; a few percent of the iteration by the HBM bandwidth.
+- **token permutation**: timed since `model.moe.permute` (default `copies`, docs/moe.md): the
+  gathers into expert order and back, about 1.25 ms of F and of B per DeepSeek-V3 MoE layer at
+  the H800's HBM rate, in both rows (Megatron's flex dispatcher also permutes the tokens DeepEP
+  receives into expert order, `get_permuted_hidden_states_by_experts`); `fused` would drop
+  them.
 - **host and launch overhead**: the Megatron H100 recipe runs without CUDA graphs; many small
   kernels per MoE layer (router, permutation, grouped GEMM, activation) each pay a launch, and a
   dropless MoE layer synchronises with the host to size its buffers. bubblesim times kernels by
