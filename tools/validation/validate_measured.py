@@ -390,8 +390,8 @@ MISSING = """\
   multi-node rows are held back. Published multi-node runs predicted from the datasheet roofline
   (Megatron-LM SC21, 32 to 3072 A100s: docs/validation-megatron.md) come out 14-22% too fast,
   with the pipeline and data-parallel scaling as measured and the gap in the ops' own time;
-  published MoE runs (docs/validation-moe.md) 11-12% too fast with their FP8 GEMMs,
-  0-3% too slow with BF16 GEMMs."""
+  published MoE runs (docs/validation-moe.md) 7-8% too fast with their FP8 GEMMs,
+  5-7% too slow with BF16 GEMMs."""
 
 
 CV_SOURCE = "given on the command line (--cv, --per)"
