@@ -25,14 +25,15 @@ std::string scenario(int depth, const char* schedules) {
 
 struct Reports {
   nlohmann::json json;
-  std::string text;
+  std::string text, markdown;
 };
 
 Reports run(const std::string& yaml) {
   static const Registry registry = builtin_registry();
   const Scenario sc = load_scenario_string(yaml, "mtp.yaml", ".", registry);
   const ScenarioRun result = run_scenario(sc, registry);
-  return {scenario_report_json(sc, result), scenario_report_text(sc, result, ReportOptions{})};
+  return {scenario_report_json(sc, result), scenario_report_text(sc, result, ReportOptions{}),
+          scenario_report_markdown(sc, result, ReportOptions{})};
 }
 
 }  // namespace
@@ -48,6 +49,8 @@ TEST_CASE("mtp_depth: the last stage's costs show the module; the first stage's 
         before["static_memory_bytes"][1].get<double>());
   CHECK(mtp.text.find("stage 1 holds the multi-token prediction module") != std::string::npos);
   CHECK(plain.text.find("multi-token prediction") == std::string::npos);
+  CHECK(mtp.markdown.find("stage 1 holds the multi-token prediction module") != std::string::npos);
+  CHECK(plain.markdown.find("multi-token prediction") == std::string::npos);
   const nlohmann::json& model = mtp.json["scenario"]["model"];
   CHECK(model["parameters"] == plain.json["scenario"]["model"]["parameters"]);
   CHECK(model["parameters_mtp"].get<double>() > 0);

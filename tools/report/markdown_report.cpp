@@ -66,6 +66,9 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
   if (result.resolved.model_costs) {
     out += "\n### Per-GPU stage costs derived from the model\n\n" +
            md_table(stage_cost_rows(result.resolved), 1);
+    const std::vector<std::string> mtp = mtp_cost_notes(result.resolved);
+    if (!mtp.empty()) out += "\n";
+    for (const std::string& line : mtp) out += line + ".\n";
   }
   Ranking ranking = rank_schedules(result);
   if (!ranking.changes.empty()) {
