@@ -24,6 +24,25 @@ TransformerModel preset(const std::string& name) {
 /// SwiGLU MLP of width f at hidden h, no biases.
 double mlp(double h, double f) { return 3.0 * h * f; }
 
+/// 4 layers of hidden 1024, 16 heads, 512 tokens, SwiGLU without biases or dropout, no
+/// vocabulary; MoE of 8 experts, top 2, expert width 256.
+TransformerModel small_moe() {
+  TransformerModel m;
+  m.layers = 4;
+  m.hidden = 1024;
+  m.attention.heads = 16;
+  m.seq_len = 512;
+  m.embedding.vocab = 0;
+  m.mlp.kind = MlpKind::Swiglu;
+  m.bias = false;
+  m.dropout = false;
+  m.moe = MoeSpec{};
+  m.moe->experts = 8;
+  m.moe->top_k = 2;
+  m.moe->expert_ffn_hidden = 256;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("deepseek-v3: 671B total and 37B activated parameters, counted as DeepSeek counts") {
@@ -73,19 +92,7 @@ TEST_CASE("dense models: activated parameters are all but the input embedding ta
 }
 
 TEST_CASE("a MoE layer's FLOPs follow top_k and the shared experts, not the expert count") {
-  TransformerModel m;
-  m.layers = 4;
-  m.hidden = 1024;
-  m.attention.heads = 16;
-  m.seq_len = 512;
-  m.embedding.vocab = 0;
-  m.mlp.kind = MlpKind::Swiglu;
-  m.bias = false;
-  m.dropout = false;
-  m.moe = MoeSpec{};
-  m.moe->experts = 8;
-  m.moe->top_k = 2;
-  m.moe->expert_ffn_hidden = 256;
+  const TransformerModel m = small_moe();
   const double T = 512, h = 1024, f = 256;
   auto expert_flops = [&](const TransformerModel& mm, std::int64_t ep) {
     const ComponentWork c = transformer_layer_work(mm, Sharding{1, false, ep}, true);
@@ -187,17 +194,7 @@ TEST_CASE("model.fp8_linear on the roofline: each FP8 GEMM's input is cast with 
 }
 
 TEST_CASE("model.moe.permute: copies reads and writes every token copy in each gather pass") {
-  TransformerModel m;
-  m.layers = 4;
-  m.hidden = 1024;
-  m.attention.heads = 16;
-  m.seq_len = 512;
-  m.embedding.vocab = 0;
-  m.mlp.kind = MlpKind::Swiglu;
-  m.moe = MoeSpec{};
-  m.moe->experts = 8;
-  m.moe->top_k = 2;
-  m.moe->expert_ffn_hidden = 256;
+  const TransformerModel m = small_moe();
   auto permute_bytes = [](const PassWork& pass, const char* name) {
     double bytes = 0;
     for (const MemoryWork& w : pass.memory)
