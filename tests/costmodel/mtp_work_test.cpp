@@ -227,8 +227,9 @@ TEST_CASE("mtp_depth with MoE: the block is a MoE layer with its experts and all
 }
 
 TEST_CASE("deepseek-v3 with mtp_depth 1: 671B main model, the MTP module counted apart") {
-  const TransformerModel m = preset("model: {preset: deepseek-v3, mtp_depth: 1}\n");
-  const TransformerModel main_only = preset("model: {preset: deepseek-v3}\n");
+  const TransformerModel m = preset("model: {preset: deepseek-v3}\n");  // config.json: 1
+  REQUIRE(m.embedding.mtp_depth == 1);
+  const TransformerModel main_only = preset("model: {preset: deepseek-v3, mtp_depth: 0}\n");
   CHECK(model_parameters(m) == model_parameters(main_only));
   CHECK(model_parameters(m) == doctest::Approx(671e9).epsilon(0.01));
   // By hand from config.json: layer 61 is a MoE layer (MLA as in moe_work_test.cpp, router
