@@ -97,7 +97,17 @@ def ablations(text):
         ("MTP off", "`model.mtp_depth: 0`: without the runs' multi-token prediction module "
          "(its projection, MoE block and second LM-head pass and loss on the head's stage)",
          edit(text, model={"mtp_depth": "0"})),
+        ("permute fused", "`model.moe.permute: fused`: no token permutation passes of their own "
+         "(the dispatch and combine kernels place the tokens)",
+         edit(text, model={"moe": "{permute: fused}"})),
     ]
+    gpu = re.search(r"^cluster: \{gpu: \{preset: ([\w-]+)\}\}$", text, flags=re.M)
+    if gpu:
+        out.append(("FP8 ceiling as BF16", "`cluster.gpu.efficiency.gemm_max_fp8: 0.75`, the "
+                    "preset's BF16 `gemm_max`: FP8 GEMMs at the same fraction of their doubled "
+                    "peak, instead of the 0.64 measured on an H100 (docs/models.md)",
+                    text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, efficiency: "
+                                 "{gemm_max_fp8: 0.75}}}" % gpu.group(1))))
     return out
 
 
