@@ -1,11 +1,13 @@
 // model.mtp_depth in a scenario (docs/models.md, "Multi-token prediction"): the text report's
-// stage-cost table says what the MTP module adds to the LM head's stage, the JSON report counts
-// its parameters apart, and a V-shaped schedule puts it with the head on device 0.
+// stage-cost table (text, Markdown, HTML) says what the MTP module adds to the LM head's stage, the
+// JSON report counts its parameters apart, and a V-shaped schedule puts it with the head on device
+// 0.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "schedules/builtin_generators.h"
+#include "tools/report/html_report.h"
 #include "tools/report/json_report.h"
 #include "tools/report/text_report.h"
 #include "tools/runner/scenario_runner.h"
@@ -25,7 +27,7 @@ std::string scenario(int depth, const char* schedules) {
 
 struct Reports {
   nlohmann::json json;
-  std::string text, markdown;
+  std::string text, markdown, html;
 };
 
 Reports run(const std::string& yaml) {
@@ -33,7 +35,8 @@ Reports run(const std::string& yaml) {
   const Scenario sc = load_scenario_string(yaml, "mtp.yaml", ".", registry);
   const ScenarioRun result = run_scenario(sc, registry);
   return {scenario_report_json(sc, result), scenario_report_text(sc, result, ReportOptions{}),
-          scenario_report_markdown(sc, result, ReportOptions{})};
+          scenario_report_markdown(sc, result, ReportOptions{}),
+          render_html_report(sc, result, std::vector<const MemoryTimeline*>(result.runs.size()))};
 }
 
 }  // namespace
@@ -51,6 +54,8 @@ TEST_CASE("mtp_depth: the last stage's costs show the module; the first stage's 
   CHECK(plain.text.find("multi-token prediction") == std::string::npos);
   CHECK(mtp.markdown.find("stage 1 holds the multi-token prediction module") != std::string::npos);
   CHECK(plain.markdown.find("multi-token prediction") == std::string::npos);
+  CHECK(mtp.html.find("<p>stage 1 holds the multi-token prediction module") != std::string::npos);
+  CHECK(plain.html.find("multi-token prediction") == std::string::npos);
   const nlohmann::json& model = mtp.json["scenario"]["model"];
   CHECK(model["parameters"] == plain.json["scenario"]["model"]["parameters"]);
   CHECK(model["parameters_mtp"].get<double>() > 0);

@@ -248,7 +248,10 @@ std::string stage_cost_table(const ScenarioRun& result) {
                               b(c.moe.expert_activation))
                 : std::string());
   }
-  return h + "</tbody></table>\n";
+  h += "</tbody></table>\n";
+  for (const std::string& line : mtp_cost_notes(result.resolved))
+    h += "<p>" + escape_html(line) + ".</p>\n";
+  return h;
 }
 
 constexpr const char* kStyle = R"CSS(
