@@ -195,20 +195,36 @@ def attention_rows(torch, dtype, time_it):
     return rows
 
 
-def report_fp8(args, gemms):
-    """The FP8 GEMM rows and their ceiling as a fraction of the FP8 peak (gemm_max_fp8)."""
-    peak = args.peak_value
+def gemm_fit(gemms, peak):
+    """(GEMMs fitted, gemm_max, overhead, the fit's largest relative error): the GEMMs of at
+    least MIN_FIT_FLOPS, fitted by fit_gemm."""
     fitted = [r for r in gemms if r[1] >= MIN_FIT_FLOPS]
     gemm_max, overhead = fit_gemm(fitted, peak)
+    worst = max(abs((overhead + f / (peak * gemm_max)) / t - 1) for _, f, t in fitted)
+    return fitted, gemm_max, overhead, worst
+
+
+def print_flop_rows(rows, peak):
+    """The table header, then one line per (name, FLOPs, seconds) row with its rate and its
+    fraction of `peak`."""
     print(f"{'measurement':<40} {'work':>12} {'ms':>9} {'rate':>14} {'of peak':>8}")
-    for name, work, seconds in gemms:
+    for name, work, seconds in rows:
         rate = work / seconds
         print(f"{name:<40} {work / 1e9:>9.1f} GF {seconds * 1e3:>9.3f} {rate / 1e12:>9.1f} TF/s {rate / peak:>8.3f}")
-    worst = max(abs((overhead + f / (peak * gemm_max)) / t - 1) for _, f, t in fitted)
-    print(f"measured: efficiency: {{gemm_max_fp8: {gemm_max:.3f}}}  (gemm_overhead {overhead * 1e6:.1f}us; "
-          f"the fit's largest error over its {len(fitted)} GEMMs: {100 * worst:.1f}%)")
+
+
+def print_preset(args):
     if args.preset_efficiency:
         print(f"preset {args.preset}: efficiency: {args.preset_efficiency}")
+
+
+def report_fp8(args, gemms):
+    """The FP8 GEMM rows and their ceiling as a fraction of the FP8 peak (gemm_max_fp8)."""
+    fitted, gemm_max, overhead, worst = gemm_fit(gemms, args.peak_value)
+    print_flop_rows(gemms, args.peak_value)
+    print(f"measured: efficiency: {{gemm_max_fp8: {gemm_max:.3f}}}  (gemm_overhead {overhead * 1e6:.1f}us; "
+          f"the fit's largest error over its {len(fitted)} GEMMs: {100 * worst:.1f}%)")
+    print_preset(args)
     return 0
 
 
@@ -229,12 +245,8 @@ def main(argv):
         return report_fp8(args, gemms)
     mems = memory_rows(torch, dtype, time_it)
     attn = attention_rows(torch, dtype, time_it)
-    fitted = [r for r in gemms if r[1] >= MIN_FIT_FLOPS]
-    gemm_max, overhead = fit_gemm(fitted, peak)
-    print(f"{'measurement':<40} {'work':>12} {'ms':>9} {'rate':>14} {'of peak':>8}")
-    for name, work, seconds in gemms + attn:
-        rate = work / seconds
-        print(f"{name:<40} {work / 1e9:>9.1f} GF {seconds * 1e3:>9.3f} {rate / 1e12:>9.1f} TF/s {rate / peak:>8.3f}")
+    fitted, gemm_max, overhead, worst = gemm_fit(gemms, peak)
+    print_flop_rows(gemms + attn, peak)
     for name, work, seconds in mems:
         rate = work / seconds
         print(f"{name:<40} {work / 1e9:>9.2f} GB {seconds * 1e3:>9.3f} {rate / 1e12:>9.3f} TB/s {rate / bandwidth:>8.3f}")
@@ -242,13 +254,11 @@ def main(argv):
     flash = [r for r in attn if r[0].startswith("flash")] or attn or [("forward", 0, 1), ("backward", 0, 1)]
     forward = statistics.fmean(w / s / peak for n, w, s in flash if "forward" in n)  # 0: none ran
     backward = statistics.fmean(w / s / peak for n, w, s in flash if "backward" in n)
-    worst = max(abs((overhead + f / (peak * gemm_max)) / t - 1) for _, f, t in fitted)
     print(f"measured: efficiency: {{gemm_max: {gemm_max:.3f}, gemm_overhead: {overhead * 1e6:.1f}us, "
           f"attention: {{forward: {forward:.2f}, backward: {backward:.2f}}}, memory: {memory:.2f}}}")
     print(f"  (the GEMM fit's largest error over its {len(fitted)} GEMMs: {100 * worst:.1f}%; GEMMs under "
           f"{MIN_FIT_FLOPS / 1e9:.0f} GFLOP are left out: from Python they time the host's launch rate)")
-    if args.preset_efficiency:
-        print(f"preset {args.preset}: efficiency: {args.preset_efficiency}")
+    print_preset(args)
     return 0
 
 
