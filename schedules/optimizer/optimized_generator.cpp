@@ -30,6 +30,11 @@ using optimizer::Problem;
 
 constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max() / 8;
 
+/// `plan_costs: median`: plan from the median stage (Problem::plan_with_median_stage).
+bool plans_from_median(const GeneratorInput& in) {
+  return in.params.has("plan_costs") && in.params.text("plan_costs") == "median";
+}
+
 /// Problem from the input for one placement: per-stage costs of the table's stages (halved chunks
 /// for V), the delays per boundary, the per-device limits.
 Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
@@ -74,8 +79,7 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
       pr.comm.backward_ps[static_cast<std::size_t>(s)] = transfer(b, a, bytes);
     }
   }
-  if (in.params.has("plan_costs") && in.params.text("plan_costs") == "median")
-    pr.plan_with_median_stage();
+  if (plans_from_median(in)) pr.plan_with_median_stage();
   // The iteration objective (docs/iterations.md): per device the optimizer steps of the stages it
   // holds (a pipeline stage's step divided among its chunks, as the engine does), the scenario's
   // barrier and its own time.
@@ -174,7 +178,7 @@ std::string cache_key(const GeneratorInput& in, const std::vector<Problem>& prob
     key += fmt::format("{}|{}|{}|", fmt::join(pr.comm.forward_ps, ","),
                        fmt::join(pr.comm.backward_ps, ","), fmt::join(pr.iteration.post_ps, ","));
   }
-  if (in.params.has("plan_costs")) key += in.params.text("plan_costs");
+  if (plans_from_median(in)) key += "median";
   return key;
 }
 
@@ -202,7 +206,7 @@ class OutcomeCache {
     // evaluation budget, so the result stays deterministic); the best prediction wins.
     settings.time_limit_s /= static_cast<double>(problems.size());
     auto result = std::make_shared<Result>();
-    result->median_plan = in.params.has("plan_costs") && in.params.text("plan_costs") == "median";
+    result->median_plan = plans_from_median(in);
     bool have = false;
     for (Problem& pr : problems) {
       OptimizeOutcome out = optimizer::optimize(pr, settings);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace bubblesim::optimizer {
 
@@ -64,13 +65,16 @@ void Problem::set_uniform_comm(std::int64_t ps) {
 
 namespace {
 
-/// The upper median of `v` (its element n / 2 once sorted), in place of every element.
+/// The upper median of non-empty `v`: its element n / 2 once sorted.
+std::int64_t upper_median(std::vector<std::int64_t> v) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+/// Every element of `v` replaced by its upper median.
 void set_upper_median(std::vector<std::int64_t>& v) {
-  if (v.empty()) return;
-  std::vector<std::int64_t> sorted = v;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(v.size() / 2),
-                   sorted.end());
-  v.assign(v.size(), sorted[v.size() / 2]);
+  if (!v.empty()) v.assign(v.size(), upper_median(v));
 }
 
 }  // namespace
@@ -94,9 +98,9 @@ void Problem::plan_with_median_stage() {
     for (std::int32_t s = 0; s + 1 < stages; ++s)
       if (device(s) != device(s + 1)) crossing.push_back((*delays)[static_cast<std::size_t>(s)]);
     if (crossing.empty()) continue;
-    set_upper_median(crossing);
+    const std::int64_t median = upper_median(std::move(crossing));
     for (std::int32_t s = 0; s + 1 < stages; ++s)
-      if (device(s) != device(s + 1)) (*delays)[static_cast<std::size_t>(s)] = crossing.front();
+      if (device(s) != device(s + 1)) (*delays)[static_cast<std::size_t>(s)] = median;
   }
 }
 

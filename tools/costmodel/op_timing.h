@@ -46,10 +46,11 @@ double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak, do
 
 /// Seconds of `work` on `gpu`; `backward` picks the attention kernels' backward efficiency.
 /// `fp8` (`model.fp8_linear`): the linear GEMMs (GemmWork::linear) run at the GPU's FP8 peak,
-/// on the same efficiency curve, with 1-byte operands; the attention core, router, LM head and
-/// memory-bound kernels stay in the model's dtype. With OnWithCasts the roofline also moves
-/// fp8_cast_bytes at the HBM bandwidth. Throws std::invalid_argument when the roofline model has
-/// no memory bandwidth, or `fp8` is on and the GPU has no FP8 peak.
+/// on the same efficiency curve up to its FP8 ceiling (gemm_max_fp8), with 1-byte operands; the
+/// attention core, router, LM head and memory-bound kernels stay in the model's dtype. With
+/// OnWithCasts the roofline also moves fp8_cast_bytes at the HBM bandwidth. Throws
+/// std::invalid_argument when the roofline model has no memory bandwidth, or `fp8` is on and the
+/// GPU has no FP8 peak.
 PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward,
                    Fp8Gemms fp8 = Fp8Gemms::Off);
 
