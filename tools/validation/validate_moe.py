@@ -68,8 +68,9 @@ def has_key(text, key):
     return re.search(rf"\b{key}:", text) is not None
 
 
-def ablations(text):
-    """(name, what changes, scenario text) for each mechanism of this scenario, switched alone."""
+def ablations(text, gemm_max):
+    """(name, what changes, scenario text) for each mechanism of this scenario, switched alone;
+    `gemm_max` is the BF16 ceiling of the scenario's GPU (its resolved `cluster.gpu`)."""
     flip = "false" if re.search(r"a2a_overlap: true", text) else "true"
     out = [("a2a_overlap " + flip,
             "`parallelism.a2a_overlap` flipped (true: each B directly followed by an F on its "
@@ -102,12 +103,12 @@ def ablations(text):
          edit(text, model={"moe": "{permute: fused}"})),
     ]
     gpu = re.search(r"^cluster: \{gpu: \{preset: ([\w-]+)\}\}$", text, flags=re.M)
-    if gpu:
-        out.append(("FP8 ceiling as BF16", "`cluster.gpu.efficiency.gemm_max_fp8: 0.75`, the "
-                    "preset's BF16 `gemm_max`: FP8 GEMMs at the same fraction of their doubled "
+    if gpu and gemm_max is not None:
+        out.append(("FP8 ceiling as BF16", f"`cluster.gpu.efficiency.gemm_max_fp8: {gemm_max}`, "
+                    "the preset's BF16 `gemm_max`: FP8 GEMMs at the same fraction of their doubled "
                     "peak, instead of the 0.64 measured on an H100 (docs/models.md)",
                     text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, efficiency: "
-                                 "{gemm_max_fp8: 0.75}}}" % gpu.group(1))))
+                                 "{gemm_max_fp8: %s}}}" % (gpu.group(1), gemm_max))))
     return out
 
 
@@ -117,7 +118,9 @@ def simulate(binary, text):
     if len(results) != 1:
         sys.exit("a validation scenario runs one schedule")
     sim = results[0]["simulation"]
+    efficiency = report["scenario"].get("cluster", {}).get("gpu", {}).get("efficiency")
     return {"label": results[0]["label"], "iteration_s": sim["iteration_time_s"],
+            "gemm_max": efficiency.get("gemm_max") if isinstance(efficiency, dict) else None,
             "a2a_s": sim.get("a2a_s", 0.0), "a2a_exposed_s": sim.get("a2a_exposed_s", 0.0),
             "a2a_slowdown_s": sim.get("a2a_slowdown_s", 0.0), "dp_sync_s": sim["dp_sync_s"],
             "oom": bool(sim["out_of_memory"])}
@@ -131,7 +134,7 @@ def run_rows(binary, jobs):
                 text = s.read()
             meas = measured_iteration_s(row)
             base = simulate(binary, text)
-            variants = ablations(text)
+            variants = ablations(text, base["gemm_max"])
             runs = pool.map(lambda v: simulate(binary, v[2]), variants)
             abl = [(name, what, r) for (name, what, _), r in zip(variants, runs)]
             rows.append(dict(row=row, measured=meas, base=base, ablations=abl))
