@@ -30,9 +30,9 @@ bool untouched(const TableIndex& index, std::int32_t s, std::int32_t j) {
          !index.find(OpKind::Reload, s, j).present();
 }
 
-PassDecision empty_decision(const char* name, MemoryPolicy policy, const Table& table) {
+PassDecision empty_decision(PassKind kind, MemoryPolicy policy, const Table& table) {
   PassDecision d;
-  d.name = name;
+  d.kind = kind;
   d.policy = policy;
   d.count_per_device.assign(static_cast<std::size_t>(table.devices), 0);
   d.bytes_per_device.assign(static_cast<std::size_t>(table.devices), Bytes::zero());
@@ -41,28 +41,9 @@ PassDecision empty_decision(const char* name, MemoryPolicy policy, const Table& 
 
 }  // namespace
 
-std::string PassDecision::summary() const {
-  std::int64_t count = 0;
-  Bytes bytes;
-  for (std::size_t d = 0; d < count_per_device.size(); ++d) {
-    count += count_per_device[d];
-    bytes += bytes_per_device[d];
-  }
-  if (name == kA2aPairingPass) {
-    return fmt::format(
-        "a2a pairing (parallelism.a2a_overlap): {} of {} backward + next forward "
-        "pairs run as overlapped F&B ops{}",
-        count, candidates,
-        rejected > 0 ? fmt::format(", {} left apart (would deadlock)", rejected) : std::string());
-  }
-  return fmt::format("{} pass ({}): {} of {} activations on stages [{}], {} {}", name,
-                     memory_policy_name(policy), count, candidates, fmt::join(stages, ", "), bytes,
-                     name == "offload" ? "moved" : "not stored");
-}
-
 PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>& stage_costs,
                                 const RecomputeSettings& settings) {
-  PassResult out{table, empty_decision("recompute", settings.policy, table)};
+  PassResult out{table, empty_decision(PassKind::Recompute, settings.policy, table)};
   // Selective recompute changes costs, not the table (memory_settings.h).
   if (settings.policy != MemoryPolicy::Full) return out;
   const bool subset = !settings.stages.empty() || settings.fraction.has_value();
@@ -105,7 +86,7 @@ PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>
 
 PassResult apply_offload_pass(const Table& table, const std::vector<StageCost>& stage_costs,
                               const TableTimings& ideal, const OffloadSettings& settings) {
-  PassResult out{table, empty_decision("offload", settings.policy, table)};
+  PassResult out{table, empty_decision(PassKind::Offload, settings.policy, table)};
   out.decision.prefetch = settings.prefetch;
   if (settings.policy == MemoryPolicy::None) return out;
   const auto devices = static_cast<std::size_t>(table.devices);

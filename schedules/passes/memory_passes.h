@@ -19,11 +19,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
-#include <string_view>
 #include <vector>
 
 #include "schedules/memory_settings.h"
+#include "schedules/passes/pass_decision.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/units/rates.h"
@@ -36,26 +35,6 @@ struct OpWindow {
   Time end;
 };
 using TableTimings = std::vector<std::vector<OpWindow>>;
-
-/// What one pass decided.
-/// The name of the decision `parallelism.a2a_overlap`'s pairing makes (a2a_pairing.h): pairs,
-/// no bytes; not a memory pass.
-inline constexpr std::string_view kA2aPairingPass = "a2a pairing";
-
-struct PassDecision {
-  std::string name;  // "recompute", "offload", or kA2aPairingPass
-  MemoryPolicy policy = MemoryPolicy::None;
-  std::vector<std::int64_t> count_per_device;  // activations recomputed / offloaded
-  std::vector<Bytes>
-      bytes_per_device;  // recompute: bytes not stored (M_B - input); offload: bytes moved
-  std::vector<std::int32_t> stages;  // table stages touched, ascending
-  std::int64_t candidates = 0;       // activations considered
-  std::int64_t rejected = 0;  // offload: window too short or not chosen; pairing: would deadlock
-  std::int32_t prefetch = 0;  // offload only
-
-  /// "offload pass (full): 12 of 24 activations on stages [0, 1], 12GiB moved" for reports.
-  std::string summary() const;
-};
 
 struct PassResult {
   Table table;

@@ -201,7 +201,7 @@ nlohmann::json explain_report_json(const Scenario& scenario, const Generator& ge
   for (const PassDecision& p : subject.passes) {
     nlohmann::json bytes = nlohmann::json::array();
     for (Bytes b : p.bytes_per_device) bytes.push_back(b.count());
-    passes.push_back({{"name", p.name},
+    passes.push_back({{"name", pass_name(p.kind)},
                       {"policy", memory_policy_name(p.policy)},
                       {"count_per_device", p.count_per_device},
                       {"bytes_per_device", bytes},

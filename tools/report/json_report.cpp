@@ -34,14 +34,14 @@ nlohmann::json param_value_json(const ParamValue& v) {
 }
 
 nlohmann::json pass_json(const PassDecision& d) {
-  nlohmann::json j = {{"name", d.name},
+  nlohmann::json j = {{"name", pass_name(d.kind)},
                       {"policy", memory_policy_name(d.policy)},
                       {"count_per_device", d.count_per_device},
                       {"bytes_per_device", bytes_list(d.bytes_per_device)},
                       {"stages", d.stages},
                       {"candidates", d.candidates}};
-  if (d.name == kA2aPairingPass) j["rejected"] = d.rejected;
-  if (d.name == "offload") {
+  if (d.kind == PassKind::A2aPairing) j["rejected"] = d.rejected;
+  if (d.kind == PassKind::Offload) {
     j["rejected"] = d.rejected;
     j["prefetch"] = d.prefetch;
   }

@@ -256,7 +256,7 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
     if (memory) out += memory_text(result, width);
     for (const ScheduleRun& r : result.runs) {
       for (const PassDecision& p : r.passes) {
-        if (memory || p.name == kA2aPairingPass)
+        if (memory || !p.is_memory_pass())
           out += wrap_text(fmt::format("{}: {}", r.label, p.summary()), width, 2);
       }
     }

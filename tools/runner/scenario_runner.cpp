@@ -56,7 +56,7 @@ PassDecision pair_for_a2a_overlap(Table& table) {
   PairingResult r = pair_backward_forward(table);
   table = std::move(r.table);
   PassDecision d;
-  d.name = kA2aPairingPass;
+  d.kind = PassKind::A2aPairing;
   d.count_per_device = std::move(r.pairs_per_device);
   d.bytes_per_device.assign(d.count_per_device.size(), Bytes::zero());
   d.candidates = r.candidates;

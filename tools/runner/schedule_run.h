@@ -30,7 +30,7 @@ struct ScheduleRun {
   std::string label;     // name plus non-default parameters, e.g. "interleaved-1f1b(chunks=2)"
   ParamValues params;
   Table table;                         // as replayed: after the memory passes
-  std::vector<PassDecision> passes;    // what each memory pass decided (recompute, then offload)
+  std::vector<PassDecision> passes;    // what each pass decided (a2a pairing, recompute, offload)
   std::vector<StageCost> stage_costs;  // per table stage
   Formula formula;
   bool has_formula = false;

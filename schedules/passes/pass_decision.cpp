@@ -1,0 +1,39 @@
+#include "schedules/passes/pass_decision.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace bubblesim {
+
+std::string_view pass_name(PassKind kind) {
+  switch (kind) {
+    case PassKind::Recompute:
+      return "recompute";
+    case PassKind::Offload:
+      return "offload";
+    case PassKind::A2aPairing:
+      return "a2a pairing";
+  }
+  return "recompute";
+}
+
+std::string PassDecision::summary() const {
+  std::int64_t count = 0;
+  Bytes bytes;
+  for (std::size_t d = 0; d < count_per_device.size(); ++d) {
+    count += count_per_device[d];
+    bytes += bytes_per_device[d];
+  }
+  if (kind == PassKind::A2aPairing) {
+    return fmt::format(
+        "a2a pairing (parallelism.a2a_overlap): {} of {} backward + next forward "
+        "pairs run as overlapped F&B ops{}",
+        count, candidates,
+        rejected > 0 ? fmt::format(", {} left apart (would deadlock)", rejected) : std::string());
+  }
+  return fmt::format("{} pass ({}): {} of {} activations on stages [{}], {} {}", pass_name(kind),
+                     memory_policy_name(policy), count, candidates, fmt::join(stages, ", "), bytes,
+                     kind == PassKind::Offload ? "moved" : "not stored");
+}
+
+}  // namespace bubblesim
