@@ -191,10 +191,12 @@ std::int64_t last_forward_chain(const Problem& pr, std::int32_t d, std::int64_t 
                      mw = pr.memory.weight_grad_bytes[du], limit = pr.memory.limit_bytes[du];
   const std::int64_t tf = pr.forward_ps[du], tb = pr.backward_ps[du], tw = pr.weight_ps[du];
   if (mb <= 0 || m < 2) return 0;
-  const std::int64_t k = std::min(m - 1, limit / mb);
-  // Fewest B and W time that leaves room for F(d, m-1): nb B's done, nw W's done.
+  const std::int64_t fit = limit / mb;  // activations the limit holds
+  const std::int64_t k = std::min(m - 1, fit);
+  // Fewest B and W time that leaves room for F(d, m-1): nb B's done (microbatches nb..m-1 then
+  // hold activations, so nb >= m - fit; none where the limit holds all m), nw W's done.
   std::int64_t freeing = -1;
-  for (std::int64_t nb = std::max<std::int64_t>(0, m - k); nb <= m - 1; ++nb) {
+  for (std::int64_t nb = std::max<std::int64_t>(0, m - fit); nb <= m - 1; ++nb) {
     const std::int64_t room = limit - (m - nb) * mb;  // for the pending W's
     if (room < 0) continue;
     const std::int64_t pending = mw > 0 ? std::min(nb, room / mw) : nb;
