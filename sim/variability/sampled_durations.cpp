@@ -27,24 +27,31 @@ SampledDurations::SampledDurations(std::shared_ptr<const VariabilitySpec> spec,
       base_(std::move(base)),
       slowdown_(std::move(compute_slowdown)) {}
 
-SampledDurations::IterationDraws SampledDurations::draws_of(std::int32_t iteration) const {
+SampledDurations::IterationDraws& SampledDurations::draws_of(std::int32_t iteration) const {
+  if (draws_.iteration == iteration) return draws_;
   // Iteration 0 uses the sample's seed itself; later ones a seed derived from it.
-  const std::uint64_t seed =
-      iteration == 0 ? seed_ : sample_seed(seed_, static_cast<std::uint64_t>(iteration));
-  return {seed, standard_normal(seed, DrawStream::Global, 0)};
+  draws_.iteration = iteration;
+  draws_.seed = iteration == 0 ? seed_ : sample_seed(seed_, static_cast<std::uint64_t>(iteration));
+  draws_.global = standard_normal(draws_.seed, DrawStream::Global, 0);
+  draws_.device.clear();
+  return draws_;
 }
 
-double SampledDurations::device_normal(const IterationDraws& draws, std::int32_t device) const {
+double SampledDurations::device_normal(IterationDraws& draws, std::int32_t device) const {
   const auto d = static_cast<std::uint64_t>(device);
+  if (draws.device.size() <= d) draws.device.resize(d + 1);
+  std::optional<double>& cached = draws.device[d];
+  if (cached) return *cached;
   double z = standard_normal(draws.seed, DrawStream::Device, d);
   for (std::int32_t k = 1; k < spec_->gpus_per_device; ++k)
     z = std::max(z,
                  standard_normal(draws.seed, DrawStream::Device, d, static_cast<std::uint64_t>(k)));
+  cached = z;
   return z;
 }
 
-double SampledDurations::latent(const IterationDraws& draws, std::int32_t device,
-                                std::uint64_t group, std::uint64_t index, std::uint64_t sub) const {
+double SampledDurations::latent(IterationDraws& draws, std::int32_t device, std::uint64_t group,
+                                std::uint64_t index, std::uint64_t sub) const {
   const VariabilitySpec& s = *spec_;
   const auto d = static_cast<std::uint64_t>(device);
   const double own_device = device_normal(draws, device);
@@ -100,7 +107,7 @@ void SampledDurations::fill(const OpIndex& index, const std::vector<StageCost>& 
   } else {
     CostDurations(slowdown_).fill(index, costs, iteration, out);
   }
-  const IterationDraws draws = draws_of(iteration);
+  IterationDraws& draws = draws_of(iteration);
   const bool per_device = spec_->per == JitterUnit::Device;
   for (std::int32_t d = 0; d < index.devices(); ++d) {
     // per: device: one latent for all the device's ops (drawn once: it may be a max of many).

@@ -11,8 +11,14 @@
 // so two draws on one device have latent correlation w, on two devices a. Z becomes the factor by
 // jitter_factor (mean 1, the op's cv). With per: device, E_u is D_d itself (w plays no part), and
 // with gpus_per_device k > 1 D_d is the largest of k independent normals.
+//
+// One replay at a time: the object keeps the draws of the iteration last asked for (its seed, G,
+// and each D_d once drawn), so the factors of the many transfers and copies of an iteration do
+// not draw D_d, k normals with slowest_of: group, again. Every value is still a pure function of
+// (seed, sample, iteration, ...): the cache changes no result.
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "schedules/variability_settings.h"
@@ -42,24 +48,28 @@ class SampledDurations final : public DurationModel {
   double op_cv(const OpIndex& index, const std::vector<StageCost>& costs, const Op& op) const;
 
  private:
-  /// The draws of one iteration: its seed and its global normal G.
+  /// The draws of one iteration: its seed, its global normal G and the D_d drawn so far.
   struct IterationDraws {
-    std::uint64_t seed;
-    double global;
+    std::int32_t iteration = -1;
+    std::uint64_t seed = 0;
+    double global = 0.0;
+    std::vector<std::optional<double>> device;  // D_d by device, once drawn
   };
-  IterationDraws draws_of(std::int32_t iteration) const;
-  /// D_d of `device`: its own standard normal, or with gpus_per_device k > 1 the largest of k
-  /// (the slowest GPU of the group the device stands for).
-  double device_normal(const IterationDraws& draws, std::int32_t device) const;
+  /// The draws of `iteration` (the cached ones when it is the iteration last asked for).
+  IterationDraws& draws_of(std::int32_t iteration) const;
+  /// D_d of `device` (drawn on first use): its own standard normal, or with gpus_per_device
+  /// k > 1 the largest of k (the slowest GPU of the group the device stands for).
+  double device_normal(IterationDraws& draws, std::int32_t device) const;
   /// The latent normal of draw unit (group, index) on `device`; group is an op kind, or one of
   /// the copy and transfer groups.
-  double latent(const IterationDraws& draws, std::int32_t device, std::uint64_t group,
+  double latent(IterationDraws& draws, std::int32_t device, std::uint64_t group,
                 std::uint64_t index, std::uint64_t sub = 0) const;
 
   std::shared_ptr<const VariabilitySpec> spec_;
   std::uint64_t seed_;  // this sample's
   std::shared_ptr<const DurationModel> base_;
   std::vector<double> slowdown_;
+  mutable IterationDraws draws_;  // of the iteration last asked for
 };
 
 }  // namespace bubblesim

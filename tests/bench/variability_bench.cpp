@@ -41,6 +41,37 @@ void monte_carlo_quickstart(benchmark::State& state) {
   state.counters["ops"] = static_cast<double>(table.op_count());
 }
 
+// slowest_of: group at a large data-parallel size (docs/variability.md): the same scenario, per
+// device, each of the 8 devices the slowest of tp 8 x dp 512 = 4096 GPUs, cv 5% on every op and
+// transfer, 100 samples on one thread. D_d is the largest of 4096 normals; the transfers' factors
+// take it too.
+void monte_carlo_slowest_of_group(benchmark::State& state) {
+  const auto gpus_per_device = static_cast<std::int32_t>(state.range(0));
+  Scenario scenario = load_scenario_file(
+      std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios/quickstart.yaml", bench::registry());
+  const ResolvedScenario resolved = resolve(scenario);
+  ScheduleRequest request;
+  request.name = "1f1b";
+  const Table table = generate_table(resolved, *bench::registry().find("1f1b"), request);
+  const std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
+  const EngineInput input = make_engine_input(resolved, table, costs, Replay::Simulated);
+  auto spec = std::make_shared<VariabilitySpec>();
+  spec->cv.fill(0.05);
+  spec->per = JitterUnit::Device;
+  spec->gpus_per_device = gpus_per_device;
+  spec->samples = 100;
+  for (auto _ : state) {
+    const MonteCarloResult mc = run_monte_carlo(input, spec, 1);
+    if (mc.failed_samples != 0) state.SkipWithError("a sample did not finish");
+    benchmark::DoNotOptimize(mc.makespan_s.mean);
+  }
+}
+
+BENCHMARK(monte_carlo_slowest_of_group)
+    ->Name("MonteCarlo/slowest_of_group")
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond);
+
 // {threads, samples}; the smoke test runs the small one.
 BENCHMARK(monte_carlo_quickstart)
     ->Name("MonteCarlo/quickstart_1f1b")

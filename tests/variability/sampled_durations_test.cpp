@@ -196,3 +196,34 @@ TEST_CASE("slowest_of group: a device's draw is the largest of its GPUs' (expect
     CHECK(std::abs(mean - (1.0 + 0.05 * expected_max)) < 0.002);
   }
 }
+
+TEST_CASE("slowest_of group: transfers and copies take their device's draw in every iteration") {
+  // A device's transfers and copies use the D_d of its compute ops (kept per iteration, not drawn
+  // again), whatever order the iterations and devices are asked for in: one model asked for
+  // iterations 0, 1, 0, 2 against a fresh model's compute factors for each.
+  const StageCost c = stage_cost_ms(1.0, 1.0, 1.0);
+  const Indexed g(generate("1f1b", 2, 4, c), c);
+  auto s = std::make_shared<VariabilitySpec>();
+  s->cv.fill(0.05);
+  s->distribution = JitterDistribution::Normal;
+  s->per = JitterUnit::Device;
+  s->gpus_per_device = 8;
+  const SampledDurations model(s, 7, nullptr);
+  std::vector<double> first;
+  for (const std::int32_t iteration : {0, 1, 0, 2}) {
+    CAPTURE(iteration);
+    std::vector<Time> d;
+    SampledDurations(s, 7, nullptr).fill(g.index, g.costs, iteration, d);
+    for (const std::int32_t device : {1, 0}) {
+      const double factor = d[g.index.find(OpKind::Forward, device, 0)].seconds() / 1e-3;
+      CHECK(model.copy_factor(device, 5, iteration) == doctest::Approx(factor).epsilon(1e-9));
+      CHECK(model.transfer_factor(device, 1 - device, 3, 9, iteration) ==
+            doctest::Approx(factor).epsilon(1e-9));
+      if (iteration == 0) first.push_back(factor);
+    }
+  }
+  REQUIRE(first.size() == 4);
+  CHECK(first[0] == first[2]);
+  CHECK(first[1] == first[3]);
+  CHECK(first[0] != first[1]);
+}
