@@ -27,6 +27,12 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     part.moe.a2a_backward_exposed = c.moe.a2a_backward_exposed / chunks;
     part.moe.a2a_sm.forward_slowdown = c.moe.a2a_sm.forward_slowdown / chunks;
     part.moe.a2a_sm.backward_slowdown = c.moe.a2a_sm.backward_slowdown / chunks;
+    // Each chunk runs 1 / chunks of the all-to-alls; when they do not divide, none is counted
+    // (the chunk's all-to-all then stays inside its ops' durations).
+    const bool divides =
+        c.moe.a2a_count_forward % chunks == 0 && c.moe.a2a_count_backward % chunks == 0;
+    part.moe.a2a_count_forward = divides ? c.moe.a2a_count_forward / chunks : 0;
+    part.moe.a2a_count_backward = divides ? c.moe.a2a_count_backward / chunks : 0;
     for (auto [to, from] : {std::pair{&part.moe.experts.load, &c.moe.experts.load},
                             std::pair{&part.moe.experts.uniform, &c.moe.experts.uniform}}) {
       to->forward = from->forward / chunks;

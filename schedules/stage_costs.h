@@ -45,6 +45,10 @@ struct StageCost {
     Time a2a_forward, a2a_backward;
     Time a2a_forward_exposed, a2a_backward_exposed;
     SmShare a2a_sm;
+    // One all-to-all as the replay's flows need it (sim/engine/expert_exchange.h): what each GPU
+    // of the EP group dispatches, and how many run in one F and in one B (zero without EP).
+    Bytes a2a_bytes;
+    std::int32_t a2a_count_forward = 0, a2a_count_backward = 0;
     ExpertPhases experts;
     // The routed experts' part of static_memory (their weights, gradients and optimizer state on
     // this GPU under EP) and of activation (what their MLPs keep per microbatch).

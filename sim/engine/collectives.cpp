@@ -263,8 +263,8 @@ class StandalonePort : public FlowPort {
   explicit StandalonePort(const Topology& topology)
       : network_(MaxMinFlows::for_topology(topology)) {}
   void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
-                Time now) override {
-    MaxMinFlows::FlowId id = network_.add(links, bytes, now);
+                Time now, double weight) override {
+    MaxMinFlows::FlowId id = network_.add(links, bytes, now, weight);
     pending_[id] = {latency, token};
   }
   void add_timer(Time at, std::uint32_t token) override { timers_.push({at, seq_++, token}); }

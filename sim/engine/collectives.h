@@ -78,9 +78,9 @@ class FlowPort {
  public:
   virtual ~FlowPort() = default;
   /// A flow of `bytes` over `links`; `token` comes back through on_token at its arrival (finish
-  /// + latency).
+  /// + latency). `weight`: how many identical flows it stands for (MaxMinFlows::add).
   virtual void add_flow(const std::vector<LinkId>& links, double bytes, Time latency,
-                        std::uint32_t token, Time now) = 0;
+                        std::uint32_t token, Time now, double weight = 1.0) = 0;
   /// `token` comes back at `at`.
   virtual void add_timer(Time at, std::uint32_t token) = 0;
 };

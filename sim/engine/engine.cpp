@@ -8,6 +8,7 @@
 
 #include "sim/engine/duration_model.h"
 #include "sim/engine/event_loop.h"
+#include "sim/engine/expert_exchange.h"
 #include "sim/engine/gradient_sync.h"
 #include "sim/engine/iteration_end.h"
 #include "sim/engine/list_replay.h"
@@ -71,10 +72,14 @@ struct Outcome {
   std::vector<OutOfMemory> out_of_memory;
   std::uint64_t events = 0;
   bool completed = true;
-  std::string deadlock;  // when not completed: the blocked ops
-  bool list_scheduled = false;
+  std::string deadlock;                // when not completed: the blocked ops
   std::unique_ptr<GradientSync> sync;  // the event loop's, when the input has a sync plan
-  std::uint32_t next_transfer_id = 0;
+  A2aMetrics a2a;                      // the all-to-all as flows, when the input has a plan
+  struct How {                         // how it was replayed, for the next iteration's replay
+    bool list_scheduled = false;
+    std::uint32_t next_transfer_id = 0;
+  };
+  How how;
 };
 
 }  // namespace
@@ -102,8 +107,10 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
   // Without contention, a copy, an observer, a sync or a blocking send, one pass of list
   // scheduling gives the event loop's result; a deadlock or an overflow is replayed by the event
   // loop for its report.
-  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync && !index.has_copies() &&
-      start.p2p == P2pMode::Async) {
+  const TopologyNetwork* topology = in.topology_network();
+  const A2aPlan* a2a = topology != nullptr ? topology->a2a.get() : nullptr;
+  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync && a2a == nullptr &&
+      !index.has_copies() && start.p2p == P2pMode::Async) {
     const OpDuration duration = [&](std::int32_t d, std::uint32_t n) {
       return given.empty() ? cost_durations.on(index, in.stage_costs, index.op(d, n), d) : given[n];
     };
@@ -116,8 +123,8 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
         o.exposed_comm = list.exposed_comm();
         o.device_times = list.device_times();
         o.events = list.events();
-        o.list_scheduled = true;
-        o.next_transfer_id = start.first_transfer_id;
+        o.how.list_scheduled = true;
+        o.how.next_transfer_id = start.first_transfer_id;
         return o;
       }
       network = make_network_model(in);
@@ -133,8 +140,17 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
     o.sync = std::make_unique<GradientSync>(*in.sync, table, *in.topology_network()->topology,
                                             *network->sync_port(), observers);
   }
-  EventLoop loop(*graph, given, *network, memory, o.sync.get(), observers, start);
+  std::unique_ptr<ExpertExchange> exchange;
+  if (a2a != nullptr && network->exchange_port() != nullptr) {
+    exchange = std::make_unique<ExpertExchange>(*a2a, *graph, *topology->topology,
+                                                *network->exchange_port(), observers);
+  }
+  EventLoop loop(*graph, given, *network, memory, o.sync.get(), observers, start, exchange.get());
   loop.run();
+  if (exchange) {
+    const A2aReplayed& a = exchange->replayed();
+    o.a2a = A2aMetrics{a.total, a.exposed, a.slowdown};
+  }
   ReplayTimes& times = loop.times();
   o.completed = times.completed == graph->size();
   if (!o.completed) o.deadlock = loop.describe_deadlock();
@@ -147,7 +163,7 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
   o.offloaded = memory.offloaded();
   o.out_of_memory = memory.out_of_memory();
   o.events = times.events;
-  o.next_transfer_id = loop.next_transfer_id();
+  o.how.next_transfer_id = loop.next_transfer_id();
   return o;
 }
 
@@ -192,7 +208,7 @@ SimulationResult Engine::State::run() {
     const IterationBoundary boundary = end_iteration(plan, ready, step, iteration, observers);
     completions.push_back(boundary.completion);
     start.device_start = boundary.next_start;
-    start.first_transfer_id = o.next_transfer_id;
+    start.first_transfer_id = o.how.next_transfer_id;
     // When every device starts the next iteration at the same instant and nothing in the replay
     // depends on absolute time or on the iteration, the next iteration is this one shifted: its
     // period is this iteration's completion, without replaying it.
@@ -215,7 +231,7 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
   const auto devices = static_cast<std::size_t>(table.devices);
   SimulationResult result;
   result.events = o.events;
-  result.list_scheduled = o.list_scheduled;
+  result.list_scheduled = o.how.list_scheduled;
   result.timings = std::move(o.timings);
   result.out_of_memory = std::move(o.out_of_memory);
   if (!o.completed) {
@@ -263,6 +279,7 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
   if (m.comm.host_gap_per_device.empty()) m.comm.host_gap_per_device.assign(devices, Time::zero());
   for (Time t : m.comm.host_gap_per_device) m.comm.host_gap = std::max(m.comm.host_gap, t);
   if (o.sync) o.sync->finish(m, o.completed);
+  m.a2a = std::move(o.a2a);
   network.report(m, o.sync != nullptr);
   return result;
 }

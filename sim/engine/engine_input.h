@@ -27,6 +27,7 @@ struct LinkFault {
   double bytes_per_second = 0.0;
 };
 struct SyncPlan;      // sim/engine/gradient_sync.h
+struct A2aPlan;       // sim/engine/expert_exchange.h
 class DurationModel;  // sim/engine/duration_model.h
 class ReplayScratch;  // sim/engine/list_replay.h
 
@@ -42,6 +43,9 @@ struct FixedDelayNetwork {
 struct TopologyNetwork {
   const Topology* topology = nullptr;
   std::vector<VertexId> device_vertex;  // device -> GPU vertex
+  /// The expert all-to-all of MoE ops as flows (docs/moe.md). Null = inside the ops' durations
+  /// as the stage costs say (timed on an idle network).
+  std::shared_ptr<const A2aPlan> a2a;
 };
 using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwork>;
 

@@ -8,12 +8,14 @@ namespace bubblesim {
 
 EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
                      NetworkModel& network, MemoryAccounting& memory, GradientSync* sync,
-                     const std::vector<EngineObserver*>& observers, ReplayStart start)
+                     const std::vector<EngineObserver*>& observers, ReplayStart start,
+                     ExpertExchange* exchange)
     : graph_(graph),
       durations_(durations),
       network_(network),
       memory_(memory),
       sync_(sync),
+      exchange_(exchange),
       observers_(observers),
       moves_data_(network.moves_data()),
       p2p_(start.p2p),
@@ -81,6 +83,10 @@ void EventLoop::dispatch(const Event& event) {
     case EventType::Release:
       release(event.payload, event.time);
       break;
+    case EventType::Exchange:
+      if (const std::int64_t n = exchange_->on_token(event.payload, event.time); n >= 0)
+        finish(static_cast<std::uint32_t>(n), event.time);
+      break;
     case EventType::HostGap:
       streams_.gap_pending[event.payload] = false;
       try_start(event.payload, event.time);
@@ -129,6 +135,10 @@ void EventLoop::copy_finished(std::uint32_t token, Time at) {
 
 void EventLoop::sync_token(std::uint32_t token, Time at) {
   queue_.push(at, kPriorityNetwork, EventType::Sync, token);
+}
+
+void EventLoop::exchange_token(std::uint32_t token, Time at) {
+  queue_.push(at, kPriorityEnd, EventType::Exchange, token);
 }
 
 void EventLoop::try_start(std::size_t slot, Time now) {
@@ -191,10 +201,14 @@ void EventLoop::start(std::uint32_t n, Time now) {
   const Op& op = graph_.op(n);
   for (EngineObserver* o : observers_) o->on_op_start(OpEvent{device, graph_.position(n), op, now});
   if (stream == 0) {
-    const Time end = now + durations_[n];
+    // With the all-to-all as flows the op ends when the exchange says (its compute part is
+    // what the gradient buckets and the trace's TP slice see).
+    const std::optional<Time> exchanged =
+        exchange_ != nullptr ? exchange_->start(n, now, durations_[n]) : std::nullopt;
+    const Time end = exchanged.value_or(now + durations_[n]);
     if (sync_ != nullptr) sync_->on_compute_start(device, graph_.position(n), now, end);
     release_copies_after(n, now);
-    queue_.push(end, kPriorityEnd, EventType::OpEnd, n);
+    if (!exchanged) queue_.push(end, kPriorityEnd, EventType::OpEnd, n);
     return;
   }
   const CopyDirection direction =
@@ -232,6 +246,7 @@ void EventLoop::finish(std::uint32_t n, Time now) {
     streams_.free_at[slot] = now;
   }
   memory_.on_end(n, now);
+  if (sync_ != nullptr && compute) sync_->on_compute_end(device, graph_.position(n), now);
   const Op& op = graph_.op(n);
   for (EngineObserver* o : observers_) o->on_op_end(OpEvent{device, graph_.position(n), op, now});
   const bool reload = op.kind == OpKind::Reload;
@@ -368,6 +383,10 @@ std::string EventLoop::describe_deadlock() const {
       case StalledFlow::Kind::Collective:
         stalled.push_back(
             fmt::format("a gradient-sync flow with {:.0f} bytes left", f.remaining_bytes));
+        break;
+      case StalledFlow::Kind::Exchange:
+        stalled.push_back(
+            fmt::format("an expert all-to-all flow with {:.0f} bytes left", f.remaining_bytes));
         break;
     }
   }

@@ -7,6 +7,7 @@
 //   NetworkModel      a cross-device dependency's data, and copy times (network/network_model.h)
 //   MemoryAccounting  what an op's start and end allocate and free (memory_accounting.h)
 //   GradientSync      the iteration-end collectives and optimizer steps (gradient_sync.h)
+//   ExpertExchange    the expert all-to-all of MoE ops as flows (expert_exchange.h)
 //   EngineObserver    traces and timelines, which only watch (observer.h)
 //
 // A new behaviour (a stream that blocks on a send, an iteration boundary, an op made of phases)
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "sim/engine/event_queue.h"
+#include "sim/engine/expert_exchange.h"
 #include "sim/engine/gradient_sync.h"
 #include "sim/engine/iteration_plan.h"
 #include "sim/engine/memory_accounting.h"
@@ -51,10 +53,11 @@ struct ReplayStart {
 
 class EventLoop final : private NetworkSink {
  public:
-  /// Every reference must outlive the loop. `sync` may be null.
+  /// Every reference must outlive the loop. `sync` and `exchange` may be null.
   EventLoop(const OpGraph& graph, const std::vector<Time>& durations, NetworkModel& network,
             MemoryAccounting& memory, GradientSync* sync,
-            const std::vector<EngineObserver*>& observers, ReplayStart start = {});
+            const std::vector<EngineObserver*>& observers, ReplayStart start = {},
+            ExpertExchange* exchange = nullptr);
 
   /// Runs until no event is left (the end of the table, or a deadlock).
   void run();
@@ -102,6 +105,7 @@ class EventLoop final : private NetworkSink {
   void transfer_arrived(std::uint32_t token, Time at, Time now) override;
   void copy_finished(std::uint32_t token, Time at) override;
   void sync_token(std::uint32_t token, Time at) override;
+  void exchange_token(std::uint32_t token, Time at) override;
 
   void dispatch(const Event& event);
   void try_start(std::size_t slot, Time now);
@@ -130,6 +134,7 @@ class EventLoop final : private NetworkSink {
   NetworkModel& network_;
   MemoryAccounting& memory_;
   GradientSync* sync_;
+  ExpertExchange* exchange_;
   const std::vector<EngineObserver*>& observers_;
   const bool moves_data_;
 

@@ -14,12 +14,13 @@ namespace bubblesim {
 // What an event is for; the event loop hands each type to its owner. A new engine component
 // with its own timed events adds a type here and one case in EventLoop::dispatch.
 enum class EventType : std::uint8_t {
-  OpEnd,    // payload: the node whose op ends
-  Arrival,  // payload: the node a dependency's data reached
-  Network,  // payload: the network model's own (flow completions, link faults)
-  Sync,     // payload: a GradientSync token
-  Release,  // payload: a stream slot held past its op's end (a blocking send, an iteration start)
-  HostGap,  // payload: a compute stream slot whose host gap after a blocking p2p call has passed
+  OpEnd,     // payload: the node whose op ends
+  Arrival,   // payload: the node a dependency's data reached
+  Network,   // payload: the network model's own (flow completions, link faults)
+  Sync,      // payload: a GradientSync token
+  Release,   // payload: a stream slot held past its op's end (a blocking send, an iteration start)
+  HostGap,   // payload: a compute stream slot whose host gap after a blocking p2p call has passed
+  Exchange,  // payload: an ExpertExchange token (an all-to-all's flow arrived, a phase's timer)
 };
 
 // Priorities at equal time: ends free memory and streams before arrivals start new ops.

@@ -288,6 +288,12 @@ GradientSync::GradientSync(const SyncPlan& plan, const Table& table, const Topol
     : impl_(std::make_unique<Impl>(plan, table, topology, port, observers)) {}
 GradientSync::~GradientSync() = default;
 
+void GradientSync::on_compute_end(std::int32_t device, std::int32_t position, Time end) {
+  const auto d = static_cast<std::size_t>(device);
+  if (position == impl_->last_compute[d])
+    impl_->compute_end[d] = std::max(impl_->compute_end[d], end);
+}
+
 void GradientSync::on_compute_start(std::int32_t device, std::int32_t position, Time start,
                                     Time end) {
   impl_->on_compute_start(device, position, start, end);

@@ -68,6 +68,9 @@ struct SyncPlan {
   /// Per table stage, when the ops carry an expert all-to-all or routed experts (docs/moe.md):
   /// their costs, for the trace's slices of each op's all-to-all and expert phase; empty = none.
   std::vector<StageCost> a2a_costs;
+  /// The all-to-all runs as flows (expert_exchange.h), which draws its own slices: the trace's
+  /// slices of each op's all-to-all from a2a_costs are left out.
+  bool a2a_as_flows = false;
 };
 
 class GradientSync {
@@ -83,6 +86,9 @@ class GradientSync {
 
   /// A compute op (stream 0) starts at `start` and will end at `end`.
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
+  /// A compute op ended at `end` (later than on_compute_start said when its all-to-all ran as
+  /// flows, expert_exchange.h).
+  void on_compute_end(std::int32_t device, std::int32_t position, Time end);
   /// A token handed to the port came back.
   void on_token(std::uint32_t token, Time now);
   /// After the event loop: optimizer steps, metrics.sync, makespan. `completed`: the table ran

@@ -66,7 +66,7 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
   }
   // The exposed expert all-to-all (docs/moe.md) as a slice before the TP one, and before it the
   // compute lost while the hidden all-to-all held SMs (overlap.comm_sm_fraction).
-  const A2aOverlap a2a = a2a_of(op);
+  const A2aOverlap a2a = plan.a2a_as_flows ? A2aOverlap{} : a2a_of(op);
   auto slice = [&](Time length, Time before, std::string name) {
     if (length <= Time::zero()) return;
     CollectiveEvent e;

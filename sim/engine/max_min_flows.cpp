@@ -51,8 +51,11 @@ const MaxMinFlows::Flow& MaxMinFlows::flow(FlowId id) const {
   return flows_[static_cast<std::size_t>(slot)];
 }
 
-MaxMinFlows::FlowId MaxMinFlows::add(const std::vector<LinkId>& links, double bytes, Time now) {
+MaxMinFlows::FlowId MaxMinFlows::add(const std::vector<LinkId>& links, double bytes, Time now,
+                                     double weight) {
   if (links.empty()) throw std::invalid_argument("a flow needs at least one link");
+  if (!(weight > 0.0) || !std::isfinite(weight))
+    throw std::invalid_argument(fmt::format("a flow's weight must be positive (got {})", weight));
   if (!(bytes > 0.0) || !std::isfinite(bytes)) {
     throw std::invalid_argument(
         fmt::format("a flow must carry a positive, finite number of bytes (got {})", bytes));
@@ -78,6 +81,7 @@ MaxMinFlows::FlowId MaxMinFlows::add(const std::vector<LinkId>& links, double by
   f.links.assign(links.begin(), links.end());
   f.total = bytes;
   f.remaining = bytes;
+  f.weight = weight;
   slot_of_.push_back(static_cast<std::int32_t>(flows_.size()));  // ids are dense: slot_of_[id]
   flows_.push_back(std::move(f));
   for (LinkId l : links) links_[l].flows.push_back(id);  // ids grow, so the lists stay sorted
@@ -222,6 +226,7 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
     recompute_scratch_.link_seen.assign(links_.size(), 0);
     recompute_scratch_.cap.assign(links_.size(), 0.0);
     recompute_scratch_.unfrozen.assign(links_.size(), 0);
+    recompute_scratch_.unfrozen_weight.assign(links_.size(), 0.0);
   }
   if (recompute_scratch_.frozen.size() < flows_.size()) {
     recompute_scratch_.frozen.resize(flows_.size(), 0);
@@ -267,6 +272,10 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
     recompute_scratch_.cap[static_cast<std::size_t>(l)] = links_[l].capacity;
     recompute_scratch_.unfrozen[static_cast<std::size_t>(l)] =
         static_cast<std::int32_t>(links_[l].flows.size());
+    double weight = 0.0;
+    for (FlowId id : links_[l].flows)
+      weight += flows_[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(id)])].weight;
+    recompute_scratch_.unfrozen_weight[static_cast<std::size_t>(l)] = weight;
   }
   std::size_t left = recompute_scratch_.comp_flows.size();
   while (left > 0) {
@@ -274,8 +283,9 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
     double best_share = 0.0;
     for (LinkId l : recompute_scratch_.comp_links) {
       if (recompute_scratch_.unfrozen[static_cast<std::size_t>(l)] == 0) continue;
+      // The fair share of one unit of weight (of one plain flow).
       double share = recompute_scratch_.cap[static_cast<std::size_t>(l)] /
-                     recompute_scratch_.unfrozen[static_cast<std::size_t>(l)];
+                     recompute_scratch_.unfrozen_weight[static_cast<std::size_t>(l)];
       if (best < 0 || share < best_share) {
         best = l;
         best_share = share;
@@ -287,11 +297,14 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
       if (recompute_scratch_.frozen[slot] == 2) continue;
       recompute_scratch_.frozen[slot] = 2;
       --left;
-      recompute_scratch_.new_rate[slot] = best_share;
+      const double weight = flows_[slot].weight;
+      const double rate = best_share * weight;
+      recompute_scratch_.new_rate[slot] = rate;
       for (LinkId l : flows_[slot].links) {
         double& c = recompute_scratch_.cap[static_cast<std::size_t>(l)];
-        c = std::max(0.0, c - best_share);
+        c = std::max(0.0, c - rate);
         --recompute_scratch_.unfrozen[static_cast<std::size_t>(l)];
+        recompute_scratch_.unfrozen_weight[static_cast<std::size_t>(l)] -= weight;
       }
     }
   }

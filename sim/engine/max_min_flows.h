@@ -40,8 +40,10 @@ class MaxMinFlows {
 
   /// Advances every active flow's progress to `now` at its current rate, then adds a flow over
   /// `links` (non-empty, no link twice) carrying `bytes` (> 0) and recomputes max-min rates.
+  /// `weight` (> 0): the flow stands for that many identical flows (weighted max-min: its rate is
+  /// `weight` fair shares of its bottleneck; 1 = a plain flow).
   /// Throws std::invalid_argument on bad arguments and std::logic_error when `now` goes back.
-  FlowId add(const std::vector<LinkId>& links, double bytes, Time now);
+  FlowId add(const std::vector<LinkId>& links, double bytes, Time now, double weight = 1.0);
   FlowId add(const std::vector<LinkId>& links, Bytes bytes, Time now) {
     return add(links, bytes.as_double(), now);
   }
@@ -87,6 +89,7 @@ class MaxMinFlows {
     double total = 0.0;
     double remaining = 0.0;
     double rate = 0.0;
+    double weight = 1.0;
     Time finish = Time::max();  // predicted completion at `rate`; max() when stalled
   };
   struct Link {
@@ -110,7 +113,8 @@ class MaxMinFlows {
     std::vector<char> frozen;              // per slot
     std::vector<double> new_rate;          // per slot
     std::vector<double> cap;               // per link
-    std::vector<std::int32_t> unfrozen;    // per link
+    std::vector<std::int32_t> unfrozen;    // per link: flows not fixed yet
+    std::vector<double> unfrozen_weight;   // per link: their weights' sum
   };
 
   void advance(Time now);

@@ -120,6 +120,13 @@ struct CommMetrics {
   std::vector<Time> host_gap_per_device;
 };
 
+/// The expert all-to-all as the replay ran it (EngineInput::a2a; docs/moe.md), per device: its
+/// time inside the device's ops, the part left exposed, the compute its SMs slowed. Empty when
+/// it did not run as flows (the report then takes it from the stage costs).
+struct A2aMetrics {
+  std::vector<Time> total_per_device, exposed_per_device, slowdown_per_device;
+};
+
 /// Whole iterations (iteration_plan.h): the period of the last replayed iteration, from the end
 /// of the previous one (every device's step done) to the end of this one; with one iteration,
 /// from 0 to its end. Includes pairwise syncs, the barrier and the optimizer step.
@@ -143,6 +150,7 @@ struct Metrics {
   OffloadMetrics offload;
   CommMetrics comm;
   SyncMetrics sync;  // gradient sync, optimizer, TP (docs/parallelism.md)
+  A2aMetrics a2a;
   IterationMetrics iteration;
 };
 

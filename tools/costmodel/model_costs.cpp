@@ -40,12 +40,15 @@ StageCost StageBreakdown::cost() const {
   c.stage_input = memory.stage_input;
   c.p2p = p2p;
   c.static_memory = memory.static_memory;
-  c.moe.a2a_forward = Time::from_seconds(a2a_forward);
-  c.moe.a2a_backward = Time::from_seconds(a2a_backward);
+  c.moe.a2a_forward = Time::from_seconds(a2a.forward);
+  c.moe.a2a_backward = Time::from_seconds(a2a.backward);
   c.moe.a2a_forward_exposed = Time::from_seconds(forward.a2a);
   c.moe.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
   c.moe.a2a_sm.forward_slowdown = Time::from_seconds(forward.a2a_sm);
   c.moe.a2a_sm.backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
+  c.moe.a2a_bytes = Bytes(static_cast<std::int64_t>(std::llround(a2a.bytes)));
+  c.moe.a2a_count_forward = a2a.count_forward;
+  c.moe.a2a_count_backward = a2a.count_backward;
   c.moe.experts = experts;
   c.moe.expert_static = memory.expert_static;
   c.moe.expert_activation = memory.expert_activation;
@@ -315,10 +318,15 @@ class StageBuilder {
     if (ne > 0 && in_.collectives && in_.sharding.ep > 1) {
       const double one =
           in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.comm.a2a_bytes).seconds();
-      s.a2a_forward = ne * moe_.comm.a2a_count_forward * one;
-      s.a2a_backward = ne * moe_.comm.a2a_count_backward * one;
-      s.forward.a2a = s.a2a_forward;
-      s.backward_input.a2a = s.a2a_backward;
+      s.a2a.forward = ne * moe_.comm.a2a_count_forward * one;
+      s.a2a.backward = ne * moe_.comm.a2a_count_backward * one;
+      s.a2a.bytes = moe_.comm.a2a_bytes;
+      s.a2a.count_forward =
+          static_cast<std::int32_t>(std::llround(ne * moe_.comm.a2a_count_forward));
+      s.a2a.count_backward =
+          static_cast<std::int32_t>(std::llround(ne * moe_.comm.a2a_count_backward));
+      s.forward.a2a = s.a2a.forward;
+      s.backward_input.a2a = s.a2a.backward;
     }
 
     // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).
@@ -350,7 +358,7 @@ class StageBuilder {
       const double share = n > 0 ? recomputed / n : 0.0;
       s.recompute.layers = at(share * s.forward.layers);
       s.recompute.tp_comm = tp_time(share * layers_tp_f, share * layers_tp_f);
-      s.recompute.a2a = share * s.a2a_forward;  // R runs alone: its all-to-all is exposed
+      s.recompute.a2a = share * s.a2a.forward;  // R runs alone: its all-to-all is exposed
       s.memory.stage_input =
           to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
                    recomputed * hidden + kept_anyway);

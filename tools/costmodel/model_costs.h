@@ -118,8 +118,16 @@ struct StageBreakdown {
   Mtp mtp;
   Bytes p2p;  // sent to the next stage per microbatch
   double parameters_per_gpu = 0;
-  double expert_parameters_per_gpu = 0;      // the routed experts' part (docs/moe.md)
-  double a2a_forward = 0, a2a_backward = 0;  // all-to-all seconds of one F and one B, in all
+  double expert_parameters_per_gpu = 0;  // the routed experts' part (docs/moe.md)
+  /// The expert all-to-all (docs/moe.md): seconds of one F and one B in all (on an idle
+  /// network), one all-to-all's bytes (what each GPU dispatches), and how many run in one F and
+  /// in one B.
+  struct AllToAll {
+    double forward = 0, backward = 0;
+    double bytes = 0;
+    std::int32_t count_forward = 0, count_backward = 0;
+  };
+  AllToAll a2a;
   StageCost::ExpertPhases experts;  // routed-expert GEMMs: at the imbalance, at uniform routing
   StageCost cost() const;
 };

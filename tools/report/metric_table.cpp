@@ -80,10 +80,19 @@ MetricValue samples_per_second(const MetricInput& in) {
 }
 
 /// The largest all-to-all time (or its exposed part, or the compute it slowed) of a device; none
-/// without one.
+/// without one. As the replay ran it when it ran the all-to-all as flows, else from the costs.
 MetricValue a2a_metric(const MetricInput& in, Time A2aTime::*part) {
+  std::vector<A2aTime> devices;
+  const A2aMetrics& replayed = in.sim().a2a;
+  if (!replayed.total_per_device.empty()) {
+    for (std::size_t d = 0; d < replayed.total_per_device.size(); ++d)
+      devices.push_back(A2aTime{replayed.total_per_device[d], replayed.exposed_per_device[d],
+                                replayed.slowdown_per_device[d]});
+  } else {
+    devices = a2a_per_device(in.run.table, in.run.stage_costs);
+  }
   Time total, most;
-  for (const A2aTime& a : a2a_per_device(in.run.table, in.run.stage_costs)) {
+  for (const A2aTime& a : devices) {
     total += a.total;
     most = std::max(most, a.*part);
   }

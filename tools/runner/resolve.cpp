@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/engine/collectives.h"
+#include "tools/runner/a2a_plan.h"
 #include "tools/runner/resolve_costs.h"
 #include "tools/runner/sync_plan.h"
 #include "tools/scenario/scenario_loader.h"
@@ -179,7 +180,9 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   if (comm.kind == CommunicationKind::FixedDelay) {
     in.network = FixedDelayNetwork{comm.delay};
   } else {
-    in.network = TopologyNetwork{comm.topology.get(), comm.placement};
+    // The expert all-to-all as flows: docs/moe.md.
+    in.network = TopologyNetwork{comm.topology.get(), comm.placement,
+                                 make_a2a_plan(resolved, table, stage_costs)};
     in.sync = make_sync_plan(resolved, table);  // docs/parallelism.md
   }
   in.offload_bandwidth = scenario.memory.offload_bandwidth;

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "sim/engine/collectives.h"
+#include "tools/runner/a2a_plan.h"
 
 namespace bubblesim {
 namespace {
@@ -40,15 +41,7 @@ class TopologyCollectives : public CollectiveTimer {
     std::vector<VertexId> group;
     for (std::int32_t i = 0; i < par.ep; ++i)
       group.push_back(par.gpus[par.rank_index(sc_.stages, stage, i, 0)]);
-    double factor = 1.0;
-    const MoeSpec& moe = *sc_.model->moe;
-    if (moe.max_nodes > 0) {
-      std::vector<std::int32_t> nodes = node_of_gpus(*sc_.communication.topology, group);
-      std::sort(nodes.begin(), nodes.end());
-      const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
-      factor = std::min(1.0, static_cast<double>(std::min<std::int64_t>(moe.max_nodes, distinct)) /
-                                 static_cast<double>(moe.top_k));
-    }
+    const double factor = a2a_cross_node_factor(sc_, group);
     CollectiveTiming t;
     t.simulated = simulate_all_to_all(*sc_.communication.topology, group, bytes, factor);
     return cache_.emplace(key, t).first->second.simulated;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tools/runner/a2a_plan.h"
+
 namespace bubblesim {
 
 std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
@@ -94,6 +96,7 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
         return c.moe.a2a_forward + c.moe.a2a_backward + c.moe.experts.load.forward > Time::zero();
       }))
     plan->a2a_costs = std::move(costs);
+  plan->a2a_as_flows = a2a_as_flows(scenario);
   return plan;
 }
 

@@ -27,6 +27,10 @@
 namespace bubblesim {
 
 enum class CommunicationKind { FixedDelay, Topology };
+/// `communication.all_to_all` (docs/moe.md): the expert all-to-all as flows of the replay that
+/// share links with all other traffic, or timed once per stage on an idle network and folded
+/// into the ops' durations.
+enum class AllToAllNetwork { Shared, Idle };
 
 /// `communication:`, `topology:` and `placement:`.
 struct CommunicationSpec {
@@ -36,6 +40,7 @@ struct CommunicationSpec {
   std::vector<VertexId> placement;           // device (pipeline rank) -> GPU vertex
   P2pMode p2p = P2pMode::Async;              // communication.p2p (docs/iterations.md)
   Time p2p_sync_gap;  // communication.p2p_sync_gap: host gap after each blocking p2p call
+  AllToAllNetwork all_to_all = AllToAllNetwork::Shared;  // communication.all_to_all
 };
 
 /// `iteration:` — how many training iterations a replay covers and what separates them

@@ -84,6 +84,10 @@ def ablations(text, gemm_max):
     else:
         out.append(("comm_sm_fraction 0.1515", "the all-to-all holds 20 of 132 SMs while it hides "
                     "(DeepSeek's share)", edit(text, overlap=0.1515)))
+    out.append(("all-to-all on an idle network", "`communication.all_to_all: idle`: each stage's "
+                "all-to-all timed once on an otherwise idle network and folded into the ops, "
+                "sharing no link with the pipeline's transfers or the gradient buckets",
+                text + "communication: {all_to_all: idle}\n"))
     out += [
         ("imbalance 1.5", "`model.moe.imbalance: 1.5` (the runs balance their experts: "
          "DeepSeek's auxiliary-loss-free bias, Megatron's forced balance)",

@@ -119,16 +119,16 @@ std::optional<Time> FlowNetwork::copy(std::int32_t device, CopyDirection directi
 }
 
 void FlowNetwork::add_flow(const std::vector<LinkId>& links, double bytes, Time latency,
-                           std::uint32_t token, Time now) {
-  start_flow(links, bytes, Pending{StalledFlow::Kind::Collective, token, latency}, now);
+                           std::uint32_t token, Time now, double weight) {
+  start_flow(links, bytes, Pending{StalledFlow::Kind::Collective, token, latency}, now, weight);
 }
 
 void FlowNetwork::add_timer(Time at, std::uint32_t token) { sink_->sync_token(token, at); }
 
 void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pending pending,
-                             Time now) {
+                             Time now, double weight) {
   apply_faults_until(now);
-  const auto id = static_cast<std::size_t>(flows_.add(links, bytes, now));
+  const auto id = static_cast<std::size_t>(flows_.add(links, bytes, now, weight));
   if (pending_.size() <= id) pending_.resize(id + 1);
   pending_[id] = pending;
   schedule_check();
@@ -275,6 +275,9 @@ void FlowNetwork::on_check(Time now) {
     switch (p.kind) {
       case StalledFlow::Kind::Collective:
         sink_->sync_token(p.token, now + p.latency);
+        break;
+      case StalledFlow::Kind::Exchange:
+        sink_->exchange_token(p.token, now + p.latency);
         break;
       case StalledFlow::Kind::Copy:
         sink_->copy_finished(p.token, now + p.latency);

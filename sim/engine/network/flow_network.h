@@ -35,6 +35,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   void on_event(std::uint32_t payload, Time now) override;
   HostLayout hosts(std::int32_t /*devices*/) const override { return hosts_; }
   FlowPort* sync_port() override { return this; }
+  FlowPort* exchange_port() override { return &exchange_; }
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
   /// True when the graph has no copies and the network no faults. Proven when every directed
@@ -76,12 +77,31 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
     std::vector<std::int64_t> link_bytes;
   };
 
+  /// The expert all-to-alls' port: their flows share the links like every other flow, their
+  /// tokens go back to the sink's exchange_token.
+  class ExchangePort final : public FlowPort {
+   public:
+    explicit ExchangePort(FlowNetwork& network) : network_(network) {}
+    void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
+                  Time now, double weight) override {
+      network_.start_flow(links, bytes, Pending{StalledFlow::Kind::Exchange, token, latency}, now,
+                          weight);
+    }
+    void add_timer(Time at, std::uint32_t token) override {
+      network_.sink_->exchange_token(token, at);
+    }
+
+   private:
+    FlowNetwork& network_;
+  };
+
   // FlowPort, for the gradient-sync collectives.
   void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
-                Time now) override;
+                Time now, double weight) override;
   void add_timer(Time at, std::uint32_t token) override;
 
-  void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now);
+  void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now,
+                  double weight = 1.0);
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
   Time lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now);
   void schedule_check();
@@ -99,6 +119,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   HostLayout hosts_;
   std::vector<MaxMinFlows::FlowId> finished_;  // scratch
   Uncontended uncontended_;
+  ExchangePort exchange_{*this};
 };
 
 /// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).

@@ -47,6 +47,8 @@ class NetworkSink {
   virtual void copy_finished(std::uint32_t token, Time at) = 0;
   /// A gradient-sync token (FlowPort) comes back at `at`.
   virtual void sync_token(std::uint32_t token, Time at) = 0;
+  /// An expert all-to-all token (exchange_port) comes back at `at`.
+  virtual void exchange_token(std::uint32_t token, Time at) = 0;
 };
 
 enum class CopyDirection : std::uint8_t { DeviceToHost, HostToDevice };
@@ -59,7 +61,7 @@ struct HostLayout {
 
 /// A transfer or copy that never finished (a cut link): for the deadlock message.
 struct StalledFlow {
-  enum class Kind : std::uint8_t { Send, Copy, Collective } kind;
+  enum class Kind : std::uint8_t { Send, Copy, Collective, Exchange } kind;
   std::uint32_t token;
   double remaining_bytes;
 };
@@ -94,6 +96,8 @@ class NetworkModel {
   virtual HostLayout hosts(std::int32_t devices) const;
   /// Where gradient-sync collectives put their flows; null when the model has no links.
   virtual FlowPort* sync_port() { return nullptr; }
+  /// Where the expert all-to-alls put their flows (expert_exchange.h); null without links.
+  virtual FlowPort* exchange_port() { return nullptr; }
   /// After the replay: link usage into the metrics (and per link class when `sync`).
   virtual void report(Metrics& /*metrics*/, bool /*sync*/) const {}
   /// Transfers and copies still in flight, in start order, at most `limit`.

@@ -17,11 +17,19 @@ void read_communication(LoadContext& context, Scenario& sc) {
   std::optional<YamlNode> top_topology = context.section("topology");
   std::optional<YamlNode> placement = context.section("placement");
   std::optional<YamlNode> topology_node = top_topology;
+  std::optional<YamlNode> all_to_all;  // communication.all_to_all, when given
   std::string model;
 
   if (comm) {
-    MapReader c(*comm, diags, {"model", "delay", "topology", "p2p", "p2p_sync_gap"});
+    MapReader c(*comm, diags, {"model", "delay", "topology", "p2p", "p2p_sync_gap", "all_to_all"});
     if (comm->is_map()) {
+      if (c.has("all_to_all")) {
+        if (auto m = c.choice("all_to_all", {"shared", "idle"})) {
+          all_to_all = c.get("all_to_all");
+          sc.communication.all_to_all =
+              *m == "idle" ? AllToAllNetwork::Idle : AllToAllNetwork::Shared;
+        }
+      }
       if (c.has("p2p")) {
         if (auto m = c.choice("p2p", {"async", "blocking"}))
           sc.communication.p2p = *m == "blocking" ? P2pMode::Blocking : P2pMode::Async;
@@ -70,6 +78,15 @@ void read_communication(LoadContext& context, Scenario& sc) {
     model = topology_node ? "topology" : "fixed-delay";
   }
 
+  if (all_to_all && (model == "fixed-delay" || sc.parallelism.ep <= 1)) {
+    all_to_all->error(diags,
+                      model == "fixed-delay"
+                          ? "where the expert all-to-all runs: a fixed-delay network has no "
+                            "links for it (allowed: shared or idle, with communication.model: "
+                            "topology and parallelism.ep > 1)"
+                          : "where the expert all-to-all runs: there is none without expert "
+                            "parallelism (allowed: shared or idle, with parallelism.ep > 1)");
+  }
   if (model == "fixed-delay") {
     sc.communication.kind = CommunicationKind::FixedDelay;
     if (placement) {

@@ -1,0 +1,58 @@
+#include "tools/runner/a2a_plan.h"
+
+#include <algorithm>
+
+#include "sim/engine/collectives.h"
+
+namespace bubblesim {
+
+bool a2a_as_flows(const Scenario& scenario) {
+  return scenario.communication.kind == CommunicationKind::Topology &&
+         scenario.communication.all_to_all == AllToAllNetwork::Shared &&
+         scenario.parallelism.enabled && scenario.parallelism.ep > 1 && scenario.model &&
+         scenario.model->moe;
+}
+
+double a2a_cross_node_factor(const Scenario& scenario, const std::vector<VertexId>& group) {
+  const MoeSpec& moe = *scenario.model->moe;
+  if (moe.max_nodes <= 0) return 1.0;
+  std::vector<std::int32_t> nodes = node_of_gpus(*scenario.communication.topology, group);
+  std::sort(nodes.begin(), nodes.end());
+  const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
+  return std::min(1.0, static_cast<double>(std::min<std::int64_t>(moe.max_nodes, distinct)) /
+                           static_cast<double>(moe.top_k));
+}
+
+std::shared_ptr<const A2aPlan> make_a2a_plan(const ResolvedScenario& resolved, const Table& table,
+                                             const std::vector<StageCost>& stage_costs) {
+  const Scenario& scenario = *resolved.scenario;
+  if (!a2a_as_flows(scenario)) return nullptr;
+  const bool any = std::any_of(stage_costs.begin(), stage_costs.end(), [](const StageCost& c) {
+    return c.moe.a2a_bytes > Bytes::zero() &&
+           (c.moe.a2a_count_forward > 0 || c.moe.a2a_count_backward > 0);
+  });
+  const ParallelismSpec& par = scenario.parallelism;
+  if (!any || par.gpus.size() != static_cast<std::size_t>(par.world(scenario.stages)))
+    return nullptr;
+  auto plan = std::make_shared<A2aPlan>();
+  const auto devices = static_cast<std::size_t>(table.devices);
+  plan->groups.resize(devices);
+  plan->cross_node_factor.assign(devices, 1.0);
+  for (std::size_t d = 0; d < devices; ++d) {
+    for (std::int32_t i = 0; i < par.ep; ++i)
+      plan->groups[d].push_back(
+          par.gpus[par.rank_index(scenario.stages, static_cast<std::int32_t>(d), i, 0)]);
+    plan->cross_node_factor[d] = a2a_cross_node_factor(scenario, plan->groups[d]);
+  }
+  for (std::int32_t s = 0; s < table.stages; ++s) {
+    const StageCost& c = stage_costs[static_cast<std::size_t>(s)];
+    A2aPlan::Stage st;
+    st.bytes = c.moe.a2a_bytes.as_double();
+    st.forward = c.moe.a2a_count_forward;
+    st.backward = c.moe.a2a_count_backward;
+    plan->stages.push_back(st);
+  }
+  return plan;
+}
+
+}  // namespace bubblesim

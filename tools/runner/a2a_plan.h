@@ -1,0 +1,29 @@
+#pragma once
+// The engine's A2aPlan (sim/engine/expert_exchange.h) for one table under a scenario's expert
+// parallelism (docs/moe.md, "What the all-to-all contends with").
+
+#include <memory>
+#include <vector>
+
+#include "schedules/stage_costs.h"
+#include "schedules/table.h"
+#include "sim/engine/expert_exchange.h"
+#include "tools/runner/resolve.h"
+
+namespace bubblesim {
+
+/// Whether the scenario runs its expert all-to-all as flows of the replay: a topology,
+/// `communication.all_to_all: shared` (the default) and parallelism.ep > 1.
+bool a2a_as_flows(const Scenario& scenario);
+
+/// Null unless a2a_as_flows and some stage of `stage_costs` (per table stage) has an all-to-all.
+/// Device d's group is the EP group of dp rank 0 at pipeline rank d, TP rank 0.
+std::shared_ptr<const A2aPlan> make_a2a_plan(const ResolvedScenario& resolved, const Table& table,
+                                             const std::vector<StageCost>& stage_costs);
+
+/// The share of its bytes a flow between GPUs of different nodes of `group` carries: with
+/// `moe.max_nodes` a token goes to at most min(max_nodes, nodes) nodes, once per node, instead
+/// of top_k times; 1 without it.
+double a2a_cross_node_factor(const Scenario& scenario, const std::vector<VertexId>& group);
+
+}  // namespace bubblesim
