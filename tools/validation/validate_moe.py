@@ -292,7 +292,13 @@ off; `comm_sm_fraction` changes nothing there, as nothing hides), `imbalance` (t
 their experts; 1.5 would cost {change(ds, "imbalance 1.5")} and {change(mg, "imbalance 1.5")}),
 `fp8_linear` and the MTP module. On the Megatron row the EP group is modelled as the 64
 data-parallel ranks at TP rank 0 (16 nodes, 4 GPUs each); Megatron folds EP 64 over the stage's
-128 GPUs (8 nodes): EP inside the TP group is not modelled (docs/moe.md).""")
+128 GPUs (8 nodes): EP inside the TP group is not modelled (docs/moe.md). The all-to-all runs as
+flows sharing the links with the pipeline's transfers and the gradient buckets
+(`communication.all_to_all: shared`); timed on an idle network instead it changes the rows by
+{change(ds, "all-to-all on an idle network")} and {change(mg, "all-to-all on an idle network")}:
+with the MTP module the head's stage is the longest, and the other devices' transfers, slowed
+where they cross a NIC the all-to-all holds, arrive within its slack (without it DualPipe's do
+not: docs/moe.md, "The DeepSeek-V3-like scenario").""")
 
 
 def reflow(text, width=96):
