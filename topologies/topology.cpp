@@ -137,21 +137,21 @@ struct Topology::Impl {
       const PathCost to_in = search->cost(in);
       SourceSearch& back = search_from(to);  // may evict others, not the last used (`from`'s)
       back.settle(in);
+      std::optional<Route> leg;  // from the destination out to its NIC, when on a shortest route
       if (back.settled(in) && combine(to_in, back.cost(in)) == best) {
-        Route leg;
-        append_route(back, in, leg, false);
-        search = &search_from(from);
-        search->settle(to);  // a no-op unless it was evicted after all
-        Route r;
-        if (search->through(in) || !out) {
-          append_route(*search, in, r, search->through(in));
-          for (auto l = leg.links.rbegin(); l != leg.links.rend(); ++l) r.links.push_back(*l ^ 1);
-          r.latency += leg.latency;
-          return r;
-        }
+        leg.emplace();
+        append_route(back, in, *leg, false);
       }
+      // `from`'s search again, the most recently used once more (one fetch for both outcomes).
       search = &search_from(from);
-      search->settle(to);
+      search->settle(to);  // a no-op unless it was evicted after all
+      if (leg && (search->through(in) || !out)) {
+        Route r;
+        append_route(*search, in, r, search->through(in));
+        for (auto l = leg->links.rbegin(); l != leg->links.rend(); ++l) r.links.push_back(*l ^ 1);
+        r.latency += leg->latency;
+        return r;
+      }
     }
     Route r;
     append_route(*search, to, r, out);
