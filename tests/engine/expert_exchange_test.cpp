@@ -143,3 +143,40 @@ TEST_CASE("expert all-to-all as flows: pipeline transfers share the NIC with it"
   // Deterministic: the same replay twice gives the same timings.
   check_same_timings(shared, run(c, t, s, true), Time::zero());
 }
+
+TEST_CASE("expert all-to-all as flows: observers get each op's all-to-all with its links") {
+  struct Collect final : EngineObserver {
+    std::vector<CollectiveEvent> events;
+    void on_collective(const CollectiveEvent& e) override {
+      if (e.name.starts_with("expert all-to-all")) events.push_back(e);
+    }
+  };
+  const Cluster c = cluster(2);
+  const StageCost s = moe_stage(c, 0, Bytes::zero());
+  const Table t = generate("1f1b", 2, 2, s);
+  EngineInput in;
+  in.table = &t;
+  in.stage_costs.assign(static_cast<std::size_t>(t.stages), s);
+  in.network = TopologyNetwork{&c.topology, c.devices, plan_of(c, t)};
+  Collect collect;
+  Engine engine(in);
+  engine.add_observer(&collect);
+  const SimulationResult r = engine.run();
+  REQUIRE(r.status == RunStatus::Ok);
+  // One slice per F and B, from the end of the op's compute to the op's end.
+  REQUIRE(collect.events.size() == 8);
+  for (const CollectiveEvent& e : collect.events) {
+    CAPTURE(e.name);
+    CHECK(e.name.find("(exposed)") != std::string::npos);
+    CHECK(!e.links.empty());
+    CHECK(e.link_start.size() == e.links.size());
+    CHECK(e.bytes > Bytes::zero());
+    const Time length = e.end - e.start;
+    CHECK((length > s.moe.a2a_forward ? length - s.moe.a2a_forward : s.moe.a2a_forward - length) <=
+          Time::from_ps(16));
+    bool ends_an_op = false;
+    for (const OpTiming& o : r.timings[static_cast<std::size_t>(e.device)])
+      ends_an_op = ends_an_op || o.end == e.end;
+    CHECK(ends_an_op);
+  }
+}

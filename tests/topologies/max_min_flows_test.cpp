@@ -27,6 +27,26 @@ TEST_CASE("one flow alone runs at link capacity and finishes exactly") {
   CHECK(net.link_bytes(0) == doctest::Approx(1e9));
 }
 
+TEST_CASE("a weighted flow gets the bandwidth of that many flows") {
+  // Link 0 is shared; link 1 is only the weighted flow's. Weight 3 beside a plain flow: 3/4 and
+  // 1/4 of link 0, as three plain flows and one would get.
+  MaxMinFlows net({1e9, 1e12});
+  auto heavy = net.add({0, 1}, 3e9, Time::zero(), 3.0);
+  auto light = net.add({0}, 1e9, Time::zero());
+  CHECK(net.rate(heavy) == doctest::Approx(7.5e8));
+  CHECK(net.rate(light) == doctest::Approx(2.5e8));
+  // Both finish together at 4 s, as four plain flows of 1 GB would.
+  CHECK(net.next_completion() == s(4));
+  CHECK(net.complete_finished(s(4)) == Ids{heavy, light});
+  // A weighted flow limited elsewhere leaves the rest to the others (progressive filling).
+  MaxMinFlows capped({1e9, 1e8});
+  auto slow = capped.add({0, 1}, 1e8, Time::zero(), 4.0);
+  auto fast = capped.add({0}, 9e8, Time::zero());
+  CHECK(capped.rate(slow) == doctest::Approx(1e8));
+  CHECK(capped.rate(fast) == doctest::Approx(9e8));
+  CHECK_THROWS_AS(capped.add({0}, 1e6, Time::zero(), 0.0), std::invalid_argument);
+}
+
 TEST_CASE("two flows on one link each get half and take twice as long") {
   MaxMinFlows net({1e9});
   auto a = net.add({0}, 1e9, Time::zero());
