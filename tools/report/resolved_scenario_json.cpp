@@ -105,6 +105,8 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
   j["communication"]["p2p"] = std::string(p2p_mode_name(c.p2p));
   if (c.p2p_sync_gap > Time::zero())
     j["communication"]["p2p_sync_gap_s"] = c.p2p_sync_gap.seconds();
+  if (c.kind == CommunicationKind::Topology && sc.parallelism.ep > 1)  // docs/moe.md
+    j["communication"]["all_to_all"] = c.all_to_all == AllToAllNetwork::Shared ? "shared" : "idle";
   j["iteration"] = {{"count", sc.iteration.count},
                     {"barrier", std::string(iteration_barrier_name(sc.iteration.barrier))}};
   if (!resolved.optimizer_step.empty()) {
