@@ -5,6 +5,8 @@
 // the timed part is run_monte_carlo alone.
 #include <benchmark/benchmark.h>
 
+#include <memory>
+
 #include "bench_support.h"
 #include "sim/variability/monte_carlo.h"
 #include "tools/runner/resolve.h"
@@ -15,17 +17,30 @@ namespace {
 
 using namespace bubblesim;
 
+/// The quickstart scenario's 1F1B replay, loaded and resolved as `run` does. The input points at
+/// the table, so the three live together, built in place.
+struct QuickstartReplay {
+  ResolvedScenario resolved;
+  Table table;
+  EngineInput input;
+};
+std::unique_ptr<QuickstartReplay> quickstart_1f1b() {
+  Scenario scenario = load_scenario_file(
+      std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios/quickstart.yaml", bench::registry());
+  auto r = std::make_unique<QuickstartReplay>(QuickstartReplay{resolve(scenario), {}, {}});
+  ScheduleRequest request;
+  request.name = "1f1b";
+  r->table = generate_table(r->resolved, *bench::registry().find("1f1b"), request);
+  const std::vector<StageCost> costs = r->resolved.costs.for_table(r->table.chunks);
+  r->input = make_engine_input(r->resolved, r->table, costs, Replay::Simulated);
+  return r;
+}
+
 void monte_carlo_quickstart(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const std::int64_t samples = state.range(1);
-  Scenario scenario = load_scenario_file(
-      std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios/quickstart.yaml", bench::registry());
-  const ResolvedScenario resolved = resolve(scenario);
-  ScheduleRequest request;
-  request.name = "1f1b";
-  const Table table = generate_table(resolved, *bench::registry().find("1f1b"), request);
-  const std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
-  const EngineInput input = make_engine_input(resolved, table, costs, Replay::Simulated);
+  const std::unique_ptr<QuickstartReplay> replay = quickstart_1f1b();
+  const EngineInput& input = replay->input;
   auto spec = std::make_shared<VariabilitySpec>();
   spec->cv.fill(0.05);
   spec->samples = samples;
@@ -38,7 +53,7 @@ void monte_carlo_quickstart(benchmark::State& state) {
   }
   state.counters["samples/s"] =
       benchmark::Counter(static_cast<double>(replays), benchmark::Counter::kIsRate);
-  state.counters["ops"] = static_cast<double>(table.op_count());
+  state.counters["ops"] = static_cast<double>(replay->table.op_count());
 }
 
 // slowest_of: group at a large data-parallel size (docs/variability.md): the same scenario, per
@@ -47,14 +62,8 @@ void monte_carlo_quickstart(benchmark::State& state) {
 // take it too.
 void monte_carlo_slowest_of_group(benchmark::State& state) {
   const auto gpus_per_device = static_cast<std::int32_t>(state.range(0));
-  Scenario scenario = load_scenario_file(
-      std::string(BUBBLESIM_SOURCE_DIR) + "/scenarios/quickstart.yaml", bench::registry());
-  const ResolvedScenario resolved = resolve(scenario);
-  ScheduleRequest request;
-  request.name = "1f1b";
-  const Table table = generate_table(resolved, *bench::registry().find("1f1b"), request);
-  const std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
-  const EngineInput input = make_engine_input(resolved, table, costs, Replay::Simulated);
+  const std::unique_ptr<QuickstartReplay> replay = quickstart_1f1b();
+  const EngineInput& input = replay->input;
   auto spec = std::make_shared<VariabilitySpec>();
   spec->cv.fill(0.05);
   spec->per = JitterUnit::Device;
