@@ -15,7 +15,7 @@ struct Ranks {
     backward.assign(n, -1);
     for (std::size_t d = 0; d < compute.size(); ++d) {
       for (std::size_t r = 0; r < compute[d].size(); ++r) {
-        const Step st = compute[d][r];
+        const Step& st = compute[d][r];
         const std::size_t i = problem.index(st.stage, st.microbatch);
         if (st.kind == StepKind::F) forward[i] = static_cast<std::int32_t>(r);
         if (st.kind == StepKind::B) backward[i] = static_cast<std::int32_t>(r);
@@ -66,7 +66,7 @@ std::optional<Order> materialize(const Problem& problem, const Order& compute,
     const auto& ops = compute[d];
     reloads_after.assign(ops.size(), {});
     for (std::size_t r = 0; r < ops.size(); ++r) {
-      const Step st = ops[r];
+      const Step& st = ops[r];
       const std::size_t i = problem.index(st.stage, st.microbatch);
       if (st.kind == StepKind::F) forward_rank[i] = static_cast<std::int32_t>(r);
       if (st.kind != StepKind::B) continue;
@@ -81,7 +81,7 @@ std::optional<Order> materialize(const Problem& problem, const Order& compute,
     auto& list = out[d];
     list.reserve(ops.size() + 2 * reloads_after.size());
     for (std::size_t r = 0; r < ops.size(); ++r) {
-      const Step st = ops[r];
+      const Step& st = ops[r];
       const ActivationChoice c = plan.choice[problem.index(st.stage, st.microbatch)];
       if (st.kind == StepKind::B && c == ActivationChoice::Recomputed)
         list.push_back(Step{StepKind::R, st.stage, st.microbatch});

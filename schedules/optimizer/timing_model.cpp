@@ -89,7 +89,7 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
   bool ran = false;
   std::size_t& pos = streams_.position[du];
   while (pos < ops.size()) {
-    const Step st = ops[pos];
+    const Step& st = ops[pos];
     if (is_copy(st.kind)) {
       ++pos;
       continue;
@@ -173,7 +173,7 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
   std::size_t& pos = streams_.copy_position[engine][du];
   bool ran = false;
   while (pos < ops.size()) {
-    const Step st = ops[pos];
+    const Step& st = ops[pos];
     if (st.kind != kind) {
       ++pos;
       continue;
@@ -183,7 +183,7 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
     std::int64_t ready = source[i];
     // The prefetch point: the start of the compute op listed just before the copy.
     for (std::size_t k = pos; k-- > 0;) {
-      const Step before = ops[k];
+      const Step& before = ops[k];
       if (is_copy(before.kind)) continue;
       if (before.microbatch < 0 || before.microbatch >= problem_.microbatches || before.stage < 0 ||
           before.stage >= problem_.stages) {
