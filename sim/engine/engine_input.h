@@ -45,7 +45,7 @@ struct TopologyNetwork {
   std::vector<VertexId> device_vertex;  // device -> GPU vertex
   /// The expert all-to-all of MoE ops as flows (docs/moe.md). Null = inside the ops' durations
   /// as the stage costs say (timed on an idle network).
-  std::shared_ptr<const A2aPlan> a2a;
+  std::shared_ptr<const A2aPlan> a2a{};
 };
 using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwork>;
 
