@@ -13,6 +13,14 @@ bool a2a_as_flows(const Scenario& scenario) {
          scenario.model->moe;
 }
 
+std::vector<VertexId> ep_group(const Scenario& scenario, std::int32_t stage) {
+  const ParallelismSpec& par = scenario.parallelism;
+  std::vector<VertexId> group;
+  for (std::int32_t i = 0; i < par.ep; ++i)
+    group.push_back(par.gpus[par.rank_index(scenario.stages, stage, i, 0)]);
+  return group;
+}
+
 double a2a_cross_node_factor(const Scenario& scenario, const std::vector<VertexId>& group) {
   const MoeSpec& moe = *scenario.model->moe;
   if (moe.max_nodes <= 0) return 1.0;
@@ -39,9 +47,7 @@ std::shared_ptr<const A2aPlan> make_a2a_plan(const ResolvedScenario& resolved, c
   plan->groups.resize(devices);
   plan->cross_node_factor.assign(devices, 1.0);
   for (std::size_t d = 0; d < devices; ++d) {
-    for (std::int32_t i = 0; i < par.ep; ++i)
-      plan->groups[d].push_back(
-          par.gpus[par.rank_index(scenario.stages, static_cast<std::int32_t>(d), i, 0)]);
+    plan->groups[d] = ep_group(scenario, static_cast<std::int32_t>(d));
     plan->cross_node_factor[d] = a2a_cross_node_factor(scenario, plan->groups[d]);
   }
   for (std::int32_t s = 0; s < table.stages; ++s) {

@@ -21,6 +21,10 @@ bool a2a_as_flows(const Scenario& scenario);
 std::shared_ptr<const A2aPlan> make_a2a_plan(const ResolvedScenario& resolved, const Table& table,
                                              const std::vector<StageCost>& stage_costs);
 
+/// The GPUs of the EP group of dp rank 0 at pipeline rank `stage`, TP rank 0: its ep consecutive
+/// dp ranks (parallelism.order), [0] the simulated replica's GPU.
+std::vector<VertexId> ep_group(const Scenario& scenario, std::int32_t stage);
+
 /// The share of its bytes a flow between GPUs of different nodes of `group` carries: with
 /// `moe.max_nodes` a token goes to at most min(max_nodes, nodes) nodes, once per node, instead
 /// of top_k times; 1 without it.

@@ -35,12 +35,9 @@ class TopologyCollectives : public CollectiveTimer {
   /// the topology; flows between nodes carry min(max_nodes, nodes) / top_k of their share when
   /// `moe.max_nodes` limits the nodes a token is sent to.
   Time expert_all_to_all(std::int32_t stage, double bytes) const override {
-    const ParallelismSpec& par = sc_.parallelism;
     const auto key = std::make_tuple(stage, false, -1, bytes);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.simulated;
-    std::vector<VertexId> group;
-    for (std::int32_t i = 0; i < par.ep; ++i)
-      group.push_back(par.gpus[par.rank_index(sc_.stages, stage, i, 0)]);
+    const std::vector<VertexId> group = ep_group(sc_, stage);
     const double factor = a2a_cross_node_factor(sc_, group);
     CollectiveTiming t;
     t.simulated = simulate_all_to_all(*sc_.communication.topology, group, bytes, factor);
