@@ -13,7 +13,7 @@
 
 namespace bubblesim {
 
-/// When activation memory is released (SCHEDULES.md 6.2).
+/// When activation memory is released (docs/schedule-rules.md 6.2).
 enum class ReleaseConvention {
   Split,             // M_B - M_W at the end of B, M_W at the end of W (ZB paper); fused B frees all
   BackwardComplete,  // everything at the op completing the backward (W when split, else B)

@@ -1,6 +1,6 @@
 #pragma once
-// PyTorch per-rank schedule CSV files (SCHEDULES.md section 7): read into a Table and write a
-// Table back. Pure functions over Table; no engine.
+// PyTorch per-rank schedule CSV files (docs/schedule-rules.md section 7): read into a Table and
+// write a Table back. Pure functions over Table; no engine.
 //
 // File layout: one row per rank in rank order, one cell per action, an empty cell = idle, no
 // header, ragged rows. Actions: global stage, type code, microbatch (`0F1`, `2I0`), or a compound

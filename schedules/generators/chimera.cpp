@@ -1,9 +1,9 @@
 // Chimera (Li & Hoefler, SC'21): two pipelines in opposite directions over the same D devices.
-// Construction (SCHEDULES.md 4.15, docs/schedules-zoo-c.md): a table of unit steps, F and B one
-// step each. An "instance" is one 1F1B pipeline of n = D/(2f) microbatches in one direction and
-// one device rotation; its microbatch x runs F(s) at step t0 + 2x + s and B(s) at step
-// t0 + 2x + 2D - 1 - s. A basic unit is f down and f up instances (D microbatches). Units are
-// concatenated in one of three ways:
+// Construction (docs/schedule-rules.md 4.15, docs/schedules-zoo-c.md): a table of unit steps, F and
+// B one step each. An "instance" is one 1F1B pipeline of n = D/(2f) microbatches in one direction
+// and one device rotation; its microbatch x runs F(s) at step t0 + 2x + s and B(s) at step t0 + 2x
+// + 2D - 1 - s. A basic unit is f down and f up instances (D microbatches). Units are concatenated
+// in one of three ways:
 //   direct            unit u+1 starts when unit u has finished on every device (its op lists
 //                     are appended), so every unit repeats its warm-up and cool-down bubbles;
 //   overlapped        the repository generator (Shigangli/Chimera chimera_pipeline_rank.py): the

@@ -1,8 +1,8 @@
 #pragma once
 // The building-block construction of the controllable-memory V schedules (Qi et al., "Pipeline
 // Parallelism with Controllable Memory", NeurIPS 2024, arXiv 2405.15362, section 3; sail-sg
-// zero-bubble-pipeline-parallelism: zbv_greedy.py), as SCHEDULES.md 4.11 describes it. Internal to
-// the v-half and v-min generators.
+// zero-bubble-pipeline-parallelism: zbv_greedy.py), as docs/schedule-rules.md 4.11 describes it.
+// Internal to the v-half and v-min generators.
 //
 // Time is cut into unit slots (one op each when T_F = T_B = T_W). Device i places, for every
 // microbatch j, four pattern ops at fixed offsets of its building block plus 6j:

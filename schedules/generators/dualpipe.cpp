@@ -1,5 +1,5 @@
 // DualPipe (DeepSeek-V3 technical report; deepseek-ai/DualPipe: dualpipe/dualpipe.py,
-// examples/example_dualpipe.py), per SCHEDULES.md 4.13.
+// examples/example_dualpipe.py), per docs/schedule-rules.md 4.13.
 //
 // Placement: two mirrored pipelines over the same p devices, as two replicas of the p stages.
 // Replica 0 (direction 0) runs stage s on device s, replica 1 (direction 1) on device p-1-s, so
@@ -14,8 +14,8 @@
 // B.
 //
 // Published (DualPipe README, PP = p): per-device bubble (PP/2-1)(T_F&B + T_B - 3T_W), with B the
-// full backward; exact under our replay only when T_F = T_I (SCHEDULES.md 4.13 caveat). Peak
-// activations PP+1 stage units per device; parameters 2x.
+// full backward; exact under our replay only when T_F = T_I (docs/schedule-rules.md 4.13 caveat).
+// Peak activations PP+1 stage units per device; parameters 2x.
 #include <fmt/format.h>
 
 #include "dualpipe_order.h"

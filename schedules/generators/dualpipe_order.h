@@ -1,6 +1,7 @@
 #pragma once
-// The eight-step per-device order shared by DualPipe and DualPipeV (SCHEDULES.md 4.13, 4.14;
-// deepseek-ai/DualPipe: DualPipe.step, DualPipeV.step). Internal to the two generators.
+// The eight-step per-device order shared by DualPipe and DualPipeV
+// (docs/schedule-rules.md 4.13, 4.14; deepseek-ai/DualPipe: DualPipe.step, DualPipeV.step).
+// Internal to the two generators.
 //
 // A device runs two "phases": phase 0 is the stage it holds in the first half of a microbatch's
 // path, phase 1 the stage in the second half. Each phase takes its microbatches in FIFO order.

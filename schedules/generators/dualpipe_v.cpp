@@ -1,5 +1,5 @@
 // DualPipeV, DualPipe "cut in half" (deepseek-ai/DualPipe: dualpipe/dualpipev.py,
-// examples/example_dualpipev.py; PyTorch ScheduleDualPipeV), per SCHEDULES.md 4.14.
+// examples/example_dualpipev.py; PyTorch ScheduleDualPipeV), per docs/schedule-rules.md 4.14.
 //
 // Placement V: p devices, 2p stages (chunks = 2); device r holds stage r (phase 0) and stage
 // 2p-1-r (phase 1); one stream of m microbatches enters and leaves at device 0, no replication.

@@ -1,5 +1,5 @@
-// Eager 1F1B (minPP's create_eager1f1b), static restatement of SCHEDULES.md 4.3: device r runs
-// min(2(p-r)-1, m) warm-up forwards, then alternates (oldest backward, next forward) while
+// Eager 1F1B (minPP's create_eager1f1b), static restatement of docs/schedule-rules.md 4.3: device r
+// runs min(2(p-r)-1, m) warm-up forwards, then alternates (oldest backward, next forward) while
 // forwards remain, then the remaining backwards. The longer warm-up leaves room to overlap P2P;
 // at T_comm = 0 the makespan is 1F1B's. Not known to match minPP's greedy output op for op.
 #include <algorithm>

@@ -1,5 +1,5 @@
 // GPipe (Huang et al., 2019): every device runs all forwards, then all backwards.
-// Order per SCHEDULES.md 4.1; the backward is one full op (B and W fused).
+// Order per docs/schedule-rules.md 4.1; the backward is one full op (B and W fused).
 #include <fmt/format.h>
 
 #include "schedules/closed_forms.h"

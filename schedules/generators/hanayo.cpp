@@ -1,8 +1,8 @@
 // Hanayo (Liu et al., SC'23): wave-like pipeline, W waves, no weight replication.
 // The paper's slot construction is not available; this is "Hanayo (bubblesim construction)", a
-// re-implementation of the third-party reconstruction described in SCHEDULES.md 4.16 (class
-// Hanayo1F1BPipeline of an unidentified public cross-datacenter PP simulator), written from that
-// description. Rules (docs/schedules-zoo-c.md):
+// re-implementation of the third-party reconstruction described in docs/schedule-rules.md 4.16
+// (class Hanayo1F1BPipeline of an unidentified public cross-datacenter PP simulator), written from
+// that description. Rules (docs/schedules-zoo-c.md):
 // - zigzag placement with 2W chunks per device: chunk c covers stages cp..cp+p-1 and runs on
 //   devices 0..p-1 for even c, p-1..0 for odd c (first and last stage on device 0);
 // - a slot grid per device, F one slot, the full backward B two consecutive slots;
@@ -176,7 +176,7 @@ void register_hanayo(Registrar& registrar) {
                     "zigzag (2W chunks per device)",
                     "Liu et al., Hanayo, SC'23 (arXiv 2308.15762); slot rule from a third-party "
                     "reconstruction "
-                    "(SCHEDULES.md 4.16)",
+                    "(docs/schedule-rules.md 4.16)",
                     std::move(params)},
       generate_hanayo, hanayo_formula});
 }

@@ -1,4 +1,4 @@
-// Interleaved 1F1B (Megatron-LM's virtual pipeline stages), SCHEDULES.md 4.4.
+// Interleaved 1F1B (Megatron-LM's virtual pipeline stages), docs/schedule-rules.md 4.4.
 //
 // Loop placement: device r holds v chunks, chunk c being global stage c*p + r. Microbatches are
 // cut into consecutive groups of g; the virtual-microbatch sequence lists, group by group, chunk

@@ -1,7 +1,8 @@
-// Looped BFS (breadth-first pipeline parallelism, Lamy-Poirier, arXiv 2211.05953), SCHEDULES.md
-// 4.5. Loop placement: device r holds chunks c = 0..v-1 as global stages c*p + r. Each device runs
-// the forwards of all m microbatches chunk by chunk (increasing), then the backwards chunk by chunk
-// in decreasing order, microbatches m-1 down to 0 (PyTorch ScheduleLoopedBFS without idle slots).
+// Looped BFS (breadth-first pipeline parallelism, Lamy-Poirier, arXiv 2211.05953),
+// docs/schedule-rules.md 4.5. Loop placement: device r holds chunks c = 0..v-1 as global stages c*p
+// + r. Each device runs the forwards of all m microbatches chunk by chunk (increasing), then the
+// backwards chunk by chunk in decreasing order, microbatches m-1 down to 0 (PyTorch
+// ScheduleLoopedBFS without idle slots).
 #include <fmt/format.h>
 
 #include <algorithm>

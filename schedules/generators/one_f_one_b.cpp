@@ -1,8 +1,8 @@
 // 1F1B (PipeDream-Flush / DAPPLE): device r runs w = min(p-r-1, m) warm-up forwards, then m-w
-// rounds of (next forward, oldest backward), then w cool-down backwards (SCHEDULES.md 4.2). The
-// backward is not split: B runs input and weight gradients as one op, as in the zero-bubble
-// paper's comparison. The order is a stream (schedules/order_stream.h): op i of device r is
-// computed directly, so a run may replay tables too large to hold.
+// rounds of (next forward, oldest backward), then w cool-down backwards
+// (docs/schedule-rules.md 4.2). The backward is not split: B runs input and weight gradients as one
+// op, as in the zero-bubble paper's comparison. The order is a stream (schedules/order_stream.h):
+// op i of device r is computed directly, so a run may replay tables too large to hold.
 #include <algorithm>
 
 #include "schedules/closed_forms.h"

@@ -1,7 +1,8 @@
 // V-Half (Qi et al., "Pipeline Parallelism with Controllable Memory", arXiv 2405.15362; sail-sg
-// zero-bubble-pipeline-parallelism zbv_greedy.py, mem-setup "half"), per SCHEDULES.md 4.11: V
-// placement (device i holds stages i and 2p-1-i), backward split into B and W, built from the
-// building block of controllable_memory_v.h with offsets, for device i (0-indexed),
+// zero-bubble-pipeline-parallelism zbv_greedy.py, mem-setup "half"), per
+// docs/schedule-rules.md 4.11: V placement (device i holds stages i and 2p-1-i), backward split
+// into B and W, built from the building block of controllable_memory_v.h with offsets, for device i
+// (0-indexed),
 //   F chunk 0: 2i   F chunk 1: 3p-2-i   B chunk 1: 3p+d+2i-1   B chunk 0: 6p+d-2-i,
 // d = 3 if p is even else 0, each microbatch j adding 6j; W's fill the free slots.
 // Published (README, T_F = T_B = T_W): about half of 1F1B's activation memory, floor((p+2)/2)

@@ -1,7 +1,8 @@
 // V-Min (Qi et al., "Pipeline Parallelism with Controllable Memory", arXiv 2405.15362; sail-sg
-// zero-bubble-pipeline-parallelism zbv_greedy.py, mem-setup "min"), per SCHEDULES.md 4.11: V
-// placement (device i holds stages i and 2p-1-i), backward split into B and W, built from the
-// building block of controllable_memory_v.h with offsets, for device i (0-indexed),
+// zero-bubble-pipeline-parallelism zbv_greedy.py, mem-setup "min"), per
+// docs/schedule-rules.md 4.11: V placement (device i holds stages i and 2p-1-i), backward split
+// into B and W, built from the building block of controllable_memory_v.h with offsets, for device i
+// (0-indexed),
 //   F chunk 0: i   F chunk 1: 2p-1-i   B chunk 1: 2p+d+i   B chunk 0: 4p+d-1-i,
 // d = 2 if p is a multiple of 3 else 0, each microbatch j adding 6j; W's fill the free slots.
 // Published (README, T_F = T_B = T_W): about a third of 1F1B's activation memory,

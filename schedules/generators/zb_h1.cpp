@@ -1,6 +1,7 @@
 // ZB-H1, the zero-bubble paper's handcrafted schedule with 1F1B's memory (Qi et al., ICLR 2024,
-// section 2, Fig. 3; SCHEDULES.md 4.6): device r warms up with p-r forwards, runs r rounds of
-// (B, F), then (B, W, F), and defers r weight-gradient ops W to fill the cool-down bubble.
+// section 2, Fig. 3; docs/schedule-rules.md 4.6): device r warms up with p-r forwards, runs r
+// rounds of (B, F), then (B, W, F), and defers r weight-gradient ops W to fill the cool-down
+// bubble.
 #include <algorithm>
 
 #include "schedules/closed_forms.h"

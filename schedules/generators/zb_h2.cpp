@@ -1,6 +1,7 @@
 // ZB-H2, the zero-bubble paper's handcrafted schedule with about twice 1F1B's memory (Qi et al.,
-// ICLR 2024, section 2, Fig. 3; SCHEDULES.md 4.7): device r warms up with 2(p-r)-1 forwards, runs
-// 2r rounds of (B, F), then (B, W, F), and defers 2r weight-gradient ops W to the tail.
+// ICLR 2024, section 2, Fig. 3; docs/schedule-rules.md 4.7): device r warms up with 2(p-r)-1
+// forwards, runs 2r rounds of (B, F), then (B, W, F), and defers 2r weight-gradient ops W to the
+// tail.
 #include <algorithm>
 
 #include "schedules/closed_forms.h"

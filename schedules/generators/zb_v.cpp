@@ -1,7 +1,7 @@
 // ZB-V (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, section 6), in the fixed order
-// of PyTorch's ScheduleZBVZeroBubble (SCHEDULES.md 4.10). V placement: device r holds chunk 0 =
-// stage r and chunk 1 = stage 2p-1-r, so a microbatch enters and leaves at device 0. The backward
-// is split into B (input gradients) and W (weight gradients).
+// of PyTorch's ScheduleZBVZeroBubble (docs/schedule-rules.md 4.10). V placement: device r holds
+// chunk 0 = stage r and chunk 1 = stage 2p-1-r, so a microbatch enters and leaves at device 0. The
+// backward is split into B (input gradients) and W (weight gradients).
 //
 // Per device r, with n = max(2p-1, m) and F/B/W counters per chunk:
 //   F(c0) x (2(p-r)-1); (F(c1), F(c0)) x r; (F(c1), B(c1), W(c1)) x (p-r);

@@ -1,7 +1,7 @@
 #pragma once
 // Shared order of the zero-bubble paper's handcrafted schedules ZB-H1 and ZB-H2 (Qi et al., ICLR
-// 2024, Fig. 3; SCHEDULES.md 4.6-4.7). The backward is split: B computes input gradients only and
-// a W op per (stage, microbatch) computes weight gradients. Device r runs
+// 2024, Fig. 3; docs/schedule-rules.md 4.6-4.7). The backward is split: B computes input gradients
+// only and a W op per (stage, microbatch) computes weight gradients. Device r runs
 //   1. `warmup` forwards (capped at m);
 //   2. up to `rounds` rounds of (B, F) while forwards remain;
 //   3. (B, W, F) while forwards remain;

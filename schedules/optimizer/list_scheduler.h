@@ -1,9 +1,9 @@
 #pragma once
 // Memory-aware list scheduling in the spirit of the zero-bubble paper's automatic scheduler
-// (Qi et al., ICLR 2024, section 3.1; SCHEDULES.md 4.8): microbatch 0 runs through every stage
-// with as many extra warm-up forwards as the activation limit and the time to the first B allow;
-// then, microbatch by microbatch, each stage places its next F (making room by placing W's, and
-// filling the wait for the previous stage's F with W's that fit) and its next B (same, from the
+// (Qi et al., ICLR 2024, section 3.1; docs/schedule-rules.md 4.8): microbatch 0 runs through every
+// stage with as many extra warm-up forwards as the activation limit and the time to the first B
+// allow; then, microbatch by microbatch, each stage places its next F (making room by placing W's,
+// and filling the wait for the previous stage's F with W's that fit) and its next B (same, from the
 // last stage down); the W's left over close the schedule. Ops are placed with their exact end times
 // under the fixed-delay replay, so the per-stage placement order is the schedule.
 

@@ -5,7 +5,7 @@
 // every cross-device edge F(s) -> F(s+1) and B(s+1) -> B(s) (per stage boundary: the fixed delay,
 // or the route's latency plus the message over its bottleneck bandwidth), and a per-device
 // activation limit with the zero-bubble paper's memory deltas: F +M_B, B -(M_B - M_W), W -M_W
-// (SCHEDULES.md 4.8).
+// (docs/schedule-rules.md 4.8).
 //
 // When the problem allows them, the optimizer also decides per activation whether to keep it,
 // offload it to host memory (O on the device's D2H copy engine right after its F, L on the H2D

@@ -27,8 +27,8 @@ struct Seed {
 std::vector<Seed> seed_orders(const Problem& problem);
 
 /// Straight placement: warm-up `warmup(r)` forwards, `rounds(r)` (B, F) pairs, then (B, W, F)
-/// triples (SCHEDULES.md 4.6-4.7); factors (1, 0): 1F1B with split backward, (1, 1): ZB-H1,
-/// (2, 2): ZB-H2.
+/// triples (docs/schedule-rules.md 4.6-4.7); factors (1, 0): 1F1B with split backward, (1, 1):
+/// ZB-H1, (2, 2): ZB-H2.
 Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extra_factor,
                         std::int32_t rounds_factor);
 
@@ -37,7 +37,7 @@ Order handcrafted_order(std::int32_t p, std::int32_t m, std::int32_t warmup_extr
 /// after its B: (p - d - 1) lead + group warm-up forwards (Megatron: lead 2), then one forward and
 /// one backward in turn.
 Order interleaved_order(std::int32_t p, std::int32_t m, std::int32_t group, std::int32_t lead);
-/// V placement: the ZB-V order of PyTorch's ScheduleZBVZeroBubble (SCHEDULES.md 4.10).
+/// V placement: the ZB-V order of PyTorch's ScheduleZBVZeroBubble (docs/schedule-rules.md 4.10).
 Order zb_v_order(std::int32_t p, std::int32_t m);
 
 }  // namespace bubblesim::optimizer

@@ -1,11 +1,12 @@
 #pragma once
-// Exact timing and memory of an order under the fixed-delay replay semantics (SCHEDULES.md 4.8,
-// docs/memory.md): every device runs its compute ops (F, B, W, R) in list order, one at a time,
-// and its copies on two engines, O (D2H) and L (H2D), each in list order; an op starts at
-// max(its stream free, every dependency's end + delay), the delay being the boundary's on the
-// edges F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) (zero where both stages share a device) and
-// zero on the edges within a stage (F -> B, B -> W, F -> R -> B, F -> O -> L -> B); a copy also
-// starts no earlier than the start of the compute op listed just before it (the prefetch point).
+// Exact timing and memory of an order under the fixed-delay replay semantics
+// (docs/schedule-rules.md 4.8, docs/memory.md): every device runs its compute ops (F, B, W, R) in
+// list order, one at a time, and its copies on two engines, O (D2H) and L (H2D), each in list
+// order; an op starts at max(its stream free, every dependency's end + delay), the delay being the
+// boundary's on the edges F(s-1, j) -> F(s, j) and B(s+1, j) -> B(s, j) (zero where both stages
+// share a device) and zero on the edges within a stage (F -> B, B -> W, F -> R -> B, F -> O -> L ->
+// B); a copy also starts no earlier than the start of the compute op listed just before it (the
+// prefetch point).
 //
 // Memory per device (the engine's `split` release): F start +M_B (the stage input when the
 // activation is recomputed), R start +M_B, L start +M_B; O end -M_B, B end -(M_B - M_W) (and the

@@ -1,5 +1,5 @@
 #pragma once
-// The dependency rules of DESIGN.md section 2, in one place for every replay path:
+// The dependency rules of docs/schedule-rules.md §2, in one place for every replay path:
 //   F(s, j) after F(s-1, j)                    (an activation: crosses devices)
 //   B(s, j) after F(s, j), B(s+1, j), R(s, j), L(s, j)   (B(s+1, j): a gradient, crosses devices)
 //   W(s, j) after B(s, j); R(s, j) and O(s, j) after F(s, j); L(s, j) after O(s, j)

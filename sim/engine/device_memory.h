@@ -1,7 +1,7 @@
 #pragma once
 // DeviceMemory: one device's memory during a replay (static bytes plus resident activations),
-// with its peaks; and the release rules of an activation's backward (SCHEDULES.md 6.2). Shared
-// by MemoryAccounting (the event loop, where copies make residency depend on time) and the
+// with its peaks; and the release rules of an activation's backward (docs/schedule-rules.md 6.2).
+// Shared by MemoryAccounting (the event loop, where copies make residency depend on time) and the
 // list-scheduling replay (no copies: what each op allocates and frees is fixed by the table).
 
 #include <algorithm>

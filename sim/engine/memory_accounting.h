@@ -1,5 +1,5 @@
 #pragma once
-// MemoryAccounting: device and host memory during a replay (DESIGN.md section 4). Each device
+// MemoryAccounting: device and host memory during a replay (docs/memory.md). Each device
 // holds the static memory of every distinct stage it holds plus the activations resident now;
 // the event loop reports when an op starts and ends, and this says what that allocates or frees:
 //

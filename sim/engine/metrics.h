@@ -1,5 +1,6 @@
 #pragma once
-// Metrics of one replay (DESIGN.md section 5), computed from per-op timings after the run.
+// Metrics of one replay (README "Metrics and formulas"), computed from per-op timings after the
+// run.
 //
 //   makespan          end of the last op (all devices start at 0)
 //   stage_span_max    largest per-device span, first compute op start to last compute op end

@@ -1,6 +1,6 @@
 #pragma once
 // SimulationResult: what one replay produced: status, per-op timings and the metrics of
-// DESIGN.md section 5.
+// README "Metrics and formulas".
 
 #include <cstdint>
 #include <span>
@@ -84,7 +84,7 @@ struct LinkUsage {
   Bytes bytes;
 };
 
-/// Memory peaks (DESIGN.md section 4): activations alone and with the static memory.
+/// Memory peaks (docs/memory.md): activations alone and with the static memory.
 struct MemoryMetrics {
   Bytes peak_activation;
   std::vector<Bytes> peak_activation_per_device;

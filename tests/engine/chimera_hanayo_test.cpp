@@ -1,6 +1,6 @@
 // Chimera and Hanayo (bubblesim construction): tables validate and replay without deadlock over a
-// grid; Chimera against its unit-step closed forms (SCHEDULES.md 4.15, docs/schedules-zoo-c.md);
-// Hanayo against 1F1B where the construction is meant to win.
+// grid; Chimera against its unit-step closed forms (docs/schedule-rules.md 4.15,
+// docs/schedules-zoo-c.md); Hanayo against 1F1B where the construction is meant to win.
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
-// The zero-bubble paper's Table 5 rows (tests/data/zb_paper_table5_subset.csv, a copy of
-// ../shared/reference): Table 9's profiled per-stage times and the bubble rates of 1F1B, ZB-H1,
+// The zero-bubble paper's Table 5 rows (tests/data/zb_paper_table5_subset.csv,
+// copied from the paper): Table 9's profiled per-stage times and the bubble rates of 1F1B, ZB-H1,
 // ZB-H2, ZB-1p and ZB-2p; and the rows' per-stage costs with the models' activation memory.
 
 #include <doctest/doctest.h>

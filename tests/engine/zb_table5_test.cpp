@@ -1,5 +1,5 @@
 // Reproduces the 1F1B, ZB-H1 and ZB-H2 columns of the zero-bubble paper's Table 5 from its Table 9
-// profiled times (tests/data/zb_paper_table5_subset.csv, a copy of ../shared/reference): every
+// profiled times (tests/data/zb_paper_table5_subset.csv, copied from the paper): every
 // stage has the same T_F, T_B, T_W; 1F1B runs B and W as one op, ZB-H1/H2 split them; T_comm is a
 // fixed delay on every cross-stage F->F and B->B edge; the rate is bubble_ratio_span.
 #include <doctest/doctest.h>

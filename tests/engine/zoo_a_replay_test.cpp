@@ -1,6 +1,6 @@
 // Replays of interleaved-1f1b, looped-bfs, eager-1f1b, zb-h1 and zb-h2 against their closed forms
-// (SCHEDULES.md 4.3-4.7): bubble ratios and activation peaks with no communication, and the
-// zero-bubble paper's per-stage bubbles at (T_F, T_B, T_W) = (1, 1.2, 0.6), p = 8, m = 24.
+// (docs/schedule-rules.md 4.3-4.7): bubble ratios and activation peaks with no communication, and
+// the zero-bubble paper's per-stage bubbles at (T_F, T_B, T_W) = (1, 1.2, 0.6), p = 8, m = 24.
 #include <doctest/doctest.h>
 
 #include <algorithm>

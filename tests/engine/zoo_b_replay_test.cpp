@@ -166,7 +166,9 @@ TEST_CASE("dualpipe's largest idle is (PP/2-1)(T_F&B + T_B - 3T_W) when T_F = T_
   }
 }
 
-TEST_CASE("dualpipe's published bubble is not exact when T_F != T_I (SCHEDULES.md 4.13 caveat)") {
+TEST_CASE(
+    "dualpipe's published bubble is not exact when T_F != T_I (docs/schedule-rules.md 4.13 "
+    "caveat)") {
   struct Case {
     double f, i, w;
   };
@@ -182,8 +184,8 @@ TEST_CASE("dualpipe's published bubble is not exact when T_F != T_I (SCHEDULES.m
     CAPTURE(k.w);
     CAPTURE(idle_ms);
     CAPTURE(published);
-    // Measured: more idle than published when T_F > T_I, less when T_F < T_I (SCHEDULES.md only
-    // says "larger"; see docs/schedules-zoo-b.md).
+    // Measured: more idle than published when T_F > T_I, less when T_F < T_I
+    // (docs/schedule-rules.md only says "larger"; see docs/schedules-zoo-b.md).
     if (k.f > k.i) CHECK(idle_ms > published + 1e-9);
     if (k.f < k.i) CHECK(idle_ms < published - 1e-9);
   }

@@ -1,6 +1,7 @@
-// Table structure of interleaved-1f1b, looped-bfs, eager-1f1b, zb-h1 and zb-h2 (SCHEDULES.md
-// 4.3-4.7): exact per-device orders on small cases, placement and chunks, validity over a grid of
-// (p, m, v), and the constraint errors for shapes a schedule does not accept.
+// Table structure of interleaved-1f1b, looped-bfs, eager-1f1b, zb-h1 and zb-h2
+// (docs/schedule-rules.md 4.3-4.7): exact per-device orders on small cases, placement and chunks,
+// validity over a grid of (p, m, v), and the constraint errors for shapes a schedule does not
+// accept.
 #include <doctest/doctest.h>
 
 #include <string>

@@ -21,8 +21,8 @@ Table generate(const std::string& name, int p, int m) {
   return registry().find(name)->generate(input(p, m));
 }
 
-// One computation of a PyTorch schedule CSV cell (current dialect, SCHEDULES.md 7.1): F, I (input
-// backward; its W is elsewhere), B (full backward), W.
+// One computation of a PyTorch schedule CSV cell (current dialect, docs/schedule-rules.md 7.1): F,
+// I (input backward; its W is elsewhere), B (full backward), W.
 struct CsvAction {
   char type = 'F';
   std::int32_t stage = 0, microbatch = 0;

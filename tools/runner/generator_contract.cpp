@@ -108,7 +108,7 @@ class InputChecker {
     in.stage_costs = contract_costs(p_, with_weight_time).for_table(table.chunks);
     in.network = NoCostNetwork{};
     // Published peaks count an activation until the op that completes its backward (W when the
-    // backward is split; SCHEDULES.md 6.2), so the contract replays with that convention.
+    // backward is split; docs/schedule-rules.md 6.2), so the contract replays with that convention.
     in.release = ReleaseConvention::BackwardComplete;
     SimulationResult result;
     try {

@@ -260,7 +260,7 @@ def write_doc(configs, t10, cv, per, scan):
         "## What is compared",
         "",
         "The zero-bubble paper's measured throughput on 8 A100 80G (Qi et al., ICLR 2024, Table 4; "
-        "`scenarios/validation/zb_table4_measured.csv`, from `../shared/reference/measured/`), "
+        "`scenarios/validation/zb_table4_measured.csv`), "
         "converted to iteration time, against `simulation.iteration_time_s` of a scenario that "
         "states only the paper's setup (`scenarios/validation/zb/*.yaml`, written by the script):",
         "",
