@@ -1,6 +1,6 @@
 """Builds bubblesim._core with the project's CMake (pyproject.toml holds the metadata).
 
-`pip install --no-build-isolation .` configures build/pip (BUBBLESIM_PIP_BUILD_DIR overrides it)
+`pip install --no-build-isolation .` configures build-pip (BUBBLESIM_PIP_BUILD_DIR overrides it)
 with BUBBLESIM_BUILD_PYTHON=ON and without the tests and benchmarks, builds the target _core and
 copies the module into the wheel. ccache is used when it is installed, as tools/test does.
 """
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent
 
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
-        build_dir = Path(os.environ.get("BUBBLESIM_PIP_BUILD_DIR", ROOT / "build" / "pip"))
+        build_dir = Path(os.environ.get("BUBBLESIM_PIP_BUILD_DIR", ROOT / "build-pip"))
         env = dict(os.environ)
         if shutil.which("ccache") and "CMAKE_CXX_COMPILER_LAUNCHER" not in env:
             env["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
