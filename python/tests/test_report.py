@@ -122,3 +122,20 @@ def test_failed_schedule_is_reported_not_raised(tmp_path):
     assert report.failed
     assert {r.status for r in report} == {"out_of_memory"} or "out_of_memory" in {
         r.status for r in report}
+
+
+def test_timeline(report):
+    rows = report["gpipe"].timeline()
+    assert len(rows) == 2 * 8 * 24
+    device, kind, stage, microbatch, start, end = rows[0]
+    assert (device, kind, stage, microbatch, start) == (0, "F", 0, 0, 0.0) and end > 0
+    assert max(r[5] for r in rows) == pytest.approx(report["gpipe"].makespan_s)
+    ideal = report["gpipe"].timeline("table")
+    assert max(r[5] for r in ideal) == pytest.approx(report["gpipe"].table["makespan_s"])
+    assert len(report["1f1b"].timeline()) == 2 * 8 * 24
+    # Replayed from its order stream (--stream on) 1F1B has no per-op timings.
+    unbounded = open(QUICKSTART).read().replace("memory: {budget: 80GiB}\n", "")
+    streamed = bubblesim.run(unbounded, stream="on", schedules=["1f1b"])["1f1b"]
+    assert streamed.timeline() == [] and streamed.makespan_s == report["1f1b"].makespan_s
+    with pytest.raises(ValueError):
+        report["gpipe"].timeline("formula")
