@@ -311,6 +311,22 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
   return summary;
 }
 
+std::string sweep_csv_header(const SweepSpec& spec) { return header_for(spec); }
+std::string sweep_axis_cells(const SweepSpec& spec, std::int64_t point) {
+  return axis_cells(spec, point);
+}
+std::string sweep_point_rows(const SweepSpec& spec, const Registry& registry, std::int64_t point,
+                             std::int64_t max_ops, int threads, bool& failed) {
+  return run_point(spec, registry, point, max_ops, threads, failed);
+}
+void check_sweep_first_point(const SweepSpec& spec, const Registry& registry) {
+  check_first_point(spec, registry);
+}
+std::size_t start_sweep_output(SweepFile& file, const ResumeExpectation& expect, bool resume,
+                               SweepSummary& summary) {
+  return start_output(file, expect, resume, summary);
+}
+
 void merge_sweep_outputs(const std::vector<std::string>& parts, const std::string& output) {
   if (parts.empty()) throw InputError("merge: name at least one part");
   std::string first, header;

@@ -52,6 +52,20 @@ struct SweepSummary {
 SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
                        const SweepOptions& options);
 
+// The pieces run_sweep is made of, for hosts that run the points elsewhere (the Python package's
+// sweeps on any executor) and must write the same bytes: the header line, one point's rows, the
+// check of the first point, and the start of the output (fresh, or the verified prefix for
+// --resume; returns how many of `expect.points` it already holds).
+std::string sweep_csv_header(const SweepSpec& spec);
+std::string sweep_axis_cells(const SweepSpec& spec, std::int64_t point);
+std::string sweep_point_rows(const SweepSpec& spec, const Registry& registry, std::int64_t point,
+                             std::int64_t max_ops, int threads, bool& failed);
+void check_sweep_first_point(const SweepSpec& spec, const Registry& registry);
+class SweepFile;
+struct ResumeExpectation;
+std::size_t start_sweep_output(SweepFile& file, const ResumeExpectation& expect, bool resume,
+                               SweepSummary& summary);
+
 /// Joins shard outputs (same header) into one file ordered by point and entry.
 void merge_sweep_outputs(const std::vector<std::string>& parts, const std::string& output);
 
