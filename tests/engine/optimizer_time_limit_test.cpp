@@ -34,7 +34,7 @@ GeneratorInput issue_input(double units) {
 }  // namespace
 
 TEST_CASE("optimized: every run ends within its time limit with a valid table (property)") {
-  // 40 instances, 0.2 to 0.5 s each: about 15 s (the property allows each one limit + 1 s).
+  // 40 instances, 0.2 to 0.5 s each: about 10 s (the property allows each one limit + 1 s).
   std::mt19937_64 rng(35);
   for (int k = 0; k < 40; ++k) {
     std::vector<std::uint8_t> bytes(48);
