@@ -121,7 +121,8 @@ bool fits(const Problem& pr, const Order& order) {
 
 }  // namespace
 
-BlockOrders building_block_orders(const Problem& problem, std::size_t keep) {
+BlockOrders building_block_orders(const Problem& problem, std::size_t keep,
+                                  Clock::time_point deadline) {
   if (problem.placement != PlacementKind::V || problem.devices < 1 || problem.microbatches < 1)
     return {};
   std::vector<Candidate> fitting, others;
@@ -131,7 +132,7 @@ BlockOrders building_block_orders(const Problem& problem, std::size_t keep) {
       for (int b0 = 1; b0 < kPeriod; ++b0) {
         Pattern first{0, f1, b1, b0, 0, 0};
         if (!fill_weights(first)) continue;
-        for (int k0 = 1; k0 < kPeriod; ++k0) {
+        for (int k0 = 1; k0 < kPeriod && !passed(deadline); ++k0) {
           for (int k1 = 1; k1 <= k0; ++k1) {
             for (int len0 = 1; len0 < std::max(2, problem.devices); ++len0) {
               Candidate c;
@@ -170,6 +171,7 @@ BlockOrders building_block_orders(const Problem& problem, std::size_t keep) {
   };
   std::vector<Order> raw;  // the blocks' own orders, to repair
   for (Candidate& c : fitting) {
+    if (passed(deadline)) break;
     std::optional<Order> closed = compact(problem, c.order, rules);
     raw.push_back(c.order);
     add(std::move(c.order), ranked);
@@ -178,6 +180,7 @@ BlockOrders building_block_orders(const Problem& problem, std::size_t keep) {
   // The repaired ones: the block's own order with its warm-up repacked (warm_up.h), then its
   // cool-down rebuilt (cool_down.h).
   for (const Order& o : raw) {
+    if (passed(deadline)) break;
     std::optional<Order> packed = repack_warm_up(problem, o);
     if (!packed) continue;
     if (std::optional<Order> rebuilt = rebuild_cool_down(problem, *packed)) {

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "schedules/optimizer/deadline.h"
 #include "schedules/optimizer/problem.h"
 
 namespace bubblesim::optimizer {
@@ -29,6 +30,8 @@ struct BlockOrders {
   std::vector<Order> repaired;
 };
 
-BlockOrders building_block_orders(const Problem& problem, std::size_t keep);
+/// Stops enumerating, compacting and repairing at `deadline` (deadline.h) with what it has.
+BlockOrders building_block_orders(const Problem& problem, std::size_t keep,
+                                  Clock::time_point deadline = kNoDeadline);
 
 }  // namespace bubblesim::optimizer

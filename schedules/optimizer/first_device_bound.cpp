@@ -98,8 +98,13 @@ std::int64_t certify(std::int64_t target, std::int64_t cap, std::int64_t node_li
 /// chain is also a candidate schedule, replayed by the timing model.
 class Chain {
  public:
-  Chain(const Problem& pr, std::int32_t k, std::int64_t g, std::int64_t node_limit)
-      : device(static_cast<std::size_t>(k)), pr_(pr), grid_(g), limit_(node_limit) {}
+  Chain(const Problem& pr, std::int32_t k, std::int64_t g, std::int64_t node_limit,
+        Clock::time_point deadline)
+      : device(static_cast<std::size_t>(k)),
+        pr_(pr),
+        grid_(g),
+        limit_(node_limit),
+        deadline_(deadline) {}
 
   /// Is there a chain of schedules whose spans (or, with the makespan, ends) are within `target`?
   /// With every device, enumerates the chains until one replays within the target (`order`).
@@ -154,7 +159,7 @@ class Chain {
     }
     // The device's span starts with its first op, F(s, 0), when its input arrives.
     const bool span = pr_.objective == Objective::StageSpan;
-    Search search(d, (span ? first : 0) + target_, limit_, nodes, leaf);
+    Search search(d, (span ? first : 0) + target_, limit_, nodes, leaf, deadline_);
     const bool found = search.feasible();
     exhausted_ = exhausted_ || search.exhausted();
     return found;
@@ -172,6 +177,7 @@ class Chain {
 
   const Problem& pr_;
   std::int64_t grid_, limit_, target_ = 0;
+  Clock::time_point deadline_;
   std::vector<const Search*> chain_;  // the devices' searches of the current chain
   bool exhausted_ = false, relaxed_ = false;
 };
@@ -200,7 +206,7 @@ MemoryPlan plan_of(const Problem& pr, const Order& order) {
 }  // namespace
 
 std::int64_t first_device_bound(const Problem& pr, std::int64_t from, std::int64_t node_limit,
-                                bool* exact) {
+                                bool* exact, Clock::time_point deadline) {
   if (exact != nullptr) *exact = false;
   if (!applies(pr)) return 0;
   const std::int64_t g = common_step(pr, 1);
@@ -214,7 +220,7 @@ std::int64_t first_device_bound(const Problem& pr, std::int64_t from, std::int64
   const std::int64_t cap = 4 * d.m * (d.tf + d.tb + d.tw + d.tr) + d.round_trip + 8;
   return g * certify(target, cap, node_limit, exact,
                      [&](std::int64_t t, std::int64_t& nodes, bool& exhausted) {
-                       Search search(d, t, node_limit, nodes);
+                       Search search(d, t, node_limit, nodes, nullptr, deadline);
                        const bool found = search.feasible();
                        exhausted = search.exhausted();
                        return found;
@@ -222,12 +228,12 @@ std::int64_t first_device_bound(const Problem& pr, std::int64_t from, std::int64
 }
 
 ChainOutcome chain_bound(const Problem& pr, std::int32_t devices, std::int64_t from,
-                         std::int64_t node_limit) {
+                         std::int64_t node_limit, Clock::time_point deadline) {
   ChainOutcome out;
   if (!applies(pr) || devices < 1 || devices > pr.devices) return out;
   const std::int64_t g = common_step(pr, devices);
   if (g <= 0) return out;
-  Chain chain(pr, devices, g, node_limit);
+  Chain chain(pr, devices, g, node_limit, deadline);
   std::int64_t target = (from + g - 1) / g;
   for (std::int32_t s = 0; s < devices; ++s) {
     Device& d = chain.device[static_cast<std::size_t>(s)];

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "schedules/optimizer/deadline.h"
 #include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/problem.h"
 
@@ -31,8 +32,9 @@ namespace bubblesim::optimizer {
 /// spans from `from` (ps) upward; each one the search exhausts without a schedule is certified
 /// impossible. Stops after `node_limit` search nodes in all (deterministic) and returns the
 /// largest span certified so far; `exact` (when given) says whether that is the optimum.
+/// At `deadline` (deadline.h) it stops as at the node limit.
 std::int64_t first_device_bound(const Problem& problem, std::int64_t from, std::int64_t node_limit,
-                                bool* exact = nullptr);
+                                bool* exact = nullptr, Clock::time_point deadline = kNoDeadline);
 
 /// The relaxation of the first `devices` devices together (docs/optimizer.md, bound 5): every
 /// schedule of device 0's relaxation, for each one every schedule of device 1 under the times it
@@ -49,6 +51,6 @@ struct ChainOutcome {
   MemoryPlan plan;
 };
 ChainOutcome chain_bound(const Problem& problem, std::int32_t devices, std::int64_t from,
-                         std::int64_t node_limit);
+                         std::int64_t node_limit, Clock::time_point deadline = kNoDeadline);
 
 }  // namespace bubblesim::optimizer

@@ -1,9 +1,12 @@
 #include "schedules/optimizer/milp.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <numeric>
 
+#include "schedules/optimizer/cbc_deadline.h"
 #include "schedules/optimizer/timing_model.h"
 
 #if BUBBLESIM_HAVE_CBC
@@ -162,19 +165,32 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
       for (std::size_t b = a + 1; b < ops.size(); ++b) {
         const std::int32_t u = ops[a], v = ops[b];
         if (g.reaches(u, v) || g.reaches(v, u)) continue;
-        Cbc_addCol(model, "", 0.0, 1.0, 0.0, 1, 0, nullptr, nullptr);
-        slot(u, v) = next_col++;
         pair_u.push_back(u);
         pair_v.push_back(v);
       }
     }
   }
   result.binaries = static_cast<std::int64_t>(pair_u.size());
+  // The model grows with the square of the ops per device: p = 32, m = 256 has millions of
+  // binaries, which take longer to build than any time limit allows and CBC cannot search.
+  if (result.binaries > kMaxBigMBinaries || passed(limits.deadline)) {
+    result.status = result.binaries > kMaxBigMBinaries
+                        ? fmt::format("not run: {} order binaries, more than the {} it can search",
+                                      result.binaries, kMaxBigMBinaries)
+                        : "time limit before the model was built";
+    Cbc_deleteModel(model);
+    return result;
+  }
+  for (std::size_t k = 0; k < pair_u.size(); ++k) {
+    Cbc_addCol(model, "", 0.0, 1.0, 0.0, 1, 0, nullptr, nullptr);
+    slot(pair_u[k], pair_v[k]) = next_col++;
+  }
 
   std::vector<int> cols;
   std::vector<double> coefs;
+  CbcRows rows;  // added at once (cbc_deadline.h)
   auto row = [&](char sense, double rhs) {
-    Cbc_addRow(model, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), sense, rhs);
+    rows.add(static_cast<int>(cols.size()), cols.data(), coefs.data(), sense, rhs);
     ++result.rows;
     cols.clear();
     coefs.clear();
@@ -283,13 +299,22 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   }
   start_cols.push_back(z);
   start_values.push_back(t(upper));
+  if (passed(limits.deadline)) {
+    result.status = "time limit while the model was built";
+    Cbc_deleteModel(model);
+    return result;
+  }
+  cbc_add_rows(model, rows);
   Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
                    start_values.data());
-  Cbc_setMaximumSeconds(model, std::max(0.1, limits.seconds));
   if (limits.nodes > 0)
     Cbc_setMaximumNodes(model, static_cast<int>(std::min<std::int64_t>(limits.nodes, 1 << 30)));
   Cbc_setAllowableGap(model, 1e-7);
-  Cbc_solve(model);
+  if (!cbc_solve_by(model, limits.deadline, limits.seconds)) {
+    result.status = "time limit before CBC started";
+    Cbc_deleteModel(model);
+    return result;
+  }
 
   result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
   result.nodes = Cbc_getNodeCount(model);

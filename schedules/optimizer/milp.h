@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "schedules/optimizer/deadline.h"
 #include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/problem.h"
 
@@ -44,10 +45,12 @@ struct MilpResult {
   std::string status;  // "optimal", "time limit", "no solution", ...
 };
 
-/// Limits of one CBC run: wall-clock seconds and, when positive, branch-and-bound nodes (a node
-/// limit keeps the result deterministic).
+/// Limits of one CBC run: wall-clock seconds, the run's deadline (cbc_deadline.h: the LP
+/// relaxations stop at it too) and, when positive, branch-and-bound nodes (a node limit keeps the
+/// result deterministic).
 struct MilpLimits {
   double seconds = 60;
+  Clock::time_point deadline = kNoDeadline;
   std::int64_t nodes = 0;
   /// Time-indexed MILP only, when positive: look for a schedule of cost at most `target` (ps;
   /// below the warm start's cost, which is then no start) on the horizon of that cost. Proven
@@ -56,6 +59,10 @@ struct MilpLimits {
   /// A lower bound the caller has certified (ps), added to the model's own.
   std::int64_t known_bound = 0;
 };
+
+/// The big-M MILP is not built beyond this many order binaries (p = 8, m = 16 has 2880; p = 32,
+/// m = 256 millions, which take longer to build than a time limit allows and CBC cannot search).
+inline constexpr std::int64_t kMaxBigMBinaries = 100000;
 
 /// Solves `problem` starting from `warm_start` (must be feasible) within `limits`.
 MilpResult solve_milp(const Problem& problem, const Order& warm_start, const MilpLimits& limits);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "schedules/optimizer/cbc_deadline.h"
 #include "schedules/optimizer/milp_grid_model.h"
 #include "schedules/optimizer/timing_model.h"
 
@@ -365,20 +366,31 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   Cbc_addCol(model, "z", std::min(lb, ub), ub, 1.0, 0, 0, nullptr, nullptr);
   start_cols.push_back(gm.z);
   start_values.push_back(ub);
+  CbcRows rows;
+  bool late = false;  // the deadline passed while the rows were made
   grid::add_rows(gm, [&](const grid::Row& r, char sense, double rhs) {
-    Cbc_addRow(model, "", static_cast<int>(r.cols.size()), r.cols.data(), r.coefs.data(), sense,
-               rhs);
-    ++result.rows;
+    if (late || ((rows.size() & 1023) == 0 && (late = passed(limits.deadline)))) return;
+    rows.add(static_cast<int>(r.cols.size()), r.cols.data(), r.coefs.data(), sense, rhs);
   });
+  if (late) {
+    result.status = "time limit while the model was built";
+    Cbc_deleteModel(model);
+    return result;
+  }
+  cbc_add_rows(model, rows);
+  result.rows = static_cast<std::int64_t>(rows.size());
   if (!targeted)
     Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
                      start_values.data());
-  Cbc_setMaximumSeconds(model, std::max(0.1, limits.seconds));
   if (limits.nodes > 0)
     Cbc_setMaximumNodes(model, static_cast<int>(std::min<std::int64_t>(limits.nodes, 1 << 30)));
   // The objective counts whole steps when it has no post-iteration work.
   Cbc_setAllowableGap(model, pr.objective == Objective::Iteration ? 1e-6 : 1.0 - 1e-6);
-  Cbc_solve(model);
+  if (!cbc_solve_by(model, limits.deadline, limits.seconds)) {
+    result.status = "time limit before CBC started";
+    Cbc_deleteModel(model);
+    return result;
+  }
 
   result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
   result.nodes = Cbc_getNodeCount(model);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 
+#include "schedules/optimizer/deadline.h"
 #include "schedules/optimizer/first_device_bound.h"
 #include "schedules/optimizer/milp_grid.h"
 #include "schedules/optimizer/timing_model.h"
@@ -27,10 +28,6 @@ std::string progress_text(const SearchProgress& p) {
 
 namespace {
 
-double seconds_left(std::chrono::steady_clock::time_point deadline) {
-  return std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-}
-
 /// F, B and W of a materialized order.
 Order compute_of(const Order& order) {
   Order out(order.size());
@@ -46,8 +43,7 @@ Order compute_of(const Order& order) {
 /// a node limit for determinism (the nodes count as evaluations).
 class Windows {
  public:
-  Windows(const Problem& pr, std::chrono::steady_clock::time_point deadline)
-      : pr_(pr), deadline_(deadline) {}
+  Windows(const Problem& pr, Clock::time_point deadline) : pr_(pr), deadline_(deadline) {}
 
   std::optional<std::pair<Order, MemoryPlan>> operator()(const Order& order, const MemoryPlan& plan,
                                                          std::int64_t cost,
@@ -68,6 +64,7 @@ class Windows {
     MilpLimits limits;
     limits.nodes = 100;  // the limit that binds normally: deterministic
     limits.seconds = std::clamp(seconds_left(deadline_) / 8, 0.1, 10.0);
+    limits.deadline = deadline_;
     MilpResult r = solve_grid_milp(pr_, order, plan, limits, window);
     evaluations += 50 + r.nodes;
     if (!r.solved || r.cost >= cost) return std::nullopt;
@@ -76,7 +73,7 @@ class Windows {
 
  private:
   const Problem& pr_;
-  std::chrono::steady_clock::time_point deadline_;
+  Clock::time_point deadline_;
   std::int64_t next_ = 0;
 };
 
@@ -86,7 +83,7 @@ class Windows {
 /// optimal. Stops at the first question left open (time or node limit).
 MilpResult milp_by_targets(const Problem& pr, const Order& order, const MemoryPlan& plan,
                            std::int64_t cost, std::int64_t bound, std::int64_t grid,
-                           MilpLimits limits, std::chrono::steady_clock::time_point deadline) {
+                           MilpLimits limits, Clock::time_point deadline) {
   MilpResult all;
   all.available = true;
   all.formulation = "time-indexed";
@@ -96,7 +93,12 @@ MilpResult milp_by_targets(const Problem& pr, const Order& order, const MemoryPl
   for (std::int64_t target = bound; target < cost; target += grid) {
     limits.target = target;
     limits.known_bound = proven;
-    limits.seconds = std::max(0.5, seconds_left(deadline));
+    limits.seconds = seconds_left(deadline);
+    limits.deadline = deadline;
+    if (limits.seconds <= 0) {
+      asked += fmt::format("{}{}: time limit", asked.empty() ? "" : "; ", target / grid);
+      break;
+    }
     MilpResult r = solve_grid_milp(pr, order, plan, limits);
     all.seconds += r.seconds;
     all.nodes += r.nodes;
@@ -120,22 +122,23 @@ MilpResult milp_by_targets(const Problem& pr, const Order& order, const MemoryPl
   return all;
 }
 
-}  // namespace
-
-OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& settings) {
-  const auto started = std::chrono::steady_clock::now();
-  const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                      std::chrono::duration<double>(settings.time_limit_s));
+/// One run until `deadline` (deadline.h): every phase stops there with what it has.
+OptimizeOutcome optimize_until(const Problem& problem, const OptimizeSettings& settings,
+                               Clock::time_point deadline) {
   OptimizeOutcome out;
   out.lower_bound = lower_bound(problem);
   out.lower_bound =
-      std::max(out.lower_bound, first_device_bound(problem, out.lower_bound, kFirstDeviceNodes));
+      std::max(out.lower_bound,
+               first_device_bound(problem, out.lower_bound, kFirstDeviceNodes, nullptr, deadline));
   // Every device's relaxation in a chain (first_device_bound.h): a bound at least as strong, and
-  // where a chain at that bound replays within it, an optimal schedule.
-  const ChainOutcome chain =
-      settings.chain_nodes > 0
-          ? chain_bound(problem, problem.devices, out.lower_bound, settings.chain_nodes)
-          : ChainOutcome{};
+  // where a chain at that bound replays within it, an optimal schedule. At most half of the time
+  // left, so that the search has the other half.
+  const Clock::time_point chain_deadline =
+      std::min(deadline, deadline_after(seconds_left(deadline) / 2));
+  const ChainOutcome chain = settings.chain_nodes > 0
+                                 ? chain_bound(problem, problem.devices, out.lower_bound,
+                                               settings.chain_nodes, chain_deadline)
+                                 : ChainOutcome{};
   out.lower_bound = std::max(out.lower_bound, chain.bound);
   SearchSettings ss;
   ss.budget_evals = settings.budget_evals;
@@ -187,10 +190,13 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
         "the MILP with offload and recompute is time-indexed and needs every duration and delay "
         "on a common time step, at most {} steps over the horizon; the search decided them",
         kMaxGridSteps);
+  } else if (want_milp && !out.proven_optimal && !reached_gap && passed(deadline)) {
+    out.milp_skipped = "the time limit was reached before it could start";
   } else if (want_milp && !out.proven_optimal && !reached_gap) {
     if (settings.progress) settings.progress("MILP (CBC) running, warm-started from the search");
     MilpLimits limits;
-    limits.seconds = std::max(0.5, seconds_left(deadline));
+    limits.seconds = seconds_left(deadline);
+    limits.deadline = deadline;
     if (settings.budget_evals > 0) limits.nodes = settings.budget_evals;
     limits.known_bound = out.lower_bound;
     const std::int64_t grid = on_grid ? *time_grid(problem, out.cost) : 0;
@@ -218,6 +224,44 @@ OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& setting
       out.cost > 0
           ? std::max(0.0, (static_cast<double>(out.cost) - bound) / static_cast<double>(out.cost))
           : 0.0;
+  return out;
+}
+
+}  // namespace
+
+OptimizeOutcome optimize(const Problem& problem, const OptimizeSettings& settings) {
+  const Clock::time_point deadline = deadline_after(settings.time_limit_s);
+  if (!problem.memory_ops_allowed()) return optimize_until(problem, settings, deadline);
+  // Allowing offload or recompute must never give a worse plan than not allowing them (issue 35:
+  // with recompute allowed, p = 4, m = 8 came out at 30 ms where the plain problem gives 24 ms).
+  // The problem itself runs first, with half of the time; unless that proves its plan optimal,
+  // the problem without them runs with the same evaluation budget (so, with budget_evals, exactly
+  // the run `offload: false, recompute: false` makes) and the rest of the time, and the better
+  // plan wins (at equal cost the one with offload and recompute allowed).
+  OptimizeOutcome out = optimize_until(
+      problem, settings, std::min(deadline, deadline_after(settings.time_limit_s / 2)));
+  if (out.feasible && out.proven_optimal) return out;
+  Problem plain = problem;
+  plain.memory_ops.allow_offload = false;
+  plain.memory_ops.allow_recompute = false;
+  const OptimizeOutcome without = optimize_until(plain, settings, deadline);
+  if (!without.feasible) return out;
+  const std::int64_t cost = TimingModel(problem).cost(without.order);
+  if (out.feasible && cost >= out.cost) return out;
+  // Its order keeps every activation; the bound stays the one certified for the problem itself.
+  const double bound =
+      out.feasible ? static_cast<double>(out.best_bound) : static_cast<double>(out.lower_bound);
+  out.feasible = true;
+  out.order = without.order;
+  out.plan = MemoryPlan::keep_all(problem);
+  out.cost = cost;
+  out.method = without.method + " without offload and recompute";
+  out.search = without.search;
+  out.proven_optimal = static_cast<double>(cost) <= bound;
+  out.best_bound = std::min(cost, static_cast<std::int64_t>(bound));
+  out.gap = cost > 0
+                ? std::max(0.0, (static_cast<double>(cost) - bound) / static_cast<double>(cost))
+                : 0.0;
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "schedules/optimizer/deadline.h"
 #include "schedules/optimizer/problem.h"
 
 namespace bubblesim::optimizer::relaxation {
@@ -39,9 +40,17 @@ struct Device {
 /// asked about every complete schedule found (true: accept it, false: search on).
 class Search {
  public:
+  /// At `deadline` (deadline.h) it stops as at the node limit: the targets it exhausted stay
+  /// certified.
   Search(const Device& d, std::int64_t target, std::int64_t node_limit, std::int64_t& nodes,
-         std::function<bool(const Search&)> leaf = nullptr)
-      : d_(d), target_(target), node_limit_(node_limit), nodes_(nodes), leaf_(std::move(leaf)) {
+         std::function<bool(const Search&)> leaf = nullptr,
+         Clock::time_point deadline = kNoDeadline)
+      : d_(d),
+        target_(target),
+        node_limit_(node_limit),
+        nodes_(nodes),
+        leaf_(std::move(leaf)),
+        deadline_(deadline) {
     const auto m = static_cast<std::size_t>(d.m);
     plan_.start_f.assign(m, 0);
     plan_.start_b.assign(m, 0);
@@ -136,6 +145,10 @@ class Search {
             std::int64_t h2d, std::int64_t pending_r) {
     if (nw == d_.m) return t <= target_ && (!leaf_ || leaf_(*this));
     if (++nodes_ >= node_limit_) return false;
+    if ((nodes_ & 4095) == 0 && passed(deadline_)) {
+      nodes_ = node_limit_;  // exhausted: stop as at the node limit
+      return false;
+    }
     if (least_end(t, nf, nb, nw, pending_r) > target_) return false;
     if (nb < nf && backward(t, nf, nb, nw, d2h, h2d, pending_r)) return true;
     if (nf < d_.m && forward(t, nf, nb, nw, d2h, h2d, pending_r)) return true;
@@ -282,6 +295,7 @@ class Search {
   std::int64_t target_, node_limit_;
   std::int64_t& nodes_;  // shared by nested searches
   std::function<bool(const Search&)> leaf_;
+  Clock::time_point deadline_;
   Plan plan_;
   Rows rows_;
   std::vector<std::int64_t> starts_;  // the compute ops' start steps so far, in order

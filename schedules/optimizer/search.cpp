@@ -187,7 +187,7 @@ class Search {
       return true;
     }
     if ((++checks_ & 31) == 0) {
-      if (std::chrono::steady_clock::now() >= settings_.deadline) {
+      if (passed(settings_.deadline)) {
         result.stopped = "time limit";
         return true;
       }
@@ -239,14 +239,16 @@ class Search {
   }
 
   void fit_seeds() {
-    std::vector<Seed> seeds = seed_orders(pr_);
+    std::vector<Seed> seeds = seed_orders(pr_, settings_.deadline);
     // Seeds can repeat an order (the list scheduler at several limits, an eager-W variant of an
     // order whose W's were eager already: 83 of 185 with offload at p 16, m 128). fit_memory is a
     // pure function of the order, so a repeated one takes the plan found for it before, counted
     // as one evaluation as fitting it again would be (the budget runs out at the same point).
     std::map<Order, std::optional<MemoryPlan>> plans;
     for (std::size_t k = 0; k < seeds.size(); ++k) {
-      if (k > 0 && std::chrono::steady_clock::now() >= settings_.deadline) break;
+      // Past the deadline only the required seeds (seeds.h) and, until one fits, the others.
+      const bool have = !pool_.empty() || !finished_.empty();
+      if (!seeds[k].required && have && passed(settings_.deadline)) continue;
       const auto [known, first] = plans.try_emplace(seeds[k].order);
       if (first) {
         known->second = fit_plan(seeds[k].order);

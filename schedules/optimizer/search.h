@@ -21,6 +21,7 @@
 #include <string>
 #include <utility>
 
+#include "schedules/optimizer/deadline.h"
 #include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/problem.h"
 
@@ -34,8 +35,8 @@ struct SearchProgress {
 };
 
 struct SearchSettings {
-  std::int64_t budget_evals = 0;  // 0: until the deadline
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::int64_t budget_evals = 0;             // 0: until the deadline
+  Clock::time_point deadline = kNoDeadline;  // deadline.h
   double gap = 0;
   std::uint64_t seed = 1;
   std::int64_t bound = 0;  // certified lower bound: the search stops there

@@ -146,7 +146,7 @@ void list_seeds(const Problem& problem, std::vector<Seed>& out) {
     for (std::size_t fi = 0; fi < flags.size(); ++fi) {
       if (auto order = list_schedule(limited, flags[fi])) {
         out.push_back({"list(limit " + std::to_string(li) + ", flags " + std::to_string(fi) + ")",
-                       std::move(*order)});
+                       std::move(*order), false, li == 0});
       }
     }
   }
@@ -205,7 +205,7 @@ void eager_weight_seeds(std::vector<Seed>& out, std::size_t skip_begin, std::siz
 
 }  // namespace
 
-std::vector<Seed> seed_orders(const Problem& problem) {
+std::vector<Seed> seed_orders(const Problem& problem, Clock::time_point deadline) {
   std::vector<Seed> out;
   const std::int32_t p = problem.devices, m = problem.microbatches;
   BlockOrders blocks;
@@ -228,14 +228,14 @@ std::vector<Seed> seed_orders(const Problem& problem) {
     }
   } else {
     out.push_back({"zb-v", zb_v_order(p, m)});
-    blocks = building_block_orders(problem, 12);
+    blocks = building_block_orders(problem, 12, deadline);
     for (std::size_t k = 0; k < blocks.plain.size(); ++k)
       out.push_back({"building block " + std::to_string(k), std::move(blocks.plain[k])});
   }
   greedy_seeds(problem, out);
   for (std::size_t k = 0; k < blocks.repaired.size(); ++k)
-    out.push_back(
-        {"repaired building block " + std::to_string(k), std::move(blocks.repaired[k]), true});
+    out.push_back({"repaired building block " + std::to_string(k), std::move(blocks.repaired[k]),
+                   true, false});
   // Not the list scheduler's many seeds: with offload it already tries larger limits, and fitting
   // their variants too would double the search's start (p = 16, m = 128).
   if (problem.memory_ops.allow_offload) eager_weight_seeds(out, list_begin, list_end);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "schedules/optimizer/deadline.h"
 #include "schedules/optimizer/problem.h"
 
 namespace bubblesim::optimizer {
@@ -22,9 +23,15 @@ struct Seed {
   /// A finished schedule (a repaired building block): the search compares its result with it but
   /// does not start or restart from it (search.h).
   bool finished = false;
+  /// Fitted even after the deadline (issue 35): the zero-bubble heuristic's own construction (the
+  /// list scheduler at the limit, its 8 flag combinations), so that a short time limit never
+  /// gives a plan worse than that heuristic's; cheap (one list schedule and one fit each).
+  bool required = false;
 };
 
-std::vector<Seed> seed_orders(const Problem& problem);
+/// The seeds; the V placement's building blocks stop at `deadline` (deadline.h), the placement's
+/// own order (ZB-V) is always there.
+std::vector<Seed> seed_orders(const Problem& problem, Clock::time_point deadline = kNoDeadline);
 
 /// Straight placement: warm-up `warmup(r)` forwards, `rounds(r)` (B, F) pairs, then (B, W, F)
 /// triples (docs/schedule-rules.md 4.6-4.7); factors (1, 0): 1F1B with split backward, (1, 1):

@@ -52,16 +52,19 @@ seed fuzz_table_csv "$src"/tests/data/*.csv "$src"/tests/fuzz/seeds/table_csv/*
 seed fuzz_chakra "$src"/tests/fuzz/seeds/chakra/*
 seed fuzz_sweep "$src"/scenarios/sweeps/*.yaml
 seed fuzz_sweep_resume "$src"/tests/fuzz/seeds/sweep_resume/*
+seed fuzz_optimizer "$src"/tests/fuzz/seeds/optimizer/*
 
-targets="${BUBBLESIM_FUZZ_TARGETS:-fuzz_scenario fuzz_units fuzz_topology fuzz_torch_csv fuzz_table_csv fuzz_chakra fuzz_sweep fuzz_sweep_resume}"
-budget=(-runs="$runs")
-[[ -n "${BUBBLESIM_FUZZ_SECONDS:-}" ]] && budget=(-max_total_time="$BUBBLESIM_FUZZ_SECONDS")
+targets="${BUBBLESIM_FUZZ_TARGETS:-fuzz_scenario fuzz_units fuzz_topology fuzz_torch_csv fuzz_table_csv fuzz_chakra fuzz_sweep fuzz_sweep_resume fuzz_optimizer}"
 mkdir -p "$build/artifacts"
 failed=0
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 for t in $targets; do
   mkdir -p "$build/corpus/$t"
+  # fuzz_optimizer runs the optimizer for up to 0.05 s a run: a tenth of the runs.
+  budget=(-runs="$runs")
+  [[ $t == fuzz_optimizer ]] && budget=(-runs="$(( (runs + 9) / 10 ))")
+  [[ -n "${BUBBLESIM_FUZZ_SECONDS:-}" ]] && budget=(-max_total_time="$BUBBLESIM_FUZZ_SECONDS")
   log="$build/$t.log"
   # -seed fixes the mutation sequence, so a CI failure reproduces; -timeout catches hangs.
   if "$build/cmake/bin/$t" "$build/corpus/$t" "$build/seeds/$t" "${budget[@]}" -seed=1 -timeout=10 \
