@@ -224,8 +224,7 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
     ok = false;
   };
   if (ok && m.embedding.tied && m.embedding.vocab <= 0) {
-    needs_vocab("tied_embeddings", "true", "false",
-                "the LM head reuses the word embedding, and without a vocabulary there is neither");
+    needs_vocab("tied_embeddings", "true", "false", "the LM head reuses the word embedding");
   }
   if (ok && m.embedding.mtp_depth > 0 && m.embedding.vocab <= 0) {
     // The MTP modules look their tokens up in the embedding and predict through the LM head.
