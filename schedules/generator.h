@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "schedules/memory_settings.h"
 #include "schedules/order_stream.h"
 #include "schedules/parameter.h"
 #include "schedules/replay_settings.h"
@@ -29,7 +30,10 @@ struct GeneratorInput {
   CostProfile costs;
   Time delay;  // communication.delay: the fixed stage-to-stage delay (zero with a topology)
   std::vector<Bytes> memory_budget;  // memory.budget per device (p values); empty = no budget
-  std::string base_dir;              // the scenario file's folder, for relative paths in params
+  /// memory.release: when the replay frees activation memory (schedules/activation_memory.h),
+  /// for a generator that plans under the budget.
+  ReleaseConvention release = ReleaseConvention::Split;
+  std::string base_dir;  // the scenario file's folder, for relative paths in params
   /// Per device: bandwidth of the route to and from its host memory (the offload copies), or
   /// `memory.offload.bandwidth` under fixed-delay; empty when no host is reachable.
   std::vector<Bandwidth> offload_d2h, offload_h2d;

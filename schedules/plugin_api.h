@@ -31,7 +31,8 @@
 ///   2  GeneratorInput: `comm_delay` renamed `delay` (communication.delay); `memory_budget` is
 ///      one value per device (std::vector<Bytes>, empty = no budget) instead of one optional
 ///   3  Generator: `stream` (an optional per-device order stream, schedules/order_stream.h)
-#define BUBBLESIM_PLUGIN_ABI_VERSION 3u
+///   4  GeneratorInput: `release` (memory.release, for generators that plan under the budget)
+#define BUBBLESIM_PLUGIN_ABI_VERSION 4u
 
 extern "C" {
 

@@ -300,13 +300,13 @@ class Greedy {
         break;
       }
       case StepKind::B:
-        device_.memory[du] += pr_.memory.weight_grad_bytes[su] - pr_.memory.activation_bytes[su];
+        device_.memory[du] += pr_.memory_delta(StepKind::B, st.stage);
         done_.b_end[i] = end;
         ++done_.next_b[su];
         done_.pending_w[du].push_back(Step{StepKind::W, st.stage, st.microbatch});
         break;
       case StepKind::W:
-        device_.memory[du] -= pr_.memory.weight_grad_bytes[su];
+        device_.memory[du] += pr_.memory_delta(StepKind::W, st.stage);
         done_.pending_w[du].erase(
             std::find(done_.pending_w[du].begin(), done_.pending_w[du].end(), st));
         if (st.stage == layout_.stages[du].front()) --device_.inflight[du];

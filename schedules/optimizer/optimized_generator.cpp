@@ -54,12 +54,14 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
     pr.backward_ps.push_back(c.backward_input.ps());
     pr.weight_ps.push_back(c.backward_weight.ps());
     pr.memory.activation_bytes.push_back(c.activation.count());
-    pr.memory.weight_grad_bytes.push_back(std::min(c.weight_grad.count(), c.activation.count()));
+    // As the replay holds them (schedules/activation_memory.h): M_W may exceed M_B (sequence
+    // parallelism), and a recomputed F keeps its stage input.
+    pr.memory.weight_grad_bytes.push_back(c.weight_grad.count());
     pr.memory_ops.recompute_ps.push_back(
         (c.recompute > Time::zero() ? c.recompute : c.forward).ps());
-    pr.memory_ops.stage_input_bytes.push_back(
-        std::min(c.stage_input.count(), c.activation.count()));
+    pr.memory_ops.stage_input_bytes.push_back(c.stage_input.count());
   }
+  pr.memory.release = in.release;
   pr.set_uniform_comm(in.delay.ps());
   // With a topology: each boundary's transfer at its route's bottleneck bandwidth plus latency.
   const auto pu = static_cast<std::size_t>(p);
@@ -163,11 +165,11 @@ std::string cache_key(const GeneratorInput& in, const std::vector<Problem>& prob
   std::string key = fmt::format("{} {} {} {} {} {}|", static_cast<int>(s.method), s.time_limit_s,
                                 s.budget_evals, s.gap, s.seed, problems.size());
   for (const Problem& pr : problems) {
-    key += fmt::format("{} {} {} {} {} {} {} {} {}|", pr.devices, pr.microbatches,
+    key += fmt::format("{} {} {} {} {} {} {} {} {} {}|", pr.devices, pr.microbatches,
                        static_cast<int>(pr.placement), static_cast<int>(pr.objective),
-                       pr.memory_ops.allow_offload, pr.memory_ops.allow_recompute,
-                       pr.iteration.global_barrier, pr.iteration.barrier_ps,
-                       fmt::join(pr.memory.limit_bytes, ","));
+                       static_cast<int>(pr.memory.release), pr.memory_ops.allow_offload,
+                       pr.memory_ops.allow_recompute, pr.iteration.global_barrier,
+                       pr.iteration.barrier_ps, fmt::join(pr.memory.limit_bytes, ","));
     for (std::size_t i = 0; i < pr.forward_ps.size(); ++i) {
       key += fmt::format("{},{},{},{},{},{},{},{},{};", pr.forward_ps[i], pr.backward_ps[i],
                          pr.weight_ps[i], pr.memory.activation_bytes[i],

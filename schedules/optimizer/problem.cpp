@@ -187,8 +187,9 @@ std::int64_t forward_work_within(const Problem& problem, std::int32_t d, std::in
 /// the later stages and back ends with W(d, m-1).
 std::int64_t last_forward_chain(const Problem& pr, std::int32_t d, std::int64_t gap) {
   const auto du = static_cast<std::size_t>(d);
+  // mw: what a kept activation holds between its B and its W (M_W under the split release).
   const std::int64_t m = pr.microbatches, mb = pr.memory.activation_bytes[du],
-                     mw = pr.memory.weight_grad_bytes[du], limit = pr.memory.limit_bytes[du];
+                     mw = pr.held_after_backward(d), limit = pr.memory.limit_bytes[du];
   const std::int64_t tf = pr.forward_ps[du], tb = pr.backward_ps[du], tw = pr.weight_ps[du];
   if (mb <= 0 || m < 2) return 0;
   const std::int64_t fit = limit / mb;  // activations the limit holds

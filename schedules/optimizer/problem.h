@@ -4,8 +4,11 @@
 // microbatches, split backward (F, B = backward for inputs, W = backward for weights), a delay on
 // every cross-device edge F(s) -> F(s+1) and B(s+1) -> B(s) (per stage boundary: the fixed delay,
 // or the route's latency plus the message over its bottleneck bandwidth), and a per-device
-// activation limit with the zero-bubble paper's memory deltas: F +M_B, B -(M_B - M_W), W -M_W
-// (docs/schedule-rules.md 4.8).
+// activation limit. What each op allocates and frees is the replay's rule
+// (schedules/activation_memory.h): with M_W <= M_B and the split release the zero-bubble paper's
+// deltas F +M_B, B -(M_B - M_W), W -M_W (docs/schedule-rules.md 4.8); with M_W > M_B (sequence
+// parallelism) B allocates M_W - M_B at its start; under the backward-complete release B frees
+// nothing and W everything.
 //
 // When the problem allows them, the optimizer also decides per activation whether to keep it,
 // offload it to host memory (O on the device's D2H copy engine right after its F, L on the H2D
@@ -22,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schedules/activation_memory.h"
 #include "schedules/op.h"
 
 namespace bubblesim::optimizer {
@@ -62,9 +66,10 @@ std::string_view placement_name(PlacementKind k);  // "straight", "v", "interlea
 /// The memory side of the ZB model: what one F keeps and one B leaves until its W, per stage, and
 /// what each device may hold.
 struct MemoryModel {
-  std::vector<std::int64_t> activation_bytes;   // per stage: M_B
-  std::vector<std::int64_t> weight_grad_bytes;  // per stage: M_W
-  std::vector<std::int64_t> limit_bytes;        // per device: the activation limit
+  std::vector<std::int64_t> activation_bytes;            // per stage: M_B
+  std::vector<std::int64_t> weight_grad_bytes;           // per stage: M_W (may exceed M_B)
+  std::vector<std::int64_t> limit_bytes;                 // per device: the activation limit
+  ReleaseConvention release = ReleaseConvention::Split;  // `memory.release`, as the replay's
 };
 
 /// The delay on every stage boundary s = 0..S-2 (zero where both stages are on one device).
@@ -171,14 +176,30 @@ struct Problem {
     return e < 0 ? kNotReady : std::max(f, e + backward_delay(s));
   }
   bool memory_ops_allowed() const { return memory_ops.allow_offload || memory_ops.allow_recompute; }
-  /// Memory change of one F, B or W (ZB paper: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W), for an
-  /// activation that is kept.
-  std::int64_t memory_delta(StepKind k, std::int32_t stage) const {
+  /// The sizes the memory rules read for one stage (the stage input is zero when the problem
+  /// has none).
+  ActivationBytes activation_of(std::int32_t stage) const {
     const auto s = static_cast<std::size_t>(stage);
-    return k == StepKind::F   ? memory.activation_bytes[s]
-           : k == StepKind::B ? memory.weight_grad_bytes[s] - memory.activation_bytes[s]
-           : k == StepKind::W ? -memory.weight_grad_bytes[s]
-                              : 0;
+    return ActivationBytes{
+        Bytes(memory.activation_bytes[s]), Bytes(memory.weight_grad_bytes[s]),
+        Bytes(s < memory_ops.stage_input_bytes.size() ? memory_ops.stage_input_bytes[s] : 0)};
+  }
+  /// One op's allocation at its start and release at its end (schedules/activation_memory.h,
+  /// the replay's rule), for an activation recomputed or not; F, B, W split as the optimizer's.
+  MemoryStep memory_step(StepKind k, std::int32_t stage, bool recomputed = false) const {
+    return bubblesim::memory_step(op_kind(k), activation_of(stage), true, recomputed,
+                                  memory.release);
+  }
+  /// Net memory change of one F, B or W of a kept activation (ZB paper with M_W <= M_B and the
+  /// split release: ΔF = M_B, ΔB = M_W - M_B, ΔW = -M_W).
+  std::int64_t memory_delta(StepKind k, std::int32_t stage) const {
+    if (k != StepKind::F && k != StepKind::B && k != StepKind::W) return 0;
+    const MemoryStep m = memory_step(k, stage);
+    return (m.allocated - m.freed).count();
+  }
+  /// What a kept activation holds between its B and its W (M_W under the split release).
+  std::int64_t held_after_backward(std::int32_t stage) const {
+    return memory_step(StepKind::W, stage).freed.count();
   }
   /// Work of one stage: m (T_F + T_B + T_W).
   std::int64_t stage_work_ps(std::int32_t stage) const {

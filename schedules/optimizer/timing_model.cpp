@@ -314,45 +314,20 @@ void TimingModel::replay(const Order& order) {
   }
 }
 
-std::int64_t TimingModel::allocation_at_forward(std::int32_t stage, std::int32_t j) const {
-  const auto s = static_cast<std::size_t>(stage);
-  if (memory_ops_ && marks_.has[static_cast<int>(StepKind::R)][problem_.index(stage, j)]) {
-    return std::min(problem_.memory_ops.stage_input_bytes[s], problem_.memory.activation_bytes[s]);
-  }
-  return problem_.memory.activation_bytes[s];
+MemoryStep TimingModel::memory_step(Step st) const {
+  const bool recomputed =
+      memory_ops_ &&
+      marks_.has[static_cast<int>(StepKind::R)][problem_.index(st.stage, st.microbatch)];
+  return problem_.memory_step(st.kind, st.stage, recomputed);
 }
 
-std::int64_t TimingModel::memory_delta(Step st) const {
-  const auto su = static_cast<std::size_t>(st.stage);
-  const std::int64_t mb = problem_.memory.activation_bytes[su],
-                     mw = problem_.memory.weight_grad_bytes[su];
-  switch (st.kind) {
-    case StepKind::F:
-      return allocation_at_forward(st.stage, st.microbatch);
-    case StepKind::R:
-    case StepKind::L:
-      return mb;
-    case StepKind::B: {
-      std::int64_t freed = mb - mw;
-      if (memory_ops_ &&
-          marks_.has[static_cast<int>(StepKind::R)][problem_.index(st.stage, st.microbatch)]) {
-        freed += allocation_at_forward(st.stage, st.microbatch);
-      }
-      return -freed;
-    }
-    case StepKind::W:
-      return -mw;
-    case StepKind::O:
-      return -mb;
-  }
-  return 0;
+std::int64_t TimingModel::start_time(Step st) const {
+  return eval_.end[static_cast<int>(st.kind)][problem_.index(st.stage, st.microbatch)] -
+         problem_.duration(st.kind, st.stage);
 }
 
-std::int64_t TimingModel::memory_time(Step st) const {
-  const std::int64_t end =
-      eval_.end[static_cast<int>(st.kind)][problem_.index(st.stage, st.microbatch)];
-  const bool allocates = st.kind == StepKind::F || st.kind == StepKind::R || st.kind == StepKind::L;
-  return allocates ? end - problem_.duration(st.kind, st.stage) : end;
+std::int64_t TimingModel::end_time(Step st) const {
+  return eval_.end[static_cast<int>(st.kind)][problem_.index(st.stage, st.microbatch)];
 }
 
 bool TimingModel::first_over_limit(std::size_t device, std::int64_t memory) {
@@ -370,12 +345,15 @@ void TimingModel::account_memory(const Order& order) {
     if (marks_.copies) {
       account_device_with_copies(d, order[du]);
     } else {
-      // One op at a time: the memory when an op allocates is the sum of the deltas before it.
+      // One op at a time: each op allocates at its start and frees at its end.
       std::int64_t memory = 0;
       for (const Step& st : order[du]) {
-        const std::int64_t delta = memory_delta(st);
-        memory += delta;
-        if (delta > 0 && first_over_limit(du, memory)) eval_.first_over[du] = memory_time(st);
+        const MemoryStep m = memory_step(st);
+        if (m.allocated > Bytes::zero()) {
+          memory += m.allocated.count();
+          if (first_over_limit(du, memory)) eval_.first_over[du] = start_time(st);
+        }
+        memory -= m.freed.count();
       }
     }
     if (eval_.peak_bytes[du] > problem_.memory.limit_bytes[du]) eval_.memory_ok = false;
@@ -391,7 +369,10 @@ void TimingModel::account_device_with_copies(std::int32_t d, const std::vector<S
     auto& list = st.kind == StepKind::O   ? events_.offload
                  : st.kind == StepKind::L ? events_.reload
                                           : events_.compute;
-    list.push_back({memory_time(st), memory_delta(st)});
+    // Each stream runs one op at a time: its start and end events stay in time order.
+    const MemoryStep m = memory_step(st);
+    if (m.allocated > Bytes::zero()) list.push_back({start_time(st), m.allocated.count()});
+    if (m.freed > Bytes::zero()) list.push_back({end_time(st), -m.freed.count()});
   }
   // Each list is in time order (one stream each). Merge; on equal times an L's allocation comes
   // first and an O's release last (the worse order, see the header).

@@ -8,10 +8,12 @@
 // B); a copy also starts no earlier than the start of the compute op listed just before it (the
 // prefetch point).
 //
-// Memory per device (the engine's `split` release): F start +M_B (the stage input when the
-// activation is recomputed), R start +M_B, L start +M_B; O end -M_B, B end -(M_B - M_W) (and the
-// stage input when recomputed), W end -M_W. Without copies the device runs one op at a time and
-// the memory when an F starts is the sum of the deltas before it. With copies the events are
+// Memory per device: the replay's rules (schedules/activation_memory.h, with the problem's
+// release convention): under the split release F start +M_B (the stage input when the activation
+// is recomputed), R start +M_B, L start +M_B; O end -M_B, B start +(M_W - M_B) when M_W > M_B,
+// B end -(M_B - M_W) (and the stage input when recomputed) when M_W <= M_B, W end -M_W. Without
+// copies the device runs one op at a time and the memory when an op starts is what the ops
+// before it left plus its allocation. With copies the events are
 // merged in time, and where a copy event and a compute event fall on the same instant the order
 // the engine would use is not fixed, so the model takes the worse one (an L's allocation before,
 // an O's release after): a plan it accepts never goes over the limit in the engine.
@@ -81,16 +83,16 @@ class TimingModel {
   bool advance_compute(std::int32_t d, const std::vector<Step>& ops);
   bool advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine);
   void wake_stage(std::int32_t stage);
-  /// The memory change of one op on device d, and when it happens after the replay (F, R, L
-  /// allocate at their start; B, W, O release at their end).
-  std::int64_t memory_delta(Step st) const;
-  std::int64_t memory_time(Step st) const;
+  /// What one op allocates at its start and frees at its end (the replay's rule, with the R
+  /// marks of the order), and when it starts and ends after the replay.
+  MemoryStep memory_step(Step st) const;
+  std::int64_t start_time(Step st) const;
+  std::int64_t end_time(Step st) const;
   /// Records `memory` after an allocation in the device's peak; true when it is the device's
   /// first allocation over the limit.
   bool first_over_limit(std::size_t device, std::int64_t memory);
   void account_memory(const Order& order);
   void account_device_with_copies(std::int32_t d, const std::vector<Step>& ops);
-  std::int64_t allocation_at_forward(std::int32_t stage, std::int32_t j) const;
 
   /// Where each device's streams stand in a replay: list cursors, when each stream is free, the
   /// first compute start, and the devices queued to advance.

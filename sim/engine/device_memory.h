@@ -1,14 +1,14 @@
 #pragma once
 // DeviceMemory: one device's memory during a replay (static bytes plus resident activations),
-// with its peaks; and the release rules of an activation's backward (docs/schedule-rules.md 6.2).
-// Shared by MemoryAccounting (the event loop, where copies make residency depend on time) and the
-// list-scheduling replay (no copies: what each op allocates and frees is fixed by the table).
+// with its peaks. What each op allocates and frees comes from schedules/activation_memory.h, the
+// rules the optimizer plans with. Shared by MemoryAccounting (the event loop, where copies make
+// residency depend on time) and the list-scheduling replay (no copies: what each op allocates
+// and frees is fixed by the table).
 
-#include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
+#include "schedules/activation_memory.h"  // the release rules, shared with the planner
 #include "schedules/stage_costs.h"
 #include "sim/engine/engine_input.h"
 #include "sim/engine/metrics.h"
@@ -50,35 +50,5 @@ struct DeviceMemory {
 MemoryPeaks peaks_of(const std::vector<DeviceMemory>& devices);
 /// Static memory per device: each distinct stage it holds, once.
 std::vector<DeviceMemory> devices_of(const Table& table, const std::vector<StageCost>& costs);
-
-/// What the op completing the forward allocates: the stage input only when the activation is
-/// recomputed before its backward, else the whole activation.
-inline Bytes forward_allocation(const StageCost& c, bool recomputed) {
-  return recomputed ? c.stage_input : c.activation;
-}
-
-/// What a split backward allocates at its start: the part of M_W it creates beyond the M_B it
-/// holds, when M_W > M_B (the weight-gradient GEMMs' output gradients, made by B and kept until
-/// W, outweigh what B frees; sequence parallelism, docs/memory.md). B then frees nothing and W
-/// frees M_W. Zero otherwise (and for an unsplit backward, which keeps nothing for a W).
-inline Bytes backward_growth(const StageCost& c, bool split) {
-  return split && c.weight_grad > c.activation ? c.weight_grad - c.activation : Bytes::zero();
-}
-
-/// What the backward of an activation frees at its end (before clamping to what is resident),
-/// and whether it ends the activation's count; nullopt when it frees nothing (a split backward
-/// under BackwardComplete: the W frees everything).
-struct BackwardRelease {
-  Bytes bytes;
-  bool unit;
-};
-inline std::optional<BackwardRelease> backward_release(const StageCost& c, bool split,
-                                                       bool recomputed, ReleaseConvention release) {
-  const Bytes input = recomputed ? c.stage_input : Bytes::zero();
-  if (!split) return BackwardRelease{c.activation + input, true};
-  if (release == ReleaseConvention::Split)
-    return BackwardRelease{c.activation - std::min(c.weight_grad, c.activation) + input, false};
-  return std::nullopt;
-}
 
 }  // namespace bubblesim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <string>
 
@@ -74,7 +75,8 @@ std::string shorten_quoted(const std::string& s) {
 }
 
 // Control characters (terminal escape sequences included, C1 controls such as U+009B too) and
-// bytes that are not UTF-8 as \xHH; newlines and well-formed UTF-8 are kept.
+// bytes that are not UTF-8 as \xHH; invisible format characters (a byte-order mark inside a key,
+// bidirectional overrides) as \uXXXX; newlines and other well-formed UTF-8 are kept.
 std::string escape_controls(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -89,6 +91,9 @@ std::string escape_controls(const std::string& s) {
         out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
       }
       i += std::max<std::size_t>(length, 1);
+    } else if (length > 1 && is_invisible_format(utf8_code_point(s, i, length))) {
+      out += fmt::format("\\u{:04X}", static_cast<std::uint32_t>(utf8_code_point(s, i, length)));
+      i += length;
     } else {
       out.append(s, i, length);
       i += length;

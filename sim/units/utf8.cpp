@@ -1,5 +1,7 @@
 #include "sim/units/utf8.h"
 
+#include <algorithm>
+
 namespace bubblesim {
 
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
@@ -27,6 +29,36 @@ std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
     if ((byte(at + k) & 0xC0) != 0x80) return 0;
   }
   return length;
+}
+
+char32_t utf8_code_point(std::string_view text, std::size_t at, std::size_t length) {
+  const auto byte = [&](std::size_t i) {
+    return static_cast<char32_t>(static_cast<unsigned char>(text[i]));
+  };
+  if (length <= 1) return byte(at);
+  static constexpr char32_t kLeadMask[5] = {0, 0, 0x1F, 0x0F, 0x07};
+  char32_t c = byte(at) & kLeadMask[length];
+  for (std::size_t k = 1; k < length; ++k) c = (c << 6) | (byte(at + k) & 0x3F);
+  return c;
+}
+
+bool is_invisible_format(char32_t c) {
+  return c == 0x00AD || c == 0x061C || c == 0x180E || (c >= 0x200B && c <= 0x200F) ||
+         (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x2064) ||
+         (c >= 0x2066 && c <= 0x206F) || c == 0xFEFF || (c >= 0xFFF9 && c <= 0xFFFB);
+}
+
+std::string without_invisible(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t length = std::max<std::size_t>(1, utf8_sequence_length(text, i));
+    if (length == 1 || !is_invisible_format(utf8_code_point(text, i, length)))
+      out.append(text.substr(i, length));
+    i += length;
+  }
+  return out;
 }
 
 }  // namespace bubblesim

@@ -2,6 +2,7 @@
 // UTF-8 well-formedness, for the checks on input text and for messages that echo input bytes.
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace bubblesim {
@@ -10,5 +11,16 @@ namespace bubblesim {
 /// there does not start one (a stray continuation byte, an overlong form, a UTF-16 surrogate, a
 /// code point above U+10FFFF or a sequence cut short).
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at);
+
+/// The code point of the well-formed sequence of `length` bytes at text[at].
+char32_t utf8_code_point(std::string_view text, std::size_t at, std::size_t length);
+
+/// A character that shows nothing but changes a name: the byte-order mark / zero-width no-break
+/// space U+FEFF, zero-width spaces and joiners, bidirectional marks, embeddings, overrides and
+/// isolates, the soft hyphen, invisible operators. Messages show them as \uXXXX.
+bool is_invisible_format(char32_t c);
+
+/// `text` without its invisible format characters (is_invisible_format).
+std::string without_invisible(std::string_view text);
 
 }  // namespace bubblesim

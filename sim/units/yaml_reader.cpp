@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <string_view>
 #include <system_error>
 
 #include "sim/units/quantity_parser.h"
 #include "sim/units/text_file.h"
+#include "sim/units/utf8.h"
 #include "sim/units/yaml_document_checks.h"
 
 namespace bubblesim {
@@ -291,8 +294,12 @@ YamlDocument YamlDocument::load_file(const std::string& path, DiagnosticList& d,
   return load_string(text, path, d);
 }
 
-YamlDocument YamlDocument::load_string(const std::string& text, const std::string& name,
+YamlDocument YamlDocument::load_string(const std::string& input, const std::string& name,
                                        DiagnosticList& d) {
+  // A byte-order mark at the start says the file is UTF-8 (editors on Windows write one): drop
+  // it. One anywhere else is part of a name and is reported there.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  const std::string text = input.rfind(kBom, 0) == 0 ? input.substr(kBom.size()) : input;
   YamlDocument doc;
   doc.file_ = name;
   if (text.size() > kMaxFileBytes) {
@@ -465,6 +472,17 @@ void MapReader::finish() {
     seen.push_back({key, located.location().line});
     bool known = false;
     for (const std::string& a : allowed_) known = known || a == key;
+    if (!known && without_invisible(key) != key) {  // a byte-order mark inside a key, say
+      const std::string visible = without_invisible(key);
+      const bool allowed = std::find(allowed_.begin(), allowed_.end(), visible) != allowed_.end();
+      located.error(diags_,
+                    fmt::format("{} '{}' holds an invisible character (shown as \\u and "
+                                "its code point){}: delete it",
+                                noun_, key,
+                                allowed ? fmt::format("; without it the {} is '{}'", noun_, visible)
+                                        : std::string()));
+      continue;
+    }
     if (!known) {
       std::string suggestion = closest_match(key, allowed_);
       std::string allowed = allowed_.empty() ? fmt::format("(no {}s are allowed here)", noun_)

@@ -148,3 +148,22 @@ TEST_CASE("optimized with offload and recompute: issue 19's p = 4, m = 8 proven 
   CHECK(result.at("simulation").at("peak_activation_bytes").get<double>() <= 2e9);
   CHECK(result.at("simulation").at("offloaded_bytes").get<double>() > 0.0);
 }
+
+TEST_CASE("optimized under sequence parallelism: the replay stays within the plan's budget") {
+  // Issue 35 item 2: M_W > M_B under SP. The planner took M_W <= M_B (the replay peaked at 97.3
+  // GiB of 80 on device 3); it now plans with the replay's memory rules
+  // (schedules/activation_memory.h), so the plan fits or is refused, and its facts quote M_W as
+  // the stage table has it.
+  Result r = run("run tests/cli/optimizer_sp_budget.yaml --format json");
+  CAPTURE(r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  REQUIRE(j.at("results").size() == 1);
+  const auto& result = j.at("results")[0];
+  const auto& sim = result.at("simulation");
+  CHECK(r.code == 0);
+  CHECK(sim.at("out_of_memory").empty());
+  REQUIRE(sim.at("peak_memory_bytes_per_device").size() == 4);
+  for (const auto& peak : sim.at("peak_memory_bytes_per_device"))
+    CHECK(peak.get<double>() <= 80 * gib);
+}

@@ -103,6 +103,25 @@ TEST_CASE("files: syntax errors, missing file, base dir") {
         std::vector<std::string>{"s.yaml:1:1: error: expected a mapping, got a list"});
 }
 
+TEST_CASE("a byte-order mark starting the file is dropped; one inside a key is shown") {
+  // Editors on Windows start UTF-8 files with U+FEFF: the file loads as without it, columns too.
+  const std::string body =
+      "name: bom\npipeline: {stages: 2, microbatches: 4}\n"
+      "costs: {forward: 1ms, backward_input: 2ms}\n";
+  Scenario sc = load("\xEF\xBB\xBF" + body);
+  CHECK(sc.labels.name == "bom");
+  CHECK(errors("\xEF\xBB\xBF" + body + "bogus: 1\n") == errors(body + "bogus: 1\n"));
+  // Inside a key it is a character of the key: named as \uFEFF, with the key it hides.
+  const std::vector<std::string> e = errors(
+      "name: bom\npipeline: {stages: 2, microbatches: 4}\n"
+      "costs: {\xEF\xBB\xBF"
+      "forward: 1ms, backward_input: 2ms}\n");
+  REQUIRE(e.size() == 1);
+  CHECK(e[0] ==
+        "s.yaml:3:9: error: costs.\\uFEFFforward: key '\\uFEFFforward' holds an invisible "
+        "character (shown as \\u and its code point); without it the key is 'forward': delete it");
+}
+
 TEST_CASE("the bad files under tests/errors give their expected first line") {
   const std::string dir = std::string(BUBBLESIM_SOURCE_DIR) + "/tests/errors/";
   for (const char* name : {"unknown_key", "duplicate_key", "missing_unit", "wrong_type",

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+
 #include "tools/costmodel/layer_work.h"
 #include "tools/costmodel/moe_reader.h"
 #include "tools/costmodel/mtp_work.h"
@@ -115,12 +117,14 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
   }
   LayeredMap map(node, diags, keys, preset);
   map.user().get("preset");
+  // An unknown preset is the cause of every key it would have given: report it alone.
+  const bool preset_unknown = !ok;
   auto integer = [&](const std::string& key, std::int64_t min, std::int64_t max, std::int64_t& out,
                      bool required) {
     std::optional<YamlNode> n = map.get(key);
     if (!n) {
       if (required) {
-        map.user().require(key);
+        if (!preset_unknown) map.user().require(key);
         ok = false;
       }
       return;
@@ -193,25 +197,49 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
   }
   ok = read_moe(map.user().get("moe"), map.preset_child("moe"), diags, m.moe) && ok;
   ok = read_mla(map.user().get("mla"), map.preset_child("mla"), diags, m.attention.mla) && ok;
+  // Where a conflict between keys is reported: the first of them the scenario gives (a preset's
+  // line is not where the user can fix it), else the scenario's `preset:`, else `model:`.
+  auto user_key = [&](std::initializer_list<const char*> names) -> YamlNode {
+    for (const char* key : names)
+      if (std::optional<YamlNode> n = map.user().get(key)) return *n;
+    if (std::optional<YamlNode> n = map.user().get("preset")) return *n;
+    return node;
+  };
+  // A key that needs the vocabulary (tied_embeddings, mtp_depth) against model.vocab 0: at the
+  // key when the scenario gives it, else at the scenario's vocab: 0. `off`: the key's value
+  // without a vocabulary.
+  auto needs_vocab = [&](const char* key, const std::string& value, const char* off,
+                         const std::string& why) {
+    if (map.user().has(key)) {
+      map.user().get(key)->error(
+          diags, fmt::format("{} needs a vocabulary: {}, and model.vocab is 0 (allowed: {} "
+                             "without a vocabulary)",
+                             value, why, off));
+    } else {
+      user_key({"vocab"}).error(
+          diags, fmt::format("0 drops the vocabulary that the model preset's {}: {} needs ({}): "
+                             "set model.{}: {} too, or give a vocabulary",
+                             key, value, why, key, off));
+    }
+    ok = false;
+  };
+  if (ok && m.embedding.tied && m.embedding.vocab <= 0) {
+    needs_vocab("tied_embeddings", "true", "false", "the LM head reuses the word embedding");
+  }
   if (ok && m.embedding.mtp_depth > 0 && m.embedding.vocab <= 0) {
     // The MTP modules look their tokens up in the embedding and predict through the LM head.
-    map.get("mtp_depth")
-        ->error(diags,
-                fmt::format("{} needs a vocabulary: the multi-token prediction modules share the "
-                            "embedding and the LM head, and model.vocab is 0 (allowed: 0 "
-                            "without a vocabulary)",
-                            m.embedding.mtp_depth));
-    ok = false;
+    needs_vocab("mtp_depth", std::to_string(m.embedding.mtp_depth), "0",
+                "the multi-token prediction modules share the embedding and the LM head");
   }
   if (ok) {
     const std::string shape = model_shape_error(m, 1);
     if (!shape.empty()) {
-      const std::string key = shape.find("kv_heads") != std::string::npos    ? "kv_heads"
-                              : shape.find("moe.") != std::string::npos      ? "moe"
-                              : shape.find("model.mla") != std::string::npos ? "mla"
-                                                                             : "heads";
-      std::optional<YamlNode> at = map.get(key);
-      (at ? *at : node).error(diags, shape);
+      const YamlNode at =
+          shape.find("kv_heads") != std::string::npos    ? user_key({"kv_heads", "heads"})
+          : shape.find("moe.") != std::string::npos      ? user_key({"moe"})
+          : shape.find("model.mla") != std::string::npos ? user_key({"mla", "attention"})
+                                                         : user_key({"heads", "hidden"});
+      at.error(diags, shape);
       ok = false;
     }
   }
@@ -289,7 +317,7 @@ std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerMode
                                   gpu.preset, dtype));
     ok = false;
   } else {
-    m.require("flops");
+    if (ok) m.require("flops");  // an unknown preset (reported) is why it is missing
     ok = false;
   }
   if (preset && preset->raw()["flops_fp8"]) {

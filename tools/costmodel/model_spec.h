@@ -52,6 +52,7 @@ struct MoeSpec {
   /// Hottest expert's load over the mean (1 = uniform routing): the expert MLP phase of a GPU
   /// lasts as long as its most loaded expert's (capped at capacity_factor when one is given).
   double imbalance = 1.0;
+  SourceLocation imbalance_where;  // where `imbalance` was given (for the check against ep)
   /// DeepSeek-V3's node-limited routing: a token goes to experts on at most this many nodes and
   /// crosses the network once per node (0 = no limit: one copy per routed expert).
   std::int64_t max_nodes = 0;

@@ -86,6 +86,7 @@ bool read_moe(const std::optional<YamlNode>& user, const std::optional<YamlNode>
   integer("dense_layers", 0, m.dense_layers);
   real("capacity_factor", 0.0, 1000.0, m.capacity_factor);
   real("imbalance", 1.0, 1000.0, m.imbalance);
+  if (auto n = map.get("imbalance")) m.imbalance_where = n->location();
   integer("max_nodes", 0, m.max_nodes);  // 0: no limit (lifts a preset's)
   if (auto n = map.get("permute")) {
     if (auto c = n->as_choice(diags, {"copies", "fused"}))

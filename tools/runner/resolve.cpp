@@ -154,6 +154,7 @@ GeneratorInput make_generator_input(const ResolvedScenario& resolved, const Para
   if (scenario.communication.kind == CommunicationKind::FixedDelay)
     in.delay = scenario.communication.delay;
   in.memory_budget = resolved.memory_budget;
+  in.release = scenario.memory.release;
   in.base_dir = resolved.base_dir;
   in.offload_d2h = resolved.offload.d2h;
   in.offload_h2d = resolved.offload.h2d;

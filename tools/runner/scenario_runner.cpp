@@ -64,6 +64,41 @@ PassDecision pair_for_a2a_overlap(Table& table) {
   return d;
 }
 
+/// Every device's static memory (weights, gradients and optimizer state of the table stages it
+/// holds, each once) must fit its budget before any activation: otherwise the replay could only
+/// report an overflow at t = 0. Bad input naming the budget's key, the device and what fits.
+void check_static_memory(const ResolvedScenario& resolved, const Table& table,
+                         const std::vector<StageCost>& stage_costs, const std::string& label) {
+  if (resolved.memory_budget.empty()) return;
+  std::vector<Bytes> held(static_cast<std::size_t>(table.devices), Bytes::zero());
+  for (std::int32_t d = 0; d < table.devices; ++d) {
+    for (std::int32_t s : table.placement.stages_held_by(d)) {
+      if (static_cast<std::size_t>(s) < stage_costs.size())
+        held[static_cast<std::size_t>(d)] += stage_costs[static_cast<std::size_t>(s)].static_memory;
+    }
+  }
+  std::vector<std::int32_t> over;
+  for (std::int32_t d = 0; d < table.devices; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    if (du < resolved.memory_budget.size() && held[du] > resolved.memory_budget[du])
+      over.push_back(d);
+  }
+  if (over.empty()) return;
+  const MemorySpec& mem = resolved.scenario->memory;
+  const auto d = static_cast<std::size_t>(over.front());
+  const Bytes most = *std::max_element(held.begin(), held.end());
+  throw InputError({Diagnostic{
+      mem.budget_where, mem.budget_key,
+      fmt::format("{}: device {} holds {} of static memory (the weights, gradients and optimizer "
+                  "state of its stages) before any activation, more than its budget of {}{}: a "
+                  "budget of at least {} fits the static memory of every device (or spread the "
+                  "model over more pipeline stages, shard it with parallelism.zero, or use a "
+                  "larger tensor-parallel group)",
+                  label, over.front(), to_string(held[d]), to_string(resolved.memory_budget[d]),
+                  over.size() > 1 ? fmt::format(" ({} devices are over)", over.size()) : "",
+                  to_string(most))}});
+}
+
 /// generate_table with the generator input already built (run_schedule also gives it to formula()).
 Table generate_from(const Scenario& scenario, const Generator& generator,
                     const ScheduleRequest& request, const GeneratorInput& in) {
@@ -186,7 +221,10 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
                      const std::function<void(const std::string&)>& progress) {
   GeneratorInput in = make_generator_input(resolved, request.params);
   in.progress = progress;
-  return generate_from(*resolved.scenario, generator, request, in);
+  Table table = generate_from(*resolved.scenario, generator, request, in);
+  check_static_memory(resolved, table, resolved.costs.for_table(table.chunks),
+                      make_label(generator, request.params));
+  return table;
 }
 
 ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& generator,
@@ -224,6 +262,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
                     generator.info.name, run.table.stages, run.table.chunks, scenario.stages)}});
   }
   run.stage_costs = resolved.costs.for_table(run.table.chunks);
+  check_static_memory(resolved, run.table, run.stage_costs, run.label);
 
   // 2. `parallelism.a2a_overlap` (docs/moe.md): each backward and the forward after it become
   // one overlapped F&B op where the stages have an expert all-to-all.

@@ -51,7 +51,8 @@ struct ScenarioRunHooks {
 
 /// Generates and validates one table. Throws InfeasibleScheduleError when the generator cannot
 /// produce a table within its constraints, InputError (located at the schedule entry) when it
-/// produces an invalid table.
+/// produces an invalid table, or (located at the budget's key) when a device's static memory
+/// exceeds its budget.
 /// `progress` (may be empty) receives the generator's status lines.
 Table generate_table(const ResolvedScenario& resolved, const Generator& generator,
                      const ScheduleRequest& request,

@@ -56,6 +56,10 @@ struct MemorySpec {
   /// As given: empty = no budget; one value = every device; else one per device. Read it through
   /// memory_budget_of_device(), the one place that rule lives.
   std::vector<Bytes> budget;
+  /// The key that set the budget and where (for the static-memory check once a table is known):
+  /// `memory.budget`, or `cluster.gpu.memory` (or `cluster.gpu.preset`) when it is the GPU's.
+  std::string budget_key = "memory.budget";
+  SourceLocation budget_where;
   std::optional<Bytes> host_capacity;  // per host vertex (or the one host of fixed-delay)
   ReleaseConvention release = ReleaseConvention::Split;
   OffloadSettings offload;  // d2h / h2d are left empty: the resolve step derives them

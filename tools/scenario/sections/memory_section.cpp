@@ -186,8 +186,20 @@ void read_offload(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
 
 /// Without `memory.budget`, the GPU's own memory (`cluster.gpu.memory`) is every device's budget:
 /// a scenario that names its GPU is held to what the GPU has.
-void default_budget_to_gpu_memory(Scenario& sc) {
-  if (sc.memory.budget.empty() && sc.gpu && sc.gpu->memory) sc.memory.budget = {*sc.gpu->memory};
+void default_budget_to_gpu_memory(LoadContext& context, Scenario& sc) {
+  if (!sc.memory.budget.empty() || !sc.gpu || !sc.gpu->memory) return;
+  sc.memory.budget = {*sc.gpu->memory};
+  // Where the GPU's memory was given: its own key, else the preset that holds it.
+  const std::optional<YamlNode> cluster = context.section("cluster");
+  if (!cluster || !cluster->is_map() || !cluster->raw()["gpu"]) return;
+  const YamlNode gpu = cluster->child("gpu");
+  for (const char* key : {"memory", "preset"}) {
+    if (gpu.is_map() && gpu.raw()[key]) {
+      sc.memory.budget_key = std::string("cluster.gpu.") + key;
+      sc.memory.budget_where = gpu.child(key).location();
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -195,7 +207,7 @@ void default_budget_to_gpu_memory(Scenario& sc) {
 void read_memory_section(LoadContext& context, Scenario& sc) {
   std::optional<YamlNode> node = context.section("memory");
   if (!node) {
-    default_budget_to_gpu_memory(sc);
+    default_budget_to_gpu_memory(context, sc);
     return;
   }
   DiagnosticList& diags = context.diags();
@@ -210,6 +222,7 @@ void read_memory_section(LoadContext& context, Scenario& sc) {
     return b;
   };
   if (std::optional<YamlNode> budget = m.get("budget")) {
+    sc.memory.budget_where = budget->location();
     auto read_bytes = [&](const YamlNode& n) { return positive_bytes(n, "a memory budget"); };
     if (budget->is_sequence()) {
       auto v = read_per_stage<Bytes>(m, "budget", sc.stages, diags, read_bytes);
@@ -228,7 +241,7 @@ void read_memory_section(LoadContext& context, Scenario& sc) {
   }
   if (auto n = m.get("recompute")) read_recompute(*n, sc, diags);
   if (auto n = m.get("offload")) read_offload(*n, sc, diags);
-  default_budget_to_gpu_memory(sc);
+  default_budget_to_gpu_memory(context, sc);
 }
 
 }  // namespace bubblesim

@@ -84,7 +84,16 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
         }
       }
       if (auto n = m.get("a2a_overlap")) {
-        if (auto v = n->as_boolean(diags)) spec.a2a_overlap = *v;
+        if (auto v = n->as_boolean(diags)) {
+          // As overlap.comm_sm_fraction: without expert parallelism there is no all-to-all.
+          if (*v && spec.ep <= 1) {
+            n->error(diags,
+                     "F and B hide each other's expert all-to-all: it needs parallelism.ep > 1 "
+                     "(without expert parallelism there is no all-to-all to overlap)");
+          } else {
+            spec.a2a_overlap = *v;
+          }
+        }
       }
       if (auto order = m.get("order")) {
         std::vector<std::string> dims;
@@ -146,6 +155,18 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
         }
       }
     }
+  }
+  // One GPU holding every routed expert computes every token copy whatever the routing: an
+  // imbalance between GPUs needs the experts split over expert-parallel ranks.
+  if (sc.model && sc.model->moe && sc.model->moe->imbalance != 1.0 &&
+      sc.model->moe->capacity_factor <= 0 && spec.ep <= 1) {
+    const MoeSpec& moe = *sc.model->moe;
+    diags.add(moe.imbalance_where, "model.moe.imbalance",
+              fmt::format("{} is the hottest GPU's routed-expert load over the mean, but with "
+                          "parallelism.ep 1 every GPU holds all {} experts and computes all of "
+                          "its tokens' expert copies whatever the routing: it needs "
+                          "parallelism.ep > 1 (allowed without it: 1)",
+                          moe.imbalance, moe.experts));
   }
   if (overlap) {
     MapReader m(*overlap, diags, {"comm_sm_fraction"});
