@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli_support.h"
+#include "tools/report/regression.h"
 
 namespace fs = std::filesystem;
 
@@ -221,9 +222,30 @@ TEST_CASE("regress exits 1 when a bubble ratio worsens past the tolerance and 0 
   }
   CHECK(found);
 
-  Result bad = run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1%");
+  // By default the headline metrics (iteration time, peak memory) are judged; --all judges all.
+  Result headline =
+      run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1%");
+  CHECK(headline.code == 1);
+  CHECK(headline.out.find("| 1f1b | simulation.iteration_time_s |") != std::string::npos);
+  CHECK(headline.out.find("| 1f1b | simulation.bubble_ratio |") == std::string::npos);
+  CHECK(headline.out.find("other metrics changed (not judged") != std::string::npos);
+  // The two reports are of different scenarios (the delay): said, naming the key.
+  CHECK(headline.err.find("warning: the reports are of different scenarios") != std::string::npos);
+  CHECK(headline.out.find("differ in communication.delay_s") != std::string::npos);
+  Result bad =
+      run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1% --all");
   CHECK(bad.code == 1);
   CHECK(bad.out.find("| 1f1b | simulation.bubble_ratio |") != std::string::npos);
+  // --fail-on: none never fails, any also fails on differing scenarios alone.
+  CHECK(run("regress --baseline '" + base + "' --current '" + worse + "' --fail-on none").code ==
+        0);
+  CHECK(run("regress --baseline '" + base + "' --current '" + worse +
+            "' --tolerance 1000% --fail-on any")
+            .code == 1);
+  CHECK(run("regress --baseline '" + base + "' --current '" + same + "' --fail-on any").code == 0);
+  Result fail_on = run("regress --baseline '" + base + "' --current '" + same + "' --fail-on all");
+  CHECK(fail_on.code == 2);
+  CHECK(fail_on.err.find("--fail-on: 'all' is not allowed") != std::string::npos);
   CHECK(bad.out.find("regression") != std::string::npos);
   // A tolerance wide enough for the change passes.
   CHECK(run("regress --baseline '" + base + "' --current '" + worse + "' --tolerance 1000%").code ==
@@ -247,7 +269,7 @@ TEST_CASE("regress exits 1 when a bubble ratio worsens past the tolerance and 0 
     nlohmann::json report = nlohmann::json::parse(slurp(base));
     change(report);
     std::ofstream((dir / file).string()) << report.dump();
-    return run("regress --baseline '" + base + "' --current '" + (dir / file).string() + "'");
+    return run("regress --baseline '" + base + "' --current '" + (dir / file).string() + "' --all");
   };
   Result text = edited(
       "text.json", [](nlohmann::json& r) { r["results"][0]["simulation"]["makespan_s"] = "fast"; });
@@ -269,6 +291,38 @@ TEST_CASE("regress exits 1 when a bubble ratio worsens past the tolerance and 0 
       run("regress --baseline '" + base + "' --current '" + (dir / "v99.json").string() + "'");
   CHECK(v99.code == 2);
   CHECK(v99.err.find("unknown report schema_version 99") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("regress: one 5% op-time change is one flag per schedule") {
+  fs::path dir = fs::temp_directory_path() / fmt_name();
+  fs::create_directories(dir);
+  const std::string base = (dir / "base.json").string(), slower = (dir / "slower.json").string();
+  REQUIRE(run("run scenarios/quickstart.yaml --format json -o '" + base + "'").code == 0);
+  std::string yaml = slurp(source("scenarios/quickstart.yaml"));
+  yaml.replace(yaml.find("forward: 18.522ms"), 17, "forward: 19.448ms");  // T_F + 5%
+  std::ofstream(dir / "slower.yaml") << yaml;
+  REQUIRE(
+      run("run '" + (dir / "slower.yaml").string() + "' --format json -o '" + slower + "'").code ==
+      0);
+  const nlohmann::json b = nlohmann::json::parse(slurp(base));
+  const nlohmann::json c = nlohmann::json::parse(slurp(slower));
+  const bubblesim::RegressionReport report = bubblesim::compare_reports(b, c, 0.01);
+  std::map<std::string, int> flags;
+  for (const bubblesim::MetricComparison& m : report.metrics)
+    flags[m.schedule] += m.regression ? 1 : 0;
+  REQUIRE(flags.size() == 2);
+  CHECK(flags["gpipe"] == 1);
+  CHECK(flags["1f1b"] == 1);
+  // Every derived metric (makespan, samples/s, the table's makespan, ...) would flag under --all.
+  int all_flags = 0;
+  for (const bubblesim::MetricComparison& m :
+       bubblesim::compare_reports(b, c, 0.01, "b", "c", {}, true).metrics)
+    all_flags += m.regression ? 1 : 0;
+  CHECK(all_flags > 2);
+  // The warning names the changed key (and the recompute time, T_F by default).
+  CHECK(report.scenario_differences ==
+        std::vector<std::string>{"costs.forward_s", "costs.recompute_s"});
   fs::remove_all(dir);
 }
 

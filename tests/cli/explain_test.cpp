@@ -12,6 +12,7 @@
 #include "cli_support.h"
 #include "schedules/builtin_generators.h"
 #include "tools/report/catalog_report.h"
+#include "tools/report/text_table.h"
 #include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
@@ -29,16 +30,18 @@ const nlohmann::json* row_of(const nlohmann::json& j, const std::string& schedul
   return nullptr;
 }
 
-/// The comparison table's line for `label` (the first line starting with it).
+/// The comparison table's lines for `label` (those starting with it), joined.
 std::string text_row(const std::string& out, const std::string& label) {
   std::istringstream in(out);
   std::string line;
   bool table = false;
+  // The table folds into blocks at the width (each repeats the schedule): the row's lines joined.
+  std::string row;
   while (std::getline(in, line)) {
     if (line.rfind("comparison at", 0) == 0) table = true;
-    if (table && line.rfind(label + " ", 0) == 0) return line;
+    if (table && line.rfind(label + " ", 0) == 0) row += line;
   }
-  return "";
+  return row;
 }
 
 }  // namespace
@@ -52,7 +55,8 @@ TEST_CASE("explain NAME without a scenario prints the schedule's description and
     Result r = run(std::string("explain ") + name);
     CHECK(r.code == 0);
     CHECK(r.err.empty());
-    CHECK(r.out == schedule_description_text(registry, name));
+    // Fitted to the width (COLUMNS unset: 100).
+    CHECK(r.out == fit_lines(schedule_description_text(registry, name), 100));
     CHECK(r.out.rfind(std::string(name) + ": ", 0) == 0);
   }
   CHECK(run("explain 1f1b").out.find("  parameters: none\n") != std::string::npos);

@@ -94,3 +94,42 @@ TEST_CASE("Llama-3 70B: identical TP all-reduces, stage costs and memory rows co
   CHECK(memory_ranges > 0);
   CHECK(cost_ranges > 0);
 }
+
+TEST_CASE("explain, list --presets, --help and error lines fit COLUMNS (100 and 60)") {
+  for (const char* columns : {"100", "60"}) {
+    const std::size_t width = std::stoul(columns);
+    const std::string env = std::string("COLUMNS=") + columns;
+    struct Case {
+      std::string args;
+      int code;
+    };
+    const std::vector<Case> cases = {
+        {"explain zb-h1 tests/cli/explain_p4m8.yaml", 0},
+        {"explain zb-h1", 0},
+        {"list --presets", 0},
+        {"list", 0},
+        {"--help", 0},
+        {"run --help", 0},
+        {"regress --help", 0},
+        {"sweep --help", 0},
+        {"run tests/errors/several_errors.yaml", 2},
+        {"run tests/errors/unknown_top_key.yaml", 2},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(columns);
+      CAPTURE(c.args);
+      const Result r = run(c.args, env);
+      CHECK(r.code == c.code);
+      const std::string& text = c.code == 0 ? r.out : r.err;
+      CHECK_FALSE(text.empty());
+      for (const std::string& line : lines_of(text)) {
+        CAPTURE(line);
+        CHECK(line.size() <= width);
+      }
+    }
+  }
+  // Piped without COLUMNS an error stays one line per diagnostic (what tools and CI read).
+  const Result piped = run("run tests/errors/microbatches_huge.yaml");
+  CHECK(piped.err.size() > 101);
+  CHECK(piped.err.find('\n') == piped.err.size() - 1);
+}

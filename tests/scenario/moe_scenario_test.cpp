@@ -12,6 +12,7 @@
 #include "tools/report/chrome_trace_writer.h"
 #include "tools/report/json_report.h"
 #include "tools/report/text_report.h"
+#include "tools/report/verdict.h"
 #include "tools/runner/scenario_runner.h"
 #include "tools/scenario/scenario_loader.h"
 
@@ -300,4 +301,27 @@ TEST_CASE("parallelism.order with ep: where the expert-parallel ranks sit sets t
   const double plain = a2a("[tp, dp, pp]");
   CHECK(a2a("[tp, ep, dp, pp]") == plain);
   CHECK(a2a("[tp, dp, ep, pp]") > 1.5 * plain);
+}
+
+TEST_CASE("a2a_overlap on a one-chunk pipeline: the verdict says it is usually slower") {
+  YAML::Node root = YAML::Load("name: moe-note\n" + small_moe_scenario(8));
+  root["schedules"] = YAML::Load("[1f1b, {name: interleaved-1f1b, params: {chunks: 2}}]");
+  auto notes_of = [&](bool overlap) {
+    root["parallelism"]["a2a_overlap"] = overlap;
+    const Scenario sc =
+        load_scenario_string(emit(root), "moe.yaml", BUBBLESIM_SOURCE_DIR, builtins());
+    const ScenarioRun run = run_scenario(sc, builtins());
+    const std::vector<std::string> notes = make_verdict(sc, run).notes;
+    // The text report shows them under the verdict.
+    const bool shown = scenario_report_text(sc, run).find("note: 1f1b: parallelism.a2a_overlap") !=
+                       std::string::npos;
+    CHECK(shown == !notes.empty());
+    return notes;
+  };
+  CHECK(notes_of(false).empty());
+  const std::vector<std::string> notes = notes_of(true);
+  // 1F1B (one chunk per device) is named; interleaved 1F1B, whose pairs do not wait, is not.
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].rfind("note: 1f1b: parallelism.a2a_overlap paired ", 0) == 0);
+  CHECK(notes[0].find("usually slower") != std::string::npos);
 }

@@ -61,10 +61,10 @@ TEST_CASE("the allowed top-level keys are those of the registered section reader
     CHECK(static_cast<bool>(reader.read));
     keys.insert(keys.end(), reader.keys.begin(), reader.keys.end());
   }
-  CHECK(keys == std::vector<std::string>{"name", "description", "pipeline", "model", "cluster",
-                                         "costs", "parallelism", "data_parallel", "overlap",
-                                         "communication", "topology", "placement", "memory",
-                                         "faults", "iteration", "variability", "schedules"});
+  CHECK(keys == std::vector<std::string>{
+                    "name", "description", "pipeline", "model", "cluster", "costs", "parallelism",
+                    "data_parallel", "overlap", "training", "communication", "topology",
+                    "placement", "memory", "faults", "iteration", "variability", "schedules"});
 }
 
 TEST_CASE("several errors are reported at once, in file order") {
@@ -86,7 +86,8 @@ TEST_CASE("several errors are reported at once, in file order") {
             "s.yaml:4:13: error: schedules[0]: unknown schedule 'gpip'; did you mean 'gpipe'? "
             "(known: gpipe, 1f1b, interleaved)",
             "s.yaml:5:1: error: extra: unknown key 'extra' (allowed: name, description, "
-            "pipeline, model, cluster, costs, parallelism, data_parallel, overlap, communication, "
+            "pipeline, model, cluster, costs, parallelism, data_parallel, overlap, training, "
+            "communication, "
             "topology, placement, memory, faults, iteration, variability, schedules)",
         });
 }

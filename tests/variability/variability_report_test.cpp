@@ -121,8 +121,9 @@ TEST_CASE("the simulation level gives mean, sd, p50 and p95; the means exceed th
 TEST_CASE("regress: a different seed is within the sampling error, a real slowdown is not") {
   const nlohmann::json base = report("variability: {cv: 0.05, samples: 100, seed: 1}\n", 0);
   const nlohmann::json reseeded = report("variability: {cv: 0.05, samples: 100, seed: 2}\n", 0);
-  // With a zero tolerance only the sampling error separates the two seeds' means.
-  const RegressionReport same = compare_reports(base, reseeded, 0.0);
+  // With a zero tolerance only the sampling error separates the two seeds' means (every metric
+  // judged: `all`).
+  const RegressionReport same = compare_reports(base, reseeded, 0.0, "base", "reseeded", {}, true);
   CHECK_FALSE(same.regressed());
   bool judged = false;
   for (const MetricComparison& m : same.metrics) {
@@ -139,7 +140,7 @@ TEST_CASE("regress: a different seed is within the sampling error, a real slowdo
     for (const char* key : {"makespan_s", "makespan_p50_s", "makespan_p95_s"})
       r["simulation"][key] = r["simulation"][key].get<double>() * 1.005;
   }
-  const RegressionReport worse = compare_reports(base, slower, 0.0);
+  const RegressionReport worse = compare_reports(base, slower, 0.0, "base", "slower", {}, true);
   CHECK(worse.regressed());
   CHECK(regression_markdown(worse).find("sampling error") != std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include "tools/cli/command_set.h"
 #include "tools/report/catalog_report.h"
 #include "tools/report/explain_report.h"
+#include "tools/report/text_table.h"
 #include "tools/runner/explain.h"
 #include "tools/scenario/scenario_loader.h"
 
@@ -30,12 +31,12 @@ int explain_command(const Registry& registry, const ExplainOptions& options) {
     ScheduleExplanation explanation = explain_schedule(scenario, registry, name);
     emit("", options.format == "json"
                  ? explain_report_json(scenario, *g, explanation).dump(2) + "\n"
-                 : explain_report_text(scenario, *g, explanation));
+                 : explain_report_text(scenario, *g, explanation, text_width()));
     return explanation.subject().run.simulation.status == RunStatus::Ok ? 0 : 1;
   }
   if (options.format != "text")
     throw InputError("--format json: needs a SCENARIO (explain NAME SCENARIO)");
-  emit("", schedule_description_text(registry, name));
+  emit("", fit_lines(schedule_description_text(registry, name), text_width()));
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "tools/cli/command_set.h"
 #include "tools/costmodel/presets.h"
 #include "tools/report/catalog_report.h"
+#include "tools/report/text_table.h"
 
 namespace bubblesim {
 
@@ -16,7 +17,7 @@ void add_list_command(CLI::App& app, CommandSet& commands) {
                  "list the model and GPU presets (model.preset, cluster.gpu.preset) instead");
   commands.add(list, [presets](CommandContext& context) {
     if (*presets) {
-      emit("", presets_text());
+      emit("", fit_lines(presets_text(), text_width()));
       return 0;
     }
     emit("", schedule_list_text(context.registry, text_width()));

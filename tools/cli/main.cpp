@@ -2,15 +2,19 @@
 // parses, and is the only place that turns errors into exit codes: 0 ok, 1 simulated failure
 // (out of memory, deadlock, infeasible), 2 bad input, 3 internal error.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 
 #include "schedules/builtin_generators.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
+#include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
+#include "tools/report/text_table.h"
 #include "tools/runner/schedule_run.h"
 
 namespace {
@@ -24,6 +28,23 @@ void load_plugins(bubblesim::CommandContext& context) {
   for (const std::string& path : context.plugin_paths) context.plugins.load(path, context.registry);
 }
 
+/// CLI11's help, its lines broken to the terminal's width (COLUMNS, default 100).
+class FittedFormatter : public CLI::Formatter {
+ public:
+  std::string make_help(const CLI::App* app, std::string name,
+                        CLI::AppFormatMode mode) const override {
+    return bubblesim::fit_lines(CLI::Formatter::make_help(app, std::move(name), mode),
+                                bubblesim::text_width());
+  }
+};
+
+/// An error message for stderr: on a terminal, or when COLUMNS is set, each line broken to the
+/// width; else (a pipe, a log a tool reads) one line per diagnostic, as the tests and CI read it.
+std::string fitted_error(const std::string& message) {
+  if (isatty(STDERR_FILENO) == 0 && std::getenv("COLUMNS") == nullptr) return message;
+  return bubblesim::fit_lines(message, bubblesim::text_width());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -31,6 +52,8 @@ int main(int argc, char** argv) {
   CLI::App app{"bubblesim: simulate pipeline-parallel training schedules on modeled clusters"};
   app.set_version_flag("--version", std::string("bubblesim ") + BUBBLESIM_VERSION);
   app.require_subcommand(1);
+  // Before the subcommands are added: each copies its parent's formatter.
+  app.formatter(std::make_shared<FittedFormatter>());
 
   CommandContext context;
   CommandSet commands;
@@ -61,10 +84,10 @@ int main(int argc, char** argv) {
     return commands.dispatch(context);
   } catch (const InfeasibleScheduleError& e) {
     // An outcome, not bad input: the schedule cannot be generated within its constraints.
-    fmt::print(stderr, "{}\n", e.what());
+    fmt::print(stderr, "{}\n", fitted_error(e.what()));
     return 1;
   } catch (const InputError& e) {
-    fmt::print(stderr, "{}\n", e.what());
+    fmt::print(stderr, "{}\n", fitted_error(e.what()));
     return 2;
   } catch (const OverflowError& e) {
     fmt::print(stderr, "error: {} (the simulated time or memory does not fit in 64 bits)\n",

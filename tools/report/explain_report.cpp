@@ -47,7 +47,7 @@ Bytes row_peak(const ScheduleRun& r) {
 }  // namespace
 
 std::string explain_report_text(const Scenario& scenario, const Generator& generator,
-                                const ScheduleExplanation& e) {
+                                const ScheduleExplanation& e, std::size_t width) {
   const ScheduleRun& subject = e.subject().run;
   std::string out =
       fmt::format("{} at scenario {} ({}): p={} stages, m={} microbatches, communication: {}, {}\n",
@@ -91,7 +91,8 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   mem.add_row({"total", std::to_string(total.offloaded), std::to_string(total.reloaded),
                std::to_string(total.recomputed), to_string(total.offloaded_bytes),
                to_string(total.reloaded_bytes), to_string(total.recompute_saved), "", "", "", ""});
-  out += mem.render();
+  // Tables fold to the width; prose is broken to it at the end.
+  out += mem.render(width);
   if (total.offloaded == 0 && total.reloaded == 0 && total.recomputed == 0) {
     out +=
         "  nothing is offloaded, reloaded or recomputed: the memory is shaped by the order of the "
@@ -131,7 +132,7 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
          factor(bubble_factor(t.bubble_ratio_span, ref_table)),
          ok && finished(subject) ? factor(bubble_factor(s.bubble_ratio_span, ref_sim)) : "-"});
   }
-  out += cmp.render();
+  out += cmp.render(width);
   bool any_failed = false;
   for (const ExplainedSchedule& row : e.rows) {
     if (finished(row.run)) continue;
@@ -146,7 +147,9 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   if (!e.skipped.empty()) out += "\n";
   for (const SkippedSchedule& s : e.skipped)
     out += fmt::format("skipped baseline {}: {}\n", s.schedule, s.reason);
-  return out;
+  // A table whose first column alone is wider than the width (a long schedule label) still
+  // breaks its rows at spaces.
+  return fit_lines(out, width);
 }
 
 nlohmann::json explain_report_json(const Scenario& scenario, const Generator& generator,

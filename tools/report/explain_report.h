@@ -25,8 +25,10 @@ namespace bubblesim {
 
 inline constexpr int kExplainSchemaVersion = 1;
 
+/// The text at most `width` characters per line (the comparison table folds into parts; longer
+/// lines break at spaces).
 std::string explain_report_text(const Scenario& scenario, const Generator& generator,
-                                const ScheduleExplanation& e);
+                                const ScheduleExplanation& e, std::size_t width = 100);
 nlohmann::json explain_report_json(const Scenario& scenario, const Generator& generator,
                                    const ScheduleExplanation& e);
 

@@ -190,29 +190,37 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
     h += ".</p>\n";
   }
   if (!v.baseline_note.empty()) h += "<p>" + escape_html(v.baseline_note) + "</p>\n";
+  for (const std::string& note : v.notes) h += "<p class=\"note\">" + escape_html(note) + "</p>\n";
   std::vector<const MonteCarloResult*> sampled;
   for (const RankedSchedule& r : v.ranked)
     if (r.run->monte_carlo) sampled.push_back(&*r.run->monte_carlo);
   const std::optional<SampleAxis> axis = sample_axis(sampled);
+  // A recipe's units (docs/recipes.md), where the scenario has them.
+  const std::vector<RecipeColumn> recipe = recipe_columns(scenario, v);
+  std::string recipe_heads;
+  for (const RecipeColumn& c : recipe) recipe_heads += "<th>" + escape_html(c.heading) + "</th>";
   h += fmt::format(
       "<table class=\"summary verdict\"><thead><tr><th>rank</th><th>schedule</th><th>{}</th>"
-      "<th>speed-up vs {}</th><th>bubble</th><th>peak memory of budget</th>{}</tr></thead>"
+      "<th>speed-up vs {}</th><th>bubble</th><th>peak memory of budget</th>{}{}</tr></thead>"
       "<tbody>\n",
-      escape_html(v.by->name()), escape_html(v.baseline.empty() ? "-" : v.baseline),
+      escape_html(v.by->name()), escape_html(v.baseline.empty() ? "-" : v.baseline), recipe_heads,
       axis ? fmt::format("<th>samples around the mean (\u00b1 {}; red: mean)</th>",
                          escape_html(format_metric(MetricUnit::Seconds, axis->half_width)))
            : std::string());
-  for (const RankedSchedule& r : v.ranked) {
+  for (std::size_t i = 0; i < v.ranked.size(); ++i) {
+    const RankedSchedule& r = v.ranked[i];
+    std::string recipe_cells;
+    for (const RecipeColumn& c : recipe) recipe_cells += "<td>" + escape_html(c.cells[i]) + "</td>";
     const std::optional<double> mem = peak_memory_fraction(scenario, *r.run);
     h += fmt::format(
         "<tr "
         "data-rank=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{}</td>"
-        "{}</tr>\n",
+        "{}{}</tr>\n",
         r.rank, r.rank, escape_html(r.run->label),
         "<span style=\"white-space:nowrap\">" + escape_html(time_with_spread(r)) + "</span>",
         r.speedup_vs_baseline ? fmt::format("{:.2f}x", *r.speedup_vs_baseline) : "-",
         r.run->simulation.metrics.bubble_ratio,
-        mem ? fmt::format("{:.0f}%", *mem * 100.0) : std::string("-"),
+        mem ? fmt::format("{:.0f}%", *mem * 100.0) : std::string("-"), recipe_cells,
         axis && r.run->monte_carlo ? "<td>" + distribution_svg(*r.run->monte_carlo, *axis) + "</td>"
                                    : std::string(axis ? "<td></td>" : ""));
   }

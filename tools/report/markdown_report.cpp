@@ -46,6 +46,7 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
     out += md_table(ranked, 2) + "\n";
   }
   if (!verdict.baseline_note.empty()) out += md_cell(verdict.baseline_note) + "\n\n";
+  for (const std::string& note : verdict.notes) out += md_cell(note) + "\n\n";
   if (!verdict.failed.empty()) {
     out += "Failed:\n\n";
     for (const FailedSchedule& f : verdict.failed)

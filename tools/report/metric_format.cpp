@@ -74,6 +74,12 @@ std::string format_metric(MetricUnit unit, double value) {
       return fmt::format("{:.0f}", value);
     case MetricUnit::SamplesPerSecond:
       return fmt::format("{:.4g} samples/s", value);
+    case MetricUnit::TokensPerSecond:
+      return fmt::format("{:.0f} tokens/s", value);
+    case MetricUnit::TeraflopsPerSecond:
+      return fmt::format("{:.1f} TFLOP/s", value);
+    case MetricUnit::GpuHours:
+      return fmt::format("{:.0f} GPU-hours", value);
   }
   return fmt::format("{}", value);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "schedules/a2a_exposure.h"
+#include "tools/report/throughput.h"
 
 namespace bubblesim {
 namespace {
@@ -77,6 +78,13 @@ MetricValue samples_per_second(const MetricInput& in) {
   const double batch = static_cast<double>(in.scenario.microbatches) * micro *
                        static_cast<double>(in.scenario.parallelism.dp);
   return number(batch / t);
+}
+
+/// The recipe's units (tools/report/throughput.h, docs/recipes.md): none without a model, a
+/// GPU peak (MFU) or a completed iteration.
+MetricValue recipe_metric(const MetricInput& in, std::optional<double> Throughput::*member) {
+  if (!in.mc() && in.sim().iteration.iterations == 0) return {};
+  return optional(throughput(in.scenario, iteration_time_s(in)).*member);
 }
 
 /// The largest all-to-all time (or its exposed part, or the compute it slowed) of a device; none
@@ -305,6 +313,23 @@ const std::vector<Metric> kMetrics = {
      "largest compute time a device loses to SMs its hidden all-to-all holds "
      "(overlap.comm_sm_fraction)",
      [](const MetricInput& in) { return a2a_metric(in, &A2aTime::slowdown); }},
+    // A recipe's units (docs/recipes.md): none without a model (seq_len) or, for MFU, a GPU peak.
+    {"tokens_per_s_per_gpu", Level::Simulation, Unit::TokensPerSecond, kHigher, Shape::Scalar, "",
+     "global batch in tokens (sequences x model.seq_len) over the iteration time, per GPU "
+     "(stages x dp x tp)",
+     [](const MetricInput& in) { return recipe_metric(in, &Throughput::tokens_per_s_per_gpu); }},
+    {"model_tflops_per_gpu", Level::Simulation, Unit::TeraflopsPerSecond, kHigher, Shape::Scalar,
+     "",
+     "model FLOPs of the global batch (3 passes, recompute not counted) over the iteration "
+     "time, per GPU",
+     [](const MetricInput& in) { return recipe_metric(in, &Throughput::model_tflops_per_gpu); }},
+    {"mfu", Level::Simulation, Unit::Ratio, kHigher, Shape::Scalar, "",
+     "model FLOP utilization: model_tflops_per_gpu over the GPU's dense peak in the model's dtype",
+     [](const MetricInput& in) { return recipe_metric(in, &Throughput::mfu); }},
+    {"gpu_hours_per_trillion_tokens", Level::Simulation, Unit::GpuHours, kLower, Shape::Scalar, "",
+     "GPU-hours to train on 10^12 tokens at this iteration time",
+     [](const MetricInput&
+            in) { return recipe_metric(in, &Throughput::gpu_hours_per_trillion_tokens); }},
 };
 }  // namespace
 
@@ -386,6 +411,12 @@ std::string_view metric_unit_name(MetricUnit unit) {
       return "count";
     case MetricUnit::SamplesPerSecond:
       return "samples/s";
+    case MetricUnit::TokensPerSecond:
+      return "tokens/s";
+    case MetricUnit::TeraflopsPerSecond:
+      return "TFLOP/s";
+    case MetricUnit::GpuHours:
+      return "GPU-hours";
   }
   return "?";
 }

@@ -18,7 +18,17 @@ namespace bubblesim {
 /// The abstraction level a metric describes (tools/runner/schedule_run.h).
 enum class MetricLevel { Formula, Table, Simulation };
 /// What one value counts. Seconds and bytes are written in a scale chosen per table in text.
-enum class MetricUnit { Seconds, Bytes, Ratio, ActivationUnits, Count, SamplesPerSecond };
+enum class MetricUnit {
+  Seconds,
+  Bytes,
+  Ratio,
+  ActivationUnits,
+  Count,
+  SamplesPerSecond,
+  TokensPerSecond,     // per GPU
+  TeraflopsPerSecond,  // 1e12 FLOP/s
+  GpuHours,
+};
 /// Which way is better; `regress` judges only metrics with a direction.
 enum class MetricDirection { LowerIsBetter, HigherIsBetter, Informational };
 /// One number per schedule, or one per device (summarised in `regress` by a scalar metric).

@@ -152,7 +152,71 @@ std::string rollup_markdown(const RegressionReport& report) {
          "\n";
 }
 
+/// The dotted keys under which `a` and `b` differ: objects are walked, anything else (lists of
+/// per-stage values included) is compared whole under its key.
+void differing_keys(const nlohmann::json& a, const nlohmann::json& b, const std::string& path,
+                    std::vector<std::string>& out) {
+  if (a.is_object() && b.is_object()) {
+    std::map<std::string, bool> keys;
+    for (const auto& [k, v] : a.items()) keys[k] = true;
+    for (const auto& [k, v] : b.items()) keys[k] = true;
+    for (const auto& [k, present] : keys) {
+      const std::string sub = path.empty() ? k : path + "." + k;
+      if (!a.contains(k) || !b.contains(k)) {
+        out.push_back(sub);
+        continue;
+      }
+      differing_keys(a[k], b[k], sub, out);
+    }
+    return;
+  }
+  if (a != b) out.push_back(path.empty() ? "scenario" : path);
+}
+
+/// The metrics judged by default for one baseline result: the verdict's ranking metric (the
+/// iteration time where the result has one, else the makespan) and the peak memory.
+bool headline(const Metric& m, const nlohmann::json& baseline_result) {
+  if (m.level != MetricLevel::Simulation) return false;
+  if (m.key == "peak_memory_bytes") return true;
+  const nlohmann::json* sim =
+      baseline_result.contains("simulation") && baseline_result["simulation"].is_object()
+          ? &baseline_result["simulation"]
+          : nullptr;
+  const bool iteration =
+      sim != nullptr && sim->contains("iteration_time_s") && (*sim)["iteration_time_s"].is_number();
+  return m.key == (iteration ? "iteration_time_s" : "makespan_s");
+}
+
 }  // namespace
+
+bool RegressionReport::changed() const {
+  return regressed() || !scenario_differences.empty() ||
+         std::any_of(metrics.begin(), metrics.end(),
+                     [](const MetricComparison& m) { return m.improvement; });
+}
+
+FailOn parse_fail_on(const std::string& text) {
+  if (text == "regression") return FailOn::Regression;
+  if (text == "any") return FailOn::Any;
+  if (text == "none") return FailOn::None;
+  throw InputError(fmt::format(
+      "--fail-on: '{}' is not allowed (allowed: regression, the default: exit 1 on a "
+      "regression; any: also on an improvement beyond the tolerance or differing scenarios; "
+      "none: always exit 0)",
+      text));
+}
+
+bool fails(const RegressionReport& report, FailOn fail_on) {
+  switch (fail_on) {
+    case FailOn::Regression:
+      return report.regressed();
+    case FailOn::Any:
+      return report.changed();
+    case FailOn::None:
+      return false;
+  }
+  return report.regressed();
+}
 
 bool RegressionReport::regressed() const {
   return !status_changes.empty() || !lost.empty() || !missing.empty() ||
@@ -213,7 +277,7 @@ std::vector<std::string> parse_metric_names(const std::string& text) {
 RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current,
                                  double tolerance, const std::string& baseline_name,
                                  const std::string& current_name,
-                                 const std::vector<std::string>& only) {
+                                 const std::vector<std::string>& only, bool all) {
   auto wanted = [&](const Metric& m) {
     if (only.empty()) return true;
     return std::any_of(only.begin(), only.end(),
@@ -223,6 +287,8 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
   check_report(current, current_name);
   RegressionReport out;
   out.tolerance = tolerance;
+  if (baseline.contains("scenario") && current.contains("scenario"))
+    differing_keys(baseline["scenario"], current["scenario"], "", out.scenario_differences);
   std::map<std::string, const nlohmann::json*> now;
   for (const auto& r : current["results"]) now[r.value("label", "")] = &r;
   std::map<std::string, bool> seen;
@@ -244,6 +310,12 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
       const auto& [metric, bv] = metric_and_value;
       auto cv = cm.find(name);
       if (!wanted(*metric)) continue;
+      // Without `all` or `only`, the metrics beside the headline ones are counted, not judged.
+      const bool judged = all || !only.empty() || headline(*metric, b);
+      if (!judged) {
+        if (cv != cm.end() && cv->second.second != bv) ++out.unjudged_changes;
+        continue;
+      }
       if (cv == cm.end()) {
         // A value the baseline has and a still-ok current lacks (null or absent) is lost, not
         // unchanged (a failed status is reported above instead).
@@ -296,6 +368,19 @@ std::string regression_markdown(const RegressionReport& report) {
                 "## :white_check_mark: bubblesim regression check: no regression (tolerance "
                 "{}%, {} metrics compared, {} improved)\n\n",
                 number(report.tolerance * 100), report.metrics.size(), improvements);
+  if (!report.scenario_differences.empty()) {
+    const std::size_t shown = std::min<std::size_t>(report.scenario_differences.size(), 12);
+    std::vector<std::string> keys(
+        report.scenario_differences.begin(),
+        report.scenario_differences.begin() + static_cast<std::ptrdiff_t>(shown));
+    out += fmt::format(
+        "**Warning: the two reports are of different scenarios**; their resolved scenarios differ "
+        "in {}{}.\n\n",
+        fmt::join(keys, ", "),
+        shown < report.scenario_differences.size()
+            ? fmt::format(" and {} more keys", report.scenario_differences.size() - shown)
+            : std::string());
+  }
   out += rollup_markdown(report);
   std::string rows;
   std::size_t informational = 0;
@@ -339,8 +424,14 @@ std::string regression_markdown(const RegressionReport& report) {
           "errors of the difference.\n\n",
           number(kSamplingSigmas));
     }
-  } else if (informational == 0 && other_samples == 0) {
+  } else if (informational == 0 && other_samples == 0 && report.unjudged_changes == 0) {
     out += "Every compared metric is unchanged.\n\n";
+  }
+  if (report.unjudged_changes > 0) {
+    out += fmt::format(
+        "{} other metric{} changed (not judged: the headline metrics are the iteration time, or "
+        "the makespan, and the peak memory; `--all` judges and lists every metric).\n\n",
+        report.unjudged_changes, report.unjudged_changes == 1 ? "" : "s");
   }
   if (other_samples > 0) {
     out += fmt::format(

@@ -1,13 +1,18 @@
 #pragma once
 // Regression check between two JSON reports of the same scenario (a CI baseline and a new run).
 //
-// Schedules are matched by label. Every scalar metric of the metric table
-// (tools/report/metric_table.h) is compared once; per-device lists are judged through their
-// scalar summaries. A lower-is-better metric regresses when current > baseline * (1 + tolerance)
-// (plus 1e-12 for rounding), a higher-is-better one when current < baseline * (1 - tolerance);
-// informational metrics (the time of a peak, a span that is part of the makespan) are never
-// judged. A status change away from "ok" and a schedule missing from the current report are
-// regressions too.
+// Schedules are matched by label. By default one headline metric per schedule is judged, the
+// one its verdict ranks by (simulation.iteration_time_s where the baseline has it, else
+// simulation.makespan_s), plus simulation.peak_memory_bytes: one effect (an op 5% slower) is one
+// flag, not one per metric derived from it. `all` judges every scalar metric of the metric table
+// (tools/report/metric_table.h) once, per-device lists through their scalar summaries; without
+// it the other metrics that changed are only counted. `only` judges the metrics it names.
+// When the two reports' resolved scenarios differ, the differing keys are listed (a comparison of
+// two different scenarios is rarely meant). A lower-is-better metric regresses when current >
+// baseline * (1 + tolerance) (plus 1e-12 for rounding), a higher-is-better one when current <
+// baseline * (1 - tolerance); informational metrics (the time of a peak, a span that is part of the
+// makespan) are never judged. A status change away from "ok" and a schedule missing from the
+// current report are regressions too.
 //
 // With variability (docs/variability.md) a simulation mean or quantile is a Monte Carlo estimate:
 // its margin widens by kSamplingSigmas times the standard error of the difference,
@@ -46,19 +51,34 @@ struct RegressionReport {
   std::vector<std::string> lost;  // "label: metric 1.5 -> no value" (null or absent); regressions
   std::vector<std::string> missing;  // labels in the baseline only; each a regression
   std::vector<std::string> added;    // labels in the current report only; informational
+  /// Dotted keys of the resolved scenario ("pipeline.microbatches", "costs.forward_s") whose
+  /// values differ between the reports; empty when they describe the same scenario.
+  std::vector<std::string> scenario_differences;
+  std::size_t unjudged_changes = 0;  // other metrics that changed (not judged without `all`)
   bool regressed() const;
+  /// Any judged metric beyond the tolerance either way, a status change, a lost value, a
+  /// missing schedule, or differing scenarios (`regress --fail-on any`).
+  bool changed() const;
 };
+
+/// `regress --fail-on`: what makes the exit code 1.
+enum class FailOn { Regression, Any, None };
+/// "regression", "any" or "none"; InputError naming them for anything else.
+FailOn parse_fail_on(const std::string& text);
+/// Whether `report` fails under `fail_on`.
+bool fails(const RegressionReport& report, FailOn fail_on);
 
 /// Parses "1%", "0.5 %" or "0.01" (a fraction); throws InputError for anything else or < 0.
 double parse_tolerance(const std::string& text);
 
 /// Throws InputError (naming `baseline_name`/`current_name`) when either is not a JSON report
 /// or the schema versions differ.
-/// `only` (empty: all) limits the comparison to these metrics, named LEVEL.KEY or KEY.
+/// `only` (empty: the headline metrics, or every metric with `all`) limits the comparison to
+/// these metrics, named LEVEL.KEY or KEY.
 RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann::json& current,
                                  double tolerance, const std::string& baseline_name = "baseline",
                                  const std::string& current_name = "current",
-                                 const std::vector<std::string>& only = {});
+                                 const std::vector<std::string>& only = {}, bool all = false);
 
 /// "simulation.makespan_s,bubble_ratio" -> its names; InputError naming the known metrics for a
 /// name that is not a scalar metric of the metric table.

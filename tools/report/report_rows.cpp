@@ -9,6 +9,44 @@
 
 namespace bubblesim {
 
+std::vector<RecipeColumn> recipe_columns(const Scenario& scenario, const Verdict& verdict) {
+  static const struct {
+    const char* metric;
+    const char* heading;
+    const char* format;
+    double scale;
+  } kColumns[] = {{"simulation.tokens_per_s_per_gpu", "tokens/s/GPU", "{:.0f}", 1.0},
+                  {"simulation.model_tflops_per_gpu", "TFLOP/s/GPU", "{:.1f}", 1.0},
+                  {"simulation.mfu", "MFU", "{:.1f}%", 100.0},
+                  {"simulation.gpu_hours_per_trillion_tokens", "GPU-h/Ttok", "{:.0f}", 1.0}};
+  std::vector<RecipeColumn> out;
+  for (const auto& c : kColumns) {
+    RecipeColumn column{c.heading, {}};
+    bool any = false;
+    for (const RankedSchedule& r : verdict.ranked) {
+      const std::optional<double> v = metric_value(*find_metric(c.metric), scenario, *r.run).number;
+      any = any || v.has_value();
+      column.cells.push_back(v ? fmt::format(fmt::runtime(c.format), *v * c.scale) : "-");
+    }
+    if (any) out.push_back(std::move(column));
+  }
+  return out;
+}
+
+namespace {
+
+/// The recipe's units after the verdict's columns, where the scenario has them.
+void append_recipe_columns(const Scenario& scenario, const Verdict& verdict,
+                           std::vector<std::string>& headings,
+                           std::vector<std::vector<Cell>>& rows) {
+  for (const RecipeColumn& c : recipe_columns(scenario, verdict)) {
+    headings.push_back(c.heading);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i].push_back(Cell::text(c.cells[i]));
+  }
+}
+
+}  // namespace
+
 ReportRows verdict_rows(const Scenario& scenario, const Verdict& verdict) {
   const Metric& bubble = *find_metric("simulation.bubble_ratio");
   const Metric& peak = *find_metric("simulation.peak_memory_bytes");
@@ -44,6 +82,7 @@ ReportRows verdict_rows(const Scenario& scenario, const Verdict& verdict) {
                  {Cell::seconds(r.sd_s.value_or(0.0)), Cell::seconds(r.p95_s.value_or(r.time_s))});
     rows.push_back(std::move(row));
   }
+  append_recipe_columns(scenario, verdict, headings, rows);
   CellText text = write_cells(headings, rows);
   return ReportRows{text.headings, text.rows};
 }

@@ -15,7 +15,17 @@ struct ReportRows {
   std::vector<std::vector<std::string>> rows;
 };
 
-/// rank, schedule, the ranking metric, speed-up, bubble, peak memory and its share of the budget.
+/// The verdict's columns in a recipe's units (docs/recipes.md): tokens/s/GPU, TFLOP/s/GPU, MFU
+/// and GPU-hours per 10^12 tokens, one cell per ranked schedule; a column none of them has (no
+/// model, no GPU peak) is left out.
+struct RecipeColumn {
+  std::string heading;
+  std::vector<std::string> cells;
+};
+std::vector<RecipeColumn> recipe_columns(const Scenario& scenario, const Verdict& verdict);
+
+/// rank, schedule, the ranking metric, speed-up, bubble, peak memory and its share of the budget;
+/// then recipe_columns().
 ReportRows verdict_rows(const Scenario& scenario, const Verdict& verdict);
 
 /// One sentence: "zb-v is fastest: 770.55 ms simulated makespan, 1.23x 1f1b."

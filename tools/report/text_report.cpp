@@ -45,6 +45,7 @@ std::string verdict_text(const Scenario& scenario, const Verdict& verdict, std::
   std::string out = wrap_text(verdict_headline(verdict), width);
   if (!verdict.ranked.empty()) out += "\n" + render(verdict_rows(scenario, verdict), width, {1}, 2);
   if (!verdict.baseline_note.empty()) out += wrap_text(verdict.baseline_note, width);
+  for (const std::string& note : verdict.notes) out += wrap_text(note, width, 2);
   if (!verdict.failed.empty()) {
     out += fmt::format("\nfailed ({}):\n", verdict.failed.size());
     for (const FailedSchedule& f : verdict.failed)

@@ -235,6 +235,53 @@ std::string wrap_text(const std::string& text, std::size_t width, std::size_t in
   return out;
 }
 
+namespace {
+
+/// Where a broken line continues: under the text after its first two-space gap that follows a
+/// word, or two spaces deeper than the line starts; at most half the width.
+std::size_t continuation_indent(const std::string& line, std::size_t width) {
+  const std::size_t lead = std::min(line.find_first_not_of(' '), line.size());
+  std::size_t indent = lead + 2;
+  const std::size_t gap = line.find("  ", lead);
+  if (gap != std::string::npos) {
+    const std::size_t text = line.find_first_not_of(' ', gap);
+    if (text != std::string::npos) indent = text;
+  }
+  return std::min(indent, width / 2);
+}
+
+}  // namespace
+
+std::string fit_lines(const std::string& text, std::size_t width) {
+  if (width == 0) return text;
+  std::string out;
+  std::size_t from = 0;
+  while (from <= text.size()) {
+    std::size_t end = text.find('\n', from);
+    const bool last = end == std::string::npos;
+    if (last) end = text.size();
+    std::string line = text.substr(from, end - from);
+    from = end + 1;
+    const std::string indent(continuation_indent(line, width), ' ');
+    while (line.size() > width) {
+      // The last space that leaves the line within the width and some text on it.
+      std::size_t cut = line.find_last_of(' ', width);
+      const std::size_t lead = std::min(line.find_first_not_of(' '), line.size());
+      if (cut == std::string::npos || cut <= lead || cut <= indent.size()) cut = width;
+      std::string head = line.substr(0, cut);
+      head.erase(head.find_last_not_of(' ') + 1);
+      out += head + "\n";
+      std::string rest = line.substr(cut);
+      rest.erase(0, std::min(rest.find_first_not_of(' '), rest.size()));
+      line = indent + rest;
+    }
+    out += line;
+    if (!last) out += "\n";
+    if (last) break;
+  }
+  return out;
+}
+
 std::vector<std::vector<std::string>> collapse_numbered_rows(
     const std::vector<std::vector<std::string>>& rows, std::size_t column) {
   std::vector<std::vector<std::string>> out;

@@ -50,6 +50,13 @@ class Footnotes {
 /// every line after the first starts with `indent` spaces. Ends with a newline.
 std::string wrap_text(const std::string& text, std::size_t width, std::size_t indent = 0);
 
+/// `text` with every line longer than `width` broken at spaces (a word longer than a line is cut)
+/// so that no line is longer; lines that fit are kept as they are (their spacing too). A broken
+/// line continues under its description column: after the first gap of two spaces that follows
+/// its first word (help and option lists), else two spaces deeper than it starts. For text that
+/// was not laid out for a width (errors, `--help`, `list --presets`, `explain`).
+std::string fit_lines(const std::string& text, std::size_t width);
+
 /// Merges consecutive rows that are equal except in `column`, where their cells are one name
 /// whose first number counts up: "tp all-reduce stage 0 (per op)" .. "stage 7 (per op)" ->
 /// "tp all-reduce stage 0-7 (per op)", "0" .. "7" -> "0-7". Other rows are kept as they are.

@@ -80,10 +80,32 @@ std::string failure_line(const ScheduleRun& run) {
   return first.rfind(status, 0) == 0 ? first : status + ": " + first;
 }
 
+std::vector<std::string> a2a_overlap_notes(const Scenario& scenario, const ScenarioRun& result) {
+  std::vector<std::string> out;
+  if (!scenario.parallelism.a2a_overlap) return out;
+  for (const ScheduleRun& r : result.runs) {
+    if (r.table.chunks != 1 || r.table.devices < 2 || r.table.placement.replicas() != 1) continue;
+    std::int64_t pairs = 0;
+    for (const PassDecision& p : r.passes) {
+      if (p.kind != PassKind::A2aPairing) continue;
+      for (std::int64_t n : p.count_per_device) pairs += n;
+    }
+    if (pairs == 0) continue;
+    out.push_back(fmt::format(
+        "note: {}: parallelism.a2a_overlap paired {} backward + forward ops on a pipeline of one "
+        "chunk per device; each pair waits on its neighbours' pairs, so the hidden all-to-all is "
+        "paid back in stalls and {} is usually slower with it (docs/moe.md); overlap with an "
+        "interleaved or DualPipe schedule, or set a2a_overlap: false",
+        r.label, pairs, r.label));
+  }
+  return out;
+}
+
 Verdict make_verdict(const Scenario& scenario, const ScenarioRun& result,
                      const std::string& baseline) {
   Verdict v;
   v.by = &ranking_metric();
+  v.notes = a2a_overlap_notes(scenario, result);
   if (!baseline.empty() && !named_in(result, baseline)) {
     std::vector<std::string> names;
     for (const ScheduleRun& r : result.runs) names.push_back(r.label);

@@ -34,7 +34,16 @@ struct Verdict {
   std::string baseline_note;   // why there is no speed-up ("" when there is one)
   std::vector<RankedSchedule> ranked;
   std::vector<FailedSchedule> failed;
+  /// Settings that work against a schedule that ran, one line each (a2a_overlap_notes()).
+  std::vector<std::string> notes;
 };
+
+/// `parallelism.a2a_overlap` on a pipeline with one chunk per device and more than one device
+/// (plain 1F1B, GPipe, ZB-H1): each F&B pair waits on its neighbours' pairs, so the all-to-all
+/// it hides is paid back in stalls and the schedule is usually slower with it (docs/moe.md;
+/// Megatron overlaps only with interleaving or without pipelining). One line per such run that
+/// made pairs.
+std::vector<std::string> a2a_overlap_notes(const Scenario& scenario, const ScenarioRun& result);
 
 /// `baseline`: a schedule label or name of the scenario, or "" for the default: 1f1b when it ran.
 /// Throws InputError when a `baseline` given names no schedule of the run.

@@ -24,7 +24,9 @@ void read_pipeline_section(LoadContext& context, Scenario& sc) {
   MapReader pipe(*node, diags, {"stages", "microbatches"});
   if (!node->is_map()) return;
   auto stages = pipe.require("stages");
-  auto micro = pipe.require("microbatches");
+  // With `training.global_batch` the microbatches follow from it (training_section.h).
+  auto micro =
+      context.section("training") ? pipe.get("microbatches") : pipe.require("microbatches");
   if (stages) {
     if (auto v = stages->as_integer(diags, 1, kMaxStages))
       sc.stages = static_cast<std::int32_t>(*v);

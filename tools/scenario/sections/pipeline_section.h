@@ -1,6 +1,7 @@
 #pragma once
 // Section readers `name` + `description` (the labels) and `pipeline: {stages, microbatches}`:
-// p pipeline stages (= devices, 1..65536) and m microbatches (1..1048576), both required.
+// p pipeline stages (= devices, 1..65536) and m microbatches (1..1048576), both required
+// (microbatches not when `training:` gives the global batch: training_section.h).
 
 #include "tools/scenario/sections/load_context.h"
 

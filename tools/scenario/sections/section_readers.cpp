@@ -8,13 +8,15 @@
 #include "tools/scenario/sections/pipeline_section.h"
 #include "tools/scenario/sections/schedules_section.h"
 #include "tools/scenario/sections/section_reader.h"
+#include "tools/scenario/sections/training_section.h"
 #include "tools/scenario/sections/variability_section.h"
 
 namespace bubblesim {
 
 const std::vector<SectionReader>& section_readers() {
   // Reading order: the pipeline size first (per-stage lists need it), the model before the costs
-  // derived from it, parallelism before the placement of its ranks, the topology before memory
+  // derived from it, parallelism before the global batch split over its dp replicas (training),
+  // parallelism before the placement of its ranks, the topology before memory
   // (offload hosts) and faults (links); variability after the costs (a profile's cv), the network
   // and memory (whether transfers and copies can vary).
   static const std::vector<SectionReader> readers{
@@ -23,6 +25,7 @@ const std::vector<SectionReader>& section_readers() {
       {{"model", "cluster"}, read_model_section},
       {{"costs"}, read_costs_section},
       {{"parallelism", "data_parallel", "overlap"}, read_parallelism_section},
+      {{"training"}, read_training_section},
       {{"communication", "topology", "placement"}, read_communication_section},
       {{"memory"}, read_memory_section},
       {{"faults"}, read_faults_section},
