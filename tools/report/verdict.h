@@ -34,6 +34,9 @@ struct Verdict {
   std::string baseline_note;   // why there is no speed-up ("" when there is one)
   std::vector<RankedSchedule> ranked;
   std::vector<FailedSchedule> failed;
+  /// What the user should know before trusting the ranking: stages that differ by more than 10%
+  /// (idle_split_report.h), with the remedy.
+  std::vector<std::string> warnings;
 };
 
 /// `baseline`: a schedule label or name of the scenario, or "" for the default: 1f1b when it ran.
