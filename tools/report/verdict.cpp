@@ -25,7 +25,6 @@ const ScheduleRun* find_run(const ScenarioRun& result, const std::string& name) 
 
 bool named_in(const ScenarioRun& result, const std::string& name) {
   if (find_run(result, name) != nullptr) return true;
-  if (auto w = stage_imbalance_warning(scenario, result)) v.warnings.push_back(*w);
   for (const InfeasibleSchedule& i : result.infeasible)
     if (i.label == name || i.schedule == name) return true;
   for (const SkippedSchedule& s : result.skipped)
