@@ -28,9 +28,10 @@ std::string llama(int p, int m, const std::string& model_extra, const std::strin
          model_extra + "}\ncluster: {gpu: {preset: h100-sxm}}\nschedules: " + schedules + "\n";
 }
 
+/// The first error loading or running `yaml` ("" when it runs).
 std::string refusal(const std::string& yaml) {
-  const Scenario sc = load_scenario_string(yaml, "layout.yaml", ".", registry());
   try {
+    const Scenario sc = load_scenario_string(yaml, "layout.yaml", ".", registry());
     run_scenario(sc, registry());
   } catch (const InputError& e) {
     return e.diagnostics().front().render();
