@@ -1,5 +1,5 @@
 #pragma once
-// The idle time of one replay split by cause, per device (docs/metrics.md "Idle time split").
+// The idle time of one replay split by cause, per device (docs/outputs.md "Idle time by cause").
 // Over the simulated makespan T, device d is computing for busy_d minus the all-to-all its ops
 // wait on inside them; the rest of T is its idle time, split in this order, each part capped by
 // what is left so that the parts are never negative and sum to the idle time exactly:

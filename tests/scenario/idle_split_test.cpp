@@ -1,4 +1,4 @@
-// The idle time split by cause (sim/engine/idle_split.h, docs/metrics.md "Idle time split"):
+// The idle time split by cause (sim/engine/idle_split.h, docs/outputs.md "Idle time by cause"):
 // per device the five parts sum exactly to the idle time; each part shows where its cause is and
 // is zero where it is not; the verdict prints the split, the JSON carries it per device and in
 // total, the HTML shades the parts.

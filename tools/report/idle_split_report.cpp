@@ -109,7 +109,7 @@ std::string idle_split_html(const Verdict& verdict) {
         "0 10px\"></span>{}",
         p.colour, p.name);
   }
-  return "<h3>idle time by cause (white: computing; docs/metrics.md)</h3>\n<p "
+  return "<h3>idle time by cause (white: computing; docs/outputs.md)</h3>\n<p "
          "class=\"idle-legend\">" +
          legend + "</p>\n<table class=\"summary idle-split\"><tbody>\n" + rows +
          "</tbody></table>\n";

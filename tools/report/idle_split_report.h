@@ -1,6 +1,6 @@
 #pragma once
 // What the verdict says besides the ranking: the idle time split by cause per schedule
-// (sim/engine/idle_split.h; docs/metrics.md "Idle time split") and the warning that the pipeline
+// (sim/engine/idle_split.h; docs/outputs.md "Idle time by cause") and the warning that the pipeline
 // stages' costs differ by more than 10% (docs/models.md "Stage layout").
 
 #include <optional>

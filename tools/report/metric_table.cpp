@@ -317,7 +317,7 @@ const std::vector<Metric> kMetrics = {
      "largest compute time a device loses to SMs its hidden all-to-all holds "
      "(overlap.comm_sm_fraction)",
      [](const MetricInput& in) { return a2a_metric(in, &A2aTime::slowdown); }},
-    // The idle time split by cause (docs/metrics.md "Idle time split"): the parts sum to idle_s.
+    // The idle time split by cause (docs/outputs.md "Idle time by cause"): the parts sum to idle_s.
     {"idle_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
      "time devices were not computing within the makespan (exposed all-to-all counted as idle), "
      "summed over devices: the sum of the five idle_*_s parts",

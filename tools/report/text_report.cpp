@@ -48,7 +48,7 @@ std::string verdict_text(const Scenario& scenario, const Verdict& verdict, std::
   if (!verdict.baseline_note.empty()) out += wrap_text(verdict.baseline_note, width);
   for (const std::string& w : verdict.warnings) out += wrap_text("warning: " + w, width, 2);
   if (const ReportRows idle = idle_split_rows(verdict); !idle.rows.empty())
-    out += "\nidle time by cause, % of devices x makespan (docs/metrics.md):\n" +
+    out += "\nidle time by cause, % of devices x makespan (docs/outputs.md):\n" +
            render(idle, width, {0});
   if (!verdict.failed.empty()) {
     out += fmt::format("\nfailed ({}):\n", verdict.failed.size());
