@@ -5,6 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "tools/costmodel/op_timing.h"
 #include "tools/costmodel/stage_layout.h"
 
@@ -101,10 +104,112 @@ TEST_CASE("layers_per_chunk: every chunk its own cost (the paper's 1F1B-I)") {
   CHECK(table[0].static_memory.count() == std::llround(50257.0 * 2304 * 18));
   CHECK(table[1].forward == table[22].forward);
   CHECK(table[23].forward == Time::from_seconds(2.0 * 6 * 1024 * 2304 * 50257 / 156e12));
-  // Two chunks per device are not described: Megatron's even split needs 22 % 16 == 0, so the
-  // stages are divided evenly (CostProfile::for_table's rule).
+  // Two chunks per device are not described (and 22 % 16 != 0): no layout is invented for them
+  // (the runner refuses such a table, tools/runner/table_costs.h).
   CHECK(c.profile.chunked.count(2) == 0);
-  CHECK(c.profile.for_table(2)[0].forward == c.profile.stages[0].forward / 2);
+  CHECK(c.profile.chunked.size() == 1);
+  m.split.per_chunk = std::vector<std::int64_t>(16, 1);
+  m.layers = 16;
+  CHECK(chunk_layers(m, 4, 2).has_value() == false);  // written for 4 chunks of p = 4
+  CHECK(chunk_layers(m, 4, 4) == m.split.per_chunk);
+  m.split.per_chunk.clear();
+  CHECK(chunk_layers(m, 4, 2) == std::vector<std::int64_t>(8, 2));  // Megatron's: 16 / 8
+  m.split.per_stage = {4, 4, 4, 4};
+  CHECK(chunk_layers(m, 4, 2).has_value() == false);  // stage counts do not place chunks
+}
+
+TEST_CASE("balanced_split: the smallest largest part, whole layers, ends may be empty") {
+  // Uniform layers, no extras: Megatron's even split.
+  CHECK(balanced_split(std::vector<double>(12, 1.0), 4, 0, 0) ==
+        std::vector<std::int64_t>{3, 3, 3, 3});
+  // A head worth two layers on the last part: it takes two layers fewer.
+  CHECK(balanced_split(std::vector<double>(14, 1.0), 4, 0, 2.0) ==
+        std::vector<std::int64_t>{4, 4, 4, 2});
+  // An embedding worth one layer and a head worth 1.5 layers (Llama 3's "one layer fewer on the
+  // first and last stage").
+  const std::vector<std::int64_t> llama = balanced_split(std::vector<double>(30, 1.0), 8, 1, 1.5);
+  CHECK(llama.front() == 3);
+  CHECK(llama.back() == 3);
+  // A head heavier than a whole stage: the last part holds no layer.
+  CHECK(balanced_split(std::vector<double>(6, 1.0), 3, 0, 5.0) ==
+        std::vector<std::int64_t>{3, 3, 0});
+  // Middle parts need a layer.
+  CHECK_THROWS_AS(balanced_split(std::vector<double>(2, 1.0), 5, 0, 0), std::invalid_argument);
+  // Against every contiguous partition of small random instances: never a larger largest part.
+  std::uint64_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>((seed >> 33) % 1000) / 100.0 + 0.1;
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = 3 + static_cast<std::size_t>(trial % 6);
+    const int parts = 2 + trial % 3;
+    std::vector<double> w(n);
+    for (double& x : w) x = next();
+    const double first = next(), last = next();
+    const std::vector<std::int64_t> got = balanced_split(w, parts, first, last);
+    auto largest = [&](const std::vector<std::int64_t>& counts) {
+      double most = 0;
+      std::size_t at = 0;
+      for (std::size_t k = 0; k < counts.size(); ++k) {
+        double c = (k == 0 ? first : 0.0) + (k + 1 == counts.size() ? last : 0.0);
+        for (std::int64_t i = 0; i < counts[k]; ++i) c += w[at++];
+        most = std::max(most, c);
+      }
+      return most;
+    };
+    std::int64_t sum = 0;
+    for (std::int64_t c : got) sum += c;
+    CHECK(sum == static_cast<std::int64_t>(n));
+    // Brute force: every composition of n into `parts` counts, middle ones at least 1.
+    double best = 1e300;
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(parts), 0);
+    auto search = [&](auto&& self, std::size_t k, std::int64_t left) -> void {
+      if (k + 1 == counts.size()) {
+        counts[k] = left;
+        best = std::min(best, largest(counts));
+        return;
+      }
+      const std::int64_t low = k > 0 ? 1 : 0;
+      for (std::int64_t c = low; c <= left; ++c) {
+        counts[k] = c;
+        self(self, k + 1, left - c);
+      }
+    };
+    search(search, 0, static_cast<std::int64_t>(n));
+    CHECK(largest(got) == doctest::Approx(best));
+    for (std::size_t k = 1; k + 1 < got.size(); ++k) CHECK(got[k] >= 1);
+  }
+}
+
+TEST_CASE("layers_per_stage: balanced places a model's layers by its stage costs") {
+  TransformerModel m = zb_1p5b();
+  m.split.balanced = true;
+  const ModelCosts c = model_costs(inputs(m, a100(0.5), 8));
+  std::int64_t layers = 0;
+  double most = 0, sum = 0;
+  for (const StageBreakdown& s : c.stages) {
+    layers += s.layers;
+    const double t = s.forward.seconds() + s.backward_input.seconds() + s.backward_weight.seconds();
+    most = std::max(most, t);
+    sum += t;
+  }
+  CHECK(layers == 22);
+  CHECK(c.stages.back().layers < c.stages[3].layers);  // the head's stage holds fewer
+  // No worse than Megatron's split, and chunk layouts for every count the layers can fill.
+  TransformerModel plain = zb_1p5b();
+  const ModelCosts d = model_costs(inputs(plain, a100(0.5), 8));
+  double plain_most = 0;
+  for (const StageBreakdown& s : d.stages) {
+    plain_most = std::max(
+        plain_most, s.forward.seconds() + s.backward_input.seconds() + s.backward_weight.seconds());
+  }
+  CHECK(most <= plain_most);
+  CHECK(c.chunked.count(2) == 1);  // 16 virtual stages: 22 layers fill the 14 middle ones
+  CHECK(c.chunked.count(3) == 1);  // 24: 22 fill the 22 middle ones
+  CHECK(c.chunked.count(4) == 0);  // 32: they cannot
+  m.layers = 5;
+  CHECK(layout_error(m, 8).find("balanced needs a layer for every stage") != std::string::npos);
 }
 
 TEST_CASE("costs.per_layer: layers as measured, the head at the efficiency W shows") {

@@ -18,6 +18,7 @@
 #include "tools/report/grid_renderer.h"
 #include "tools/runner/resolve.h"
 #include "tools/runner/scenario_runner.h"
+#include "tools/runner/table_costs.h"
 #include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
@@ -89,7 +90,7 @@ int table_command(const Registry& registry, const TableOptions& options) {
   if (!found) request.params = ParamValues::defaults(generator->info.params);
   const ResolvedScenario resolved = resolve(scenario);
   Table table = generate_table(resolved, *generator, request);
-  std::vector<StageCost> costs = resolved.costs.for_table(table.chunks);
+  std::vector<StageCost> costs = table_costs(resolved, table.chunks, request);
   SimulationResult ideal = simulate(make_engine_input(resolved, table, costs, Replay::Idealized));
   if (options.format == "torch-csv") {
     try {

@@ -11,6 +11,7 @@
 #include "tools/report/text_table.h"
 #include "tools/runner/resolve.h"
 #include "tools/runner/scenario_runner.h"
+#include "tools/runner/table_costs.h"
 #include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
@@ -26,7 +27,8 @@ int validate_command(const Registry& registry, const std::string& scenario_path)
     const Generator* g = registry.find(request.name);
     if (g == nullptr || request.defaulted) continue;
     try {
-      generate_table(resolved, *g, request);
+      // A chunk count the model cannot be built with is refused as `run` refuses it.
+      table_costs(resolved, generate_table(resolved, *g, request).chunks, request);
     } catch (const InfeasibleScheduleError& e) {
       infeasible.emplace_back(e.what());
     }

@@ -385,6 +385,41 @@ class StageBuilder {
   double layer_activation_ = 0, layer_weight_grad_ = 0;
 };
 
+/// `layers_per_stage: balanced` (balanced_split, stage_layout.h): each layer's F + B + W (dense
+/// or MoE, from a stage holding it alone), the embedding's and the head's (with loss and MTP) over
+/// an empty stage's.
+struct LayerWeights {
+  std::vector<double> layer;
+  double embedding = 0, head = 0;
+  LayerWeights(const StageBuilder& builder, const ModelCostInputs& in) {
+    auto seconds = [&](const Holding& h) {
+      const StageBreakdown b = builder.build(h);
+      return b.forward.seconds() + b.backward_input.seconds() + b.backward_weight.seconds();
+    };
+    auto layer_at = [](std::int64_t first) {
+      Holding h;
+      h.first_layer = first;
+      h.layers = 1;
+      return h;
+    };
+    const double empty = seconds(Holding{});
+    const std::int64_t dense = in.model.moe ? in.model.moe->dense_layers : in.model.layers;
+    const double dense_s = dense > 0 ? seconds(layer_at(0)) - empty : 0.0;
+    const double moe_s = dense < in.model.layers ? seconds(layer_at(dense)) - empty : 0.0;
+    layer.resize(static_cast<std::size_t>(in.model.layers));
+    for (std::size_t l = 0; l < layer.size(); ++l)
+      layer[l] = static_cast<std::int64_t>(l) < dense ? dense_s : moe_s;
+    Holding e, h;
+    e.embedding = in.model.embedding.vocab > 0;
+    h.lm_head = true;
+    embedding = seconds(e) - empty;
+    head = seconds(h) - empty;
+  }
+  std::vector<std::int64_t> split(std::int32_t parts) const {
+    return balanced_split(layer, parts, embedding, head);
+  }
+};
+
 }  // namespace
 
 ModelCosts model_costs(const ModelCostInputs& in) {
@@ -411,7 +446,9 @@ ModelCosts model_costs(const ModelCostInputs& in) {
   ModelCosts out;
   out.parameters = model_parameters(in.model);
   out.efficiency_note = builder.timer().note();
-  const std::vector<std::int64_t> layers = stage_layers(in.model, p);
+  std::optional<LayerWeights> weights;
+  if (in.model.split.balanced) weights.emplace(builder, in);
+  const std::vector<std::int64_t> layers = weights ? weights->split(p) : stage_layers(in.model, p);
   std::int64_t first = 0;
   for (std::int32_t i = 0; i < p; ++i) {
     Holding h;
@@ -431,7 +468,9 @@ ModelCosts model_costs(const ModelCostInputs& in) {
   if (layout_chunks(in.model, p) > kMaxDerivedChunks)
     chunk_counts.push_back(layout_chunks(in.model, p));
   for (std::int32_t v : chunk_counts) {
-    const std::optional<std::vector<std::int64_t>> chunks = chunk_layers(in.model, p, v);
+    std::optional<std::vector<std::int64_t>> chunks = chunk_layers(in.model, p, v);
+    if (!chunks && weights && in.model.layers >= std::int64_t{p} * v - 2)
+      chunks = weights->split(p * v);
     if (!chunks) continue;
     const auto parts = static_cast<std::int32_t>(chunks->size());
     std::vector<StageBreakdown>& list = out.chunked[v];

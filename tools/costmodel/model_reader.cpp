@@ -54,8 +54,11 @@ std::optional<YamlNode> preset_of(MapReader& m, bool gpu, DiagnosticList& diags,
 
 std::optional<std::vector<std::int64_t>> integer_list(const YamlNode& n, DiagnosticList& diags) {
   if (!n.is_sequence()) {
-    n.error(diags, fmt::format("expected a list of layer counts, got {}",
-                               n.is_scalar() ? "'" + n.describe() + "'" : n.describe()));
+    n.error(
+        diags,
+        fmt::format("expected a list of layer counts{}, got {}",
+                    n.path().find("layers_per_stage") != std::string::npos ? " or 'balanced'" : "",
+                    n.is_scalar() ? "'" + n.describe() + "'" : n.describe()));
     return std::nullopt;
   }
   std::vector<std::int64_t> out;
@@ -189,6 +192,11 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
   for (const auto& [key, out] : {std::pair{"layers_per_stage", &m.split.per_stage},
                                  std::pair{"layers_per_chunk", &m.split.per_chunk}}) {
     if (std::optional<YamlNode> n = map.get(key)) {
+      if (n->is_scalar() && n->describe() == "balanced" &&
+          out == &m.split.per_stage) {  // the stages' costs even (stage_layout.h)
+        m.split.balanced = true;
+        continue;
+      }
       if (auto list = integer_list(*n, diags))
         *out = *list;
       else
@@ -399,6 +407,7 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
   if (m.attention.mla) j["mla"] = mla_json(*m.attention.mla);
   if (!m.preset.empty()) j["preset"] = m.preset;
   if (!m.split.per_stage.empty()) j["layers_per_stage"] = m.split.per_stage;
+  if (m.split.balanced) j["layers_per_stage"] = "balanced";
   if (!m.split.per_chunk.empty()) j["layers_per_chunk"] = m.split.per_chunk;
   return j;
 }

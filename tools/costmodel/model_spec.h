@@ -121,6 +121,10 @@ struct DType {
 struct LayerSplit {
   /// `layers_per_stage`: p counts summing to `layers`.
   std::vector<std::int64_t> per_stage;
+  /// `layers_per_stage: balanced`: whole layers placed so that the largest stage's (or virtual
+  /// stage's) F + B + W, embedding, LM head, loss and MTP included, is as small as whole layers
+  /// allow (model_costs.cpp: balanced_layers).
+  bool balanced = false;
   /// `layers_per_chunk`: p x v counts in virtual-stage (model) order, 0 allowed; empty = split
   /// each v-chunk table like Megatron's interleaving.
   std::vector<std::int64_t> per_chunk;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -20,12 +22,69 @@ std::vector<std::int64_t> split_layers(std::int64_t layers, std::int32_t stages)
 }
 
 std::vector<std::int64_t> stage_layers(const TransformerModel& model, std::int32_t stages) {
+  if (model.split.balanced)
+    throw std::logic_error("layers_per_stage: balanced is placed by model_costs from the costs");
   if (!model.split.per_stage.empty()) {
     const std::string error = layout_error(model, stages);
     if (!error.empty()) throw std::invalid_argument(error);
     return model.split.per_stage;
   }
   return split_layers(model.layers, stages);
+}
+
+std::vector<std::int64_t> balanced_split(const std::vector<double>& layer_cost, std::int32_t parts,
+                                         double first_extra, double last_extra) {
+  const auto n = layer_cost.size();
+  const auto k_parts = static_cast<std::size_t>(parts);
+  if (parts <= 0 || (parts > 2 && n < k_parts - 2)) {
+    throw std::invalid_argument(
+        fmt::format("{} layers cannot fill the {} middle parts of a balanced split", n, parts - 2));
+  }
+  std::vector<double> prefix(n + 1, 0.0);
+  for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layer_cost[i];
+  // Part k holding layers [i, j): its cost.
+  auto cost = [&](std::size_t k, std::size_t i, std::size_t j) {
+    return prefix[j] - prefix[i] + (k == 0 ? first_extra : 0.0) +
+           (k + 1 == k_parts ? last_extra : 0.0);
+  };
+  auto middle = [&](std::size_t k) { return k > 0 && k + 1 < k_parts; };
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  // Pass 1: best[k][j], the smallest largest cost of parts 0..k holding layers [0, j).
+  // Pass 2 (limit set): the smallest sum of squares with every part within the limit.
+  std::vector<std::vector<double>> best(k_parts, std::vector<double>(n + 1, kNone));
+  std::vector<std::vector<std::size_t>> from(k_parts, std::vector<std::size_t>(n + 1, 0));
+  auto solve = [&](double limit) {
+    for (auto& row : best) std::fill(row.begin(), row.end(), kNone);
+    for (std::size_t j = 0; j <= n; ++j) {
+      const double c = cost(0, 0, j);
+      if (c <= limit) best[0][j] = limit == kNone ? c : c * c;
+    }
+    for (std::size_t k = 1; k < k_parts; ++k) {
+      for (std::size_t j = 0; j <= n; ++j) {
+        for (std::size_t i = 0; i <= j; ++i) {
+          if ((middle(k) && i == j) || best[k - 1][i] == kNone) continue;
+          const double c = cost(k, i, j);
+          if (c > limit) continue;
+          const double v = limit == kNone ? std::max(best[k - 1][i], c) : best[k - 1][i] + c * c;
+          if (v < best[k][j]) {
+            best[k][j] = v;
+            from[k][j] = i;
+          }
+        }
+      }
+    }
+    return best[k_parts - 1][n];
+  };
+  const double largest = solve(kNone);
+  solve(largest * (1.0 + 1e-12) + 1e-300);
+  std::vector<std::int64_t> out(k_parts, 0);
+  std::size_t j = n;
+  for (std::size_t k = k_parts; k-- > 0;) {
+    const std::size_t i = k == 0 ? 0 : from[k][j];
+    out[k] = static_cast<std::int64_t>(j - i);
+    j = i;
+  }
+  return out;
 }
 
 std::int32_t layout_chunks(const TransformerModel& model, std::int32_t stages) {
@@ -37,6 +96,9 @@ std::optional<std::vector<std::int64_t>> chunk_layers(const TransformerModel& mo
                                                       std::int32_t stages, std::int32_t chunks) {
   if (chunks <= 1 || stages <= 0) return std::nullopt;
   if (layout_chunks(model, stages) == chunks) return model.split.per_chunk;
+  // layers_per_chunk written for another chunk count, or stages given as counts (or balanced,
+  // which model_costs places itself): no layout is invented for this count.
+  if (!model.split.per_chunk.empty() || model.split.balanced) return std::nullopt;
   const std::int64_t parts = static_cast<std::int64_t>(stages) * chunks;
   if (!model.split.per_stage.empty() || model.layers % parts != 0) return std::nullopt;
   return std::vector<std::int64_t>(static_cast<std::size_t>(parts), model.layers / parts);
@@ -61,6 +123,12 @@ std::string check_counts(const std::vector<std::int64_t>& counts, std::int64_t l
 
 std::string layout_error(const TransformerModel& model, std::int32_t stages) {
   const auto p = static_cast<std::size_t>(stages);
+  if (model.split.balanced && model.layers < std::max<std::int64_t>(stages - 2, 1)) {
+    return fmt::format(
+        "layers_per_stage: balanced needs a layer for every stage but the first and the last: "
+        "{} layers cannot fill the {} middle stages of {}",
+        model.layers, stages - 2, stages);
+  }
   if (!model.split.per_stage.empty()) {
     if (model.split.per_stage.size() != p) {
       return fmt::format("layers_per_stage has {} entries but the pipeline has {} stages",

@@ -13,6 +13,7 @@
 #include "tools/report/html_report_parts.h"
 #include "tools/report/html_timeline_bins.h"
 #include "tools/report/html_topology.h"
+#include "tools/report/idle_split_report.h"
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
@@ -225,6 +226,9 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
                                    : std::string(axis ? "<td></td>" : ""));
   }
   h += "</tbody></table>\n";
+  for (const std::string& w : v.warnings)
+    h += "<p class=\"warning\">warning: " + escape_html(w) + "</p>\n";
+  h += idle_split_html(v);
   for (const FailedSchedule& f : v.failed) {
     // The reason starts with what happened ("out of memory on device 0 ...", "infeasible: ...").
     h += fmt::format("<p class=\"fail\" data-status=\"{}\">{}: {}</p>\n", escape_html(f.status),

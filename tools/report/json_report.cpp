@@ -215,6 +215,7 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
   }
   j["ranking"] = ranked;
   j["ranking_metric"] = verdict.by->name();
+  if (!verdict.warnings.empty()) j["warnings"] = verdict.warnings;
   j["baseline"] =
       verdict.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(verdict.baseline);
   j["run"] = {{"wall_time_s", wall},

@@ -1,6 +1,7 @@
 // The Markdown report (a CI job summary): the verdict, then the level tables and the failures.
 #include <fmt/format.h>
 
+#include "tools/report/idle_split_report.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
 #include "tools/report/report_rows.h"
@@ -47,6 +48,9 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
   }
   if (!verdict.baseline_note.empty()) out += md_cell(verdict.baseline_note) + "\n\n";
   for (const std::string& note : verdict.notes) out += md_cell(note) + "\n\n";
+  for (const std::string& w : verdict.warnings) out += "Warning: " + md_cell(w) + "\n\n";
+  if (const ReportRows idle = idle_split_rows(verdict); !idle.rows.empty())
+    out += "Idle time by cause, % of devices x makespan:\n\n" + md_table(idle) + "\n";
   if (!verdict.failed.empty()) {
     out += "Failed:\n\n";
     for (const FailedSchedule& f : verdict.failed)

@@ -6,6 +6,7 @@
 
 #include "schedules/a2a_exposure.h"
 #include "tools/report/throughput.h"
+#include "tools/report/idle_split_report.h"
 
 namespace bubblesim {
 namespace {
@@ -54,6 +55,17 @@ MetricValue sampled(const MetricInput& in, SampleSummary MonteCarloResult::*summ
       return number(s.p95);
   }
   return {};
+}
+
+/// One part of the idle-time split (sim/engine/idle_split.h): summed over devices, or per
+/// device; none when the run has no split.
+MetricValue idle_total(const std::vector<Time>& part) {
+  if (part.empty()) return {};
+  return number(IdleSplit::total(part));
+}
+MetricValue idle_per_device(const std::vector<Time>& part) {
+  if (part.empty()) return {};
+  return per_device(part);
 }
 
 MetricValue largest(const std::vector<Bytes>& bs) {
@@ -330,6 +342,45 @@ const std::vector<Metric> kMetrics = {
      "GPU-hours to train on 10^12 tokens at this iteration time",
      [](const MetricInput&
             in) { return recipe_metric(in, &Throughput::gpu_hours_per_trillion_tokens); }},
+    // The idle time split by cause (docs/outputs.md "Idle time by cause"): the parts sum to idle_s.
+    {"idle_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "time devices were not computing within the makespan (exposed all-to-all counted as idle), "
+     "summed over devices: the sum of the five idle_*_s parts",
+     [](const MetricInput& in) { return idle_total(idle_split_of(in.run).idle); }},
+    {"idle_bubble_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "idle time of the schedule itself (warm-up, cool-down, dependency waits), summed over devices",
+     [](const MetricInput& in) { return idle_total(idle_split_of(in.run).bubble); }},
+    {"idle_imbalance_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "idle time waiting for busier devices (largest busy time minus each device's), summed",
+     [](const MetricInput& in) { return idle_total(idle_split_of(in.run).imbalance); }},
+    {"idle_p2p_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "idle time waiting for point-to-point data in flight (and blocking sends, host gaps), summed",
+     [](const MetricInput& in) { return idle_total(idle_split_of(in.run).p2p); }},
+    {"idle_collectives_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "idle time from each device's last compute op to the end of its gradient sync, optimizer "
+     "step and parameter gather, summed",
+     [](const MetricInput& in) { return idle_total(idle_split_of(in.run).collectives); }},
+    {"idle_a2a_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
+     "expert all-to-all time left exposed inside the ops, summed over devices",
+     [](const MetricInput& in) { return idle_total(idle_split_of(in.run).all_to_all); }},
+    {"idle_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "idle time of each device (the sum of its five parts)",
+     [](const MetricInput& in) { return idle_per_device(idle_split_of(in.run).idle); }},
+    {"idle_bubble_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "the schedule's own idle time of each device",
+     [](const MetricInput& in) { return idle_per_device(idle_split_of(in.run).bubble); }},
+    {"idle_imbalance_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "idle time of each device waiting for busier devices",
+     [](const MetricInput& in) { return idle_per_device(idle_split_of(in.run).imbalance); }},
+    {"idle_p2p_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "idle time of each device waiting for point-to-point data",
+     [](const MetricInput& in) { return idle_per_device(idle_split_of(in.run).p2p); }},
+    {"idle_collectives_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "idle time of each device in its exposed gradient sync and optimizer step",
+     [](const MetricInput& in) { return idle_per_device(idle_split_of(in.run).collectives); }},
+    {"idle_a2a_s_per_device", Level::Simulation, Unit::Seconds, kInfo, Shape::PerDevice, "",
+     "exposed expert all-to-all time inside each device's ops",
+     [](const MetricInput& in) { return idle_per_device(idle_split_of(in.run).all_to_all); }},
 };
 }  // namespace
 

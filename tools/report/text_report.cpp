@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "tools/report/idle_split_report.h"
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
@@ -46,6 +47,10 @@ std::string verdict_text(const Scenario& scenario, const Verdict& verdict, std::
   if (!verdict.ranked.empty()) out += "\n" + render(verdict_rows(scenario, verdict), width, {1}, 2);
   if (!verdict.baseline_note.empty()) out += wrap_text(verdict.baseline_note, width);
   for (const std::string& note : verdict.notes) out += wrap_text(note, width, 2);
+  for (const std::string& w : verdict.warnings) out += wrap_text("warning: " + w, width, 2);
+  if (const ReportRows idle = idle_split_rows(verdict); !idle.rows.empty())
+    out += "\nidle time by cause, % of devices x makespan (docs/outputs.md):\n" +
+           render(idle, width, {0});
   if (!verdict.failed.empty()) {
     out += fmt::format("\nfailed ({}):\n", verdict.failed.size());
     for (const FailedSchedule& f : verdict.failed)

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/units/diagnostics.h"
+#include "tools/report/idle_split_report.h"
 #include "tools/report/metric_format.h"
 
 namespace bubblesim {
@@ -122,6 +123,7 @@ Verdict make_verdict(const Scenario& scenario, const ScenarioRun& result,
     v.ranked.push_back({&r, 0, time.number.value_or(0.0), std::nullopt, spread(scenario, r, "sd"),
                         spread(scenario, r, "p95")});
   }
+  if (auto w = stage_imbalance_warning(scenario, result)) v.warnings.push_back(*w);
   for (const InfeasibleSchedule& i : result.infeasible)
     v.failed.push_back({i.label, "infeasible", "infeasible: " + i.summary()});
   for (const SkippedSchedule& s : result.skipped)

@@ -36,6 +36,9 @@ struct Verdict {
   std::vector<FailedSchedule> failed;
   /// Settings that work against a schedule that ran, one line each (a2a_overlap_notes()).
   std::vector<std::string> notes;
+  /// What the user should know before trusting the ranking: stages that differ by more than 10%
+  /// (idle_split_report.h), with the remedy.
+  std::vector<std::string> warnings;
 };
 
 /// `parallelism.a2a_overlap` on a pipeline with one chunk per device and more than one device

@@ -14,6 +14,7 @@
 #include "sim/engine/stream_replay.h"
 #include "tools/runner/op_bound.h"
 #include "tools/runner/stream_choice.h"
+#include "tools/runner/table_costs.h"
 
 namespace bubblesim {
 namespace {
@@ -261,7 +262,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
                     "pipeline stages",
                     generator.info.name, run.table.stages, run.table.chunks, scenario.stages)}});
   }
-  run.stage_costs = resolved.costs.for_table(run.table.chunks);
+  run.stage_costs = table_costs(resolved, run.table.chunks, request);
   check_static_memory(resolved, run.table, run.stage_costs, run.label);
 
   // 2. `parallelism.a2a_overlap` (docs/moe.md): each backward and the forward after it become
