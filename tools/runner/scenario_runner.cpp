@@ -223,7 +223,7 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
   GeneratorInput in = make_generator_input(resolved, request.params);
   in.progress = progress;
   Table table = generate_from(*resolved.scenario, generator, request, in);
-  check_static_memory(resolved, table, resolved.costs.for_table(table.chunks),
+  check_static_memory(resolved, table, table_costs(resolved, table.chunks, request),
                       make_label(generator, request.params));
   return table;
 }
