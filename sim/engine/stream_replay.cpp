@@ -9,6 +9,7 @@
 #include "sim/engine/device_memory.h"
 #include "sim/engine/duration_model.h"
 #include "sim/engine/end_window.h"
+#include "sim/engine/engine_component.h"
 #include "sim/engine/iteration_end.h"
 #include "sim/engine/metrics.h"
 #include "sim/engine/network/network_model.h"
@@ -155,8 +156,8 @@ std::string why_not_streamable(const EngineInput& in) {
   if (std::holds_alternative<TopologyNetwork>(in.network))
     return "a topology (flows may contend: the event loop decides)";
   if (in.path != ReplayPath::Auto) return "the event-loop replay path";
-  if (in.sync) return "a gradient sync";
-  if (in.p2p.mode != P2pMode::Async) return "blocking sends";
+  if (std::string_view b = refusing_behaviour(FastPath::StreamReplay, in); !b.empty())
+    return std::string(b);
   if (!in.memory_budget.empty())
     return "a memory budget (the out-of-memory report needs the table)";
   if (in.durations) return "sampled op durations (variability)";
@@ -213,10 +214,12 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
         end_iteration(plan, ready, plan.optimizer_step, iteration, {});
     completions.push_back(boundary.completion);
     device_start = boundary.next_start;
-    // As Engine::run: a next iteration that starts everywhere at once is this one shifted.
+    // As Engine::run: a next iteration that starts everywhere at once is this one shifted
+    // (every behaviour a stream replays permits it).
     const bool shifted = std::all_of(device_start.begin(), device_start.end(),
                                      [&](Time t) { return t == boundary.completion; });
-    if (shifted && iteration + 1 < plan.count) {
+    if (shifted && iteration + 1 < plan.count &&
+        refusing_behaviour(FastPath::ShiftedIterations, in).empty()) {
       for (std::int32_t k = iteration + 1; k < plan.count; ++k)
         completions.push_back(completions.back() + boundary.completion);
       break;
