@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "schedules/replay_rules.h"
 #include "schedules/stage_costs.h"
 #include "sim/engine/engine_input.h"
 #include "sim/engine/metrics.h"
@@ -62,7 +63,9 @@ inline Bytes forward_allocation(const StageCost& c, bool recomputed) {
 /// W, outweigh what B frees; sequence parallelism, docs/memory.md). B then frees nothing and W
 /// frees M_W. Zero otherwise (and for an unsplit backward, which keeps nothing for a W).
 inline Bytes backward_growth(const StageCost& c, bool split) {
-  return split && c.weight_grad > c.activation ? c.weight_grad - c.activation : Bytes::zero();
+  return split ? Bytes(replay_rules::split_backward_allocates(c.activation.count(),
+                                                              c.weight_grad.count()))
+               : Bytes::zero();
 }
 
 /// What the backward of an activation frees at its end (before clamping to what is resident),
@@ -76,8 +79,12 @@ inline std::optional<BackwardRelease> backward_release(const StageCost& c, bool 
                                                        bool recomputed, ReleaseConvention release) {
   const Bytes input = recomputed ? c.stage_input : Bytes::zero();
   if (!split) return BackwardRelease{c.activation + input, true};
-  if (release == ReleaseConvention::Split)
-    return BackwardRelease{c.activation - std::min(c.weight_grad, c.activation) + input, false};
+  if (release == ReleaseConvention::Split) {
+    return BackwardRelease{
+        Bytes(replay_rules::split_backward_frees(c.activation.count(), c.weight_grad.count())) +
+            input,
+        false};
+  }
   return std::nullopt;
 }
 

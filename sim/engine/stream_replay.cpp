@@ -6,6 +6,7 @@
 #include <array>
 #include <stdexcept>
 
+#include "schedules/replay_rules.h"
 #include "sim/engine/device_memory.h"
 #include "sim/engine/duration_model.h"
 #include "sim/engine/end_window.h"
@@ -90,7 +91,7 @@ StreamOutcome replay_once(const EngineInput& in, const OrderStream& order, bool 
             const std::int64_t e = end_f[ss - 1].end(j);
             if (e == EndWindow::kPending) break;
             local = e;
-            ready = e + from_prev[ss];
+            ready = replay_rules::arrival(e, from_prev[ss]);
             arrivals += from_prev[ss] > 0 ? 1 : 0;
           }
           length = c.forward;
@@ -101,18 +102,19 @@ StreamOutcome replay_once(const EngineInput& in, const OrderStream& order, bool 
             const std::int64_t e = end_b[ss + 1].end(j);
             if (e == EndWindow::kPending) break;
             local = std::max(local, e);
-            ready = std::max(ready, e + from_next[ss]);
+            ready = std::max(ready, replay_rules::arrival(e, from_next[ss]));
             arrivals += from_next[ss] > 0 ? 1 : 0;
           }
-          length = c.full_backward();
+          length = Time::from_ps(replay_rules::backward_duration(
+              c.backward_input.ps(), c.backward_weight.ps(), /*split=*/false));
         } else {
           throw std::logic_error(fmt::format(
               "an order stream holds {}: streams hold forwards and unsplit backwards only",
               to_string(op)));
         }
         if (factor != 1.0) length = scaled(length, factor);
-        const std::int64_t start = std::max(lane.free, ready);
-        lane.exposed += start - std::max(local, lane.free);
+        const std::int64_t start = replay_rules::op_start(lane.free, ready);
+        lane.exposed += replay_rules::exposed_wait(start, local, lane.free);
         const std::int64_t end = (Time::from_ps(start) + length).ps();
         if (lane.first_start < 0) lane.first_start = start;
         lane.busy += end - start;
