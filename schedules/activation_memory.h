@@ -19,6 +19,7 @@
 
 #include "schedules/memory_settings.h"
 #include "schedules/op.h"
+#include "schedules/replay_rules.h"
 #include "schedules/stage_costs.h"
 #include "sim/units/bytes.h"
 
@@ -45,7 +46,9 @@ inline Bytes forward_allocation(const ActivationBytes& a, bool recomputed) {
 /// what B frees; sequence parallelism, docs/memory.md). B then frees nothing and W frees M_W.
 /// Zero otherwise (and for an unsplit backward, which keeps nothing for a W).
 inline Bytes backward_growth(const ActivationBytes& a, bool split) {
-  return split && a.weight_grad > a.activation ? a.weight_grad - a.activation : Bytes::zero();
+  return split ? Bytes(replay_rules::split_backward_allocates(a.activation.count(),
+                                                              a.weight_grad.count()))
+               : Bytes::zero();
 }
 
 /// What the backward of an activation frees at its end (before clamping to what is resident),
@@ -60,7 +63,10 @@ inline std::optional<BackwardRelease> backward_release(const ActivationBytes& a,
   const Bytes input = recomputed ? a.stage_input : Bytes::zero();
   if (!split) return BackwardRelease{a.activation + input, true};
   if (release == ReleaseConvention::Split)
-    return BackwardRelease{a.activation - std::min(a.weight_grad, a.activation) + input, false};
+    return BackwardRelease{
+        Bytes(replay_rules::split_backward_frees(a.activation.count(), a.weight_grad.count())) +
+            input,
+        false};
   return std::nullopt;
 }
 

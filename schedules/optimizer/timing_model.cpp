@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "schedules/replay_rules.h"
+
 namespace bubblesim::optimizer {
 
 std::int64_t Evaluation::feasible_cost() const {
@@ -106,7 +108,7 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
         if (s > 0) {
           const std::int64_t e = fe[problem_.index(s - 1, st.microbatch)];
           if (e < 0) return ran;
-          ready = e + problem_.forward_delay(s - 1);
+          ready = replay_rules::arrival(e, problem_.forward_delay(s - 1));
         }
         break;
       case StepKind::B:
@@ -115,7 +117,7 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
         if (s + 1 < S) {
           const std::int64_t e = be[problem_.index(s + 1, st.microbatch)];
           if (e < 0) return ran;
-          ready = std::max(ready, e + problem_.backward_delay(s));
+          ready = std::max(ready, replay_rules::arrival(e, problem_.backward_delay(s)));
         }
         if (memory_ops_) {
           std::int64_t reload_end = 0;
@@ -128,7 +130,7 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
             reload_end = eval_.end[static_cast<int>(StepKind::L)][i];
             if (reload_end < 0) return ran;
           }
-          const std::int64_t without_reload = std::max(streams_.free[du], ready);
+          const std::int64_t without_reload = replay_rules::op_start(streams_.free[du], ready);
           eval_.reload_wait[i] = std::max<std::int64_t>(0, reload_end - without_reload);
           ready = std::max(ready, reload_end);
         }
@@ -146,7 +148,7 @@ bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) 
       streams_.malformed = true;
       return ran;
     }
-    const std::int64_t start = std::max(streams_.free[du], ready);
+    const std::int64_t start = replay_rules::op_start(streams_.free[du], ready);
     const std::int64_t end = start + problem_.duration(st.kind, s);
     auto& slot = eval_.end[static_cast<int>(st.kind)][i];
     if (slot >= 0) {  // listed twice

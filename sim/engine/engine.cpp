@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "sim/engine/duration_model.h"
+#include "sim/engine/engine_component.h"
 #include "sim/engine/event_loop.h"
-#include "sim/engine/expert_exchange.h"
 #include "sim/engine/gradient_sync.h"
 #include "sim/engine/iteration_end.h"
 #include "sim/engine/list_replay.h"
@@ -67,15 +67,15 @@ struct Outcome {
   OpTimings timings;
   std::vector<DeviceTimes> device_times;  // empty: from the timings
   std::vector<DeviceMemory> memory;
-  std::vector<Time> exposed_comm, exposed_offload, blocked_send, host_gap;
+  std::vector<Time> exposed_comm, exposed_offload;
   std::vector<Bytes> offloaded;
   std::vector<OutOfMemory> out_of_memory;
   std::uint64_t events = 0;
   bool completed = true;
-  std::string deadlock;                // when not completed: the blocked ops
-  std::unique_ptr<GradientSync> sync;  // the event loop's, when the input has a sync plan
-  A2aMetrics a2a;                      // the all-to-all as flows, when the input has a plan
-  struct How {                         // how it was replayed, for the next iteration's replay
+  std::string deadlock;  // when not completed: the blocked ops
+  /// The event loop's behaviours (engine_component.h): they report after the replay.
+  std::vector<std::unique_ptr<EngineComponent>> components;
+  struct How {  // how it was replayed, for the next iteration's replay
     bool list_scheduled = false;
     std::uint32_t next_transfer_id = 0;
   };
@@ -104,13 +104,11 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
                               const ReplayStart& start) {
   const Table& table = index.table();
   const CostDurations cost_durations(in.compute_slowdown);
-  // Without contention, a copy, an observer, a sync or a blocking send, one pass of list
-  // scheduling gives the event loop's result; a deadlock or an overflow is replayed by the event
-  // loop for its report.
-  const TopologyNetwork* topology = in.topology_network();
-  const A2aPlan* a2a = topology != nullptr ? topology->a2a.get() : nullptr;
-  if (in.path == ReplayPath::Auto && observers.empty() && !in.sync && a2a == nullptr &&
-      !index.has_copies() && start.p2p == P2pMode::Async) {
+  // Without contention, a copy, an observer or a behaviour that refuses it (engine_component.h),
+  // one pass of list scheduling gives the event loop's result; a deadlock or an overflow is
+  // replayed by the event loop for its report.
+  if (in.path == ReplayPath::Auto && observers.empty() && !index.has_copies() &&
+      refusing_behaviour(FastPath::ListReplay, in).empty()) {
     const OpDuration duration = [&](std::int32_t d, std::uint32_t n) {
       return given.empty() ? cost_durations.on(index, in.stage_costs, index.op(d, n), d) : given[n];
     };
@@ -136,21 +134,11 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
   MemoryAccounting memory(*graph, in.release, in.memory_budget, in.host_capacity,
                           network->hosts(table.devices), observers);
   Outcome o;
-  if (in.sync && network->sync_port() != nullptr) {
-    o.sync = std::make_unique<GradientSync>(*in.sync, table, *in.topology_network()->topology,
-                                            *network->sync_port(), observers);
-  }
-  std::unique_ptr<ExpertExchange> exchange;
-  if (a2a != nullptr && network->exchange_port() != nullptr) {
-    exchange = std::make_unique<ExpertExchange>(*a2a, *graph, *topology->topology,
-                                                *network->exchange_port(), observers);
-  }
-  EventLoop loop(*graph, given, *network, memory, o.sync.get(), observers, start, exchange.get());
+  o.components = make_components(in, *graph, *network, observers);
+  std::vector<EngineComponent*> components;
+  for (const auto& c : o.components) components.push_back(c.get());
+  EventLoop loop(*graph, given, *network, memory, observers, start, std::move(components));
   loop.run();
-  if (exchange) {
-    const A2aReplayed& a = exchange->replayed();
-    o.a2a = A2aMetrics{a.total, a.exposed, a.slowdown};
-  }
   ReplayTimes& times = loop.times();
   o.completed = times.completed == graph->size();
   if (!o.completed) o.deadlock = loop.describe_deadlock();
@@ -158,8 +146,6 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
   o.memory = memory.devices();
   o.exposed_comm = std::move(times.exposed_comm);
   o.exposed_offload = std::move(times.exposed_offload);
-  o.blocked_send = std::move(times.blocked_send);
-  o.host_gap = std::move(times.host_gap);
   o.offloaded = memory.offloaded();
   o.out_of_memory = memory.out_of_memory();
   o.events = times.events;
@@ -178,7 +164,7 @@ SimulationResult Engine::State::run() {
   const bool varying = in.durations && in.durations->varies_by_iteration();
   std::optional<OpGraph>& graph = op_graph;
   std::vector<Time> given;  // from EngineInput::durations; empty: from the stage costs
-  ReplayStart start{{}, 0, in.p2p.mode, in.p2p.sync_gap};
+  ReplayStart start;
   SimulationResult result;
   std::vector<Time> completions;
   std::int32_t replays = 0;
@@ -192,8 +178,8 @@ SimulationResult Engine::State::run() {
     Metrics scratch;
     if (iteration == 0) {
       result = result_of(index, o, *network);
-    } else if (o.sync) {
-      o.sync->finish(scratch, o.completed);
+    } else {
+      for (const auto& c : o.components) c->report(scratch, o.completed);
     }
     if (result.status != RunStatus::Ok || !o.completed) break;  // a failed iteration ends it
     const Metrics& m = iteration == 0 ? result.metrics : scratch;
@@ -203,7 +189,7 @@ SimulationResult Engine::State::run() {
     for (std::size_t d = 0; d < devices; ++d) {
       for (const OpTiming& t : timings[d]) ready[d] = std::max(ready[d], t.end);
     }
-    if (o.sync) ready = m.sync.sync_end_per_device;
+    for (const auto& c : o.components) c->iteration_ready(m, ready);
     const std::vector<Time>& step = in.sync ? in.sync->optimizer : plan.optimizer_step;
     const IterationBoundary boundary = end_iteration(plan, ready, step, iteration, observers);
     completions.push_back(boundary.completion);
@@ -214,7 +200,8 @@ SimulationResult Engine::State::run() {
     // period is this iteration's completion, without replaying it.
     const bool shifted = std::all_of(boundary.next_start.begin(), boundary.next_start.end(),
                                      [&](Time t) { return t == boundary.completion; });
-    if (shifted && iteration + 1 < plan.count && !varying && !in.sync && in.link_faults.empty() &&
+    if (shifted && iteration + 1 < plan.count && !varying && in.link_faults.empty() &&
+        refusing_behaviour(FastPath::ShiftedIterations, in).empty() &&
         (network->fixed_delay().has_value() || !network->moves_data())) {
       for (std::int32_t k = iteration + 1; k < plan.count; ++k)
         completions.push_back(completions.back() + boundary.completion);
@@ -270,17 +257,14 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
       }
     }
   }
-  m.comm.blocked_send_per_device = o.blocked_send;
-  if (m.comm.blocked_send_per_device.empty())
-    m.comm.blocked_send_per_device.assign(devices, Time::zero());
-  for (Time t : m.comm.blocked_send_per_device)
-    m.comm.blocked_send = std::max(m.comm.blocked_send, t);
-  m.comm.host_gap_per_device = o.host_gap;
-  if (m.comm.host_gap_per_device.empty()) m.comm.host_gap_per_device.assign(devices, Time::zero());
-  for (Time t : m.comm.host_gap_per_device) m.comm.host_gap = std::max(m.comm.host_gap, t);
-  if (o.sync) o.sync->finish(m, o.completed);
-  m.a2a = std::move(o.a2a);
-  network.report(m, o.sync != nullptr);
+  m.comm.blocked_send_per_device.assign(devices, Time::zero());
+  m.comm.host_gap_per_device.assign(devices, Time::zero());
+  bool link_classes = false;
+  for (const auto& c : o.components) {
+    c->report(m, o.completed);
+    link_classes = link_classes || c->reports_link_classes();
+  }
+  network.report(m, link_classes);
   return result;
 }
 

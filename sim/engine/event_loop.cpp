@@ -7,19 +7,16 @@
 namespace bubblesim {
 
 EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
-                     NetworkModel& network, MemoryAccounting& memory, GradientSync* sync,
+                     NetworkModel& network, MemoryAccounting& memory,
                      const std::vector<EngineObserver*>& observers, ReplayStart start,
-                     ExpertExchange* exchange)
+                     std::vector<EngineComponent*> components)
     : graph_(graph),
       durations_(durations),
       network_(network),
       memory_(memory),
-      sync_(sync),
-      exchange_(exchange),
       observers_(observers),
-      moves_data_(network.moves_data()),
-      p2p_(start.p2p),
-      sync_gap_(start.p2p == P2pMode::Blocking ? start.sync_gap : Time::zero()) {
+      components_(std::move(components)),
+      moves_data_(network.moves_data()) {
   streams_.device_start = std::move(start.device_start);
   sends_.next_transfer_id = start.first_transfer_id;
   const std::uint32_t n = graph.size();
@@ -29,18 +26,13 @@ EventLoop::EventLoop(const OpGraph& graph, const std::vector<Time>& durations,
   streams_.cursor.assign(slots, 0);
   streams_.busy.assign(slots, false);
   streams_.free_at.assign(slots, Time::zero());
-  if (p2p_ == P2pMode::Blocking) streams_.holds.assign(slots, Hold{});
-  if (sync_gap_ > Time::zero()) {
-    streams_.sent_last.assign(slots, false);
-    streams_.gap_pending.assign(slots, false);
-  }
   times_.timings = OpTimings(graph.index().ops_per_device());
   const auto devices = static_cast<std::size_t>(graph.devices());
   times_.exposed_comm.assign(devices, Time::zero());
   times_.exposed_offload.assign(devices, Time::zero());
-  times_.blocked_send.assign(devices, Time::zero());
-  times_.host_gap.assign(devices, Time::zero());
   queue_.reserve(devices * 4 + 16);
+  for (std::size_t c = 0; c < components_.size(); ++c)
+    components_[c]->attach(*this, static_cast<std::uint8_t>(c));
 }
 
 void EventLoop::run() {
@@ -77,19 +69,11 @@ void EventLoop::dispatch(const Event& event) {
     case EventType::Network:
       network_.on_event(event.payload, event.time);
       break;
-    case EventType::Sync:
-      sync_->on_token(event.payload, event.time);
-      break;
     case EventType::Release:
-      release(event.payload, event.time);
+      free_slot(event.payload, event.time);
       break;
-    case EventType::Exchange:
-      if (const std::int64_t n = exchange_->on_token(event.payload, event.time); n >= 0)
-        finish(static_cast<std::uint32_t>(n), event.time);
-      break;
-    case EventType::HostGap:
-      streams_.gap_pending[event.payload] = false;
-      try_start(event.payload, event.time);
+    case EventType::Component:
+      components_[event.owner]->on_event(event.payload, event.time);
       break;
   }
 }
@@ -101,29 +85,20 @@ void EventLoop::schedule_network(Time at, std::uint32_t payload) {
 void EventLoop::transfer_arrived(std::uint32_t token, Time at, Time now) {
   const PendingSend s = sends_.pending[token];
   sends_.free.push_back(token);
+  send_arrived(s, at, now);
+}
+
+void EventLoop::send_arrived(const PendingSend& s, Time at, Time now) {
   notify_transfer(true, s.id, s.producer, s.target, s.bytes, at);
-  if (s.holds) hold_arrived(OpGraph::slot(graph_.device(s.producer), 0), at);
+  for (EngineComponent* c : components_) c->on_send_arrived(s.producer, at);
   deliver_remote(s.target, at, now);
 }
 
-void EventLoop::hold_arrived(std::size_t slot, Time at) {
-  Hold& h = streams_.holds[slot];
-  if (at > h.until) h.until = at;
-  if (--h.sends > 0) return;
-  const auto d = slot / OpGraph::kStreams;
-  const Time held = h.until - h.since;
-  times_.blocked_send[d] += held;
-  times_.exposed_comm[d] += held;
-  if (!observers_.empty()) {
-    const std::uint32_t op = graph_.stream_ops(slot)[streams_.cursor[slot] - 1];
-    const HoldEvent e{static_cast<std::int32_t>(d), graph_.position(op), graph_.op(op), h.since,
-                      h.until};
-    for (EngineObserver* o : observers_) o->on_send_hold(e);
-  }
-  queue_.push(h.until, kPriorityEnd, EventType::Release, static_cast<std::uint32_t>(slot));
+void EventLoop::release(std::size_t slot, Time at) {
+  queue_.push(at, kPriorityEnd, EventType::Release, static_cast<std::uint32_t>(slot));
 }
 
-void EventLoop::release(std::size_t slot, Time now) {
+void EventLoop::free_slot(std::size_t slot, Time now) {
   streams_.busy[slot] = false;
   streams_.free_at[slot] = now;
   try_start(slot, now);
@@ -133,12 +108,18 @@ void EventLoop::copy_finished(std::uint32_t token, Time at) {
   queue_.push(at, kPriorityEnd, EventType::OpEnd, token);
 }
 
-void EventLoop::sync_token(std::uint32_t token, Time at) {
-  queue_.push(at, kPriorityNetwork, EventType::Sync, token);
+void EventLoop::component_token(std::uint8_t owner, std::uint32_t token, Time at) {
+  schedule(owner, at, token);
 }
 
-void EventLoop::exchange_token(std::uint32_t token, Time at) {
-  queue_.push(at, kPriorityEnd, EventType::Exchange, token);
+void EventLoop::schedule(std::uint8_t owner, Time at, std::uint32_t payload) {
+  queue_.push(at, components_[owner]->event_priority(), EventType::Component, payload, owner);
+}
+
+std::optional<Time> EventLoop::remote_ready(std::uint32_t n) const {
+  const NodeState& s = state_[n];
+  if (!s.remote) return std::nullopt;
+  return s.remote_ready;
 }
 
 void EventLoop::try_start(std::size_t slot, Time now) {
@@ -148,28 +129,12 @@ void EventLoop::try_start(std::size_t slot, Time now) {
   if (cursor >= ops.size()) return;
   const std::uint32_t n = ops[cursor];
   if (state_[n].deps_remaining > 0) return;
-  if (sync_gap_ > Time::zero() && graph_.stream(n) == 0 && waits_for_host_gap(slot, n, now)) return;
-  start(n, now);
-}
-
-std::optional<Time> EventLoop::p2p_call_end(std::size_t slot, std::uint32_t n) const {
-  // Megatron's batched send/receive: one call sends the previous op's output and receives this
-  // op's input; with batch_p2p_sync it ends in a device synchronisation (docs/iterations.md).
-  const NodeState& s = state_[n];
-  if (!streams_.sent_last[slot] && !s.remote) return std::nullopt;
-  return std::max(streams_.free_at[slot], s.remote ? s.remote_ready : Time::zero());
-}
-
-bool EventLoop::waits_for_host_gap(std::size_t slot, std::uint32_t n, Time now) {
-  const std::optional<Time> call_end = p2p_call_end(slot, n);
-  if (!call_end) return false;
-  const Time due = *call_end + sync_gap_;
-  if (now >= due) return false;
-  if (!streams_.gap_pending[slot]) {
-    streams_.gap_pending[slot] = true;
-    queue_.push(due, kPriorityEnd, EventType::HostGap, static_cast<std::uint32_t>(slot));
+  if (graph_.stream(n) == 0) {
+    for (EngineComponent* c : components_) {
+      if (!c->admits(slot, n, now)) return;
+    }
   }
-  return true;
+  start(n, now);
 }
 
 void EventLoop::start(std::uint32_t n, Time now) {
@@ -181,15 +146,9 @@ void EventLoop::start(std::uint32_t n, Time now) {
   times_.timings.all()[n].start = now;
   if (stream == 0) {
     const NodeState& s = state_[n];
-    Time gap;  // the host gap after this op's p2p call, idle but not communication
-    if (sync_gap_ > Time::zero()) {
-      if (const std::optional<Time> call_end = p2p_call_end(slot, n)) {
-        gap = std::min(sync_gap_, now - std::min(now, *call_end));
-        times_.host_gap[d] += gap;
-        if (gap > Time::zero()) notify_host_gap(device, n, now - gap, now);
-      }
-    }
-    const Time waited = now - gap;  // the waits below end where the host gap begins
+    Time idle;  // what components idled the stream for just before: not a wait for data
+    for (EngineComponent* c : components_) idle += c->idle_before(slot, n, now);
+    const Time waited = now - idle;  // the waits below end where that idle time begins
     Time local = std::max(s.local_ready, streams_.free_at[slot]);
     if (waited > local) times_.exposed_comm[d] += waited - local;
     // Waiting for a reload beyond every other dependency (the reload ends last, so that wait is
@@ -201,14 +160,16 @@ void EventLoop::start(std::uint32_t n, Time now) {
   const Op& op = graph_.op(n);
   for (EngineObserver* o : observers_) o->on_op_start(OpEvent{device, graph_.position(n), op, now});
   if (stream == 0) {
-    // With the all-to-all as flows the op ends when the exchange says (its compute part is
-    // what the gradient buckets and the trace's TP slice see).
-    const std::optional<Time> exchanged =
-        exchange_ != nullptr ? exchange_->start(n, now, durations_[n]) : std::nullopt;
-    const Time end = exchanged.value_or(now + durations_[n]);
-    if (sync_ != nullptr) sync_->on_compute_start(device, graph_.position(n), now, end);
+    // A component may run the op (it ends when the component says); the end the others see is
+    // its compute's.
+    std::optional<Time> taken;
+    for (EngineComponent* c : components_) {
+      if (!taken) taken = c->run(n, now, durations_[n]);
+    }
+    const Time end = taken.value_or(now + durations_[n]);
+    for (EngineComponent* c : components_) c->on_compute_start(n, now, end);
     release_copies_after(n, now);
-    if (!exchanged) queue_.push(end, kPriorityEnd, EventType::OpEnd, n);
+    if (!taken) queue_.push(end, kPriorityEnd, EventType::OpEnd, n);
     return;
   }
   const CopyDirection direction =
@@ -229,24 +190,21 @@ void EventLoop::finish(std::uint32_t n, Time now) {
   const std::int32_t device = graph_.device(n);
   const std::size_t slot = OpGraph::slot(device, graph_.stream(n));
   ++streams_.cursor[slot];
-  // Blocking p2p: a compute op that sends to another device holds its stream until every send
-  // has arrived (hold_arrived releases it), otherwise the stream is free now; with a host gap,
-  // the op after it waits for the gap.
+  // A component may hold the stream past the op's end (it releases it later); otherwise the
+  // stream is free now.
   const bool compute = graph_.stream(n) == 0;
-  std::int32_t remote_edges = 0;
-  if (compute && p2p_ == P2pMode::Blocking) {
-    for (const Edge& edge : graph_.edges(n)) remote_edges += edge.kind != EdgeKind::Local ? 1 : 0;
+  bool held = false;
+  if (compute) {
+    for (EngineComponent* c : components_) held = c->holds_stream(n, now) || held;
   }
-  const std::int32_t held_sends = moves_data_ ? remote_edges : 0;
-  if (sync_gap_ > Time::zero() && compute) streams_.sent_last[slot] = remote_edges > 0;
-  if (held_sends > 0) {
-    streams_.holds[slot] = Hold{held_sends, now, now};
-  } else {
+  if (!held) {
     streams_.busy[slot] = false;
     streams_.free_at[slot] = now;
   }
   memory_.on_end(n, now);
-  if (sync_ != nullptr && compute) sync_->on_compute_end(device, graph_.position(n), now);
+  if (compute) {
+    for (EngineComponent* c : components_) c->on_compute_end(n, now);
+  }
   const Op& op = graph_.op(n);
   for (EngineObserver* o : observers_) o->on_op_end(OpEvent{device, graph_.position(n), op, now});
   const bool reload = op.kind == OpKind::Reload;
@@ -264,12 +222,6 @@ void EventLoop::finish(std::uint32_t n, Time now) {
     }
   }
   try_start(slot, now);
-}
-
-void EventLoop::notify_host_gap(std::int32_t device, std::uint32_t n, Time start, Time end) const {
-  if (observers_.empty()) return;
-  const HoldEvent e{device, graph_.position(n), graph_.op(n), start, end, true};
-  for (EngineObserver* o : observers_) o->on_send_hold(e);
 }
 
 void EventLoop::notify_transfer(bool end, std::uint32_t id, std::uint32_t producer,
@@ -293,14 +245,11 @@ void EventLoop::send(std::uint32_t producer, const Edge& e, Time now) {
   network_.label_next_transfer(producer, e.target);
   std::optional<Time> at =
       network_.send(graph_.device(producer), graph_.device(e.target), e.bytes, token, now);
-  const bool holds = p2p_ == P2pMode::Blocking && graph_.stream(producer) == 0;
+  const PendingSend pending{producer, e.target, id, e.bytes};
   if (at) {
-    notify_transfer(true, id, producer, e.target, e.bytes, *at);
-    if (holds) hold_arrived(OpGraph::slot(graph_.device(producer), 0), *at);
-    deliver_remote(e.target, *at, now);
+    send_arrived(pending, *at, now);
     return;
   }
-  const PendingSend pending{producer, e.target, id, e.bytes, holds};
   if (sends_.free.empty()) {
     sends_.pending.push_back(pending);
   } else {
@@ -380,13 +329,8 @@ std::string EventLoop::describe_deadlock() const {
             to_string(graph_.op(s.target)), graph_.device(s.target), f.remaining_bytes, s.bytes));
         break;
       }
-      case StalledFlow::Kind::Collective:
-        stalled.push_back(
-            fmt::format("a gradient-sync flow with {:.0f} bytes left", f.remaining_bytes));
-        break;
-      case StalledFlow::Kind::Exchange:
-        stalled.push_back(
-            fmt::format("an expert all-to-all flow with {:.0f} bytes left", f.remaining_bytes));
+      case StalledFlow::Kind::Component:
+        stalled.push_back(components_[f.owner]->describe_stalled(f.remaining_bytes));
         break;
     }
   }

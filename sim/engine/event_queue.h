@@ -11,16 +11,15 @@
 
 namespace bubblesim {
 
-// What an event is for; the event loop hands each type to its owner. A new engine component
-// with its own timed events adds a type here and one case in EventLoop::dispatch.
+// What an event is for; the event loop hands each type to its owner. The loop's own types are
+// fixed; an engine component's events (engine_component.h) are all of type Component, routed by
+// the event's owner, so a new component adds no type here.
 enum class EventType : std::uint8_t {
-  OpEnd,     // payload: the node whose op ends
-  Arrival,   // payload: the node a dependency's data reached
-  Network,   // payload: the network model's own (flow completions, link faults)
-  Sync,      // payload: a GradientSync token
-  Release,   // payload: a stream slot held past its op's end (a blocking send, an iteration start)
-  HostGap,   // payload: a compute stream slot whose host gap after a blocking p2p call has passed
-  Exchange,  // payload: an ExpertExchange token (an all-to-all's flow arrived, a phase's timer)
+  OpEnd,      // payload: the node whose op ends
+  Arrival,    // payload: the node a dependency's data reached
+  Network,    // payload: the network model's own (flow completions, link faults)
+  Release,    // payload: a stream slot held past its op's end (by a component, an iteration start)
+  Component,  // payload: the owner's own (a token of its flows, a timer); owner: which component
 };
 
 // Priorities at equal time: ends free memory and streams before arrivals start new ops.
@@ -34,13 +33,15 @@ struct Event {
   EventType type = EventType::OpEnd;
   std::uint32_t payload = 0;  // node index, or the network version
   std::uint64_t sequence = 0;
+  std::uint8_t owner = 0;  // Component events: the component's index in the loop
 };
 
 class EventQueue {
  public:
-  void push(Time time, std::uint8_t priority, EventType type, std::uint32_t payload) {
+  void push(Time time, std::uint8_t priority, EventType type, std::uint32_t payload,
+            std::uint8_t owner = 0) {
     heap_.push_back(Entry{time.ps(), (std::uint64_t{priority} << kSequenceBits) | next_sequence_++,
-                          payload, type});
+                          payload, type, owner});
     sift_up(heap_.size() - 1);
   }
   bool empty() const { return heap_.empty(); }
@@ -67,10 +68,15 @@ class EventQueue {
     std::uint64_t order;
     std::uint32_t payload;
     EventType type;
+    std::uint8_t owner;
   };
   static Event to_event(const Entry& e) {
-    return Event{Time::from_ps(e.time), static_cast<std::uint8_t>(e.order >> kSequenceBits), e.type,
-                 e.payload, e.order & kSequenceMask};
+    return Event{Time::from_ps(e.time),
+                 static_cast<std::uint8_t>(e.order >> kSequenceBits),
+                 e.type,
+                 e.payload,
+                 e.order & kSequenceMask,
+                 e.owner};
   }
   static bool before(const Entry& a, const Entry& b) {
     return a.time < b.time || (a.time == b.time && a.order < b.order);

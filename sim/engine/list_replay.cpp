@@ -4,11 +4,406 @@
 #include <array>
 #include <limits>
 
+#include "schedules/replay_rules.h"
 #include "sim/engine/list_replay_lanes.h"
 
 namespace bubblesim {
 
 using namespace list_replay;
+
+namespace {
+
+// Which (kind, stage, microbatch) the table has: one end-time array per op kind, by (stage,
+// microbatch), kAbsent where the op does not exist and kPending where it has not run yet. A
+// fused op's end is recorded under both halves. An array exists once the table has an op of its
+// kind (a reused array keeps its memory).
+class EndTimes {
+ public:
+  EndTimes(std::array<std::vector<std::int64_t>, kKinds>& arrays, std::int32_t stages,
+           std::size_t m)
+      : arrays_(arrays), stages_(stages), m_(m) {}
+
+  /// Marks every op of `table` pending. False when the table has copies (the event loop's).
+  bool mark(const Table& table) {
+    for (const auto& ops : table.device_ops) {
+      for (const Op& op : ops) {
+        if (op.kind == OpKind::Offload || op.kind == OpKind::Reload) return false;
+        if (op.kind == OpKind::ForwardBackward) {
+          any_fused = true;
+          mark(OpKind::Forward, op.stage, op.microbatch);
+          mark(OpKind::Backward, op.backward_stage, op.backward_microbatch);
+        } else {
+          mark(op.kind, op.stage, op.microbatch);
+        }
+      }
+    }
+    for (std::size_t k = 0; k < kKinds; ++k) ends[k] = live_[k] ? arrays_[k].data() : nullptr;
+    return true;
+  }
+  std::size_t slot(std::int32_t s, std::int32_t j) const {
+    return static_cast<std::size_t>(s) * m_ + static_cast<std::size_t>(j);
+  }
+  std::int64_t* of(OpKind k) const { return ends[kind_index(k)]; }
+  bool present(OpKind k, std::int32_t s, std::int32_t j) const {
+    const std::int64_t* e = of(k);
+    return e != nullptr && e[slot(s, j)] != kAbsent;
+  }
+
+  std::array<std::int64_t*, kKinds> ends{};
+  bool any_fused = false;
+
+ private:
+  void mark(OpKind k, std::int32_t s, std::int32_t j) {
+    auto& v = arrays_[kind_index(k)];
+    if (!live_[kind_index(k)]) {
+      v.assign(static_cast<std::size_t>(stages_) * m_, kAbsent);
+      live_[kind_index(k)] = true;
+    }
+    v[slot(s, j)] = kPending;
+  }
+  std::array<std::vector<std::int64_t>, kKinds>& arrays_;
+  std::array<bool, kKinds> live_{};
+  std::int32_t stages_;
+  std::size_t m_;
+};
+
+// Per table stage, what the loops read for every op (durations in ps, bytes; device_memory.h's
+// release rules clamped once here).
+std::vector<StageData> stage_data(const std::vector<StageCost>& costs, ReleaseConvention release) {
+  std::vector<StageData> stage(costs.size());
+  for (std::size_t s = 0; s < stage.size(); ++s) {
+    const StageCost& c = costs[s];
+    StageData& sd = stage[s];
+    sd.forward = c.forward.ps();
+    sd.backward_input = c.backward_input.ps();
+    sd.full_backward = c.full_backward().ps();
+    sd.weight = c.backward_weight.ps();
+    sd.recompute = (c.recompute > Time::zero() ? c.recompute : c.forward).ps();
+    sd.fused = c.fused.ps();
+    sd.activation = c.activation;
+    sd.stage_input = c.stage_input;
+    sd.p2p = c.p2p;
+    sd.unsplit_free = std::min(backward_release(c, false, false, release)->bytes, c.activation);
+    const std::optional<BackwardRelease> split = backward_release(c, true, false, release);
+    sd.split_free = split ? std::min(split->bytes, c.activation) : Bytes::zero();
+    sd.split_growth = backward_growth(c, true);
+    sd.weight_free = c.activation + sd.split_growth - sd.split_free;
+    sd.cost = &c;
+  }
+  return stage;
+}
+
+// The inputs of one op: the latest producer end (`local`) and the latest arrival (`ready`).
+struct Inputs {
+  std::int64_t ready = 0, local = 0;
+  std::uint64_t delayed = 0;  // inputs that arrive after their producer ended (transfers)
+  bool pending = false;       // an input has not run: the device parks
+};
+
+// The general loop: every op kind, replicas, given durations, stragglers, a memory budget and
+// any contention-free network. One object per ListReplay::run.
+class GeneralLoop {
+ public:
+  GeneralLoop(const Table& table, const EngineInput& in, const std::vector<Time>* durations,
+              NetworkModel& network, const EndTimes& ends, const std::vector<StageData>& stage,
+              std::vector<Lane>& lanes, std::vector<DeviceMemory>& memory, OpTiming* first_timing)
+      : table_(table),
+        in_(in),
+        durations_(durations),
+        network_(network),
+        ends_(ends),
+        stage_(stage),
+        lanes_(lanes),
+        memory_(memory),
+        first_timing_(first_timing),
+        moves_data_(network.moves_data()),
+        fixed_(network.fixed_delay()),
+        plain_(durations == nullptr && in.compute_slowdown.empty() &&
+               ends.of(OpKind::Recompute) == nullptr) {}
+
+  /// Runs the devices on `work` (and those they wake) as far as their inputs allow. False when
+  /// memory went over a budget.
+  bool run(std::vector<std::int32_t>& work) {
+    while (!work.empty()) {
+      const std::int32_t d = work.back();
+      work.pop_back();
+      if (!run_lane(d, work)) return false;
+    }
+    return true;
+  }
+  std::uint64_t arrivals = 0, completed = 0;
+
+ private:
+  std::int32_t device_of(std::int32_t s, std::int32_t j) const {
+    const Placement& placement = table_.placement;
+    return placement.replica_of_microbatch.empty()
+               ? placement.device_of_stage.front()[static_cast<std::size_t>(s)]
+               : placement.device_of(s, j);
+  }
+  const StageData& stage(std::int32_t s) const { return stage_[static_cast<std::size_t>(s)]; }
+  bool recomputed(std::int32_t s, std::int32_t j) const {
+    return ends_.present(OpKind::Recompute, s, j);
+  }
+
+  /// Where an input made on device `from` at `e` arrives on device `to` (cross-stage inputs).
+  std::int64_t arrival(std::int64_t e, std::int32_t from, std::int32_t to, std::int32_t bytes_stage,
+                       Inputs& in) {
+    if (from == to || !moves_data_) return e;
+    const std::int64_t at =
+        fixed_ ? replay_rules::arrival(e, fixed_->ps())
+               : network_.send(from, to, stage(bytes_stage).p2p, 0, Time::from_ps(e))
+                     ->ps();  // contention-free: answered at once
+    in.delayed += at > e ? 1 : 0;
+    return at;
+  }
+
+  /// One producer's end into `in`: false when it has not run (the op waits).
+  static bool take_local(std::int64_t e, Inputs& in) {
+    if (e == kPending) return false;
+    in.local = std::max(in.local, e);
+    in.ready = std::max(in.ready, e);
+    return true;
+  }
+
+  /// The op's inputs (dependencies.h, written out per kind). An absent producer is skipped.
+  Inputs inputs_of(const Op& op, std::int32_t d) {
+    Inputs in;
+    const bool fused = op.kind == OpKind::ForwardBackward;
+    const bool forward = op.kind == OpKind::Forward || fused;
+    const bool backward = op.kind == OpKind::Backward || fused;
+    const std::int32_t bs = fused ? op.backward_stage : op.stage;
+    const std::int32_t bj = fused ? op.backward_microbatch : op.microbatch;
+    const std::int64_t* end_f = ends_.of(OpKind::Forward);
+    const std::int64_t* end_b = ends_.of(OpKind::Backward);
+    const std::int64_t* end_r = ends_.of(OpKind::Recompute);
+    in.pending = true;
+    if (forward && op.stage > 0 && end_f != nullptr) {
+      const std::int64_t e = end_f[ends_.slot(op.stage - 1, op.microbatch)];
+      if (e == kPending) return in;
+      if (e >= 0) {
+        in.local = e;
+        in.ready = arrival(e, device_of(op.stage - 1, op.microbatch), d, op.stage - 1, in);
+      }
+    }
+    if (backward) {
+      // A fused op's two halves of one activation do not wait for each other.
+      if (end_f != nullptr && !(fused && bs == op.stage && bj == op.microbatch) &&
+          !take_local(end_f[ends_.slot(bs, bj)], in))
+        return in;
+      if (bs + 1 < table_.stages && end_b != nullptr) {
+        const std::int64_t e = end_b[ends_.slot(bs + 1, bj)];
+        if (e == kPending) return in;
+        if (e >= 0) {
+          in.local = std::max(in.local, e);
+          in.ready = std::max(in.ready, arrival(e, device_of(bs + 1, bj), d, bs, in));
+        }
+      }
+      if (end_r != nullptr && !take_local(end_r[ends_.slot(bs, bj)], in)) return in;
+    } else if (op.kind == OpKind::Weight || op.kind == OpKind::Recompute) {
+      const std::int64_t* e = op.kind == OpKind::Weight ? end_b : end_f;
+      if (!take_local(e[ends_.slot(op.stage, op.microbatch)], in)) return in;
+    }
+    in.pending = false;
+    return in;
+  }
+
+  /// A backward's duration (CostDurations' rule): its input half when a W follows.
+  std::int64_t backward_length(std::int32_t s, std::int32_t j) const {
+    const StageData& c = stage(s);
+    return replay_rules::backward_duration(c.backward_input, c.weight,
+                                           ends_.present(OpKind::Weight, s, j));
+  }
+
+  /// The op's duration: CostDurations' rule from the per-stage table (with a straggler's
+  /// slowdown), or the given durations.
+  std::int64_t length_of(const Op& op, std::int32_t d, std::uint32_t node) const {
+    const StageData& c = stage(op.stage);
+    if (plain_) {
+      if (op.kind == OpKind::Forward) return c.forward;
+      if (op.kind == OpKind::Backward) return backward_length(op.stage, op.microbatch);
+      if (op.kind == OpKind::Weight) return c.weight;
+    }
+    if (durations_ != nullptr) return (*durations_)[node].ps();
+    std::int64_t t = 0;
+    switch (op.kind) {
+      case OpKind::Forward:
+        t = c.forward;
+        break;
+      case OpKind::Backward:
+        t = backward_length(op.stage, op.microbatch);
+        break;
+      case OpKind::Weight:
+        t = c.weight;
+        break;
+      case OpKind::Recompute:
+        t = c.recompute;
+        break;
+      case OpKind::ForwardBackward:
+        t = c.fused > 0
+                ? c.fused
+                : fused_forward_backward(
+                      *c.cost, *stage(op.backward_stage).cost,
+                      Time::from_ps(backward_length(op.backward_stage, op.backward_microbatch)))
+                      .ps();
+        break;
+      default:
+        break;
+    }
+    const std::vector<double>& slowdown = in_.compute_slowdown;
+    const auto dd = static_cast<std::size_t>(d);
+    if (dd < slowdown.size() && slowdown[dd] != 1.0)
+      t = scaled(Time::from_ps(t), slowdown[dd]).ps();
+    return t;
+  }
+
+  /// What an activation holds once its forward (and recompute) ran (device_memory.h's rules).
+  Bytes resident(std::int32_t s, std::int32_t j) const {
+    const bool r = recomputed(s, j);
+    const StageCost& c = *stage(s).cost;
+    return forward_allocation(c, r) + (r ? c.activation : Bytes::zero()) +
+           backward_growth(c, ends_.present(OpKind::Weight, s, j));
+  }
+  /// What its backward frees, and whether that ends the activation's count.
+  Bytes backward_freed(std::int32_t s, std::int32_t j, bool& unit) const {
+    const std::optional<BackwardRelease> r = backward_release(
+        *stage(s).cost, ends_.present(OpKind::Weight, s, j), recomputed(s, j), in_.release);
+    unit = r && r->unit;
+    return r ? std::min(r->bytes, resident(s, j)) : Bytes::zero();
+  }
+
+  /// Memory of one op: allocations at its start, releases at its end, in the device's order.
+  /// False when an allocation goes over the device's budget.
+  bool account_memory(const Op& op, std::size_t dd, std::int64_t start) {
+    DeviceMemory& mem = memory_[dd];
+    const bool fused = op.kind == OpKind::ForwardBackward;
+    const bool forward = op.kind == OpKind::Forward || fused;
+    const bool backward = op.kind == OpKind::Backward || fused;
+    const std::int32_t bs = fused ? op.backward_stage : op.stage;
+    const std::int32_t bj = fused ? op.backward_microbatch : op.microbatch;
+    const StageData& sd = stage(op.stage);
+    const bool split_b = backward && ends_.present(OpKind::Weight, bs, bj);
+    if (forward) {
+      mem.allocate(ends_.of(OpKind::Recompute) != nullptr && recomputed(op.stage, op.microbatch)
+                       ? sd.stage_input
+                       : sd.activation,
+                   true, Time::from_ps(start));
+    } else if (op.kind == OpKind::Recompute) {
+      mem.allocate(sd.activation, false, Time::from_ps(start));
+    }
+    if (split_b) {
+      const Bytes growth = stage(bs).split_growth;
+      if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(start));
+    }
+    if (!in_.memory_budget.empty() && mem.total() > in_.memory_budget[dd]) return false;
+    if (plain_ && op.kind == OpKind::Backward) {
+      if (split_b)
+        mem.release(sd.split_free, false);
+      else
+        mem.release(sd.unsplit_free, true);
+    } else if (plain_ && op.kind == OpKind::Weight) {
+      mem.release(sd.weight_free, true);
+    } else if (backward || op.kind == OpKind::Weight) {
+      bool unit = false;
+      Bytes freed = backward_freed(bs, bj, unit);
+      if (op.kind == OpKind::Weight) {
+        freed = resident(bs, bj) - freed;
+        unit = true;
+      }
+      mem.release(freed, unit);
+    }
+    return true;
+  }
+
+  /// Records the op's end and wakes the devices whose next input it may be.
+  void record_end(const Op& op, std::int64_t end, std::vector<std::int32_t>& work) {
+    auto wake = [&](std::int32_t s, std::int32_t j) {
+      if (s < 0 || s >= table_.stages) return;
+      Lane& lane = lanes_[static_cast<std::size_t>(device_of(s, j))];
+      if (lane.parked) {
+        lane.parked = false;
+        work.push_back(device_of(s, j));
+      }
+    };
+    const bool fused = op.kind == OpKind::ForwardBackward;
+    const bool forward = op.kind == OpKind::Forward || fused;
+    const bool backward = op.kind == OpKind::Backward || fused;
+    if (forward) {
+      ends_.of(OpKind::Forward)[ends_.slot(op.stage, op.microbatch)] = end;
+      wake(op.stage + 1, op.microbatch);
+    }
+    if (backward) {
+      const std::int32_t bs = fused ? op.backward_stage : op.stage;
+      const std::int32_t bj = fused ? op.backward_microbatch : op.microbatch;
+      ends_.of(OpKind::Backward)[ends_.slot(bs, bj)] = end;
+      wake(bs - 1, bj);
+    } else if (!forward) {
+      ends_.of(op.kind)[ends_.slot(op.stage, op.microbatch)] = end;
+    }
+  }
+
+  /// Runs device d's ops from its cursor until one waits for an input (it parks) or its order
+  /// ends. False when memory went over a budget.
+  bool run_lane(std::int32_t d, std::vector<std::int32_t>& work) {
+    const auto dd = static_cast<std::size_t>(d);
+    Lane& lane = lanes_[dd];
+    std::uint32_t i = lane.cursor;
+    std::int64_t free = lane.free;
+    for (; i < lane.count; ++i) {
+      const Op& op = lane.ops[i];
+      const Inputs in = inputs_of(op, d);
+      if (in.pending) break;
+      arrivals += in.delayed;
+      const std::int64_t start = replay_rules::op_start(free, in.ready);
+      lane.exposed += replay_rules::exposed_wait(start, in.local, free);
+      const std::int64_t length =
+          length_of(op, d, static_cast<std::uint32_t>(lane.row - first_timing_) + i);
+      const std::int64_t end = (Time::from_ps(start) + Time::from_ps(length)).ps();
+      lane.row[i] = OpTiming{Time::from_ps(start), Time::from_ps(end)};
+      if (lane.first_start < 0) lane.first_start = start;
+      lane.busy += end - start;
+      if (op.kind == OpKind::Recompute) lane.recompute += end - start;
+      free = end;
+      if (!account_memory(op, dd, start)) return false;
+      record_end(op, end, work);
+    }
+    lane.parked = i < lane.count;  // waiting for an input
+    completed += i - lane.cursor;
+    lane.cursor = i;
+    lane.free = free;
+    return true;
+  }
+
+  const Table& table_;
+  const EngineInput& in_;
+  const std::vector<Time>* durations_;
+  NetworkModel& network_;
+  const EndTimes& ends_;
+  const std::vector<StageData>& stage_;
+  std::vector<Lane>& lanes_;
+  std::vector<DeviceMemory>& memory_;
+  const OpTiming* first_timing_;  // node numbering: an op's timing's offset from the first
+  const bool moves_data_;
+  const std::optional<Time> fixed_;
+  // Ops whose duration and memory the per-stage table answers directly; the rest (recompute,
+  // fused ops, stragglers, given durations) go through the general rules.
+  const bool plain_;
+};
+
+// Per stage, the constant delay of an activation into F(s) and of a gradient into B(s) (0 where
+// the neighbouring stage is on the same device or nothing moves).
+void boundary_delays(const Table& table, bool moves_data, std::int64_t delay,
+                     std::vector<std::int64_t>& from_prev, std::vector<std::int64_t>& from_next) {
+  const std::vector<std::int32_t>& device_of = table.placement.device_of_stage.front();
+  from_prev.assign(static_cast<std::size_t>(table.stages), 0);
+  from_next.assign(static_cast<std::size_t>(table.stages), 0);
+  for (std::size_t s = 0; s < from_prev.size(); ++s) {
+    if (moves_data && s > 0 && device_of[s - 1] != device_of[s]) from_prev[s] = delay;
+    if (moves_data && s + 1 < from_prev.size() && device_of[s + 1] != device_of[s])
+      from_next[s] = delay;
+  }
+}
+
+}  // namespace
 
 ListReplay::ListReplay(const Table& table, const EngineInput& in,
                        const std::vector<Time>* durations, NetworkModel& network,
@@ -21,139 +416,19 @@ ListReplay::ListReplay(const Table& table, const EngineInput& in,
 
 bool ListReplay::run(OpTimings& timings) {
   const Table& table = table_;
-  const std::int32_t devices = table.devices, stages = table.stages;
-  const auto m = static_cast<std::size_t>(table.microbatches);
   const bool moves_data = network_.moves_data();
   // Jittered transfers (docs/variability.md) draw per (producer, consumer) node: the event loop
   // labels each transfer, so it replays them.
   if (moves_data && network_.jittered()) return false;
-  const std::optional<Time> fixed = network_.fixed_delay();
-  const std::int64_t delay = fixed ? fixed->ps() : 0;
-
-  // End time of every (kind, stage, microbatch): kAbsent, kPending, or the end in ps. A fused
-  // op's end is recorded under both halves. One pass: an array appears with its first op.
   ReplayScratch local_scratch;
-  std::array<std::vector<std::int64_t>, kKinds>& end_of =
-      (in_.scratch ? *in_.scratch : local_scratch).end_of_;
-  std::array<bool, kKinds> live{};
-  auto slot = [m](std::int32_t s, std::int32_t j) {
-    return static_cast<std::size_t>(s) * m + static_cast<std::size_t>(j);
-  };
-  auto mark = [&](OpKind k, std::int32_t s, std::int32_t j) {
-    auto& v = end_of[kind_index(k)];
-    if (!live[kind_index(k)]) {
-      v.assign(static_cast<std::size_t>(stages) * m, kAbsent);  // keeps a reused array's memory
-      live[kind_index(k)] = true;
-    }
-    v[slot(s, j)] = kPending;
-  };
-  bool any_fused = false;
-  for (const auto& ops : table.device_ops) {
-    for (const Op& op : ops) {
-      if (op.kind == OpKind::Offload || op.kind == OpKind::Reload) return false;  // the loop's
-      if (op.kind == OpKind::ForwardBackward) {
-        any_fused = true;
-        mark(OpKind::Forward, op.stage, op.microbatch);
-        mark(OpKind::Backward, op.backward_stage, op.backward_microbatch);
-      } else {
-        mark(op.kind, op.stage, op.microbatch);
-      }
-    }
-  }
-  std::array<std::int64_t*, kKinds> ends{};
-  for (std::size_t k = 0; k < kKinds; ++k) ends[k] = live[k] ? end_of[k].data() : nullptr;
-  std::int64_t* const end_f = ends[kind_index(OpKind::Forward)];
-  std::int64_t* const end_b = ends[kind_index(OpKind::Backward)];
-  std::int64_t* const end_w = ends[kind_index(OpKind::Weight)];
-  std::int64_t* const end_r = ends[kind_index(OpKind::Recompute)];
-  auto present = [&](const std::int64_t* e, std::int32_t s, std::int32_t j) {
-    return e != nullptr && e[slot(s, j)] != kAbsent;
-  };
-
-  std::vector<StageData> stage(static_cast<std::size_t>(stages));
-  for (std::size_t s = 0; s < stage.size(); ++s) {
-    const StageCost& c = in_.stage_costs[s];
-    StageData& sd = stage[s];
-    sd.forward = c.forward.ps();
-    sd.backward_input = c.backward_input.ps();
-    sd.full_backward = c.full_backward().ps();
-    sd.weight = c.backward_weight.ps();
-    sd.recompute = (c.recompute > Time::zero() ? c.recompute : c.forward).ps();
-    sd.fused = c.fused.ps();
-    sd.activation = c.activation;
-    sd.stage_input = c.stage_input;
-    sd.p2p = c.p2p;
-    sd.unsplit_free = std::min(backward_release(c, false, false, in_.release)->bytes, c.activation);
-    const std::optional<BackwardRelease> split = backward_release(c, true, false, in_.release);
-    sd.split_free = split ? std::min(split->bytes, c.activation) : Bytes::zero();
-    sd.split_growth = backward_growth(c, true);
-    sd.weight_free = c.activation + sd.split_growth - sd.split_free;
-    sd.cost = &c;
-  }
-  const Placement& placement = table.placement;
-  const bool one_replica = placement.replica_of_microbatch.empty();
-  const std::int32_t* const device_of_stage = placement.device_of_stage.front().data();
-  auto device_of = [&](std::int32_t s, std::int32_t j) {
-    return one_replica ? device_of_stage[s] : placement.device_of(s, j);
-  };
-  const std::vector<double>& slowdown = in_.compute_slowdown;
-  // CostDurations' rule, from the per-stage table (with a straggler's slowdown).
-  auto duration = [&](const Op& op, std::int32_t d, std::uint32_t node) -> std::int64_t {
-    if (durations_ != nullptr) return (*durations_)[node].ps();
-    const StageData& c = stage[static_cast<std::size_t>(op.stage)];
-    auto backward = [&](std::int32_t s, std::int32_t j) {
-      return present(end_w, s, j) ? stage[static_cast<std::size_t>(s)].backward_input
-                                  : stage[static_cast<std::size_t>(s)].full_backward;
-    };
-    std::int64_t t = 0;
-    switch (op.kind) {
-      case OpKind::Forward:
-        t = c.forward;
-        break;
-      case OpKind::Backward:
-        t = backward(op.stage, op.microbatch);
-        break;
-      case OpKind::Weight:
-        t = c.weight;
-        break;
-      case OpKind::Recompute:
-        t = c.recompute;
-        break;
-      case OpKind::ForwardBackward:
-        t = c.fused > 0 ? c.fused
-                        : fused_forward_backward(
-                              *c.cost, *stage[static_cast<std::size_t>(op.backward_stage)].cost,
-                              Time::from_ps(backward(op.backward_stage, op.backward_microbatch)))
-                              .ps();
-        break;
-      default:
-        break;
-    }
-    const auto dd = static_cast<std::size_t>(d);
-    if (dd < slowdown.size() && slowdown[dd] != 1.0)
-      t = scaled(Time::from_ps(t), slowdown[dd]).ps();
-    return t;
-  };
-  // Memory without copies: what an activation holds once its forward (and recompute) ran, and
-  // what its backward frees, are fixed by the table (the rules of device_memory.h).
-  auto recomputed = [&](std::int32_t s, std::int32_t j) { return present(end_r, s, j); };
-  auto resident = [&](std::int32_t s, std::int32_t j) {
-    const bool r = recomputed(s, j);
-    const StageCost& c = *stage[static_cast<std::size_t>(s)].cost;
-    return forward_allocation(c, r) + (r ? c.activation : Bytes::zero()) +
-           backward_growth(c, present(end_w, s, j));
-  };
-  auto backward_freed = [&](std::int32_t s, std::int32_t j, bool& unit) {
-    const std::optional<BackwardRelease> r =
-        backward_release(*stage[static_cast<std::size_t>(s)].cost, present(end_w, s, j),
-                         recomputed(s, j), in_.release);
-    unit = r && r->unit;
-    return r ? std::min(r->bytes, resident(s, j)) : Bytes::zero();
-  };
+  EndTimes ends((in_.scratch ? *in_.scratch : local_scratch).end_of_, table.stages,
+                static_cast<std::size_t>(table.microbatches));
+  if (!ends.mark(table)) return false;  // copies: the event loop's
+  const std::vector<StageData> stage = stage_data(in_.stage_costs, in_.release);
 
   std::span<OpTiming> times = timings.all();
   memory_ = devices_of(table, in_.stage_costs);
-  const auto n_devices = static_cast<std::size_t>(devices);
+  const auto n_devices = static_cast<std::size_t>(table.devices);
   std::vector<Lane> lanes(n_devices);
   std::size_t node = 0;
   for (std::size_t d = 0; d < n_devices; ++d) {
@@ -164,182 +439,32 @@ bool ListReplay::run(OpTimings& timings) {
     node += table.device_ops[d].size();
   }
   std::vector<std::int32_t> work;
-  for (std::int32_t d = devices - 1; d >= 0; --d) work.push_back(d);
-  const bool budget = !in_.memory_budget.empty();
-  // Ops whose duration and memory the per-stage table answers directly; the rest (recompute,
-  // fused ops, stragglers, given durations) go through the general rules above.
-  const bool plain = durations_ == nullptr && slowdown.empty() && end_r == nullptr;
-  std::uint64_t arrivals = 0, completed = 0;
-  // Where an input made on device `from` at `e` arrives on device `to` (cross-stage inputs).
-  auto arrival = [&](std::int64_t e, std::int32_t from, std::int32_t to, std::int32_t bytes_stage,
-                     std::uint64_t& delayed) {
-    if (from == to || !moves_data) return e;
-    const std::int64_t at =
-        fixed ? e + delay
-              : network_
-                    .send(from, to, stage[static_cast<std::size_t>(bytes_stage)].p2p, 0,
-                          Time::from_ps(e))
-                    ->ps();  // contention-free: answered at once
-    delayed += at > e ? 1 : 0;
-    return at;
-  };
+  for (std::int32_t d = table.devices - 1; d >= 0; --d) work.push_back(d);
+  GeneralLoop general(table, in_, durations_, network_, ends, stage, lanes, memory_, times.data());
 
   // The tight loop applies when every op is F, B or W with the per-stage durations and memory,
-  // one replica, and a constant delay (or no data movement).
-  bool fast = plain && one_replica && (fixed || !moves_data) && !budget && !any_fused;
-  std::vector<std::int64_t> delay_from_prev(static_cast<std::size_t>(stages), 0);
-  std::vector<std::int64_t> delay_from_next(delay_from_prev);
-  for (std::int32_t s = 0; s < stages; ++s) {
-    const auto ss = static_cast<std::size_t>(s);
-    if (moves_data && s > 0 && device_of_stage[s - 1] != device_of_stage[s])
-      delay_from_prev[ss] = delay;
-    if (moves_data && s + 1 < stages && device_of_stage[s + 1] != device_of_stage[s])
-      delay_from_next[ss] = delay;
-  }
+  // one replica, no budget and a constant delay (or no data movement); the general loop
+  // continues from where it stops.
+  const std::optional<Time> fixed = network_.fixed_delay();
+  const bool fast = durations_ == nullptr && in_.compute_slowdown.empty() &&
+                    ends.of(OpKind::Recompute) == nullptr &&
+                    table.placement.replica_of_microbatch.empty() && (fixed || !moves_data) &&
+                    in_.memory_budget.empty() && !ends.any_fused;
+  std::vector<std::int64_t> delay_from_prev, delay_from_next;
+  boundary_delays(table, moves_data, fixed ? fixed->ps() : 0, delay_from_prev, delay_from_next);
   const PlainTables plain_tables{stage.data(),
-                                 device_of_stage,
+                                 table.placement.device_of_stage.front().data(),
                                  delay_from_prev.data(),
                                  delay_from_next.data(),
-                                 end_f,
-                                 end_b,
-                                 end_w,
-                                 m,
-                                 stages};
-  if (fast && run_plain(plain_tables, lanes, memory_, arrivals, completed)) work.clear();
-  while (!work.empty()) {
-    const std::int32_t d = work.back();
-    work.pop_back();
-    const auto dd = static_cast<std::size_t>(d);
-    Lane& lane = lanes[dd];
-    DeviceMemory& mem = memory_[dd];
-    std::uint32_t i = lane.cursor;
-    std::int64_t free = lane.free;
-    for (; i < lane.count; ++i) {
-      const Op& op = lane.ops[i];
-      const OpKind kind = op.kind;
-      const bool forward = kind == OpKind::Forward || kind == OpKind::ForwardBackward;
-      const bool backward = kind == OpKind::Backward || kind == OpKind::ForwardBackward;
-      const bool fused = kind == OpKind::ForwardBackward;
-      const std::int32_t bs = fused ? op.backward_stage : op.stage;
-      const std::int32_t bj = fused ? op.backward_microbatch : op.microbatch;
-      // Inputs (dependencies.h, written out per kind): the latest producer end (local) and the
-      // latest arrival (ready). An input that has not run (kPending) parks the device; an absent
-      // one (kAbsent) is skipped.
-      std::int64_t ready = 0, local = 0;
-      std::uint64_t delayed = 0;
-      std::int64_t e = 0;
-      if (forward && op.stage > 0 && end_f != nullptr) {
-        e = end_f[slot(op.stage - 1, op.microbatch)];
-        if (e == kPending) break;
-        if (e >= 0) {
-          local = e;
-          ready = arrival(e, device_of(op.stage - 1, op.microbatch), d, op.stage - 1, delayed);
-        }
-      }
-      if (backward) {
-        // A fused op's two halves of one activation do not wait for each other.
-        if (end_f != nullptr && !(fused && bs == op.stage && bj == op.microbatch)) {
-          e = end_f[slot(bs, bj)];
-          if (e == kPending) break;
-          local = std::max(local, e);
-          ready = std::max(ready, e);
-        }
-        if (bs + 1 < stages && end_b != nullptr) {
-          e = end_b[slot(bs + 1, bj)];
-          if (e == kPending) break;
-          if (e >= 0) {
-            local = std::max(local, e);
-            ready = std::max(ready, arrival(e, device_of(bs + 1, bj), d, bs, delayed));
-          }
-        }
-        if (end_r != nullptr) {
-          e = end_r[slot(bs, bj)];
-          if (e == kPending) break;
-          local = std::max(local, e);
-          ready = std::max(ready, e);
-        }
-      } else if (kind == OpKind::Weight || kind == OpKind::Recompute) {
-        e = (kind == OpKind::Weight ? end_b : end_f)[slot(op.stage, op.microbatch)];
-        if (e == kPending) break;
-        local = std::max(local, e);
-        ready = std::max(ready, e);
-      }
-      arrivals += delayed;
-      const std::int64_t start = std::max(free, ready);
-      const std::int64_t waited_from = std::max(local, free);
-      if (start > waited_from) lane.exposed += start - waited_from;
-      const StageData& sd = stage[static_cast<std::size_t>(op.stage)];
-      const bool split_b = backward && end_w != nullptr && end_w[slot(bs, bj)] != kAbsent;
-      std::int64_t length = 0;
-      if (plain && kind == OpKind::Forward) {
-        length = sd.forward;
-      } else if (plain && kind == OpKind::Backward) {
-        length = split_b ? sd.backward_input : sd.full_backward;
-      } else if (plain && kind == OpKind::Weight) {
-        length = sd.weight;
-      } else {
-        length = duration(op, d, static_cast<std::uint32_t>(lane.row - times.data()) + i);
-      }
-      const std::int64_t end = (Time::from_ps(start) + Time::from_ps(length)).ps();
-      lane.row[i] = OpTiming{Time::from_ps(start), Time::from_ps(end)};
-      if (lane.first_start < 0) lane.first_start = start;
-      lane.busy += end - start;
-      if (kind == OpKind::Recompute) lane.recompute += end - start;
-      free = end;
-      // Memory: allocations at the start, releases at the end, in this device's order.
-      if (forward) {
-        mem.allocate(end_r != nullptr && recomputed(op.stage, op.microbatch) ? sd.stage_input
-                                                                             : sd.activation,
-                     true, Time::from_ps(start));
-      } else if (kind == OpKind::Recompute) {
-        mem.allocate(sd.activation, false, Time::from_ps(start));
-      }
-      if (split_b) {
-        const Bytes growth = stage[static_cast<std::size_t>(bs)].split_growth;
-        if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(start));
-      }
-      if (budget && mem.total() > in_.memory_budget[dd]) return false;
-      if (plain && kind == OpKind::Backward) {
-        if (split_b)
-          mem.release(sd.split_free, false);
-        else
-          mem.release(sd.unsplit_free, true);
-      } else if (plain && kind == OpKind::Weight) {
-        mem.release(sd.weight_free, true);
-      } else if (backward || kind == OpKind::Weight) {
-        bool unit = false;
-        Bytes freed = backward_freed(bs, bj, unit);
-        if (kind == OpKind::Weight) {
-          freed = resident(bs, bj) - freed;
-          unit = true;
-        }
-        mem.release(freed, unit);
-      }
-      // Record the end and wake the devices whose next input this op may be.
-      auto wake = [&](std::int32_t s, std::int32_t j) {
-        if (s < 0 || s >= stages) return;
-        const auto c = static_cast<std::size_t>(device_of(s, j));
-        if (lanes[c].parked) {
-          lanes[c].parked = false;
-          work.push_back(static_cast<std::int32_t>(c));
-        }
-      };
-      if (forward) {
-        end_f[slot(op.stage, op.microbatch)] = end;
-        wake(op.stage + 1, op.microbatch);
-      }
-      if (backward) {
-        end_b[slot(bs, bj)] = end;
-        wake(bs - 1, bj);
-      } else if (!forward) {
-        ends[kind_index(kind)][slot(op.stage, op.microbatch)] = end;
-      }
-    }
-    lane.parked = i < lane.count;  // waiting for an input
-    completed += i - lane.cursor;
-    lane.cursor = i;
-    lane.free = free;
-  }
+                                 ends.of(OpKind::Forward),
+                                 ends.of(OpKind::Backward),
+                                 ends.of(OpKind::Weight),
+                                 static_cast<std::size_t>(table.microbatches),
+                                 table.stages};
+  if (fast && run_plain(plain_tables, lanes, memory_, general.arrivals, general.completed))
+    work.clear();
+  if (!general.run(work)) return false;  // over a budget: the event loop orders the report
+
   exposed_comm_.resize(n_devices);
   device_times_.assign(n_devices, DeviceTimes{});
   for (std::size_t d = 0; d < n_devices; ++d) {
@@ -351,8 +476,8 @@ bool ListReplay::run(OpTimings& timings) {
     if (lane.first_start >= 0) t.first = Time::from_ps(lane.first_start);
     if (lane.cursor > 0) t.last = t.end = Time::from_ps(lane.free);
   }
-  events_ = completed + arrivals;
-  return completed == table.op_count();
+  events_ = general.completed + general.arrivals;
+  return general.completed == table.op_count();
 }
 
 }  // namespace bubblesim

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "schedules/replay_rules.h"
 #include "sim/engine/list_replay_lanes.h"
 
 namespace bubblesim::list_replay {
@@ -31,7 +32,7 @@ bool run_plain(const PlainTables& t, std::vector<Lane>& lanes, std::vector<Devic
             if (e == kPending) break;
             if (e >= 0) {
               local = e;
-              ready = e + t.delay_from_prev[s];
+              ready = replay_rules::arrival(e, t.delay_from_prev[s]);
               arrivals += t.delay_from_prev[s] > 0 ? 1 : 0;
             }
           }
@@ -45,12 +46,12 @@ bool run_plain(const PlainTables& t, std::vector<Lane>& lanes, std::vector<Devic
             if (e == kPending) break;
             if (e >= 0) {
               local = std::max(local, e);
-              ready = std::max(ready, e + t.delay_from_next[s]);
+              ready = std::max(ready, replay_rules::arrival(e, t.delay_from_next[s]));
               arrivals += t.delay_from_next[s] > 0 ? 1 : 0;
             }
           }
-          length =
-              t.end_w != nullptr && t.end_w[k] != kAbsent ? sd.backward_input : sd.full_backward;
+          length = replay_rules::backward_duration(sd.backward_input, sd.weight,
+                                                   t.end_w != nullptr && t.end_w[k] != kAbsent);
         } else if (op.kind == OpKind::Weight) {
           const std::int64_t e = t.end_b[k];
           if (e == kPending) break;
@@ -59,8 +60,8 @@ bool run_plain(const PlainTables& t, std::vector<Lane>& lanes, std::vector<Devic
         } else {
           return false;
         }
-        const std::int64_t start = std::max(free, ready);
-        exposed += start - std::max(local, free);  // >= 0: every arrival is at or after its end
+        const std::int64_t start = replay_rules::op_start(free, ready);
+        exposed += replay_rules::exposed_wait(start, local, free);  // >= 0: arrivals follow ends
         const std::int64_t end = (Time::from_ps(start) + Time::from_ps(length)).ps();
         lane.row[i] = OpTiming{Time::from_ps(start), Time::from_ps(end)};
         if (lane.first_start < 0) lane.first_start = start;

@@ -6,9 +6,11 @@
 #include <array>
 #include <stdexcept>
 
+#include "schedules/replay_rules.h"
 #include "sim/engine/device_memory.h"
 #include "sim/engine/duration_model.h"
 #include "sim/engine/end_window.h"
+#include "sim/engine/engine_component.h"
 #include "sim/engine/iteration_end.h"
 #include "sim/engine/metrics.h"
 #include "sim/engine/network/network_model.h"
@@ -89,7 +91,7 @@ StreamOutcome replay_once(const EngineInput& in, const OrderStream& order, bool 
             const std::int64_t e = end_f[ss - 1].end(j);
             if (e == EndWindow::kPending) break;
             local = e;
-            ready = e + from_prev[ss];
+            ready = replay_rules::arrival(e, from_prev[ss]);
             arrivals += from_prev[ss] > 0 ? 1 : 0;
           }
           length = c.forward;
@@ -100,18 +102,19 @@ StreamOutcome replay_once(const EngineInput& in, const OrderStream& order, bool 
             const std::int64_t e = end_b[ss + 1].end(j);
             if (e == EndWindow::kPending) break;
             local = std::max(local, e);
-            ready = std::max(ready, e + from_next[ss]);
+            ready = std::max(ready, replay_rules::arrival(e, from_next[ss]));
             arrivals += from_next[ss] > 0 ? 1 : 0;
           }
-          length = c.full_backward();
+          length = Time::from_ps(replay_rules::backward_duration(
+              c.backward_input.ps(), c.backward_weight.ps(), /*split=*/false));
         } else {
           throw std::logic_error(fmt::format(
               "an order stream holds {}: streams hold forwards and unsplit backwards only",
               to_string(op)));
         }
         if (factor != 1.0) length = scaled(length, factor);
-        const std::int64_t start = std::max(lane.free, ready);
-        lane.exposed += start - std::max(local, lane.free);
+        const std::int64_t start = replay_rules::op_start(lane.free, ready);
+        lane.exposed += replay_rules::exposed_wait(start, local, lane.free);
         const std::int64_t end = (Time::from_ps(start) + length).ps();
         if (lane.first_start < 0) lane.first_start = start;
         lane.busy += end - start;
@@ -155,8 +158,8 @@ std::string why_not_streamable(const EngineInput& in) {
   if (std::holds_alternative<TopologyNetwork>(in.network))
     return "a topology (flows may contend: the event loop decides)";
   if (in.path != ReplayPath::Auto) return "the event-loop replay path";
-  if (in.sync) return "a gradient sync";
-  if (in.p2p.mode != P2pMode::Async) return "blocking sends";
+  if (std::string_view b = refusing_behaviour(FastPath::StreamReplay, in); !b.empty())
+    return std::string(b);
   if (!in.memory_budget.empty())
     return "a memory budget (the out-of-memory report needs the table)";
   if (in.durations) return "sampled op durations (variability)";
@@ -213,10 +216,12 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
         end_iteration(plan, ready, plan.optimizer_step, iteration, {});
     completions.push_back(boundary.completion);
     device_start = boundary.next_start;
-    // As Engine::run: a next iteration that starts everywhere at once is this one shifted.
+    // As Engine::run: a next iteration that starts everywhere at once is this one shifted
+    // (every behaviour a stream replays permits it).
     const bool shifted = std::all_of(device_start.begin(), device_start.end(),
                                      [&](Time t) { return t == boundary.completion; });
-    if (shifted && iteration + 1 < plan.count) {
+    if (shifted && iteration + 1 < plan.count &&
+        refusing_behaviour(FastPath::ShiftedIterations, in).empty()) {
       for (std::int32_t k = iteration + 1; k < plan.count; ++k)
         completions.push_back(completions.back() + boundary.completion);
       break;

@@ -118,12 +118,11 @@ std::optional<Time> FlowNetwork::copy(std::int32_t device, CopyDirection directi
   return NetworkModel::copy(device, direction, bytes, token, now);
 }
 
-void FlowNetwork::add_flow(const std::vector<LinkId>& links, double bytes, Time latency,
-                           std::uint32_t token, Time now, double weight) {
-  start_flow(links, bytes, Pending{StalledFlow::Kind::Collective, token, latency}, now, weight);
+FlowPort* FlowNetwork::flow_port(std::uint8_t owner) {
+  if (ports_.size() <= owner) ports_.resize(std::size_t{owner} + 1);
+  if (!ports_[owner]) ports_[owner] = std::make_unique<OwnerPort>(*this, owner);
+  return ports_[owner].get();
 }
-
-void FlowNetwork::add_timer(Time at, std::uint32_t token) { sink_->sync_token(token, at); }
 
 void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pending pending,
                              Time now, double weight) {
@@ -273,11 +272,8 @@ void FlowNetwork::on_check(Time now) {
   for (MaxMinFlows::FlowId f : finished_) {
     const Pending p = pending_[static_cast<std::size_t>(f)];
     switch (p.kind) {
-      case StalledFlow::Kind::Collective:
-        sink_->sync_token(p.token, now + p.latency);
-        break;
-      case StalledFlow::Kind::Exchange:
-        sink_->exchange_token(p.token, now + p.latency);
+      case StalledFlow::Kind::Component:
+        sink_->component_token(p.owner, p.token, now + p.latency);
         break;
       case StalledFlow::Kind::Copy:
         sink_->copy_finished(p.token, now + p.latency);
@@ -308,7 +304,8 @@ std::vector<StalledFlow> FlowNetwork::stalled(std::size_t limit) const {
   for (std::size_t f = 0; f < pending_.size() && out.size() < limit; ++f) {
     const auto id = static_cast<MaxMinFlows::FlowId>(f);
     if (!flows_.is_active(id)) continue;
-    out.push_back(StalledFlow{pending_[f].kind, pending_[f].token, flows_.remaining_bytes(id)});
+    out.push_back(StalledFlow{pending_[f].kind, pending_[f].token, flows_.remaining_bytes(id),
+                              pending_[f].owner});
   }
   return out;
 }

@@ -3,8 +3,9 @@
 // devices is a flow over the route between their GPUs; concurrent flows share every link by
 // max-min fairness (MaxMinFlows), and the data arrives the route's latency after the flow's last
 // byte. Offload and reload copies are flows over the route between a GPU and its nearest host;
-// gradient-sync collectives put their flows here too (sync_port), so everything contends with
-// everything. Link faults change a link's capacity at their time.
+// engine components (gradient-sync collectives, the expert all-to-all) put their flows here too
+// (flow_port), so everything contends with everything. Link faults change a link's capacity at
+// their time.
 //
 // Routes between device pairs are computed on first use (only pairs that exchange data need one).
 
@@ -21,7 +22,7 @@
 
 namespace bubblesim {
 
-class FlowNetwork final : public NetworkModel, private FlowPort {
+class FlowNetwork final : public NetworkModel {
  public:
   /// Throws std::invalid_argument when the topology or a fault does not fit `devices`.
   FlowNetwork(const TopologyNetwork& spec, std::int32_t devices, std::vector<LinkFault> faults,
@@ -34,8 +35,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
                            std::uint32_t token, Time now) override;
   void on_event(std::uint32_t payload, Time now) override;
   HostLayout hosts(std::int32_t /*devices*/) const override { return hosts_; }
-  FlowPort* sync_port() override { return this; }
-  FlowPort* exchange_port() override { return &exchange_; }
+  FlowPort* flow_port(std::uint8_t owner) override;
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
   /// True when the graph has no copies and the network no faults. Proven when every directed
@@ -56,6 +56,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
     StalledFlow::Kind kind;
     std::uint32_t token;
     Time latency;
+    std::uint8_t owner = 0;  // Component: the port's owner
   };
   struct Faults {  // link faults, applied in time order as the replay reaches them
     std::vector<LinkFault> list;
@@ -77,28 +78,24 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
     std::vector<std::int64_t> link_bytes;
   };
 
-  /// The expert all-to-alls' port: their flows share the links like every other flow, their
-  /// tokens go back to the sink's exchange_token.
-  class ExchangePort final : public FlowPort {
+  /// An engine component's port: its flows share the links like every other flow, its tokens
+  /// go back to the sink's component_token.
+  class OwnerPort final : public FlowPort {
    public:
-    explicit ExchangePort(FlowNetwork& network) : network_(network) {}
+    OwnerPort(FlowNetwork& network, std::uint8_t owner) : network_(network), owner_(owner) {}
     void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
                   Time now, double weight) override {
-      network_.start_flow(links, bytes, Pending{StalledFlow::Kind::Exchange, token, latency}, now,
-                          weight);
+      network_.start_flow(
+          links, bytes, Pending{StalledFlow::Kind::Component, token, latency, owner_}, now, weight);
     }
     void add_timer(Time at, std::uint32_t token) override {
-      network_.sink_->exchange_token(token, at);
+      network_.sink_->component_token(owner_, token, at);
     }
 
    private:
     FlowNetwork& network_;
+    std::uint8_t owner_;
   };
-
-  // FlowPort, for the gradient-sync collectives.
-  void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
-                Time now, double weight) override;
-  void add_timer(Time at, std::uint32_t token) override;
 
   void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now,
                   double weight = 1.0);
@@ -119,7 +116,7 @@ class FlowNetwork final : public NetworkModel, private FlowPort {
   HostLayout hosts_;
   std::vector<MaxMinFlows::FlowId> finished_;  // scratch
   Uncontended uncontended_;
-  ExchangePort exchange_{*this};
+  std::vector<std::unique_ptr<OwnerPort>> ports_;  // by owner, made on first use
 };
 
 /// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).

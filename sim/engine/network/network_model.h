@@ -45,10 +45,8 @@ class NetworkSink {
   virtual void transfer_arrived(std::uint32_t token, Time at, Time now) = 0;
   /// A pending copy (its token) ends at `at`.
   virtual void copy_finished(std::uint32_t token, Time at) = 0;
-  /// A gradient-sync token (FlowPort) comes back at `at`.
-  virtual void sync_token(std::uint32_t token, Time at) = 0;
-  /// An expert all-to-all token (exchange_port) comes back at `at`.
-  virtual void exchange_token(std::uint32_t token, Time at) = 0;
+  /// A token of engine component `owner`'s flow port (flow_port) comes back at `at`.
+  virtual void component_token(std::uint8_t owner, std::uint32_t token, Time at) = 0;
 };
 
 enum class CopyDirection : std::uint8_t { DeviceToHost, HostToDevice };
@@ -61,9 +59,10 @@ struct HostLayout {
 
 /// A transfer or copy that never finished (a cut link): for the deadlock message.
 struct StalledFlow {
-  enum class Kind : std::uint8_t { Send, Copy, Collective, Exchange } kind;
+  enum class Kind : std::uint8_t { Send, Copy, Component } kind;
   std::uint32_t token;
   double remaining_bytes;
+  std::uint8_t owner = 0;  // Component: whose flow port (the component describes it)
 };
 
 class NetworkModel {
@@ -94,10 +93,10 @@ class NetworkModel {
   virtual void on_event(std::uint32_t /*payload*/, Time /*now*/) {}
   /// Host memory layout for `devices` devices; by default one shared "host".
   virtual HostLayout hosts(std::int32_t devices) const;
-  /// Where gradient-sync collectives put their flows; null when the model has no links.
-  virtual FlowPort* sync_port() { return nullptr; }
-  /// Where the expert all-to-alls put their flows (expert_exchange.h); null without links.
-  virtual FlowPort* exchange_port() { return nullptr; }
+  /// Where engine component `owner` (engine_component.h: a gradient sync, the expert
+  /// all-to-all) puts its flows; their tokens come back through sink.component_token(owner, ...).
+  /// Null when the model has no links.
+  virtual FlowPort* flow_port(std::uint8_t /*owner*/) { return nullptr; }
   /// After the replay: link usage into the metrics (and per link class when `sync`).
   virtual void report(Metrics& /*metrics*/, bool /*sync*/) const {}
   /// Transfers and copies still in flight, in start order, at most `limit`.
