@@ -451,9 +451,11 @@ MISSING = """\
 - The embeddings are taken untied on the evidence given above; tied, the post-validation gain
   vanishes (ablation row `tied embeddings`).
 - Only the zero-bubble paper's 24 cells (8 A100s, one node) are given here; the issue's
-  multi-node rows are held back. Published multi-node runs predicted from the datasheet roofline
-  (Megatron-LM SC21, 32 to 3072 A100s: docs/validation-megatron.md) come out 14-22% too fast,
-  with the pipeline and data-parallel scaling as measured and the gap in the ops' own time;
+  multi-node rows are held back. Published multi-node runs predicted from the model and the
+  A100 preset (Megatron-LM SC21, 32 to 3072 A100s: docs/validation-megatron.md) come out 14-22%
+  too fast on the datasheet roofline and 10-17% with the first-principles mechanisms
+  (docs/first-principles.md), with the pipeline and data-parallel scaling as measured and the gap
+  in the ops' own time;
   published MoE runs (docs/validation-moe.md) 7-8% too fast with their FP8 GEMMs,
   5-7% too slow with BF16 GEMMs."""
 
