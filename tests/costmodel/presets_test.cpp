@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include "tools/costmodel/layer_work.h"
+#include "tools/costmodel/model_costs.h"
 #include "tools/costmodel/model_reader.h"
+#include "tools/costmodel/op_timing.h"
 
 using namespace bubblesim;
 
@@ -103,4 +105,75 @@ TEST_CASE("GPU presets: the dtype's peak, datasheet values, the roofline curve")
   CHECK(custom->efficiency.gemm_overhead_s == doctest::Approx(4e-6));
   CHECK(custom->efficiency.attention_backward == 0.5);  // the default where not given
   CHECK(presets_text().find("source of memory_bandwidth: H100 datasheet") != std::string::npos);
+}
+
+TEST_CASE("every value of every GPU preset names its source") {
+  const Presets& p = Presets::builtin();
+  for (const std::string& name : p.gpu_names()) {
+    const YamlNode node = *p.gpu(name);
+    const YamlNode sources = node.child("sources");
+    for (const auto& e : node.raw()) {
+      const std::string key = e.first.as<std::string>();
+      if (key == "sources") continue;
+      INFO(name << "." << key);
+      CHECK(sources.raw()[key].IsDefined());
+    }
+  }
+}
+
+TEST_CASE("first_principles: the preset's numbers, and a switch without them is refused") {
+  DiagnosticList d;
+  auto a100 = gpu_of(
+      "gpu: {preset: a100-80g, first_principles: {nccl: true, gemm_waves: true, "
+      "optimizer_step: true}}\n",
+      nullptr, d);
+  INFO(first_error(d));
+  REQUIRE(a100.has_value());
+  CHECK(a100->mechanisms.nccl);
+  CHECK_FALSE(a100->mechanisms.sustained_clock);
+  CHECK(a100->measured.sms == 108);
+  CHECK(a100->measured.nvlink_busbw == doctest::Approx(235e9));
+  CHECK(a100->measured.nccl_step_latency_s == doctest::Approx(3.4e-6));
+  // No A100 sustained-clock measurement: `true` (every mechanism) is refused, naming the key.
+  DiagnosticList refused;
+  CHECK_FALSE(gpu_of("gpu: {preset: a100-80g, first_principles: true}\n", nullptr, refused));
+  CHECK(first_error(refused).find("first_principles.sustained_clock") != std::string::npos);
+  DiagnosticList none;
+  CHECK_FALSE(
+      gpu_of("gpu: {flops: 1PFLOPS, first_principles: {gemm_waves: true}}\n", nullptr, none));
+  CHECK(first_error(none).find("no preset") != std::string::npos);
+  DiagnosticList off;
+  auto plain = gpu_of("gpu: {preset: h200, first_principles: false}\n", nullptr, off);
+  REQUIRE(plain.has_value());
+  CHECK_FALSE(plain->mechanisms.any());
+}
+
+TEST_CASE("gemm_waves: whole waves of 256x128 tiles over the SMs; sustained_clock slows compute") {
+  GpuMeasured a100;
+  a100.sms = 108;
+  a100.tile_m = 256;
+  a100.tile_n = 128;
+  // 2048 tokens x 4608 columns (GPT 175B's QKV after t = 8): 288 tiles, 3 waves of 108.
+  CHECK(wave_factor(GemmWork{"qkv", 2048, 4608, 12288}, a100) ==
+        doctest::Approx(3.0 * 108 * 256 * 128 / (2048.0 * 4608)));
+  // The A100 MAMF shape 6912 x 16384 (stas00/ml-engineering): 3456 tiles, exactly 32 waves.
+  CHECK(wave_factor(GemmWork{"mamf", 6912, 16384, 2048}, a100) == doctest::Approx(1.0));
+  DiagnosticList d;
+  auto on = gpu_of(
+      "gpu: {preset: h200, first_principles: {sustained_clock: true, gemm_waves: "
+      "true}}\n",
+      nullptr, d);
+  auto off = gpu_of("gpu: {preset: h200}\n", nullptr, d);
+  REQUIRE(on.has_value());
+  REQUIRE(off.has_value());
+  const GemmWork big{"big", 8192, 8192, 8192};  // 32 x 64 tiles = 2048 on 132 SMs: 15.5 waves
+  const double t_off = gemm_seconds(big, *off, 2.0) - off->efficiency.gemm_overhead_s;
+  const double t_on = gemm_seconds(big, *on, 2.0) - on->efficiency.gemm_overhead_s;
+  CHECK(t_on == doctest::Approx(t_off / 0.902 * wave_factor(big, on->measured)));
+}
+
+TEST_CASE("Megatron's optimizer step: 48 + 3e bytes per parameter") {
+  const OptimizerBytes b = megatron_optimizer_bytes(2);
+  CHECK(b.per_parameter == doctest::Approx(8.0));  // main-grad copy 6, zero the buffer 2
+  CHECK(b.per_shard == doctest::Approx(46.0));     // unscale 8, norm 4, Adam 28, copy back 6
 }

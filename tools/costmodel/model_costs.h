@@ -30,6 +30,17 @@ struct ZeroSpec {
 /// sharded at `zero.level` divided by zero.dp. Level 0, bf16: 18.
 double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero);
 
+/// HBM bytes per parameter of one optimizer step (`first_principles.optimizer_step`):
+/// `per_parameter` on every parameter of the GPU, `per_shard` on its ZeRO shard only.
+struct OptimizerBytes {
+  double per_parameter = 0, per_shard = 0;
+};
+
+/// Megatron-LM's mixed-precision optimizer (megatron/optimizer/optimizer.py,
+/// Float16OptimizerWithFloat16Params.step, with apex FusedAdam), kernel by kernel, for 16-bit
+/// model parameters and gradients of `dtype_bytes` (model_costs.cpp names each pass).
+OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes);
+
 /// The ZeRO sharding of the routed experts' state: over the GPUs holding the same experts
 /// (tp x dp / ep of them: experts are split by EP, not by TP; docs/moe.md).
 ZeroSpec expert_zero(const ZeroSpec& zero, const Sharding& sharding);

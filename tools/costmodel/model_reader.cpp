@@ -293,12 +293,80 @@ bool read_efficiency(const YamlNode& n, EfficiencyModel& e, DiagnosticList& diag
   return ok;
 }
 
+/// The preset's numbers for the first-principles mechanisms (gpus.yaml: sustained_clock, sms,
+/// gemm_tile, nccl).
+void read_measured(const YamlNode& preset, GpuMeasured& hw, DiagnosticList& diags) {
+  if (auto v = preset.child("sustained_clock"); v.is_scalar()) {
+    if (auto r = v.as_real(diags, 0.0, 1.0)) hw.sustained_clock = *r;
+  }
+  if (auto v = preset.child("sms"); v.is_scalar()) {
+    if (auto r = v.as_real(diags, 1.0, 1e6)) hw.sms = static_cast<std::int64_t>(*r);
+  }
+  if (auto t = preset.child("gemm_tile"); t.is_map()) {
+    if (auto r = t.child("m").as_real(diags, 1.0, 1e6)) hw.tile_m = static_cast<std::int64_t>(*r);
+    if (auto r = t.child("n").as_real(diags, 1.0, 1e6)) hw.tile_n = static_cast<std::int64_t>(*r);
+  }
+  if (auto n = preset.child("nccl"); n.is_map()) {
+    if (auto b = n.child("nvlink_busbw").as_bandwidth(diags))
+      hw.nvlink_busbw = b->bytes_per_second();
+    if (n.child("nvls_busbw").is_scalar()) {
+      if (auto b = n.child("nvls_busbw").as_bandwidth(diags)) hw.nvls_busbw = b->bytes_per_second();
+    }
+    if (auto t = n.child("base_latency").as_time(diags)) hw.nccl_base_latency_s = t->seconds();
+    if (auto t = n.child("step_latency").as_time(diags)) hw.nccl_step_latency_s = t->seconds();
+  }
+}
+
+/// `cluster.gpu.first_principles`: true / false (every mechanism) or a map of switches; a switch
+/// whose numbers the GPU's preset does not give is refused.
+bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciples& fp,
+                           DiagnosticList& diags) {
+  if (n.is_scalar()) {
+    auto b = n.as_boolean(diags);
+    if (!b) return false;
+    fp = FirstPrinciples{*b, *b, *b, *b};
+  } else {
+    MapReader m(n, diags, {"nccl", "sustained_clock", "gemm_waves", "optimizer_step"});
+    if (!n.is_map()) return false;
+    auto flag = [&](const char* key, bool& out) {
+      if (auto v = m.get(key)) {
+        auto b = v->as_boolean(diags);
+        if (!b) return false;
+        out = *b;
+      }
+      return true;
+    };
+    if (!flag("nccl", fp.nccl) || !flag("sustained_clock", fp.sustained_clock) ||
+        !flag("gemm_waves", fp.gemm_waves) || !flag("optimizer_step", fp.optimizer_step))
+      return false;
+  }
+  const GpuMeasured& hw = gpu.measured;
+  const std::string of = gpu.preset.empty() ? std::string("this GPU (no preset)")
+                                            : fmt::format("the {} preset", gpu.preset);
+  auto missing = [&](const char* key, const char* what) {
+    n.error(diags, fmt::format("first_principles.{} needs {}, which {} does not give "
+                               "(scenarios/presets/gpus.yaml); turn it off with "
+                               "first_principles: {{{}: false}}",
+                               key, what, of, key));
+    return false;
+  };
+  if (fp.nccl && !(hw.nvlink_busbw > 0)) return missing("nccl", "a measured NCCL bus bandwidth");
+  if (fp.sustained_clock && !(hw.sustained_clock > 0))
+    return missing("sustained_clock", "a measured sustained GEMM rate");
+  if (fp.gemm_waves && (hw.sms <= 0 || hw.tile_m <= 0))
+    return missing("gemm_waves", "the SM count and GEMM tile");
+  if (fp.optimizer_step && !gpu.memory_bandwidth)
+    return missing("optimizer_step", "the HBM bandwidth");
+  return true;
+}
+
 }  // namespace
 
 std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerModel* model,
                                      DiagnosticList& diags) {
-  const std::vector<std::string> keys{"preset",           "flops",           "efficiency", "memory",
-                                      "memory_bandwidth", "nvlink_bandwidth"};
+  const std::vector<std::string> keys{
+      "preset",           "flops",           "efficiency", "memory", "memory_bandwidth",
+      "nvlink_bandwidth", "first_principles"};
   if (!node.is_map()) {
     MapReader complain(node, diags, keys);
     return std::nullopt;
@@ -371,6 +439,9 @@ std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerMode
       ok = false;
     }
   }
+  if (preset) read_measured(*preset, gpu.measured, diags);
+  if (auto n = m.get("first_principles"))
+    ok = read_first_principles(*n, gpu, gpu.mechanisms, diags) && ok;
   if (!ok) return std::nullopt;
   return gpu;
 }
@@ -431,6 +502,20 @@ nlohmann::json gpu_spec_json(const GpuSpec& g) {
   if (g.memory_bandwidth)
     j["memory_bandwidth_bytes_per_s"] = g.memory_bandwidth->bytes_per_second();
   if (g.flops_fp8.flops_per_second() > 0) j["flops_fp8"] = g.flops_fp8.flops_per_second();
+  const FirstPrinciples& fp = g.mechanisms;
+  if (fp.any()) {  // absent when off: reports without the mechanisms stay as they were
+    nlohmann::json on = nlohmann::json::object();
+    if (fp.nccl)
+      on["nccl"] = {{"nvlink_busbw_bytes_per_s", g.measured.nvlink_busbw},
+                    {"base_latency_s", g.measured.nccl_base_latency_s},
+                    {"step_latency_s", g.measured.nccl_step_latency_s}};
+    if (fp.sustained_clock) on["sustained_clock"] = g.measured.sustained_clock;
+    if (fp.gemm_waves)
+      on["gemm_waves"] = {{"sms", g.measured.sms},
+                          {"tile", {g.measured.tile_m, g.measured.tile_n}}};
+    if (fp.optimizer_step) on["optimizer_step"] = true;
+    j["first_principles"] = on;
+  }
   return j;
 }
 

@@ -181,6 +181,34 @@ struct EfficiencyModel {
   bool explicit_given = false;  // `cluster.gpu.efficiency` was in the scenario (or its preset)
 };
 
+/// `cluster.gpu.first_principles` (docs/first-principles.md): what an op and a collective cost
+/// beyond the roofline, each a switch (all off unless given), with its numbers from the GPU preset.
+struct FirstPrinciples {
+  bool nccl = false;             // TP collectives at NCCL's achieved bus bandwidth and latency
+  bool sustained_clock = false;  // compute at the clock the chip holds at its power cap
+  bool gemm_waves = false;       // GEMMs in whole waves of output tiles over the SMs
+  bool optimizer_step = false;   // the framework's optimizer step, bytes per parameter at HBM rate
+  bool any() const { return nccl || sustained_clock || gemm_waves || optimizer_step; }
+};
+
+/// The preset's numbers for FirstPrinciples (scenarios/presets/gpus.yaml cites each).
+struct GpuMeasured {
+  /// `nccl.nvlink_busbw`: the ring bus bandwidth nccl-tests reach between the GPUs of one node
+  /// (large messages); `nccl.base_latency` and `nccl.step_latency`: NCCL's own tuning model's
+  /// latency of a ring collective (src/graph/tuning.cc: base + steps x per-step).
+  double nvlink_busbw = 0;  // bytes/s, 0 = not known
+  /// `nccl.nvls_busbw`: an all-reduce of more than 4 GPUs of one node on NVLink SHARP (NVLS,
+  /// Hopper on), which NCCL picks there by default; 0 = the ring's.
+  double nvls_busbw = 0;
+  double nccl_base_latency_s = 0, nccl_step_latency_s = 0;
+  /// `sustained_clock`: the GEMM rate a chip holds under continuous load at its power cap, as a
+  /// fraction of the efficiency curve's ceiling (0 = not known).
+  double sustained_clock = 0;
+  /// `sms` and `gemm_tile`: the streaming multiprocessors and the output tile (rows x columns)
+  /// of the library's large GEMM kernels, for wave quantization (0 = not known).
+  std::int64_t sms = 0, tile_m = 0, tile_n = 0;
+};
+
 /// `cluster.gpu:` — the GPU that runs every stage (a preset and/or explicit values).
 struct GpuSpec {
   std::string preset;                         // `cluster.gpu.preset`, "" when none
@@ -190,6 +218,8 @@ struct GpuSpec {
   std::optional<Bandwidth> memory_bandwidth;  // HBM bandwidth
   std::optional<Bandwidth> nvlink_bandwidth;  // per GPU, one direction
   EfficiencyModel efficiency;
+  FirstPrinciples mechanisms;  // `first_principles`
+  GpuMeasured measured;        // the preset's numbers for them
   /// The one-number efficiency, or the roofline curve's ceiling for large GEMMs (for closed
   /// forms that need one achieved FLOP rate, such as PipeOffload's k).
   double nominal_efficiency() const {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace bubblesim {
@@ -32,6 +33,26 @@ double bandwidth_of(const GpuSpec& gpu) {
 
 }  // namespace
 
+double wave_factor(const GemmWork& gemm, const GpuMeasured& hw) {
+  if (hw.sms <= 0 || hw.tile_m <= 0 || hw.tile_n <= 0 || !(gemm.m > 0) || !(gemm.n > 0)) return 1.0;
+  // Either orientation of the tile (the library transposes as it likes): the one with fewer
+  // padded tile-waves. Each batch member is its own set of tiles.
+  auto factor = [&](double tm, double tn) {
+    const double tiles = std::ceil(gemm.m / tm) * std::ceil(gemm.n / tn) * std::ceil(gemm.batch);
+    const double sms = static_cast<double>(hw.sms);
+    const double waves = std::ceil(tiles / sms);
+    return waves * sms * tm * tn / (gemm.m * gemm.n * gemm.batch);
+  };
+  const auto tm = static_cast<double>(hw.tile_m), tn = static_cast<double>(hw.tile_n);
+  return std::max(1.0, std::min(factor(tm, tn), factor(tn, tm)));
+}
+
+double compute_rate_factor(const GpuSpec& gpu) {
+  return gpu.mechanisms.sustained_clock && gpu.measured.sustained_clock > 0
+             ? gpu.measured.sustained_clock
+             : 1.0;
+}
+
 double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes) {
   return gemm_seconds_at(gemm, gpu, peak_of(gpu), element_bytes);
 }
@@ -45,7 +66,10 @@ double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak,
   // FP8 operands (1 byte) have a ceiling of their own when the GPU's curve gives one.
   const double ceiling =
       element_bytes == 1.0 && eff.gemm_max_fp8 > 0 ? eff.gemm_max_fp8 : eff.gemm_max;
-  const double compute = eff.gemm_overhead_s + flops / (peak * ceiling);
+  // docs/first-principles.md: whole waves of output tiles (gemm_waves) at the sustained clock.
+  double busy = flops / (peak * ceiling * compute_rate_factor(gpu));
+  if (gpu.mechanisms.gemm_waves) busy *= wave_factor(gemm, gpu.measured);
+  const double compute = eff.gemm_overhead_s + busy;
   const double traffic = gemm.bytes(element_bytes) / (bandwidth_of(gpu) * eff.memory);
   return std::max(compute, traffic);
 }
@@ -77,7 +101,7 @@ PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_byte
     return t;  // the one-number model: memory-bound work is folded into e
   }
   const double attention = backward ? eff.attention_backward : eff.attention_forward;
-  t.attention_s = work.attention_flops / (peak * attention);
+  t.attention_s = work.attention_flops / (peak * attention * compute_rate_factor(gpu));
   double bytes = work.memory_bytes();
   if (fp8 == Fp8Gemms::OnWithCasts) bytes += fp8_cast_bytes(work, element_bytes);
   if (bytes > 0) t.memory_s = bytes / (bandwidth_of(gpu) * eff.memory);

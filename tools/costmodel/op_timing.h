@@ -38,6 +38,16 @@ struct PassTime {
 /// Fraction of `peak` a GEMM of `flops` FLOPs reaches on the curve (before the memory bound).
 double gemm_efficiency(const EfficiencyModel& model, double peak, double flops);
 
+/// `first_principles.gemm_waves`: the time of a GEMM's tiles in whole waves over the GPU's SMs
+/// against its FLOPs alone (>= 1): ceil(tiles / SMs) x SMs x tile area over M N, each batch
+/// member its own tiles, the tile in whichever orientation wastes less; 1 when the GPU's preset
+/// gives no SM count or tile (NVIDIA Matrix Multiplication Background User's Guide, sec. 3).
+double wave_factor(const GemmWork& gemm, const GpuMeasured& hw);
+
+/// `first_principles.sustained_clock`: the share of the curve's compute rate the chip holds at
+/// its power cap (the preset's sustained_clock), else 1.
+double compute_rate_factor(const GpuSpec& gpu);
+
 /// Seconds of one GEMM on `gpu` (element_bytes per operand element).
 double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes);
 

@@ -86,6 +86,19 @@ std::vector<Time> optimizer_steps(const Scenario& sc, const ResolvedScenario& r)
   if (!sc.gpu || !sc.gpu->memory_bandwidth || !(sc.gpu->memory_bandwidth->bytes_per_second() > 0))
     return {};
   std::vector<Time> out;
+  if (sc.gpu->mechanisms.optimizer_step && r.model_costs) {
+    // docs/first-principles.md: Megatron-LM's mixed-precision optimizer step, kernel by kernel,
+    // each pass's bytes at the HBM bandwidth x the memory-bound efficiency.
+    const OptimizerBytes ob = megatron_optimizer_bytes(sc.model->dtype.bytes);
+    const double dp = par.zero >= 1 ? static_cast<double>(std::max(par.dp, 1)) : 1.0;
+    const double rate = sc.gpu->memory_bandwidth->bytes_per_second() * sc.gpu->efficiency.memory;
+    for (const StageBreakdown& b : r.model_costs->stages) {
+      const double params = b.parameters_per_gpu;
+      out.push_back(
+          Time::from_seconds((ob.per_parameter * params + ob.per_shard * params / dp) / rate));
+    }
+    return out;
+  }
   for (const StageCost& c : r.costs.stages) {
     out.push_back(Time::from_seconds(2.0 * c.static_memory.as_double() /
                                      sc.gpu->memory_bandwidth->bytes_per_second()));

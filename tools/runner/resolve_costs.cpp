@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -81,7 +82,30 @@ class TopologyCollectives : public CollectiveTimer {
       throw InputError(
           {Diagnostic{par.where, dp ? "parallelism.zero" : "parallelism.tp", e.what()}});
     }
+    if (const std::optional<Time> nccl = nccl_time(group, kind, bytes)) t.simulated = *nccl;
     return cache_.emplace(key, t).first->second;
+  }
+
+  /// `first_principles.nccl` (docs/first-principles.md): a ring collective inside one node at
+  /// the bus bandwidth nccl-tests measure there, plus NCCL's own latency model (base + one step
+  /// latency per ring step); nullopt when off or the group spans nodes (then the flows time it).
+  std::optional<Time> nccl_time(const std::vector<VertexId>& group, CollectiveKind kind,
+                                double bytes) const {
+    if (!sc_.gpu || !sc_.gpu->mechanisms.nccl || group.size() < 2) return std::nullopt;
+    const std::vector<std::int32_t> nodes = node_of_gpus(*sc_.communication.topology, group);
+    if (std::any_of(nodes.begin(), nodes.end(), [&](std::int32_t x) { return x != nodes[0]; }))
+      return std::nullopt;
+    const GpuMeasured& hw = sc_.gpu->measured;
+    const auto n = static_cast<double>(group.size());
+    // nccl-tests' bus bytes: 2 (n-1)/n S for an all-reduce, (n-1)/n S for the others; ring steps
+    // 2 (n-1) and n-1 (NCCL src/graph/tuning.cc: nsteps).
+    const double share = kind == CollectiveKind::AllReduce ? 2.0 * (n - 1.0) / n : (n - 1.0) / n;
+    const double steps = kind == CollectiveKind::AllReduce ? 2.0 * (n - 1.0) : n - 1.0;
+    const double busbw = kind == CollectiveKind::AllReduce && n > 4 && hw.nvls_busbw > 0
+                             ? hw.nvls_busbw
+                             : hw.nvlink_busbw;
+    return Time::from_seconds(hw.nccl_base_latency_s + steps * hw.nccl_step_latency_s +
+                              share * bytes / busbw);
   }
 
   const Scenario& sc_;

@@ -115,11 +115,14 @@ def scenario_text(cell, runtime, fields):
             if runtime == "megatron":
                 model += f", layers_per_chunk: {chunk_layers}"
         lines.append(f"model: {{{model}}}")
-        lines.append("cluster: {gpu: {preset: a100-80g}}")
-        lines.append(
-            "costs: {per_layer: {"
-            f"forward: {per_layer['f']:.4f}ms, backward_input: {per_layer['b']:.4f}ms, "
-            f"backward_weight: {per_layer['w']:.4f}ms}}}}")
+        on = [k for k in FIRST_PRINCIPLES if fields.get(k)]
+        fp = (", first_principles: {" + ", ".join(f"{k}: true" for k in on) + "}") if on else ""
+        lines.append(f"cluster: {{gpu: {{preset: a100-80g{fp}}}}}")
+        if fields.get("profile", True):
+            lines.append(
+                "costs: {per_layer: {"
+                f"forward: {per_layer['f']:.4f}ms, backward_input: {per_layer['b']:.4f}ms, "
+                f"backward_weight: {per_layer['w']:.4f}ms}}}}")
     else:
         # Table 9 on every stage, as today's replay does: no layout, no embedding or LM head.
         lines.append(
@@ -193,6 +196,55 @@ def summary(rows):
 
 BASE = dict(layout=True, per_layer=True, p2p="blocking", iterations=True, cv=0.0, per="op",
             samples=200, plan="median")
+# The no-profile variant (issue 33): the same scenarios without costs.per_layer, every op from the
+# model on the a100-80g preset, with the first-principles mechanisms the preset has numbers for
+# (docs/first-principles.md; sustained_clock has no A100 measurement and is refused there).
+FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step"]
+NO_PROFILE = dict(profile=False, nccl=True, gemm_waves=True, optimizer_step=True)
+NO_PROFILE_ROWS = [
+    ("model alone, first principles on", "no costs.per_layer; cluster.gpu.first_principles: "
+     "{nccl, gemm_waves, optimizer_step}", {}),
+    ("first principles off", "the datasheet roofline alone (before issue 33)",
+     dict(nccl=False, gemm_waves=False, optimizer_step=False)),
+    ("GEMM waves off", "first_principles.gemm_waves: false", dict(gemm_waves=False)),
+    ("optimizer step off", "first_principles.optimizer_step: false", dict(optimizer_step=False)),
+    ("NCCL bandwidth off", "first_principles.nccl: false (no TP or DP group here: no effect "
+     "expected; p2p is Table 9's T_comm)", dict(nccl=False)),
+]
+
+
+def no_profile_configs(binary, cells):
+    return {name: run_config(binary, cells, dict(NO_PROFILE, **over))
+            for name, _, over in NO_PROFILE_ROWS}
+
+
+def no_profile_section(npc):
+    head = npc[NO_PROFILE_ROWS[0][0]]
+    lines = ["", "## No profile: the model alone (issue 33)", "",
+             "The same scenarios without `costs.per_layer`: every op's time from the model on "
+             "`cluster.gpu.preset: a100-80g` (the roofline of docs/models.md), with the "
+             "first-principles mechanisms of docs/first-principles.md that the A100 preset has "
+             "numbers for, each then switched off alone. Nothing here is fitted. Variability is "
+             "off.", "",
+             "| configuration | what changes | mean abs error | max | mean signed | order kept |",
+             "|---|---|---:|---:|---:|---:|"]
+    for name, what, _ in NO_PROFILE_ROWS:
+        r = npc[name]
+        lines.append(f"| {name} | {what} | {100 * r['mae']:.2f}% | {100 * r['worst']:.2f}% | "
+                     f"{pct(r['bias'])} | {r['pairs'] - len(r['bad'])}/{r['pairs']} |")
+    names = [n for n, _, _ in NO_PROFILE_ROWS[1:]]
+    lines += ["", "Per cell: measured, predicted from the model alone with the mechanisms, its "
+              "error, and the change each mechanism makes (with it minus without, relative to "
+              "the measured time):", "",
+              "| model | m | schedule | measured (s) | predicted (s) | error | " +
+              " | ".join(n.replace(" off", "") for n in names) + " |",
+              "|---|---:|---|---:|---:|---:|" + "---:|" * len(names)]
+    for i, (key, meas, pred, e) in enumerate(head["rows"]):
+        deltas = [pct((pred - npc[n]["rows"][i][2]) / meas) for n in names]
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {meas:.4f} | {pred:.4f} | {pct(e)} | " +
+                     " | ".join(deltas) + " |")
+    lines += ["", NO_PROFILE_READING]
+    return lines
 # Each mechanism of the real-runs model (issue 15, items 1-4), switched off alone.
 ABLATIONS = [
     ("stage layout off", "Megatron's default split instead of one layer fewer on the first and "
@@ -247,7 +299,7 @@ def table10(binary, cells, cv, per, samples, extra=None):
     return out
 
 
-def write_doc(configs, t10, cv, per, scan):
+def write_doc(configs, t10, cv, per, scan, npc=None):
     full = configs["all mechanisms"]
     var = configs.get("with variability")
     lines = [
@@ -351,6 +403,8 @@ def write_doc(configs, t10, cv, per, scan):
             var_cells = f"{vpred:.3f} | {pct(ve)}" if vpred is not None else "— | —"
             lines.append(f"| {model} | {m} | {meas:.3f} | {pred:.3f} | {pct(e)} | {var_cells} |")
     lines += pace_section(full["rows"]) + straggler_section(scan)
+    if npc:
+        lines += no_profile_section(npc)
     lines += ["", "## What is still missing", "", MISSING, ""]
     with open(DOC, "w") as f:
         f.write("\n".join(lines))
@@ -397,11 +451,31 @@ MISSING = """\
 - The embeddings are taken untied on the evidence given above; tied, the post-validation gain
   vanishes (ablation row `tied embeddings`).
 - Only the zero-bubble paper's 24 cells (8 A100s, one node) are given here; the issue's
-  multi-node rows are held back. Published multi-node runs predicted from the datasheet roofline
-  (Megatron-LM SC21, 32 to 3072 A100s: docs/validation-megatron.md) come out 14-22% too fast,
-  with the pipeline and data-parallel scaling as measured and the gap in the ops' own time;
+  multi-node rows are held back. Published multi-node runs predicted from the model and the
+  A100 preset (Megatron-LM SC21, 32 to 3072 A100s: docs/validation-megatron.md) come out 14-22%
+  too fast on the datasheet roofline and 10-17% with the first-principles mechanisms
+  (docs/first-principles.md), with the pipeline and data-parallel scaling as measured and the gap
+  in the ops' own time;
   published MoE runs (docs/validation-moe.md) 7-8% too fast with their FP8 GEMMs,
   5-7% too slow with BF16 GEMMs."""
+
+
+NO_PROFILE_READING = """\
+How to read it: from the model alone every cell is predicted too fast, by 11.4% on average
+(14.2% on the datasheet roofline alone, one pair out of order there and here). Tile and wave
+quantization carries most of what the mechanisms close (2.5 points): the 6.2B layer's GEMMs after
+a 3 x 1024-token micro-batch leave their last wave on the A100's 108 SMs partly idle. Megatron's
+optimizer step as kernels adds 0.3 points; there is no TP or DP group here, so the NCCL bandwidth
+changes nothing (p2p is Table 9's measured T_comm). Where the remaining 11 points are: (1) about
+4 points are the pipeline's pace with the measured profile itself (the sections above: every cell
+is 3-7% fast with Table 9's times, a slower GPU among the eight); (2) the rest is the time of the
+layer's ops: one microbatch's F + B + W of the median stage's layers from the model is 0.89 (1.5B)
+and 0.93 (6.2B) of Table 9's, with tile and wave quantization on (0.88 for both without),
+`bubblesim run` of a one-stage, one-microbatch scenario of those layers on `a100-80g`. That
+share is the roofline's per-kernel time (GEMMs at `gemm_max` 0.85, the memory-bound kernels at
+0.8 of HBM) against the authors' A100s; no A100 sustained-clock measurement exists to apply
+(`first_principles.sustained_clock` is refused on the A100 presets), which is the first candidate
+for it (docs/first-principles.md). The 6% bound is missed; nothing here is fitted to close it."""
 
 
 CV_SOURCE = "given on the command line (--cv, --per)"
@@ -478,12 +552,19 @@ def main():
     if args.write_docs:
         scan = straggler_scan(args.bubblesim, cells, run_config,
                               lambda b, c, extra: table10(b, c, 0.0, "op", 0, extra))
-        write_doc(configs, t10, args.cv, args.per, scan)
+        write_doc(configs, t10, args.cv, args.per, scan, no_profile_configs(args.bubblesim, cells))
     if args.check:
+        # The no-profile section (issue 33) must be the one the doc shows.
+        section = "\n".join(no_profile_section(no_profile_configs(args.bubblesim, cells)))
+        with open(DOC) as f:
+            current = section in f.read()
+        if not current:
+            print(f"{DOC}: the no-profile section differs from this run: rerun with --write-docs",
+                  file=sys.stderr)
         # The iteration-time bounds with everything on (variability included when --cv is given);
         # Table 10's ratio without variability (docs/validation.md shows both).
         best = configs.get("with variability", full)
-        ok = (best["mae"] <= 0.03 and best["worst"] <= 0.06 and not best["bad"] and
+        ok = (current and best["mae"] <= 0.03 and best["worst"] <= 0.06 and not best["bad"] and
               all(abs(row[4]) <= 0.03 for row in t10))
         sys.exit(0 if ok else 1)
 

@@ -81,6 +81,14 @@ def stage_parameters(row):
     return out
 
 
+def first_principles(fields):
+    """The cluster.gpu.first_principles switches of the fields (docs/first-principles.md)."""
+    on = [k for k in FIRST_PRINCIPLES if fields[k]]
+    if not on:
+        return ""
+    return ", first_principles: {" + ", ".join(f"{k}: true" for k in on) + "}"
+
+
 def scenario_text(row, fields):
     """The YAML of one row's scenario under the mechanism fields."""
     p, tp, dp = int(row["pp"]), int(row["tp"]), int(row["dp"])
@@ -114,7 +122,7 @@ def scenario_text(row, fields):
         f"pipeline: {{stages: {p}, microbatches: {m}}}",
         f"model: {{layers: {row['layers']}, hidden: {row['hidden']}, heads: {row['heads']}, "
         f"seq_len: {row['seq_len']}, micro_batch_size: {row['micro_batch']}, {setup}}}",
-        f"cluster: {{gpu: {{preset: a100-80g{fields['efficiency']}}}}}",
+        f"cluster: {{gpu: {{preset: a100-80g{fields['efficiency']}{first_principles(fields)}}}}}",
         TOPOLOGY.format(nodes=int(row["gpus"]) // 8, per_switch=fields["per_switch"]),
         f"parallelism: {{tp: {tp}, dp: {dp_eff}, order: [tp, pp, dp]}}",
         f"data_parallel: {ddp}",
@@ -144,9 +152,12 @@ def predict_row(binary, row, fields):
     return sim["iteration_time_s"] if fields["iterations"] else sim["makespan_s"]
 
 
+# The first-principles mechanisms (docs/first-principles.md) the A100 preset has numbers for;
+# sustained_clock is not among them (no A100 measurement: the preset refuses it).
+FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step"]
 BASE = dict(p2p="blocking", iterations=True, dp_sync=True, recompute=True, tied=True,
             unfused=False, interleaved=True, overlap=False, fp16_grads=True, per_switch=2,
-            efficiency="", noise="")
+            efficiency="", noise="", nccl=True, gemm_waves=True, optimizer_step=True)
 # A spread between GPU chips, each simulated device the slowest of the t x d GPUs it stands for
 # (docs/variability.md, slowest_of: group): at the cv measured on six H200s (docs/calibration.md,
 # "Between chips") and at the cv fitted to the zero-bubble cells (docs/validation.md).
@@ -157,6 +168,17 @@ ZB_FITTED = (", efficiency: {gemm_max: 0.8129, gemm_overhead: 6.5us, "
              "attention: {forward: 0.65, backward: 0.55}, memory: 0.8001}")
 # Each mechanism switched off (or the alternative reading of the setup), alone.
 ABLATIONS = [
+    ("first principles off", "no cluster.gpu.first_principles: the datasheet roofline, TP "
+     "collectives as flows at the 300 GB/s NVLink rate, the optimizer step as two passes over "
+     "the static memory (the predictions before issue 33)",
+     dict(nccl=False, gemm_waves=False, optimizer_step=False)),
+    ("NCCL bandwidth off", "first_principles.nccl: false: TP collectives as flows at the link "
+     "rate instead of nccl-tests' 235 GB/s bus bandwidth and NCCL's latency", dict(nccl=False)),
+    ("GEMM waves off", "first_principles.gemm_waves: false: GEMM time from its FLOPs alone, no "
+     "tile and wave quantization over the 108 SMs", dict(gemm_waves=False)),
+    ("optimizer step off", "first_principles.optimizer_step: false: the step as two passes over "
+     "the static memory at the full HBM rate instead of Megatron's kernels",
+     dict(optimizer_step=False)),
     ("blocking p2p off", "communication.p2p: async", dict(p2p="async")),
     ("whole iterations off", "one iteration's makespan: no optimizer step, no barrier",
      dict(iterations=False)),

@@ -25,7 +25,7 @@ def run_scenario_text(binary, text):
     finally:
         os.unlink(path)
     if out.returncode not in (0, 1):
-        sys.exit(f"bubblesim failed on\n{text}\n{out.stderr}")
+        sys.exit(f"bubblesim failed (exit {out.returncode}) on\n{text}\n{out.stderr}")
     return json.loads(out.stdout)
 
 
