@@ -73,30 +73,6 @@ std::string shorten_quoted(const std::string& s) {
   return out + s.substr(std::min(i, s.size()));
 }
 
-// Control characters (terminal escape sequences included, C1 controls such as U+009B too) and
-// bytes that are not UTF-8 as \xHH; newlines and well-formed UTF-8 are kept.
-std::string escape_controls(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto u = static_cast<unsigned char>(s[i]);
-    const std::size_t length = utf8_sequence_length(s, i);
-    const bool c0 = length == 1 && ((u < 0x20 && u != '\n') || u == 0x7f);
-    const bool c1 = length == 2 && u == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
-    if (length == 0 || c0 || c1) {
-      for (std::size_t k = 0; k < std::max<std::size_t>(length, 1); ++k) {
-        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
-      }
-      i += std::max<std::size_t>(length, 1);
-    } else {
-      out.append(s, i, length);
-      i += length;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string Diagnostic::render() const {
@@ -109,7 +85,7 @@ std::string Diagnostic::render() const {
   out += "error: ";
   if (!key_path.empty()) out += shortened(key_path) + ": ";
   out += shorten_quoted(message);
-  return escape_controls(out);
+  return visible_controls(out, true);
 }
 
 void DiagnosticList::throw_if_any() const {

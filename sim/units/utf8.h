@@ -1,7 +1,9 @@
 #pragma once
-// UTF-8 well-formedness, for the checks on input text and for messages that echo input bytes.
+// UTF-8 well-formedness, for the checks on input text and for messages that echo input bytes;
+// control characters made visible, for user strings that reach a terminal or a report.
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace bubblesim {
@@ -10,5 +12,11 @@ namespace bubblesim {
 /// there does not start one (a stray continuation byte, an overlong form, a UTF-16 surrogate, a
 /// code point above U+10FFFF or a sequence cut short).
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at);
+
+/// `text` with every control character (C0 such as ESC, BEL, CR; DEL; C1 such as U+009B) and
+/// every byte that is not UTF-8 written as \xHH, so that it cannot drive a terminal, forge a
+/// line of a report or break its format; newlines too unless `keep_newlines`. Well-formed UTF-8
+/// is kept.
+std::string visible_controls(std::string_view text, bool keep_newlines = false);
 
 }  // namespace bubblesim
