@@ -18,11 +18,12 @@ namespace {
 // own verdict; the newline starts a Markdown heading and the HTML a tag.
 constexpr const char* kName = "x\x1b[2K\rbest: forged\x07\n## heading <b>raw</b> | `code` [l](u)";
 
-constexpr const char* kScenario = R"(name: "x\e[2K\rbest: forged\a\n## heading <b>raw</b> | `code` [l](u)"
+constexpr const char* kScenario =
+    R"yaml(name: "x\e[2K\rbest: forged\a\n## heading <b>raw</b> | `code` [l](u)"
 pipeline: {stages: 2, microbatches: 4}
 costs: {forward: 1ms, backward_input: 2ms}
 schedules: [gpipe, 1f1b]
-)";
+)yaml";
 
 bool has_control(const std::string& s, bool newlines_allowed) {
   for (unsigned char c : s) {
