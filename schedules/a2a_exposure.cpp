@@ -1,5 +1,7 @@
 #include "schedules/a2a_exposure.h"
 
+#include <algorithm>
+
 namespace bubblesim {
 
 namespace {
@@ -79,7 +81,12 @@ OpExperts op_experts(const Op& op, const std::vector<StageCost>& costs, bool spl
 
 std::vector<A2aTime> a2a_per_device(const Table& table, const std::vector<StageCost>& costs) {
   std::vector<A2aTime> out(static_cast<std::size_t>(table.devices));
-  if (costs.empty()) return out;
+  // Without an all-to-all every device's times are zero: no table index (it is as large as the
+  // table).
+  const bool any = std::any_of(costs.begin(), costs.end(), [](const StageCost& c) {
+    return c.moe.a2a_forward > Time::zero() || c.moe.a2a_backward > Time::zero();
+  });
+  if (!any) return out;
   const TableIndex index(table);
   for (std::size_t d = 0; d < table.device_ops.size() && d < out.size(); ++d) {
     A2aTime& a = out[d];

@@ -37,10 +37,11 @@ struct GeneratorInput {
   /// Per device: bandwidth of the route to and from its host memory (the offload copies), or
   /// `memory.offload.bandwidth` under fixed-delay; empty when no host is reachable.
   std::vector<Bandwidth> offload_d2h, offload_h2d;
-  /// With a topology: per ordered device pair (index a * p + b), the bottleneck bandwidth and the
-  /// latency of the route from device a to device b (what a stage-to-stage transfer pays, without
-  /// contention), filled for neighbouring devices (|a - b| = 1, the transfers of straight and V
-  /// placements; zero elsewhere); empty under fixed-delay communication.
+  /// With a topology: the bottleneck bandwidth and the latency of the route between neighbouring
+  /// devices (what a stage-to-stage transfer of straight and V placements pays, without
+  /// contention): 2p entries, index 2a for the route from device a to a + 1 and 2a + 1 for the
+  /// one to a - 1 (zero where there is no neighbour; p^2 entries were 32 GiB at p = 65536);
+  /// empty under fixed-delay communication.
   std::vector<Bandwidth> route_bandwidth;
   std::vector<Time> route_latency;
   /// How an iteration ends (docs/iterations.md): per pipeline stage the optimizer step of one GPU

@@ -65,9 +65,10 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
   pr.set_uniform_comm(in.delay.ps());
   // With a topology: each boundary's transfer at its route's bottleneck bandwidth plus latency.
   const auto pu = static_cast<std::size_t>(p);
-  if (in.route_bandwidth.size() == pu * pu && in.route_latency.size() == pu * pu) {
+  if (in.route_bandwidth.size() == 2 * pu && in.route_latency.size() == 2 * pu) {
     auto transfer = [&](std::int32_t from, std::int32_t to, Bytes bytes) -> std::int64_t {
-      const std::size_t k = static_cast<std::size_t>(from) * pu + static_cast<std::size_t>(to);
+      if (to != from + 1 && to != from - 1) return 0;  // only neighbours' routes are estimated
+      const auto k = 2 * static_cast<std::size_t>(from) + (to == from + 1 ? 0 : 1);
       const Bandwidth bw = in.route_bandwidth[k];
       const Time t = in.route_latency[k] +
                      (bw.bytes_per_second() > 0 ? transfer_time(bytes, bw) : Time::zero());

@@ -61,4 +61,30 @@ std::string without_invisible(std::string_view text) {
   return out;
 }
 
+std::string visible_controls(std::string_view text, bool keep_newlines) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    const std::size_t length = utf8_sequence_length(text, i);
+    const bool c0 = length == 1 && ((u < 0x20 && !(keep_newlines && u == '\n')) || u == 0x7f);
+    const bool c1 = length == 2 && u == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
+    if (length == 0 || c0 || c1) {
+      for (std::size_t k = 0; k < std::max<std::size_t>(length, 1); ++k) {
+        const auto b = static_cast<unsigned char>(text[i + k]);
+        out += "\\x";
+        out += kHex[b >> 4];
+        out += kHex[b & 15];
+      }
+      i += std::max<std::size_t>(length, 1);
+    } else {
+      out.append(text, i, length);
+      i += length;
+    }
+  }
+  return out;
+}
+
 }  // namespace bubblesim

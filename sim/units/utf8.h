@@ -1,5 +1,6 @@
 #pragma once
-// UTF-8 well-formedness, for the checks on input text and for messages that echo input bytes.
+// UTF-8 well-formedness, for the checks on input text and for messages that echo input bytes;
+// control characters made visible, for user strings that reach a terminal or a report.
 
 #include <cstddef>
 #include <string>
@@ -22,5 +23,11 @@ bool is_invisible_format(char32_t c);
 
 /// `text` without its invisible format characters (is_invisible_format).
 std::string without_invisible(std::string_view text);
+
+/// `text` with every control character (C0 such as ESC, BEL, CR; DEL; C1 such as U+009B) and
+/// every byte that is not UTF-8 written as \xHH, so that it cannot drive a terminal, forge a
+/// line of a report or break its format; newlines too unless `keep_newlines`. Well-formed UTF-8
+/// is kept.
+std::string visible_controls(std::string_view text, bool keep_newlines = false);
 
 }  // namespace bubblesim

@@ -1,7 +1,14 @@
 // Generator time over a (p, m) grid for every registered generator that accepts the input.
+// from-file reads a table instead of generating one: it reads 1F1B's table of the same (p, m),
+// written as bubblesim CSV to a temporary file.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "bench_support.h"
+#include "schedules/table_csv.h"
 
 namespace {
 
@@ -11,6 +18,24 @@ void Generate(benchmark::State& state, const std::string& name) {
   GeneratorInput in = bench::input(static_cast<int>(state.range(0)),
                                    static_cast<int>(state.range(1)), bench::unit_cost());
   const Generator* g = bench::registry().find(name);
+  std::filesystem::path file;
+  if (name == "from-file") {
+    const Table table = bench::registry().find("1f1b")->generate(in);
+    // Its `path` has no default (it named no file: "parameter 'path' has no value").
+    file = std::filesystem::temp_directory_path() /
+           ("bubblesim_bench_from_file_" + std::to_string(::getpid()) + ".csv");
+    std::ofstream(file) << write_table_csv(table);
+    in.params = ParamValues::defaults(g->info.params);
+    in.params.set("path", file.string());
+    in.params.set("format", std::string("bubblesim-csv"));
+  }
+  struct Remove {
+    std::filesystem::path file;
+    ~Remove() {
+      std::error_code ec;
+      if (!file.empty()) std::filesystem::remove(file, ec);
+    }
+  } remove{file};
   try {
     (void)g->generate(in);
   } catch (const ScheduleConstraintError& e) {

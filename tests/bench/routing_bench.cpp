@@ -3,12 +3,17 @@
 // stage-to-stage routes both ways and the ring alpha-beta), as resolve and the engine do.
 //   TopologyRoutes/fat_tree_65536/1024: the fat-tree builder, 8192 nodes x 8 GPUs, radix 64
 //   TopologyRoutes/chain_100000/64:     a general-form chain of 10^5 GPUs
+// and loading a topology from YAML (issue 35 item 5: over 20 s for this chain):
+//   TopologyLoad/chain_yaml/100000: the scenario holding that chain in the general form (about
+//                                   10 MB of YAML), loaded and resolved as `validate` does, p = 64
 #include <benchmark/benchmark.h>
 
 #include <string>
 
 #include "bench_support.h"
 #include "sim/engine/collectives.h"
+#include "tools/runner/resolve.h"
+#include "tools/scenario/scenario_loader.h"
 #include "topologies/topology_builders.h"
 
 namespace {
@@ -64,6 +69,35 @@ void TopologyRoutes(benchmark::State& state) {
 
 Topology chain_100000() { return chain(100'000); }
 
+std::string chain_scenario_yaml(std::int64_t vertices, std::int64_t stages) {
+  std::string yaml = "name: chain\npipeline: {stages: " + std::to_string(stages) +
+                     ", microbatches: 64}\n"
+                     "costs: {forward: 1ms, backward_input: 1ms, p2p_bytes: 8MiB}\n"
+                     "communication: {model: topology}\ntopology:\n  vertices:\n";
+  for (std::int64_t v = 0; v < vertices; ++v)
+    yaml += "    - {name: v" + std::to_string(v) + ", kind: gpu}\n";
+  yaml += "  links:\n";
+  for (std::int64_t v = 1; v < vertices; ++v) {
+    yaml += "    - {between: [v" + std::to_string(v - 1) + ", v" + std::to_string(v) +
+            "], bandwidth: 50GB/s, latency: 1us}\n";
+  }
+  return yaml + "schedules: [1f1b]\n";
+}
+
+void TopologyLoad(benchmark::State& state) {
+  const std::string yaml = chain_scenario_yaml(state.range(0), 64);
+  std::size_t peak_heap = 0;
+  for (auto _ : state) {
+    const std::size_t before = bench::heap_in_use();
+    bench::reset_heap_peak();
+    const Scenario s = load_scenario_string(yaml, "chain.yaml", "", bench::registry());
+    benchmark::DoNotOptimize(resolve(s).routes.bandwidth.data());
+    peak_heap = std::max(peak_heap, bench::heap_peak() - before);
+  }
+  state.counters["yaml_MB"] = static_cast<double>(yaml.size()) / 1e6;
+  state.counters["peak_MiB"] = static_cast<double>(peak_heap) / (1 << 20);
+}
+
 }  // namespace
 
 BENCHMARK_TEMPLATE(TopologyRoutes, fat_tree)
@@ -73,4 +107,8 @@ BENCHMARK_TEMPLATE(TopologyRoutes, fat_tree)
 BENCHMARK_TEMPLATE(TopologyRoutes, chain_100000)
     ->Name("TopologyRoutes/chain_100000")
     ->Arg(64)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(TopologyLoad)
+    ->Name("TopologyLoad/chain_yaml")
+    ->Arg(100'000)
     ->Unit(benchmark::kMillisecond);

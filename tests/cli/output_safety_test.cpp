@@ -322,3 +322,39 @@ TEST_CASE("merge -o onto a part, and two outputs onto one file, are refused") {
         std::string::npos);
   CHECK_FALSE(fs::exists(dir.file("r.txt")));
 }
+
+TEST_CASE(
+    "a per-schedule trace named like another output or an input is refused, nothing written") {
+  // --trace t.json with two schedules writes t.gpipe.json and t.1f1b.json: one of them was the
+  // --html page (or the report), overwritten in silence after the page was written.
+  TempDir dir;
+  const std::string s = dir.file("s.yaml");
+  write_text(s,
+             "name: two\npipeline: {stages: 2, microbatches: 4}\n"
+             "costs: {forward: 1ms, backward_input: 2ms}\nschedules: [gpipe, 1f1b]\n");
+  for (const std::string& flag : {"--html", "-o"}) {
+    CAPTURE(flag);
+    Result r = run("run " + s + " --trace " + dir.file("t.json") + " " + flag + " " +
+                   dir.file("t.1f1b.json"));
+    CAPTURE(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("cannot write '" + dir.file("t.1f1b.json") + "': it is also the output") !=
+          std::string::npos);
+    for (const char* name : {"t.json", "t.gpipe.json", "t.1f1b.json"})
+      CHECK_FALSE(fs::exists(dir.file(name)));
+  }
+  // A per-schedule trace onto the scenario itself.
+  const std::string input = dir.file("x.1f1b.yaml");
+  fs::copy_file(s, input);
+  Result r = run("run " + input + " --trace " + dir.file("x.yaml"));
+  CHECK(r.code == 2);
+  CHECK(r.err.find("an input of this run") != std::string::npos);
+  CHECK(slurp(input) == slurp(s));
+  CHECK_FALSE(fs::exists(dir.file("x.gpipe.yaml")));
+  // Outputs that do not collide: the run writes both traces and the page.
+  CHECK(
+      run("run " + s + " --trace " + dir.file("ok.json") + " --html " + dir.file("ok.html")).code ==
+      0);
+  CHECK(fs::exists(dir.file("ok.gpipe.json")));
+  CHECK(fs::exists(dir.file("ok.1f1b.json")));
+}

@@ -20,7 +20,7 @@ std::string without_timing(nlohmann::json report, bool streamed) {
     for (const char* k : {"wall_time_s", "generate_s", "events_per_s", "streamed"})
       r["run"].erase(k);
   }
-  for (const char* k : {"wall_time_s", "events_per_s"}) report["run"].erase(k);
+  for (const char* k : {"wall_time_s", "setup_s", "events_per_s"}) report["run"].erase(k);
   return report.dump(2);
 }
 

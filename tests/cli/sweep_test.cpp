@@ -86,3 +86,49 @@ TEST_CASE("sweep input errors") {
   Result m = run("merge -o " + dir.file("m.csv") + " " + dir.file("missing.csv"));
   CHECK(m.code == 2);
 }
+
+TEST_CASE("--resume keeps no row computed from a file that changed since (a topology file)") {
+  // The fingerprint covered the sweep file and its base only: after the base's topology file
+  // changed, --resume kept the old rows under the same fingerprint (54.8 ms where a fresh run
+  // gives 3,994.7 ms). It now covers every file the points read, also one only a later point
+  // reads (an axis over topology files).
+  TempDir dir;
+  const std::string fast = slurp(source("scenarios/topologies/two-gpus.yaml"));
+  std::string slow = fast;
+  slow.replace(slow.find("bandwidth: 50GB/s"), 17, "bandwidth: 1MB/s");
+  REQUIRE(slow != fast);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.file(name)) << text;
+  };
+  write("tg.yaml", fast);
+  write("tg2.yaml", fast);
+  write("base.yaml",
+        "name: t\npipeline: {stages: 2, microbatches: 4}\n"
+        "costs: {forward: 1ms, backward_input: 2ms, p2p_bytes: 1MB}\n"
+        "communication: {model: topology}\ntopology: tg.yaml\nschedules: [1f1b]\n");
+  write("first.yaml", "base: base.yaml\naxes:\n  pipeline.microbatches: [4, 8]\n");
+  write("later.yaml", "base: base.yaml\naxes:\n  topology: [tg.yaml, tg2.yaml]\n");
+  for (const auto& [sweep, changed] :
+       {std::pair<std::string, std::string>{"first.yaml", "tg.yaml"}, {"later.yaml", "tg2.yaml"}}) {
+    CAPTURE(sweep);
+    write("tg.yaml", fast);
+    write("tg2.yaml", fast);
+    const std::string out = dir.file(sweep + ".csv");
+    REQUIRE(run("sweep " + dir.file(sweep) + " --jobs 1 -o " + out).code == 0);
+    const std::string before = slurp(out);
+    write(changed, slow);
+    Result resumed = run("sweep " + dir.file(sweep) + " --jobs 1 --resume -o " + out);
+    CAPTURE(resumed.err);
+    CHECK(resumed.code == 2);
+    CHECK(resumed.err.find("was written by a different sweep") != std::string::npos);
+    CHECK(slurp(out) == before);  // refused, left as it was
+    REQUIRE(run("sweep " + dir.file(sweep) + " --jobs 1 -o " + out).code == 0);
+    const std::string fresh = slurp(out);
+    CHECK(fresh.substr(0, fresh.find('\n')) != before.substr(0, before.find('\n')));
+    CHECK(fresh.substr(fresh.find('\n')) != before.substr(before.find('\n')));  // other rows
+    // Unchanged inputs: --resume keeps the finished file as it is.
+    Result again = run("sweep " + dir.file(sweep) + " --jobs 1 --resume -o " + out);
+    CHECK(again.code == 0);
+    CHECK(slurp(out) == fresh);
+  }
+}

@@ -5,9 +5,12 @@
 #include <doctest/doctest.h>
 
 #include "schedules/builtin_generators.h"
+#include "sim/engine/collectives.h"
 #include "tests/scenario/scenario_test_support.h"
 #include "tools/report/resolved_scenario_json.h"
+#include "tools/runner/a2a_plan.h"
 #include "tools/runner/scenario_runner.h"
+#include "topologies/topology_builders.h"
 
 using namespace bubblesim;
 using namespace bubblesim::scenario_test;
@@ -117,4 +120,75 @@ TEST_CASE("replays per schedule: 2, +1 with the offload pass, +1 with faults") {
   CHECK(replays("faults: {stragglers: [{device: 1, slowdown: 2}]}\n") == 3);
   CHECK(replays("memory: {offload: {policy: full}}\n"
                 "faults: {stragglers: [{device: 1, slowdown: 2}]}\n") == 4);
+}
+
+namespace {
+
+/// A chain of `vertices` GPUs in the general form, with p = `stages` on its first GPUs (the
+/// shape of issue 35's 10^5-vertex chain, about 10 MB of YAML at that size).
+std::string chain_scenario(std::int32_t vertices, std::int32_t stages) {
+  std::string yaml = "name: chain\npipeline: {stages: " + std::to_string(stages) +
+                     ", microbatches: 4}\n"
+                     "costs: {forward: 1ms, backward_input: 1ms, p2p_bytes: 8MiB}\n"
+                     "communication: {model: topology}\ntopology:\n  vertices:\n";
+  for (std::int32_t v = 0; v < vertices; ++v)
+    yaml += "    - {name: v" + std::to_string(v) + ", kind: gpu}\n";
+  yaml += "  links:\n";
+  for (std::int32_t v = 1; v < vertices; ++v) {
+    yaml += "    - {between: [v" + std::to_string(v - 1) + ", v" + std::to_string(v) +
+            "], bandwidth: 50GB/s, latency: 1us}\n";
+  }
+  return yaml + "schedules: [1f1b]\n";
+}
+
+}  // namespace
+
+TEST_CASE("resolve: route estimates hold the neighbours' routes only (2p, never p^2)") {
+  // p = 65536 stages asked for a p x p matrix (32 GiB of estimates, of which 2p are filled):
+  // std::bad_alloc after 53 s (issue 35 item 5). A 2000-GPU chain with p = 2000 here.
+  const Scenario s = load(chain_scenario(2000, 2000), builtins());
+  const ResolvedScenario r = resolve(s);
+  REQUIRE(r.routes.bandwidth.size() == 2 * 2000);
+  REQUIRE(r.routes.latency.size() == 2 * 2000);
+  const GeneratorInput in = make_generator_input(r, {});
+  // Index 2a: from device a to a + 1; 2a + 1: to a - 1 (GeneratorInput::route_bandwidth).
+  CHECK(in.route_bandwidth[2 * 0].bytes_per_second() == 50e9);      // 0 -> 1
+  CHECK(in.route_bandwidth[2 * 1 + 1].bytes_per_second() == 50e9);  // 1 -> 0
+  CHECK(in.route_latency[2 * 1999 + 1] == Time::from_seconds(1e-6));
+  CHECK(in.route_bandwidth[2 * 0 + 1].bytes_per_second() == 0.0);  // device 0 has no device -1
+  CHECK(in.route_bandwidth[2 * 1999].bytes_per_second() == 0.0);   // nor 1999 a device 2000
+}
+
+TEST_CASE("a general-form chain topology loads and runs (tests/bench: TopologyLoad/chain)") {
+  const Scenario s = load(chain_scenario(5000, 8), builtins());
+  REQUIRE(s.communication.topology);
+  CHECK(s.communication.topology->vertex_count() == 5000);
+  CHECK(s.communication.topology->link_count() == 2 * 4999);
+  const ScenarioRun run = run_scenario(s, builtins());
+  REQUIRE(run.runs.size() == 1);
+  CHECK(run.runs[0].simulation.status == RunStatus::Ok);
+}
+
+TEST_CASE("all-to-alls of groups with the same shape take the same time (timed once per shape)") {
+  // resolve times each stage's EP all-to-all once per distinct shape: the shape must hold
+  // everything the time depends on, so equal shapes give equal times and a different layout a
+  // different shape.
+  ClusterParams p;
+  p.nodes = 4;
+  p.node.gpus = 4;
+  const Topology t = build_cluster(p);
+  const std::vector<VertexId> all = t.gpus();
+  const std::vector<VertexId> nodes01(all.begin(), all.begin() + 8),
+      nodes23(all.begin() + 8, all.end());
+  CHECK(all_to_all_shape(t, nodes01) == all_to_all_shape(t, nodes23));
+  CHECK(simulate_all_to_all(t, nodes01, 8e6) == simulate_all_to_all(t, nodes23, 8e6));
+  // Two GPUs on each of four nodes: the same size, another layout and another time.
+  const std::vector<VertexId> spread{all[0], all[1], all[4],  all[5],
+                                     all[8], all[9], all[12], all[13]};
+  CHECK(all_to_all_shape(t, spread) != all_to_all_shape(t, nodes01));
+  CHECK(simulate_all_to_all(t, spread, 8e6) != simulate_all_to_all(t, nodes01, 8e6));
+  // Inside one node and inside another: the same shape.
+  const std::vector<VertexId> node0(all.begin(), all.begin() + 4);
+  const std::vector<VertexId> node1(all.begin() + 4, all.begin() + 8);
+  CHECK(all_to_all_shape(t, node0) == all_to_all_shape(t, node1));
 }

@@ -24,7 +24,7 @@ void emit(const std::string& output, const std::string& content, bool quiet,
   }
 }
 
-void check_outputs(std::initializer_list<std::string> outputs) {
+void check_outputs(const std::vector<std::string>& outputs) {
   std::vector<std::pair<std::string, std::string>> seen;  // canonical target, as given
   for (const std::string& output : outputs) {
     if (output.empty() || output == "-") continue;

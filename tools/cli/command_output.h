@@ -3,8 +3,8 @@
 // stderr; and how wide text may be.
 
 #include <cstddef>
-#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace bubblesim {
 
@@ -16,7 +16,7 @@ void emit(const std::string& output, const std::string& content, bool quiet = tr
 /// Refuses, before anything runs, every output that cannot be written: onto an input of the run
 /// (call it after loading the inputs), a device or folder, a missing folder (check_output_path).
 /// Two of them onto the same file are refused too. "" and "-" (stdout) are accepted.
-void check_outputs(std::initializer_list<std::string> outputs);
+void check_outputs(const std::vector<std::string>& outputs);
 
 /// Says on stderr that a command wrote `path` ("wrote out/report.html (HTML report)"), unless
 /// `quiet`. Every command that writes files calls it once per file.

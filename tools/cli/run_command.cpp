@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -86,6 +87,20 @@ std::string failure_summary(const ScenarioRun& result) {
                      result.runs.size() + result.infeasible.size(), fmt::join(failed, ", "));
 }
 
+/// The trace file of each run (labels in run order) when each schedule gets its own: the --trace
+/// name with the label before its extension, numbered where two labels sanitise alike.
+std::vector<std::string> per_schedule_trace_files(const std::string& trace,
+                                                  const std::vector<std::string>& labels) {
+  std::vector<std::string> files;
+  for (const std::string& label : labels) {
+    std::string unique = trace_file_for_schedule(trace, label);
+    for (int n = 2; std::find(files.begin(), files.end(), unique) != files.end(); ++n)
+      unique = trace_file_for_schedule(trace, fmt::format("{}-{}", label, n));
+    files.push_back(unique);
+  }
+  return files;
+}
+
 /// Standard output ('-', and -o left out for the report) carries one output, and --trace '-' one
 /// trace: refused before anything runs, instead of a report and a page mixed on stdout or trace
 /// files named "-.LABEL".
@@ -111,9 +126,11 @@ void check_standard_output(const RunOptions& options, std::size_t schedules) {
 }
 
 int run_command(const Registry& registry, const RunOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
   Scenario scenario = load_scenario_file(options.scenario, registry);
+  const double load_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   scenario.command_line = options.scenario_settings;
-  check_outputs({options.output, options.trace, options.html});
   for (const std::string& name : options.schedules) {
     if (registry.find(name) == nullptr)
       throw InputError("--schedule: " + registry.unknown_name_message(name));
@@ -130,6 +147,24 @@ int run_command(const Registry& registry, const RunOptions& options) {
   }
   check_standard_output(
       options, options.schedules.empty() ? scenario.schedules.size() : options.schedules.size());
+  {
+    // Every file this run may write, checked together before anything runs: a per-schedule
+    // trace named like the report or the HTML page (or like an input) would overwrite it.
+    std::vector<std::string> outputs = {options.output, options.trace, options.html};
+    std::vector<std::string> labels;
+    for (const ScheduleRequest& r : scenario.schedules) {
+      if (options.schedules.empty() || std::find(options.schedules.begin(), options.schedules.end(),
+                                                 r.name) != options.schedules.end())
+        if (const Generator* g = registry.find(r.name))
+          labels.push_back(schedule_label(*g, r.params));
+    }
+    if (!options.trace.empty() && options.trace != "-" && !options.trace_combined &&
+        labels.size() > 1) {
+      for (std::string& file : per_schedule_trace_files(options.trace, labels))
+        outputs.push_back(std::move(file));
+    }
+    check_outputs(outputs);
+  }
   // Recorders for --trace and --html, one set per entry of result.runs.
   struct Recorders {
     std::unique_ptr<ChromeTraceWriter> trace;
@@ -177,6 +212,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
     throw InputError(located_in(e, options.scenario));
   }
   progress.finish();
+  result.load_s = load_s;
   for (const ScheduleRun& run : result.runs) {
     // Named only where holding the table would have been refused.
     if (run.streamed_ops <= static_cast<std::uint64_t>(options.scenario_settings.max_ops) ||
@@ -190,7 +226,10 @@ int run_command(const Registry& registry, const RunOptions& options) {
 
   if (!options.trace.empty()) {
     const bool several = result.runs.size() > 1 && !options.trace_combined;
-    std::vector<std::string> written;
+    std::vector<std::string> labels;
+    for (const ScheduleRun& run : result.runs) labels.push_back(run.label);
+    const std::vector<std::string> files =
+        several ? per_schedule_trace_files(options.trace, labels) : std::vector<std::string>();
     std::vector<std::pair<std::string, std::string>> combined;  // label, trace
     for (std::size_t i = 0; i < result.runs.size(); ++i) {
       const ScheduleRun& run = result.runs[i];
@@ -206,17 +245,10 @@ int run_command(const Registry& registry, const RunOptions& options) {
         combined.emplace_back(run.label, recorders[i].trace->to_json(context));
         continue;
       }
-      std::string path =
-          several ? trace_file_for_schedule(options.trace, run.label) : options.trace;
-      // Two schedules whose labels sanitise alike get a numbered suffix.
-      std::string unique = path;
-      for (int n = 2; std::find(written.begin(), written.end(), unique) != written.end(); ++n) {
-        unique = trace_file_for_schedule(options.trace, fmt::format("{}-{}", run.label, n));
-      }
+      const std::string& unique = several ? files[i] : options.trace;
       write_file_atomically(unique, recorders[i].trace->to_json(context));
       say_written(options.quiet, unique, "Chrome trace of " + run.label);
       if (options.html.empty()) recorders[i].trace.reset();  // its memory is not needed again
-      written.push_back(unique);
     }
     if (options.trace_combined && !combined.empty()) {
       write_file_atomically(options.trace, combine_traces(combined));

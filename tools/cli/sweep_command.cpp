@@ -86,6 +86,8 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
     options.max_ops = o->max_ops;
     options.shard = o->shard.empty() ? shard_from_environment() : parse_shard(o->shard);
     options.progress = true;
+    for (const LoadedPlugin& plugin : context.plugins.loaded())
+      options.plugins.push_back(plugin.canonical_path);
     if (!o->html.empty() && options.shard.count > 1) {
       throw InputError(
           fmt::format("--html: shard {}/{} holds part of the sweep; plot the whole sweep with "

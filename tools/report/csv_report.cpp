@@ -1,12 +1,16 @@
 // The CSV report: one row per schedule with every scalar metric of the metric table.
 #include <fmt/format.h>
 
+#include "sim/units/utf8.h"
 #include "tools/report/metric_table.h"
 #include "tools/report/text_report.h"
 
 namespace bubblesim {
 
-std::string csv_quote(const std::string& field) {
+std::string csv_quote(const std::string& raw) {
+  // A user string's control characters (ESC, BEL, CR) as \xHH: a CR alone would end the record
+  // for some readers, an escape sequence would drive the terminal the CSV is printed on.
+  const std::string field = visible_controls(raw, true);
   if (field.find_first_of(",\"\n") == std::string::npos) return field;
   std::string q = "\"";
   for (char c : field) q += c == '"' ? std::string("\"\"") : std::string(1, c);

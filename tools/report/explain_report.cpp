@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/units/utf8.h"
 #include "tools/report/report_format.h"
 #include "tools/report/text_table.h"
 
@@ -51,7 +52,7 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   const ScheduleRun& subject = e.subject().run;
   std::string out =
       fmt::format("{} at scenario {} ({}): p={} stages, m={} microbatches, communication: {}, {}\n",
-                  e.name, scenario.labels.name, scenario.file, scenario.stages,
+                  e.name, visible_controls(scenario.labels.name), scenario.file, scenario.stages,
                   scenario.microbatches, communication_summary(scenario), budget_summary(scenario));
   out += fmt::format("{}: {}\n", generator.info.name, generator.info.description);
   out += fmt::format("  entry: {} ({})\n", subject.label,
@@ -148,8 +149,8 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   for (const SkippedSchedule& s : e.skipped)
     out += fmt::format("skipped baseline {}: {}\n", s.schedule, s.reason);
   // A table whose first column alone is wider than the width (a long schedule label) still
-  // breaks its rows at spaces.
-  return fit_lines(out, width);
+  // breaks its rows at spaces; user strings (names, paths) cannot drive a terminal.
+  return fit_lines(visible_controls(out, true), width);
 }
 
 nlohmann::json explain_report_json(const Scenario& scenario, const Generator& generator,

@@ -16,7 +16,9 @@
 //   ranking: [{schedule (label), rank, speedup_vs_baseline}] (the verdict: schedules that ran
 //   without failing, fastest first), ranking_metric ("simulation.makespan_s"), baseline,
 //   level_rankings: {formula, table, simulation, changes},
-//   analysis: {offload_k, offload_k_stage, offload_k_formula, offload_hidden, ...}, run: {...}
+//   analysis: {offload_k, offload_k_stage, offload_k_formula, offload_hidden, ...},
+//   run: {wall_time_s (the whole run: loading, setup, every schedule), setup_s (loading and
+//   resolving the scenario), events, events_per_s (per second of the schedules' runs)}
 // Every metric of the metric table (tools/report/metric_table.h) is in its level's object.
 // Everything except the `run` objects is byte-identical between runs of the same input.
 // Version 2: `ranking` became the verdict list (version 1's ranking object is level_rankings).

@@ -1,6 +1,7 @@
 // The Markdown report (a CI job summary): the verdict, then the level tables and the failures.
 #include <fmt/format.h>
 
+#include "sim/units/utf8.h"
 #include "tools/report/idle_split_report.h"
 #include "tools/report/ranking.h"
 #include "tools/report/report_format.h"
@@ -10,9 +11,36 @@
 namespace bubblesim {
 namespace {
 
+/// Any text of the report as Markdown shows it and nothing more: control characters and
+/// newlines as \xHH (a name cannot start a line or a heading), `|` (a table cell), HTML's `<`,
+/// `>` and `&` as entities (no raw HTML), and the characters that open code, emphasis or a link
+/// backslash-escaped.
 std::string md_cell(const std::string& s) {
   std::string out;
-  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  for (char c : visible_controls(s)) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '|':
+      case '\\':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
+        out += '\\';
+        out += c;
+        break;
+      default:
+        out += c;
+    }
+  }
   return out;
 }
 
@@ -39,7 +67,7 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
   const Verdict verdict = make_verdict(scenario, result, options.baseline);
   std::string out =
       fmt::format("## bubblesim: {}\n\np = {} stages, m = {} microbatches, communication: {}\n\n",
-                  scenario.labels.name, scenario.stages, scenario.microbatches,
+                  md_cell(scenario.labels.name), scenario.stages, scenario.microbatches,
                   report_format::communication_summary(scenario));
   out += "**" + md_cell(verdict_headline(verdict)) + "**\n\n";
   if (!verdict.ranked.empty()) {
@@ -73,14 +101,15 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
            md_table(stage_cost_rows(result.resolved), 1);
     const std::vector<std::string> mtp = mtp_cost_notes(result.resolved);
     if (!mtp.empty()) out += "\n";
-    for (const std::string& line : mtp) out += line + ".\n";
+    for (const std::string& line : mtp) out += md_cell(line) + ".\n";
   }
   Ranking ranking = rank_schedules(result);
   if (!ranking.changes.empty()) {
     out += "\n### Ranking changes between levels\n\n";
     for (const RankingChange& c : ranking.changes) {
-      out += fmt::format("- {} beats {} at the {} level but not at the {} level: {}\n", c.better,
-                         c.worse, c.from_level, c.to_level, c.reason);
+      out += fmt::format("- {} beats {} at the {} level but not at the {} level: {}\n",
+                         md_cell(c.better), md_cell(c.worse), c.from_level, c.to_level,
+                         md_cell(c.reason));
     }
   } else if (result.runs.size() > 1) {
     out += "\nThe ranking of schedules is the same at every level.\n";

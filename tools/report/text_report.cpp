@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "sim/units/utf8.h"
 #include "tools/report/idle_split_report.h"
 #include "tools/report/metric_format.h"
 #include "tools/report/ranking.h"
@@ -243,8 +244,8 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
   std::string out =
       wrap_text(fmt::format("scenario {}: p={} stages, m={} microbatches, "
                             "communication: {}",
-                            scenario.labels.name, scenario.stages, scenario.microbatches,
-                            report_format::communication_summary(scenario)),
+                            visible_controls(scenario.labels.name), scenario.stages,
+                            scenario.microbatches, report_format::communication_summary(scenario)),
                 width) +
       "\n";
   out += verdict_text(scenario, verdict, width) + "\n";
@@ -273,7 +274,9 @@ std::string scenario_report_text(const Scenario& scenario, const ScenarioRun& re
         out += "\n" + wrap_text(fmt::format("{}: {}", r.label, r.simulation.failure), width, 2);
     }
   }
-  return out + ranking_changes_text(result, width);
+  // User strings (the name, labels, file and vertex names in messages) reach the terminal: no
+  // control character of theirs (ESC, BEL, CR) may drive it or forge a line of the report.
+  return visible_controls(out + ranking_changes_text(result, width), true);
 }
 
 }  // namespace bubblesim

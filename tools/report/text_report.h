@@ -37,7 +37,8 @@ std::string csv_report_infeasible_row(const Scenario& scenario, const Infeasible
 /// The cells of a row for a point that produced no run (an invalid sweep point): every column of
 /// csv_report_header empty except `status`; no newline.
 std::string csv_report_cells_without_run(std::string_view status);
-/// Quotes a CSV field when it holds a comma, a quote or a newline.
+/// Quotes a CSV field when it holds a comma, a quote or a newline; its other control characters
+/// (ESC, BEL, CR) are written as \xHH (visible_controls).
 std::string csv_quote(const std::string& field);
 
 }  // namespace bubblesim

@@ -1,6 +1,9 @@
 #include "tools/runner/a2a_plan.h"
 
 #include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <unordered_map>
 
 #include "sim/engine/collectives.h"
 
@@ -29,6 +32,36 @@ double a2a_cross_node_factor(const Scenario& scenario, const std::vector<VertexI
   const auto distinct = std::unique(nodes.begin(), nodes.end()) - nodes.begin();
   return std::min(1.0, static_cast<double>(std::min<std::int64_t>(moe.max_nodes, distinct)) /
                            static_cast<double>(moe.top_k));
+}
+
+std::vector<std::int64_t> all_to_all_shape(const Topology& topology,
+                                           const std::vector<VertexId>& gpus) {
+  const auto n = static_cast<std::int64_t>(gpus.size());
+  if (n * (n - 1) > kMaxCollectiveFlows) return {};  // simulate_all_to_all refuses it
+  const std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
+  std::unordered_map<LinkId, std::int64_t> seen;  // link -> its first appearance
+  std::vector<std::int64_t> shape{static_cast<std::int64_t>(gpus.size())};
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    for (std::size_t j = 0; j < gpus.size(); ++j) {
+      if (i == j) continue;
+      const std::optional<Route> r = topology.route(gpus[i], gpus[j]);
+      if (!r) {
+        throw std::invalid_argument("no route between " + topology.vertex_name(gpus[i]) + " and " +
+                                    topology.vertex_name(gpus[j]) + " for a collective");
+      }
+      shape.push_back(node[i] != node[j] ? 1 : 0);
+      shape.push_back(static_cast<std::int64_t>(r->links.size()));
+      for (LinkId l : r->links) {
+        const auto [it, fresh] = seen.try_emplace(l, static_cast<std::int64_t>(seen.size()));
+        shape.push_back(it->second);
+        if (!fresh) continue;  // its capacity and latency are already in the shape
+        shape.push_back(static_cast<std::int64_t>(
+            std::bit_cast<std::uint64_t>(topology.link_bandwidth(l).bytes_per_second())));
+        shape.push_back(topology.link_latency(l).ps());
+      }
+    }
+  }
+  return shape;
 }
 
 std::shared_ptr<const A2aPlan> make_a2a_plan(const ResolvedScenario& resolved, const Table& table,

@@ -2,6 +2,7 @@
 // The engine's A2aPlan (sim/engine/expert_exchange.h) for one table under a scenario's expert
 // parallelism (docs/moe.md, "What the all-to-all contends with").
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -29,5 +30,15 @@ std::vector<VertexId> ep_group(const Scenario& scenario, std::int32_t stage);
 /// `moe.max_nodes` a token goes to at most min(max_nodes, nodes) nodes, once per node, instead
 /// of top_k times; 1 without it.
 double a2a_cross_node_factor(const Scenario& scenario, const std::vector<VertexId>& group);
+
+/// What simulate_all_to_all's result depends on besides the bytes, as numbers: for each ordered
+/// pair of ranks whether they are on different nodes and their route's links, each named by its
+/// first appearance with its bandwidth and latency. Two groups with equal shapes build the same
+/// flows over links shared alike with the same capacities, so their all-to-alls take the same
+/// time (a group and its copy on other nodes of a regular cluster). Empty above
+/// kMaxCollectiveFlows (simulate_all_to_all refuses those); std::invalid_argument when two ranks
+/// have no route.
+std::vector<std::int64_t> all_to_all_shape(const Topology& topology,
+                                           const std::vector<VertexId>& gpus);
 
 }  // namespace bubblesim

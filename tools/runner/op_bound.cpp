@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -59,6 +60,14 @@ OpBound minimum_ops(const Generator& generator, const ParamValues& params, std::
     bound.shape += fmt::format(" (and {} replicas placing every stage)", replicas);
   }
   return bound;
+}
+
+std::int64_t sampled_work(std::int64_t samples, std::int64_t iterations, std::int64_t ops) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t per_replay = ops + kReplayOverheadOps;
+  const std::int64_t per_sample =
+      iterations > kMax / per_replay ? kMax : std::max<std::int64_t>(iterations, 1) * per_replay;
+  return samples > kMax / per_sample ? kMax : samples * per_sample;
 }
 
 }  // namespace bubblesim

@@ -27,9 +27,19 @@ struct OpBound {
 /// Realistic layouts stay far below (p = 1024 x v = 64 is 65,536).
 constexpr std::int64_t kMaxVirtualStages = std::int64_t{1} << 18;
 
-/// Monte Carlo replays of one schedule: samples x the table's ops. At about a million replayed
-/// ops per second and core this is minutes, not hours.
+/// Monte Carlo replays of one schedule: samples x iterations x (the table's ops + the fixed
+/// cost of one replay, kReplayOverheadOps). At about a million replayed ops per second and core
+/// this is minutes, not hours.
 constexpr std::int64_t kMaxSampledOps = std::int64_t{1} << 28;
+
+/// What one replay costs besides its ops (setting up the event loop, sampling, the result), in
+/// ops of replay time: without it 10^7 samples of a 4-op table passed the bound and ran for
+/// 83 s. Measured: see docs/reliability.md, "Limits".
+constexpr std::int64_t kReplayOverheadOps = 64;
+
+/// The replayed ops that count against kMaxSampledOps for `samples` samples of a table of `ops`
+/// ops replayed for `iterations` iterations (saturating).
+std::int64_t sampled_work(std::int64_t samples, std::int64_t iterations, std::int64_t ops);
 
 /// The bound for `generator` with `params` (its defaults fill absent shape parameters) on
 /// `stages` devices and `microbatches` microbatches.

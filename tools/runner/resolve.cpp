@@ -59,8 +59,8 @@ RouteEstimates route_estimates(const Scenario& scenario) {
   if (comm.kind == CommunicationKind::FixedDelay || !comm.topology) return out;
   const Topology& topo = *comm.topology;
   const std::size_t p = comm.placement.size();
-  out.bandwidth.assign(p * p, Bandwidth::bytes_per_second(0.0));
-  out.latency.assign(p * p, Time::zero());
+  out.bandwidth.assign(2 * p, Bandwidth::bytes_per_second(0.0));
+  out.latency.assign(2 * p, Time::zero());
   // Neighbouring devices only: the stage-to-stage transfers of straight and V placements (2p
   // routes; every pair would be p^2 routes, minutes on a large cluster).
   for (std::size_t a = 0; a < p; ++a) {
@@ -70,8 +70,9 @@ RouteEstimates route_estimates(const Scenario& scenario) {
       if (!r || r->links.empty()) continue;
       double bw = topo.link_bandwidth(r->links.front()).bytes_per_second();
       for (LinkId l : r->links) bw = std::min(bw, topo.link_bandwidth(l).bytes_per_second());
-      out.bandwidth[a * p + b] = Bandwidth::bytes_per_second(bw);
-      out.latency[a * p + b] = r->latency;
+      const std::size_t k = 2 * a + (b == a + 1 ? 0 : 1);  // GeneratorInput::route_bandwidth
+      out.bandwidth[k] = Bandwidth::bytes_per_second(bw);
+      out.latency[k] = r->latency;
     }
   }
   return out;

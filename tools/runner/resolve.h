@@ -8,7 +8,7 @@
 //   sync           gradient bytes, optimizer time and TP times per stage (docs/parallelism.md)
 //   offload        per device, the bandwidth of the route to and from its host (or
 //                  memory.offload.bandwidth under fixed-delay)
-//   routes         per ordered device pair, the route's bottleneck bandwidth and latency
+//   routes         per neighbouring device pair, the route's bottleneck bandwidth and latency
 //   iterations     the optimizer step per stage and, per device, what ends an iteration,
 //                  the tied-embedding all-reduce included (tied_embedding.h, docs/iterations.md)
 // make_generator_input and make_engine_input build the inputs from it; nothing else derives them.
@@ -38,9 +38,9 @@ struct OffloadBandwidths {
   std::vector<Bandwidth> d2h, h2d;
 };
 
-/// With a topology: per ordered device pair (a * p + b), the bottleneck bandwidth and latency of
-/// the route from device a to device b, filled for neighbouring devices (|a - b| = 1; zero
-/// elsewhere). Empty under fixed-delay communication.
+/// With a topology: the bottleneck bandwidth and latency of the route from device a to each
+/// neighbour b (|a - b| = 1): 2p entries, 2a to a + 1 and 2a + 1 to a - 1 (as
+/// GeneratorInput::route_bandwidth). Empty under fixed-delay communication.
 struct RouteEstimates {
   std::vector<Bandwidth> bandwidth;
   std::vector<Time> latency;

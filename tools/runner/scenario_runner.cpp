@@ -12,24 +12,13 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/list_replay.h"
 #include "sim/engine/stream_replay.h"
+#include "sim/units/utf8.h"
 #include "tools/runner/op_bound.h"
 #include "tools/runner/stream_choice.h"
 #include "tools/runner/table_costs.h"
 
 namespace bubblesim {
 namespace {
-
-std::string make_label(const Generator& generator, const ParamValues& params) {
-  std::vector<std::string> parts;
-  for (const ParamSpec& spec : generator.info.params) {
-    if (!params.has(spec.name)) continue;
-    const ParamValue& v = params.all().at(spec.name);
-    if (!spec.optional_default && v == spec.default_value) continue;
-    parts.push_back(fmt::format("{}={}", spec.name, to_string(v)));
-  }
-  if (parts.empty()) return generator.info.name;
-  return fmt::format("{}({})", generator.info.name, fmt::join(parts, ","));
-}
 
 /// A generator's message without the "NAME: " it may start with (reports add the label).
 std::string without_prefix(const std::string& message, const std::string& prefix) {
@@ -41,7 +30,7 @@ InfeasibleScheduleError infeasible(const Generator& generator, const ScheduleReq
                                    const ScheduleConstraintError& e) {
   const SourceLocation& at = request.where;
   return InfeasibleScheduleError(InfeasibleSchedule{
-      generator.info.name, make_label(generator, request.params),
+      generator.info.name, schedule_label(generator, request.params),
       at.file.empty() ? "" : fmt::format("{}:{}:{}", at.file, at.line, at.column),
       without_prefix(e.what(), generator.info.name + ": "), e.facts(), e.remedy()});
 }
@@ -200,6 +189,19 @@ void compare_with_plan(ScheduleRun& run) {
 
 }  // namespace
 
+std::string schedule_label(const Generator& generator, const ParamValues& params) {
+  std::vector<std::string> parts;
+  for (const ParamSpec& spec : generator.info.params) {
+    if (!params.has(spec.name)) continue;
+    const ParamValue& v = params.all().at(spec.name);
+    if (!spec.optional_default && v == spec.default_value) continue;
+    // A text value (a file path) is the user's: its control characters shown, never raw.
+    parts.push_back(fmt::format("{}={}", spec.name, visible_controls(to_string(v))));
+  }
+  if (parts.empty()) return generator.info.name;
+  return fmt::format("{}({})", generator.info.name, fmt::join(parts, ","));
+}
+
 std::string InfeasibleSchedule::summary() const {
   std::string out = reason;
   if (!facts.empty()) {
@@ -237,7 +239,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   ScheduleRun run;
   run.schedule = generator.info.name;
   run.params = request.params;
-  run.label = make_label(generator, request.params);
+  run.label = schedule_label(generator, request.params);
 
   // 1. Generate, or open the order stream of a table too large to hold (stream_choice.h).
   GeneratorInput in = make_generator_input(resolved, request.params);
@@ -340,12 +342,18 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     // scratch), then the median sample again for the observers and the per-op outputs, and the
     // replay without noise.
     auto spec = std::make_shared<const VariabilitySpec>(*scenario.variability);
+    // The work the samples do: every sample replays every iteration, each replay its ops and a
+    // fixed cost (a tiny table's 10^7 samples are not free).
     const auto ops = static_cast<std::int64_t>(run.table.op_count());
-    if (ops > 0 && spec->samples > kMaxSampledOps / ops) {
+    const std::int64_t iterations = std::max<std::int64_t>(simulated.iterations.count, 1);
+    if (sampled_work(spec->samples, iterations, ops) > kMaxSampledOps) {
+      const std::int64_t fit = kMaxSampledOps / sampled_work(1, iterations, ops);
       throw InputError(fmt::format(
-          "variability.samples: {} samples of {}'s {} ops are more than {} replayed ops "
-          "(kMaxSampledOps in tools/runner/op_bound.h): use at most {} samples",
-          spec->samples, run.label, ops, kMaxSampledOps, kMaxSampledOps / ops));
+          "variability.samples: {} samples x {} iterations of {} ({} ops, and {} for the fixed "
+          "cost of each replay) are more than {} replayed ops (kMaxSampledOps in "
+          "tools/runner/op_bound.h): use at most {} samples{}",
+          spec->samples, iterations, run.label, ops, kReplayOverheadOps, kMaxSampledOps, fit,
+          iterations > 1 ? " or fewer iterations (iteration.count)" : ""));
     }
     run.monte_carlo = run_monte_carlo(simulated, spec, scenario.command_line.threads);
     const std::uint64_t median = run.monte_carlo->median_sample;
@@ -368,8 +376,10 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
 
 ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry,
                          const std::vector<std::string>& only, const ScenarioRunHooks& hooks) {
+  const auto started = std::chrono::steady_clock::now();
   ScenarioRun out;
   out.resolved = resolve(scenario);
+  out.setup_s = seconds_since(started);
   auto selected = [&](const ScheduleRequest& r) {
     return only.empty() || std::find(only.begin(), only.end(), r.name) != only.end();
   };
@@ -399,6 +409,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry,
       out.skipped.push_back({request.name, e.diagnostics().front().message});
     }
   }
+  out.wall_time_s = seconds_since(started);
   return out;
 }
 

@@ -35,6 +35,12 @@ struct ScenarioRun {
   std::vector<SkippedSchedule> skipped;
   /// Named schedules whose generator could not produce a table (status `infeasible`).
   std::vector<InfeasibleSchedule> infeasible;
+  /// Seconds spent before the schedules: loading the scenario (set by the caller that loaded
+  /// it) and resolving it (costs, collectives and all-to-alls timed on the idle topology).
+  double load_s = 0.0;
+  double setup_s = 0.0;
+  /// Seconds from the start of run_scenario to its end: setup_s and every schedule's run.
+  double wall_time_s = 0.0;
 };
 
 /// Optional callbacks of run_scenario, for progress display and per-schedule observers.
@@ -57,6 +63,10 @@ struct ScenarioRunHooks {
 Table generate_table(const ResolvedScenario& resolved, const Generator& generator,
                      const ScheduleRequest& request,
                      const std::function<void(const std::string&)>& progress = {});
+
+/// A schedule's label in the reports: its name plus its non-default parameters,
+/// "interleaved-1f1b(chunks=2)" (ScheduleRun::label; known before it runs).
+std::string schedule_label(const Generator& generator, const ParamValues& params);
 
 /// Resolves `scenario` and runs every schedule in `scenario.schedules` (or only those named in
 /// `only`, if not empty).

@@ -4,11 +4,13 @@
 //   table       the idealized table: scenario costs, zero communication, no memory budget,
 //   simulation  the event-driven replay with the scenario's communication and memory.
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "schedules/a2a_exposure.h"
 #include "schedules/generator.h"
 #include "schedules/passes/memory_passes.h"
 #include "schedules/table.h"
@@ -52,6 +54,10 @@ struct ScheduleRun {
   /// replays have no per-op timings.
   std::uint64_t streamed_ops = 0;
   std::uint64_t op_count() const { return streamed_ops > 0 ? streamed_ops : table.op_count(); }
+  /// a2a_per_device(table, stage_costs), computed by the first report metric that needs it and
+  /// shared by the others (each would build a table index of its own); reset it when changing
+  /// the table or the costs.
+  mutable std::shared_ptr<const std::vector<A2aTime>> a2a_from_costs;
 };
 
 /// A schedule whose generator could not produce a table within its constraints (a

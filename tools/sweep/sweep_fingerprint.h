@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "schedules/registry.h"
 #include "tools/sweep/sweep_spec.h"
 
 namespace bubblesim {
@@ -19,8 +21,20 @@ namespace bubblesim {
 std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ULL);
 
 /// 16 hex digits of the hash of the tool version, the sweep file's bytes, its base scenario's
-/// bytes and the --max-ops limit (which decides which points are invalid rows).
-std::string sweep_fingerprint(const SweepSpec& spec, std::int64_t max_ops);
+/// bytes, the --max-ops limit (which decides which points are invalid rows) and the content of
+/// each file of `inputs` (with its path relative to the sweep file's folder; a folder: its
+/// files), so that --resume reruns the points when a file they read changed.
+std::string sweep_fingerprint(const SweepSpec& spec, std::int64_t max_ops,
+                              const std::vector<std::string>& inputs = {});
+
+/// The files the sweep's points read besides the sweep file and its base: every file read while
+/// loading point 0 (topology, profile, model files) and the point of each axis value that names
+/// a file or holds a subtree (up to kMaxFingerprintLoads such points), and the files and folders
+/// that string schedule parameters name (from-file's table). Sorted, each once.
+std::vector<std::string> sweep_point_inputs(const SweepSpec& spec, const Registry& registry);
+
+/// Extra points sweep_point_inputs loads for axis values (each a scenario load, not a run).
+inline constexpr std::int64_t kMaxFingerprintLoads = 4096;
 
 /// The first line of the CSV, with its newline; shard I/N is named when N > 1.
 std::string fingerprint_line(const std::string& fingerprint, std::int64_t shard_index,

@@ -54,7 +54,8 @@ void check_first_lines(std::string_view text, const ResumeExpectation& expect,
     if (line.rfind(kFingerprintPrefix, 0) == 0) {
       throw InputError(fmt::format(
           "--resume: '{}' was written by a different sweep ('{}', this sweep's is '{}'): the "
-          "sweep file, its base scenario, --max-ops, --shard or the bubblesim version differ{}",
+          "sweep file, its base scenario, a file its points read (topology, profile, table), a "
+          "plugin, --max-ops, --shard or the bubblesim version differ{}",
           file, line, first_line(expect.fingerprint_line), again));
     }
     throw InputError(fmt::format(

@@ -295,8 +295,12 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
   for (std::int64_t p = options.shard.index; p < spec.point_count(); p += options.shard.count)
     points.push_back(p);
   check_first_point(spec, registry);
+  // Every file the points read is part of the fingerprint: a changed topology or table makes
+  // --resume rerun the points instead of keeping rows computed from the old one.
+  std::vector<std::string> inputs = sweep_point_inputs(spec, registry);
+  inputs.insert(inputs.end(), options.plugins.begin(), options.plugins.end());
 
-  ResumeExpectation expect{fingerprint_line(sweep_fingerprint(spec, options.max_ops),
+  ResumeExpectation expect{fingerprint_line(sweep_fingerprint(spec, options.max_ops, inputs),
                                             options.shard.index, options.shard.count),
                            header_for(spec), points,
                            [&spec](std::int64_t p) { return axis_cells(spec, p); }};

@@ -38,6 +38,9 @@ struct SweepOptions {
   bool resume = false;
   Shard shard;
   bool progress = false;  // a progress line on stderr
+  /// Plugin libraries loaded (--plugin, BUBBLESIM_PLUGIN_PATH): their generators make the rows,
+  /// so the fingerprint covers their content too.
+  std::vector<std::string> plugins;
 };
 
 struct SweepSummary {
