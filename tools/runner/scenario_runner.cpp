@@ -226,7 +226,7 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
   in.progress = progress;
   Table table = generate_from(*resolved.scenario, generator, request, in);
   check_static_memory(resolved, table, table_costs(resolved, table.chunks, request),
-                      make_label(generator, request.params));
+                      schedule_label(generator, request.params));
   return table;
 }
 
