@@ -135,7 +135,7 @@ TEST_CASE("broken plugins are refused with their own message and exit code 2") {
   const std::string not_a_library =
       std::string(BUBBLESIM_SOURCE_DIR) + "/tests/plugins/not_a_library.so";
   const std::vector<Case> cases = {
-      {TEST_PLUGIN_wrong_abi, "plugin ABI version 999, but this bubblesim loads ABI version 3"},
+      {TEST_PLUGIN_wrong_abi, "plugin ABI version 999, but this bubblesim loads ABI version 4"},
       {TEST_PLUGIN_wrong_version, "built against bubblesim '0.0.0-other', but this is bubblesim"},
       {not_a_library, "not a loadable shared library"},
       {TEST_PLUGIN_no_entry, "no entry point: the library does not export 'bubblesim_plugin_info'"},

@@ -22,7 +22,9 @@ import statistics
 import sys
 
 from measured_pace import pace_section, straggler_scan, straggler_section
-from validation_common import pct, run_scenario_text
+from no_profile import FIRST_PRINCIPLES, NO_PROFILE_ROWS, no_profile_section
+from no_profile import no_profile_configs as _no_profile_configs
+from validation_common import order_violations, pct, run_scenario_text, summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MEASURED = os.path.join(ROOT, "scenarios", "validation", "zb_table4_measured.csv")
@@ -175,76 +177,8 @@ def errors(cells, pred):
     return rows
 
 
-def order_violations(rows):
-    """Pairs of schedules (same model and m) whose measured times differ by more than 2% and
-    whose predicted order differs."""
-    bad, pairs = [], 0
-    for i, (ka, ma, pa, _) in enumerate(rows):
-        for kb, mb, pb, _ in rows[i + 1:]:
-            if ka[:2] != kb[:2] or abs(ma - mb) / min(ma, mb) <= 0.02:
-                continue
-            pairs += 1
-            if (ma < mb) != (pa < pb):
-                bad.append((ka, kb))
-    return bad, pairs
-
-
-def summary(rows):
-    e = [abs(r[3]) for r in rows]
-    return statistics.mean(e), max(e)
-
-
 BASE = dict(layout=True, per_layer=True, p2p="blocking", iterations=True, cv=0.0, per="op",
             samples=200, plan="median")
-# The no-profile variant (issue 33): the same scenarios without costs.per_layer, every op from the
-# model on the a100-80g preset, with the first-principles mechanisms the preset has numbers for
-# (docs/first-principles.md; sustained_clock has no A100 measurement and is refused there).
-FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step"]
-NO_PROFILE = dict(profile=False, nccl=True, gemm_waves=True, optimizer_step=True)
-NO_PROFILE_ROWS = [
-    ("model alone, first principles on", "no costs.per_layer; cluster.gpu.first_principles: "
-     "{nccl, gemm_waves, optimizer_step}", {}),
-    ("first principles off", "the datasheet roofline alone (before issue 33)",
-     dict(nccl=False, gemm_waves=False, optimizer_step=False)),
-    ("GEMM waves off", "first_principles.gemm_waves: false", dict(gemm_waves=False)),
-    ("optimizer step off", "first_principles.optimizer_step: false", dict(optimizer_step=False)),
-    ("NCCL bandwidth off", "first_principles.nccl: false (no TP or DP group here: no effect "
-     "expected; p2p is Table 9's T_comm)", dict(nccl=False)),
-]
-
-
-def no_profile_configs(binary, cells):
-    return {name: run_config(binary, cells, dict(NO_PROFILE, **over))
-            for name, _, over in NO_PROFILE_ROWS}
-
-
-def no_profile_section(npc):
-    head = npc[NO_PROFILE_ROWS[0][0]]
-    lines = ["", "## No profile: the model alone (issue 33)", "",
-             "The same scenarios without `costs.per_layer`: every op's time from the model on "
-             "`cluster.gpu.preset: a100-80g` (the roofline of docs/models.md), with the "
-             "first-principles mechanisms of docs/first-principles.md that the A100 preset has "
-             "numbers for, each then switched off alone. Nothing here is fitted. Variability is "
-             "off.", "",
-             "| configuration | what changes | mean abs error | max | mean signed | order kept |",
-             "|---|---|---:|---:|---:|---:|"]
-    for name, what, _ in NO_PROFILE_ROWS:
-        r = npc[name]
-        lines.append(f"| {name} | {what} | {100 * r['mae']:.2f}% | {100 * r['worst']:.2f}% | "
-                     f"{pct(r['bias'])} | {r['pairs'] - len(r['bad'])}/{r['pairs']} |")
-    names = [n for n, _, _ in NO_PROFILE_ROWS[1:]]
-    lines += ["", "Per cell: measured, predicted from the model alone with the mechanisms, its "
-              "error, and the change each mechanism makes (with it minus without, relative to "
-              "the measured time):", "",
-              "| model | m | schedule | measured (s) | predicted (s) | error | " +
-              " | ".join(n.replace(" off", "") for n in names) + " |",
-              "|---|---:|---|---:|---:|---:|" + "---:|" * len(names)]
-    for i, (key, meas, pred, e) in enumerate(head["rows"]):
-        deltas = [pct((pred - npc[n]["rows"][i][2]) / meas) for n in names]
-        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {meas:.4f} | {pred:.4f} | {pct(e)} | " +
-                     " | ".join(deltas) + " |")
-    lines += ["", NO_PROFILE_READING]
-    return lines
 # Each mechanism of the real-runs model (issue 15, items 1-4), switched off alone.
 ABLATIONS = [
     ("stage layout off", "Megatron's default split instead of one layer fewer on the first and "
@@ -266,6 +200,10 @@ ABLATIONS = [
      "chips as measured (docs/calibration.md, \"Between chips\"); the paper's A100s' is not known",
      dict(cv=0.0126, per="device")),
 ]
+
+
+def no_profile_configs(binary, cells):
+    return _no_profile_configs(run_config, binary, cells)
 
 
 def run_config(binary, cells, overrides):
@@ -458,24 +396,6 @@ MISSING = """\
   in the ops' own time;
   published MoE runs (docs/validation-moe.md) 7-8% too fast with their FP8 GEMMs,
   5-7% too slow with BF16 GEMMs."""
-
-
-NO_PROFILE_READING = """\
-How to read it: from the model alone every cell is predicted too fast, by 11.4% on average
-(14.2% on the datasheet roofline alone, one pair out of order there and here). Tile and wave
-quantization carries most of what the mechanisms close (2.5 points): the 6.2B layer's GEMMs after
-a 3 x 1024-token micro-batch leave their last wave on the A100's 108 SMs partly idle. Megatron's
-optimizer step as kernels adds 0.3 points; there is no TP or DP group here, so the NCCL bandwidth
-changes nothing (p2p is Table 9's measured T_comm). Where the remaining 11 points are: (1) about
-4 points are the pipeline's pace with the measured profile itself (the sections above: every cell
-is 3-7% fast with Table 9's times, a slower GPU among the eight); (2) the rest is the time of the
-layer's ops: one microbatch's F + B + W of the median stage's layers from the model is 0.89 (1.5B)
-and 0.93 (6.2B) of Table 9's, with tile and wave quantization on (0.88 for both without),
-`bubblesim run` of a one-stage, one-microbatch scenario of those layers on `a100-80g`. That
-share is the roofline's per-kernel time (GEMMs at `gemm_max` 0.85, the memory-bound kernels at
-0.8 of HBM) against the authors' A100s; no A100 sustained-clock measurement exists to apply
-(`first_principles.sustained_clock` is refused on the A100 presets), which is the first candidate
-for it (docs/first-principles.md). The 6% bound is missed; nothing here is fitted to close it."""
 
 
 CV_SOURCE = "given on the command line (--cv, --per)"
