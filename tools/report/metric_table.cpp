@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "schedules/a2a_exposure.h"
-#include "tools/report/throughput.h"
 #include "tools/report/idle_split_report.h"
+#include "tools/report/throughput.h"
 
 namespace bubblesim {
 namespace {
