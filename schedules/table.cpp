@@ -41,6 +41,21 @@ std::vector<std::int32_t> Placement::stages_held_by(std::int32_t device) const {
   return stages;
 }
 
+std::vector<std::vector<std::int32_t>> Placement::stages_by_device(std::int32_t devices) const {
+  std::vector<std::vector<std::int32_t>> held(static_cast<std::size_t>(std::max(devices, 0)));
+  for (const auto& map : device_of_stage) {
+    for (std::size_t s = 0; s < map.size(); ++s) {
+      if (map[s] >= 0 && map[s] < devices)
+        held[static_cast<std::size_t>(map[s])].push_back(static_cast<std::int32_t>(s));
+    }
+  }
+  for (auto& stages : held) {
+    std::sort(stages.begin(), stages.end());
+    stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+  }
+  return held;
+}
+
 std::vector<std::int32_t> Placement::holders_of(std::int32_t stage) const {
   std::vector<std::int32_t> devices;
   for (const auto& map : device_of_stage) {

@@ -36,6 +36,9 @@ struct Placement {
   /// The stages `device` holds in any replica, ascending, each once (a replicated stage's weights
   /// exist once per device that holds it: static memory, optimizer steps, gradient syncs).
   std::vector<std::int32_t> stages_held_by(std::int32_t device) const;
+  /// stages_held_by for every device at once (`devices` entries): one pass over the maps, where
+  /// a loop of stages_held_by over the devices is quadratic (65,536 stages: 4 G steps).
+  std::vector<std::vector<std::int32_t>> stages_by_device(std::int32_t devices) const;
   /// The devices holding `stage` in any replica, ascending, each once.
   std::vector<std::int32_t> holders_of(std::int32_t stage) const;
 

@@ -44,18 +44,70 @@ LinkGraph::LinkGraph(std::int32_t vertex_count, std::vector<SearchLink> all)
   }
 }
 
-SourceSearch::SourceSearch(const LinkGraph& graph, VertexId source, VertexId through)
-    : graph_(&graph), source_(source), through_vertex_(through) {
+SourceSearch::SourceSearch(const LinkGraph& graph, VertexId source, VertexId through,
+                           Direction direction)
+    : graph_(&graph), source_(source), through_vertex_(through), direction_(direction) {
   const auto n = static_cast<std::size_t>(graph.vertices);
   cost_.assign(n, kInfiniteCost);
+  key_.assign(n, kInfiniteCost);
   settled_.assign(n, 0);
   if (through_vertex_ >= 0) through_.assign(n, 0);
   heap_pos_.assign(n, -1);
   push_or_decrease(source, PathCost{});
 }
 
+void SourceSearch::restart(VertexId source, VertexId through, const SourceSearch* goal) {
+  for (VertexId v : touched_) {
+    const auto vu = static_cast<std::size_t>(v);
+    cost_[vu] = kInfiniteCost;
+    key_[vu] = kInfiniteCost;
+    settled_[vu] = 0;
+    heap_pos_[vu] = -1;
+    if (!through_.empty()) through_[vu] = 0;
+  }
+  touched_.clear();
+  heap_.clear();
+  order_.clear();
+  relaxations_ = 0;
+  upper_ = kInfiniteCost;
+  source_ = source;
+  through_vertex_ = through;
+  goal_ = goal;
+  if (through_vertex_ >= 0 && through_.empty())
+    through_.assign(static_cast<std::size_t>(graph_->vertices), 0);
+  push_or_decrease(source, PathCost{});
+}
+
+PathCost SourceSearch::lower_bound(VertexId v) const {
+  if (settled(v)) return cost(v);
+  return heap_.empty() ? kInfiniteCost : cost(heap_.front());
+}
+
+bool SourceSearch::prune(VertexId v, const PathCost& c) {
+  // A vertex the reverse search settled closes a route: cost + its exact cost to go bounds the
+  // route's cost from above. A vertex whose key exceeds that bound is on no shortest route.
+  if (goal_->settled(v)) upper_ = std::min(upper_, combine(c, goal_->cost(v)));
+  return !(upper_ < combine(c, goal_->lower_bound(v)));
+}
+
+bool SourceSearch::step_within(std::int64_t budget) {
+  if (heap_.empty()) return false;
+  const auto vu = static_cast<std::size_t>(heap_.front());
+  const std::vector<std::int32_t>& begin =
+      direction_ == Direction::Forward ? graph_->out_begin : graph_->in_begin;
+  if (relaxations_ + (begin[vu + 1] - begin[vu]) > budget) return false;
+  return step();
+}
+
+void SourceSearch::settle_goal() {
+  // A vertex on a shortest route to the target has a key at most the target's, and a smaller
+  // cost when equal (every link adds a hop): it is settled before the target.
+  settle(goal_->source());
+}
+
 bool SourceSearch::step() {
   if (heap_.empty()) return false;
+
   const VertexId v = pop();
   settled_[static_cast<std::size_t>(v)] = 1;
   order_.push_back(v);
@@ -67,15 +119,22 @@ bool SourceSearch::step() {
   const std::uint8_t passes = tracking ? through_[static_cast<std::size_t>(v)] : 0;
   const PathCost base = cost(v);
   const auto vu = static_cast<std::size_t>(v);
-  for (std::int32_t i = graph_->out_begin[vu]; i < graph_->out_begin[vu + 1]; ++i) {
-    const SearchLink& l = graph_->links[static_cast<std::size_t>(graph_->out[i])];
-    if (settled(l.target)) continue;
+  const bool forward = direction_ == Direction::Forward;
+  const std::vector<std::int32_t>& begin = forward ? graph_->out_begin : graph_->in_begin;
+  const std::vector<LinkId>& adjacent = forward ? graph_->out : graph_->in;
+  relaxations_ += begin[vu + 1] - begin[vu];
+  for (std::int32_t i = begin[vu]; i < begin[vu + 1]; ++i) {
+    const SearchLink& l =
+        graph_->links[static_cast<std::size_t>(adjacent[static_cast<std::size_t>(i)])];
+    const VertexId next = forward ? l.target : l.source;
+    if (settled(next)) continue;
     const PathCost c = combine(base, l.cost);
-    if (c < cost(l.target)) {
-      push_or_decrease(l.target, c);
-      if (tracking) through_[static_cast<std::size_t>(l.target)] = passes;
-    } else if (passes != 0 && c == cost(l.target)) {
-      through_[static_cast<std::size_t>(l.target)] = 1;
+    if (c < cost(next)) {
+      if (goal_ != nullptr && !prune(next, c)) continue;
+      push_or_decrease(next, c);
+      if (tracking) through_[static_cast<std::size_t>(next)] = passes;
+    } else if (passes != 0 && c == cost(next)) {
+      through_[static_cast<std::size_t>(next)] = 1;
     }
   }
   return true;
@@ -113,18 +172,25 @@ LinkId SourceSearch::via_through(VertexId v) const {
 }
 
 std::size_t SourceSearch::memory_bytes() const {
-  return cost_.capacity() * sizeof(PathCost) + settled_.capacity() + through_.capacity() +
-         (heap_pos_.capacity() + heap_.capacity() + order_.capacity()) * sizeof(std::int32_t);
+  return (cost_.capacity() + key_.capacity()) * sizeof(PathCost) + settled_.capacity() +
+         through_.capacity() +
+         (heap_pos_.capacity() + heap_.capacity() + order_.capacity() + touched_.capacity()) *
+             sizeof(std::int32_t);
 }
 
 bool SourceSearch::before(VertexId a, VertexId b) const {
+  const PathCost& ka = key_[static_cast<std::size_t>(a)];
+  const PathCost& kb = key_[static_cast<std::size_t>(b)];
+  if (ka != kb) return ka < kb;
   const PathCost& ca = cost(a);
   const PathCost& cb = cost(b);
   return ca < cb || (ca == cb && a < b);
 }
 
 void SourceSearch::push_or_decrease(VertexId v, const PathCost& c) {
+  if (cost_[static_cast<std::size_t>(v)] == kInfiniteCost) touched_.push_back(v);
   cost_[static_cast<std::size_t>(v)] = c;
+  key_[static_cast<std::size_t>(v)] = goal_ != nullptr ? combine(c, goal_->lower_bound(v)) : c;
   std::int32_t& pos = heap_pos_[static_cast<std::size_t>(v)];
   if (pos < 0) {
     pos = static_cast<std::int32_t>(heap_.size());

@@ -43,10 +43,30 @@ struct LinkGraph {
 
 /// Dijkstra from one source with an indexed binary heap; costs are exact for settled vertices.
 /// Optionally tracks which shortest routes pass one `through` vertex (the source GPU's own NIC).
+///
+/// A reverse search walks the links backwards (costs to the source instead of from it); a
+/// forward search given one (`goal`) is goal-directed: it settles vertices in the order of
+/// cost + the reverse search's lower bound of the cost still to go (A*; the bound is the reverse
+/// cost where settled, else the reverse search's radius, which is consistent), then cost, then
+/// vertex id. Costs of settled vertices stay exact and every vertex on a shortest route to the
+/// goal's source is settled by settle_goal(), so via(), through() and the routes they give are
+/// those of the plain search; what changes is how much of the graph is settled on the way (a
+/// cross-leaf route on a 65,536-GPU fat tree: tens of vertices instead of all of them).
 class SourceSearch {
  public:
+  enum class Direction { Forward, Reverse };
   /// `through`: a vertex whose shortest routes are told apart (through(), via_through()); -1: none.
-  SourceSearch(const LinkGraph& graph, VertexId source, VertexId through = -1);
+  SourceSearch(const LinkGraph& graph, VertexId source, VertexId through = -1,
+               Direction direction = Direction::Forward);
+  /// Starts over from `source`, reusing the per-vertex arrays: only the entries the previous
+  /// search touched are cleared, so a restart costs what that search did, not the graph's size
+  /// (65,536 searches on a 65,536-GPU fat tree: a memset of every array each would be 256 GB).
+  /// `goal`: a reverse search from the target (forward searches only; it must outlive this one).
+  void restart(VertexId source, VertexId through = -1, const SourceSearch* goal = nullptr);
+  /// Goal-directed: settles the goal's source and every vertex on a shortest route to it.
+  void settle_goal();
+  /// A lower bound of the cost from `v` to this reverse search's source (consistent).
+  PathCost lower_bound(VertexId v) const;
 
   VertexId source() const { return source_; }
   VertexId through_vertex() const { return through_vertex_; }
@@ -58,6 +78,10 @@ class SourceSearch {
   void settle_through(const PathCost& bound);
   bool settled(VertexId v) const { return settled_[static_cast<std::size_t>(v)] != 0; }
   const PathCost& cost(VertexId v) const { return cost_[static_cast<std::size_t>(v)]; }
+  /// step() unless settling the next vertex would take the links followed past `budget`.
+  bool step_within(std::int64_t budget);
+  /// Links followed since the start (a measure of the work done).
+  std::int64_t relaxations() const { return relaxations_; }
   /// Settled vertices in the order they were settled (nondecreasing cost).
   const std::vector<VertexId>& order() const { return order_; }
   /// The link into settled `v` on its route: among the links from settled vertices that reach `v`
@@ -79,6 +103,8 @@ class SourceSearch {
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);
   bool before(VertexId a, VertexId b) const;
+  // Goal-directed: whether `v`, reached at cost `c`, can still be on a shortest route.
+  bool prune(VertexId v, const PathCost& c);
   // The first in-link of settled `v` from a settled vertex that reaches it at its cost and,
   // with `through_only`, has through() set.
   LinkId best_in_link(VertexId v, bool through_only) const;
@@ -86,12 +112,19 @@ class SourceSearch {
   const LinkGraph* graph_;
   VertexId source_;
   VertexId through_vertex_;
+  Direction direction_;
+  const SourceSearch* goal_ = nullptr;
   std::vector<PathCost> cost_;
+  std::vector<PathCost> key_;  // cost + the goal's lower bound (the heap's order); = cost without
+
   std::vector<std::uint8_t> through_;  // per vertex, when through_vertex_ >= 0
   std::vector<std::uint8_t> settled_;
   std::vector<std::int32_t> heap_pos_;  // -1: not in the heap
   std::vector<VertexId> heap_;
   std::vector<VertexId> order_;
+  std::vector<VertexId> touched_;  // vertices whose cost is finite (cleared by restart)
+  std::int64_t relaxations_ = 0;
+  PathCost upper_ = kInfiniteCost;  // goal-directed: the cost of the best route found so far
 };
 
 }  // namespace bubblesim

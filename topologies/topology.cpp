@@ -19,8 +19,14 @@ namespace {
 constexpr std::int64_t kOneMiB = std::int64_t{1} << 20;
 // Searches kept for reuse (a resumed search costs nothing for vertices already settled): as many
 // as fit in this many bytes, at least two. Routes kept: at most this many (then the map restarts).
-constexpr std::size_t kSearchCacheBytes = std::size_t{256} << 20;
+constexpr std::size_t kSearchCacheBytes = std::size_t{64} << 20;
 constexpr std::size_t kMaxCachedRoutes = std::size_t{1} << 20;
+// Links the reverse search from a route's destination relaxes at most (it stops before the
+// vertex that would pass this many) to bound the forward search (route_search.h): enough to leave
+// the destination's node and settle its first switch, so that the forward search skips the rest
+// of the network; more costs more per route than it saves (a spine switch of a large fat tree
+// has thousands of links in).
+constexpr std::int64_t kReverseRelaxations = 512;
 
 struct LinkInfo {
   VertexId source = 0;
@@ -37,6 +43,8 @@ struct RouteCache {
   std::unique_ptr<LinkGraph> graph;
   std::size_t max_searches = 2;
   std::vector<std::unique_ptr<SourceSearch>> searches;  // least recently used first
+  // The goal-directed search of compute_route and the reverse search that bounds it.
+  std::unique_ptr<SourceSearch> toward, reverse;
   std::unordered_map<std::uint64_t, std::optional<Route>> routes;
   std::unordered_map<VertexId, std::optional<VertexId>> hosts;
 };
@@ -87,10 +95,32 @@ struct Topology::Impl {
                   c.searches.begin() + static_cast<std::ptrdiff_t>(i) + 1, c.searches.end());
       return *c.searches.back();
     }
-    if (c.searches.size() >= c.max_searches) c.searches.erase(c.searches.begin());
-    c.searches.push_back(
-        std::make_unique<SourceSearch>(*c.graph, source, nics[static_cast<std::size_t>(source)]));
+    const VertexId through = nics[static_cast<std::size_t>(source)];
+    if (c.searches.size() >= c.max_searches) {  // the least recently used one starts over
+      std::rotate(c.searches.begin(), c.searches.begin() + 1, c.searches.end());
+      c.searches.back()->restart(source, through);
+    } else {
+      c.searches.push_back(std::make_unique<SourceSearch>(*c.graph, source, through));
+    }
     return *c.searches.back();
+  }
+
+  // The search from `from` toward `to`, goal-directed (route_search.h): every vertex on a
+  // shortest route settled with its exact cost. Caller holds cache->mutex.
+  SourceSearch& search_toward(VertexId from, VertexId to) const {
+    RouteCache& c = *cache;
+    if (!c.graph) build_graph(c);
+    if (!c.reverse) {
+      c.reverse =
+          std::make_unique<SourceSearch>(*c.graph, to, -1, SourceSearch::Direction::Reverse);
+      c.toward = std::make_unique<SourceSearch>(*c.graph, from);
+    }
+    c.reverse->restart(to);
+    while (c.reverse->step_within(kReverseRelaxations)) {
+    }
+    c.toward->restart(from, nics[static_cast<std::size_t>(from)], c.reverse.get());
+    c.toward->settle_goal();
+    return *c.toward;
   }
 
   void build_graph(RouteCache& c) const {
@@ -99,8 +129,8 @@ struct Topology::Impl {
     for (const LinkInfo& l : links) search_links.push_back(SearchLink{l.source, l.target, l.cost});
     c.graph = std::make_unique<LinkGraph>(static_cast<std::int32_t>(names.size()),
                                           std::move(search_links));
-    // A search holds a cost (16 bytes), two flags and three int32 arrays per vertex.
-    const std::size_t per_search = names.size() * (sizeof(PathCost) + 2 + 3 * 4) + 1;
+    // A search holds a cost (16 bytes), two flags and four int32 arrays per vertex.
+    const std::size_t per_search = names.size() * (sizeof(PathCost) + 2 + 4 * 4) + 1;
     c.max_searches = std::max<std::size_t>(2, kSearchCacheBytes / per_search);
   }
 
@@ -125,8 +155,7 @@ struct Topology::Impl {
   // directions of a link next to each other, with the same cost: the reverse of l is l ^ 1).
   std::optional<Route> compute_route(VertexId from, VertexId to) const {
     if (from == to) return Route{};
-    SourceSearch* search = &search_from(from);
-    search->settle(to);
+    SourceSearch* search = &search_toward(from, to);
     if (!search->settled(to)) return std::nullopt;
     const PathCost best = search->cost(to);
     const bool out = search->through(to);
@@ -135,16 +164,13 @@ struct Topology::Impl {
     // (every link adds a hop); an unsettled vertex is at least as far.
     if (in >= 0 && in != from && search->settled(in) && search->cost(in) < best) {
       const PathCost to_in = search->cost(in);
-      SourceSearch& back = search_from(to);  // may evict others, not the last used (`from`'s)
+      SourceSearch& back = search_from(to);  // a plain search: `toward` stays as it is
       back.settle(in);
       std::optional<Route> leg;  // from the destination out to its NIC, when on a shortest route
       if (back.settled(in) && combine(to_in, back.cost(in)) == best) {
         leg.emplace();
         append_route(back, in, *leg, false);
       }
-      // `from`'s search again, the most recently used once more (one fetch for both outcomes).
-      search = &search_from(from);
-      search->settle(to);  // a no-op unless it was evicted after all
       if (leg && (search->through(in) || !out)) {
         Route r;
         append_route(*search, in, r, search->through(in));

@@ -15,9 +15,10 @@ MemoryPeaks peaks_of(const std::vector<DeviceMemory>& devices) {
 
 std::vector<DeviceMemory> devices_of(const Table& table, const std::vector<StageCost>& costs) {
   std::vector<DeviceMemory> out;
+  const auto held = table.placement.stages_by_device(table.devices);
   for (std::int32_t d = 0; d < table.devices; ++d) {
     Bytes bytes;
-    for (std::int32_t s : table.placement.stages_held_by(d))
+    for (std::int32_t s : held[static_cast<std::size_t>(d)])
       bytes += costs[static_cast<std::size_t>(s)].static_memory;
     out.emplace_back(bytes);
   }

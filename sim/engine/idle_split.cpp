@@ -43,10 +43,10 @@ std::vector<Time> compute_ends(const Table& table, const OpTimings& timings, std
 
 }  // namespace
 
-Time IdleSplit::total(const std::vector<Time>& part) {
-  Time sum;
-  for (Time t : part) sum += t;
-  return sum;
+double IdleSplit::total_seconds(const std::vector<Time>& part) {
+  long double sum = 0;  // exact below 2^64 ps, then rounded once as Time::seconds() rounds
+  for (Time t : part) sum += static_cast<long double>(t.ps());
+  return static_cast<double>(sum) * 1e-12;
 }
 
 IdleSplit idle_split(const Table& table, const std::vector<StageCost>& stage_costs,

@@ -25,8 +25,9 @@ namespace bubblesim {
 struct IdleSplit {
   /// Per device; idle[d] = makespan - busy[d] + all_to_all[d] = the sum of the five parts.
   std::vector<Time> bubble, imbalance, p2p, collectives, all_to_all, idle;
-  /// The sum over devices of one part.
-  static Time total(const std::vector<Time>& part);
+  /// The sum over devices of one part, in device-seconds (a double: 65,536 devices idle for
+  /// minutes each pass the 106 days a Time holds).
+  static double total_seconds(const std::vector<Time>& part);
 };
 
 /// The split of a finished replay of `table` with `stage_costs` per table stage: its metrics and

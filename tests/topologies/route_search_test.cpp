@@ -104,6 +104,48 @@ TEST_CASE("lazy routes and nearest hosts equal the brute-force reference") {
   }
 }
 
+// Large enough that the reverse search bounding each route stops part way (topology.cpp relaxes
+// at most 512 links), with hubs of many links like the spine switches of a fat tree: the
+// goal-directed search must still give the reference's route, ties included.
+TEST_CASE("goal-directed routes on large graphs with hubs equal the brute-force reference") {
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> level(1, 2);  // few distinct costs: many ties
+  auto link = [&](Topology& t, VertexId a, VertexId b) {
+    t.add_link(a, b, Bandwidth::bytes_per_second(1e9 * level(rng)),
+               Time::from_ps(1'000'000 * level(rng)));
+  };
+  for (int graph = 0; graph < 3; ++graph) {
+    Topology t;  // a 20 x 30 grid: routes of tens of hops
+    const std::int32_t rows = 20, cols = 30;
+    for (std::int32_t v = 0; v < rows * cols; ++v)
+      t.add_vertex("v" + std::to_string(v), VertexKind::Gpu);
+    for (std::int32_t r = 0; r < rows; ++r) {
+      for (std::int32_t c = 0; c < cols; ++c) {
+        if (c + 1 < cols) link(t, r * cols + c, r * cols + c + 1);
+        if (r + 1 < rows) link(t, r * cols + c, (r + 1) * cols + c);
+      }
+    }
+    std::uniform_int_distribution<VertexId> pick(0, rows * cols - 1);
+    for (int hub = 0; hub < 3; ++hub) {  // slow hubs of 150 links each
+      const VertexId h = t.add_vertex("hub" + std::to_string(hub), VertexKind::Switch);
+      for (int i = 0; i < 150; ++i)
+        t.add_link(h, pick(rng), Bandwidth::bytes_per_second(1e8), Time::from_ps(40'000'000));
+    }
+    std::uniform_int_distribution<VertexId> any(0, t.vertex_count() - 1);
+    int long_routes = 0;
+    for (int q = 0; q < 60; ++q) {
+      const VertexId a = any(rng), b = any(rng);
+      const std::optional<Route> r = t.route(a, b);
+      const std::optional<std::vector<LinkId>> expected = reference_route(t, a, b);
+      REQUIRE(r.has_value() == expected.has_value());
+      if (!r) continue;
+      CHECK(r->links == *expected);
+      long_routes += r->links.size() > 12 ? 1 : 0;
+    }
+    CHECK(long_routes > 10);  // past what the reverse search settles
+  }
+}
+
 // The NIC affinity rule checked on random graphs against the brute-force costs: the route is a
 // shortest one, and it passes both endpoints' NICs when a shortest route does, else the source's
 // when one does, else the destination's when one does.

@@ -105,9 +105,10 @@ nlohmann::json expert_memory_per_device(const ScheduleRun& run) {
   nlohmann::json out = nlohmann::json::array();
   const std::vector<StageCost>& costs = run.stage_costs;
   if (!has_expert_memory(costs)) return out;
+  const auto held = run.table.placement.stages_by_device(run.table.devices);
   for (std::int32_t d = 0; d < run.table.devices; ++d) {
     Bytes weights, kept;
-    for (std::int32_t s : run.table.placement.stages_held_by(d)) {
+    for (std::int32_t s : held[static_cast<std::size_t>(d)]) {
       if (static_cast<std::size_t>(s) >= costs.size()) continue;
       weights += costs[static_cast<std::size_t>(s)].moe.expert_static;
       kept += costs[static_cast<std::size_t>(s)].moe.expert_activation;

@@ -35,7 +35,7 @@ ReportRows idle_split_rows(const Verdict& verdict) {
     if (s.idle.empty() || makespan <= Time::zero()) continue;
     const double whole = static_cast<double>(s.idle.size()) * makespan.seconds();
     auto share = [&](const std::vector<Time>& part) {
-      return fmt::format("{:.1f}%", 100.0 * IdleSplit::total(part).seconds() / whole);
+      return fmt::format("{:.1f}%", 100.0 * IdleSplit::total_seconds(part) / whole);
     };
     out.rows.push_back({r.run->label, share(s.idle), share(s.bubble), share(s.imbalance),
                         share(s.p2p), share(s.collectives), share(s.all_to_all)});
@@ -83,7 +83,7 @@ std::string idle_split_html(const Verdict& verdict) {
     std::vector<double> totals;
     std::string title = r.run->label + ":";
     for (const IdlePart& p : kParts) {
-      totals.push_back(IdleSplit::total(s.*p.part).seconds());
+      totals.push_back(IdleSplit::total_seconds(s.*p.part));
       title += fmt::format(" {} {:.1f}%", p.name,
                            100.0 * totals.back() / (makespan * static_cast<double>(devices)));
     }

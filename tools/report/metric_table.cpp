@@ -61,7 +61,7 @@ MetricValue sampled(const MetricInput& in, SampleSummary MonteCarloResult::*summ
 /// device; none when the run has no split.
 MetricValue idle_total(const std::vector<Time>& part) {
   if (part.empty()) return {};
-  return number(IdleSplit::total(part));
+  return number(IdleSplit::total_seconds(part));
 }
 MetricValue idle_per_device(const std::vector<Time>& part) {
   if (part.empty()) return {};

@@ -134,6 +134,7 @@ std::string memory_text(const ScenarioRun& result, std::size_t width) {
   };
   for (const ScheduleRun& r : result.runs) {
     const Metrics& m = r.simulation.metrics;
+    const auto held = r.table.placement.stages_by_device(r.table.devices);
     for (std::size_t d = 0; d < m.memory.peak_memory_per_device.size(); ++d) {
       Time recompute;
       const auto& ops = r.table.device_ops[d];
@@ -162,7 +163,7 @@ std::string memory_text(const ScenarioRun& result, std::size_t width) {
                       Cell::seconds(recompute)});
       if (experts) {
         Bytes weights, kept;
-        for (std::int32_t s : r.table.placement.stages_held_by(static_cast<std::int32_t>(d))) {
+        for (std::int32_t s : d < held.size() ? held[d] : std::vector<std::int32_t>{}) {
           if (static_cast<std::size_t>(s) >= r.stage_costs.size()) continue;
           weights += r.stage_costs[static_cast<std::size_t>(s)].moe.expert_static;
           kept += r.stage_costs[static_cast<std::size_t>(s)].moe.expert_activation;

@@ -113,8 +113,9 @@ std::vector<Time> device_steps(const ResolvedScenario& r, const Table& table) {
   if (r.optimizer_step.empty()) return {};
   std::vector<Time> out(static_cast<std::size_t>(table.devices), Time::zero());
   const std::int64_t chunks = std::max(table.chunks, 1);
+  const auto held = table.placement.stages_by_device(table.devices);
   for (std::int32_t d = 0; d < table.devices; ++d) {
-    for (std::int32_t s : table.placement.stages_held_by(d)) {
+    for (std::int32_t s : held[static_cast<std::size_t>(d)]) {
       const auto profile = static_cast<std::size_t>(s / chunks);
       if (profile < r.optimizer_step.size())
         out[static_cast<std::size_t>(d)] += Time::from_ps(r.optimizer_step[profile].ps() / chunks);

@@ -61,8 +61,9 @@ void check_static_memory(const ResolvedScenario& resolved, const Table& table,
                          const std::vector<StageCost>& stage_costs, const std::string& label) {
   if (resolved.memory_budget.empty()) return;
   std::vector<Bytes> held(static_cast<std::size_t>(table.devices), Bytes::zero());
+  const auto stages_of = table.placement.stages_by_device(table.devices);
   for (std::int32_t d = 0; d < table.devices; ++d) {
-    for (std::int32_t s : table.placement.stages_held_by(d)) {
+    for (std::int32_t s : stages_of[static_cast<std::size_t>(d)]) {
       if (static_cast<std::size_t>(s) < stage_costs.size())
         held[static_cast<std::size_t>(d)] += stage_costs[static_cast<std::size_t>(s)].static_memory;
     }

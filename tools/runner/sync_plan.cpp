@@ -61,8 +61,9 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   }
   plan->optimizer.assign(devices, Time::zero());
   if (!sync.parameter_gather.empty()) plan->parameter_gather.assign(devices, Time::zero());
+  const auto held = table.placement.stages_by_device(table.devices);
   for (std::size_t d = 0; d < devices; ++d) {
-    for (std::int32_t s : table.placement.stages_held_by(static_cast<std::int32_t>(d))) {
+    for (std::int32_t s : held[d]) {
       const std::size_t ps = profile(static_cast<std::size_t>(s));
       plan->optimizer[d] += Time::from_ps(sync.optimizer[ps].ps() / chunks);
       if (!sync.parameter_gather.empty())

@@ -35,8 +35,6 @@ FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
       flows_(capacities(topology_)) {
   faults_.list = std::move(faults);
   const auto n = static_cast<std::size_t>(devices);
-  routes_.pair.assign(n * n, std::nullopt);
-  routes_.known.assign(n * n, false);
   for (const LinkFault& fault : faults_.list) {
     if (fault.link < 0 || fault.link >= topology_.link_count()) {
       throw std::invalid_argument("a link fault names a link the topology does not have");
@@ -93,9 +91,7 @@ std::optional<Time> FlowNetwork::send(std::int32_t from, std::int32_t to, Bytes 
   const Time latency = transfer_delay(from, to, route ? route->latency : Time::zero());
   if (!route || route->links.empty() || bytes <= Bytes::zero()) return now + latency;
   if (uncontended_.active) {
-    const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
-                             static_cast<std::size_t>(to);
-    return lone_transfer(pair, *route, bytes, now) + latency;
+    return lone_transfer(pair_id(from, to), *route, bytes, now) + latency;
   }
   start_flow(route->links, bytes.as_double(), Pending{StalledFlow::Kind::Send, token, latency},
              now);
@@ -133,20 +129,25 @@ void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pen
   schedule_check();
 }
 
-const std::optional<Route>& FlowNetwork::route_between(std::int32_t from, std::int32_t to) {
-  const std::size_t k = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
-                        static_cast<std::size_t>(to);
-  if (!routes_.known[k]) {
-    routes_.pair[k] = topology_.route(device_vertex_[static_cast<std::size_t>(from)],
-                                      device_vertex_[static_cast<std::size_t>(to)]);
-    routes_.known[k] = true;
+std::size_t FlowNetwork::pair_id(std::int32_t from, std::int32_t to) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+                            static_cast<std::uint32_t>(to);
+  auto [it, added] = routes_.id.try_emplace(key, routes_.pair.size());
+  if (added) {
+    routes_.pair.push_back(topology_.route(device_vertex_[static_cast<std::size_t>(from)],
+                                           device_vertex_[static_cast<std::size_t>(to)]));
   }
-  return routes_.pair[k];
+  return it->second;
+}
+
+const std::optional<Route>& FlowNetwork::route_between(std::int32_t from, std::int32_t to) {
+  return routes_.pair[pair_id(from, to)];
 }
 
 Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now) {
-  const Time finish =
-      MaxMinFlows::finish_time(bytes.as_double(), uncontended_.route_rate[pair], now);
+  const Time finish = MaxMinFlows::finish_time(
+      bytes.as_double(),
+      pair < uncontended_.route_rate.size() ? uncontended_.route_rate[pair] : 0.0, now);
   for (LinkId l : route.links) {
     uncontended_.link_busy[static_cast<std::size_t>(l)] += finish - now;
     uncontended_.link_bytes[static_cast<std::size_t>(l)] += bytes.count();
@@ -159,10 +160,10 @@ Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes byte
 bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCost>& costs,
                                   const OpDuration& duration) {
   if (!faults_.list.empty()) return false;
-  const std::size_t pairs = static_cast<std::size_t>(devices_) * static_cast<std::size_t>(devices_);
-  std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), pairs);
-  std::vector<Time> longest(pairs, Time::zero()), shortest_sender(pairs, Time::max());
-  std::vector<double> rate(pairs, 0.0);
+  constexpr std::size_t kNoPair = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), kNoPair);
+  std::vector<Time> longest, shortest_sender;  // [pair id], grown as pairs appear
+  std::vector<double> rate;
   std::array<std::size_t, 2> sent{};  // pairs the current op sends over
   std::size_t sends = 0;
   bool exclusive = true;  // no link shared by two pairs, no pair sending twice at once
@@ -173,10 +174,14 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
     if (s < 0 || s >= table.stages || bytes <= Bytes::zero()) return true;
     const std::int32_t to = table.placement.device_of(s, j);
     if (to == from) return true;
-    const std::optional<Route>& route = route_between(from, to);
+    const std::size_t pair = pair_id(from, to);
+    const std::optional<Route>& route = routes_.pair[pair];
     if (!route || route->links.empty()) return true;  // arrives after the latency, no flow
-    const std::size_t pair = static_cast<std::size_t>(from) * static_cast<std::size_t>(devices_) +
-                             static_cast<std::size_t>(to);
+    if (rate.size() <= pair) {
+      rate.resize(routes_.pair.size(), 0.0);
+      longest.resize(routes_.pair.size(), Time::zero());
+      shortest_sender.resize(routes_.pair.size(), Time::max());
+    }
     if (std::find(sent.begin(), sent.begin() + static_cast<std::ptrdiff_t>(sends), pair) !=
         sent.begin() + static_cast<std::ptrdiff_t>(sends)) {
       exclusive = false;  // two sends at once on one route: the check after the replay sees it
@@ -188,8 +193,8 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
       for (LinkId l : route->links) {
         r = std::min(r, flows_.link_capacity(l));
         std::size_t& o = owner[static_cast<std::size_t>(l)];
-        if (o != pairs && o != pair) exclusive = false;  // a link shared by two pairs
-        if (o == pairs) o = pair;
+        if (o != kNoPair && o != pair) exclusive = false;  // a link shared by two pairs
+        if (o == kNoPair) o = pair;
       }
       if (!(r > 0.0)) return false;
       rate[pair] = r;
@@ -221,7 +226,8 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
       ++n;
     }
   }
-  for (std::size_t pair = 0; pair < pairs; ++pair) {
+  rate.resize(routes_.pair.size(), 0.0);  // pairs seen only through send() later: rate 0
+  for (std::size_t pair = 0; pair < longest.size(); ++pair) {
     if (rate[pair] > 0.0 && !(longest[pair] < shortest_sender[pair])) exclusive = false;
   }
   uncontended_.active = true;

@@ -9,8 +9,10 @@
 //
 // Routes between device pairs are computed on first use (only pairs that exchange data need one).
 
+#include <deque>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -63,16 +65,17 @@ class FlowNetwork final : public NetworkModel {
     std::vector<std::size_t> order;  // `list` by time
     std::size_t next = 0;            // into `order`: the first not applied yet
   };
-  struct Routes {                                // computed on first use
-    std::vector<std::optional<Route>> pair;      // [from * devices + to]
-    std::vector<bool> known;                     // [from * devices + to]: `pair` computed
-    std::vector<std::optional<Route>> d2h, h2d;  // per device, to its host and back
+  struct Routes {  // computed on first use; pairs numbered in that order (sparse: 65,536 devices
+                   // would make a dense [from][to] table 4 G entries)
+    std::unordered_map<std::uint64_t, std::size_t> id;  // from << 32 | to -> index into pair
+    std::deque<std::optional<Route>> pair;              // stable references
+    std::vector<std::optional<Route>> d2h, h2d;         // per device, to its host and back
   };
   /// Uncontended mode (contention_free said yes): per route its lone-flow rate, per link usage.
   struct Uncontended {
     bool active = false;
     bool checked = false;            // contention_free was provisional: intervals are recorded
-    std::vector<double> route_rate;  // [from * devices + to], bytes/s of a lone flow
+    std::vector<double> route_rate;  // [pair id], bytes/s of a lone flow
     std::vector<Time> link_busy;
     std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> link_intervals;  // per link
     std::vector<std::int64_t> link_bytes;
@@ -100,6 +103,8 @@ class FlowNetwork final : public NetworkModel {
   void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now,
                   double weight = 1.0);
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
+  /// The pair's index into routes_.pair (its route computed on first use).
+  std::size_t pair_id(std::int32_t from, std::int32_t to);
   Time lone_transfer(std::size_t pair, const Route& route, Bytes bytes, Time now);
   void schedule_check();
   void apply_faults_until(Time now);
