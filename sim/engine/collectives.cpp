@@ -26,11 +26,19 @@ const Route& cached_route(const Topology& topology, RouteCache& cache, VertexId 
   return cache.emplace(std::make_pair(a, b), std::move(*r)).first->second;
 }
 
-// Ring steps over `members` (ranks in ring order): `count` steps starting at phase `first`; in
-// each, member i sends `chunk` bytes to member i+1.
+// Ring steps over `members` (ranks in ring order): `count` steps starting at step `offset`; in
+// each, member i sends `chunk` bytes to member i+1. Pipelined: one step standing for all of them.
 void ring_steps(const std::vector<std::int32_t>& members, double chunk, std::int32_t count,
-                std::vector<CollectiveStep>& out, std::size_t offset) {
+                std::vector<CollectiveStep>& out, std::size_t offset, RingSteps mode) {
   const auto n = members.size();
+  if (mode == RingSteps::Pipelined && count > 0) {
+    if (out.size() <= offset) out.resize(offset + 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      out[offset].push_back(
+          CollectiveTransfer{members[i], members[(i + 1) % n], chunk * count, count});
+    }
+    return;
+  }
   const auto flows = static_cast<std::int64_t>(n) * count;
   if (flows > kMaxCollectiveFlows) {
     throw InputError(fmt::format(
@@ -71,7 +79,8 @@ std::string_view collective_kind_name(CollectiveKind k) {
 
 std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                              double bytes,
-                                             const std::vector<std::int32_t>& node_of_rank) {
+                                             const std::vector<std::int32_t>& node_of_rank,
+                                             RingSteps ring) {
   const auto n = static_cast<std::int32_t>(node_of_rank.size());
   std::vector<CollectiveStep> steps;
   if (n <= 1) return steps;
@@ -81,7 +90,7 @@ std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgo
   if (kind != CollectiveKind::AllReduce || algorithm == CollectiveAlgorithm::Ring) {
     // Reduce-scatter and all-gather are rings whatever the algorithm (NCCL does the same).
     const std::int32_t count = kind == CollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
-    ring_steps(all, chunk, count, steps, 0);
+    ring_steps(all, chunk, count, steps, 0, ring);
     return steps;
   }
   if (algorithm == CollectiveAlgorithm::Tree) {
@@ -121,19 +130,19 @@ std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgo
     return static_cast<std::int32_t>(m.size()) == local;
   });
   if (!equal || nodes == 1 || local == 1)
-    return collective_steps(kind, CollectiveAlgorithm::Ring, bytes, node_of_rank);
+    return collective_steps(kind, CollectiveAlgorithm::Ring, bytes, node_of_rank, ring);
   // 1. reduce-scatter inside each node, all nodes at once.
-  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, 0);
+  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, 0, ring);
   // 2. all-reduce of each S/L shard across nodes, one ring per local index.
   const std::size_t inter = steps.size();
   for (std::int32_t l = 0; l < local; ++l) {
-    std::vector<std::int32_t> ring;
-    for (const auto& m : members) ring.push_back(m[static_cast<std::size_t>(l)]);
-    ring_steps(ring, bytes / local / nodes, 2 * (nodes - 1), steps, inter);
+    std::vector<std::int32_t> order;
+    for (const auto& m : members) order.push_back(m[static_cast<std::size_t>(l)]);
+    ring_steps(order, bytes / local / nodes, 2 * (nodes - 1), steps, inter, ring);
   }
   // 3. all-gather inside each node.
   const std::size_t gather = steps.size();
-  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, gather);
+  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, gather, ring);
   return steps;
 }
 
@@ -231,11 +240,12 @@ void CollectiveInstance::start_step(FlowPort& port, std::uint32_t token, Time no
   for (const CollectiveTransfer& t : step) {
     const Route& r = cached_route(*topology_, routes, ranks_[static_cast<std::size_t>(t.from)],
                                   ranks_[static_cast<std::size_t>(t.to)]);
+    const Time latency = r.latency * t.latencies;
     if (t.bytes > 0.0 && !r.links.empty()) {
-      port.add_flow(r.links, t.bytes, r.latency, token, now);
+      port.add_flow(r.links, t.bytes, latency, token, now);
       step_links_.insert(step_links_.end(), r.links.begin(), r.links.end());
     } else {
-      port.add_timer(now + r.latency, token);
+      port.add_timer(now + latency, token);
     }
   }
 }
@@ -319,9 +329,9 @@ void run_alone(CollectiveInstance& c, const Topology& topology) {
 
 CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus,
                                      CollectiveKind kind, CollectiveAlgorithm algorithm,
-                                     double bytes) {
+                                     double bytes, RingSteps ring) {
   std::vector<std::int32_t> node = node_of_gpus(topology, gpus);
-  CollectiveInstance c(topology, gpus, collective_steps(kind, algorithm, bytes, node));
+  CollectiveInstance c(topology, gpus, collective_steps(kind, algorithm, bytes, node, ring));
   run_alone(c, topology);
   CollectiveTiming out;
   out.simulated = c.end_time() - c.start_time();

@@ -42,6 +42,9 @@ struct CollectiveTransfer {
   std::int32_t from = 0;  // rank
   std::int32_t to = 0;
   double bytes = 0.0;
+  /// Route latencies paid after the last byte: more than one when the transfer stands for that
+  /// many pipelined ring steps (RingSteps::Pipelined).
+  std::int32_t latencies = 1;
 };
 using CollectiveStep = std::vector<CollectiveTransfer>;
 
@@ -54,7 +57,8 @@ inline constexpr std::int64_t kMaxCollectiveFlows = std::int64_t{1} << 24;
 /// ranks; node_of_rank groups ranks by node (hierarchical only). One rank: no steps.
 std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                              double bytes,
-                                             const std::vector<std::int32_t>& node_of_rank);
+                                             const std::vector<std::int32_t>& node_of_rank,
+                                             RingSteps ring = RingSteps::Pipelined);
 
 /// Link parameters of the closed form: inside a node and between nodes (equal when flat).
 struct AlphaBeta {
@@ -134,7 +138,7 @@ struct CollectiveTiming {
 /// Runs one collective alone on the topology (its own MaxMinFlows) and computes its closed form.
 CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus,
                                      CollectiveKind kind, CollectiveAlgorithm algorithm,
-                                     double bytes);
+                                     double bytes, RingSteps ring = RingSteps::Pipelined);
 
 /// An all-to-all on the otherwise idle topology: every rank sends bytes / n to each other rank at
 /// once (one step of n (n - 1) flows sharing links by max-min fairness); flows between GPUs of

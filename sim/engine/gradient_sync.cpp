@@ -121,8 +121,8 @@ std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, boo
   const auto id = static_cast<std::uint32_t>(instances.list.size());
   const CollectiveKind kind =
       units[u].phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
-  auto steps =
-      collective_steps(kind, algorithm, units[u].bytes.as_double(), node_of_gpus(topology, ranks));
+  auto steps = collective_steps(kind, algorithm, units[u].bytes.as_double(),
+                                node_of_gpus(topology, ranks), plan.collective.ring_steps);
   instances.list.push_back(
       std::make_unique<CollectiveInstance>(topology, std::move(ranks), std::move(steps)));
   instances.unit.push_back(u);
@@ -179,8 +179,9 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
         for (std::size_t g = 0; g < groups.size(); ++g) {
           if (groups[g].size() <= 1) continue;  // a GPU alone holds these parameters
           if (g == 0 && h == st.holders.front())
-            lane.dp_closed += closed_form(unit, Phase::DataParallel, groups[g], plan.algorithm);
-          launch(u, h, g == 0, std::move(groups[g]), plan.algorithm);
+            lane.dp_closed +=
+                closed_form(unit, Phase::DataParallel, groups[g], plan.collective.algorithm);
+          launch(u, h, g == 0, std::move(groups[g]), plan.collective.algorithm);
         }
       }
     }

@@ -43,7 +43,11 @@ struct SyncPlan {
   std::vector<Bytes> gradient_bytes;
   Bytes bucket = Bytes(25 * 1024 * 1024);
   bool overlap = true;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  /// The data-parallel collectives' algorithm and how their ring steps run (collective_steps).
+  struct {
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+    RingSteps ring_steps = RingSteps::Pipelined;
+  } collective;
   bool replica_sync = true;
   std::vector<Time> optimizer;  // per device; zero = no optimizer op
   /// ZeRO >= 1 (sharded optimizer state): the data-parallel phase reduce-scatters the gradients

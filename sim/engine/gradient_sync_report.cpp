@@ -148,8 +148,8 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
                         l == kExperts ? collective_kind_name(plan.gradient_collective)
                                       : std::string_view("all-reduce"),
                         s),
-            std::string(collective_algorithm_name(plan.algorithm)), ranks, count, lane.bytes,
-            lane.dp_time, lane.dp_closed});
+            std::string(collective_algorithm_name(plan.collective.algorithm)), ranks, count,
+            lane.bytes, lane.dp_time, lane.dp_closed});
       }
     }
   }

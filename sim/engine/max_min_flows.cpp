@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -128,12 +129,30 @@ void MaxMinFlows::complete_finished(Time now, std::vector<FlowId>& done) {
 }
 
 std::optional<Time> MaxMinFlows::next_completion() const {
-  std::optional<Time> best;
-  for (const Flow& f : flows_) {
-    if (f.finish == Time::max()) continue;
-    if (!best || f.finish < *best) best = f.finish;
+  const std::greater<> later;
+  while (!finish_heap_.empty()) {
+    const auto [at, id] = finish_heap_.front();
+    const std::int32_t slot = find_slot(id);
+    if (slot >= 0 && flows_[static_cast<std::size_t>(slot)].finish == at) return at;
+    std::pop_heap(finish_heap_.begin(), finish_heap_.end(), later);  // stale
+    finish_heap_.pop_back();
   }
-  return best;
+  return std::nullopt;
+}
+
+void MaxMinFlows::note_finish(const Flow& f) {
+  const std::greater<> later;
+  if (finish_heap_.size() > 4 * flows_.size() + 1024) {  // mostly stale: rebuild
+    finish_heap_.clear();
+    for (const Flow& g : flows_) {
+      if (g.finish != Time::max()) finish_heap_.emplace_back(g.finish, g.id);
+    }
+    std::make_heap(finish_heap_.begin(), finish_heap_.end(), later);
+    return;  // `f` is in flows_ with its new finish already
+  }
+  if (f.finish == Time::max()) return;
+  finish_heap_.emplace_back(f.finish, f.id);
+  std::push_heap(finish_heap_.begin(), finish_heap_.end(), later);
 }
 
 double MaxMinFlows::rate(FlowId id) const { return flow(id).rate; }
@@ -319,6 +338,7 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
     if (r == f.rate && f.finish != Time::max()) continue;
     f.rate = r;
     f.finish = predict_finish(f);
+    note_finish(f);
   }
 }
 

@@ -51,10 +51,15 @@ TEST_CASE("collectives beyond kMaxCollectiveFlows are refused before any flow is
   const Topology t = build_single_node(p);
   CHECK_THROWS_AS(simulate_all_to_all(t, t.gpus(), 1e6, 1.0), InputError);
   std::vector<std::int32_t> one_node(2897, 0);  // a ring all-reduce: 2 x 2896 steps x 2897 flows
-  CHECK_THROWS_AS(
-      collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e6, one_node),
-      InputError);
-  one_node.resize(64);
+  CHECK_THROWS_AS(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e6,
+                                   one_node, RingSteps::Stepped),
+                  InputError);
+  // Pipelined (the default), the same ring is 2897 flows.
   CHECK(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e6, one_node)
+            .front()
+            .size() == 2897);
+  one_node.resize(64);
+  CHECK(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, 1e6, one_node,
+                         RingSteps::Stepped)
             .size() == 2 * 63);
 }

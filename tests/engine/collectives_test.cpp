@@ -55,8 +55,30 @@ TEST_CASE("ring reduce-scatter and all-gather take half an all-reduce") {
   CHECK(rs.simulated.seconds() == doctest::Approx(ring_formula(8, bytes, bw, a) / 2).epsilon(0.01));
   CHECK(ag.simulated == rs.simulated);
   CHECK(collective_steps(CollectiveKind::ReduceScatter, CollectiveAlgorithm::Ring, bytes,
-                         {0, 1, 2, 3})
+                         {0, 1, 2, 3}, RingSteps::Stepped)
             .size() == 3);
+}
+
+TEST_CASE("a pipelined ring is one step of n flows carrying every step's bytes and latencies") {
+  const double bytes = 64.0 * 1024 * 1024;
+  const auto steps =
+      collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, bytes, {0, 1, 2, 3});
+  REQUIRE(steps.size() == 1);
+  REQUIRE(steps[0].size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(steps[0][i].from == static_cast<std::int32_t>(i));
+    CHECK(steps[0][i].to == static_cast<std::int32_t>((i + 1) % 4));
+    CHECK(steps[0][i].bytes == doctest::Approx(6 * bytes / 4));  // 2(n - 1) chunks of S/n
+    CHECK(steps[0][i].latencies == 6);
+  }
+  // On an idle ring both ways give the closed form 2(n-1)(S/(nB) + a).
+  const double bw = 50e9, a = 3e-6;
+  Topology t = ring_topology(8, bw, a);
+  for (RingSteps mode : {RingSteps::Pipelined, RingSteps::Stepped}) {
+    auto r = simulate_collective(t, t.gpus(), CollectiveKind::AllReduce, CollectiveAlgorithm::Ring,
+                                 bytes, mode);
+    CHECK(r.simulated.seconds() == doctest::Approx(ring_formula(8, bytes, bw, a)).epsilon(0.001));
+  }
 }
 
 TEST_CASE("tree all-reduce through a switch takes 2 ceil(log2 n) (S/B + a)") {
@@ -82,7 +104,7 @@ TEST_CASE("tree all-reduce through a switch takes 2 ceil(log2 n) (S/B + a)") {
 TEST_CASE(
     "hierarchical all-reduce: intra-node reduce-scatter, inter-node rings, intra-node all-gather") {
   auto steps = collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 800.0,
-                                {7, 7, 9, 9});
+                                {7, 7, 9, 9}, RingSteps::Stepped);
   // L = 2, N = 2: 1 RS step, 2 inter steps, 1 AG step.
   REQUIRE(steps.size() == 4);
   CHECK(steps[0].size() == 4);
@@ -93,8 +115,12 @@ TEST_CASE(
   CHECK(steps[1][0].to == 2);
   // Unequal nodes fall back to a ring.
   CHECK(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 800.0,
-                         {7, 7, 9})
+                         {7, 7, 9}, RingSteps::Stepped)
             .size() == 4);
+  // Pipelined: one step per phase.
+  CHECK(collective_steps(CollectiveKind::AllReduce, CollectiveAlgorithm::Hierarchical, 800.0,
+                         {7, 7, 9, 9})
+            .size() == 3);
   // Closed form with one node is the ring's.
   AlphaBeta ab{Bandwidth::bytes_per_second(1e9), Bandwidth::bytes_per_second(1e9),
                Time::from_seconds(1e-6), Time::from_seconds(1e-6)};

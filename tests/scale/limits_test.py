@@ -54,6 +54,8 @@ def main():
     bubblesim = sys.argv[1]
     ok = run_case(bubblesim, "65,536 stages on a 65,536-GPU fat tree",
                   os.path.join(HERE, "fat_tree_65536_stages.yaml"))
+    ok = run_case(bubblesim, "DP 4,096 with default gradient buckets",
+                  os.path.join(HERE, "dp_4096_default_buckets.yaml")) and ok
     with tempfile.TemporaryDirectory() as tmp:
         chain = os.path.join(tmp, "chain.yaml")
         with open(chain, "w", encoding="utf-8") as f:

@@ -142,6 +142,8 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
         {"replica_sync", par.data_parallel.replica_sync},
         {"sp", par.sp},
         {"zero", par.zero}};
+    if (par.data_parallel.ring_steps == RingSteps::Stepped)
+      j["parallelism"]["ring_steps"] = "stepped";  // the default, pipelined, is left out
     if (par.sp) {
       j["parallelism"]["sp_wgrad_input"] =
           par.sp_wgrad_input == SpWgradInput::Keep ? "keep" : "regather";

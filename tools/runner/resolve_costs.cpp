@@ -67,7 +67,7 @@ class TopologyCollectives : public CollectiveTimer {
     for (std::size_t i : par.expert_group(sc_.stages, stage, 0)) group.push_back(par.gpus[i]);
     if (group.size() <= 1) return Time::zero();
     return simulate_collective(*sc_.communication.topology, group, CollectiveKind::AllGather,
-                               CollectiveAlgorithm::Ring, bytes)
+                               CollectiveAlgorithm::Ring, bytes, par.data_parallel.ring_steps)
         .simulated;
   }
   /// The closed form of one all-reduce equivalent on the stage's TP group (for the report).
@@ -92,7 +92,7 @@ class TopologyCollectives : public CollectiveTimer {
     CollectiveTiming t;
     try {
       t = simulate_collective(*sc_.communication.topology, group, kind, CollectiveAlgorithm::Ring,
-                              bytes);
+                              bytes, par.data_parallel.ring_steps);
     } catch (const std::invalid_argument& e) {
       throw InputError(
           {Diagnostic{par.where, dp ? "parallelism.zero" : "parallelism.tp", e.what()}});

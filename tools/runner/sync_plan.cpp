@@ -89,7 +89,8 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   plan->gradient_collective = sync.gradient_collective;
   plan->bucket = par.data_parallel.bucket;
   plan->overlap = par.data_parallel.overlap;
-  plan->algorithm = par.data_parallel.algorithm;
+  plan->collective.algorithm = par.data_parallel.algorithm;
+  plan->collective.ring_steps = par.data_parallel.ring_steps;
   plan->replica_sync = par.data_parallel.replica_sync;
   plan->tp_summaries = sync.tp_summaries;
   std::vector<StageCost> costs = resolved.costs.for_table(static_cast<int>(chunks));

@@ -54,7 +54,8 @@ std::vector<PairSync> tied_embedding_pairs(const Scenario& sc, const TiedEmbeddi
                                         comm.placement.at(static_cast<std::size_t>(b))};
       try {
         pair.duration = simulate_collective(*comm.topology, group, CollectiveKind::AllReduce,
-                                            CollectiveAlgorithm::Ring, sync.bytes)
+                                            CollectiveAlgorithm::Ring, sync.bytes,
+                                            sc.parallelism.data_parallel.ring_steps)
                             .simulated;
       } catch (const std::invalid_argument& e) {
         throw InputError(

@@ -94,6 +94,8 @@ struct DataParallelSpec {
   bool overlap = true;                       // buckets start as their gradients are ready
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   bool replica_sync = true;  // bidirectional schedules: all-reduce the replicas' gradients
+  /// `data_parallel.ring_steps`: how every ring collective's steps are simulated.
+  RingSteps ring_steps = RingSteps::Pipelined;
 };
 
 /// `parallelism:` and `data_parallel:` (docs/parallelism.md), plus the explicit per-stage sync

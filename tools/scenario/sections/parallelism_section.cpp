@@ -131,7 +131,8 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
   if (data_parallel) {
     spec.enabled = true;
     if (spec.where.line == 0) spec.where = data_parallel->location();
-    MapReader m(*data_parallel, diags, {"bucket", "overlap", "algorithm", "replica_sync"});
+    MapReader m(*data_parallel, diags,
+                {"bucket", "overlap", "algorithm", "replica_sync", "ring_steps"});
     if (data_parallel->is_map()) {
       if (m.has("bucket")) {
         if (auto b = m.bytes("bucket")) {
@@ -146,6 +147,11 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
       }
       if (m.has("replica_sync")) {
         if (auto v = m.boolean("replica_sync")) spec.data_parallel.replica_sync = *v;
+      }
+      if (m.has("ring_steps")) {
+        if (auto r = m.choice("ring_steps", {"pipelined", "stepped"}))
+          spec.data_parallel.ring_steps =
+              *r == "stepped" ? RingSteps::Stepped : RingSteps::Pipelined;
       }
       if (m.has("algorithm")) {
         if (auto a = m.choice("algorithm", {"ring", "tree", "hierarchical"})) {
