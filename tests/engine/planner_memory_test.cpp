@@ -1,6 +1,6 @@
 // Planner and replay agree on memory (docs/reliability.md): every generator that plans under a
 // memory budget (`optimized`, with each placement, objective and budget form, offload and
-// recompute allowed or not, either release convention; the heuristic method, see make_case) is run
+// recompute allowed or not, either release convention; every method: heuristic, auto, milp) is run
 // on random per-stage costs whose weight-gradient memory is below, equal to or above the
 // activation's (M_W > M_B: sequence parallelism), and its table is replayed by the engine with the
 // same costs, delay, budget and host links: the replayed peak never exceeds the budget the plan
@@ -58,11 +58,10 @@ Case make_case(int i, std::mt19937_64& rng) {
   k.in.release = draw(0, 3) == 0 ? ReleaseConvention::BackwardComplete : ReleaseConvention::Split;
   ParamValues& params = k.in.params;
   const char* placement = placements[i % 4];
-  // The heuristic method: CBC's first LP solve can run far past time_limit (issue 35 item 1,
-  // fixed elsewhere); every MILP solution is accepted only through the same timing model
-  // (milp.cpp, milp_grid.cpp) whose memory rules this checks. Add "auto" and "milp" here when
-  // the time limit holds.
-  const char* method = "heuristic";
+  // Every method: CBC's solves honour time_limit now (cbc_deadline.h), so the MILP's plans are
+  // checked as the heuristic's are.
+  const char* methods[] = {"heuristic", "auto", "milp"};
+  const char* method = methods[(i / 4) % 3];
   const char* objective = objectives[draw(0, 2)];
   params.set("placement", std::string(placement));
   params.set("method", std::string(method));
