@@ -149,26 +149,52 @@ void SourceSearch::settle_through(const PathCost& bound) {
   while (!heap_.empty() && !(bound < cost(heap_.front()))) step();
 }
 
-LinkId SourceSearch::best_in_link(VertexId v, bool through_only) const {
+LinkId SourceSearch::best_in_link(VertexId v, bool through_only, VertexId flow) const {
   const auto vu = static_cast<std::size_t>(v);
+  auto qualifies = [&](LinkId l) {
+    const SearchLink& info = graph_->links[static_cast<std::size_t>(l)];
+    return settled(info.source) && (!through_only || through(info.source)) &&
+           combine(cost(info.source), info.cost) == cost(v);
+  };
+  auto spreads = [&](LinkId l) {
+    return !graph_->spreads.empty() && graph_->spreads[static_cast<std::size_t>(
+                                           graph_->links[static_cast<std::size_t>(l)].source)] != 0;
+  };
+  LinkId first = -1;
+  std::int32_t count = 0;
+  bool all_spread = true;
   for (std::int32_t i = graph_->in_begin[vu]; i < graph_->in_begin[vu + 1]; ++i) {
     const LinkId l = graph_->in[static_cast<std::size_t>(i)];
-    const SearchLink& info = graph_->links[static_cast<std::size_t>(l)];
-    if (settled(info.source) && (!through_only || through(info.source)) &&
-        combine(cost(info.source), info.cost) == cost(v))
-      return l;
+    if (!qualifies(l)) continue;
+    if (first < 0) first = l;
+    ++count;
+    all_spread = all_spread && spreads(l);
+    if (flow < 0 || !all_spread) return first;  // the lowest id decides
   }
-  return -1;
+  if (count <= 1) return first;
+  // splitmix64 of (route source, destination): deterministic, spread evenly over the candidates.
+  std::uint64_t x = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source_)) << 32) |
+                    static_cast<std::uint32_t>(flow);
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  auto pick = static_cast<std::int32_t>(x % static_cast<std::uint64_t>(count));
+  for (std::int32_t i = graph_->in_begin[vu]; i < graph_->in_begin[vu + 1]; ++i) {
+    const LinkId l = graph_->in[static_cast<std::size_t>(i)];
+    if (qualifies(l) && pick-- == 0) return l;
+  }
+  return first;
 }
 
-LinkId SourceSearch::via(VertexId v) const {
+LinkId SourceSearch::via(VertexId v, VertexId flow) const {
   if (v == source_) return -1;
-  return best_in_link(v, false);
+  return best_in_link(v, false, flow);
 }
 
-LinkId SourceSearch::via_through(VertexId v) const {
-  if (v == source_ || v == through_vertex_) return via(v);
-  return best_in_link(v, true);
+LinkId SourceSearch::via_through(VertexId v, VertexId flow) const {
+  if (v == source_ || v == through_vertex_) return via(v, flow);
+  return best_in_link(v, true, flow);
 }
 
 std::size_t SourceSearch::memory_bytes() const {

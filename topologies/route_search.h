@@ -36,6 +36,9 @@ struct SearchLink {
 struct LinkGraph {
   LinkGraph(std::int32_t vertices, std::vector<SearchLink> links);
   std::int32_t vertices = 0;
+  /// Per vertex (empty: none): equal-cost routes leaving it may be spread (ECMP,
+  /// SourceSearch::via).
+  std::vector<std::uint8_t> spreads;
   std::vector<SearchLink> links;
   std::vector<std::int32_t> out_begin, in_begin;  // vertices + 1 offsets into out / in
   std::vector<LinkId> out, in;
@@ -86,14 +89,18 @@ class SourceSearch {
   const std::vector<VertexId>& order() const { return order_; }
   /// The link into settled `v` on its route: among the links from settled vertices that reach `v`
   /// at its cost, the one from the lowest vertex id, then the lowest link id; -1 for the source.
-  LinkId via(VertexId v) const;
+  /// ECMP: when there are several and every one comes from a vertex that spreads (a network
+  /// switch, LinkGraph::spreads), the one picked by a hash of (source, `flow`) instead, as a
+  /// switch hashes a flow onto one of its equal-cost ports; `flow` is the route's destination
+  /// (-1: no spreading).
+  LinkId via(VertexId v, VertexId flow = -1) const;
   /// Whether some shortest route to settled `v` passes the `through` vertex (false without one).
   bool through(VertexId v) const {
     return !through_.empty() && through_[static_cast<std::size_t>(v)] != 0;
   }
   /// For `v` with through(v): via(v) among the links from vertices with through() (the link into
   /// the `through` vertex itself is via()'s).
-  LinkId via_through(VertexId v) const;
+  LinkId via_through(VertexId v, VertexId flow = -1) const;
   /// Bytes held (for the cache's memory bound).
   std::size_t memory_bytes() const;
 
@@ -107,7 +114,7 @@ class SourceSearch {
   bool prune(VertexId v, const PathCost& c);
   // The first in-link of settled `v` from a settled vertex that reaches it at its cost and,
   // with `through_only`, has through() set.
-  LinkId best_in_link(VertexId v, bool through_only) const;
+  LinkId best_in_link(VertexId v, bool through_only, VertexId flow) const;
 
   const LinkGraph* graph_;
   VertexId source_;

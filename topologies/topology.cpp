@@ -63,6 +63,7 @@ struct Topology::Impl {
   std::vector<VertexId> nics;  // per vertex: the GPU's own NIC (set_nic), -1 when none
   std::unordered_map<std::string, VertexId> by_name;
   std::int32_t host_count = 0;
+  bool ecmp = true;
   mutable std::shared_ptr<RouteCache> cache = std::make_shared<RouteCache>();
 
   void check_vertex(VertexId v) const {
@@ -129,6 +130,11 @@ struct Topology::Impl {
     for (const LinkInfo& l : links) search_links.push_back(SearchLink{l.source, l.target, l.cost});
     c.graph = std::make_unique<LinkGraph>(static_cast<std::int32_t>(names.size()),
                                           std::move(search_links));
+    if (ecmp) {  // network switches spread equal-cost routes (docs/topologies.md)
+      c.graph->spreads.assign(names.size(), 0);
+      for (std::size_t v = 0; v < names.size(); ++v)
+        c.graph->spreads[v] = kinds[v] == VertexKind::Switch ? 1 : 0;
+    }
     // A search holds a cost (16 bytes), two flags and four int32 arrays per vertex.
     const std::size_t per_search = names.size() * (sizeof(PathCost) + 2 + 4 * 4) + 1;
     c.max_searches = std::max<std::size_t>(2, kSearchCacheBytes / per_search);
@@ -136,10 +142,12 @@ struct Topology::Impl {
 
   // Appends the route from `search`'s source to settled `to` to `r`; with `through`, one that
   // passes the search's `through` vertex (the caller knows a shortest one does).
-  void append_route(const SourceSearch& search, VertexId to, Route& r, bool through) const {
+  // `flow`: the route's destination, for ECMP (SourceSearch::via).
+  void append_route(const SourceSearch& search, VertexId to, Route& r, bool through,
+                    VertexId flow) const {
     const std::size_t first = r.links.size();
     for (VertexId v = to; v != search.source();) {
-      const LinkId l = through ? search.via_through(v) : search.via(v);
+      const LinkId l = through ? search.via_through(v, flow) : search.via(v, flow);
       if (v == search.through_vertex()) through = false;
       r.links.push_back(l);
       r.latency += links[static_cast<std::size_t>(l)].latency;
@@ -169,18 +177,18 @@ struct Topology::Impl {
       std::optional<Route> leg;  // from the destination out to its NIC, when on a shortest route
       if (back.settled(in) && combine(to_in, back.cost(in)) == best) {
         leg.emplace();
-        append_route(back, in, *leg, false);
+        append_route(back, in, *leg, false, in);
       }
       if (leg && (search->through(in) || !out)) {
         Route r;
-        append_route(*search, in, r, search->through(in));
+        append_route(*search, in, r, search->through(in), to);
         for (auto l = leg->links.rbegin(); l != leg->links.rend(); ++l) r.links.push_back(*l ^ 1);
         r.latency += leg->latency;
         return r;
       }
     }
     Route r;
-    append_route(*search, to, r, out);
+    append_route(*search, to, r, out, to);
     return r;
   }
 
@@ -278,6 +286,14 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
   }
   impl_->changed();
 }
+
+void Topology::set_ecmp(bool on) {
+  if (impl_->ecmp == on) return;
+  impl_->ecmp = on;
+  impl_->changed();
+}
+
+bool Topology::ecmp() const { return impl_->ecmp; }
 
 void Topology::set_nic(VertexId gpu, VertexId nic) {
   impl_->check_vertex(gpu);

@@ -63,12 +63,17 @@ class Topology {
   void set_nic(VertexId gpu, VertexId nic);
   /// The NIC set_nic paired with `gpu`; nullopt when none.
   std::optional<VertexId> nic_of(VertexId gpu) const;
+  /// ECMP (on by default, `topology.ecmp`): where a route's equal-cost choices all come from
+  /// network switches (the spines of a fat tree), each route takes the one a hash of its
+  /// endpoints picks, as switches hash flows over equal-cost ports; off: the lowest vertex id.
+  void set_ecmp(bool on);
+  bool ecmp() const;
 
   /// Shortest route from `from` to `to`, minimising the time to move 1 MiB over it alone (sum of
   /// latency + 1MiB/bandwidth per link); ties broken by fewer hops, then by the endpoints' own
   /// NICs (a route through both, else through the source's, else through the destination's),
-  /// then lower vertex ids, so the result is deterministic. nullopt when unreachable. from == to
-  /// gives an empty route.
+  /// then ECMP among switches (set_ecmp), then lower vertex ids, so the result is deterministic.
+  /// nullopt when unreachable. from == to gives an empty route.
   std::optional<Route> route(VertexId from, VertexId to) const;
   /// The host vertex closest (by route) to a GPU (ties: lower id); nullopt when none is reachable.
   /// route() and nearest_host() fill an internal cache (shared by copies, bounded in memory); they

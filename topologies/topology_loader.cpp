@@ -22,6 +22,9 @@
 //   network: {latency: 1us}      one switch traversal (half on each link into/out of a switch)
 //   switch_radix: 32             fat-tree only: ports per switch, even, 2..1024
 //
+// Either form: `ecmp: true` (default) spreads equal-cost routes whose choices are all network
+// switches by a hash of their endpoints; false takes the lowest vertex id (Topology::set_ecmp).
+//
 // A string is a file name (relative to base_dir) whose top-level key `topology:` holds either form.
 
 #include "topologies/topology_loader.h"
@@ -90,12 +93,16 @@ void set_own_nic(Topology& t, VertexId gpu, const YamlNode& nic_node,
 
 std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
   const std::size_t errors_before = d.size();
-  MapReader top(node, d, {"vertices", "links"});
+  MapReader top(node, d, {"vertices", "links", "ecmp"});
   auto vertices = top.require("vertices");
   auto links = top.get("links");
+  auto ecmp = top.get("ecmp");
   top.finish();
 
   Topology t;
+  if (ecmp) {
+    if (auto on = ecmp->as_boolean(d)) t.set_ecmp(*on);
+  }
   std::vector<std::string> names;
   std::unordered_map<std::string, int> first_line;
   std::vector<std::pair<VertexId, YamlNode>> own_nics;  // read after every vertex is known
@@ -183,9 +190,14 @@ std::optional<Topology> load_builder(const YamlNode& node, DiagnosticList& d) {
   const TopologyBuilder& builder = *builders.find(*name);
   std::vector<std::string> keys{"builder"};
   keys.insert(keys.end(), builder.keys.begin(), builder.keys.end());
+  keys.emplace_back("ecmp");
   MapReader reader(node, d, keys);
+  std::optional<bool> ecmp;
+  if (!node.child("ecmp").is_null()) ecmp = node.child("ecmp").as_boolean(d);
   try {
-    return builder.build(reader, d);
+    std::optional<Topology> t = builder.build(reader, d);
+    if (t && ecmp) t->set_ecmp(*ecmp);
+    return t;
   } catch (const std::invalid_argument& e) {
     node.error(d, e.what());  // the checks above should have caught it; say so rather than crash
     return std::nullopt;

@@ -164,7 +164,7 @@ TEST_CASE("builder errors") {
         "B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s (bytes) or bps, Mbps, Gbps, Tbps (bits) "
         "(e.g. 25GB/s)\n"
         "t.yaml:4:3: error: topology.gpu: unknown key 'gpu' (allowed: builder, "
-        "nodes, gpus_per_node, nvlink, pcie, gpus_per_pcie_switch, nic, network)");
+        "nodes, gpus_per_node, nvlink, pcie, gpus_per_pcie_switch, nic, network, ecmp)");
   auto b = load_text("topology: {builder: multinode}\n");
   CHECK(b.errors ==
         "t.yaml:1:21: error: topology.builder: 'multinode' is not allowed; did you mean "

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -80,6 +81,7 @@ TEST_CASE("routes: shortest by 1MiB time, unreachable is nullopt, self is empty"
 
 TEST_CASE("routes: equal cost prefers fewer hops, then lower vertex ids") {
   Topology t;
+  t.set_ecmp(false);  // the switches' choice by lowest id (ECMP: below)
   VertexId a = t.add_vertex("a", VertexKind::Gpu);
   VertexId z = t.add_vertex("z", VertexKind::Gpu);
   VertexId s2 = t.add_vertex("s2", VertexKind::Switch);
@@ -198,6 +200,7 @@ TEST_CASE("fat tree and rail builders") {
   p.shape = NetworkShape::FatTree;
   p.switch_radix = 16;  // 8 NICs per leaf: one leaf per node
   Topology ft = build_cluster(p);
+  ft.set_ecmp(false);  // the lowest-id spine (ECMP spreads them: the test below)
   CHECK(ft.find("leaf3").has_value());
   CHECK_FALSE(ft.find("leaf4").has_value());
   CHECK(ft.find("spine7").has_value());
@@ -251,6 +254,42 @@ TEST_CASE("copies are independent") {
   b.add_vertex("extra", VertexKind::Host);
   CHECK(a.vertex_count() + 1 == b.vertex_count());
   CHECK(b.route(0, 1)->links == a.route(0, 1)->links);
+}
+
+TEST_CASE("ECMP: routes across a fat tree spread over its spines, each still a shortest route") {
+  ClusterParams p;
+  p.nodes = 8;
+  p.shape = NetworkShape::FatTree;
+  p.switch_radix = 16;  // 8 NICs per leaf: one leaf per node, 8 spines
+  const Topology spread = build_cluster(p);
+  Topology lowest = spread;
+  lowest.set_ecmp(false);
+  REQUIRE(spread.ecmp());
+  auto time_of = [](const Topology& t, const Route& r) {
+    Time sum;
+    for (LinkId l : r.links)
+      sum += t.link_latency(l) + transfer_time(Bytes(std::int64_t{1} << 20), t.link_bandwidth(l));
+    return sum;
+  };
+  std::set<std::string> uplinks;  // leaf0's links up to a spine used by node 0's GPUs
+  for (int g = 0; g < 8; ++g) {
+    for (int n = 1; n < 8; ++n) {
+      const VertexId a = *spread.find("n0.gpu" + std::to_string(g));
+      const VertexId b = *spread.find("n" + std::to_string(n) + ".gpu" + std::to_string(g));
+      const Route r = *spread.route(a, b);
+      const Route base = *lowest.route(a, b);
+      CHECK(time_of(spread, r) == time_of(lowest, base));  // as short
+      CHECK(r.links.size() == base.links.size());
+      CHECK(spread.route(a, b)->links == r.links);  // deterministic
+      for (LinkId l : r.links) {
+        if (spread.link_name(l).rfind("leaf0->spine", 0) == 0) uplinks.insert(spread.link_name(l));
+      }
+      // Without ECMP every one of them goes up to spine0.
+      CHECK(lowest.link_name(base.links[3]) == "leaf0->spine0");
+    }
+  }
+  // 56 routes over 8 uplinks: a hash spreads them over (nearly) all, as switches do.
+  CHECK(uplinks.size() >= 7);
 }
 
 }  // namespace
