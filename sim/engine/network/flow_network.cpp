@@ -31,7 +31,6 @@ FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
     : NetworkModel(offload_bandwidth),
       topology_(checked(spec, devices)),
       device_vertex_(spec.device_vertex),
-      devices_(devices),
       flows_(capacities(topology_)) {
   faults_.list = std::move(faults);
   const auto n = static_cast<std::size_t>(devices);

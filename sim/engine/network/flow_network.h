@@ -112,7 +112,6 @@ class FlowNetwork final : public NetworkModel {
 
   const Topology& topology_;
   std::vector<VertexId> device_vertex_;
-  std::int32_t devices_;
   Faults faults_;
   MaxMinFlows flows_;
   std::uint32_t version_ = 0;     // of the pending completion check; older ones are stale
