@@ -107,7 +107,6 @@ void SourceSearch::settle_goal() {
 
 bool SourceSearch::step() {
   if (heap_.empty()) return false;
-
   const VertexId v = pop();
   settled_[static_cast<std::size_t>(v)] = 1;
   order_.push_back(v);

@@ -135,8 +135,9 @@ struct Topology::Impl {
       for (std::size_t v = 0; v < names.size(); ++v)
         c.graph->spreads[v] = kinds[v] == VertexKind::Switch ? 1 : 0;
     }
-    // A search holds a cost (16 bytes), two flags and four int32 arrays per vertex.
-    const std::size_t per_search = names.size() * (sizeof(PathCost) + 2 + 4 * 4) + 1;
+    // A search holds a cost and a heap key (16 bytes each), two flags and four int32 arrays per
+    // vertex.
+    const std::size_t per_search = names.size() * (2 * sizeof(PathCost) + 2 + 4 * 4) + 1;
     c.max_searches = std::max<std::size_t>(2, kSearchCacheBytes / per_search);
   }
 
