@@ -34,7 +34,7 @@ GeneratorInput issue_input(double units) {
 }  // namespace
 
 TEST_CASE("optimized: every run ends within its time limit with a valid table (property)") {
-  // 40 instances, 0.2 to 0.5 s each: about 10 s (the property allows each one limit + 1 s).
+  // 40 instances, 0.2 to 0.5 s each: about 10 s (each may end kTimeLimitOvershootS past its limit).
   std::mt19937_64 rng(35);
   for (int k = 0; k < 40; ++k) {
     std::vector<std::uint8_t> bytes(48);
@@ -55,7 +55,7 @@ TEST_CASE("optimized: a budget that holds every microbatch ends at its time limi
     in.params.set("time_limit", Time::from_seconds(2));
     const auto started = std::chrono::steady_clock::now();
     const Table t = registry().find("optimized")->generate(in);
-    CHECK(seconds_since(started) < 3.0);
+    CHECK(seconds_since(started) < 2.0 + kTimeLimitOvershootS);
     const SimulationResult r = replay_budget(t, stage_cost_ms(1, 1, 1, 1024, 512), in.delay,
                                              Bytes(static_cast<std::int64_t>(units) << 30));
     CHECK(r.status == RunStatus::Ok);
@@ -66,7 +66,7 @@ TEST_CASE("optimized: a budget that holds every microbatch ends at its time limi
   it.params.set("objective", std::string("iteration"));
   const auto started = std::chrono::steady_clock::now();
   (void)registry().find("optimized")->generate(it);
-  CHECK(seconds_since(started) < 3.0);
+  CHECK(seconds_since(started) < 2.0 + kTimeLimitOvershootS);
 }
 
 TEST_CASE("optimized: allowing recompute never gives a worse plan than not allowing it") {
@@ -97,7 +97,7 @@ TEST_CASE("optimized: allowing recompute never gives a worse plan than not allow
   timed.params.set("time_limit", Time::from_seconds(2));
   const auto started = std::chrono::steady_clock::now();
   (void)registry().find("optimized")->generate(timed);
-  CHECK(seconds_since(started) < 3.0);
+  CHECK(seconds_since(started) < 2.0 + kTimeLimitOvershootS);
 }
 
 TEST_CASE("optimized: a short time limit keeps the zero-bubble heuristic's construction") {
