@@ -61,7 +61,9 @@ TEST_CASE("Llama-3-8B: 8.03B parameters, per-layer FLOPs and bytes by hand") {
   // attention output s b (h + 2 kv d + h) e = 167772160; SwiGLU gate, up and product
   // 3 s b f e = 704643072; flash's fp32 log-sum-exp 4 a s b = 1048576.
   CHECK(layer.activation_bytes == 1141899264.0);
-  CHECK(layer.attention_core_bytes == 0.0);
+  // Selective recompute under flash drops both norm outputs 2 s b h e = 134217728 and the SwiGLU
+  // product s b f e = 234881024.
+  CHECK(layer.selective_bytes == 369098752.0);
   // Kept until W: inputs and output gradients of the four linear layers:
   // e s b (h + (h + 2 kv d) + h + h + h + 2f + f + h) = 1140850688.
   CHECK(layer.weight_grad_bytes == 1140850688.0);
@@ -76,7 +78,7 @@ TEST_CASE("GPT with standard attention: the published formulas") {
   CHECK(layer.backward_input.flops() == b * s * h * (24 * h + 8 * s));  // ZB Table 1
   CHECK(layer.backward_weight.flops() == 24 * b * s * h * h);
   CHECK(layer.activation_bytes == s * b * (34 * h + 5 * a * s));  // Korthikanti eq. 1
-  CHECK(layer.attention_core_bytes == 5 * a * s * s * b);         // what selective drops
+  CHECK(layer.selective_bytes == 5 * a * s * s * b);              // what selective drops
   CHECK(layer.weight_grad_bytes == 32 * s * b * h);               // ZB Table 1
   CHECK(layer.parameters == 12 * h * h + 13 * h);
 }

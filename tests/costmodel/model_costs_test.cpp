@@ -46,6 +46,27 @@ ModelCostInputs inputs(const TransformerModel& m, const GpuSpec& g, std::int32_t
 
 }  // namespace
 
+TEST_CASE("Megatron-Core's uneven split: first / last counts, embedding and loss as layers") {
+  TransformerModel m = zb_1p5b();  // 22 layers
+  m.split.megatron = LayerSplit::Megatron{};
+  m.split.megatron->first = 1;
+  m.split.megatron->last = 1;
+  CHECK(stage_layers(m, 6) == std::vector<std::int64_t>{1, 5, 5, 5, 5, 1});
+  CHECK(chunk_layers(m, 6, 2) == std::nullopt);  // stages placed, not chunks
+  m.split.megatron->last.reset();
+  CHECK(stage_layers(m, 8) == std::vector<std::int64_t>{1, 3, 3, 3, 3, 3, 3, 3});
+  m.split.megatron->first = 2;  // 20 over 7 stages does not divide
+  CHECK(layout_error(m, 8).find("must split evenly over the other 7 stages") != std::string::npos);
+  CHECK_THROWS_AS(stage_layers(m, 8), std::invalid_argument);
+  // The embedding and the loss each counted as a layer: 24 units over 8 stages, 3 each.
+  m.split.megatron = LayerSplit::Megatron{};
+  m.split.megatron->embedding_as_layer = true;
+  m.split.megatron->loss_as_layer = true;
+  CHECK(stage_layers(m, 8) == std::vector<std::int64_t>{2, 3, 3, 3, 3, 3, 3, 2});
+  m.split.megatron->loss_as_layer = false;  // 23 units do not divide over 8
+  CHECK(layout_error(m, 8).find("22 layers + 1 must divide evenly over 8") != std::string::npos);
+}
+
 TEST_CASE("Megatron's split and layers_per_stage") {
   CHECK(split_layers(10, 4) == std::vector<std::int64_t>{3, 3, 2, 2});
   TransformerModel m = zb_1p5b();
@@ -271,11 +292,34 @@ TEST_CASE("recompute: selective adds the attention core to B, full keeps layer i
   CHECK(full.stages[1].recompute.total() == none.stages[1].forward.total() / 3);
   CHECK(full.stages[1].memory.stage_input.as_double() ==
         doctest::Approx(2.0 / 3 * none.stages[1].memory.activation.as_double() + b * s * h * 2));
+}
+
+TEST_CASE("recompute: selective under FlashAttention redoes the norms and activation functions") {
+  TransformerModel m = zb_1p5b();  // GeLU, no dropout: M = 0
   m.attention.kind = AttentionKind::Flash;
-  in.model = m;
+  GpuSpec gpu = a100(0.5);
+  gpu.memory_bandwidth = Bandwidth::bytes_per_second(2e12);
+  gpu.efficiency.kind = EfficiencyModel::Kind::Roofline;
+  gpu.efficiency.gemm_max = 0.8;
+  gpu.efficiency.memory = 1.0;
+  ModelCostInputs in = inputs(m, gpu, 8);
+  const ModelCosts none = model_costs(in);
   in.recompute.granularity = RecomputeModel::Granularity::Selective;
-  CHECK_THROWS_WITH(model_costs(in),
-                    doctest::Contains("FlashAttention (attention: flash, the default) already"));
+  const ModelCosts selective = model_costs(in);
+  const double s = 1024, b = 6, h = 2304, f = 4 * h, e = 2;
+  // Per layer M_B drops both norm outputs (2 s b h e) and the GeLU output (s b f e); stage 1
+  // holds 3 layers.
+  CHECK(none.stages[1].memory.activation.as_double() -
+            selective.stages[1].memory.activation.as_double() ==
+        doctest::Approx(3 * (2 * s * b * h * e + s * b * f * e)));
+  // B runs the norms' and the activation's forward kernels again: their HBM bytes, 4 s b h e for
+  // the norms and the GeLU's forward traffic, at the bandwidth.
+  const ComponentWork layer = transformer_layer_work(m, Sharding{});
+  REQUIRE(layer.selective_recompute.gemms.empty());
+  CHECK(layer.selective_recompute.memory_bytes() > 4 * s * b * h * e);
+  CHECK(selective.stages[1].backward_input.recompute ==
+        doctest::Approx(3 * layer.selective_recompute.memory_bytes() / 2e12));
+  CHECK(selective.stages[1].forward.total() == none.stages[1].forward.total());
 }
 
 TEST_CASE("roofline: overhead plus throughput, bounded by the operands' traffic") {

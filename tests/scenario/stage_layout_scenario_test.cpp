@@ -222,3 +222,23 @@ TEST_CASE("layers_per_stage: balanced on uniform stages gives Megatron's even sp
   const ScenarioRun run = run_scenario(sc, registry());
   for (const StageBreakdown& s : run.resolved.model_costs->stages) CHECK(s.layers == 20);
 }
+
+TEST_CASE("layers_per_stage with Megatron-Core's keys places the stages as Megatron-Core does") {
+  // --decoder-first/last-pipeline-num-layers 18: the other 44 layers over 2 stages, 22 each.
+  const Scenario sc =
+      load_scenario_string(llama(4, 8, ", layers_per_stage: {first: 18, last: 18}", "[1f1b]"),
+                           "l.yaml", ".", registry());
+  const ScenarioRun run = run_scenario(sc, registry());
+  std::vector<std::int64_t> layers;
+  for (const StageBreakdown& s : run.resolved.model_costs->stages) layers.push_back(s.layers);
+  CHECK(layers == std::vector<std::int64_t>{18, 22, 22, 18});
+  // The embedding and the loss each counted as a layer: 82 units do not divide over 4 stages.
+  const std::string refused = refusal(
+      llama(4, 8, ", layers_per_stage: {embedding_as_layer: true, loss_as_layer: true}", "[1f1b]"));
+  CHECK(refused.find("80 layers + 2 must divide evenly over 4 stages") != std::string::npos);
+  // Both forms together, or neither key, are refused at the key.
+  CHECK(refusal(llama(4, 8, ", layers_per_stage: {first: 18, loss_as_layer: true}", "[1f1b]"))
+            .find("not both") != std::string::npos);
+  CHECK(refusal(llama(4, 8, ", layers_per_stage: {}", "[1f1b]")).find("expected first, last") !=
+        std::string::npos);
+}

@@ -26,7 +26,11 @@ struct ReplicatedRegion {
 struct Dims {
   double b, s, h, a, kv, d, f, v, e;  // e: bytes of one activation element
   double t;
-  double tokens;  // T = b s: rows of every GEMM (the whole sequence, gathered under SP)
+  double cp;  // context-parallel ranks the sequence is split over
+  /// s / cp: the query rows of this GPU's attention (its share of the sequence).
+  double q_len() const { return s / cp; }
+  /// T = b s / cp: rows of every GEMM (the GPU's share, gathered under SP).
+  double tokens() const { return b * q_len(); }
   RankShare rank;
   ReplicatedRegion replicated;
   /// Rows of a column-parallel GEMM's input kept from B until W: T without SP; under SP T / t

@@ -74,7 +74,7 @@ PassWork& bias_grad_pass(ComponentWork& c, const TransformerModel& m) {
 /// concatenates dQ, dK, dV into the QKV output gradient (torch.split's backward: T x qkv).
 void add_attention_glue(ComponentWork& c, const TransformerModel& m, const Dims& x,
                         double qkv_width, double core_width) {
-  const double T = x.tokens, e = x.e;
+  const double T = x.tokens(), e = x.e;
   if (m.bias) c.forward.memory.push_back({"qkv_bias_add", 2.0 * T * qkv_width * e});
   c.forward.memory.push_back({"context_permute", 2.0 * T * core_width * e});
   c.backward_input.memory.push_back({"context_permute_grad", 2.0 * T * core_width * e});
@@ -137,15 +137,15 @@ Dims dims_of(const TransformerModel& m, const Sharding& sh) {
   x.v = static_cast<double>(m.embedding.vocab);
   x.e = static_cast<double>(m.dtype.bytes);
   x.t = static_cast<double>(sh.tp);
-  x.tokens = x.b * x.s;
-  x.replicated.tokens = sh.sp ? x.tokens / x.t : x.tokens;
+  x.cp = static_cast<double>(sh.cp);
+  x.replicated.tokens = sh.sp ? x.tokens() / x.t : x.tokens();
   x.rank.heads = x.a / x.t;
   x.rank.kv = m.kv() >= sh.tp ? x.kv / x.t : 1.0;
   x.rank.ffn = x.f / x.t;
   x.rank.up_width = (m.mlp.kind == MlpKind::Swiglu ? 2.0 : 1.0) * x.rank.ffn;
   x.replicated.hidden_bytes = x.replicated.tokens * x.h * x.e;
   x.wgrad_input_tokens =
-      sh.sp && sh.sp_wgrad_input == SpWgradInput::Regather ? x.replicated.tokens : x.tokens;
+      sh.sp && sh.sp_wgrad_input == SpWgradInput::Regather ? x.replicated.tokens : x.tokens();
   x.dropout = m.dropout;
   x.replicated.mask_bytes = m.dropout ? x.replicated.tokens * x.h : 0.0;
   return x;
@@ -180,6 +180,12 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
   c.forward.memory.push_back({name + "_activation", act.forward * act_elems});
   c.backward_input.memory.push_back({name + "_activation_grad", act.backward * act_elems});
   c.activation_bytes += (swiglu ? 3.0 : 2.0) * act_elems * e;
+  if (m.attention.kind == AttentionKind::Flash) {
+    // Selective recompute under FlashAttention redoes the activation function in B and does not
+    // keep its output (the down GEMM's input).
+    c.selective_recompute.memory.push_back({name + "_activation", act.forward * act_elems});
+    c.selective_bytes += act_elems * e;
+  }
   if (mb.keeps_input) c.activation_bytes += R * mb.groups * h * e;
   // Kept from B until W: each GEMM's input and output gradient (the up GEMM's input is the
   // layer's normed hidden state, wgrad_input_tokens rows under SP, unless dispatched tokens).
@@ -195,7 +201,7 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
 ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& sh,
                                      bool moe_layer) {
   const Dims x = dims_of(m, sh);
-  const double T = x.tokens, h = x.h, d = x.d, e = x.e;
+  const double T = x.tokens(), h = x.h, d = x.d, e = x.e;
   const double qkv_width = (x.rank.heads + 2.0 * x.rank.kv) * d;  // Q, K, V columns on this rank
   const double core_width = x.rank.heads * d;                     // attention output columns
   const double H = x.replicated.hidden_bytes, M = x.replicated.mask_bytes;
@@ -238,21 +244,33 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
     if (x.dropout)
       c.backward_input.memory.push_back({"attention_dropout_grad", scores * (2.0 * e + 1.0)});
     c.backward_input.memory.push_back({"softmax_grad", 3.0 * scores * e});
-    c.attention_core_bytes = scores * (x.dropout ? 2.0 * e + 1.0 : e);
+    c.selective_bytes = scores * (x.dropout ? 2.0 * e + 1.0 : e);
     if (m.kernels.glue_kernels) add_attention_glue(c, m, x, qkv_width, core_width);
   } else {
     // FlashAttention-2: forward QK^T and PV (4 b a s^2 d FLOPs), backward recomputes QK^T and
     // computes dV, dP, dQ, dK (10 b a s^2 d); causal blocks above the diagonal skipped (Dao 2023).
-    core.attention_flops = 4.0 * batch * x.s * x.s * d * kCausalFraction;
-    c.backward_input.attention_flops = 10.0 * batch * x.s * x.s * d * kCausalFraction;
-    c.attention_core_bytes = 0;
+    // Under context parallelism a GPU's s / cp queries meet all s keys over the ring, and the
+    // load-balanced chunks (chunks i and 2 cp - 1 - i on rank i) keep half of them causal.
+    core.attention_flops = 4.0 * batch * x.q_len() * x.s * d * kCausalFraction;
+    c.backward_input.attention_flops = 10.0 * batch * x.q_len() * x.s * d * kCausalFraction;
+    c.selective_bytes = 0;
+    if (sh.cp > 1) {
+      c.comm.cp_kv_bytes = 2.0 * x.b * x.q_len() * x.rank.kv * d * e;
+      c.comm.cp_steps = x.cp - 1.0;
+    }
   }
   c.forward.add(core);
-  if (m.attention.kind == AttentionKind::Standard) c.attention_recompute = core;
+  if (m.attention.kind == AttentionKind::Standard) c.selective_recompute = core;
 
   // Memory-bound kernels of the replicated region (H per hidden-size tensor): two norms (read x,
   // write y), two bias-dropout-residual adds (read branch and residual, write, + mask).
   c.forward.memory.push_back({"norms", 2.0 * 2.0 * H});
+  if (m.attention.kind == AttentionKind::Flash) {
+    // Selective recompute under FlashAttention redoes both norms in B and does not keep their
+    // outputs (the QKV and MLP-up inputs, H each).
+    c.selective_recompute.memory.push_back({"norms", 2.0 * 2.0 * H});
+    c.selective_bytes += 2.0 * H;
+  }
   c.forward.memory.push_back({"residual_adds", 2.0 * (3.0 * H + M)});
   c.backward_input.memory.push_back({"norms_grad", 2.0 * 3.0 * H});
   c.backward_input.memory.push_back(
@@ -265,8 +283,9 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   // flash keeps a fp32 log-sum-exp per row.
   const double split =
       m.attention.mla ? 0.0 : T * e * (core_width + 2.0 * x.rank.kv * d + core_width);
-  const double flash_lse = m.attention.kind == AttentionKind::Flash ? 4.0 * batch * x.s : 0.0;
-  c.activation_bytes += 4.0 * H + 2.0 * M + split + c.attention_core_bytes + flash_lse;
+  const double flash_lse = m.attention.kind == AttentionKind::Flash ? 4.0 * batch * x.q_len() : 0.0;
+  const double core_scores = m.attention.kind == AttentionKind::Standard ? c.selective_bytes : 0.0;
+  c.activation_bytes += 4.0 * H + 2.0 * M + split + core_scores + flash_lse;
   c.input_bytes = H;
 
   // Kept from B until W: each linear layer's input X and output gradient dY (Qi et al. 2023,
@@ -310,7 +329,7 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
 
 ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   const Dims x = dims_of(m, sh);
-  const double T = x.tokens, h = x.h, e = x.e, vr = x.v / x.t;
+  const double T = x.tokens(), h = x.h, e = x.e, vr = x.v / x.t;
   ComponentWork c;
   if (m.embedding.vocab <= 0) return c;
   // Lookup: every rank gathers its vocabulary slice's rows and writes a full T x h output
@@ -345,7 +364,7 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
 
 ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   const Dims x = dims_of(m, sh);
-  const double T = x.tokens, h = x.h, e = x.e, vr = x.v / x.t;
+  const double T = x.tokens(), h = x.h, e = x.e, vr = x.v / x.t;
   const double H = x.replicated.hidden_bytes;
   ComponentWork c;
   // Final norm (always present with a vocabulary: the decoder's last normalisation).

@@ -63,6 +63,9 @@ struct Sharding {
   bool sp = false;
   std::int64_t ep = 1;  // expert parallelism: the routed experts split over ep GPUs
   SpWgradInput sp_wgrad_input = SpWgradInput::Regather;
+  /// Context parallelism: every sequence split over cp GPUs (s / cp tokens each, in 2 cp chunks
+  /// for the causal load balancing), attention as a ring over them (docs/parallelism.md).
+  std::int64_t cp = 1;
 };
 
 /// The collectives inside one component's passes (op_timing.h times them).
@@ -77,20 +80,29 @@ struct ComponentComm {
   /// all-gather 1/2 (op_timing.h times them on the TP group).
   double tp_allreduce_forward = 0, tp_allreduce_backward = 0;
   double tp_collective_bytes = 0;
+  /// Context parallelism's ring attention: the K and V block one GPU sends its ring neighbour per
+  /// step (its s / cp tokens at its kv heads), and the steps: cp - 1 in F, each hidden behind the
+  /// attention of the block it holds; in B cp - 1 steps carrying K, V and the dK, dV accumulated
+  /// so far, and a last dK, dV step home after the last block (Transformer Engine's
+  /// AttnFuncWithCPAndKVP2P, context_parallel.py).
+  double cp_kv_bytes = 0;
+  double cp_steps = 0;
 };
 
 /// One component (a transformer layer, the embedding, or the LM head with its loss) on one GPU.
 struct ComponentWork {
   PassWork forward, backward_input, backward_weight;
-  /// `memory.recompute.policy: selective`: the attention core's forward (QK^T, softmax, dropout,
-  /// attention over V), redone in B; zero with FlashAttention (which already recomputes it).
-  PassWork attention_recompute;
-  double activation_bytes = 0;      // M_B: kept from F until B
-  double attention_core_bytes = 0;  // the part of M_B selective recompute does not keep
-  double input_bytes = 0;           // the component's input (what full recompute keeps)
-  double weight_grad_bytes = 0;     // M_W: kept from B until W (GEMM inputs and output grads)
-  double parameters = 0;            // the whole model's, before the TP split
-  double parameters_per_gpu = 0;    // after the TP split (norms and row biases replicated)
+  /// `memory.recompute.policy: selective`: the forward work redone in B. Standard attention: the
+  /// attention core (QK^T, softmax, dropout, attention over V; Korthikanti et al. 2022). Under
+  /// FlashAttention, which keeps no scores: the two norms and the MLP activation functions
+  /// (Megatron-Core's recompute_modules layernorm and moe_act).
+  PassWork selective_recompute;
+  double activation_bytes = 0;    // M_B: kept from F until B
+  double selective_bytes = 0;     // the part of M_B selective recompute does not keep
+  double input_bytes = 0;         // the component's input (what full recompute keeps)
+  double weight_grad_bytes = 0;   // M_W: kept from B until W (GEMM inputs and output grads)
+  double parameters = 0;          // the whole model's, before the TP split
+  double parameters_per_gpu = 0;  // after the TP split (norms and row biases replicated)
   /// What one token uses: `parameters` less the routed experts it is not sent to (docs/moe.md).
   double parameters_activated = 0;
   ComponentComm comm;  // its all-to-alls and tensor-parallel collectives

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "tools/costmodel/component_timer.h"
 #include "tools/costmodel/mtp_work.h"
 #include "tools/costmodel/op_timing.h"
 #include "tools/costmodel/stage_layout.h"
@@ -46,77 +47,6 @@ Bytes to_bytes(double v) {
     throw std::invalid_argument(fmt::format("{:g} bytes do not fit in a 64-bit count", v));
   return Bytes(static_cast<std::int64_t>(std::llround(v)));
 }
-
-/// Seconds of each pass of one component.
-struct PassSeconds {
-  double forward = 0, backward_input = 0, backward_weight = 0, attention_recompute = 0;
-};
-
-/// Times components on the GPU; with `costs.per_layer` and no explicit efficiency, GEMMs run at
-/// the efficiency the measured layer's W shows (W is weight-gradient GEMMs only, of the same
-/// sizes as F's and B's linear layers) and memory-bound work at the HBM bandwidth.
-class ComponentTimer {
- public:
-  ComponentTimer(const ModelCostInputs& in, const ComponentWork& layer) : in_(in) {
-    const double e = static_cast<double>(in.model.dtype.bytes);
-    element_bytes_ = e;
-    if (!in.per_layer || in.gpu.efficiency.explicit_given) return;
-    const double peak = in.gpu.flops.flops_per_second();
-    if (!(peak > 0)) throw std::invalid_argument("the GPU's peak FLOP rate must be positive");
-    const MeasuredLayer& ml = *in.per_layer;
-    measured_ = true;
-    auto eff = [&](double flops, Time t) {
-      return t > Time::zero() ? flops / (peak * t.seconds()) : 0.0;
-    };
-    f_eff_ = eff(layer.forward.flops(), ml.forward);
-    b_eff_ = eff(layer.backward_input.flops(), ml.backward_input);
-    w_eff_ = eff(layer.backward_weight.flops(), ml.backward_weight);
-    gemm_eff_ = w_eff_ > 0 ? w_eff_
-                           : eff(layer.forward.flops() + layer.backward_input.flops(),
-                                 ml.forward + ml.backward_input);
-    if (!(gemm_eff_ > 0)) {
-      throw std::invalid_argument("costs.per_layer needs a positive forward or backward time");
-    }
-    if (in.gpu.memory_bandwidth) bandwidth_ = in.gpu.memory_bandwidth->bytes_per_second();
-  }
-
-  /// `weight_pass`: W's FP8 operands were cast in F and B (no casts of its own); an fp8
-  /// `dtype` has nothing to cast.
-  double seconds(const PassWork& w, bool backward, bool weight_pass = false) const {
-    if (!measured_) {
-      const Fp8Gemms fp8 = !in_.model.fp8_linear                       ? Fp8Gemms::Off
-                           : weight_pass || in_.model.dtype.bytes == 1 ? Fp8Gemms::On
-                                                                       : Fp8Gemms::OnWithCasts;
-      return pass_time(w, in_.gpu, element_bytes_, backward, fp8).total();
-    }
-    const double peak = in_.gpu.flops.flops_per_second();
-    double s = w.flops() / (peak * gemm_eff_);
-    if (bandwidth_ > 0) s += w.memory_bytes() / (bandwidth_ * in_.gpu.efficiency.memory);
-    return s;
-  }
-
-  PassSeconds of(const ComponentWork& c) const {
-    return {seconds(c.forward, false), seconds(c.backward_input, true),
-            seconds(c.backward_weight, true, true), seconds(c.attention_recompute, false)};
-  }
-
-  std::string note() const {
-    if (!measured_) return "";
-    return fmt::format(
-        "costs.per_layer shows {:.3f} (F), {:.3f} (B), {:.3f} (W) of peak; embedding and LM head "
-        "GEMMs timed at {:.3f}, their memory-bound work at {}",
-        f_eff_, b_eff_, w_eff_, gemm_eff_,
-        bandwidth_ > 0 ? fmt::format("{:g} x {}", in_.gpu.efficiency.memory,
-                                     to_string(*in_.gpu.memory_bandwidth))
-                       : std::string("no cost (no memory bandwidth given)"));
-  }
-
- private:
-  const ModelCostInputs& in_;
-  double element_bytes_ = 2;
-  bool measured_ = false;
-  double f_eff_ = 0, b_eff_ = 0, w_eff_ = 0, gemm_eff_ = 0, bandwidth_ = 0;
-};
 
 /// The routed experts' part of a MoE layer's work (the GEMMs and kernels named expert_*).
 ComponentWork routed_experts(const ComponentWork& moe) {
@@ -179,6 +109,32 @@ class StageBuilder {
 
   const ComponentTimer& timer() const { return timer_; }
 
+  /// Context parallelism's ring attention in one layer (ComponentComm::cp_kv_bytes): each of
+  /// the cp - 1 steps sends the next K, V block while the attention of the block in hand runs
+  /// (1 / cp of the layer's attention: the load-balanced chunks give every block the same
+  /// work), so a step costs what that attention does not hide. B's steps carry K, V and the
+  /// dK, dV accumulated so far (twice the bytes) and end with dK, dV going home, hidden by
+  /// nothing.
+  struct RingExposure {
+    double forward = 0, backward = 0;
+  };
+  RingExposure ring_exposure(std::int32_t stage) const {
+    const ComponentComm& c = layer_.comm;
+    if (!in_.collectives || c.cp_steps <= 0) return {};
+    const double cp = static_cast<double>(in_.sharding.cp);
+    auto attention_s = [&](const PassWork& w, bool backward) {  // the layer's attention kernels
+      PassWork a;
+      a.attention_flops = w.attention_flops;
+      return timer_.seconds(a, backward);
+    };
+    const double kv = in_.collectives->context_parallel_step(stage, c.cp_kv_bytes).seconds();
+    const double kv_dkv =
+        in_.collectives->context_parallel_step(stage, 2.0 * c.cp_kv_bytes).seconds();
+    return {
+        c.cp_steps * std::max(0.0, kv - attention_s(layer_.forward, false) / cp),
+        c.cp_steps * std::max(0.0, kv_dkv - attention_s(layer_.backward_input, true) / cp) + kv};
+  }
+
   StageBreakdown build(const Holding& hold) const {
     using G = RecomputeModel::Granularity;
     const double n = static_cast<double>(hold.layers);
@@ -208,7 +164,7 @@ class StageBuilder {
     s.backward_weight.layers = at(sum(layer_s_.backward_weight, moe_s_.backward_weight));
     if (selective)
       s.backward_input.recompute =
-          at(sum(layer_s_.attention_recompute, moe_s_.attention_recompute));
+          at(sum(layer_s_.selective_recompute, moe_s_.selective_recompute));
     const double layers_tp_f =
         sum(layer_.comm.tp_allreduce_forward, moe_.comm.tp_allreduce_forward);
     const double layers_tp_b =
@@ -233,7 +189,7 @@ class StageBuilder {
     s.forward.mtp = mtp_pass(&PassSeconds::forward);
     s.backward_input.mtp = mtp_pass(&PassSeconds::backward_input);
     s.backward_weight.mtp = mtp_pass(&PassSeconds::backward_weight);
-    if (selective) s.backward_input.recompute += depth * block_s.attention_recompute;
+    if (selective) s.backward_input.recompute += depth * block_s.selective_recompute;
     const double mtp_block_tp_f = depth * block.comm.tp_allreduce_forward;
     const double mtp_block_tp_b = depth * block.comm.tp_allreduce_backward;
     tp_f += depth * (mtp_.work.comm.tp_allreduce_forward + head_.comm.tp_allreduce_forward) +
@@ -253,6 +209,13 @@ class StageBuilder {
     };
     s.forward.tp_comm = tp_time(tp_f, layers_tp_f + mtp_block_tp_f);
     s.backward_input.tp_comm = tp_time(tp_b, layers_tp_b + mtp_block_tp_b);
+    // Context parallelism: every layer's ring (the stage's and the MTP modules' blocks); a
+    // measured per-GPU layer already holds its own.
+    const RingExposure ring = measured_tp ? RingExposure{} : ring_exposure(hold.pipeline_stage);
+    s.forward.cp_comm = (n + depth) * ring.forward;
+    s.backward_input.cp_comm = (n + depth) * ring.backward;
+    s.cp_ring.step_bytes = layer_.comm.cp_kv_bytes;
+    s.cp_ring.steps_forward = std::llround((n + depth) * layer_.comm.cp_steps);
 
     // Parameters on one GPU and the static memory of the ZeRO level.
     double params = sum(layer_.parameters_per_gpu, moe_.parameters_per_gpu);
@@ -278,14 +241,23 @@ class StageBuilder {
         to_bytes((mtp_params - mtp_experts) * dense_bytes + mtp_experts * expert_bytes);
     if (in_.collectives && in_.zero.dp > 1) {
       const std::int32_t st = hold.pipeline_stage;
+      // Overlapped (zero_overlap, FSDP's prefetch): the stage's parameters move as `pieces`
+      // layer-sized pieces; the first piece's collective is exposed, each later one runs while
+      // the previous piece computes and shows only where it is longer. Not overlapped: one
+      // collective of the whole stage before (gathers) or after (reduce-scatter) the op.
+      const double pieces = in_.zero.overlap ? std::max(n, 1.0) : 1.0;
+      auto exposed = [&](double piece_s, const TimeParts& op) {
+        return piece_s + (pieces - 1.0) * std::max(0.0, piece_s - op.seconds() / pieces);
+      };
       if (in_.zero.level >= 3) {  // parameters gathered before every F and every B
-        const double gather = in_.collectives->parameter_gather(st, params * e).seconds();
-        s.forward.zero_comm = gather;
-        s.backward_input.zero_comm = gather;
+        const double gather = in_.collectives->parameter_gather(st, params * e / pieces).seconds();
+        s.forward.zero_comm = exposed(gather, s.forward);
+        s.backward_input.zero_comm = exposed(gather, s.backward_input);
       }
       if (in_.zero.level >= 2) {  // sharded gradients: reduce-scattered after every backward
-        s.backward_weight.zero_comm =
-            in_.collectives->gradient_reduce_scatter(st, params * 4.0).seconds();
+        const double scatter =
+            in_.collectives->gradient_reduce_scatter(st, params * 4.0 / pieces).seconds();
+        s.backward_weight.zero_comm = exposed(scatter, s.backward_weight);
       }
     }
 
@@ -315,14 +287,14 @@ class StageBuilder {
 
     // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).
     const double layers_activation =
-        sum(layer_activation_ - (selective ? layer_.attention_core_bytes : 0.0),
-            moe_.activation_bytes - (selective ? moe_.attention_core_bytes : 0.0));
+        sum(layer_activation_ - (selective ? layer_.selective_bytes : 0.0),
+            moe_.activation_bytes - (selective ? moe_.selective_bytes : 0.0));
     double kept_anyway = 0;  // parts full recompute does not recompute (embedding, LM head)
     if (hold.embedding) kept_anyway += embedding_.activation_bytes;
     if (hold.lm_head) kept_anyway += head_.activation_bytes;
     // The MTP modules' activations are kept whole (full recompute leaves them, as the head's).
     const double block_activation = (mtp_.moe ? moe_.activation_bytes : layer_activation_) -
-                                    (selective ? block.attention_core_bytes : 0.0);
+                                    (selective ? block.selective_bytes : 0.0);
     const double mtp_activation =
         depth * (mtp_.work.activation_bytes + block_activation + head_.activation_bytes);
     kept_anyway += mtp_activation;
@@ -343,6 +315,7 @@ class StageBuilder {
       s.recompute.layers = at(share * s.forward.layers);
       s.recompute.tp_comm = tp_time(share * layers_tp_f, share * layers_tp_f);
       s.recompute.a2a = share * s.a2a.forward;  // R runs alone: its all-to-all is exposed
+      s.recompute.cp_comm = share * n * ring.forward;
       s.memory.stage_input =
           to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
                    recomputed * hidden + kept_anyway);
@@ -356,6 +329,7 @@ class StageBuilder {
  private:
   const ModelCostInputs& in_;
   ComponentWork layer_, moe_, embedding_, head_;
+
   /// The multi-token prediction modules' projection part (mtp_work.h), its times, and whether
   /// their block is a MoE layer.
   struct Mtp {
@@ -416,13 +390,6 @@ ModelCosts model_costs(const ModelCostInputs& in) {
   if (!shape.empty()) throw std::invalid_argument(shape);
   const std::string layout = layout_error(in.model, in.stages);
   if (!layout.empty()) throw std::invalid_argument(layout);
-  if (in.recompute.granularity == RecomputeModel::Granularity::Selective &&
-      in.model.attention.kind == AttentionKind::Flash) {
-    throw std::invalid_argument(
-        "selective recompute recomputes the attention core, which FlashAttention (attention: "
-        "flash, the default) already recomputes in its backward; use attention: standard or "
-        "policy: full");
-  }
   const StageBuilder builder(in);
   const bool has_vocab = in.model.embedding.vocab > 0;
   const std::int32_t p = in.stages;

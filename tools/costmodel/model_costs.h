@@ -23,6 +23,10 @@ namespace bubblesim {
 struct ZeroSpec {
   std::int32_t level = 0;
   std::int64_t dp = 1;
+  /// `parallelism.zero_overlap` (levels 2 and 3): the per-op collectives move layer by layer,
+  /// each layer's hidden behind the previous layer's compute as FSDP prefetches; off, each op
+  /// waits for its whole stage's.
+  bool overlap = true;
 };
 
 /// Static bytes per parameter on one GPU: weights (dtype bytes), fp32 gradients (4) and Adam
@@ -72,6 +76,11 @@ class CollectiveTimer {
   /// reduce-scatter of `bytes` of gradients.
   virtual Time parameter_gather(std::int32_t stage, double bytes) const = 0;
   virtual Time gradient_reduce_scatter(std::int32_t stage, double bytes) const = 0;
+  /// One step of context parallelism's ring over stage `stage`'s CP group: every GPU sends
+  /// `bytes` to the next at once; zero when there is no CP group.
+  virtual Time context_parallel_step(std::int32_t /*stage*/, double /*bytes*/) const {
+    return Time::zero();
+  }
   /// One expert-parallel all-to-all over stage `stage`'s EP group, every GPU sending `bytes`
   /// split evenly over the group (its own share stays); zero when there is no EP group.
   virtual Time expert_all_to_all(std::int32_t /*stage*/, double /*bytes*/) const {
@@ -96,11 +105,13 @@ struct ModelCostInputs {
 /// One op's time in seconds and where it comes from; the op lasts total() (rounded once).
 struct TimeParts {
   double layers = 0, embedding = 0, lm_head = 0, tp_comm = 0, zero_comm = 0, recompute = 0;
-  double a2a = 0;     // the expert all-to-all time the op leaves exposed
-  double a2a_sm = 0;  // compute slowed while an overlapped all-to-all holds SMs
-  double mtp = 0;     // the multi-token prediction modules' compute (model.mtp_depth)
+  double a2a = 0;      // the expert all-to-all time the op leaves exposed
+  double a2a_sm = 0;   // compute slowed while an overlapped all-to-all holds SMs
+  double mtp = 0;      // the multi-token prediction modules' compute (model.mtp_depth)
+  double cp_comm = 0;  // ring attention's K, V exchange the attention blocks leave exposed
   double seconds() const {
-    return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a + a2a_sm + mtp;
+    return layers + embedding + lm_head + tp_comm + zero_comm + recompute + a2a + a2a_sm + mtp +
+           cp_comm;
   }
   Time total() const { return Time::from_seconds(seconds()); }
 };
@@ -139,6 +150,14 @@ struct StageBreakdown {
     std::int32_t count_forward = 0, count_backward = 0;
   };
   AllToAll a2a;
+  /// Context parallelism's ring attention (docs/parallelism.md): the K, V bytes one step sends
+  /// and the steps of one F (every layer's cp - 1); the exposed part is in forward.cp_comm and
+  /// backward_input.cp_comm.
+  struct Ring {
+    double step_bytes = 0;
+    std::int64_t steps_forward = 0;
+  };
+  Ring cp_ring;
   StageCost::ExpertPhases experts;  // routed-expert GEMMs: at the imbalance, at uniform routing
   StageCost cost() const;
 };

@@ -44,6 +44,14 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
   if (!m.preset.empty()) j["preset"] = m.preset;
   if (!m.split.per_stage.empty()) j["layers_per_stage"] = m.split.per_stage;
   if (m.split.balanced) j["layers_per_stage"] = "balanced";
+  if (m.split.megatron) {
+    nlohmann::json mg = nlohmann::json::object();
+    if (m.split.megatron->first) mg["first"] = *m.split.megatron->first;
+    if (m.split.megatron->last) mg["last"] = *m.split.megatron->last;
+    if (m.split.megatron->embedding_as_layer) mg["embedding_as_layer"] = true;
+    if (m.split.megatron->loss_as_layer) mg["loss_as_layer"] = true;
+    j["layers_per_stage"] = mg;
+  }
   if (!m.split.per_chunk.empty()) j["layers_per_chunk"] = m.split.per_chunk;
   return j;
 }

@@ -52,6 +52,28 @@ std::optional<YamlNode> preset_of(MapReader& m, bool gpu, DiagnosticList& diags,
   return gpu ? presets.gpu(*s) : presets.model(*s);
 }
 
+/// `layers_per_stage: {first, last}` or `{embedding_as_layer, loss_as_layer}`.
+std::optional<LayerSplit::Megatron> read_megatron_split(const YamlNode& n, DiagnosticList& diags) {
+  const std::size_t before = diags.size();
+  MapReader r(n, diags, {"first", "last", "embedding_as_layer", "loss_as_layer"});
+  LayerSplit::Megatron mg;
+  mg.first = r.integer("first", 0, 1'000'000);
+  mg.last = r.integer("last", 0, 1'000'000);
+  if (auto v = r.boolean("embedding_as_layer")) mg.embedding_as_layer = *v;
+  if (auto v = r.boolean("loss_as_layer")) mg.loss_as_layer = *v;
+  if (diags.size() != before) return std::nullopt;
+  const bool counts = mg.first || mg.last;
+  const bool accounts = mg.embedding_as_layer || mg.loss_as_layer;
+  if (counts == accounts) {
+    n.error(diags, counts ? "give first / last layer counts or embedding_as_layer / "
+                            "loss_as_layer, not both (Megatron-Core refuses the combination)"
+                          : "expected first, last, embedding_as_layer or loss_as_layer (Megatron-"
+                            "Core's uneven pipeline split)");
+    return std::nullopt;
+  }
+  return mg;
+}
+
 std::optional<std::vector<std::int64_t>> integer_list(const YamlNode& n, DiagnosticList& diags) {
   if (!n.is_sequence()) {
     n.error(
@@ -195,6 +217,13 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
       if (n->is_scalar() && n->describe() == "balanced" &&
           out == &m.split.per_stage) {  // the stages' costs even (stage_layout.h)
         m.split.balanced = true;
+        continue;
+      }
+      if (n->is_map() && out == &m.split.per_stage) {  // Megatron-Core's keys (stage_layout.h)
+        if (auto mg = read_megatron_split(*n, diags))
+          m.split.megatron = *mg;
+        else
+          ok = false;
         continue;
       }
       if (auto list = integer_list(*n, diags))

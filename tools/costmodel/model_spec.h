@@ -128,6 +128,17 @@ struct LayerSplit {
   /// `layers_per_chunk`: p x v counts in virtual-stage (model) order, 0 allowed; empty = split
   /// each v-chunk table like Megatron's interleaving.
   std::vector<std::int64_t> per_chunk;
+  /// `layers_per_stage: {first, last, embedding_as_layer, loss_as_layer}`: Megatron-Core's uneven
+  /// split (`--decoder-first-pipeline-num-layers`, `--decoder-last-pipeline-num-layers`,
+  /// `account_for_embedding_in_pipeline_split`, `account_for_loss_in_pipeline_split`),
+  /// resolved against the stage count by stage_layers.
+  struct Megatron {
+    std::optional<std::int64_t> first, last;
+    bool embedding_as_layer = false, loss_as_layer = false;
+  };
+  std::optional<Megatron> megatron;
+  /// Layers are given per stage (a list or Megatron-Core's keys), not placed evenly or balanced.
+  bool counts_given() const { return !per_stage.empty() || megatron.has_value(); }
 };
 
 /// `model:` — a GPT/Llama-style decoder (pre-norm blocks of attention and MLP).

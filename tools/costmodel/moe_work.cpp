@@ -10,7 +10,7 @@ namespace bubblesim {
 
 void add_moe_mlp(ComponentWork& c, const TransformerModel& m, const Sharding& sh, const Dims& x) {
   const MoeSpec& moe = *m.moe;
-  const double h = x.h, e = x.e, T = x.tokens;
+  const double h = x.h, e = x.e, T = x.tokens();
   const double experts = static_cast<double>(moe.experts);
   const double k = static_cast<double>(moe.top_k);
   const double fe =
@@ -94,7 +94,7 @@ void add_mla_attention(ComponentWork& c, const TransformerModel& m, const Dims& 
   // the shared RoPE key come from one down projection, K_nope and V from its up projection.
   // Down projections are replicated over TP ranks, up projections and the output split by heads.
   const MlaSpec& mla = *m.attention.mla;
-  const double T = x.tokens, h = x.h, e = x.e, ar = x.rank.heads;
+  const double T = x.tokens(), h = x.h, e = x.e, ar = x.rank.heads;
   const double ql = static_cast<double>(mla.q_lora_rank);
   const double kvl = static_cast<double>(mla.kv_lora_rank);
   const double nope = static_cast<double>(mla.qk_nope_head_dim);
@@ -130,7 +130,7 @@ void add_mla_attention(ComponentWork& c, const TransformerModel& m, const Dims& 
   c.parameters_activated += latent_norms;
   // FlashAttention with head dimension qk for Q K^T and vd for P V: forward 2 b a s^2 (qk + vd),
   // backward 2.5 times that (the 4 : 10 of layer_work.cpp); causal half.
-  const double core = 2.0 * x.b * ar * x.s * x.s * (qk + vd) * kCausalFraction;
+  const double core = 2.0 * x.b * ar * x.q_len() * x.s * (qk + vd) * kCausalFraction;
   c.forward.attention_flops += core;
   c.backward_input.attention_flops += 2.5 * core;
   // Kept for B: the latents before and after their norms, Q, K (nope + rope per head), V and the

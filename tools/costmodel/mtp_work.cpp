@@ -8,7 +8,7 @@ namespace bubblesim {
 
 ComponentWork mtp_projection_work(const TransformerModel& m, const Sharding& sh) {
   const Dims x = dims_of(m, sh);
-  const double T = x.tokens, h = x.h, e = x.e, H = x.replicated.hidden_bytes;
+  const double T = x.tokens(), h = x.h, e = x.e, H = x.replicated.hidden_bytes;
   const double out = h / x.t;  // M_k's output columns on this rank (column-parallel)
   ComponentWork c;
   // The embedding of the tokens k places ahead: a lookup in the shared vocab-parallel table

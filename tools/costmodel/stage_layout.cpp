@@ -24,12 +24,69 @@ std::vector<std::int64_t> split_layers(std::int64_t layers, std::int32_t stages)
 std::vector<std::int64_t> stage_layers(const TransformerModel& model, std::int32_t stages) {
   if (model.split.balanced)
     throw std::logic_error("layers_per_stage: balanced is placed by model_costs from the costs");
-  if (!model.split.per_stage.empty()) {
+  if (model.split.counts_given()) {
     const std::string error = layout_error(model, stages);
     if (!error.empty()) throw std::invalid_argument(error);
+    if (model.split.megatron) return megatron_split(model, stages);
     return model.split.per_stage;
   }
   return split_layers(model.layers, stages);
+}
+
+namespace {
+
+/// Megatron-Core's uneven split (TransformerConfig's checks and get_num_layers_to_build): the
+/// stages `first` and `last` do not fix share the other layers evenly; with the embedding or
+/// the loss counted as a layer, layers + those must divide evenly and the first (last) stage
+/// holds one layer fewer. Returns the counts, or what is wrong as `error`.
+std::vector<std::int64_t> megatron_counts(const TransformerModel& model, std::int32_t stages,
+                                          std::string& error) {
+  const LayerSplit::Megatron& mg = *model.split.megatron;
+  const auto p = static_cast<std::size_t>(stages);
+  std::vector<std::int64_t> out(p, 0);
+  if (mg.first || mg.last) {
+    const std::int64_t fixed = (mg.first ? 1 : 0) + (mg.last ? 1 : 0);
+    const std::int64_t given = mg.first.value_or(0) + mg.last.value_or(0);
+    const std::int64_t rest = model.layers - given, shared = stages - fixed;
+    if (stages < fixed || rest < 0 || (shared == 0 && rest != 0) ||
+        (shared > 0 && (rest < shared || rest % shared != 0))) {
+      error = fmt::format(
+          "layers_per_stage {{first: {}, last: {}}}: the other {} of {} layers must split evenly "
+          "over the other {} stages (at least one layer each), as Megatron-Core requires",
+          mg.first ? std::to_string(*mg.first) : "-", mg.last ? std::to_string(*mg.last) : "-",
+          rest, model.layers, shared);
+      return {};
+    }
+    for (std::size_t i = 0; i < p; ++i) out[i] = shared > 0 ? rest / shared : 0;
+    if (mg.first) out.front() = *mg.first;
+    if (mg.last) out.back() = *mg.last;
+    return out;
+  }
+  const std::int64_t extra = (mg.embedding_as_layer ? 1 : 0) + (mg.loss_as_layer ? 1 : 0);
+  const std::int64_t units = model.layers + extra;
+  if (units % stages != 0 || units / stages < (stages == 1 ? extra : 1)) {
+    error = fmt::format(
+        "layers_per_stage with the {} counted as a layer: {} layers + {} must divide evenly over "
+        "{} stages, as Megatron-Core requires",
+        extra == 2              ? "embedding and the loss"
+        : mg.embedding_as_layer ? "embedding"
+                                : "loss",
+        model.layers, extra, stages);
+    return {};
+  }
+  std::fill(out.begin(), out.end(), units / stages);
+  if (mg.embedding_as_layer) --out.front();
+  if (mg.loss_as_layer) --out.back();
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> megatron_split(const TransformerModel& model, std::int32_t stages) {
+  std::string error;
+  std::vector<std::int64_t> out = megatron_counts(model, stages, error);
+  if (!error.empty()) throw std::invalid_argument(error);
+  return out;
 }
 
 std::vector<std::int64_t> balanced_split(const std::vector<double>& layer_cost, std::int32_t parts,
@@ -100,7 +157,7 @@ std::optional<std::vector<std::int64_t>> chunk_layers(const TransformerModel& mo
   // which model_costs places itself): no layout is invented for this count.
   if (!model.split.per_chunk.empty() || model.split.balanced) return std::nullopt;
   const std::int64_t parts = static_cast<std::int64_t>(stages) * chunks;
-  if (!model.split.per_stage.empty() || model.layers % parts != 0) return std::nullopt;
+  if (model.split.counts_given() || model.layers % parts != 0) return std::nullopt;
   return std::vector<std::int64_t>(static_cast<std::size_t>(parts), model.layers / parts);
 }
 
@@ -128,6 +185,11 @@ std::string layout_error(const TransformerModel& model, std::int32_t stages) {
         "layers_per_stage: balanced needs a layer for every stage but the first and the last: "
         "{} layers cannot fill the {} middle stages of {}",
         model.layers, stages - 2, stages);
+  }
+  if (model.split.megatron && stages > 0) {
+    std::string error;
+    (void)megatron_counts(model, stages, error);
+    if (!error.empty()) return error;
   }
   if (!model.split.per_stage.empty()) {
     if (model.split.per_stage.size() != p) {

@@ -16,9 +16,15 @@ namespace bubblesim {
 /// Throws std::invalid_argument when layers < stages.
 std::vector<std::int64_t> split_layers(std::int64_t layers, std::int32_t stages);
 
-/// Layers of each of the p pipeline stages: `layers_per_stage` or split_layers (not for
-/// `layers_per_stage: balanced`, which model_costs places from the stages' costs).
+/// Layers of each of the p pipeline stages: `layers_per_stage` (counts, or Megatron-Core's
+/// keys: megatron_split) or split_layers (not for `layers_per_stage: balanced`, which
+/// model_costs places from the stages' costs).
 std::vector<std::int64_t> stage_layers(const TransformerModel& model, std::int32_t stages);
+
+/// `layers_per_stage: {first, last}` or `{embedding_as_layer, loss_as_layer}` as Megatron-Core
+/// splits them over `stages` (docs/models.md). Throws std::invalid_argument when they do not
+/// divide as Megatron-Core requires.
+std::vector<std::int64_t> megatron_split(const TransformerModel& model, std::int32_t stages);
 
 /// Layers of each of the p x chunks table stages (virtual stages, model order) of a table with
 /// `chunks` stages per device: `layers_per_chunk` when it has p x chunks entries, else Megatron's

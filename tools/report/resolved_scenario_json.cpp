@@ -141,7 +141,9 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
         {"algorithm", std::string(collective_algorithm_name(par.data_parallel.algorithm))},
         {"replica_sync", par.data_parallel.replica_sync},
         {"sp", par.sp},
-        {"zero", par.zero}};
+        {"zero", par.zero.level}};
+    if (par.cp > 1) j["parallelism"]["cp"] = par.cp;  // left out at 1, as before it existed
+    if (par.zero.level >= 2) j["parallelism"]["zero_overlap"] = par.zero.overlap;
     if (par.data_parallel.ring_steps == RingSteps::Stepped)
       j["parallelism"]["ring_steps"] = "stepped";  // the default, pipelined, is left out
     if (par.sp) {

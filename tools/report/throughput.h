@@ -19,7 +19,7 @@ struct Throughput {
 };
 
 /// The global batch (microbatches x micro_batch_size x dp sequences) of `scenario` over an
-/// iteration of `iteration_time_s`, spread over its stages x dp x tp GPUs.
+/// iteration of `iteration_time_s`, spread over its stages x dp x tp x cp GPUs.
 Throughput throughput(const Scenario& scenario, std::optional<double> iteration_time_s);
 
 }  // namespace bubblesim

@@ -83,7 +83,7 @@ RouteEstimates route_estimates(const Scenario& scenario) {
 /// once) at the GPU's memory bandwidth; empty when neither is known.
 std::vector<Time> optimizer_steps(const Scenario& sc, const ResolvedScenario& r) {
   const ParallelismSpec& par = sc.parallelism;
-  if (!par.optimizer_step.empty()) return par.optimizer_step;
+  if (!par.given.optimizer_step.empty()) return par.given.optimizer_step;
   if (!sc.gpu || !sc.gpu->memory_bandwidth || !(sc.gpu->memory_bandwidth->bytes_per_second() > 0))
     return {};
   std::vector<Time> out;
@@ -91,7 +91,8 @@ std::vector<Time> optimizer_steps(const Scenario& sc, const ResolvedScenario& r)
     // docs/first-principles.md: Megatron-LM's mixed-precision optimizer step, kernel by kernel,
     // each pass's bytes at the HBM bandwidth x the memory-bound efficiency.
     const OptimizerBytes ob = megatron_optimizer_bytes(sc.model->dtype.bytes);
-    const double dp = par.zero >= 1 ? static_cast<double>(std::max(par.dp, 1)) : 1.0;
+    const double dp =
+        par.zero.level >= 1 ? static_cast<double>(std::max(par.gradient_group(), 1)) : 1.0;
     const double rate = sc.gpu->memory_bandwidth->bytes_per_second() * sc.gpu->efficiency.memory;
     for (const StageBreakdown& b : r.model_costs->stages) {
       const double params = b.parameters_per_gpu;

@@ -54,6 +54,7 @@ struct SyncCosts {
   std::vector<Bytes> expert_gradient_bytes;
   std::vector<Time> optimizer;                // per GPU holding the stage
   std::vector<Time> tp_forward, tp_backward;  // TP all-reduce time inside F and B (in `costs`)
+  /// The collectives inside ops, for the report: TP's per stage and context parallelism's ring.
   std::vector<CollectiveSummary> tp_summaries;
   /// ZeRO >= 1: gradients reduce-scattered (not all-reduced); levels 1 and 2: the updated
   /// parameters all-gathered after the optimizer step, per GPU holding the stage.

@@ -18,20 +18,33 @@ namespace {
 /// Collectives of the cost model as flows on the otherwise idle topology, one stage's groups at
 /// a time (cached: every layer of a stage sends the same bytes over the same ranks).
 class TopologyCollectives : public CollectiveTimer {
+  /// The stage's groups a collective runs on: its first TP group, its data-parallel group with
+  /// the cp ranks (ParallelismSpec::gradient_group), its first CP ring.
+  enum class Group { Tensor, Data, Context };
+
  public:
   explicit TopologyCollectives(const Scenario& sc) : sc_(sc) {}
 
   Time tensor_parallel(std::int32_t stage, double bytes) const override {
     if (!sc_.parallelism.sp)
-      return timing(stage, false, CollectiveKind::AllReduce, bytes).simulated;
-    return timing(stage, false, CollectiveKind::ReduceScatter, bytes).simulated +
-           timing(stage, false, CollectiveKind::AllGather, bytes).simulated;
+      return timing(stage, Group::Tensor, CollectiveKind::AllReduce, bytes).simulated;
+    return timing(stage, Group::Tensor, CollectiveKind::ReduceScatter, bytes).simulated +
+           timing(stage, Group::Tensor, CollectiveKind::AllGather, bytes).simulated;
   }
   Time parameter_gather(std::int32_t stage, double bytes) const override {
-    return timing(stage, true, CollectiveKind::AllGather, bytes).simulated;
+    return timing(stage, Group::Data, CollectiveKind::AllGather, bytes).simulated;
   }
   Time gradient_reduce_scatter(std::int32_t stage, double bytes) const override {
-    return timing(stage, true, CollectiveKind::ReduceScatter, bytes).simulated;
+    return timing(stage, Group::Data, CollectiveKind::ReduceScatter, bytes).simulated;
+  }
+  /// A ring step of every CP rank sending `bytes` to the next: a ring all-gather of the cp
+  /// blocks over the CP group is cp - 1 such steps (on the topology, or at NCCL's rate inside a
+  /// node under first_principles.nccl).
+  Time context_parallel_step(std::int32_t stage, double bytes) const override {
+    const std::int32_t cp = sc_.parallelism.cp;
+    if (cp <= 1) return Time::zero();
+    const Time all = timing(stage, Group::Context, CollectiveKind::AllGather, bytes * cp).simulated;
+    return Time::from_ps(all.ps() / (cp - 1));
   }
   /// One all-to-all over the stage's EP group: ep consecutive dp ranks at TP rank 0, as flows on
   /// the topology; flows between nodes carry min(max_nodes, nodes) / top_k of their share when
@@ -40,7 +53,7 @@ class TopologyCollectives : public CollectiveTimer {
   /// regular cluster every stage's group is a copy of the first on other nodes, and timing each
   /// took most of a DeepSeek-V3-like run's setup on 2,048 GPUs.
   Time expert_all_to_all(std::int32_t stage, double bytes) const override {
-    const auto key = std::make_tuple(stage, false, -1, bytes);
+    const auto key = std::make_tuple(stage, -1, -1, bytes);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second.simulated;
     const std::vector<VertexId> group = ep_group(sc_, stage);
     const double factor = a2a_cross_node_factor(sc_, group);
@@ -70,32 +83,58 @@ class TopologyCollectives : public CollectiveTimer {
                                CollectiveAlgorithm::Ring, bytes, par.data_parallel.ring_steps)
         .simulated;
   }
+  /// The closed form of one ring step on the stage's CP group (for the report).
+  Time context_parallel_step_closed_form(std::int32_t stage, double bytes) const {
+    const std::int32_t cp = sc_.parallelism.cp;
+    if (cp <= 1) return Time::zero();
+    const Time all =
+        timing(stage, Group::Context, CollectiveKind::AllGather, bytes * cp).closed_form;
+    return Time::from_ps(all.ps() / (cp - 1));
+  }
   /// The closed form of one all-reduce equivalent on the stage's TP group (for the report).
   Time tensor_parallel_closed_form(std::int32_t stage, double bytes) const {
     if (!sc_.parallelism.sp)
-      return timing(stage, false, CollectiveKind::AllReduce, bytes).closed_form;
-    return timing(stage, false, CollectiveKind::ReduceScatter, bytes).closed_form +
-           timing(stage, false, CollectiveKind::AllGather, bytes).closed_form;
+      return timing(stage, Group::Tensor, CollectiveKind::AllReduce, bytes).closed_form;
+    return timing(stage, Group::Tensor, CollectiveKind::ReduceScatter, bytes).closed_form +
+           timing(stage, Group::Tensor, CollectiveKind::AllGather, bytes).closed_form;
   }
 
  private:
-  CollectiveTiming timing(std::int32_t stage, bool dp, CollectiveKind kind, double bytes) const {
-    const auto key = std::make_tuple(stage, dp, static_cast<int>(kind), bytes);
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::vector<VertexId> group_of(std::int32_t stage, Group g) const {
     const ParallelismSpec& par = sc_.parallelism;
     std::vector<VertexId> group;
-    const std::int32_t n = dp ? par.dp : par.tp;
-    for (std::int32_t i = 0; i < n; ++i) {
-      group.push_back(par.gpus[dp ? par.rank_index(sc_.stages, stage, i, 0)
-                                  : par.rank_index(sc_.stages, stage, 0, i)]);
+    auto add = [&](std::int32_t r, std::int32_t t, std::int32_t c) {
+      group.push_back(par.gpus[par.rank_index(sc_.stages, stage, r, t, c)]);
+    };
+    switch (g) {
+      case Group::Tensor:
+        for (std::int32_t t = 0; t < par.tp; ++t) add(0, t, 0);
+        break;
+      case Group::Data:
+        for (std::int32_t r = 0; r < par.dp; ++r)
+          for (std::int32_t c = 0; c < par.cp; ++c) add(r, 0, c);
+        break;
+      case Group::Context:
+        for (std::int32_t c = 0; c < par.cp; ++c) add(0, 0, c);
+        break;
     }
+    return group;
+  }
+
+  CollectiveTiming timing(std::int32_t stage, Group g, CollectiveKind kind, double bytes) const {
+    const auto key = std::make_tuple(stage, static_cast<int>(g), static_cast<int>(kind), bytes);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    const ParallelismSpec& par = sc_.parallelism;
+    const std::vector<VertexId> group = group_of(stage, g);
     CollectiveTiming t;
     try {
       t = simulate_collective(*sc_.communication.topology, group, kind, CollectiveAlgorithm::Ring,
                               bytes, par.data_parallel.ring_steps);
     } catch (const std::invalid_argument& e) {
-      throw InputError(
-          {Diagnostic{par.where, dp ? "parallelism.zero" : "parallelism.tp", e.what()}});
+      const char* key_name = g == Group::Data      ? "parallelism.zero"
+                             : g == Group::Context ? "parallelism.cp"
+                                                   : "parallelism.tp";
+      throw InputError({Diagnostic{par.where, key_name, e.what()}});
     }
     if (const std::optional<Time> nccl = nccl_time(group, kind, bytes)) t.simulated = *nccl;
     return cache_.emplace(key, t).first->second;
@@ -124,7 +163,7 @@ class TopologyCollectives : public CollectiveTimer {
   }
 
   const Scenario& sc_;
-  mutable std::map<std::tuple<std::int32_t, bool, int, double>, CollectiveTiming> cache_;
+  mutable std::map<std::tuple<std::int32_t, int, int, double>, CollectiveTiming> cache_;
   mutable std::map<std::vector<std::int64_t>, Time> a2a_by_shape_;
 };
 
@@ -180,14 +219,15 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.model = *sc.model;
   in.gpu = *sc.gpu;
   in.stages = sc.stages;
-  in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input};
+  in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input, par.cp};
   in.comm_sm_fraction = par.comm_sm_fraction;
-  in.zero = ZeroSpec{par.zero, par.dp};
+  in.zero = ZeroSpec{par.zero.level, par.gradient_group(), par.zero.overlap};
   in.recompute = recompute_model(sc.memory);
   if (sc.costs.per_layer) {
     MeasuredLayer layer = *sc.costs.per_layer;
-    if (sc.costs.per == CostBasis::Stage && par.tp > 1) {
-      const std::int64_t t = par.tp;
+    if (sc.costs.per == CostBasis::Stage && par.tp * par.cp > 1) {
+      // One GPU's share of the stage's layer: 1 / (tp cp) of its time and memory.
+      const std::int64_t t = std::int64_t{par.tp} * par.cp;
       layer.forward = Time::from_ps(layer.forward.ps() / t);
       layer.backward_input = Time::from_ps(layer.backward_input.ps() / t);
       layer.backward_weight = Time::from_ps(layer.backward_weight.ps() / t);
@@ -226,8 +266,8 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
     // fp32 gradients (Megatron's main_grad): 4 bytes per parameter of the GPU; without a model,
     // 4 of the 18 bytes per parameter of the stage's static memory.
     double grad = 0;
-    if (!par.gradient_bytes.empty())
-      grad = par.gradient_bytes[s].as_double() / t;
+    if (!par.given.gradient_bytes.empty())
+      grad = par.given.gradient_bytes[s].as_double() / t;
     else if (r.model_costs)
       grad = r.model_costs->stages[s].parameters_per_gpu * 4.0;
     else
@@ -238,7 +278,7 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
   // The routed experts' gradients (docs/moe.md): held by the dp / ep replicas of the same EP rank
   // (and every TP rank: experts are not split by TP), they sync over that group, not the dp group.
   const bool experts_apart = par.ep > 1 || par.tp > 1;
-  if (par.gradient_bytes.empty() && r.model_costs && experts_apart &&
+  if (par.given.gradient_bytes.empty() && r.model_costs && experts_apart &&
       std::any_of(r.model_costs->stages.begin(), r.model_costs->stages.end(),
                   [](const StageBreakdown& b) { return b.expert_parameters_per_gpu > 0; })) {
     sync.expert_gradient_bytes.assign(p, Bytes::zero());
@@ -250,8 +290,8 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
   // ZeRO (docs/models.md): sharded optimizer state turns the gradient all-reduce into a
   // reduce-scatter; levels 1 and 2 then all-gather the updated parameters (level 3 gathers them
   // before every F and B instead, inside those ops).
-  if (par.zero >= 1) sync.gradient_collective = CollectiveKind::ReduceScatter;
-  if (par.zero >= 1 && par.zero <= 2 && timer) {
+  if (par.zero.level >= 1) sync.gradient_collective = CollectiveKind::ReduceScatter;
+  if (par.zero.level >= 1 && par.zero.level <= 2 && timer) {
     const double e = sc.model ? static_cast<double>(sc.model->dtype.bytes) : 2.0;
     sync.parameter_gather.assign(p, Time::zero());
     for (std::size_t s = 0; s < p; ++s) {
@@ -266,9 +306,28 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
         sync.parameter_gather[s] += timer->expert_parameter_gather(stage, experts * e);
     }
   }
+  if (r.model_costs && par.cp > 1 && timer) {
+    // The ring's steps per F op: their time on an idle network (closed form beside it), and in
+    // the op's own time only what the attention blocks leave exposed (forward.cp_comm).
+    for (std::size_t s = 0; s < p; ++s) {
+      const StageBreakdown::Ring& ring = r.model_costs->stages[s].cp_ring;
+      const auto stage = static_cast<std::int32_t>(s);
+      const double steps = static_cast<double>(ring.steps_forward);
+      const double one = timer->context_parallel_step(stage, ring.step_bytes).seconds();
+      sync.tp_summaries.push_back(CollectiveSummary{
+          fmt::format("cp ring K, V stage {} (per F op)", s), "ring", par.cp,
+          static_cast<std::int32_t>(ring.steps_forward),
+          Bytes(static_cast<std::int64_t>(ring.step_bytes * steps)),
+          Time::from_seconds(steps * one),
+          Time::from_seconds(
+              steps * timer->context_parallel_step_closed_form(stage, ring.step_bytes).seconds())});
+    }
+  }
   if (!r.model_costs || par.tp <= 1 || !timer) return;
+  // The b s h activation of the GPU's s / cp tokens.
   const double bytes = static_cast<double>(sc.model->micro_batch_size * sc.model->seq_len *
-                                           sc.model->hidden * sc.model->dtype.bytes);
+                                           sc.model->hidden * sc.model->dtype.bytes) /
+                       static_cast<double>(par.cp);
   for (std::size_t s = 0; s < p; ++s) {
     const StageBreakdown& b = r.model_costs->stages[s];
     sync.tp_forward[s] = Time::from_seconds(b.forward.tp_comm);

@@ -18,13 +18,17 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   if (par.enabled) {
     if (par.gpus.size() != static_cast<std::size_t>(par.world(scenario.stages))) return nullptr;
     for (std::size_t d = 0; d < devices; ++d) {
+      // Every replica of the stage's parameters: the dp ranks and, under context parallelism,
+      // their cp ranks (they hold the same parameters and average their gradients).
       for (std::int32_t r = 0; r < par.dp; ++r) {
-        std::vector<VertexId> tp;
-        for (std::int32_t t = 0; t < par.tp; ++t) {
-          tp.push_back(
-              par.gpus[par.rank_index(scenario.stages, static_cast<std::int32_t>(d), r, t)]);
+        for (std::int32_t c = 0; c < par.cp; ++c) {
+          std::vector<VertexId> tp;
+          for (std::int32_t t = 0; t < par.tp; ++t) {
+            tp.push_back(
+                par.gpus[par.rank_index(scenario.stages, static_cast<std::int32_t>(d), r, t, c)]);
+          }
+          plan->gpus[d].push_back(std::move(tp));
         }
-        plan->gpus[d].push_back(std::move(tp));
       }
     }
   } else {

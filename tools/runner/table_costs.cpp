@@ -32,7 +32,7 @@ std::string chunk_layout_refusal(const ResolvedScenario& resolved, std::int32_t 
   if (!model.split.per_chunk.empty()) {
     why = fmt::format("model.layers_per_chunk has {} counts, written for {} chunks per device",
                       model.split.per_chunk.size(), layout_chunks(model, sc->stages));
-  } else if (!model.split.per_stage.empty()) {
+  } else if (model.split.counts_given()) {
     why = "model.layers_per_stage places layers per stage, not per chunk";
   } else if (model.split.balanced) {
     why = fmt::format("model.layers_per_stage: balanced needs {} layers for their middle ones",

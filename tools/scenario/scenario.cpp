@@ -11,15 +11,23 @@ std::optional<Bytes> memory_budget_of_device(const MemorySpec& memory, std::int3
 }
 
 std::size_t ParallelismSpec::rank_index(std::int32_t stages, std::int32_t s, std::int32_t r,
-                                        std::int32_t t) const {
+                                        std::int32_t t, std::int32_t c) const {
   // With `ep` in the order, dp rank r is expert-parallel rank r mod ep (placed at `ep`) of
   // replica group r / ep (placed at `dp`); without it the ep ranks are consecutive dp ranks.
   const bool ep_placed = std::find(order.begin(), order.end(), "ep") != order.end();
   const std::int32_t e = ep_placed ? std::max(ep, 1) : 1;
   std::size_t index = 0, stride = 1;
   for (const std::string& dim : order) {
-    const std::int32_t size = dim == "tp" ? tp : dim == "dp" ? dp / e : dim == "ep" ? e : stages;
-    const std::int32_t coord = dim == "tp" ? t : dim == "dp" ? r / e : dim == "ep" ? r % e : s;
+    const std::int32_t size = dim == "tp"   ? tp
+                              : dim == "cp" ? cp
+                              : dim == "dp" ? dp / e
+                              : dim == "ep" ? e
+                                            : stages;
+    const std::int32_t coord = dim == "tp"   ? t
+                               : dim == "cp" ? c
+                               : dim == "dp" ? r / e
+                               : dim == "ep" ? r % e
+                                             : s;
     index += static_cast<std::size_t>(coord) * stride;
     stride *= static_cast<std::size_t>(size);
   }

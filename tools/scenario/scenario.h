@@ -105,7 +105,11 @@ struct ParallelismSpec {
   bool enabled = false;  // `parallelism:` or `data_parallel:` given
   std::int32_t dp = 1;
   std::int32_t tp = 1;
-  /// Innermost first; `ep` (optional) places the expert-parallel part of dp (docs/moe.md).
+  /// `parallelism.cp`: context parallelism, each sequence split over cp GPUs that run ring
+  /// attention (docs/parallelism.md).
+  std::int32_t cp = 1;
+  /// Innermost first; `ep` (optional) places the expert-parallel part of dp (docs/moe.md), `cp`
+  /// the context-parallel ranks (placed after tp when cp > 1 and no order is given).
   std::vector<std::string> order{"tp", "pp", "dp"};
   /// GPU of every rank, indexed by rank_index(); filled from the topology (or `placement`).
   std::vector<VertexId> gpus;
@@ -113,7 +117,13 @@ struct ParallelismSpec {
   bool sp = false;  // `parallelism.sp`: Megatron sequence parallelism (docs/models.md)
   /// `parallelism.sp_wgrad_input`: regather | keep (tools/costmodel/layer_work.h, docs/memory.md)
   SpWgradInput sp_wgrad_input = SpWgradInput::Regather;
-  std::int32_t zero = 0;  // `parallelism.zero`: 0..3, sharding across the dp ranks
+  struct Zero {
+    std::int32_t level = 0;  // `parallelism.zero`: 0..3, sharding across the dp ranks
+    /// `parallelism.zero_overlap`: levels 2 and 3 move their per-op collectives layer by layer
+    /// behind the compute, as FSDP prefetches (docs/models.md); false: whole stage, exposed.
+    bool overlap = true;
+  };
+  Zero zero;
   /// `parallelism.ep`: expert parallelism over ep consecutive data-parallel ranks (docs/moe.md).
   std::int32_t ep = 1;
   bool a2a_overlap = false;  // `parallelism.a2a_overlap`: F and B hide each other's all-to-all
@@ -121,13 +131,22 @@ struct ParallelismSpec {
   double comm_sm_fraction = 0;
   // costs.gradient_bytes (whole stage, before the TP split) and costs.optimizer_step (per GPU),
   // per pipeline stage; empty = derive.
-  std::vector<Bytes> gradient_bytes;
-  std::vector<Time> optimizer_step;
+  struct Given {
+    std::vector<Bytes> gradient_bytes;
+    std::vector<Time> optimizer_step;
+  };
+  Given given;
   SourceLocation where;
 
-  std::int32_t world(std::int32_t stages) const { return stages * dp * tp; }
-  /// Index of (pipeline stage s, dp replica r, tp rank t) in `gpus` for the mixed radix `order`.
-  std::size_t rank_index(std::int32_t stages, std::int32_t s, std::int32_t r, std::int32_t t) const;
+  std::int32_t world(std::int32_t stages) const { return stages * dp * tp * cp; }
+  /// The GPUs that hold the same parameters and average their gradients: the dp replicas times
+  /// their cp ranks (Megatron-Core's data-parallel group with context parallelism; ZeRO shards
+  /// over it too).
+  std::int32_t gradient_group() const { return dp * cp; }
+  /// Index of (pipeline stage s, dp replica r, tp rank t, cp rank c) in `gpus` for the mixed
+  /// radix `order`.
+  std::size_t rank_index(std::int32_t stages, std::int32_t s, std::int32_t r, std::int32_t t,
+                         std::int32_t c = 0) const;
   /// Rank indices of stage s's expert data-parallel group e < ep: the GPUs holding the routed
   /// experts of EP rank e (dp ranks r with r mod ep = e, every TP rank of each: the experts are
   /// not split by TP), r then t ascending (docs/moe.md).

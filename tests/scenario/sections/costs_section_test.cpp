@@ -36,8 +36,9 @@ TEST_CASE("costs: gradient_bytes and optimizer_step are kept for the resolve ste
   Scenario sc = load(kBase +
                      "costs: {forward: 1ms, backward_input: 2ms, gradient_bytes: [1GiB, 2GiB], "
                      "optimizer_step: 3ms}\n");
-  CHECK(sc.parallelism.gradient_bytes == std::vector<Bytes>{Bytes(1LL << 30), Bytes(2LL << 30)});
-  CHECK(sc.parallelism.optimizer_step == std::vector<Time>(2, Time::from_ps(3'000'000'000)));
+  CHECK(sc.parallelism.given.gradient_bytes ==
+        std::vector<Bytes>{Bytes(1LL << 30), Bytes(2LL << 30)});
+  CHECK(sc.parallelism.given.optimizer_step == std::vector<Time>(2, Time::from_ps(3'000'000'000)));
 }
 
 TEST_CASE("costs: lists of the wrong length, missing keys, M_W > M_B") {

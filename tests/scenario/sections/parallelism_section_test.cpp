@@ -38,8 +38,8 @@ TEST_CASE("parallelism: dp, tp, order; data_parallel: bucket, overlap, algorithm
 TEST_CASE("parallelism errors") {
   CHECK(errors(kBase + kCosts + kEightGpus + "parallelism: {order: [tp, pp, pp]}\n") ==
         std::vector<std::string>{"s.yaml:5:22: error: parallelism.order: order must list tp, pp "
-                                 "and dp once each and ep at most once (innermost first), got "
-                                 "[tp, pp, pp]"});
+                                 "and dp once each and ep and cp at most once (innermost "
+                                 "first), got [tp, pp, pp]"});
   CHECK(errors(kBase + kCosts + kEightGpus + "data_parallel: {bucket: 0B}\n") ==
         std::vector<std::string>{
             "s.yaml:5:25: error: data_parallel.bucket: the bucket must be larger than 0 bytes"});

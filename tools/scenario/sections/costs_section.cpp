@@ -209,8 +209,8 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
   auto stage_input = sizes("stage_input_memory");
   auto p2p = sizes("p2p_bytes");
   auto static_memory = sizes("static_memory");
-  if (auto g = sizes("gradient_bytes")) sc.parallelism.gradient_bytes = g->values;
-  if (auto o = times("optimizer_step", false)) sc.parallelism.optimizer_step = o->values;
+  if (auto g = sizes("gradient_bytes")) sc.parallelism.given.gradient_bytes = g->values;
+  if (auto o = times("optimizer_step", false)) sc.parallelism.given.optimizer_step = o->values;
   if (p <= 0) return;
 
   given.forward = given.forward || forward;

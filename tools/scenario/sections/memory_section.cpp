@@ -73,14 +73,6 @@ void read_recompute(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
                            key, *policy));
     }
   }
-  if (rs.policy == MemoryPolicy::Selective && sc.model &&
-      sc.model->attention.kind == AttentionKind::Flash) {
-    r.get("policy")->error(
-        diags,
-        "selective recompute recomputes the attention core, which FlashAttention (model.attention: "
-        "flash, the default) already recomputes in its backward; use attention: standard or "
-        "policy: full");
-  }
   if (rs.policy != MemoryPolicy::Full) return;
   if (stages && fraction) {
     fraction->error(diags, "give either 'stages' or 'fraction', not both");

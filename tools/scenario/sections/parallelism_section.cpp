@@ -10,6 +10,28 @@
 
 namespace bubblesim {
 
+namespace {
+
+/// Why `parallelism.cp: cp` cannot be modelled for this scenario, or "".
+std::string context_parallel_error(const Scenario& sc, std::int64_t cp) {
+  if (cp <= 1) return "";
+  if (!sc.model) return "context parallelism splits every sequence over cp GPUs: it needs 'model:'";
+  const TransformerModel& m = *sc.model;
+  if (m.attention.kind != AttentionKind::Flash)
+    return "context parallelism runs ring attention on fused attention kernels (Megatron-Core "
+           "needs Transformer Engine's): it needs model.attention: flash";
+  if (m.attention.mla)
+    return "context parallelism with multi-head latent attention (model.mla) is not modelled";
+  if (m.seq_len % (2 * cp) != 0)
+    return fmt::format(
+        "the causal load balancing cuts every sequence into 2 cp = {} chunks: cp {} needs a "
+        "model.seq_len divisible by {}, got {}",
+        2 * cp, cp, 2 * cp, m.seq_len);
+  return "";
+}
+
+}  // namespace
+
 void read_parallelism_section(LoadContext& context, Scenario& sc) {
   const std::optional<YamlNode> parallelism = context.section("parallelism");
   const std::optional<YamlNode> data_parallel = context.section("data_parallel");
@@ -20,13 +42,23 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
     spec.enabled = true;
     spec.where = parallelism->location();
     MapReader m(*parallelism, diags,
-                {"dp", "tp", "order", "sp", "sp_wgrad_input", "zero", "ep", "a2a_overlap"});
+                {"dp", "tp", "cp", "order", "sp", "sp_wgrad_input", "zero", "zero_overlap", "ep",
+                 "a2a_overlap"});
     if (parallelism->is_map()) {
       if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
       if (auto v = m.integer("tp", 1, 1024)) {
         spec.tp = static_cast<std::int32_t>(*v);
         const std::string shape = sc.model ? model_shape_error(*sc.model, spec.tp) : "";
         if (!shape.empty()) m.get("tp")->error(diags, shape);
+      }
+      if (auto n = m.get("cp")) {
+        if (auto v = n->as_integer(diags, 1, 1024)) {
+          const std::string wrong = context_parallel_error(sc, *v);
+          if (!wrong.empty())
+            n->error(diags, wrong);
+          else
+            spec.cp = static_cast<std::int32_t>(*v);
+        }
       }
       // Sequence parallelism changes the TP collectives and the activations of a transformer.
       if (auto n = m.get("sp")) {
@@ -62,7 +94,19 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
                                         "needs dp > 1",
                                         *v));
           } else {
-            spec.zero = static_cast<std::int32_t>(*v);
+            spec.zero.level = static_cast<std::int32_t>(*v);
+          }
+        }
+      }
+      if (auto n = m.get("zero_overlap")) {
+        if (auto v = n->as_boolean(diags)) {
+          if (spec.zero.level < 2) {
+            n->error(diags, fmt::format("zero_overlap overlaps the collectives ZeRO levels 2 and "
+                                        "3 run inside every op: it needs zero: 2 or 3 (zero is "
+                                        "{})",
+                                        spec.zero.level));
+          } else {
+            spec.zero.overlap = *v;
           }
         }
       }
@@ -74,6 +118,10 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           } else if (*v > 1 && moe->experts % *v != 0) {
             n->error(diags,
                      fmt::format("ep {} must divide the {} routed experts", *v, moe->experts));
+          } else if (*v > 1 && spec.cp > 1) {
+            n->error(diags,
+                     "expert parallelism with context parallelism (parallelism.cp) is not "
+                     "modelled: the expert all-to-all would span the cp ranks too");
           } else if (spec.dp % *v != 0) {
             n->error(diags, fmt::format("the expert-parallel group spans data-parallel ranks: ep "
                                         "{} must divide dp {}",
@@ -102,7 +150,7 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           order->error(diags,
                        fmt::format("expected a list of tp, pp and dp, got {}", order->describe()));
         for (const YamlNode& e : ok ? order->elements() : std::vector<YamlNode>{}) {
-          if (auto c = e.as_choice(diags, {"tp", "pp", "dp", "ep"}))
+          if (auto c = e.as_choice(diags, {"tp", "cp", "pp", "dp", "ep"}))
             dims.push_back(*c);
           else
             ok = false;
@@ -112,19 +160,33 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           std::vector<std::string> sorted = dims;
           std::sort(sorted.begin(), sorted.end());
           const auto eps = std::count(sorted.begin(), sorted.end(), "ep");
+          const auto cps = std::count(sorted.begin(), sorted.end(), "cp");
           sorted.erase(std::remove(sorted.begin(), sorted.end(), "ep"), sorted.end());
-          if (sorted != std::vector<std::string>{"dp", "pp", "tp"} || eps > 1) {
+          sorted.erase(std::remove(sorted.begin(), sorted.end(), "cp"), sorted.end());
+          if (sorted != std::vector<std::string>{"dp", "pp", "tp"} || eps > 1 || cps > 1) {
             order->error(diags,
-                         fmt::format("order must list tp, pp and dp once each and ep at most once "
-                                     "(innermost first), got [{}]",
+                         fmt::format("order must list tp, pp and dp once each and ep and cp at "
+                                     "most once (innermost first), got [{}]",
                                      fmt::join(dims, ", ")));
           } else if (eps == 1 && spec.ep <= 1) {
             order->error(
                 diags, "order places the expert-parallel ranks (ep): it needs parallelism.ep > 1");
+          } else if (cps == 1 && spec.cp <= 1) {
+            order->error(
+                diags, "order places the context-parallel ranks (cp): it needs parallelism.cp > 1");
+          } else if (cps == 0 && spec.cp > 1) {
+            order->error(diags,
+                         fmt::format("parallelism.cp is {}: order must place cp too (innermost "
+                                     "first; Megatron-Core's default is [tp, cp, dp, pp])",
+                                     spec.cp));
           } else {
             spec.order = dims;
           }
         }
+      } else if (spec.cp > 1) {
+        // Megatron-Core's order (tp, cp, ep, dp, pp innermost first) keeps a CP ring inside a
+        // node where TP leaves room; here cp goes next to tp in the default order.
+        spec.order.insert(spec.order.begin() + 1, "cp");
       }
     }
   }

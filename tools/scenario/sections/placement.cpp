@@ -42,6 +42,13 @@ void require_connected(const YamlNode& where, const Topology& topo,
   }
 }
 
+/// "pipeline 4 x dp 2 x tp 8" (and " x cp 2" under context parallelism).
+std::string world_parts(std::size_t stages, const ParallelismSpec& par) {
+  std::string out = fmt::format("pipeline {} x dp {} x tp {}", stages, par.dp, par.tp);
+  if (par.cp > 1) out += fmt::format(" x cp {}", par.cp);
+  return out;
+}
+
 }  // namespace
 
 void read_placement(const std::optional<YamlNode>& placement, const YamlNode& topology_node,
@@ -54,10 +61,8 @@ void read_placement(const std::optional<YamlNode>& placement, const YamlNode& to
                                      placement->elements().size() == world && world != p))) {
     // Ranks in the `order` layout over the topology's GPUs (or the placement list, rank order).
     if (!placement && gpus.size() < world) {
-      topology_node.error(
-          diags, fmt::format("the topology has {} GPUs but the run needs {} (pipeline {} x dp {} x "
-                             "tp {})",
-                             gpus.size(), world, p, par.dp, par.tp));
+      topology_node.error(diags, fmt::format("the topology has {} GPUs but the run needs {} ({})",
+                                             gpus.size(), world, world_parts(p, par)));
       return;
     }
     std::vector<VertexId> ranks(
@@ -89,10 +94,10 @@ void read_placement(const std::optional<YamlNode>& placement, const YamlNode& to
   if (par.enabled && placement && world != p) {
     placement->error(
         diags,
-        fmt::format("placement lists {} GPUs; with parallelism it lists all {} ranks (pipeline "
-                    "{} x dp {} x tp {}) in the order layout",
-                    placement->is_sequence() ? placement->elements().size() : 0, world, p, par.dp,
-                    par.tp));
+        fmt::format("placement lists {} GPUs; with parallelism it lists all {} ranks ({}) in the "
+                    "order layout",
+                    placement->is_sequence() ? placement->elements().size() : 0, world,
+                    world_parts(p, par)));
     return;
   }
   if (!placement) {

@@ -107,10 +107,10 @@ void read_variability_section(LoadContext& context, Scenario& sc) {
       ok = false;
   }
   if (v.has("slowest_of")) {
-    // `group`: a simulated device stands for its TP ranks and data-parallel replicas and runs at
+    // `group`: a simulated device stands for its TP, CP and data-parallel ranks and runs at
     // the pace of the slowest of them (docs/variability.md).
     std::optional<std::string> g = v.choice("slowest_of", {"device", "group"});
-    const std::int32_t gpus = sc.parallelism.tp * sc.parallelism.dp;
+    const std::int32_t gpus = sc.parallelism.tp * sc.parallelism.dp * sc.parallelism.cp;
     if (!g) {
       ok = false;
     } else if (*g == "group" && spec.per != JitterUnit::Device) {

@@ -1,0 +1,142 @@
+// Context parallelism (`parallelism.cp`, docs/parallelism.md): the rank layout, the split of
+// every op's work and activations over the cp ranks, the ring attention's exposed K, V steps on
+// the topology, the gradient group, and the loader's refusals.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenario_run_support.h"
+#include "tools/report/throughput.h"
+#include "tools/runner/resolve.h"
+#include "tools/runner/scenario_runner.h"
+#include "tools/scenario/scenario_loader.h"
+
+using namespace bubblesim;
+using bubblesim::scenario_test::registry;
+using bubblesim::scenario_test::run_named;
+using bubblesim::scenario_test::source;
+
+namespace {
+
+/// A 2-stage pipeline of a GQA model on two 8-GPU DGX-H100 nodes, tp 4 and `rest` (dp, cp,
+/// order), constant efficiency so that every FLOP costs the same.
+Scenario cp_scenario(const std::string& rest, std::int64_t microbatches = 8,
+                     const std::string& attention = "flash") {
+  const std::string yaml = R"(
+name: cp
+pipeline: {stages: 2, microbatches: )" +
+                           std::to_string(microbatches) +
+                           R"(}
+model: {layers: 8, hidden: 4096, heads: 32, kv_heads: 8, seq_len: 8192, micro_batch_size: 1,
+        vocab: 32000, dtype: bf16, attention: )" +
+                           attention +
+                           R"(}
+cluster:
+  gpu: {flops: 989TFLOPS, efficiency: 0.5, memory: 80GiB, memory_bandwidth: 3.35TB/s}
+topology: topologies/dgx-h100-2nodes.yaml
+parallelism: {tp: 4, )" + rest +
+                           R"(}
+schedules: [1f1b]
+)";
+  return load_scenario_string(yaml, "cp.yaml", source("scenarios"), registry());
+}
+
+std::string load_error(const std::string& rest, const std::string& attention = "flash") {
+  try {
+    cp_scenario(rest, 8, attention);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("cp: the ranks go next to tp by default and every cp rank has its own GPU") {
+  const Scenario sc = cp_scenario("dp: 1, cp: 2");
+  CHECK(sc.parallelism.order == std::vector<std::string>{"tp", "cp", "pp", "dp"});
+  REQUIRE(sc.parallelism.gpus.size() == 16);
+  // Stage 0: TP ranks gpu 0-3 at cp rank 0, gpu 4-7 at cp rank 1; stage 1 on the second node.
+  CHECK(sc.parallelism.rank_index(2, 0, 0, 1, 1) == 5);
+  CHECK(sc.parallelism.rank_index(2, 1, 0, 0, 0) == 8);
+  CHECK(sc.parallelism.gradient_group() == 2);
+}
+
+TEST_CASE("cp 2 halves every op's work and activations and adds the ring's exposed steps") {
+  const Scenario one = cp_scenario("dp: 2");
+  const Scenario two = cp_scenario("dp: 1, cp: 2");
+  const ResolvedScenario r1 = resolve(one), r2 = resolve(two);
+  REQUIRE(r1.model_costs);
+  REQUIRE(r2.model_costs);
+  for (std::size_t s = 0; s < 2; ++s) {
+    CAPTURE(s);
+    const StageBreakdown& a = r1.model_costs->stages[s];
+    const StageBreakdown& b = r2.model_costs->stages[s];
+    // At a constant efficiency every FLOP costs the same: s / 2 rows of every GEMM and half of
+    // the causal attention pairs per GPU.
+    CHECK(b.forward.layers == doctest::Approx(a.forward.layers / 2).epsilon(1e-9));
+    CHECK(b.backward_input.layers == doctest::Approx(a.backward_input.layers / 2).epsilon(1e-9));
+    CHECK(b.backward_weight.layers == doctest::Approx(a.backward_weight.layers / 2).epsilon(1e-9));
+    CHECK(b.memory.activation.as_double() ==
+          doctest::Approx(a.memory.activation.as_double() / 2).epsilon(1e-6));
+    CHECK(b.p2p.count() == a.p2p.count() / 2);
+    CHECK(b.parameters_per_gpu == a.parameters_per_gpu);  // CP does not split parameters
+    // Inside a node the K, V steps hide behind the attention blocks in F; B's last dK, dV step
+    // home is exposed in every layer.
+    CHECK(a.forward.cp_comm == 0.0);
+    CHECK(b.forward.cp_comm == 0.0);
+    CHECK(b.backward_input.cp_comm > 0.0);
+    CHECK(b.cp_ring.steps_forward == (s == 0 ? 4 : 4));
+    // K and V of 4096 tokens at 2 KV heads per TP rank, 128 wide, bf16.
+    CHECK(b.cp_ring.step_bytes == 2.0 * 4096 * 2 * 128 * 2);
+  }
+  bool listed = false;
+  for (const CollectiveSummary& c : r2.sync.tp_summaries)
+    listed = listed || c.name.find("cp ring") != std::string::npos;
+  CHECK(listed);
+}
+
+TEST_CASE("cp: a ring across nodes leaves F's steps exposed too") {
+  const ResolvedScenario in_node = resolve(cp_scenario("dp: 1, cp: 2"));
+  const ResolvedScenario across = resolve(cp_scenario("dp: 1, cp: 2, order: [tp, pp, cp, dp]"));
+  for (std::size_t s = 0; s < 2; ++s) {
+    const StageBreakdown& a = in_node.model_costs->stages[s];
+    const StageBreakdown& b = across.model_costs->stages[s];
+    CHECK(b.backward_input.cp_comm > a.backward_input.cp_comm);
+    CHECK(b.forward.cp_comm >= a.forward.cp_comm);
+  }
+}
+
+TEST_CASE("cp 2 on twice the GPUs: the same global batch in less time and memory") {
+  // dp 2 against cp 2 on the same 16 GPUs: the same 16 sequences per iteration.
+  const Scenario dp = cp_scenario("dp: 2", 8);
+  const Scenario cp = cp_scenario("dp: 1, cp: 2", 16);
+  const ScenarioRun rd = run_scenario(dp, registry());
+  const ScenarioRun rc = run_scenario(cp, registry());
+  const Metrics& a = run_named(rd, "1f1b").simulation.metrics;
+  const Metrics& b = run_named(rc, "1f1b").simulation.metrics;
+  REQUIRE(a.makespan > Time::zero());
+  REQUIRE(b.makespan > Time::zero());
+  // Half the work per microbatch, twice the microbatches: about the same time, the 1F1B warm-up
+  // shorter (ops of half the length), the ring's steps and TP's collectives on top.
+  CHECK(b.makespan.seconds() < 1.15 * a.makespan.seconds());
+  CHECK(b.makespan.seconds() > 0.8 * a.makespan.seconds());
+  // 1F1B holds p microbatches on stage 0: half the activations each.
+  CHECK(b.memory.peak_activation < a.memory.peak_activation);
+  const Throughput ta = throughput(dp, a.makespan.seconds());
+  const Throughput tc = throughput(cp, b.makespan.seconds());
+  REQUIRE(ta.tokens_per_s_per_gpu);
+  REQUIRE(tc.tokens_per_s_per_gpu);
+  CHECK(*tc.tokens_per_s_per_gpu ==
+        doctest::Approx(*ta.tokens_per_s_per_gpu * a.makespan.seconds() / b.makespan.seconds()));
+}
+
+TEST_CASE("cp: what the loader refuses, naming the key and the reason") {
+  CHECK(load_error("dp: 1, cp: 2", "standard").find("attention: flash") != std::string::npos);
+  CHECK(load_error("dp: 1, cp: 3").find("divisible by 6") != std::string::npos);
+  CHECK(load_error("dp: 1, cp: 2, order: [tp, pp, dp]").find("order must place cp") !=
+        std::string::npos);
+  CHECK(load_error("dp: 2, order: [tp, cp, pp, dp]").find("needs parallelism.cp > 1") !=
+        std::string::npos);
+  CHECK(load_error("dp: 1, cp: 4").find("needs 32") != std::string::npos);  // 2 x 4 x 4 GPUs
+}
