@@ -18,10 +18,11 @@ using bubblesim::scenario_test::source;
 
 namespace {
 
-/// A 2-stage pipeline of a GQA model on two 8-GPU DGX-H100 nodes, tp 4 and `rest` (dp, cp,
-/// order), constant efficiency so that every FLOP costs the same.
+/// A 2-stage pipeline of a GQA model on 8-GPU DGX-H100 nodes (two unless `topology` says), tp 4
+/// and `rest` (dp, cp, order), constant efficiency so that every FLOP costs the same.
 Scenario cp_scenario(const std::string& rest, std::int64_t microbatches = 8,
-                     const std::string& attention = "flash") {
+                     const std::string& attention = "flash",
+                     const std::string& topology = "dgx-h100-2nodes") {
   const std::string yaml = R"(
 name: cp
 pipeline: {stages: 2, microbatches: )" +
@@ -33,7 +34,8 @@ model: {layers: 8, hidden: 4096, heads: 32, kv_heads: 8, seq_len: 8192, micro_ba
                            R"(}
 cluster:
   gpu: {flops: 989TFLOPS, efficiency: 0.5, memory: 80GiB, memory_bandwidth: 3.35TB/s}
-topology: topologies/dgx-h100-2nodes.yaml
+topology: topologies/)" + topology +
+                           R"(.yaml
 parallelism: {tp: 4, )" + rest +
                            R"(}
 schedules: [1f1b]
@@ -139,4 +141,27 @@ TEST_CASE("cp: what the loader refuses, naming the key and the reason") {
   CHECK(load_error("dp: 2, order: [tp, cp, pp, dp]").find("needs parallelism.cp > 1") !=
         std::string::npos);
   CHECK(load_error("dp: 1, cp: 4").find("needs 32") != std::string::npos);  // 2 x 4 x 4 GPUs
+}
+
+TEST_CASE("zero 3: parameters sharded dp x cp ways, its per-op collectives behind the compute") {
+  auto costs = [](const std::string& rest) {
+    const ResolvedScenario r = resolve(cp_scenario(rest, 8, "flash", "dgx-h100-4nodes"));
+    REQUIRE(r.model_costs);
+    return r.model_costs->stages[0];
+  };
+  const StageBreakdown none = costs("dp: 2, cp: 2");
+  const StageBreakdown overlapped = costs("dp: 2, cp: 2, zero: 3");
+  const StageBreakdown exposed = costs("dp: 2, cp: 2, zero: 3, zero_overlap: false");
+  // 18 bytes per parameter over dp x cp = 4 GPUs (docs/models.md).
+  CHECK(overlapped.memory.static_memory.as_double() ==
+        doctest::Approx(none.memory.static_memory.as_double() / 4).epsilon(1e-6));
+  // Gathers before F and B, reduce-scatters after W; layer by layer they hide behind the
+  // compute except the first layer's, whole they are all exposed.
+  for (const TimeParts* p :
+       {&overlapped.forward, &overlapped.backward_input, &overlapped.backward_weight}) {
+    CHECK(p->zero_comm > 0.0);
+  }
+  CHECK(overlapped.forward.zero_comm < exposed.forward.zero_comm);
+  CHECK(overlapped.backward_weight.zero_comm < exposed.backward_weight.zero_comm);
+  CHECK(none.forward.zero_comm == 0.0);
 }
