@@ -36,12 +36,20 @@ class ProgressReporter {
   }
 
   /// A status of the current item, e.g. an optimizer's best cost so far ("[2/4] run: optimized -
-  /// status"); redrawn at most ten times a second.
+  /// status") or the phase a run is in ("simulating on the cluster"). A status whose first word
+  /// differs from the last one drawn (a new phase) is drawn at once; updates of one kind at most
+  /// ten times a second.
   void detail(std::string_view status) {
+    if (!enabled_) return;
     const auto now = std::chrono::steady_clock::now();
-    if (!enabled_ || now - last_detail_ < std::chrono::milliseconds(100)) return;
+    const std::string_view kind = status.substr(0, status.find(' '));
+    if (kind == last_kind_ && now - last_detail_ < std::chrono::milliseconds(100)) return;
     last_detail_ = now;
-    show(fmt::format("[{}/{}] {}: {} - {}", done_, total_, what_, item_, status));
+    last_kind_ = std::string(kind);
+    if (done_ == 0)  // before the first item: what the command is doing first
+      show(fmt::format("{}: {}", what_, status));
+    else
+      show(fmt::format("[{}/{}] {}: {} - {}", done_, total_, what_, item_, status));
   }
 
   /// Erases the progress line (idempotent).
@@ -66,6 +74,7 @@ class ProgressReporter {
   std::string what_;
   std::string item_;
   std::chrono::steady_clock::time_point last_detail_{};
+  std::string last_kind_;  // the first word of the last status drawn
   std::size_t total_;
   std::size_t done_ = 0;
   std::size_t shown_ = 0;

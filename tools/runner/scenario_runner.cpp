@@ -303,6 +303,10 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   }
 
   // 3. The three levels: formula, idealized table, simulation (and the fault-free simulation).
+  auto phase = [&](const char* what) {
+    if (progress) progress(what);
+  };
+  phase("replaying the table");
   if (generator.formula) {
     run.formula = generator.formula(in);
     run.has_formula =
@@ -334,6 +338,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     return engine_input;
   };
   run.ideal = simulate(input(Replay::Idealized));
+  phase("simulating on the cluster");
   const EngineInput simulated = input(Replay::Simulated);
   EngineInput fault_free = input(Replay::FaultFree);
   Engine engine(simulated);
@@ -379,6 +384,7 @@ ScenarioRun run_scenario(const Scenario& scenario, const Registry& registry,
                          const std::vector<std::string>& only, const ScenarioRunHooks& hooks) {
   const auto started = std::chrono::steady_clock::now();
   ScenarioRun out;
+  if (hooks.on_progress) hooks.on_progress("setting up: stage costs, collectives, routes");
   out.resolved = resolve(scenario);
   out.setup_s = seconds_since(started);
   auto selected = [&](const ScheduleRequest& r) {
