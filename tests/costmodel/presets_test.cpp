@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <numbers>
+
 #include "tools/costmodel/layer_work.h"
 #include "tools/costmodel/model_costs.h"
 #include "tools/costmodel/model_reader.h"
@@ -176,4 +179,29 @@ TEST_CASE("Megatron's optimizer step: 48 + 3e bytes per parameter") {
   const OptimizerBytes b = megatron_optimizer_bytes(2);
   CHECK(b.per_parameter == doctest::Approx(8.0));  // main-grad copy 6, zero the buffer 2
   CHECK(b.per_shard == doctest::Approx(46.0));     // unscale 8, norm 4, Adam 28, copy back 6
+}
+
+TEST_CASE("slowest_gpu: compute at the pace of the slowest of n chips spread by the preset's cv") {
+  // E[max of n standard normals]: 1/sqrt(pi) for 2; tabulated (Harter 1961) 1.1630 for 5, 2.0697
+  // for 32.
+  CHECK(expected_max_normal(1) == 0.0);
+  CHECK(expected_max_normal(2) == doctest::Approx(1.0 / std::sqrt(std::numbers::pi)).epsilon(1e-6));
+  CHECK(expected_max_normal(5) == doctest::Approx(1.1630).epsilon(1e-4));
+  CHECK(expected_max_normal(32) == doctest::Approx(2.0697).epsilon(1e-4));
+  CHECK(expected_max_normal(3072) > expected_max_normal(1536));
+  DiagnosticList d;
+  auto on = gpu_of("gpu: {preset: h200, first_principles: {slowest_gpu: true}}\n", nullptr, d);
+  INFO(first_error(d));
+  REQUIRE(on.has_value());
+  CHECK(on->measured.chip_spread == doctest::Approx(0.0126));
+  CHECK(slowest_gpu_factor(*on, 32) == doctest::Approx(1.0 + 2.0697 * 0.0126).epsilon(1e-5));
+  CHECK(slowest_gpu_factor(*on, 3072) > slowest_gpu_factor(*on, 32));
+  auto off = gpu_of("gpu: {preset: h200}\n", nullptr, d);
+  REQUIRE(off.has_value());
+  CHECK(slowest_gpu_factor(*off, 3072) == 1.0);
+  // No A100 measurement of the spread: refused, naming the key.
+  DiagnosticList refused;
+  CHECK_FALSE(
+      gpu_of("gpu: {preset: a100-80g, first_principles: {slowest_gpu: true}}\n", nullptr, refused));
+  CHECK(first_error(refused).find("first_principles.slowest_gpu") != std::string::npos);
 }

@@ -35,7 +35,10 @@ double ComponentTimer::seconds(const PassWork& w, bool backward, bool weight_pas
     const Fp8Gemms fp8 = !in_.model.fp8_linear                       ? Fp8Gemms::Off
                          : weight_pass || in_.model.dtype.bytes == 1 ? Fp8Gemms::On
                                                                      : Fp8Gemms::OnWithCasts;
-    return pass_time(w, in_.gpu, element_bytes_, backward, fp8).total();
+    const PassTime t = pass_time(w, in_.gpu, element_bytes_, backward, fp8);
+    // The slowest chip's compute (first_principles.slowest_gpu); its memory traffic is not
+    // slower (the measured spread is of the sustained GEMM rate).
+    return t.total() + (slowest_gpu_factor(in_.gpu, in_.gpus) - 1.0) * (t.gemm_s + t.attention_s);
   }
   const double peak = in_.gpu.flops.flops_per_second();
   double s = w.flops() / (peak * gemm_eff_);

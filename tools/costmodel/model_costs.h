@@ -100,6 +100,9 @@ struct ModelCostInputs {
   /// `overlap.comm_sm_fraction`: the share of SMs the all-to-all kernels hold while they run
   /// under other compute (docs/moe.md); that compute runs this much slower meanwhile.
   double comm_sm_fraction = 0;
+  /// The GPUs of the synchronous step (all pipeline stages x dp x tp x cp), whose slowest sets
+  /// the pace under `first_principles.slowest_gpu`.
+  std::int64_t gpus = 1;
 };
 
 /// One op's time in seconds and where it comes from; the op lasts total() (rounded once).

@@ -87,6 +87,7 @@ nlohmann::json gpu_spec_json(const GpuSpec& g) {
       on["gemm_waves"] = {{"sms", g.measured.sms},
                           {"tile", {g.measured.tile_m, g.measured.tile_n}}};
     if (fp.optimizer_step) on["optimizer_step"] = true;
+    if (fp.slowest_gpu) on["slowest_gpu"] = {{"chip_spread", g.measured.chip_spread}};
     j["first_principles"] = on;
   }
   return j;

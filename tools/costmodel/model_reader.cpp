@@ -328,6 +328,9 @@ void read_measured(const YamlNode& preset, GpuMeasured& hw, DiagnosticList& diag
   if (auto v = preset.child("sustained_clock"); v.is_scalar()) {
     if (auto r = v.as_real(diags, 0.0, 1.0)) hw.sustained_clock = *r;
   }
+  if (auto v = preset.child("chip_spread"); v.is_scalar()) {
+    if (auto r = v.as_real(diags, 0.0, 1.0)) hw.chip_spread = *r;
+  }
   if (auto v = preset.child("sms"); v.is_scalar()) {
     if (auto r = v.as_real(diags, 1.0, 1e6)) hw.sms = static_cast<std::int64_t>(*r);
   }
@@ -353,9 +356,10 @@ bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciple
   if (n.is_scalar()) {
     auto b = n.as_boolean(diags);
     if (!b) return false;
-    fp = FirstPrinciples{*b, *b, *b, *b};
+    fp = FirstPrinciples{*b, *b, *b, *b, *b};
   } else {
-    MapReader m(n, diags, {"nccl", "sustained_clock", "gemm_waves", "optimizer_step"});
+    MapReader m(n, diags,
+                {"nccl", "sustained_clock", "gemm_waves", "optimizer_step", "slowest_gpu"});
     if (!n.is_map()) return false;
     auto flag = [&](const char* key, bool& out) {
       if (auto v = m.get(key)) {
@@ -366,7 +370,8 @@ bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciple
       return true;
     };
     if (!flag("nccl", fp.nccl) || !flag("sustained_clock", fp.sustained_clock) ||
-        !flag("gemm_waves", fp.gemm_waves) || !flag("optimizer_step", fp.optimizer_step))
+        !flag("gemm_waves", fp.gemm_waves) || !flag("optimizer_step", fp.optimizer_step) ||
+        !flag("slowest_gpu", fp.slowest_gpu))
       return false;
   }
   const GpuMeasured& hw = gpu.measured;
@@ -386,6 +391,8 @@ bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciple
     return missing("gemm_waves", "the SM count and GEMM tile");
   if (fp.optimizer_step && !gpu.memory_bandwidth)
     return missing("optimizer_step", "the HBM bandwidth");
+  if (fp.slowest_gpu && !(hw.chip_spread > 0))
+    return missing("slowest_gpu", "a measured spread of the chips' sustained speed");
   return true;
 }
 

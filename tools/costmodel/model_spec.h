@@ -199,7 +199,10 @@ struct FirstPrinciples {
   bool sustained_clock = false;  // compute at the clock the chip holds at its power cap
   bool gemm_waves = false;       // GEMMs in whole waves of output tiles over the SMs
   bool optimizer_step = false;   // the framework's optimizer step, bytes per parameter at HBM rate
-  bool any() const { return nccl || sustained_clock || gemm_waves || optimizer_step; }
+  bool slowest_gpu = false;      // compute at the pace of the slowest of the job's GPUs
+  bool any() const {
+    return nccl || sustained_clock || gemm_waves || optimizer_step || slowest_gpu;
+  }
 };
 
 /// The preset's numbers for FirstPrinciples (scenarios/presets/gpus.yaml cites each).
@@ -218,6 +221,9 @@ struct GpuMeasured {
   /// `sms` and `gemm_tile`: the streaming multiprocessors and the output tile (rows x columns)
   /// of the library's large GEMM kernels, for wave quantization (0 = not known).
   std::int64_t sms = 0, tile_m = 0, tile_n = 0;
+  /// `chip_spread`: the coefficient of variation of the sustained GEMM rate between chips of
+  /// this model (0 = not known), for the slowest GPU of a synchronous job.
+  double chip_spread = 0;
 };
 
 /// `cluster.gpu:` — the GPU that runs every stage (a preset and/or explicit values).

@@ -48,6 +48,16 @@ double wave_factor(const GemmWork& gemm, const GpuMeasured& hw);
 /// its power cap (the preset's sustained_clock), else 1.
 double compute_rate_factor(const GpuSpec& gpu);
 
+/// E[max of n independent standard normals] (0 for n <= 1), by quadrature of
+/// n x phi(x) Phi(x)^(n-1): 2.07 for 32, 3.55 for 3072.
+double expected_max_normal(std::int64_t n);
+
+/// `first_principles.slowest_gpu`: how much longer compute takes on the slowest of `gpus` chips
+/// whose sustained speed varies with the preset's chip_spread (cv) than on the median one:
+/// 1 + E[max of n normals] x cv, else 1. A synchronous step (TP collectives, the pipeline's
+/// transfers, the data-parallel all-reduce) runs at that chip's pace (docs/first-principles.md).
+double slowest_gpu_factor(const GpuSpec& gpu, std::int64_t gpus);
+
 /// Seconds of one GEMM on `gpu` (element_bytes per operand element).
 double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes);
 

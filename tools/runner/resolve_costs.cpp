@@ -221,6 +221,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.stages = sc.stages;
   in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input, par.cp};
   in.comm_sm_fraction = par.comm_sm_fraction;
+  in.gpus = par.enabled ? par.world(sc.stages) : sc.stages;
   in.zero = ZeroSpec{par.zero.level, par.gradient_group(), par.zero.overlap};
   in.recompute = recompute_model(sc.memory);
   if (sc.costs.per_layer) {

@@ -115,6 +115,12 @@ def ablations(text):
                     "first-principles mechanism the preset gives numbers for (docs/first-"
                     "principles.md)", text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, "
                                                    "first_principles: true}}" % gpu.group(1))))
+    if gpu and gpu.group(1) in ("h100-sxm", "h200"):
+        out.append(("slowest_gpu on", "`first_principles: {slowest_gpu: true}` alone: compute at "
+                    "the pace of the slowest of the run's GPUs at the preset's measured chip "
+                    "spread (docs/first-principles.md)",
+                    text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, first_principles: "
+                                 "{slowest_gpu: true}}}" % gpu.group(1))))
     if re.search(r"fp8_linear: true", text):
         out.append(("fp8_linear off", "the linear GEMMs in BF16 too",
                     edit_model(text, {"fp8_linear": "false"})))
