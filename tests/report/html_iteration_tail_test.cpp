@@ -9,8 +9,8 @@
 #include <string>
 
 #include "report_run_support.h"
+#include "tools/report/html_assets.h"
 #include "tools/report/html_report.h"
-#include "tools/report/html_report_parts.h"
 
 using namespace bubblesim;
 
@@ -58,6 +58,6 @@ TEST_CASE("iteration tail: absent without a gradient sync, the script unchanged"
   CHECK(iteration_tails(r.result.runs[0]).empty());
   const std::string html = render_html_report(r.scenario, r.result, {});
   CHECK(html.find("\"tails\"") == std::string::npos);
-  CHECK(html.find(std::string("<script>") + html_report_script() + "</script>") !=
+  CHECK(html.find(std::string("<script>") + html_asset_report_js() + "</script>") !=
         std::string::npos);
 }

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "report_run_support.h"
+#include "tools/report/html_assets.h"
 #include "tools/report/html_report.h"
-#include "tools/report/html_report_parts.h"
 
 using namespace bubblesim;
 
@@ -122,6 +122,6 @@ TEST_CASE("MoE phase lanes: absent without MoE, the script unchanged") {
   CHECK(html.find("\"phases\"") == std::string::npos);
   CHECK(html.find("\"experts\"") == std::string::npos);
   CHECK(html.find("expert static") == std::string::npos);
-  CHECK(html.find(std::string("<script>") + html_report_script() + "</script>") !=
+  CHECK(html.find(std::string("<script>") + html_asset_report_js() + "</script>") !=
         std::string::npos);
 }

@@ -16,8 +16,4 @@ namespace bubblesim {
 /// microseconds. Empty without a sync plan.
 nlohmann::json iteration_tails(const ScheduleRun& run);
 
-/// `script` (html_report_script(), possibly with other views patched in) drawing the tails and
-/// their legend.
-std::string with_iteration_tails(std::string script);
-
 }  // namespace bubblesim

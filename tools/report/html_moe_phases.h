@@ -23,7 +23,4 @@ nlohmann::json moe_phase_slices(const ResolvedScenario& resolved, const Schedule
 /// over the stages it holds. Empty without MoE.
 nlohmann::json expert_memory_per_device(const ScheduleRun& run);
 
-/// `script` (html_report_script()) with the lanes, the memory band and their legend drawn.
-std::string with_moe_phases(std::string script);
-
 }  // namespace bubblesim

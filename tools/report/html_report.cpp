@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "tools/report/html_assets.h"
 #include "tools/report/html_distribution.h"
 #include "tools/report/html_escape.h"
 #include "tools/report/html_iteration_tail.h"
 #include "tools/report/html_moe_phases.h"
-#include "tools/report/html_report_parts.h"
 #include "tools/report/html_timeline_bins.h"
 #include "tools/report/html_topology.h"
 #include "tools/report/idle_split_report.h"
@@ -28,9 +29,18 @@ double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 /// A run's data for the script; `bins`: aggregated (only the exact ops of its window, the
 /// utilisation bins and the downsampled memory).
 /// The report script with the views this report needs patched in.
+/// report.js with the views this page needs where it says "views" (html_assets.h).
 std::string script(bool moe, bool tails) {
-  std::string s = moe ? with_moe_phases(html_report_script()) : std::string(html_report_script());
-  return tails ? with_iteration_tails(std::move(s)) : s;
+  std::string s = html_asset_report_js();
+  std::string views;
+  if (moe) views += html_asset_view_moe_phases_js();
+  if (tails) views += html_asset_view_iteration_tail_js();
+  if (views.empty()) return s;
+  const std::string marker = "  /* views */\n";
+  const std::size_t at = s.find(marker);
+  if (at == std::string::npos) throw std::logic_error("report.js has no \"views\" line");
+  s.insert(at + marker.size(), views);
+  return s;
 }
 
 nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, const ScheduleRun& run,
@@ -266,21 +276,6 @@ std::string stage_cost_table(const ScenarioRun& result) {
   return h;
 }
 
-constexpr const char* kStyle = R"CSS(
-body { font: 13px/1.4 system-ui, sans-serif; margin: 16px 24px; color: #222; background: #fff; }
-h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 24px 0 6px; }
-h3 { font-size: 13px; margin: 10px 0 4px; color: #555; }
-table.summary { border-collapse: collapse; margin: 8px 0; }
-table.summary th, table.summary td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
-table.summary td:first-child { text-align: left; } table.summary th { background: #f0f0f0; }
-table.summary caption { text-align: left; font-weight: bold; padding: 4px 0; white-space: nowrap; }
-td.fail, p.fail { color: #b00; }
-.legend span { display: inline-block; margin-right: 12px; }
-.legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -2px; }
-.mem { display: flex; flex-wrap: wrap; gap: 8px; }
-svg text { font: 10px system-ui, sans-serif; }
-)CSS";
-
 }  // namespace
 
 std::string render_html_report(const Scenario& scenario, const ScenarioRun& result,
@@ -340,7 +335,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
       "'data-errors',String(n));}window.addEventListener('error',bump);var ce=console.error;"
       "console.error=function(){bump();return ce.apply(console,arguments);};})();</script>\n"
       "<style>" +
-      std::string(kStyle) + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n" +
+      std::string(html_asset_report_css()) + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n" +
       fmt::format("<p>p={} stages, m={} microbatches; timelines show the simulation replay.</p>\n",
                   scenario.stages, scenario.microbatches) +
       "<h2>verdict</h2>\n" + verdict_table(scenario, result, baseline) + "<h2>summary</h2>\n" +

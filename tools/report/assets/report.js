@@ -1,15 +1,10 @@
-// The HTML report's inline script: draws every run from the embedded JSON (html_report.cpp).
-#include "tools/report/html_report_parts.h"
-
-namespace bubblesim {
-
-// Errors are counted on <html data-errors> by the handler installed first in <head>.
-// Every timeline shares one time axis (data.span_us, the longest makespan) unless "fit each" is
-// ticked; every memory chart shares one y-scale (data.memory_max). A timeline zooms with the wheel,
-// pans by dragging, and double-click resets it. Each run's makespan is drawn as a bar
-// (class "extent") under its rows, so a test can compare widths.
-const char* html_report_script() {
-  return R"JS(
+// The HTML report's script (embedded at build time: tools/report/CMakeLists.txt): draws every run
+// from the JSON in <script id="bubblesim-data">. Errors are counted on <html data-errors> by the
+// handler installed first in <head>. Every timeline shares one time axis (data.span_us, the
+// longest makespan) unless "fit each" is ticked; every memory chart shares one y-scale
+// (data.memory_max). A timeline zooms with the wheel, pans by dragging, and double-click resets
+// it. Each run's makespan is drawn as a bar (class "extent") under its rows, so a test can compare
+// widths. The page holds no URL.
 (function () {
   'use strict';
   // The SVG namespace, read from an inline <svg> so that the page holds no URL at all.
@@ -18,6 +13,12 @@ const char* html_report_script() {
   var NAMES = { F: 'forward', B: 'backward', W: 'weight grad', R: 'recompute', O: 'offload', L: 'reload', X: 'fused F&B' };
   var data = JSON.parse(document.getElementById('bubblesim-data').textContent);
   var LEFT = 70, WIDTH = 1200, ROW = 24, GAP = 6, TOP = 8;
+  // Optional views (tools/report/assets/view_*.js, added where "views" stands below) set GAP
+  // (room under each device row) and MEMORY_LINES (heading lines of a memory chart), and add
+  // functions to the hooks the drawing calls: timeline(g, run, px) after a run's ops,
+  // memory(chart, run, dev, geometry) before a memory chart's curves, legend(element).
+  var MEMORY_LINES = 1;
+  var HOOKS = { timeline: [], memory: [], legend: [] };
   function el(name, attrs, parent) {
     var e = document.createElementNS(NS, name);
     for (var k in attrs) e.setAttribute(k, attrs[k]);
@@ -125,6 +126,23 @@ const char* html_report_script() {
     }
     return count;
   }
+  // A legend line: `intro`, a swatch per entry of `table` ({key: [label, colour, ...]}), `outro`.
+  function legendLine(legend, table, cssClass, intro, outro) {
+    var line = document.createElement('div');
+    line.className = cssClass;
+    line.appendChild(document.createTextNode(intro));
+    Object.keys(table).forEach(function (k) {
+      var s = document.createElement('span');
+      var i = document.createElement('i');
+      i.style.background = table[k][1];
+      s.appendChild(i);
+      s.appendChild(document.createTextNode(table[k][0]));
+      line.appendChild(s);
+    });
+    if (outro) line.appendChild(document.createTextNode(outro));
+    legend.appendChild(line);
+  }
+  /* views */
   var drawn = 0, tableOps = 0, aggregated = 0;
   function drawTimeline(svg, run, index) {
     while (svg.firstChild) svg.removeChild(svg.firstChild);
@@ -158,6 +176,7 @@ const char* html_report_script() {
                      'text-anchor': 'middle', fill: '#fff', 'pointer-events': 'none' }, g).textContent = mb;
       }
     });
+    HOOKS.timeline.forEach(function (hook) { hook(g, run, px); });
     var base = TOP + run.devices * (ROW + GAP);
     var ext = Math.max(0, Math.min(px(run.makespan_us), LEFT + WIDTH) - Math.max(px(0), LEFT));
     el('rect', { x: Math.max(px(0), LEFT), y: base - 3, width: ext, height: 3, fill: '#333', 'class': 'extent',
@@ -193,7 +212,7 @@ const char* html_report_script() {
   function drawMemory(box, run) {
     var span = fullSpan(run), ymax = data.memory_max > 0 ? data.memory_max * 1.05 : 1;
     run.memory.forEach(function (series, dev) {
-      var W = 300, H = 126, l = 56, top = 24, b = 18, pw = W - l - 8, ph = H - b - top;
+      var W = 300, H = 114 + 12 * MEMORY_LINES, l = 56, top = 12 + 12 * MEMORY_LINES, b = 18, pw = W - l - 8, ph = H - b - top;
       var budget = run.budget.length ? run.budget[dev] : 0, peak = 0;
       series.forEach(function (s) { peak = Math.max(peak, s[2]); });
       var m = el('svg', { width: W, height: H, 'class': 'memory', 'data-device': dev }, box);
@@ -216,6 +235,7 @@ const char* html_report_script() {
                                         fill: '#f4c7c3', 'class': 'over-budget' }, m);
         });
       }
+      HOOKS.memory.forEach(function (hook) { hook(m, run, dev, { l: l, top: top, pw: pw, py: py }); });
       [[1, '#c7d7ea'], [2, '#2b5d8c']].forEach(function (c) {
         if (!series.length) return;
         var pts = [], prev = null;
@@ -294,10 +314,7 @@ const char* html_report_script() {
                        NAMES.O + ' colour) and is paler the more idle it is';
     legend.appendChild(bins);
   }
+  HOOKS.legend.forEach(function (hook) { hook(legend); });
   document.getElementById('fit-each').addEventListener('change', drawAll);
   drawAll();
 })();
-)JS";
-}
-
-}  // namespace bubblesim
