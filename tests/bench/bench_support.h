@@ -6,6 +6,7 @@
 #include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
 #include "sim/engine/engine.h"
+#include "topologies/topology_builders.h"
 
 namespace bubblesim::bench {
 
@@ -24,6 +25,15 @@ inline StageCost unit_cost() {
   c.weight_grad = Bytes(1 << 19);
   c.p2p = Bytes(8 << 20);
   return c;
+}
+
+/// The fat-tree builder's 65,536-GPU cluster: 8192 nodes of 8 GPUs, radix-64 switches.
+inline Topology fat_tree_65536() {
+  ClusterParams p;
+  p.nodes = 8192;
+  p.shape = NetworkShape::FatTree;
+  p.switch_radix = 64;
+  return build_cluster(p);
 }
 
 inline const Registry& registry() {

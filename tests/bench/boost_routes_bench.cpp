@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_support.h"
 #include "topologies/topology_builders.h"
 
 namespace {
@@ -41,14 +42,6 @@ class StopAt : public boost::default_dijkstra_visitor {
   std::size_t target_;
 };
 
-Topology fat_tree() {
-  ClusterParams p;
-  p.nodes = 8192;
-  p.shape = NetworkShape::FatTree;
-  p.switch_radix = 64;
-  return build_cluster(p);
-}
-
 /// The (from, to) pairs route_pipeline of routing_bench.cpp asks for, without the host routes.
 std::vector<std::pair<VertexId, VertexId>> queries(const Topology& t, std::int32_t p) {
   std::vector<VertexId> gpus = t.gpus();
@@ -62,7 +55,7 @@ std::vector<std::pair<VertexId, VertexId>> queries(const Topology& t, std::int32
 }
 
 void csr_dijkstra(benchmark::State& state) {
-  const Topology t = fat_tree();
+  const Topology t = bench::fat_tree_65536();
   const auto pairs = queries(t, static_cast<std::int32_t>(state.range(0)));
   double total = 0;
   for (auto _ : state) {
@@ -98,11 +91,12 @@ void csr_dijkstra(benchmark::State& state) {
 }
 
 void topology_route(benchmark::State& state) {
-  const Topology built = fat_tree();
+  const Topology built = bench::fat_tree_65536();
   const auto pairs = queries(built, static_cast<std::int32_t>(state.range(0)));
   std::size_t links = 0;
   for (auto _ : state) {
-    const Topology t = fat_tree();  // a fresh route cache, as the Boost run builds its graph
+    const Topology t =
+        bench::fat_tree_65536();  // a fresh route cache, as the Boost run builds its graph
     for (const auto& [from, to] : pairs) links += t.route(from, to)->links.size();
   }
   benchmark::DoNotOptimize(links);

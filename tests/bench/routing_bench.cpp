@@ -20,14 +20,6 @@ namespace {
 
 using namespace bubblesim;
 
-Topology fat_tree() {
-  ClusterParams p;
-  p.nodes = 8192;
-  p.shape = NetworkShape::FatTree;
-  p.switch_radix = 64;
-  return build_cluster(p);
-}
-
 Topology chain(std::int32_t vertices) {
   Topology t;
   for (std::int32_t v = 0; v < vertices; ++v) {
@@ -100,7 +92,7 @@ void TopologyLoad(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK_TEMPLATE(TopologyRoutes, fat_tree)
+BENCHMARK_TEMPLATE(TopologyRoutes, bench::fat_tree_65536)
     ->Name("TopologyRoutes/fat_tree_65536")
     ->Arg(1024)
     ->Unit(benchmark::kMillisecond);

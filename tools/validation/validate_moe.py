@@ -14,7 +14,6 @@ Usage:
 --write-docs rewrites docs/validation-moe.md; --check exits 1 when the generated text differs
 from the file (the ctest `validation_moe` runs it that way) or a row did not run.
 """
-import argparse
 import csv
 import os
 import re
@@ -22,7 +21,7 @@ import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
-from validation_common import DEFAULT_BUBBLESIM, ROOT, pct, run_scenario_text
+from validation_common import ROOT, pct, run_scenario_text, validation_main
 
 PUBLISHED = os.path.join(ROOT, "scenarios", "validation", "moe_published.csv")
 SCENARIO_DIR = os.path.join(ROOT, "scenarios", "validation")
@@ -336,28 +335,6 @@ NOT_USED = """\
   paper."""
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bubblesim", default=DEFAULT_BUBBLESIM)
-    ap.add_argument("--write-docs", action="store_true")
-    ap.add_argument("--check", action="store_true")
-    ap.add_argument("--jobs", type=int, default=2, help="bubblesim runs at a time (default 2)")
-    args = ap.parse_args()
-    rows = run_rows(args.bubblesim, max(1, args.jobs))
-    text = doc_text(rows)
-    if args.write_docs:
-        with open(DOC, "w") as f:
-            f.write(text)
-    if args.check:
-        bad = [r["row"]["id"] for r in rows if r["base"]["oom"]]
-        with open(DOC) as f:
-            stale = f.read() != text
-        if stale:
-            print(f"{DOC} is not what the script writes: rerun with --write-docs")
-        if bad:
-            print(f"out of memory: {bad}")
-        sys.exit(1 if stale or bad else 0)
-
-
 if __name__ == "__main__":
-    main()
+    validation_main(__doc__.splitlines()[0], DOC, run_rows, doc_text,
+                    lambda r: r["base"]["oom"])

@@ -9,24 +9,20 @@ runs `bubblesim run --format json` on it and compares the recipe schedule's toke
 the published unit) with the publication's. Each mechanism the scenario uses is then switched
 alone (the ablation) and the run repeated.
 
-Usage:
-  tools/validation/validate_recipes.py [--bubblesim build/bin/bubblesim] [--write-docs] [--check]
-                                       [--jobs N]
---write-docs rewrites docs/validation-recipes.md; --check exits 1 when the generated text differs
-from the file (the ctest `validation_recipes` runs it that way) or a row did not run.
+The command line is validation_common.validation_main's: --write-docs rewrites
+docs/validation-recipes.md, --check (the ctest `validation_recipes`) fails when the file is not
+what this run writes or a row ran out of memory, --bubblesim and --jobs choose the binary and the
+runs at a time.
 """
-import argparse
 import csv
 import json
 import os
 import re
 import statistics
-import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from validation_common import DEFAULT_BUBBLESIM, ROOT, pct
+from validation_common import ROOT, pct, run_scenario_raw, validation_main
 
 PUBLISHED = os.path.join(ROOT, "scenarios", "validation", "recipes_published.csv")
 SCENARIOS = os.path.join(ROOT, "scenarios")
@@ -35,19 +31,12 @@ DOC = os.path.join(ROOT, "docs", "validation-recipes.md")
 
 def run(binary, text, schedule):
     """The recipe schedule's simulation block, or the error line when the scenario is refused."""
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(text)
-        path = f.name
-    try:
-        out = subprocess.run([binary, "run", path, "--format", "json", "--allow-oom"],
-                             capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    if out.returncode == 2:
-        return {"refused": out.stderr.strip().splitlines()[0].split("error: ", 1)[-1]}
-    if out.returncode not in (0, 1):
-        sys.exit(f"bubblesim failed (exit {out.returncode}):\n{out.stderr}")
-    for r in json.loads(out.stdout)["results"]:
+    code, stdout, stderr = run_scenario_raw(binary, text)
+    if code == 2:
+        return {"refused": stderr.strip().splitlines()[0].split("error: ", 1)[-1]}
+    if code not in (0, 1):
+        sys.exit(f"bubblesim failed (exit {code}):\n{stderr}")
+    for r in json.loads(stdout)["results"]:
         if r["label"] == schedule:
             return r["simulation"]
     sys.exit(f"no schedule {schedule!r} in the report")
@@ -229,28 +218,6 @@ the preset gives their numbers. FP8 rows are measured against the BF16 peak in t
 as the publications do."""
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bubblesim", default=DEFAULT_BUBBLESIM)
-    ap.add_argument("--write-docs", action="store_true")
-    ap.add_argument("--check", action="store_true")
-    ap.add_argument("--jobs", type=int, default=2, help="bubblesim runs at a time (default 2)")
-    args = ap.parse_args()
-    rows = run_rows(args.bubblesim, max(1, args.jobs))
-    text = doc_text(rows)
-    if args.write_docs:
-        with open(DOC, "w") as f:
-            f.write(text)
-    if args.check:
-        bad = [r["row"]["id"] for r in rows if r["base"]["out_of_memory"]]
-        with open(DOC) as f:
-            stale = f.read() != text
-        if stale:
-            print(f"{DOC} is not what the script writes: rerun with --write-docs")
-        if bad:
-            print(f"out of memory: {bad}")
-        sys.exit(1 if stale or bad else 0)
-
-
 if __name__ == "__main__":
-    main()
+    validation_main(__doc__.splitlines()[0], DOC, run_rows, doc_text,
+                    lambda r: r["base"]["out_of_memory"])

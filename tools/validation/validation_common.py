@@ -1,10 +1,12 @@
 """Helpers shared by the validation scripts of tools/validation/ (python3 stdlib only).
 
-run_scenario_text: run `bubblesim run --format json --allow-oom` on a scenario given as YAML text
-and return the parsed report; pct: a signed percentage as the generated docs print it;
+run_scenario_text (run_scenario_raw): run `bubblesim run --format json --allow-oom` on a scenario
+given as YAML text and return the parsed report (the exit code and output); validation_main: the
+--write-docs / --check command line of the doc-generating scripts; pct: a signed percentage as the generated docs print it;
 summary and order_violations: the mean and largest error of (key, measured, predicted, error)
 rows, and the pairs whose predicted order differs from the measured one.
 """
+import argparse
 import json
 import os
 import statistics
@@ -16,9 +18,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DEFAULT_BUBBLESIM = os.path.join(ROOT, "build", "bin", "bubblesim")
 
 
-def run_scenario_text(binary, text):
-    """The JSON report of `bubblesim run` on the scenario `text`; exits on a failed run (exit
-    codes 0 and 1, an out-of-memory verdict, are reports)."""
+def run_scenario_raw(binary, text):
+    """`bubblesim run --format json --allow-oom` on the scenario `text`: (exit code, stdout,
+    stderr)."""
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(text)
         path = f.name
@@ -27,9 +29,42 @@ def run_scenario_text(binary, text):
                              capture_output=True, text=True)
     finally:
         os.unlink(path)
-    if out.returncode not in (0, 1):
-        sys.exit(f"bubblesim failed (exit {out.returncode}) on\n{text}\n{out.stderr}")
-    return json.loads(out.stdout)
+    return out.returncode, out.stdout, out.stderr
+
+
+def run_scenario_text(binary, text):
+    """The JSON report of `bubblesim run` on the scenario `text`; exits on a failed run (exit
+    codes 0 and 1, an out-of-memory verdict, are reports)."""
+    code, stdout, stderr = run_scenario_raw(binary, text)
+    if code not in (0, 1):
+        sys.exit(f"bubblesim failed (exit {code}) on\n{text}\n{stderr}")
+    return json.loads(stdout)
+
+
+def validation_main(description, doc, run_rows, doc_text, out_of_memory):
+    """The command line every doc-generating validation script shares: run the rows
+    (`run_rows(binary, jobs)`), write `doc_text(rows)` to `doc` with --write-docs, and with --check
+    exit 1 when `doc` differs from it or a row ran out of memory (`out_of_memory(row)`)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--bubblesim", default=DEFAULT_BUBBLESIM)
+    ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--jobs", type=int, default=2, help="bubblesim runs at a time (default 2)")
+    args = ap.parse_args()
+    rows = run_rows(args.bubblesim, max(1, args.jobs))
+    text = doc_text(rows)
+    if args.write_docs:
+        with open(doc, "w") as f:
+            f.write(text)
+    if args.check:
+        bad = [r["row"]["id"] for r in rows if out_of_memory(r)]
+        with open(doc) as f:
+            stale = f.read() != text
+        if stale:
+            print(f"{doc} is not what the script writes: rerun with --write-docs")
+        if bad:
+            print(f"out of memory: {bad}")
+        sys.exit(1 if stale or bad else 0)
 
 
 def pct(x):
