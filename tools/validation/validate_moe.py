@@ -14,14 +14,13 @@ Usage:
 --write-docs rewrites docs/validation-moe.md; --check exits 1 when the generated text differs
 from the file (the ctest `validation_moe` runs it that way) or a row did not run.
 """
-import csv
 import os
 import re
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
-from validation_common import ROOT, pct, run_scenario_text, validation_main
+from validation_common import ROOT, pct, published_rows, run_scenario_text, validation_main
 
 PUBLISHED = os.path.join(ROOT, "scenarios", "validation", "moe_published.csv")
 SCENARIO_DIR = os.path.join(ROOT, "scenarios", "validation")
@@ -131,10 +130,8 @@ def simulate(binary, text):
 
 def run_rows(binary, jobs):
     rows = []
-    with open(PUBLISHED) as f, ThreadPoolExecutor(max_workers=jobs) as pool:
-        for row in csv.DictReader(f):
-            with open(os.path.join(SCENARIO_DIR, row["scenario"])) as s:
-                text = s.read()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for row, text in published_rows(PUBLISHED, SCENARIO_DIR):
             meas = measured_iteration_s(row)
             base = simulate(binary, text)
             variants = ablations(text, base["gemm_max"])

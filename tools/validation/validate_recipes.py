@@ -14,7 +14,6 @@ docs/validation-recipes.md, --check (the ctest `validation_recipes`) fails when 
 what this run writes or a row ran out of memory, --bubblesim and --jobs choose the binary and the
 runs at a time.
 """
-import csv
 import json
 import os
 import re
@@ -22,7 +21,7 @@ import statistics
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from validation_common import ROOT, pct, run_scenario_raw, validation_main
+from validation_common import ROOT, pct, published_rows, run_scenario_raw, validation_main
 
 PUBLISHED = os.path.join(ROOT, "scenarios", "validation", "recipes_published.csv")
 SCENARIOS = os.path.join(ROOT, "scenarios")
@@ -122,10 +121,8 @@ def ablations(text):
 
 def run_rows(binary, jobs):
     rows = []
-    with open(PUBLISHED) as f, ThreadPoolExecutor(max_workers=jobs) as pool:
-        for row in csv.DictReader(f):
-            with open(os.path.join(SCENARIOS, row["scenario"])) as s:
-                text = s.read()
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for row, text in published_rows(PUBLISHED, SCENARIOS):
             base = run(binary, text, row["schedule"])
             if "refused" in base:
                 sys.exit(f"{row['id']}: {base['refused']}")

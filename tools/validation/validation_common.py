@@ -7,6 +7,7 @@ summary and order_violations: the mean and largest error of (key, measured, pred
 rows, and the pairs whose predicted order differs from the measured one.
 """
 import argparse
+import csv
 import json
 import os
 import statistics
@@ -39,6 +40,15 @@ def run_scenario_text(binary, text):
     if code not in (0, 1):
         sys.exit(f"bubblesim failed (exit {code}) on\n{text}\n{stderr}")
     return json.loads(stdout)
+
+
+def published_rows(csv_path, scenario_dir):
+    """(row, scenario text) for each row of a published-runs CSV whose `scenario` column names a
+    file under `scenario_dir`."""
+    with open(csv_path) as f:
+        for row in csv.DictReader(f):
+            with open(os.path.join(scenario_dir, row["scenario"])) as s:
+                yield row, s.read()
 
 
 def validation_main(description, doc, run_rows, doc_text, out_of_memory):
