@@ -98,7 +98,7 @@ TEST_CASE("optimized: proves optimality for p = 8, m = 16 at unit costs and limi
   GeneratorInput in = input(8, 16, c, Time::zero(), 8.0);
   optimizer::OptimizeSettings s;
   s.method = optimizer::Method::Milp;
-  s.time_limit_s = 60;
+  s.time_limit_s = 600;  // the budgets decide (a proof takes seconds alone, more under ASan)
   s.budget_evals = kTestEvaluations;
   const auto out = optimizer::optimize(problem_of(in, 8.0), s);
   REQUIRE(out.feasible);

@@ -165,3 +165,21 @@ TEST_CASE("zero 3: parameters sharded dp x cp ways, its per-op collectives behin
   CHECK(overlapped.backward_weight.zero_comm < exposed.backward_weight.zero_comm);
   CHECK(none.forward.zero_comm == 0.0);
 }
+
+TEST_CASE("tp_comm_overlap: a layer pays what its GEMMs do not hide, plus the first chunk") {
+  auto costs = [](const std::string& rest) {
+    const ResolvedScenario r = resolve(cp_scenario(rest));
+    REQUIRE(r.model_costs);
+    return r.model_costs->stages[0];
+  };
+  const StageBreakdown plain = costs("dp: 2, sp: true");
+  const StageBreakdown overlapped = costs("dp: 2, sp: true, tp_comm_overlap: true");
+  REQUIRE(plain.forward.tp_comm > 0.0);
+  // 4 layers, every collective within its GEMMs here: each pays 1/t of it (t = 4); stage 0's
+  // embedding collectives stay whole.
+  CHECK(overlapped.forward.tp_comm < plain.forward.tp_comm);
+  CHECK(overlapped.forward.tp_comm > plain.forward.tp_comm / 4 - 1e-12);
+  CHECK(overlapped.backward_input.tp_comm < plain.backward_input.tp_comm);
+  CHECK(overlapped.forward.layers == plain.forward.layers);
+  CHECK(load_error("dp: 2, tp_comm_overlap: true").find("needs sp: true") != std::string::npos);
+}

@@ -109,6 +109,22 @@ class StageBuilder {
 
   const ComponentTimer& timer() const { return timer_; }
 
+  /// `parallelism.tp_comm_overlap`: one layer's sequence-parallel collectives of F (or B)
+  /// pipelined with its GEMMs as Transformer Engine's userbuffers run them: each all-gather and
+  /// reduce-scatter is cut into t chunks, each chunk's transfer beside the GEMM of the previous
+  /// one, so the layer pays the first chunk of its collectives and whatever they take beyond its
+  /// linear GEMMs (`one_tp`: one all-reduce equivalent). The SMs the overlapped collectives'
+  /// kernels take from the GEMMs are not modelled.
+  double overlapped_tp(const ComponentWork& layer, double one_tp, bool backward) const {
+    const PassWork& pass = backward ? layer.backward_input : layer.forward;
+    const double count =
+        backward ? layer.comm.tp_allreduce_backward : layer.comm.tp_allreduce_forward;
+    PassWork gemms;
+    gemms.gemms = pass.gemms;
+    const double comm = count * one_tp, gemm = timer_.seconds(gemms, backward);
+    return std::max(0.0, comm - gemm) + comm / static_cast<double>(in_.sharding.tp);
+  }
+
   /// Context parallelism's ring attention in one layer (ComponentComm::cp_kv_bytes): each of
   /// the cp - 1 steps sends the next K, V block while the attention of the block in hand runs
   /// (1 / cp of the layer's attention: the load-balanced chunks give every block the same
@@ -209,6 +225,16 @@ class StageBuilder {
     };
     s.forward.tp_comm = tp_time(tp_f, layers_tp_f + mtp_block_tp_f);
     s.backward_input.tp_comm = tp_time(tp_b, layers_tp_b + mtp_block_tp_b);
+    if (in_.tp_comm_overlap && one_tp > 0 && !measured_tp) {
+      // The layers' collectives pipelined with their GEMMs (overlapped_tp): the layers' part of
+      // each op's TP time replaced by what their GEMMs leave exposed.
+      s.forward.tp_comm +=
+          sum(overlapped_tp(layer_, one_tp, false), overlapped_tp(moe_, one_tp, false)) -
+          layers_tp_f * one_tp;
+      s.backward_input.tp_comm +=
+          sum(overlapped_tp(layer_, one_tp, true), overlapped_tp(moe_, one_tp, true)) -
+          layers_tp_b * one_tp;
+    }
     // Context parallelism: every layer's ring (the stage's and the MTP modules' blocks); a
     // measured per-GPU layer already holds its own.
     const RingExposure ring = measured_tp ? RingExposure{} : ring_exposure(hold.pipeline_stage);

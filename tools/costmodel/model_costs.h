@@ -100,6 +100,9 @@ struct ModelCostInputs {
   /// `overlap.comm_sm_fraction`: the share of SMs the all-to-all kernels hold while they run
   /// under other compute (docs/moe.md); that compute runs this much slower meanwhile.
   double comm_sm_fraction = 0;
+  /// `parallelism.tp_comm_overlap`: the layers' sequence-parallel collectives pipelined with
+  /// their GEMMs (model_costs.cpp, docs/parallelism.md).
+  bool tp_comm_overlap = false;
   /// The GPUs of the synchronous step (all pipeline stages x dp x tp x cp), whose slowest sets
   /// the pace under `first_principles.slowest_gpu`.
   std::int64_t gpus = 1;

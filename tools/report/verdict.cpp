@@ -83,7 +83,7 @@ std::string failure_line(const ScheduleRun& run) {
 
 std::vector<std::string> a2a_overlap_notes(const Scenario& scenario, const ScenarioRun& result) {
   std::vector<std::string> out;
-  if (!scenario.parallelism.a2a_overlap) return out;
+  if (!scenario.parallelism.overlap.a2a) return out;
   for (const ScheduleRun& r : result.runs) {
     if (r.table.chunks != 1 || r.table.devices < 2 || r.table.placement.replicas() != 1) continue;
     std::int64_t pairs = 0;

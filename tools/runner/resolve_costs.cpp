@@ -220,7 +220,8 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.gpu = *sc.gpu;
   in.stages = sc.stages;
   in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input, par.cp};
-  in.comm_sm_fraction = par.comm_sm_fraction;
+  in.comm_sm_fraction = par.overlap.comm_sm_fraction;
+  in.tp_comm_overlap = par.overlap.tp_comm;
   in.gpus = par.enabled ? par.world(sc.stages) : sc.stages;
   in.zero = ZeroSpec{par.zero.level, par.gradient_group(), par.zero.overlap};
   in.recompute = recompute_model(sc.memory);

@@ -270,7 +270,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
 
   // 2. `parallelism.a2a_overlap` (docs/moe.md): each backward and the forward after it become
   // one overlapped F&B op where the stages have an expert all-to-all.
-  if (scenario.parallelism.a2a_overlap && has_all_to_all(run.stage_costs)) {
+  if (scenario.parallelism.overlap.a2a && has_all_to_all(run.stage_costs)) {
     PassDecision pairing = pair_for_a2a_overlap(run.table);
     if (pairing.candidates > 0) run.passes.push_back(std::move(pairing));  // none: F&B already
   }

@@ -126,9 +126,17 @@ struct ParallelismSpec {
   Zero zero;
   /// `parallelism.ep`: expert parallelism over ep consecutive data-parallel ranks (docs/moe.md).
   std::int32_t ep = 1;
-  bool a2a_overlap = false;  // `parallelism.a2a_overlap`: F and B hide each other's all-to-all
-  /// `overlap.comm_sm_fraction`: the SMs an overlapped all-to-all takes from compute (docs/moe.md)
-  double comm_sm_fraction = 0;
+  /// What communication hides under compute.
+  struct Overlap {
+    bool a2a = false;  // `parallelism.a2a_overlap`: F and B hide each other's all-to-all
+    /// `overlap.comm_sm_fraction`: the SMs an overlapped all-to-all takes from compute
+    /// (docs/moe.md)
+    double comm_sm_fraction = 0;
+    /// `parallelism.tp_comm_overlap`: the sequence-parallel TP collectives pipelined with the
+    /// GEMMs beside them, as Transformer Engine's userbuffers run them (docs/parallelism.md).
+    bool tp_comm = false;
+  };
+  Overlap overlap;
   // costs.gradient_bytes (whole stage, before the TP split) and costs.optimizer_step (per GPU),
   // per pipeline stage; empty = derive.
   struct Given {

@@ -109,6 +109,11 @@ def ablations(text):
                     "spread (docs/first-principles.md)",
                     text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, first_principles: "
                                  "{slowest_gpu: true}}}" % gpu.group(1))))
+    if re.search(r"sp: true", text):
+        out.append(("tp_comm_overlap on", "`parallelism.tp_comm_overlap: true`: the sequence-"
+                    "parallel collectives pipelined with their GEMMs as the recipe's Transformer "
+                    "Engine userbuffers run them, without the SMs they take (docs/parallelism.md)",
+                    edit_map(text, "parallelism", {"tp_comm_overlap": "true"})))
     if re.search(r"fp8_linear: true", text):
         out.append(("fp8_linear off", "the linear GEMMs in BF16 too",
                     edit_model(text, {"fp8_linear": "false"})))

@@ -42,8 +42,8 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
     spec.enabled = true;
     spec.where = parallelism->location();
     MapReader m(*parallelism, diags,
-                {"dp", "tp", "cp", "order", "sp", "sp_wgrad_input", "zero", "zero_overlap", "ep",
-                 "a2a_overlap"});
+                {"dp", "tp", "cp", "order", "sp", "sp_wgrad_input", "tp_comm_overlap", "zero",
+                 "zero_overlap", "ep", "a2a_overlap"});
     if (parallelism->is_map()) {
       if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
       if (auto v = m.integer("tp", 1, 1024)) {
@@ -73,6 +73,20 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
                      "activations: it needs 'model:'");
           } else {
             spec.sp = *v;
+          }
+        }
+      }
+      if (auto n = m.get("tp_comm_overlap")) {
+        if (auto v = n->as_boolean(diags)) {
+          // Transformer Engine overlaps the all-gathers and reduce-scatters of sequence
+          // parallelism with the GEMMs beside them; plain TP all-reduces it does not.
+          if (*v && !spec.sp) {
+            n->error(diags,
+                     "tp_comm_overlap pipelines sequence parallelism's all-gathers and "
+                     "reduce-scatters with the GEMMs beside them (Transformer Engine's "
+                     "userbuffers): it needs sp: true");
+          } else {
+            spec.overlap.tp_comm = *v;
           }
         }
       }
@@ -139,7 +153,7 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
                      "F and B hide each other's expert all-to-all: it needs parallelism.ep > 1 "
                      "(without expert parallelism there is no all-to-all to overlap)");
           } else {
-            spec.a2a_overlap = *v;
+            spec.overlap.a2a = *v;
           }
         }
       }
@@ -245,7 +259,7 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
                    "the share of SMs an overlapped expert all-to-all holds: it needs "
                    "parallelism.ep > 1");
         } else {
-          spec.comm_sm_fraction = *v;
+          spec.overlap.comm_sm_fraction = *v;
         }
       }
     }
