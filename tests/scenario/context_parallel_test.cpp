@@ -141,6 +141,22 @@ TEST_CASE("cp: what the loader refuses, naming the key and the reason") {
   CHECK(load_error("dp: 2, order: [tp, cp, pp, dp]").find("needs parallelism.cp > 1") !=
         std::string::npos);
   CHECK(load_error("dp: 1, cp: 4").find("needs 32") != std::string::npos);  // 2 x 4 x 4 GPUs
+  const std::string moe = R"(
+name: cp-moe
+pipeline: {stages: 2, microbatches: 8}
+model: {layers: 4, hidden: 1024, heads: 16, seq_len: 1024, vocab: 32000, moe: {experts: 8, top_k: 2}}
+cluster: {gpu: {flops: 312TFLOPS, efficiency: 0.5, memory: 80GiB}}
+topology: topologies/dgx-h100-2nodes.yaml
+parallelism: {cp: 2}
+schedules: [1f1b]
+)";
+  try {
+    load_scenario_string(moe, "moe.yaml", source("scenarios"), registry());
+    FAIL("cp with MoE layers must be refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("MoE layers (model.moe) is not modelled") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("zero 3: parameters sharded dp x cp ways, its per-op collectives behind the compute") {

@@ -165,13 +165,14 @@ compute runs at 160-200 TFLOP/s per GPU of model FLOPs (51-65% of the A100's 312
   is 2.6% slower than the median at 32 GPUs and 4.5% at 3072; at the cv 0.05 fitted to the
   zero-bubble cells (docs/validation.md) 10% and 18%. Simulated (`variability: {per: device,
   slowest_of: group}`: each device the slowest of the t x d GPUs it stands for, ablation rows
-  `slowest GPU, ...`), the measured spread adds 2-3% to every row (mean |error| 18.7% -> 16.2%)
-  and the fitted one 9-13% (-> 7.7%, max 9.6%). So the measured spread explains 2-3 points of
-  the gap; all but about 8 points only at the fitted cv, which is four times what was measured
-  and comes from other runs. The scenarios keep no variability: the measured cv is of six H200s
-  in one machine, not of Selene's A100s.
+  `slowest GPU, measured spread` and `slowest GPU, fitted spread` above), the measured spread
+  explains a few points of the gap and the fitted cv, four times what was measured and taken
+  from other runs, several times that. The scenarios keep no variability: the measured cv is of
+  six H200s in one machine, not of Selene's A100s. The same expectation, without sampling, is the
+  first-principles mechanism `slowest_gpu` (docs/first-principles.md); the A100 presets give no
+  chip spread, so it is refused for these scenarios.
 
-What stays, at least 13 points at the measured spread, is the op time itself: the datasheet roofline
+What stays, most of the gap at the measured spread, is the op time itself: the datasheet roofline
 (`gemm_max` 0.85 of 312 TFLOP/s) against what Megatron-LM's kernels of 2021 sustained on
 Selene's A100s at their power cap. The per-layer check of docs/calibration.md found the same
 roofline within 5-10% of three A100 layer profiles of 2022-2023 code; the curve fitted there to

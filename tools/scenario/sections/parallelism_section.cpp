@@ -22,6 +22,9 @@ std::string context_parallel_error(const Scenario& sc, std::int64_t cp) {
            "needs Transformer Engine's): it needs model.attention: flash";
   if (m.attention.mla)
     return "context parallelism with multi-head latent attention (model.mla) is not modelled";
+  if (m.moe)
+    return "context parallelism with MoE layers (model.moe) is not modelled: the experts' "
+           "gradient groups would span the cp ranks";
   if (m.seq_len % (2 * cp) != 0)
     return fmt::format(
         "the causal load balancing cuts every sequence into 2 cp = {} chunks: cp {} needs a "
