@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "engine_test_support.h"
 #include "optimizer_test_support.h"
+#include "tests/engine/engine_test_support.h"
 
 using namespace bubblesim;
 using namespace bubblesim::testing;

@@ -5,11 +5,11 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "engine_test_support.h"
 #include "optimizer_test_support.h"
 #include "schedules/optimizer/list_scheduler.h"
 #include "schedules/optimizer/optimize.h"
 #include "schedules/optimizer/timing_model.h"
+#include "tests/engine/engine_test_support.h"
 
 using namespace bubblesim;
 using namespace bubblesim::testing;

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "peer_data.h"
 #include "schedules/optimizer/building_blocks.h"
 #include "schedules/optimizer/cool_down.h"
 #include "schedules/optimizer/optimize.h"
 #include "schedules/optimizer/seeds.h"
 #include "schedules/optimizer/timing_model.h"
 #include "schedules/optimizer/warm_up.h"
+#include "tests/engine/peer_data.h"
 
 using namespace bubblesim;
 using namespace bubblesim::optimizer;

@@ -8,10 +8,10 @@
 #include <chrono>
 #include <random>
 
-#include "engine_test_support.h"
 #include "optimizer_test_support.h"
 #include "optimizer_time_limit_property.h"
 #include "schedules/optimizer/optimize.h"
+#include "tests/engine/engine_test_support.h"
 
 using namespace bubblesim;
 using namespace bubblesim::testing;

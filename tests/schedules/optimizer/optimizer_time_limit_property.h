@@ -4,7 +4,7 @@
 // allowed or not, a budget from below M_B to far above m M_B) ends within its `time_limit` plus
 // one second, returns a table the engine replays within the budget (or refuses the instance as
 // a schedule constraint), and its certified lower bound is not above the replayed cost.
-// tests/engine/optimizer_time_limit_test.cpp draws the bytes from a fixed seed;
+// tests/schedules/optimizer/optimizer_time_limit_test.cpp draws the bytes from a fixed seed;
 // tests/fuzz/fuzz_optimizer.cpp takes them from libFuzzer. No doctest here: check_time_limit
 // returns what failed, or nothing.
 

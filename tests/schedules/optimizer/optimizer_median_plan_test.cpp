@@ -5,8 +5,8 @@
 // with each stage's own costs.
 #include <doctest/doctest.h>
 
-#include "engine_test_support.h"
 #include "optimizer_test_support.h"
+#include "tests/engine/engine_test_support.h"
 
 using namespace bubblesim;
 using namespace bubblesim::testing;

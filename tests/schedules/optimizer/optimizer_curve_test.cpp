@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine_test_support.h"
 #include "optimizer_test_support.h"
-#include "peer_data.h"
 #include "schedules/optimizer/optimize.h"
+#include "tests/engine/engine_test_support.h"
+#include "tests/engine/peer_data.h"
 
 using namespace bubblesim;
 using namespace bubblesim::testing;

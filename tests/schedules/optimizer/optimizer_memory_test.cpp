@@ -7,13 +7,13 @@
 
 #include <random>
 
-#include "engine_test_support.h"
 #include "optimizer_test_support.h"
 #include "schedules/optimizer/memory_plan.h"
 #include "schedules/optimizer/milp_grid.h"
 #include "schedules/optimizer/optimize.h"
 #include "schedules/optimizer/seeds.h"
 #include "schedules/optimizer/timing_model.h"
+#include "tests/engine/engine_test_support.h"
 
 using namespace bubblesim;
 using namespace bubblesim::testing;

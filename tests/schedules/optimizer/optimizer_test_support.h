@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "engine_test_support.h"
 #include "schedules/optimizer/problem.h"
-#include "zb_table5_rows.h"
+#include "tests/engine/engine_test_support.h"
+#include "tests/engine/zb_table5_rows.h"
 
 namespace bubblesim::testing {
 
