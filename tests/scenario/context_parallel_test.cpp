@@ -199,3 +199,25 @@ TEST_CASE("tp_comm_overlap: a layer pays what its GEMMs do not hide, plus the fi
   CHECK(overlapped.forward.layers == plain.forward.layers);
   CHECK(load_error("dp: 2, tp_comm_overlap: true").find("needs sp: true") != std::string::npos);
 }
+
+TEST_CASE("a job past 2^31 GPUs is refused by name, not overflowed") {
+  // 2 stages x dp 65536 x tp 32 x cp 1024 = 2^32 GPUs, within every key's own limits.
+  const std::string yaml = R"(
+name: huge
+pipeline: {stages: 2, microbatches: 8}
+model: {layers: 8, hidden: 4096, heads: 32, seq_len: 8192, vocab: 32000}
+cluster: {gpu: {flops: 989TFLOPS, efficiency: 0.5, memory: 80GiB}}
+topology: topologies/dgx-h100-2nodes.yaml
+parallelism: {dp: 65536, tp: 32, cp: 1024}
+variability: {cv: 0.01, per: device, slowest_of: group}
+schedules: [1f1b]
+)";
+  try {
+    load_scenario_string(yaml, "huge.yaml", source("scenarios"), registry());
+    FAIL("a 2^32-GPU job must be refused");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("needs 4294967296") != std::string::npos);
+    CHECK(what.find("2147483648 (tp x dp x cp) is more than 2^31 - 1") != std::string::npos);
+  }
+}

@@ -146,7 +146,9 @@ struct ParallelismSpec {
   Given given;
   SourceLocation where;
 
-  std::int32_t world(std::int32_t stages) const { return stages * dp * tp * cp; }
+  /// Every GPU of the job. 64-bit: the keys' own limits allow more than 2^31 (dp 65536 x tp 1024
+  /// x cp 1024 x stages), which the topology then refuses by name.
+  std::int64_t world(std::int32_t stages) const { return std::int64_t{stages} * dp * tp * cp; }
   /// The GPUs that hold the same parameters and average their gradients: the dp replicas times
   /// their cp ranks (Megatron-Core's data-parallel group with context parallelism; ZeRO shards
   /// over it too).

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <limits>
 #include <string>
 
 #include "tools/scenario/scenario.h"
@@ -110,7 +111,7 @@ void read_variability_section(LoadContext& context, Scenario& sc) {
     // `group`: a simulated device stands for its TP, CP and data-parallel ranks and runs at
     // the pace of the slowest of them (docs/variability.md).
     std::optional<std::string> g = v.choice("slowest_of", {"device", "group"});
-    const std::int32_t gpus = sc.parallelism.tp * sc.parallelism.dp * sc.parallelism.cp;
+    const std::int64_t gpus = sc.parallelism.world(1);  // one stage's tp x dp x cp GPUs
     if (!g) {
       ok = false;
     } else if (*g == "group" && spec.per != JitterUnit::Device) {
@@ -125,8 +126,14 @@ void read_variability_section(LoadContext& context, Scenario& sc) {
                   "'group' has no effect without tensor or data parallelism (each "
                   "device stands for one GPU): give parallelism.tp or parallelism.dp above 1");
       ok = false;
+    } else if (*g == "group" && gpus > std::numeric_limits<std::int32_t>::max()) {
+      v.get("slowest_of")
+          ->error(diags, fmt::format("'group' draws one normal per GPU a device stands for: {} "
+                                     "(tp x dp x cp) is more than 2^31 - 1",
+                                     gpus));
+      ok = false;
     } else if (*g == "group") {
-      spec.gpus_per_device = gpus;
+      spec.gpus_per_device = static_cast<std::int32_t>(gpus);
     }
   }
   if (std::optional<YamlNode> corr = v.get("correlation")) {
