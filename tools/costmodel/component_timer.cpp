@@ -10,6 +10,7 @@ namespace bubblesim {
 
 ComponentTimer::ComponentTimer(const ModelCostInputs& in, const ComponentWork& layer) : in_(in) {
   element_bytes_ = static_cast<double>(in.model.dtype.bytes);
+  slowest_gpu_ = slowest_gpu_factor(in.gpu, in.gpus);
   if (!in.per_layer || in.gpu.efficiency.explicit_given) return;
   const double peak = in.gpu.flops.flops_per_second();
   if (!(peak > 0)) throw std::invalid_argument("the GPU's peak FLOP rate must be positive");
@@ -38,7 +39,7 @@ double ComponentTimer::seconds(const PassWork& w, bool backward, bool weight_pas
     const PassTime t = pass_time(w, in_.gpu, element_bytes_, backward, fp8);
     // The slowest chip's compute (first_principles.slowest_gpu); its memory traffic is not
     // slower (the measured spread is of the sustained GEMM rate).
-    return t.total() + (slowest_gpu_factor(in_.gpu, in_.gpus) - 1.0) * (t.gemm_s + t.attention_s);
+    return t.total() + (slowest_gpu_ - 1.0) * (t.gemm_s + t.attention_s);
   }
   const double peak = in_.gpu.flops.flops_per_second();
   double s = w.flops() / (peak * gemm_eff_);

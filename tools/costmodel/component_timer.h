@@ -41,6 +41,7 @@ class ComponentTimer {
  private:
   const ModelCostInputs& in_;
   double element_bytes_ = 2;
+  double slowest_gpu_ = 1;  // slowest_gpu_factor of the step's GPUs (a quadrature: once)
   bool measured_ = false;
   double f_eff_ = 0, b_eff_ = 0, w_eff_ = 0, gemm_eff_ = 0, bandwidth_ = 0;
 };

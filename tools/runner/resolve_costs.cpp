@@ -41,10 +41,7 @@ class TopologyCollectives : public CollectiveTimer {
   /// blocks over the CP group is cp - 1 such steps (on the topology, or at NCCL's rate inside a
   /// node under first_principles.nccl).
   Time context_parallel_step(std::int32_t stage, double bytes) const override {
-    const std::int32_t cp = sc_.parallelism.cp;
-    if (cp <= 1) return Time::zero();
-    const Time all = timing(stage, Group::Context, CollectiveKind::AllGather, bytes * cp).simulated;
-    return Time::from_ps(all.ps() / (cp - 1));
+    return ring_step(stage, bytes).simulated;
   }
   /// One all-to-all over the stage's EP group: ep consecutive dp ranks at TP rank 0, as flows on
   /// the topology; flows between nodes carry min(max_nodes, nodes) / top_k of their share when
@@ -85,11 +82,7 @@ class TopologyCollectives : public CollectiveTimer {
   }
   /// The closed form of one ring step on the stage's CP group (for the report).
   Time context_parallel_step_closed_form(std::int32_t stage, double bytes) const {
-    const std::int32_t cp = sc_.parallelism.cp;
-    if (cp <= 1) return Time::zero();
-    const Time all =
-        timing(stage, Group::Context, CollectiveKind::AllGather, bytes * cp).closed_form;
-    return Time::from_ps(all.ps() / (cp - 1));
+    return ring_step(stage, bytes).closed_form;
   }
   /// The closed form of one all-reduce equivalent on the stage's TP group (for the report).
   Time tensor_parallel_closed_form(std::int32_t stage, double bytes) const {
@@ -119,6 +112,17 @@ class TopologyCollectives : public CollectiveTimer {
         break;
     }
     return group;
+  }
+
+  /// One of the cp - 1 steps of a ring all-gather of cp blocks of `bytes` over the stage's CP
+  /// group, simulated and closed form; zero without context parallelism.
+  CollectiveTiming ring_step(std::int32_t stage, double bytes) const {
+    const std::int32_t cp = sc_.parallelism.cp;
+    if (cp <= 1) return {};
+    CollectiveTiming all = timing(stage, Group::Context, CollectiveKind::AllGather, bytes * cp);
+    all.simulated = Time::from_ps(all.simulated.ps() / (cp - 1));
+    all.closed_form = Time::from_ps(all.closed_form.ps() / (cp - 1));
+    return all;
   }
 
   CollectiveTiming timing(std::int32_t stage, Group g, CollectiveKind kind, double bytes) const {
@@ -222,7 +226,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input, par.cp};
   in.comm_sm_fraction = par.overlap.comm_sm_fraction;
   in.tp_comm_overlap = par.overlap.tp_comm;
-  in.gpus = par.enabled ? par.world(sc.stages) : sc.stages;
+  in.gpus = par.world(sc.stages);  // dp = tp = cp = 1 without `parallelism:`
   in.zero = ZeroSpec{par.zero.level, par.gradient_group(), par.zero.overlap};
   in.recompute = recompute_model(sc.memory);
   if (sc.costs.per_layer) {
