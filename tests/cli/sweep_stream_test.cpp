@@ -1,7 +1,7 @@
 // Sweeps stream their CSV: the bytes a sweep writes (measured by the kernel, /proc/PID/io wchar),
-// kill -9 at seeded random moments then --resume giving the uninterrupted file byte for byte,
-// and --resume repairing (torn, duplicated, stale rows) or refusing (another sweep's file) what
-// it finds.
+// kill -9 at seeded random points of its progress then --resume giving the uninterrupted file byte
+// for byte, and --resume repairing (torn, duplicated, stale rows) or refusing (another sweep's
+// file) what it finds.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -61,14 +61,24 @@ std::pair<int, std::uint64_t> wait_with_wchar(pid_t pid) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, wchar};
 }
 
-// Runs a sweep and kills it with SIGKILL after `seconds`.
-void kill_after(const std::string& spec, const std::string& out, double seconds,
-                const std::vector<std::string>& extra) {
+// Runs a sweep and kills it with SIGKILL once its partial file holds `bytes` (a moment measured
+// in the sweep's own progress, not in wall time, so a loaded machine moves it nowhere). Returns
+// whether the kill landed before the sweep ended by itself.
+bool kill_at_size(const std::string& spec, const std::string& out, std::uintmax_t bytes,
+                  const std::vector<std::string>& extra) {
   pid_t pid = start_sweep(spec, out, extra);
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  ::kill(pid, SIGKILL);
+  const std::string partial = out + ".partial";  // `out` is an absolute path in a TempDir
   int status = 0;
+  for (;;) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) return false;
+    std::error_code error;
+    const std::uintmax_t size = fs::file_size(partial, error);
+    if (!error && size >= bytes) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ::kill(pid, SIGKILL);
   ::waitpid(pid, &status, 0);
+  return WIFSIGNALED(status);
 }
 
 }  // namespace
@@ -89,30 +99,32 @@ TEST_CASE("a sweep of 20000 points writes less than twice its file") {
 }
 
 TEST_CASE(
-    "kill -9 at seeded random moments, then --resume: the uninterrupted file, byte for byte") {
+    "kill -9 at seeded random points of its progress, then --resume: the uninterrupted file, byte "
+    "for byte") {
   TempDir dir;
   const std::string spec = "tests/cli/sweep_stream/medium.yaml", full = dir.file("full.csv");
-  const auto started = std::chrono::steady_clock::now();
   REQUIRE(run("sweep " + spec + " --jobs 2 -o " + full).code == 0);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::string whole = slurp(full);
-  std::mt19937 random(22);  // fixed seed: the same moments (as fractions of a run) every time
+  const auto size = static_cast<double>(whole.size());
+  std::mt19937 random(22);  // fixed seed: the same moments (as fractions of the file) every time
   std::uniform_real_distribution<double> fraction(0.05, 0.9);
   int interrupted = 0;
   for (int round = 0; round < 3; ++round) {
     const std::string out = dir.file("killed" + std::to_string(round) + ".csv");
     CAPTURE(round);
-    // Killed once fresh and once while resuming, then resumed to the end.
-    kill_after(spec, out, fraction(random) * seconds, {"--jobs", "2"});
-    interrupted += fs::exists(out + ".partial") && !fs::exists(out);
-    kill_after(spec, out, fraction(random) * seconds, {"--jobs", "2", "--resume"});
+    // Killed once fresh and once while resuming (further on), then resumed to the end.
+    const double first = fraction(random), second = first + fraction(random) * (1.0 - first);
+    interrupted +=
+        kill_at_size(spec, out, static_cast<std::uintmax_t>(first * size), {"--jobs", "2"}) &&
+        fs::exists(out + ".partial") && !fs::exists(out);
+    kill_at_size(spec, out, static_cast<std::uintmax_t>(second * size),
+                 {"--jobs", "2", "--resume"});
     Result r = run("sweep " + spec + " --jobs 2 --resume -o " + out);
     REQUIRE(r.code == 0);
     CHECK(slurp(out) == whole);
     CHECK_FALSE(fs::exists(out + ".partial"));
   }
-  CHECK(interrupted > 0);  // the kills landed while the sweep ran
+  CHECK(interrupted == 3);  // every first kill landed while the sweep ran
 }
 
 TEST_CASE("--resume repairs torn, duplicated, short and stale rows and refuses another sweep's") {
