@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang in their own folder and runs each over its seed corpus.
 #
-#   tests/fuzz/run_fuzzers.sh BUILD_DIR [RUNS]     # default 2000 runs per target (ctest label fuzz)
+#   tests/fuzz/run_fuzzers.sh BUILD_DIR [RUNS]     # default 2000 runs per target
+#   tests/fuzz/run_fuzzers.sh --bin BIN_DIR WORK_DIR [RUNS]   # targets built already (ctest
+#                                                  # fuzz_smoke in the asan preset's build)
 #   BUBBLESIM_FUZZ_SECONDS=60 tests/fuzz/run_fuzzers.sh build-fuzz   # time-bound runs instead
 #   BUBBLESIM_FUZZ_TARGETS="fuzz_units fuzz_scenario" ...            # a subset
 #
@@ -11,31 +13,40 @@
 # BUILD_DIR/corpus/TARGET, which later runs reuse.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
+bin=""
+if [[ "${1:-}" == --bin ]]; then
+  bin="$(cd "$2" && pwd)"
+  shift 2
+fi
 build="$(mkdir -p "${1:-$src/build-fuzz}" && cd "${1:-$src/build-fuzz}" && pwd)"
 runs="${2:-2000}"
 cxx="${BUBBLESIM_FUZZ_CXX:-clang++}"
 
-if ! command -v "$cxx" >/dev/null; then
-  echo "run_fuzzers: $cxx not found; skipping (install clang and libclang-rt-14-dev)"
-  exit 77
-fi
-probe="$build/probe"
-if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
-    "$cxx" -x c++ -fsanitize=fuzzer - -o "$probe" 2>/dev/null; then
-  echo "run_fuzzers: $cxx cannot link libFuzzer; skipping (install libclang-rt-14-dev)"
-  exit 77
-fi
+build_targets() {  # the standalone form: configure and build BUILD_DIR/cmake with clang
+  if ! command -v "$cxx" >/dev/null; then
+    echo "run_fuzzers: $cxx not found; skipping (install clang and libclang-rt-14-dev)"
+    exit 77
+  fi
+  probe="$build/probe"
+  if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
+      "$cxx" -x c++ -fsanitize=fuzzer - -o "$probe" 2>/dev/null; then
+    echo "run_fuzzers: $cxx cannot link libFuzzer; skipping (install libclang-rt-14-dev)"
+    exit 77
+  fi
 
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$src}"
-# -O1 and line tables only: the instrumented build of every library is most of the smoke test's
-# time on two cores; crash reports keep file:line.
-cmake -S "$src" -B "$build/cmake" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
-  -DBUBBLESIM_BUILD_FUZZ=ON -DBUBBLESIM_BUILD_TESTS=OFF -DBUBBLESIM_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
-cmake --build "$build/cmake" --target fuzzers -j"$(nproc)" | grep -v '^\[' || true
-test -x "$build/cmake/bin/fuzz_units"  # the build must have succeeded
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$src}"
+  # -O1 and line tables only: the instrumented build of every library is most of the smoke test's
+  # time on two cores; crash reports keep file:line.
+  cmake -S "$src" -B "$build/cmake" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
+    -DBUBBLESIM_BUILD_FUZZ=ON -DBUBBLESIM_BUILD_TESTS=OFF -DBUBBLESIM_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+  cmake --build "$build/cmake" --target fuzzers -j"$(nproc)" | grep -v '^\[' || true
+  test -x "$build/cmake/bin/fuzz_units"  # the build must have succeeded
+  bin="$build/cmake/bin"
+}
+[[ -n "$bin" ]] || build_targets
 
 # Seed corpora, refreshed every run (plain copies, named by their source path).
 seed() {  # seed TARGET FILE...
@@ -70,7 +81,7 @@ for t in $targets; do
   [[ -n "${BUBBLESIM_FUZZ_SECONDS:-}" ]] && budget=(-max_total_time="$BUBBLESIM_FUZZ_SECONDS")
   log="$build/$t.log"
   # -seed fixes the mutation sequence, so a CI failure reproduces; -timeout catches hangs.
-  if "$build/cmake/bin/$t" "$build/corpus/$t" "$build/seeds/$t" "${budget[@]}" -seed=1 -timeout=10 \
+  if "$bin/$t" "$build/corpus/$t" "$build/seeds/$t" "${budget[@]}" -seed=1 -timeout=10 \
       -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" >"$log" 2>&1; then
     runs_done=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
     secs=$(grep -o 'stat::slowest_unit_time_sec: *[0-9]*' "$log" >/dev/null; grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo '?')
