@@ -16,6 +16,7 @@ sys.path.insert(0, tools)
 import roofline_probe  # noqa: E402
 import sustained_run  # noqa: E402
 import chip_speed  # noqa: E402
+import gemm_spread  # noqa: E402
 
 failures = []
 
@@ -55,6 +56,30 @@ got = {c: (n, round(cv, 6), round(r, 6)) for c, n, cv, r in chip_speed.spread(ch
 check(got == {"gemm_tflops": (3, 0.047619, 0.095238), "layer_ms": (3, 0.090909, 0.181818)},
       f"spread {got}")
 
+# gemm_spread: rate = 2 n^3 / Time, per Perlmutter node group, and the A100 presets' numbers are
+# what it computes from scenarios/profiles/perlmutter_a100_gemm.csv (gpus.yaml cites the command).
+table = "# c\nNode,GPU,Time\nnid001000,0,2.0\nnid001001,1,1.0\nnid008000,0,0.5\n"
+check([round(r) for r in gemm_spread.rates(table, 10, "40g")] == [1000, 2000], "gemm_spread 40g rates")
+check([round(r) for r in gemm_spread.rates(table + "nid008001,1,0.5\n", 10, "80g")] == [4000, 4000],
+      "gemm_spread 80g rates")
+s40 = gemm_spread.summary(gemm_spread.rates(table, 10, "40g"), 2000.0, 0.75)
+check(abs(s40["sustained_clock"] - 1500 / 1500) < 1e-12 and abs(s40["fraction_of_peak"] - 0.75) < 1e-12,
+      f"gemm_spread summary {s40}")
+import yaml  # noqa: E402  (python3-yaml, a tools/setup package)
+with open(os.path.join(source, "scenarios", "presets", "gpus.yaml")) as f:
+    presets = yaml.safe_load(f)
+with open(os.path.join(source, "scenarios", "profiles", "perlmutter_a100_gemm.csv")) as f:
+    perlmutter = f.read()
+for preset, nodes in (("a100-40g", "40g"), ("a100-80g", "80g")):
+    got = gemm_spread.summary(gemm_spread.rates(perlmutter, 32768, nodes), 312e12, 0.85)
+    check(round(got["cv"], 4) == presets[preset]["chip_spread"],
+          f"{preset} chip_spread {presets[preset]['chip_spread']} != {got['cv']:.4f} from the data")
+    if "sustained_clock" in presets[preset]:
+        check(round(got["sustained_clock"], 3) == presets[preset]["sustained_clock"],
+              f"{preset} sustained_clock != {got['sustained_clock']:.3f} from the data")
+    else:  # refused only where the data shows no throttling below the curve
+        check(got["sustained_clock"] > 1.0, f"{preset}: {got['sustained_clock']:.3f} <= 1 yet no sustained_clock")
+
 # Without a CUDA GPU (or without PyTorch) each refuses with exit 2 and say why.
 for script, extra in (("roofline_probe.py", ["--peak", "989.4TFLOPS", "--bandwidth", "3.35TB/s"]),
                       ("sustained_run.py", ["--hidden", "64", "--heads", "4", "--seq-len", "16", "--seconds", "1"]),
@@ -70,4 +95,4 @@ check(bad.returncode == 2 and "allowed: a100-40g" in bad.stderr, f"unknown prese
 if failures:
     print("FAIL:\n" + "\n".join(failures))
     sys.exit(1)
-print("ok: gemm fit, sustained summary, chip spread, refusals")
+print("ok: gemm fit, sustained summary, chip spread, the A100 presets from their data, refusals")

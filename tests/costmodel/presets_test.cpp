@@ -137,10 +137,18 @@ TEST_CASE("first_principles: the preset's numbers, and a switch without them is 
   CHECK(a100->measured.sms == 108);
   CHECK(a100->measured.nvlink_busbw == doctest::Approx(235e9));
   CHECK(a100->measured.nccl_step_latency_s == doctest::Approx(3.4e-6));
-  // No A100 sustained-clock measurement: `true` (every mechanism) is refused, naming the key.
+  // The A100 80GB sustained more than the curve's ceiling where it was measured (Perlmutter), so
+  // its preset gives no sustained_clock: `true` (every mechanism) is refused, naming the key;
+  // the 40GB's is measured below the ceiling.
   DiagnosticList refused;
   CHECK_FALSE(gpu_of("gpu: {preset: a100-80g, first_principles: true}\n", nullptr, refused));
   CHECK(first_error(refused).find("first_principles.sustained_clock") != std::string::npos);
+  DiagnosticList d40;
+  auto a100_40 = gpu_of("gpu: {preset: a100-40g, first_principles: true}\n", nullptr, d40);
+  INFO(first_error(d40));
+  REQUIRE(a100_40.has_value());
+  CHECK(a100_40->measured.sustained_clock == doctest::Approx(0.976));
+  CHECK(a100_40->measured.chip_spread == doctest::Approx(0.0106));
   DiagnosticList none;
   CHECK_FALSE(
       gpu_of("gpu: {flops: 1PFLOPS, first_principles: {gemm_waves: true}}\n", nullptr, none));
@@ -199,9 +207,14 @@ TEST_CASE("slowest_gpu: compute at the pace of the slowest of n chips spread by 
   auto off = gpu_of("gpu: {preset: h200}\n", nullptr, d);
   REQUIRE(off.has_value());
   CHECK(slowest_gpu_factor(*off, 3072) == 1.0);
-  // No A100 measurement of the spread: refused, naming the key.
+  // A GPU without a measured spread: refused, naming the key.
   DiagnosticList refused;
-  CHECK_FALSE(
-      gpu_of("gpu: {preset: a100-80g, first_principles: {slowest_gpu: true}}\n", nullptr, refused));
+  CHECK_FALSE(gpu_of("gpu: {flops: 1PFLOPS, first_principles: {slowest_gpu: true}}\n", nullptr,
+                     refused));
   CHECK(first_error(refused).find("first_principles.slowest_gpu") != std::string::npos);
+  // A100 80GB: the spread of Perlmutter's chips.
+  auto a100 =
+      gpu_of("gpu: {preset: a100-80g, first_principles: {slowest_gpu: true}}\n", nullptr, d);
+  REQUIRE(a100.has_value());
+  CHECK(slowest_gpu_factor(*a100, 32) == doctest::Approx(1.0 + 2.0697 * 0.0076).epsilon(1e-5));
 }

@@ -40,11 +40,13 @@ def render_doc(rows, configs, ablations, order_kept, tflops):
         "tied embeddings, standard (unfused) attention, the loss on fp32 logits, fp16, the "
         "fused bias-GeLU the paper's sec. 4.2 describes;",
         "- `cluster.gpu: {preset: a100-80g, first_principles: {nccl: true, gemm_waves: true, "
-        "optimizer_step: true}}`: the datasheet roofline with the first-principles mechanisms "
-        "the A100 preset has published numbers for (docs/first-principles.md: TP collectives at "
-        "nccl-tests' 235 GB/s bus bandwidth with NCCL's latency model, GEMM tile and wave "
-        "quantization on 108 SMs, Megatron's optimizer step kernel by kernel; no A100 "
-        "sustained-clock measurement, so that switch stays off); nothing fitted;",
+        "optimizer_step: true, slowest_gpu: true}}`: the datasheet roofline with the "
+        "first-principles mechanisms the A100 80GB preset has measured numbers for "
+        "(docs/first-principles.md: TP collectives at nccl-tests' 235 GB/s bus bandwidth with "
+        "NCCL's latency model, GEMM tile and wave quantization on 108 SMs, Megatron's optimizer "
+        "step kernel by kernel, compute at the pace of the slowest of the step's GPUs at the "
+        "chip spread of Perlmutter's A100 80GB; `sustained_clock` stays off: those chips sustain "
+        "more than the curve's ceiling); nothing fitted;",
         "- Selene as a `multi-node` topology: 8 GPUs per node on NVLink at 300 GB/s each way, "
         "one 200 Gb/s HDR NIC per GPU, a non-blocking network (the paper's full-bisection fat "
         "tree), the latencies of `scenarios/topologies/dgx-h100-4nodes.yaml`; "
@@ -106,29 +108,37 @@ def render_doc(rows, configs, ablations, order_kept, tflops):
 
 READING = """\
 **With the first-principles mechanisms (issue 33, docs/first-principles.md).** Every number they
-use is published (nccl-tests' A100 bus bandwidth and NCCL's latency constants, NVIDIA's cuBLAS
-tile and the A100's 108 SMs, Megatron-LM's optimizer kernels); none was chosen against these rows.
-They take the mean |error| from 18.70% (ablation row `first principles off`, the datasheet
-roofline alone) to 12.87%, the worst row from 21.84% to 16.64%, and the measured order from 105 to
-107 of 108 pairs; every row is still too fast. Alone, each closes: tile and wave quantization
-3.4 points (`GEMM waves off`: 16.22%), NCCL's bus bandwidth 2.2 (`NCCL bandwidth off`: 15.11%;
-the TP all-reduce at 235 instead of 300 GB/s, most at t = 8), Megatron's optimizer step 0.2
-(`optimizer step off`: 13.10%; it matters only on the p = 1 rows). The must-show bounds (mean <= 5%, no row over
-10%) are not met. Where the rest is: (1) the op time. One microbatch of the zero-bubble paper's
-layers from the model on this preset, tile and wave quantization on, takes 0.89 (1.5B) and 0.93
-(6.2B) of the time their A100 profile measured (docs/validation.md, "No profile"): the
-roofline's per-kernel time is 7-11% short of measured A100 layers of the same Megatron code
-family, about the size of what is left here. Its likeliest part, the A100's clock under its 400 W
-cap against the 1410 MHz boost the 312 TFLOP/s assume, has no published measurement this
-repository could cite, so `first_principles.sustained_clock` is refused on the A100 presets
-rather than guessed; on H200 it is 0.902 (docs/calibration.md). (2) The slowest of many GPUs
-(below): 2-3 points at the chip spread measured on H200s. (3) The interleaved rows (76B, 310B,
-530B at 2520 GPUs) keep the largest errors (-15% to -17%): with one to a few layers per virtual
-stage their ops are short, and the per-microbatch costs around each op (p2p waits, the host's
-gap after each blocking send/receive: `communication.p2p_sync_gap`, off here because the A100
-stack's value is unknown) weigh most there. Not modelled: the data-parallel all-reduce between
-nodes at NCCL's achieved bandwidth (it runs at the NIC line rate; `DP sync off` bounds it at a
-few points) and communication kernels slowing the GEMMs beside them.
+use is published or measured with a script in this repository (nccl-tests' A100 bus bandwidth
+and NCCL's latency constants, NVIDIA's cuBLAS tile and the A100's 108 SMs, Megatron-LM's
+optimizer kernels, the spread of Perlmutter's A100 80GB chips on a sustained GEMM); none was
+chosen against these rows. They take the mean |error| from 18.70% (ablation row `first
+principles off`, the datasheet roofline alone) to 11.33%, the worst row from 21.84% to 15.20%;
+the measured order is kept for 106 of 108 pairs (105 before). Every row is still too fast. Alone,
+each closes: tile and wave quantization 3.4 points (`GEMM waves off`: 14.76%), NCCL's bus
+bandwidth 2.3 (`NCCL bandwidth off`: 13.58%; the TP all-reduce at 235 instead of 300 GB/s, most
+at t = 8), the slowest of the step's GPUs 1.5 (`slowest GPU off`: 12.87%; 1.6% at 32 GPUs, 2.7%
+at 3072, at chip_spread 0.0076), Megatron's optimizer step 0.2 (`optimizer step off`: 11.57%; it
+matters only on the p = 1 rows). The must-show bounds (mean <= 5%, no row over 10%) are not met.
+Where the rest is: (1) the op time. One microbatch of the zero-bubble paper's layers from the
+model on this preset, tile and wave quantization on, takes 0.89 (1.5B) and 0.93 (6.2B) of the
+time their A100 profile measured (docs/validation.md, "No profile"): the roofline's per-kernel
+time is 7-11% short of measured A100 layers of the same Megatron code family, about the size of
+what is left here. The A100's clock under its 400 W cap, the first candidate, is now measured
+and is not it: Perlmutter's A100 80GB GPUs sustain 275 TFLOP/s on 32768^3 bf16 GEMMs for 20 s,
+above the curve's 265 (docs/first-principles.md, `sustained_clock`), so the switch stays off
+for a100-80g (an air-cooled DGX may hold less; no measurement of one was found). The kernels
+around the GEMMs are the likelier part: the `unfused GeLU forward` row (the variant measured A100
+profiles need, docs/calibration.md) takes the mean to 7.74%, and the curve fitted to the
+zero-bubble 1.5B profile (`A100 curve fitted on ZB 1.5B`) to 8.44%; neither is adopted, since the
+paper states its bias-GeLU was fused and the curve is fitted on other runs. (2) The interleaved
+rows (76B, 310B, 530B at 2520 GPUs) keep the largest errors: with one to a few layers per
+virtual stage their ops are short, and the per-microbatch costs around each op (p2p waits, the
+host's gap after each blocking send/receive: `communication.p2p_sync_gap`, off here because the
+A100 stack's value is unknown) weigh most there. Not modelled: the data-parallel all-reduce
+between nodes at NCCL's achieved bandwidth (it runs at the NIC line rate; NVIDIA quotes 192 GB/s
+all-reduce bus bandwidth for a DGX A100 with 8 HDR NICs, about 4% below the 200 GB/s line rate,
+and `DP sync off` bounds the whole all-reduce at about a point) and communication kernels
+slowing the GEMMs beside them.
 
 The paragraphs below were written against the datasheet roofline alone (18.7%); their reasoning
 about the pipeline's mechanisms holds with the first-principles mechanisms on.
@@ -165,12 +175,11 @@ compute runs at 160-200 TFLOP/s per GPU of model FLOPs (51-65% of the A100's 312
   is 2.6% slower than the median at 32 GPUs and 4.5% at 3072; at the cv 0.05 fitted to the
   zero-bubble cells (docs/validation.md) 10% and 18%. Simulated (`variability: {per: device,
   slowest_of: group}`: each device the slowest of the t x d GPUs it stands for, ablation rows
-  `slowest GPU, measured spread` and `slowest GPU, fitted spread` above), the measured spread
-  explains a few points of the gap and the fitted cv, four times what was measured and taken
-  from other runs, several times that. The scenarios keep no variability: the measured cv is of
-  six H200s in one machine, not of Selene's A100s. The same expectation, without sampling, is the
-  first-principles mechanism `slowest_gpu` (docs/first-principles.md); the A100 presets give no
-  chip spread, so it is refused for these scenarios.
+  `slowest GPU sampled` and `slowest GPU, fitted spread` above), the measured spread
+  explains a few points of the gap and the fitted cv, several times what was measured and taken
+  from other runs, the rest. The scenarios use the expectation without sampling, the
+  first-principles mechanism `slowest_gpu` (docs/first-principles.md), at the a100-80g preset's
+  chip_spread 0.0076 (Perlmutter's A100 80GB chips); the H200 figures above are for scale.
 
 What stays, most of the gap at the measured spread, is the op time itself: the datasheet roofline
 (`gemm_max` 0.85 of 312 TFLOP/s) against what Megatron-LM's kernels of 2021 sustained on
