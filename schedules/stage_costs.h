@@ -90,7 +90,7 @@ struct CostProfile {
   std::vector<StageCost> stages;  // one per pipeline stage of the p-way split
   /// Individual costs of the p x v table stages of a table with v chunks per device, in
   /// virtual-stage (model) order, when known (a transformer with a chunk layout: each chunk's
-  /// layers, the embedding on the first, the LM head on the last; tools/costmodel/model_costs.h).
+  /// layers, the embedding on the first, the LM head on the last; sim/costmodel/model_costs.h).
   std::map<int, std::vector<StageCost>> chunked;
 
   /// Costs per table stage for a table with `chunks` table stages per profile stage: `chunked`'s

@@ -1,7 +1,7 @@
 // bubblesim._core: schedule generators written in Python. A Python function from a
 // GeneratorInput (pipeline shape, parameters, costs) to a Table registers under a name and is then
 // a generator like the built-ins: scenarios name it, the runner calls it (taking the GIL for the
-// call only), and the generator contract (tools/runner/generator_contract.h) checks it. Its errors
+// call only), and the generator contract (sim/runner/generator_contract.h) checks it. Its errors
 // name it; raising bubblesim.ScheduleConstraintError makes the schedule `infeasible`.
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -14,7 +14,7 @@
 
 #include "python/src/core.h"
 #include "schedules/builtin_generators.h"
-#include "tools/runner/generator_contract.h"
+#include "sim/runner/generator_contract.h"
 
 namespace bubblesim::python {
 namespace {

@@ -9,14 +9,14 @@
 #include <memory>
 
 #include "python/src/core.h"
+#include "sim/costmodel/presets.h"
 #include "sim/engine/memory_timeline.h"
+#include "sim/report/html_report.h"
+#include "sim/report/json_report.h"
+#include "sim/report/text_report.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/units/overflow_error.h"
-#include "tools/costmodel/presets.h"
-#include "tools/report/html_report.h"
-#include "tools/report/json_report.h"
-#include "tools/report/text_report.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim::python {
 namespace {

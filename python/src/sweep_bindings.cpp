@@ -1,4 +1,4 @@
-// bubblesim._core: the pieces of `bubblesim sweep` (tools/sweep/sweep_runner.h) for sweeps whose
+// bubblesim._core: the pieces of `bubblesim sweep` (sim/sweep/sweep_runner.h) for sweeps whose
 // points run on any concurrent.futures executor: a point's CSV rows computed by the same C++ code,
 // and the output file written, locked, resumed and renamed by the same SweepFile, so the file is
 // byte for byte the one `bubblesim sweep` writes.
@@ -8,11 +8,11 @@
 #include <memory>
 
 #include "python/src/core.h"
-#include "tools/sweep/sweep_file.h"
-#include "tools/sweep/sweep_fingerprint.h"
-#include "tools/sweep/sweep_resume.h"
-#include "tools/sweep/sweep_runner.h"
-#include "tools/sweep/sweep_spec.h"
+#include "sim/sweep/sweep_file.h"
+#include "sim/sweep/sweep_fingerprint.h"
+#include "sim/sweep/sweep_resume.h"
+#include "sim/sweep/sweep_runner.h"
+#include "sim/sweep/sweep_spec.h"
 
 namespace bubblesim::python {
 namespace {

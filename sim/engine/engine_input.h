@@ -29,7 +29,7 @@ struct LinkFault {
 struct SyncPlan;      // sim/engine/gradient_sync.h
 struct A2aPlan;       // sim/engine/expert_exchange.h
 class DurationModel;  // sim/engine/duration_model.h
-class ReplayScratch;  // sim/engine/list_replay.h
+class ReplayScratch;  // internal to the engine (list_replay.h); make_replay_scratch() makes one
 
 /// The network a replay runs over: one alternative per network model (sim/engine/network/).
 /// No communication cost at all: a dependency arrives when its producer ends (the idealized
@@ -96,5 +96,9 @@ struct EngineInput {
 
   const TopologyNetwork* topology_network() const { return std::get_if<TopologyNetwork>(&network); }
 };
+
+/// Fresh arrays for EngineInput::scratch: give one to each thread of replays that run one after
+/// the other (a run's idealized and simulated replays, a Monte Carlo worker's samples).
+std::shared_ptr<ReplayScratch> make_replay_scratch();
 
 }  // namespace bubblesim

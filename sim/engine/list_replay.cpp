@@ -480,4 +480,6 @@ bool ListReplay::run(OpTimings& timings) {
   return general.completed == table.op_count();
 }
 
+std::shared_ptr<ReplayScratch> make_replay_scratch() { return std::make_shared<ReplayScratch>(); }
+
 }  // namespace bubblesim

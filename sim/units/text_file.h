@@ -4,7 +4,7 @@
 // stream is allowed, "-" for standard input, /dev/stdin or a pipe); it is read up to
 // kMaxInputFileBytes, so /dev/zero, a folder or a FIFO is a clear error instead of a hang or an
 // out-of-memory. Every file read is remembered (device and inode) so that an output onto an input
-// of the run can be refused (tools/report/atomic_file.h).
+// of the run can be refused (sim/report/atomic_file.h).
 
 #include <cstddef>
 #include <optional>

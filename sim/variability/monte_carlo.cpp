@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "sim/engine/engine.h"
-#include "sim/engine/list_replay.h"
 #include "sim/variability/sampled_durations.h"
 
 namespace bubblesim {
@@ -39,7 +38,7 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
           n * static_cast<std::size_t>(w + 1) / static_cast<std::size_t>(workers);
       if (begin == end) return;
       EngineInput own = input;
-      own.scratch = std::make_shared<ReplayScratch>();  // one replay at a time per scratch
+      own.scratch = make_replay_scratch();  // one replay at a time per scratch
       Engine engine(std::move(own));
       for (std::size_t i = begin; i < end; ++i) {
         const SimulationResult r = engine.run(sample_durations(input, spec, i));

@@ -12,8 +12,8 @@
 
 #include "bench_support.h"
 #include "sim/engine/collectives.h"
-#include "tools/runner/resolve.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/runner/resolve.h"
+#include "sim/scenario/scenario_loader.h"
 #include "topologies/topology_builders.h"
 
 namespace {

@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "bench_support.h"
+#include "sim/runner/resolve.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/variability/monte_carlo.h"
-#include "tools/runner/resolve.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Browser test of an aggregated HTML report (ctest label `browser`): SCENARIO is long enough that
-# `run --html` aggregates every schedule (tools/report/html_timeline_bins.h). Checks that the page
+# `run --html` aggregates every schedule (sim/report/html_timeline_bins.h). Checks that the page
 # stays under MAX_BYTES, says on the page what was aggregated, draws exactly the embedded exact ops
 # plus utilisation bins, and had no script errors; saves a screenshot.
 #   usage: render_html_aggregated.sh BUBBLESIM SCENARIO OUT_DIR MAX_BYTES

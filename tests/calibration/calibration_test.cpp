@@ -1,6 +1,6 @@
 // The calibration math on hand-written profiles: ratios, the two efficiency fits, the W < F < B
 // check and the stage count of a profile CSV.
-#include "tools/calibration/calibration.h"
+#include "sim/calibration/calibration.h"
 
 #include <doctest/doctest.h>
 

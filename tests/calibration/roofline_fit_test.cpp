@@ -1,12 +1,12 @@
 // Fitting the roofline curve: a profile made by the model itself at a known curve gives that
 // curve back, the 'given' column is the model at the scenario's curve, and the per-layer
 // breakdown adds up to the fitted times.
-#include "tools/calibration/roofline_fit.h"
+#include "sim/calibration/roofline_fit.h"
 
 #include <doctest/doctest.h>
 
+#include "sim/costmodel/op_timing.h"
 #include "sim/units/diagnostics.h"
-#include "tools/costmodel/op_timing.h"
 
 using namespace bubblesim;
 

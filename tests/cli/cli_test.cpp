@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "cli_support.h"
-#include "tools/report/regression.h"
+#include "sim/report/regression.h"
 
 namespace fs = std::filesystem;
 

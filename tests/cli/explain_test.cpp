@@ -1,6 +1,6 @@
 // `bubblesim explain NAME [SCENARIO]`: the plain form is the generator's description, the scenario
 // form runs the schedule and its baselines at the scenario's memory budget (docs/optimizer.md).
-#include "tools/runner/explain.h"
+#include "sim/runner/explain.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -11,9 +11,9 @@
 
 #include "cli_support.h"
 #include "schedules/builtin_generators.h"
-#include "tools/report/catalog_report.h"
-#include "tools/report/text_table.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/report/catalog_report.h"
+#include "sim/report/text_table.h"
+#include "sim/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 using namespace bubblesim::cli_testing;

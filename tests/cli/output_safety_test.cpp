@@ -14,8 +14,8 @@
 
 #include "cli_support.h"
 #include "schedules/builtin_generators.h"
+#include "sim/sweep/sweep_runner.h"
 #include "sim/units/diagnostics.h"
-#include "tools/sweep/sweep_runner.h"
 
 using namespace bubblesim::cli_testing;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// The generator contract (tools/runner/generator_contract.h) for every registered generator, and
+// The generator contract (sim/runner/generator_contract.h) for every registered generator, and
 // for deliberately broken generators so that each check is shown to fire.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 #include "schedules/closed_forms.h"
 #include "schedules/plugin_loader.h"
 #include "schedules/registry.h"
-#include "tools/runner/generator_contract.h"
+#include "sim/runner/generator_contract.h"
 
 using namespace bubblesim;
 

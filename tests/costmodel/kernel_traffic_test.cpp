@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "tools/costmodel/layer_work.h"
-#include "tools/costmodel/op_timing.h"
+#include "sim/costmodel/layer_work.h"
+#include "sim/costmodel/op_timing.h"
 
 using namespace bubblesim;
 

@@ -1,7 +1,7 @@
 // Per-layer formulas against hand-computed values: Llama-3-8B (GQA, SwiGLU, FlashAttention,
 // untied, no biases) and a GPT layer with standard attention (the published formulas), plus the
 // tensor- and sequence-parallel splits of Korthikanti et al. 2022, eq. 2 and 5.
-#include "tools/costmodel/layer_work.h"
+#include "sim/costmodel/layer_work.h"
 
 #include <doctest/doctest.h>
 

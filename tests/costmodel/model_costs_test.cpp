@@ -1,15 +1,15 @@
 // Stage costs from the model: layouts (layers_per_stage, layers_per_chunk), the embedding and LM
 // head on the first and last (virtual) stage, measured per-layer costs, ZeRO static memory,
 // recompute granularity and the roofline efficiency model.
-#include "tools/costmodel/model_costs.h"
+#include "sim/costmodel/model_costs.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "tools/costmodel/op_timing.h"
-#include "tools/costmodel/stage_layout.h"
+#include "sim/costmodel/op_timing.h"
+#include "sim/costmodel/stage_layout.h"
 
 using namespace bubblesim;
 
@@ -126,7 +126,7 @@ TEST_CASE("layers_per_chunk: every chunk its own cost (the paper's 1F1B-I)") {
   CHECK(table[1].forward == table[22].forward);
   CHECK(table[23].forward == Time::from_seconds(2.0 * 6 * 1024 * 2304 * 50257 / 156e12));
   // Two chunks per device are not described (and 22 % 16 != 0): no layout is invented for them
-  // (the runner refuses such a table, tools/runner/table_costs.h).
+  // (the runner refuses such a table, sim/runner/table_costs.h).
   CHECK(c.profile.chunked.count(2) == 0);
   CHECK(c.profile.chunked.size() == 1);
   m.split.per_chunk = std::vector<std::int64_t>(16, 1);

@@ -1,7 +1,7 @@
-// Model FLOPs (tools/costmodel/model_flops.h) against the published closed forms: Megatron's
+// Model FLOPs (sim/costmodel/model_flops.h) against the published closed forms: Megatron's
 // 72 s l h^2 (1 + s/6h + V/12lh) for a GPT model, Megatron-LM's num_floating_point_operations for
 // GQA + SwiGLU (Llama) and for MoE.
-#include "tools/costmodel/model_flops.h"
+#include "sim/costmodel/model_flops.h"
 
 #include <doctest/doctest.h>
 

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "tools/costmodel/layer_work.h"
-#include "tools/costmodel/model_reader.h"
-#include "tools/costmodel/op_timing.h"
+#include "sim/costmodel/layer_work.h"
+#include "sim/costmodel/model_reader.h"
+#include "sim/costmodel/op_timing.h"
 
 using namespace bubblesim;
 

@@ -3,14 +3,14 @@
 // against the same stage with one more layer (another path through the stage builder), the rest
 // (norms, projection, second head pass and loss) against the formulas. Parameters against
 // DeepSeek's README_WEIGHTS.md and model card.
-#include "tools/costmodel/mtp_work.h"
+#include "sim/costmodel/mtp_work.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "tools/costmodel/model_costs.h"
-#include "tools/costmodel/model_reader.h"
+#include "sim/costmodel/model_costs.h"
+#include "sim/costmodel/model_reader.h"
 
 using namespace bubblesim;
 

@@ -1,16 +1,16 @@
 // Presets and the model / GPU readers: every model preset's parameter count matches its card within
 // 1%, overrides win, unknown names and bad values are located errors.
-#include "tools/costmodel/presets.h"
+#include "sim/costmodel/presets.h"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <numbers>
 
-#include "tools/costmodel/layer_work.h"
-#include "tools/costmodel/model_costs.h"
-#include "tools/costmodel/model_reader.h"
-#include "tools/costmodel/op_timing.h"
+#include "sim/costmodel/layer_work.h"
+#include "sim/costmodel/model_costs.h"
+#include "sim/costmodel/model_reader.h"
+#include "sim/costmodel/op_timing.h"
 
 using namespace bubblesim;
 
@@ -209,8 +209,8 @@ TEST_CASE("slowest_gpu: compute at the pace of the slowest of n chips spread by 
   CHECK(slowest_gpu_factor(*off, 3072) == 1.0);
   // A GPU without a measured spread: refused, naming the key.
   DiagnosticList refused;
-  CHECK_FALSE(gpu_of("gpu: {flops: 1PFLOPS, first_principles: {slowest_gpu: true}}\n", nullptr,
-                     refused));
+  CHECK_FALSE(
+      gpu_of("gpu: {flops: 1PFLOPS, first_principles: {slowest_gpu: true}}\n", nullptr, refused));
   CHECK(first_error(refused).find("first_principles.slowest_gpu") != std::string::npos);
   // A100 80GB: the spread of Perlmutter's chips.
   auto a100 =

@@ -6,9 +6,9 @@
 
 #include "schedules/builtin_generators.h"
 #include "schedules/registry.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
-#include "tools/scenario/scenario_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const bubblesim::Registry registry = bubblesim::builtin_registry();

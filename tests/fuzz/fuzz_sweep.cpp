@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <string>
 
+#include "sim/sweep/sweep_spec.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
-#include "tools/sweep/sweep_spec.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzz target: the --resume check of a sweep CSV (tools/sweep/sweep_resume.h). Each input is the
+// Fuzz target: the --resume check of a sweep CSV (sim/sweep/sweep_resume.h). Each input is the
 // text of a file being resumed against a fixed sweep of ten points with one axis; whatever the
 // text, the check either refuses it (InputError) or keeps a prefix of it that starts with the
 // fingerprint line and the header and holds at most the sweep's points.
@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "sim/sweep/sweep_resume.h"
 #include "sim/units/diagnostics.h"
-#include "tools/sweep/sweep_resume.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const bubblesim::ResumeExpectation expect{

@@ -1,6 +1,6 @@
-// What `list` and `explain NAME` print (tools/report/catalog_report.h), exactly, for generators
+// What `list` and `explain NAME` print (sim/report/catalog_report.h), exactly, for generators
 // made here so the expected text does not follow the built-ins' descriptions.
-#include "tools/report/catalog_report.h"
+#include "sim/report/catalog_report.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// The reports' detail tables (tools/report/report_rows.h): the expert all-to-all and blocking
+// The reports' detail tables (sim/report/report_rows.h): the expert all-to-all and blocking
 // point-to-point metrics, which have no column in the level tables, in small tables of their own
 // with the metric table's values, only where a scenario produces them.
 #include <doctest/doctest.h>
@@ -7,10 +7,10 @@
 
 #include "report_run_support.h"
 #include "schedules/builtin_generators.h"
-#include "tools/report/html_report.h"
-#include "tools/report/metric_table.h"
-#include "tools/report/report_rows.h"
-#include "tools/report/text_report.h"
+#include "sim/report/html_report.h"
+#include "sim/report/metric_table.h"
+#include "sim/report/report_rows.h"
+#include "sim/report/text_report.h"
 
 using namespace bubblesim;
 

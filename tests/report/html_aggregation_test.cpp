@@ -1,4 +1,4 @@
-// The HTML report's aggregation of long timelines (tools/report/html_timeline_bins.h): within the
+// The HTML report's aggregation of long timelines (sim/report/html_timeline_bins.h): within the
 // op bound every op is embedded; beyond it, utilisation bins, the exact ops of a first stretch and
 // the memory as the maximum per bin, with a note on the page.
 #include <doctest/doctest.h>
@@ -12,10 +12,10 @@
 
 #include "schedules/builtin_generators.h"
 #include "sim/engine/memory_timeline.h"
-#include "tools/report/html_report.h"
-#include "tools/report/html_timeline_bins.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/report/html_report.h"
+#include "sim/report/html_timeline_bins.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 

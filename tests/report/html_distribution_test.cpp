@@ -1,6 +1,6 @@
 // The HTML verdict's sample histograms (docs/variability.md): one shared scale, bins that count
 // the samples, failed samples left out, the numbers in the title.
-#include "tools/report/html_distribution.h"
+#include "sim/report/html_distribution.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
-// The HTML report's iteration tail (tools/report/html_iteration_tail.h): with a gradient sync,
+// The HTML report's iteration tail (sim/report/html_iteration_tail.h): with a gradient sync,
 // each device's row continues after its last op with the exposed sync and the optimizer step, so
 // that the timeline ends where the makespan does; nothing of it without a sync.
-#include "tools/report/html_iteration_tail.h"
+#include "sim/report/html_iteration_tail.h"
 
 #include <doctest/doctest.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 
 #include "report_run_support.h"
-#include "tools/report/html_assets.h"
-#include "tools/report/html_report.h"
+#include "sim/report/html_assets.h"
+#include "sim/report/html_report.h"
 
 using namespace bubblesim;
 

@@ -1,7 +1,7 @@
-// The HTML report's MoE phase lanes and expert memory (tools/report/html_moe_phases.h,
+// The HTML report's MoE phase lanes and expert memory (sim/report/html_moe_phases.h,
 // docs/moe.md): each op's slices placed as the trace places them, with the lengths its stage
 // costs give; the expert bytes per device; nothing of it in a report without MoE.
-#include "tools/report/html_moe_phases.h"
+#include "sim/report/html_moe_phases.h"
 
 #include <doctest/doctest.h>
 
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "report_run_support.h"
-#include "tools/report/html_assets.h"
-#include "tools/report/html_report.h"
+#include "sim/report/html_assets.h"
+#include "sim/report/html_report.h"
 
 using namespace bubblesim;
 

@@ -1,7 +1,7 @@
-// The HTML report's topology section (tools/report/html_topology.h): one graph per schedule with
+// The HTML report's topology section (sim/report/html_topology.h): one graph per schedule with
 // every vertex of a small topology, links carrying exactly the simulation's per-link bytes and
 // busy time, nothing without a topology, the same bytes for the same input.
-#include "tools/report/html_topology.h"
+#include "sim/report/html_topology.h"
 
 #include <doctest/doctest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "schedules/builtin_generators.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 

@@ -1,6 +1,6 @@
 // The metric table drives every report: each metric appears in the JSON, CSV, text, Markdown and
 // HTML reports of a real run, and the sweep CSV's rows without a run have the header's width.
-#include "tools/report/metric_table.h"
+#include "sim/report/metric_table.h"
 
 #include <doctest/doctest.h>
 
@@ -9,12 +9,12 @@
 #include <string>
 
 #include "schedules/builtin_generators.h"
-#include "tools/report/html_report.h"
-#include "tools/report/json_report.h"
-#include "tools/report/metric_format.h"
-#include "tools/report/text_report.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/report/html_report.h"
+#include "sim/report/json_report.h"
+#include "sim/report/metric_format.h"
+#include "sim/report/text_report.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 

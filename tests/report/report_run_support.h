@@ -3,8 +3,8 @@
 #include <string>
 
 #include "schedules/builtin_generators.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 
 namespace bubblesim::testing {
 

@@ -12,11 +12,11 @@
 
 #include "schedules/builtin_generators.h"
 #include "sim/engine/memory_timeline.h"
-#include "tools/report/chrome_trace_writer.h"
-#include "tools/report/html_report.h"
-#include "tools/report/progress.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/report/chrome_trace_writer.h"
+#include "sim/report/html_report.h"
+#include "sim/report/progress.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 

@@ -1,13 +1,13 @@
 // The sweep plot renderer on hand-written CSVs: gaps, invalid points, categorical axes, quoting.
-#include "tools/report/sweep_plot.h"
+#include "sim/report/sweep_plot.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <string>
 
+#include "sim/report/text_report.h"
 #include "sim/units/diagnostics.h"
-#include "tools/report/text_report.h"
 
 using namespace bubblesim;
 

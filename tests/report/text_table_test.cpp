@@ -1,7 +1,7 @@
-// Rows that do not differ collapse (tools/report/text_table.h, collapse_numbered_rows): a run of
+// Rows that do not differ collapse (sim/report/text_table.h, collapse_numbered_rows): a run of
 // consecutive numbered names with otherwise equal cells becomes one row "0-7"; anything that
 // differs, or a gap in the numbers, keeps its own row.
-#include "tools/report/text_table.h"
+#include "sim/report/text_table.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // The HTML report's topology graph layout: layers by hops from the GPUs, every vertex drawn up to
 // the cap, per-node boxes beyond it, merged layers for the largest clusters, deterministic.
-#include "tools/report/topology_layout.h"
+#include "sim/report/topology_layout.h"
 
 #include <doctest/doctest.h>
 

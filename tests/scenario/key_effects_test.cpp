@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "schedules/builtin_generators.h"
+#include "sim/report/json_report.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/units/diagnostics.h"
-#include "tools/report/json_report.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 

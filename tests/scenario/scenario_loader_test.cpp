@@ -1,6 +1,6 @@
 // The loader as a whole: the quickstart form, the top-level keys, errors of several sections at
 // once in file order, files. Each section reader has its own tests in sections/.
-#include "tools/scenario/scenario_loader.h"
+#include "sim/scenario/scenario_loader.h"
 
 #include <doctest/doctest.h>
 
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "schedules/builtin_generators.h"
+#include "sim/scenario/sections/section_reader.h"
 #include "tests/scenario/scenario_test_support.h"
-#include "tools/scenario/sections/section_reader.h"
 
 using namespace bubblesim;
 using namespace bubblesim::scenario_test;

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "schedules/registry.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/units/diagnostics.h"
-#include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim::scenario_test {
 

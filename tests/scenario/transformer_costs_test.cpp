@@ -1,4 +1,4 @@
-#include "tools/scenario/transformer_costs.h"
+#include "sim/scenario/transformer_costs.h"
 
 #include <doctest/doctest.h>
 

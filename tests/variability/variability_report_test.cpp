@@ -6,11 +6,11 @@
 #include <cmath>
 
 #include "schedules/builtin_generators.h"
-#include "tools/report/json_report.h"
-#include "tools/report/regression.h"
-#include "tools/report/text_report.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
+#include "sim/report/json_report.h"
+#include "sim/report/regression.h"
+#include "sim/report/text_report.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 
 using namespace bubblesim;
 

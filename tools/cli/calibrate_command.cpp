@@ -1,19 +1,19 @@
 // `bubblesim calibrate PROFILE`: the analytical transformer cost model next to a measured cost
-// profile (tools/calibration/calibration.h; docs/calibration.md).
+// profile (sim/calibration/calibration.h; docs/calibration.md).
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
+#include "sim/calibration/calibration.h"
+#include "sim/calibration/roofline_fit.h"
+#include "sim/scenario/scenario_loader.h"
+#include "sim/scenario/transformer_costs.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/quantity_parser.h"
 #include "sim/units/text_file.h"
-#include "tools/calibration/calibration.h"
-#include "tools/calibration/roofline_fit.h"
 #include "tools/cli/command_set.h"
-#include "tools/scenario/scenario_loader.h"
-#include "tools/scenario/transformer_costs.h"
 
 namespace bubblesim {
 namespace {

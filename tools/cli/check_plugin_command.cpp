@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "sim/report/contract_report.h"
+#include "sim/runner/generator_contract.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/contract_report.h"
-#include "tools/runner/generator_contract.h"
 
 namespace bubblesim {
 namespace {

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/report/atomic_file.h"
 #include "sim/units/diagnostics.h"
-#include "tools/report/atomic_file.h"
 
 namespace bubblesim {
 

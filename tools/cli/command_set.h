@@ -2,7 +2,7 @@
 // CommandSet: the CLI's subcommands. Each command file (tools/cli/NAME_command.cpp) contributes
 // one `add_*` function that declares its CLI11 subcommand and the action to run when it is
 // chosen; main lists those functions and dispatches. Commands format nothing themselves: the text
-// they print comes from tools/report. Actions return the exit code (0 ok, 1 simulated failure, 2
+// they print comes from sim/report. Actions return the exit code (0 ok, 1 simulated failure, 2
 // bad input) and throw InputError for bad input.
 
 #include <CLI/CLI.hpp>

@@ -2,13 +2,13 @@
 // the schedule run there, its memory decisions and its bubble against the baselines.
 #include <memory>
 
+#include "sim/report/catalog_report.h"
+#include "sim/report/explain_report.h"
+#include "sim/report/text_table.h"
+#include "sim/runner/explain.h"
+#include "sim/scenario/scenario_loader.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/catalog_report.h"
-#include "tools/report/explain_report.h"
-#include "tools/report/text_table.h"
-#include "tools/runner/explain.h"
-#include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
 namespace {

@@ -2,11 +2,11 @@
 // presets (docs/models.md) with their values and sources.
 #include <memory>
 
+#include "sim/costmodel/presets.h"
+#include "sim/report/catalog_report.h"
+#include "sim/report/text_table.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/costmodel/presets.h"
-#include "tools/report/catalog_report.h"
-#include "tools/report/text_table.h"
 
 namespace bubblesim {
 

@@ -10,12 +10,12 @@
 #include <memory>
 
 #include "schedules/builtin_generators.h"
+#include "sim/report/text_table.h"
+#include "sim/runner/schedule_run.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/text_table.h"
-#include "tools/runner/schedule_run.h"
 
 namespace {
 

@@ -1,14 +1,14 @@
 // `bubblesim regress`: compare a JSON report against a baseline for CI (see
-// tools/report/regression.h).
+// sim/report/regression.h).
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
 
+#include "sim/report/atomic_file.h"
+#include "sim/report/regression.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/atomic_file.h"
-#include "tools/report/regression.h"
 
 namespace bubblesim {
 

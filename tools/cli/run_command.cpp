@@ -1,5 +1,5 @@
 // `bubblesim run SCENARIO` and `bubblesim compare SCENARIO`: run a scenario's schedules and report
-// them, the verdict first (tools/report/verdict.h), with optional Chrome traces and an HTML report.
+// them, the verdict first (sim/report/verdict.h), with optional Chrome traces and an HTML report.
 // Exit 1 when a schedule failed (out of memory, deadlock, infeasible) unless --fail-on none.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,18 +9,18 @@
 #include <cstdio>
 #include <memory>
 
+#include "sim/report/atomic_file.h"
+#include "sim/report/chrome_trace_writer.h"
+#include "sim/report/html_report.h"
+#include "sim/report/json_report.h"
+#include "sim/report/progress.h"
+#include "sim/report/text_report.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/atomic_file.h"
-#include "tools/report/chrome_trace_writer.h"
-#include "tools/report/html_report.h"
-#include "tools/report/json_report.h"
-#include "tools/report/progress.h"
-#include "tools/report/text_report.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
 namespace {

@@ -6,17 +6,17 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/report/atomic_file.h"
+#include "sim/report/sweep_plot.h"
+#include "sim/sweep/sweep_runner.h"
 #include "sim/units/diagnostics.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/atomic_file.h"
-#include "tools/report/sweep_plot.h"
-#include "tools/sweep/sweep_runner.h"
 
 namespace bubblesim {
 namespace {
 
-// The plot of a finished sweep CSV (tools/report/sweep_plot.h), written atomically.
+// The plot of a finished sweep CSV (sim/report/sweep_plot.h), written atomically.
 void write_plot(const std::string& csv_path, const std::string& html_path,
                 const std::string& metric) {
   std::ifstream in(csv_path);

@@ -11,15 +11,15 @@
 #include "schedules/table_csv.h"
 #include "schedules/torch_csv.h"
 #include "sim/engine/engine.h"
+#include "sim/report/atomic_file.h"
+#include "sim/report/grid_renderer.h"
+#include "sim/runner/resolve.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/runner/table_costs.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/units/quantity_parser.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/atomic_file.h"
-#include "tools/report/grid_renderer.h"
-#include "tools/runner/resolve.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/runner/table_costs.h"
-#include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
 namespace {

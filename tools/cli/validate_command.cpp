@@ -5,14 +5,14 @@
 
 #include <memory>
 
+#include "sim/report/report_rows.h"
+#include "sim/report/text_table.h"
+#include "sim/runner/resolve.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/runner/table_costs.h"
+#include "sim/scenario/scenario_loader.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
-#include "tools/report/report_rows.h"
-#include "tools/report/text_table.h"
-#include "tools/runner/resolve.h"
-#include "tools/runner/scenario_runner.h"
-#include "tools/runner/table_costs.h"
-#include "tools/scenario/scenario_loader.h"
 
 namespace bubblesim {
 namespace {

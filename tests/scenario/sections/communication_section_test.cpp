@@ -1,5 +1,5 @@
 // The `communication` + `topology` + `placement` section reader.
-#include "tools/scenario/sections/communication_section.h"
+#include "sim/scenario/sections/communication_section.h"
 
 #include <doctest/doctest.h>
 

@@ -1,11 +1,11 @@
 // The `costs` section reader: per-stage values, the recompute default, overrides of derived costs,
 // the sync inputs, and its errors.
-#include "tools/scenario/sections/costs_section.h"
+#include "sim/scenario/sections/costs_section.h"
 
 #include <doctest/doctest.h>
 
+#include "sim/runner/resolve.h"
 #include "tests/scenario/scenario_test_support.h"
-#include "tools/runner/resolve.h"
 
 using namespace bubblesim;
 using namespace bubblesim::scenario_test;

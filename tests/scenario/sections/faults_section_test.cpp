@@ -1,5 +1,5 @@
 // The `faults` section reader.
-#include "tools/scenario/sections/faults_section.h"
+#include "sim/scenario/sections/faults_section.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // The `iteration` section reader and communication.p2p.
-#include "tools/scenario/sections/iteration_section.h"
+#include "sim/scenario/sections/iteration_section.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // The `memory` section reader: budgets, host capacity, release, recompute and offload.
-#include "tools/scenario/sections/memory_section.h"
+#include "sim/scenario/sections/memory_section.h"
 
 #include <doctest/doctest.h>
 

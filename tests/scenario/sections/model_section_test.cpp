@@ -1,5 +1,5 @@
 // The `model` + `cluster` section reader.
-#include "tools/scenario/sections/model_section.h"
+#include "sim/scenario/sections/model_section.h"
 
 #include <doctest/doctest.h>
 

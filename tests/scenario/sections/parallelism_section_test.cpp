@@ -1,5 +1,5 @@
 // The `parallelism` + `data_parallel` section reader.
-#include "tools/scenario/sections/parallelism_section.h"
+#include "sim/scenario/sections/parallelism_section.h"
 
 #include <doctest/doctest.h>
 

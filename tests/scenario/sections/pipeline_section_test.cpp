@@ -1,5 +1,5 @@
 // The labels (name, description) and `pipeline` section readers.
-#include "tools/scenario/sections/pipeline_section.h"
+#include "sim/scenario/sections/pipeline_section.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // The `schedules` section reader.
-#include "tools/scenario/sections/schedules_section.h"
+#include "sim/scenario/sections/schedules_section.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // The `training` section reader: the global batch of a recipe, from which the microbatches per
 // pipeline follow.
-#include "tools/scenario/sections/training_section.h"
+#include "sim/scenario/sections/training_section.h"
 
 #include <doctest/doctest.h>
 

@@ -1,11 +1,11 @@
 // The `variability` section reader and the profile's cv column.
-#include "tools/scenario/sections/variability_section.h"
+#include "sim/scenario/sections/variability_section.h"
 
 #include <doctest/doctest.h>
 
 #include "schedules/builtin_generators.h"
+#include "sim/scenario/cost_profile_csv.h"
 #include "tests/scenario/scenario_test_support.h"
-#include "tools/scenario/cost_profile_csv.h"
 
 using namespace bubblesim;
 using namespace bubblesim::scenario_test;

@@ -1,0 +1,473 @@
+#include "sim/costmodel/model_costs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/costmodel/component_timer.h"
+#include "sim/costmodel/mtp_work.h"
+#include "sim/costmodel/op_timing.h"
+#include "sim/costmodel/stage_layout.h"
+
+namespace bubblesim {
+
+StageCost StageBreakdown::cost() const {
+  StageCost c;
+  c.forward = forward.total();
+  c.backward_input = backward_input.total();
+  c.backward_weight = backward_weight.total();
+  c.recompute = recompute.total();
+  c.fused = Time::zero();
+  c.activation = memory.activation;
+  c.weight_grad = memory.weight_grad;
+  c.stage_input = memory.stage_input;
+  c.p2p = p2p;
+  c.static_memory = memory.static_memory;
+  c.moe.a2a_forward = Time::from_seconds(a2a.forward);
+  c.moe.a2a_backward = Time::from_seconds(a2a.backward);
+  c.moe.a2a_forward_exposed = Time::from_seconds(forward.a2a);
+  c.moe.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
+  c.moe.a2a_sm.forward_slowdown = Time::from_seconds(forward.a2a_sm);
+  c.moe.a2a_sm.backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
+  c.moe.a2a_bytes = Bytes(static_cast<std::int64_t>(std::llround(a2a.bytes)));
+  c.moe.a2a_count_forward = a2a.count_forward;
+  c.moe.a2a_count_backward = a2a.count_backward;
+  c.moe.experts = experts;
+  c.moe.expert_static = memory.expert_static;
+  c.moe.expert_activation = memory.expert_activation;
+  return c;
+}
+
+namespace {
+
+Bytes to_bytes(double v) {
+  if (!(v < 9.2e18))
+    throw std::invalid_argument(fmt::format("{:g} bytes do not fit in a 64-bit count", v));
+  return Bytes(static_cast<std::int64_t>(std::llround(v)));
+}
+
+/// The routed experts' part of a MoE layer's work (the GEMMs and kernels named expert_*).
+ComponentWork routed_experts(const ComponentWork& moe) {
+  auto only = [](const PassWork& w) {
+    PassWork out;
+    auto routed = [](const std::string& name) { return name.rfind("expert_", 0) == 0; };
+    for (const auto& g : w.gemms)
+      if (routed(g.name)) out.gemms.push_back(g);
+    for (const auto& m : w.memory)
+      if (routed(m.name)) out.memory.push_back(m);
+    return out;
+  };
+  ComponentWork c;
+  c.forward = only(moe.forward);
+  c.backward_input = only(moe.backward_input);
+  c.backward_weight = only(moe.backward_weight);
+  return c;
+}
+
+/// What one (virtual) stage holds.
+struct Holding {
+  std::int64_t first_layer = 0;  // model order: the first k layers stay dense under model.moe
+  std::int64_t layers = 0;
+  bool embedding = false, lm_head = false, tied_copy = false;
+  std::int32_t pipeline_stage = 0;  // whose TP / DP groups time its collectives
+};
+
+class StageBuilder {
+ public:
+  explicit StageBuilder(const ModelCostInputs& in)
+      : in_(in),
+        layer_(transformer_layer_work(in.model, in.sharding)),
+        moe_(in.model.moe ? transformer_layer_work(in.model, in.sharding, true) : ComponentWork{}),
+        embedding_(embedding_work(in.model, in.sharding)),
+        head_(lm_head_work(in.model, in.sharding)),
+        mtp_{mtp_projection_work(in.model, in.sharding), {}, mtp_block_is_moe(in.model)},
+        timer_(in, layer_) {
+    layer_s_ = timer_.of(layer_);
+    if (in.per_layer) {
+      layer_s_.forward = in.per_layer->forward.seconds();
+      layer_s_.backward_input = in.per_layer->backward_input.seconds();
+      layer_s_.backward_weight = in.per_layer->backward_weight.seconds();
+      if (in.per_layer->activation) layer_activation_ = in.per_layer->activation->as_double();
+      if (in.per_layer->weight_grad) layer_weight_grad_ = in.per_layer->weight_grad->as_double();
+    }
+    if (!in.per_layer || !in.per_layer->activation) layer_activation_ = layer_.activation_bytes;
+    if (!in.per_layer || !in.per_layer->weight_grad) layer_weight_grad_ = layer_.weight_grad_bytes;
+    embedding_s_ = timer_.of(embedding_);
+    if (in.model.moe) {
+      moe_s_ = timer_.of(moe_);
+      experts_s_ = timer_.of(routed_experts(moe_));
+      TransformerModel uniform = in.model;
+      uniform.moe->imbalance = 1.0;
+      experts_uniform_s_ =
+          timer_.of(routed_experts(transformer_layer_work(uniform, in.sharding, true)));
+    }
+    head_s_ = timer_.of(head_);
+    mtp_.seconds = timer_.of(mtp_.work);
+  }
+
+  const ComponentTimer& timer() const { return timer_; }
+
+  /// `parallelism.tp_comm_overlap`: one layer's sequence-parallel collectives of F (or B)
+  /// pipelined with its GEMMs as Transformer Engine's userbuffers run them: each all-gather and
+  /// reduce-scatter is cut into t chunks, each chunk's transfer beside the GEMM of the previous
+  /// one, so the layer pays the first chunk of its collectives and whatever they take beyond its
+  /// linear GEMMs (`one_tp`: one all-reduce equivalent). The SMs the overlapped collectives'
+  /// kernels take from the GEMMs are not modelled.
+  double overlapped_tp(const ComponentWork& layer, double one_tp, bool backward) const {
+    const PassWork& pass = backward ? layer.backward_input : layer.forward;
+    const double count =
+        backward ? layer.comm.tp_allreduce_backward : layer.comm.tp_allreduce_forward;
+    PassWork gemms;
+    gemms.gemms = pass.gemms;
+    const double comm = count * one_tp, gemm = timer_.seconds(gemms, backward);
+    return std::max(0.0, comm - gemm) + comm / static_cast<double>(in_.sharding.tp);
+  }
+
+  /// Context parallelism's ring attention in one layer (ComponentComm::cp_kv_bytes): each of
+  /// the cp - 1 steps sends the next K, V block while the attention of the block in hand runs
+  /// (1 / cp of the layer's attention: the load-balanced chunks give every block the same
+  /// work), so a step costs what that attention does not hide. B's steps carry K, V and the
+  /// dK, dV accumulated so far (twice the bytes) and end with dK, dV going home, hidden by
+  /// nothing.
+  struct RingExposure {
+    double forward = 0, backward = 0;
+  };
+  RingExposure ring_exposure(std::int32_t stage) const {
+    const ComponentComm& c = layer_.comm;
+    if (!in_.collectives || c.cp_steps <= 0) return {};
+    const double cp = static_cast<double>(in_.sharding.cp);
+    auto attention_s = [&](const PassWork& w, bool backward) {  // the layer's attention kernels
+      PassWork a;
+      a.attention_flops = w.attention_flops;
+      return timer_.seconds(a, backward);
+    };
+    const double kv = in_.collectives->context_parallel_step(stage, c.cp_kv_bytes).seconds();
+    const double kv_dkv =
+        in_.collectives->context_parallel_step(stage, 2.0 * c.cp_kv_bytes).seconds();
+    return {
+        c.cp_steps * std::max(0.0, kv - attention_s(layer_.forward, false) / cp),
+        c.cp_steps * std::max(0.0, kv_dkv - attention_s(layer_.backward_input, true) / cp) + kv};
+  }
+
+  StageBreakdown build(const Holding& hold) const {
+    using G = RecomputeModel::Granularity;
+    const double n = static_cast<double>(hold.layers);
+    // Dense and MoE layers of the stage: layer i is MoE from moe.dense_layers on.
+    const std::int64_t dense_end =
+        in_.model.moe ? std::min(in_.model.moe->dense_layers, hold.first_layer + hold.layers)
+                      : hold.first_layer + hold.layers;
+    const double nd = static_cast<double>(std::max<std::int64_t>(0, dense_end - hold.first_layer));
+    const double nm = n - nd;
+    // Multi-token prediction (mtp_work.h): per depth its projection part, one block of the
+    // model's kind and a second pass through the LM head and the loss, on the head's stage.
+    const double depth = hold.lm_head ? static_cast<double>(in_.model.embedding.mtp_depth) : 0.0;
+    const double ne = nm + (mtp_.moe ? depth : 0.0);  // MoE blocks: the stage's and the MTP's
+    const ComponentWork& block = mtp_.moe ? moe_ : layer_;
+    const PassSeconds& block_s = mtp_.moe ? moe_s_ : layer_s_;
+    auto sum = [&](double dense, double moe) { return nd * dense + nm * moe; };
+    const double e = static_cast<double>(in_.model.dtype.bytes);
+    const bool selective = in_.recompute.granularity == G::Selective;
+    StageBreakdown s;
+    s.layers = hold.layers;
+    s.embedding = hold.embedding;
+    s.lm_head = hold.lm_head;
+    auto at = [](double seconds) { return seconds; };
+
+    s.forward.layers = at(sum(layer_s_.forward, moe_s_.forward));
+    s.backward_input.layers = at(sum(layer_s_.backward_input, moe_s_.backward_input));
+    s.backward_weight.layers = at(sum(layer_s_.backward_weight, moe_s_.backward_weight));
+    if (selective)
+      s.backward_input.recompute =
+          at(sum(layer_s_.selective_recompute, moe_s_.selective_recompute));
+    const double layers_tp_f =
+        sum(layer_.comm.tp_allreduce_forward, moe_.comm.tp_allreduce_forward);
+    const double layers_tp_b =
+        sum(layer_.comm.tp_allreduce_backward, moe_.comm.tp_allreduce_backward);
+    double tp_f = layers_tp_f, tp_b = layers_tp_b;
+    if (hold.embedding) {
+      s.forward.embedding = at(embedding_s_.forward);
+      s.backward_input.embedding = at(embedding_s_.backward_input);
+      tp_f += embedding_.comm.tp_allreduce_forward;
+      tp_b += embedding_.comm.tp_allreduce_backward;
+    }
+    if (hold.lm_head) {
+      s.forward.lm_head = at(head_s_.forward);
+      s.backward_input.lm_head = at(head_s_.backward_input);
+      s.backward_weight.lm_head = at(head_s_.backward_weight);
+      tp_f += head_.comm.tp_allreduce_forward;
+      tp_b += head_.comm.tp_allreduce_backward;
+    }
+    auto mtp_pass = [&](double PassSeconds::*pass) {
+      return depth * (mtp_.seconds.*pass + block_s.*pass + head_s_.*pass);
+    };
+    s.forward.mtp = mtp_pass(&PassSeconds::forward);
+    s.backward_input.mtp = mtp_pass(&PassSeconds::backward_input);
+    s.backward_weight.mtp = mtp_pass(&PassSeconds::backward_weight);
+    if (selective) s.backward_input.recompute += depth * block_s.selective_recompute;
+    const double mtp_block_tp_f = depth * block.comm.tp_allreduce_forward;
+    const double mtp_block_tp_b = depth * block.comm.tp_allreduce_backward;
+    tp_f += depth * (mtp_.work.comm.tp_allreduce_forward + head_.comm.tp_allreduce_forward) +
+            mtp_block_tp_f;
+    tp_b += depth * (mtp_.work.comm.tp_allreduce_backward + head_.comm.tp_allreduce_backward) +
+            mtp_block_tp_b;
+    // Measured per-GPU layers already include their TP communication.
+    const bool measured_tp = in_.per_layer && in_.per_layer->includes_tp_comm;
+    double one_tp = 0;
+    if (in_.collectives && in_.sharding.tp > 1) {
+      one_tp =
+          in_.collectives->tensor_parallel(hold.pipeline_stage, layer_.comm.tp_collective_bytes)
+              .seconds();
+    }
+    auto tp_time = [&](double count, double layer_count) {
+      return (measured_tp ? count - layer_count : count) * one_tp;
+    };
+    s.forward.tp_comm = tp_time(tp_f, layers_tp_f + mtp_block_tp_f);
+    s.backward_input.tp_comm = tp_time(tp_b, layers_tp_b + mtp_block_tp_b);
+    if (in_.tp_comm_overlap && one_tp > 0 && !measured_tp) {
+      // The layers' collectives pipelined with their GEMMs (overlapped_tp): the layers' part of
+      // each op's TP time replaced by what their GEMMs leave exposed.
+      s.forward.tp_comm +=
+          sum(overlapped_tp(layer_, one_tp, false), overlapped_tp(moe_, one_tp, false)) -
+          layers_tp_f * one_tp;
+      s.backward_input.tp_comm +=
+          sum(overlapped_tp(layer_, one_tp, true), overlapped_tp(moe_, one_tp, true)) -
+          layers_tp_b * one_tp;
+    }
+    // Context parallelism: every layer's ring (the stage's and the MTP modules' blocks); a
+    // measured per-GPU layer already holds its own.
+    const RingExposure ring = measured_tp ? RingExposure{} : ring_exposure(hold.pipeline_stage);
+    s.forward.cp_comm = (n + depth) * ring.forward;
+    s.backward_input.cp_comm = (n + depth) * ring.backward;
+    s.cp_ring.step_bytes = layer_.comm.cp_kv_bytes;
+    s.cp_ring.steps_forward = std::llround((n + depth) * layer_.comm.cp_steps);
+
+    // Parameters on one GPU and the static memory of the ZeRO level.
+    double params = sum(layer_.parameters_per_gpu, moe_.parameters_per_gpu);
+    if (hold.embedding) params += embedding_.parameters_per_gpu;
+    if (hold.lm_head) params += head_.parameters_per_gpu;
+    if (hold.tied_copy) params += embedding_.parameters_per_gpu;
+    const double mtp_params = depth * (mtp_.work.parameters_per_gpu + block.parameters_per_gpu);
+    const double mtp_experts = (mtp_.moe ? depth : 0.0) * moe_.experts.parameters_per_gpu;
+    params += mtp_params;
+    s.parameters_per_gpu = params;
+    s.expert_parameters_per_gpu = ne * moe_.experts.parameters_per_gpu;
+    // ZeRO shards the routed experts' state over their own data-parallel group (the t dp / ep
+    // GPUs holding the same experts; docs/moe.md), the rest over the dp group.
+    const double dense_bytes = static_bytes_per_parameter(in_.model.dtype.bytes, in_.zero);
+    const double expert_bytes =
+        static_bytes_per_parameter(in_.model.dtype.bytes, expert_zero(in_.zero, in_.sharding));
+    s.memory.static_memory = to_bytes((params - s.expert_parameters_per_gpu) * dense_bytes +
+                                      s.expert_parameters_per_gpu * expert_bytes);
+    s.memory.expert_static = to_bytes(s.expert_parameters_per_gpu * expert_bytes);
+    s.memory.expert_activation = to_bytes(ne * moe_.experts.activation_bytes);
+    s.mtp.depth = hold.lm_head ? in_.model.embedding.mtp_depth : 0;
+    s.mtp.static_memory =
+        to_bytes((mtp_params - mtp_experts) * dense_bytes + mtp_experts * expert_bytes);
+    if (in_.collectives && in_.zero.dp > 1) {
+      const std::int32_t st = hold.pipeline_stage;
+      // Overlapped (zero_overlap, FSDP's prefetch): the stage's parameters move as `pieces`
+      // layer-sized pieces; the first piece's collective is exposed, each later one runs while
+      // the previous piece computes and shows only where it is longer. Not overlapped: one
+      // collective of the whole stage before (gathers) or after (reduce-scatter) the op.
+      const double pieces = in_.zero.overlap ? std::max(n, 1.0) : 1.0;
+      auto exposed = [&](double piece_s, const TimeParts& op) {
+        return piece_s + (pieces - 1.0) * std::max(0.0, piece_s - op.seconds() / pieces);
+      };
+      if (in_.zero.level >= 3) {  // parameters gathered before every F and every B
+        const double gather = in_.collectives->parameter_gather(st, params * e / pieces).seconds();
+        s.forward.zero_comm = exposed(gather, s.forward);
+        s.backward_input.zero_comm = exposed(gather, s.backward_input);
+      }
+      if (in_.zero.level >= 2) {  // sharded gradients: reduce-scattered after every backward
+        const double scatter =
+            in_.collectives->gradient_reduce_scatter(st, params * 4.0 / pieces).seconds();
+        s.backward_weight.zero_comm = exposed(scatter, s.backward_weight);
+      }
+    }
+
+    auto experts = [&](const PassSeconds& pass) {
+      return StageCost::Experts{Time::from_seconds(ne * pass.forward),
+                                Time::from_seconds(ne * pass.backward_input),
+                                Time::from_seconds(ne * pass.backward_weight)};
+    };
+    s.experts = {experts(experts_s_), experts(experts_uniform_s_)};
+
+    // Expert all-to-all: a dispatch and a combine per MoE layer in F, their gradients in B, on
+    // the stage's EP group; exposed in a lone F or B (an F&B op overlaps its halves':
+    // fused_forward_backward; parallelism.a2a_overlap makes such ops, a2a_pairing.h).
+    if (ne > 0 && in_.collectives && in_.sharding.ep > 1) {
+      const double one =
+          in_.collectives->expert_all_to_all(hold.pipeline_stage, moe_.comm.a2a_bytes).seconds();
+      s.a2a.forward = ne * moe_.comm.a2a_count_forward * one;
+      s.a2a.backward = ne * moe_.comm.a2a_count_backward * one;
+      s.a2a.bytes = moe_.comm.a2a_bytes;
+      s.a2a.count_forward =
+          static_cast<std::int32_t>(std::llround(ne * moe_.comm.a2a_count_forward));
+      s.a2a.count_backward =
+          static_cast<std::int32_t>(std::llround(ne * moe_.comm.a2a_count_backward));
+      s.forward.a2a = s.a2a.forward;
+      s.backward_input.a2a = s.a2a.backward;
+    }
+
+    // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).
+    const double layers_activation =
+        sum(layer_activation_ - (selective ? layer_.selective_bytes : 0.0),
+            moe_.activation_bytes - (selective ? moe_.selective_bytes : 0.0));
+    double kept_anyway = 0;  // parts full recompute does not recompute (embedding, LM head)
+    if (hold.embedding) kept_anyway += embedding_.activation_bytes;
+    if (hold.lm_head) kept_anyway += head_.activation_bytes;
+    // The MTP modules' activations are kept whole (full recompute leaves them, as the head's).
+    const double block_activation = (mtp_.moe ? moe_.activation_bytes : layer_activation_) -
+                                    (selective ? block.selective_bytes : 0.0);
+    const double mtp_activation =
+        depth * (mtp_.work.activation_bytes + block_activation + head_.activation_bytes);
+    kept_anyway += mtp_activation;
+    s.mtp.activation = to_bytes(mtp_activation);
+    s.memory.activation = to_bytes(layers_activation + kept_anyway);
+    const double block_weight_grad = mtp_.moe ? moe_.weight_grad_bytes : layer_weight_grad_;
+    s.memory.weight_grad = to_bytes(
+        sum(layer_weight_grad_, moe_.weight_grad_bytes) +
+        (hold.lm_head ? head_.weight_grad_bytes : 0.0) +
+        depth * (mtp_.work.weight_grad_bytes + block_weight_grad + head_.weight_grad_bytes));
+    const double hidden = layer_.input_bytes;
+    s.p2p = to_bytes(layer_.comm.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
+    if (in_.recompute.granularity == G::Full) {
+      const auto recomputed =
+          static_cast<double>(std::min(hold.layers, in_.recompute.layers.value_or(hold.layers)));
+      // With dense and MoE layers in one stage, the recomputed ones cost the stage's mean.
+      const double share = n > 0 ? recomputed / n : 0.0;
+      s.recompute.layers = at(share * s.forward.layers);
+      s.recompute.tp_comm = tp_time(share * layers_tp_f, share * layers_tp_f);
+      s.recompute.a2a = share * s.a2a.forward;  // R runs alone: its all-to-all is exposed
+      s.recompute.cp_comm = share * n * ring.forward;
+      s.memory.stage_input =
+          to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
+                   recomputed * hidden + kept_anyway);
+    } else {
+      s.recompute = s.forward;  // R defaults to F
+      s.memory.stage_input = to_bytes(hidden);
+    }
+    return s;
+  }
+
+ private:
+  const ModelCostInputs& in_;
+  ComponentWork layer_, moe_, embedding_, head_;
+
+  /// The multi-token prediction modules' projection part (mtp_work.h), its times, and whether
+  /// their block is a MoE layer.
+  struct Mtp {
+    ComponentWork work;
+    PassSeconds seconds;
+    bool moe = false;
+  };
+  Mtp mtp_;
+  ComponentTimer timer_;
+  PassSeconds layer_s_, moe_s_, embedding_s_, head_s_, experts_s_, experts_uniform_s_;
+  double layer_activation_ = 0, layer_weight_grad_ = 0;
+};
+
+/// `layers_per_stage: balanced` (balanced_split, stage_layout.h): each layer's F + B + W (dense
+/// or MoE, from a stage holding it alone), the embedding's and the head's (with loss and MTP) over
+/// an empty stage's.
+struct LayerWeights {
+  std::vector<double> layer;
+  double embedding = 0, head = 0;
+  LayerWeights(const StageBuilder& builder, const ModelCostInputs& in) {
+    auto seconds = [&](const Holding& h) {
+      const StageBreakdown b = builder.build(h);
+      return b.forward.seconds() + b.backward_input.seconds() + b.backward_weight.seconds();
+    };
+    auto layer_at = [](std::int64_t first) {
+      Holding h;
+      h.first_layer = first;
+      h.layers = 1;
+      return h;
+    };
+    const double empty = seconds(Holding{});
+    const std::int64_t dense = in.model.moe ? in.model.moe->dense_layers : in.model.layers;
+    const double dense_s = dense > 0 ? seconds(layer_at(0)) - empty : 0.0;
+    const double moe_s = dense < in.model.layers ? seconds(layer_at(dense)) - empty : 0.0;
+    layer.resize(static_cast<std::size_t>(in.model.layers));
+    for (std::size_t l = 0; l < layer.size(); ++l)
+      layer[l] = static_cast<std::int64_t>(l) < dense ? dense_s : moe_s;
+    Holding e, h;
+    e.embedding = in.model.embedding.vocab > 0;
+    h.lm_head = true;
+    embedding = seconds(e) - empty;
+    head = seconds(h) - empty;
+  }
+  std::vector<std::int64_t> split(std::int32_t parts) const {
+    return balanced_split(layer, parts, embedding, head);
+  }
+};
+
+}  // namespace
+
+ModelCosts model_costs(const ModelCostInputs& in) {
+  if (in.stages <= 0) throw std::invalid_argument("the pipeline needs at least one stage");
+  if (in.per_layer && in.model.moe)
+    throw std::invalid_argument(
+        "costs.per_layer describes one dense layer; with model.moe the layers differ (give "
+        "stage costs instead)");
+  const std::string shape = model_shape_error(in.model, in.sharding.tp);
+  if (!shape.empty()) throw std::invalid_argument(shape);
+  const std::string layout = layout_error(in.model, in.stages);
+  if (!layout.empty()) throw std::invalid_argument(layout);
+  const StageBuilder builder(in);
+  const bool has_vocab = in.model.embedding.vocab > 0;
+  const std::int32_t p = in.stages;
+
+  ModelCosts out;
+  out.parameters = model_parameters(in.model);
+  out.efficiency_note = builder.timer().note();
+  std::optional<LayerWeights> weights;
+  if (in.model.split.balanced) weights.emplace(builder, in);
+  const std::vector<std::int64_t> layers = weights ? weights->split(p) : stage_layers(in.model, p);
+  std::int64_t first = 0;
+  for (std::int32_t i = 0; i < p; ++i) {
+    Holding h;
+    h.first_layer = first;
+    h.layers = layers[static_cast<std::size_t>(i)];
+    first += h.layers;
+    h.embedding = has_vocab && i == 0;
+    h.lm_head = i == p - 1;
+    h.tied_copy = has_vocab && in.model.embedding.tied && h.lm_head && p > 1;
+    h.pipeline_stage = i;
+    out.stages.push_back(builder.build(h));
+    out.profile.stages.push_back(out.stages.back().cost());
+    out.profile.stages.back().moe.a2a_sm.share = in.comm_sm_fraction;
+  }
+  std::vector<std::int32_t> chunk_counts;
+  for (std::int32_t v = 2; v <= kMaxDerivedChunks; ++v) chunk_counts.push_back(v);
+  if (layout_chunks(in.model, p) > kMaxDerivedChunks)
+    chunk_counts.push_back(layout_chunks(in.model, p));
+  for (std::int32_t v : chunk_counts) {
+    std::optional<std::vector<std::int64_t>> chunks = chunk_layers(in.model, p, v);
+    if (!chunks && weights && in.model.layers >= std::int64_t{p} * v - 2)
+      chunks = weights->split(p * v);
+    if (!chunks) continue;
+    const auto parts = static_cast<std::int32_t>(chunks->size());
+    std::vector<StageBreakdown>& list = out.chunked[v];
+    std::vector<StageCost>& costs = out.profile.chunked[v];
+    std::int64_t chunk_first = 0;
+    for (std::int32_t k = 0; k < parts; ++k) {
+      Holding h;
+      h.first_layer = chunk_first;
+      h.layers = (*chunks)[static_cast<std::size_t>(k)];
+      chunk_first += h.layers;
+      h.embedding = has_vocab && k == 0;
+      h.lm_head = k == parts - 1;
+      h.tied_copy = has_vocab && in.model.embedding.tied && h.lm_head && p > 1;
+      h.pipeline_stage = k / v;  // the profile stage whose groups it uses (CostProfile::for_table)
+      list.push_back(builder.build(h));
+      costs.push_back(list.back().cost());
+      costs.back().moe.a2a_sm.share = in.comm_sm_fraction;
+    }
+  }
+  return out;
+}
+
+}  // namespace bubblesim

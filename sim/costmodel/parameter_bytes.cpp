@@ -1,0 +1,43 @@
+// What a parameter costs in bytes: its static memory under ZeRO (weights, gradients and the
+// optimizer's state), what Megatron's optimizer step reads and writes per parameter, and the ZeRO
+// group of expert parameters. Declared in model_costs.h.
+#include <algorithm>
+
+#include "sim/costmodel/model_costs.h"
+
+namespace bubblesim {
+
+double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero) {
+  const double dp = static_cast<double>(std::max<std::int64_t>(zero.dp, 1));
+  const double weights = static_cast<double>(dtype_bytes);
+  const double grads = 4.0;
+  const double optimizer = dtype_bytes >= 4 ? 8.0 : 12.0;  // fp32 weights are the master copy
+  return (zero.level >= 3 ? weights / dp : weights) + (zero.level >= 2 ? grads / dp : grads) +
+         (zero.level >= 1 ? optimizer / dp : optimizer);
+}
+
+OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes) {
+  const double e = static_cast<double>(dtype_bytes);
+  OptimizerBytes b;
+  // Every parameter of the GPU: the model's 16-bit gradient copied into the fp32 main gradient
+  // (_copy_model_grads_to_main_grads: read e, write 4); the gradient buffer zeroed for the next
+  // iteration (zero_grad_buffer: write e).
+  b.per_parameter = (e + 4.0) + e;
+  // The shard the GPU updates (all of it without ZeRO): unscale and the inf/nan check
+  // (torch._amp_foreach_non_finite_check_and_unscale_: read 4, write 4); the gradient norm for
+  // clipping (amp_C multi_tensor_l2norm: read 4); Adam (apex FusedAdam, multi_tensor_adam: read
+  // the fp32 parameter, gradient and both moments, write the parameter and moments: 16 + 12);
+  // the fp32 master copied back to the 16-bit model parameter
+  // (_copy_main_params_to_model_params: read 4, write e).
+  b.per_shard = 8.0 + 4.0 + 28.0 + (4.0 + e);
+  return b;
+}
+
+ZeroSpec expert_zero(const ZeroSpec& zero, const Sharding& sharding) {
+  if (sharding.ep <= 1 && sharding.tp <= 1) return zero;
+  return ZeroSpec{
+      zero.level,
+      std::max<std::int64_t>(zero.dp / std::max<std::int64_t>(sharding.ep, 1), 1) * sharding.tp};
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,122 @@
+#include "sim/scenario/sections/communication_section.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/sections/placement.h"
+#include "topologies/topology_loader.h"
+
+namespace bubblesim {
+namespace {
+
+void read_communication(LoadContext& context, Scenario& sc) {
+  DiagnosticList& diags = context.diags();
+  std::optional<YamlNode> comm = context.section("communication");
+  std::optional<YamlNode> top_topology = context.section("topology");
+  std::optional<YamlNode> placement = context.section("placement");
+  std::optional<YamlNode> topology_node = top_topology;
+  std::optional<YamlNode> all_to_all;  // communication.all_to_all, when given
+  std::string model;
+
+  if (comm) {
+    MapReader c(*comm, diags, {"model", "delay", "topology", "p2p", "p2p_sync_gap", "all_to_all"});
+    if (comm->is_map()) {
+      if (c.has("all_to_all")) {
+        if (auto m = c.choice("all_to_all", {"shared", "idle"})) {
+          all_to_all = c.get("all_to_all");
+          sc.communication.all_to_all =
+              *m == "idle" ? AllToAllNetwork::Idle : AllToAllNetwork::Shared;
+        }
+      }
+      if (c.has("p2p")) {
+        if (auto m = c.choice("p2p", {"async", "blocking"}))
+          sc.communication.p2p = *m == "blocking" ? P2pMode::Blocking : P2pMode::Async;
+      }
+      if (std::optional<YamlNode> g = c.get("p2p_sync_gap")) {
+        std::optional<Time> gap = g->as_time(diags);
+        if (gap && *gap > Time::zero() && sc.communication.p2p != P2pMode::Blocking) {
+          g->error(diags,
+                   "the host gap after each blocking send/receive (Megatron's batch_p2p_sync): it "
+                   "needs 'p2p: blocking' (allowed: a duration with p2p: blocking, or 0)");
+        } else if (gap) {
+          sc.communication.p2p_sync_gap = *gap;
+        }
+      }
+      std::optional<YamlNode> inner = c.get("topology");
+      if (inner && top_topology) {
+        inner->error(diags, fmt::format("the topology is given twice (also at line {}); keep one",
+                                        top_topology->location().line));
+      } else if (inner) {
+        topology_node = inner;
+      }
+      if (c.has("model")) {
+        auto m = c.choice("model", {"fixed-delay", "topology"});
+        if (!m) return;
+        model = *m;
+      } else {
+        model = topology_node ? "topology" : "fixed-delay";
+      }
+      if (model == "fixed-delay") {
+        sc.communication.kind = CommunicationKind::FixedDelay;
+        if (auto d = c.time("delay")) sc.communication.delay = *d;
+        if (topology_node) {
+          topology_node->error(diags,
+                               "a topology is given but communication.model is fixed-delay; set "
+                               "'model: topology' or remove the topology");
+        }
+      } else if (auto d = c.get("delay")) {
+        d->error(diags,
+                 "'delay' is only used with 'model: fixed-delay' (the topology's links give the "
+                 "delays)");
+      }
+    } else {
+      return;
+    }
+  } else {
+    model = topology_node ? "topology" : "fixed-delay";
+  }
+
+  if (all_to_all && (model == "fixed-delay" || sc.parallelism.ep <= 1)) {
+    all_to_all->error(diags,
+                      model == "fixed-delay"
+                          ? "where the expert all-to-all runs: a fixed-delay network has no "
+                            "links for it (allowed: shared or idle, with communication.model: "
+                            "topology and parallelism.ep > 1)"
+                          : "where the expert all-to-all runs: there is none without expert "
+                            "parallelism (allowed: shared or idle, with parallelism.ep > 1)");
+  }
+  if (model == "fixed-delay") {
+    sc.communication.kind = CommunicationKind::FixedDelay;
+    if (placement) {
+      placement->error(diags, "'placement' needs a topology (communication.model: topology)");
+    }
+    return;
+  }
+  sc.communication.kind = CommunicationKind::Topology;
+  if (!topology_node) {
+    comm->error(
+        diags,
+        "'model: topology' needs a topology (communication.topology or a top-level 'topology')");
+    return;
+  }
+  std::optional<Topology> topo = load_topology(*topology_node, context.base_dir(), diags);
+  if (!topo) return;
+  auto shared = std::make_shared<const Topology>(std::move(*topo));
+  sc.communication.topology = shared;
+  if (sc.stages > 0) read_placement(placement, *topology_node, *shared, sc, diags);
+}
+
+}  // namespace
+
+void read_communication_section(LoadContext& context, Scenario& sc) {
+  read_communication(context, sc);
+  if (sc.parallelism.enabled && sc.communication.kind != CommunicationKind::Topology) {
+    context.diags().add(Diagnostic{
+        sc.parallelism.where, "parallelism",
+        "parallelism and data_parallel need a topology (communication.model: topology)"});
+  }
+}
+
+}  // namespace bubblesim

@@ -1,0 +1,223 @@
+// Context parallelism (`parallelism.cp`, docs/parallelism.md): the rank layout, the split of
+// every op's work and activations over the cp ranks, the ring attention's exposed K, V steps on
+// the topology, the gradient group, and the loader's refusals.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenario_run_support.h"
+#include "sim/report/throughput.h"
+#include "sim/runner/resolve.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
+
+using namespace bubblesim;
+using bubblesim::scenario_test::registry;
+using bubblesim::scenario_test::run_named;
+using bubblesim::scenario_test::source;
+
+namespace {
+
+/// A 2-stage pipeline of a GQA model on 8-GPU DGX-H100 nodes (two unless `topology` says), tp 4
+/// and `rest` (dp, cp, order), constant efficiency so that every FLOP costs the same.
+Scenario cp_scenario(const std::string& rest, std::int64_t microbatches = 8,
+                     const std::string& attention = "flash",
+                     const std::string& topology = "dgx-h100-2nodes") {
+  const std::string yaml = R"(
+name: cp
+pipeline: {stages: 2, microbatches: )" +
+                           std::to_string(microbatches) +
+                           R"(}
+model: {layers: 8, hidden: 4096, heads: 32, kv_heads: 8, seq_len: 8192, micro_batch_size: 1,
+        vocab: 32000, dtype: bf16, attention: )" +
+                           attention +
+                           R"(}
+cluster:
+  gpu: {flops: 989TFLOPS, efficiency: 0.5, memory: 80GiB, memory_bandwidth: 3.35TB/s}
+topology: topologies/)" + topology +
+                           R"(.yaml
+parallelism: {tp: 4, )" + rest +
+                           R"(}
+schedules: [1f1b]
+)";
+  return load_scenario_string(yaml, "cp.yaml", source("scenarios"), registry());
+}
+
+std::string load_error(const std::string& rest, const std::string& attention = "flash") {
+  try {
+    cp_scenario(rest, 8, attention);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("cp: the ranks go next to tp by default and every cp rank has its own GPU") {
+  const Scenario sc = cp_scenario("dp: 1, cp: 2");
+  CHECK(sc.parallelism.order == std::vector<std::string>{"tp", "cp", "pp", "dp"});
+  REQUIRE(sc.parallelism.gpus.size() == 16);
+  // Stage 0: TP ranks gpu 0-3 at cp rank 0, gpu 4-7 at cp rank 1; stage 1 on the second node.
+  CHECK(sc.parallelism.rank_index(2, 0, 0, 1, 1) == 5);
+  CHECK(sc.parallelism.rank_index(2, 1, 0, 0, 0) == 8);
+  CHECK(sc.parallelism.gradient_group() == 2);
+}
+
+TEST_CASE("cp 2 halves every op's work and activations and adds the ring's exposed steps") {
+  const Scenario one = cp_scenario("dp: 2");
+  const Scenario two = cp_scenario("dp: 1, cp: 2");
+  const ResolvedScenario r1 = resolve(one), r2 = resolve(two);
+  REQUIRE(r1.model_costs);
+  REQUIRE(r2.model_costs);
+  for (std::size_t s = 0; s < 2; ++s) {
+    CAPTURE(s);
+    const StageBreakdown& a = r1.model_costs->stages[s];
+    const StageBreakdown& b = r2.model_costs->stages[s];
+    // At a constant efficiency every FLOP costs the same: s / 2 rows of every GEMM and half of
+    // the causal attention pairs per GPU.
+    CHECK(b.forward.layers == doctest::Approx(a.forward.layers / 2).epsilon(1e-9));
+    CHECK(b.backward_input.layers == doctest::Approx(a.backward_input.layers / 2).epsilon(1e-9));
+    CHECK(b.backward_weight.layers == doctest::Approx(a.backward_weight.layers / 2).epsilon(1e-9));
+    CHECK(b.memory.activation.as_double() ==
+          doctest::Approx(a.memory.activation.as_double() / 2).epsilon(1e-6));
+    CHECK(b.p2p.count() == a.p2p.count() / 2);
+    CHECK(b.parameters_per_gpu == a.parameters_per_gpu);  // CP does not split parameters
+    // Inside a node the K, V steps hide behind the attention blocks in F; B's last dK, dV step
+    // home is exposed in every layer.
+    CHECK(a.forward.cp_comm == 0.0);
+    CHECK(b.forward.cp_comm == 0.0);
+    CHECK(b.backward_input.cp_comm > 0.0);
+    CHECK(b.cp_ring.steps_forward == (s == 0 ? 4 : 4));
+    // K and V of 4096 tokens at 2 KV heads per TP rank, 128 wide, bf16.
+    CHECK(b.cp_ring.step_bytes == 2.0 * 4096 * 2 * 128 * 2);
+  }
+  bool listed = false;
+  for (const CollectiveSummary& c : r2.sync.tp_summaries)
+    listed = listed || c.name.find("cp ring") != std::string::npos;
+  CHECK(listed);
+}
+
+TEST_CASE("cp: a ring across nodes leaves F's steps exposed too") {
+  const ResolvedScenario in_node = resolve(cp_scenario("dp: 1, cp: 2"));
+  const ResolvedScenario across = resolve(cp_scenario("dp: 1, cp: 2, order: [tp, pp, cp, dp]"));
+  for (std::size_t s = 0; s < 2; ++s) {
+    const StageBreakdown& a = in_node.model_costs->stages[s];
+    const StageBreakdown& b = across.model_costs->stages[s];
+    CHECK(b.backward_input.cp_comm > a.backward_input.cp_comm);
+    CHECK(b.forward.cp_comm >= a.forward.cp_comm);
+  }
+}
+
+TEST_CASE("cp 2 on twice the GPUs: the same global batch in less time and memory") {
+  // dp 2 against cp 2 on the same 16 GPUs: the same 16 sequences per iteration.
+  const Scenario dp = cp_scenario("dp: 2", 8);
+  const Scenario cp = cp_scenario("dp: 1, cp: 2", 16);
+  const ScenarioRun rd = run_scenario(dp, registry());
+  const ScenarioRun rc = run_scenario(cp, registry());
+  const Metrics& a = run_named(rd, "1f1b").simulation.metrics;
+  const Metrics& b = run_named(rc, "1f1b").simulation.metrics;
+  REQUIRE(a.makespan > Time::zero());
+  REQUIRE(b.makespan > Time::zero());
+  // Half the work per microbatch, twice the microbatches: about the same time, the 1F1B warm-up
+  // shorter (ops of half the length), the ring's steps and TP's collectives on top.
+  CHECK(b.makespan.seconds() < 1.15 * a.makespan.seconds());
+  CHECK(b.makespan.seconds() > 0.8 * a.makespan.seconds());
+  // 1F1B holds p microbatches on stage 0: half the activations each.
+  CHECK(b.memory.peak_activation < a.memory.peak_activation);
+  const Throughput ta = throughput(dp, a.makespan.seconds());
+  const Throughput tc = throughput(cp, b.makespan.seconds());
+  REQUIRE(ta.tokens_per_s_per_gpu);
+  REQUIRE(tc.tokens_per_s_per_gpu);
+  CHECK(*tc.tokens_per_s_per_gpu ==
+        doctest::Approx(*ta.tokens_per_s_per_gpu * a.makespan.seconds() / b.makespan.seconds()));
+}
+
+TEST_CASE("cp: what the loader refuses, naming the key and the reason") {
+  CHECK(load_error("dp: 1, cp: 2", "standard").find("attention: flash") != std::string::npos);
+  CHECK(load_error("dp: 1, cp: 3").find("divisible by 6") != std::string::npos);
+  CHECK(load_error("dp: 1, cp: 2, order: [tp, pp, dp]").find("order must place cp") !=
+        std::string::npos);
+  CHECK(load_error("dp: 2, order: [tp, cp, pp, dp]").find("needs parallelism.cp > 1") !=
+        std::string::npos);
+  CHECK(load_error("dp: 1, cp: 4").find("needs 32") != std::string::npos);  // 2 x 4 x 4 GPUs
+  const std::string moe = R"(
+name: cp-moe
+pipeline: {stages: 2, microbatches: 8}
+model: {layers: 4, hidden: 1024, heads: 16, seq_len: 1024, vocab: 32000, moe: {experts: 8, top_k: 2}}
+cluster: {gpu: {flops: 312TFLOPS, efficiency: 0.5, memory: 80GiB}}
+topology: topologies/dgx-h100-2nodes.yaml
+parallelism: {cp: 2}
+schedules: [1f1b]
+)";
+  try {
+    load_scenario_string(moe, "moe.yaml", source("scenarios"), registry());
+    FAIL("cp with MoE layers must be refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("MoE layers (model.moe) is not modelled") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("zero 3: parameters sharded dp x cp ways, its per-op collectives behind the compute") {
+  auto costs = [](const std::string& rest) {
+    const ResolvedScenario r = resolve(cp_scenario(rest, 8, "flash", "dgx-h100-4nodes"));
+    REQUIRE(r.model_costs);
+    return r.model_costs->stages[0];
+  };
+  const StageBreakdown none = costs("dp: 2, cp: 2");
+  const StageBreakdown overlapped = costs("dp: 2, cp: 2, zero: 3");
+  const StageBreakdown exposed = costs("dp: 2, cp: 2, zero: 3, zero_overlap: false");
+  // 18 bytes per parameter over dp x cp = 4 GPUs (docs/models.md).
+  CHECK(overlapped.memory.static_memory.as_double() ==
+        doctest::Approx(none.memory.static_memory.as_double() / 4).epsilon(1e-6));
+  // Gathers before F and B, reduce-scatters after W; layer by layer they hide behind the
+  // compute except the first layer's, whole they are all exposed.
+  for (const TimeParts* p :
+       {&overlapped.forward, &overlapped.backward_input, &overlapped.backward_weight}) {
+    CHECK(p->zero_comm > 0.0);
+  }
+  CHECK(overlapped.forward.zero_comm < exposed.forward.zero_comm);
+  CHECK(overlapped.backward_weight.zero_comm < exposed.backward_weight.zero_comm);
+  CHECK(none.forward.zero_comm == 0.0);
+}
+
+TEST_CASE("tp_comm_overlap: a layer pays what its GEMMs do not hide, plus the first chunk") {
+  auto costs = [](const std::string& rest) {
+    const ResolvedScenario r = resolve(cp_scenario(rest));
+    REQUIRE(r.model_costs);
+    return r.model_costs->stages[0];
+  };
+  const StageBreakdown plain = costs("dp: 2, sp: true");
+  const StageBreakdown overlapped = costs("dp: 2, sp: true, tp_comm_overlap: true");
+  REQUIRE(plain.forward.tp_comm > 0.0);
+  // 4 layers, every collective within its GEMMs here: each pays 1/t of it (t = 4); stage 0's
+  // embedding collectives stay whole.
+  CHECK(overlapped.forward.tp_comm < plain.forward.tp_comm);
+  CHECK(overlapped.forward.tp_comm > plain.forward.tp_comm / 4 - 1e-12);
+  CHECK(overlapped.backward_input.tp_comm < plain.backward_input.tp_comm);
+  CHECK(overlapped.forward.layers == plain.forward.layers);
+  CHECK(load_error("dp: 2, tp_comm_overlap: true").find("needs sp: true") != std::string::npos);
+}
+
+TEST_CASE("a job past 2^31 GPUs is refused by name, not overflowed") {
+  // 2 stages x dp 65536 x tp 32 x cp 1024 = 2^32 GPUs, within every key's own limits.
+  const std::string yaml = R"(
+name: huge
+pipeline: {stages: 2, microbatches: 8}
+model: {layers: 8, hidden: 4096, heads: 32, seq_len: 8192, vocab: 32000}
+cluster: {gpu: {flops: 989TFLOPS, efficiency: 0.5, memory: 80GiB}}
+topology: topologies/dgx-h100-2nodes.yaml
+parallelism: {dp: 65536, tp: 32, cp: 1024}
+variability: {cv: 0.01, per: device, slowest_of: group}
+schedules: [1f1b]
+)";
+  try {
+    load_scenario_string(yaml, "huge.yaml", source("scenarios"), registry());
+    FAIL("a 2^32-GPU job must be refused");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("needs 4294967296") != std::string::npos);
+    CHECK(what.find("2147483648 (tp x dp x cp) is more than 2^31 - 1") != std::string::npos);
+  }
+}
