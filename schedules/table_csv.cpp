@@ -16,12 +16,13 @@ namespace {
 constexpr std::string_view kHeader =
     "device,position,kind,stage,microbatch,backward_stage,backward_microbatch,start_s,end_s";
 constexpr std::string_view kShapePrefix = "# bubblesim table:";
-constexpr std::int64_t kMaxIndex = 1'000'000;
+constexpr std::int64_t kMaxTableIndex = 1'000'000;
 
 std::optional<std::int64_t> parse_index(std::string_view s) {
   std::int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v > kMaxIndex) return std::nullopt;
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v > kMaxTableIndex)
+    return std::nullopt;
   return v;
 }
 
@@ -110,8 +111,9 @@ Table read_table_csv(std::string_view text, const std::string& file) {
     auto index = [&](std::size_t k, const char* what) {
       auto v = parse_index(f[k]);
       if (!v) {
-        diags.add(SourceLocation{file, line_no, col[k]}, "",
-                  fmt::format("{} '{}' is not a whole number from 0 to {}", what, f[k], kMaxIndex));
+        diags.add(
+            SourceLocation{file, line_no, col[k]}, "",
+            fmt::format("{} '{}' is not a whole number from 0 to {}", what, f[k], kMaxTableIndex));
       }
       return v;
     };

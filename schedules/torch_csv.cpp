@@ -15,7 +15,8 @@
 namespace bubblesim {
 namespace {
 
-constexpr std::int64_t kMaxIndex = 1'000'000;  // stages and microbatches; far beyond any real file
+constexpr std::int64_t kMaxTorchIndex =
+    1'000'000;  // stages and microbatches; far beyond any real file
 
 // Every type code PyTorch has used, in either dialect. OVERLAP_F_B is only a compound's type.
 constexpr std::array<std::string_view, 14> kKnownCodes = {
@@ -161,7 +162,7 @@ class CsvImporter {
       std::size_t begin = i;
       value = 0;
       while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-        value = std::min<std::int64_t>(value * 10 + (s[i] - '0'), kMaxIndex + 1);
+        value = std::min<std::int64_t>(value * 10 + (s[i] - '0'), kMaxTorchIndex + 1);
         ++i;
       }
       return i > begin;
@@ -195,8 +196,8 @@ class CsvImporter {
                         s.substr(i), s.substr(0, i)));
       return std::nullopt;
     }
-    if (a.stage > kMaxIndex || mb > kMaxIndex) {
-      error(row, column, fmt::format("invalid action '{}': index above {}", s, kMaxIndex));
+    if (a.stage > kMaxTorchIndex || mb > kMaxTorchIndex) {
+      error(row, column, fmt::format("invalid action '{}': index above {}", s, kMaxTorchIndex));
       return std::nullopt;
     }
     return a;

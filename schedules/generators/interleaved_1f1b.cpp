@@ -17,16 +17,10 @@
 
 #include "schedules/closed_forms.h"
 #include "schedules/generator.h"
+#include "schedules/generators/chunks_param.h"
 
 namespace bubblesim {
 namespace {
-
-constexpr std::int64_t kDefaultChunks = 2;
-
-std::int32_t chunks_of(const GeneratorInput& in) {
-  return static_cast<std::int32_t>(in.params.has("chunks") ? in.params.integer("chunks")
-                                                           : kDefaultChunks);
-}
 
 bool pytorch_grouping(const GeneratorInput& in) {
   return in.params.has("grouping") && in.params.text("grouping") == "pytorch";

@@ -9,16 +9,10 @@
 
 #include "schedules/closed_forms.h"
 #include "schedules/generator.h"
+#include "schedules/generators/chunks_param.h"
 
 namespace bubblesim {
 namespace {
-
-constexpr std::int64_t kDefaultChunks = 2;
-
-std::int32_t chunks_of(const GeneratorInput& in) {
-  return static_cast<std::int32_t>(in.params.has("chunks") ? in.params.integer("chunks")
-                                                           : kDefaultChunks);
-}
 
 Table generate_looped_bfs(const GeneratorInput& in) {
   const std::int32_t p = in.devices, m = in.microbatches, v = chunks_of(in);

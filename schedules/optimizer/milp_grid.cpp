@@ -57,17 +57,17 @@ using grid::Model;
 
 /// Earliest starts (dependencies only) and tails (longest path from an op's start to the end of
 /// everything) of F, B and W, in steps.
-struct Windows {
+struct StartWindows {
   std::vector<std::int64_t> es_f, es_b, es_w, tail_f, tail_b, tail_w;
 };
 
-Windows windows(const Problem& pr, const Model& gm) {
+StartWindows windows(const Problem& pr, const Model& gm) {
   const std::int32_t S = pr.stages, m = pr.microbatches;
   auto dur = [&](StepKind k, std::int32_t s) { return gm.steps(pr.duration(k, s)); };
   auto fdelay = [&](std::int32_t s) { return gm.steps(pr.forward_delay(s)); };
   auto bdelay = [&](std::int32_t s) { return gm.steps(pr.backward_delay(s)); };
   const std::size_t n = pr.activations();
-  Windows w;
+  StartWindows w;
   w.es_f.assign(n, 0);
   w.es_b = w.es_w = w.tail_f = w.tail_b = w.tail_w = w.es_f;
   auto i = [&](std::int32_t s, std::int32_t j) { return pr.index(s, j); };
@@ -152,7 +152,7 @@ DeviceTails device_tails(const Problem& pr, const Model& gm, std::int32_t d) {
 void define_jobs(const Problem& pr, Model& gm, const Evaluation& warm, const MemoryPlan& plan,
                  std::int64_t upper, std::optional<StepWindow> window) {
   const std::int32_t S = pr.stages, m = pr.microbatches;
-  const Windows w = windows(pr, gm);
+  const StartWindows w = windows(pr, gm);
   gm.jobs.assign(gm.at(StepKind::L, 1, S - 1, m - 1) + 1, Job{});
   // An engine schedule starts every device's first op, F(first stage, 0), at its earliest step,
   // and with cost `upper` the device's ops end by then plus `upper` (span) or by `upper`.

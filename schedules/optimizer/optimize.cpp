@@ -41,9 +41,9 @@ Order compute_of(const Order& order) {
 /// The MILP on windows of the order (search.h): time-indexed, on the problem's time grid, each
 /// call the next window of the best schedule's steps (half-overlapping, about 12 ops per device),
 /// a node limit for determinism (the nodes count as evaluations).
-class Windows {
+class WindowMilp {
  public:
-  Windows(const Problem& pr, Clock::time_point deadline) : pr_(pr), deadline_(deadline) {}
+  WindowMilp(const Problem& pr, Clock::time_point deadline) : pr_(pr), deadline_(deadline) {}
 
   std::optional<std::pair<Order, MemoryPlan>> operator()(const Order& order, const MemoryPlan& plan,
                                                          std::int64_t cost,
@@ -150,7 +150,7 @@ OptimizeOutcome optimize_until(const Problem& problem, const OptimizeSettings& s
     ss.progress = [&settings](const SearchProgress& p) { settings.progress(progress_text(p)); };
   }
   if (settings.method != Method::Heuristic && milp_available()) {
-    auto windows = std::make_shared<Windows>(problem, deadline);
+    auto windows = std::make_shared<WindowMilp>(problem, deadline);
     ss.window = [windows](const Order& order, const MemoryPlan& plan, std::int64_t cost,
                           std::int64_t& evaluations) {
       return (*windows)(order, plan, cost, evaluations);

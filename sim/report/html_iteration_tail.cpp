@@ -3,13 +3,9 @@
 #include <algorithm>
 
 #include "sim/engine/metrics.h"
+#include "sim/report/html_time.h"
 
 namespace bubblesim {
-namespace {
-
-double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
-
-}  // namespace
 
 nlohmann::json iteration_tails(const ScheduleRun& run) {
   nlohmann::json tails = nlohmann::json::array();
@@ -21,7 +17,7 @@ nlohmann::json iteration_tails(const ScheduleRun& run) {
     const Time last = devices[d].last;
     const Time sync_end = std::max(last, sync.sync_end_per_device[d]);
     const Time step_end = std::max(sync_end, sync.optimizer_end_per_device[d]);
-    if (step_end > last) tails.push_back({d, us(last), us(sync_end), us(step_end)});
+    if (step_end > last) tails.push_back({d, html_us(last), html_us(sync_end), html_us(step_end)});
   }
   return tails;
 }

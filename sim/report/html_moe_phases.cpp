@@ -4,11 +4,10 @@
 #include <stdexcept>
 
 #include "schedules/a2a_exposure.h"
+#include "sim/report/html_time.h"
 
 namespace bubblesim {
 namespace {
-
-double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
 bool has_moe(const std::vector<StageCost>& costs) {
   return std::any_of(costs.begin(), costs.end(), [](const StageCost& c) {
@@ -50,11 +49,12 @@ nlohmann::json moe_phase_slices(const ResolvedScenario& resolved, const Schedule
     for (std::size_t i = 0; i < run.table.device_ops[d].size(); ++i) {
       const Op& op = run.table.device_ops[d][i];
       const OpTiming& t = run.simulation.timings[d][i];
-      if (t.start.ps() < 0 || t.end.ps() < 0 || us(t.start) >= exact_until_us) continue;
+      if (t.start.ps() < 0 || t.end.ps() < 0 || html_us(t.start) >= exact_until_us) continue;
       const bool split = backward_split(op, index);
       const std::string name = to_string(op);
       auto slice = [&](char kind, Time start, Time end) {
-        if (end > start) out.push_back({d, std::string(1, kind), us(start), us(end), name});
+        if (end > start)
+          out.push_back({d, std::string(1, kind), html_us(start), html_us(end), name});
       };
       // As the trace draws them: the experts from the op's start, the exposed all-to-all before
       // the op's TP all-reduce at its end and the slowed compute before that; the hidden

@@ -12,6 +12,7 @@
 #include "sim/report/html_escape.h"
 #include "sim/report/html_iteration_tail.h"
 #include "sim/report/html_moe_phases.h"
+#include "sim/report/html_time.h"
 #include "sim/report/html_timeline_bins.h"
 #include "sim/report/html_topology.h"
 #include "sim/report/idle_split_report.h"
@@ -23,8 +24,6 @@
 
 namespace bubblesim {
 namespace {
-
-double us(Time t) { return static_cast<double>(t.ps()) / 1e6; }
 
 /// A run's data for the script; `bins`: aggregated (only the exact ops of its window, the
 /// utilisation bins and the downsampled memory).
@@ -51,7 +50,7 @@ nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, con
   j["label"] = run.label;
   j["status"] = run_status_name(run.simulation.status);
   j["devices"] = run.table.devices;
-  j["makespan_us"] = us(run.simulation.metrics.makespan);
+  j["makespan_us"] = html_us(run.simulation.metrics.makespan);
   j["table_ops"] = run.table.op_count();
   nlohmann::json ops = nlohmann::json::array();
   std::size_t chunks = 1;
@@ -73,15 +72,15 @@ nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, con
                            ? fmt::format("{}|{}", op.microbatch, op.backward_microbatch)
                            : std::to_string(op.microbatch);
       const auto chunk = std::lower_bound(stages.begin(), stages.end(), op.stage) - stages.begin();
-      ops.push_back({d, letter, mb, us(t.start), us(t.end), to_string(op), chunk});
+      ops.push_back({d, letter, mb, html_us(t.start), html_us(t.end), to_string(op), chunk});
     }
   }
   j["ops"] = ops;
   j["chunks"] = chunks;
   // MoE only (html_moe_phases.h): the ops' phase slices and the experts' memory per device.
-  nlohmann::json phases =
-      moe_phase_slices(result.resolved, run,
-                       bins ? us(bins->exact_until()) : std::numeric_limits<double>::infinity());
+  nlohmann::json phases = moe_phase_slices(
+      result.resolved, run,
+      bins ? html_us(bins->exact_until()) : std::numeric_limits<double>::infinity());
   if (!phases.empty()) j["phases"] = std::move(phases);
   nlohmann::json experts = expert_memory_per_device(run);
   if (!experts.empty()) j["experts"] = std::move(experts);
@@ -95,7 +94,7 @@ nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, con
     for (std::int32_t d = 0; d < memory->devices(); ++d) {
       nlohmann::json series = nlohmann::json::array();
       for (const MemorySample& m : memory->samples(d))
-        series.push_back({us(m.time), m.activation.count(), m.total.count()});
+        series.push_back({html_us(m.time), m.activation.count(), m.total.count()});
       mem.push_back(series);
     }
   }

@@ -84,7 +84,7 @@ std::string scenario_name(const nlohmann::json& report) {
   return "scenario";
 }
 
-std::string number(double v) { return fmt::format("{:.6g}", v); }
+std::string six_digits(double v) { return fmt::format("{:.6g}", v); }
 
 /// The standard error of a Monte Carlo estimate in one result (0 when it has no samples).
 double standard_error(const nlohmann::json& result, const Metric& metric) {
@@ -320,7 +320,7 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
         // A value the baseline has and a still-ok current lacks (null or absent) is lost, not
         // unchanged (a failed status is reported above instead).
         if (bs == "ok" && cs == "ok")
-          out.lost.push_back(fmt::format("{}: {} {} -> no value", label, name, number(bv)));
+          out.lost.push_back(fmt::format("{}: {} {} -> no value", label, name, six_digits(bv)));
         continue;
       }
       MetricComparison m{label, name, metric, bv, cv->second.second, false, false};
@@ -363,11 +363,11 @@ std::string regression_markdown(const RegressionReport& report) {
                 "## :x: bubblesim regression check: {} metric regressions, {} status changes, {} "
                 "missing schedules (tolerance {}%)\n\n",
                 regressions + report.lost.size(), report.status_changes.size(),
-                report.missing.size(), number(report.tolerance * 100))
+                report.missing.size(), six_digits(report.tolerance * 100))
           : fmt::format(
                 "## :white_check_mark: bubblesim regression check: no regression (tolerance "
                 "{}%, {} metrics compared, {} improved)\n\n",
-                number(report.tolerance * 100), report.metrics.size(), improvements);
+                six_digits(report.tolerance * 100), report.metrics.size(), improvements);
   if (!report.scenario_differences.empty()) {
     const std::size_t shown = std::min<std::size_t>(report.scenario_differences.size(), 12);
     std::vector<std::string> keys(
@@ -422,7 +422,7 @@ std::string regression_markdown(const RegressionReport& report) {
       out += fmt::format(
           "Monte Carlo estimates (variability) are judged beyond the tolerance plus {} sampling "
           "errors of the difference.\n\n",
-          number(kSamplingSigmas));
+          six_digits(kSamplingSigmas));
     }
   } else if (informational == 0 && other_samples == 0 && report.unjudged_changes == 0) {
     out += "Every compared metric is unchanged.\n\n";

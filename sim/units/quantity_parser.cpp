@@ -9,6 +9,8 @@
 #include <limits>
 #include <string>
 
+#include "sim/units/text_trim.h"
+
 namespace bubblesim {
 namespace {
 
@@ -74,19 +76,13 @@ constexpr std::array kFlopUnits{
     UnitScale{"TFLOP/s", 1e12}, UnitScale{"PFLOP/s", 1e15},
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 struct NumberAndUnit {
   double value;
   std::string_view unit;
 };
 
 NumberAndUnit split_number(std::string_view text, std::string_view what, std::string_view units) {
-  std::string_view s = trim(text);
+  std::string_view s = trim_whitespace(text);
   std::size_t i = 0;
   if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
   bool digits = false;
@@ -122,7 +118,7 @@ NumberAndUnit split_number(std::string_view text, std::string_view what, std::st
   if (value < 0) {
     throw QuantityError(fmt::format("'{}' is not a valid {}: it must not be negative", text, what));
   }
-  return {value, trim(s.substr(i))};
+  return {value, trim_whitespace(s.substr(i))};
 }
 
 template <std::size_t N>
@@ -131,14 +127,14 @@ double parse_scaled(std::string_view text, std::string_view what,
                     std::string_view example) {
   NumberAndUnit nu = split_number(text, what, units_help);
   if (nu.unit.empty()) {
-    throw QuantityError(fmt::format("'{}' has no unit: a {} needs one of {} (e.g. {})", trim(text),
-                                    what, units_help, example));
+    throw QuantityError(fmt::format("'{}' has no unit: a {} needs one of {} (e.g. {})",
+                                    trim_whitespace(text), what, units_help, example));
   }
   for (const UnitScale& u : units) {
     if (u.suffix == nu.unit) return nu.value * u.scale;
   }
   throw QuantityError(fmt::format("'{}' has an unknown unit '{}' for a {}: use one of {}",
-                                  trim(text), nu.unit, what, units_help));
+                                  trim_whitespace(text), nu.unit, what, units_help));
 }
 
 std::int64_t to_int64(double v, std::string_view text, std::string_view what) {
@@ -146,7 +142,8 @@ std::int64_t to_int64(double v, std::string_view text, std::string_view what) {
   // 2^63 is exactly representable; anything at or above it does not fit.
   if (!(r < 9223372036854775808.0)) {
     throw QuantityError(fmt::format("'{}' is too large for a {} (the limit is {} in its base unit)",
-                                    trim(text), what, std::numeric_limits<std::int64_t>::max()));
+                                    trim_whitespace(text), what,
+                                    std::numeric_limits<std::int64_t>::max()));
   }
   return static_cast<std::int64_t>(r);
 }
@@ -168,7 +165,7 @@ Time parse_time(std::string_view text) {
     throw QuantityError(fmt::format(
         "'{}' is below one picosecond, the smallest duration bubblesim represents (use 0 or at "
         "least 1ps)",
-        trim(text)));
+        trim_whitespace(text)));
   }
   return Time::from_ps(to_int64(ps, text, "duration"));
 }
@@ -182,20 +179,20 @@ Bandwidth parse_bandwidth(std::string_view text) {
   double v = parse_scaled(text, "bandwidth", kBandwidthUnits, bandwidth_units_help(), "25GB/s");
   if (v <= 0)
     throw QuantityError(
-        fmt::format("'{}' is not a valid bandwidth: it must be positive", trim(text)));
+        fmt::format("'{}' is not a valid bandwidth: it must be positive", trim_whitespace(text)));
   if (v > 1e18)
     throw QuantityError(
-        fmt::format("'{}' is too large for a bandwidth (at most 1EB/s)", trim(text)));
+        fmt::format("'{}' is too large for a bandwidth (at most 1EB/s)", trim_whitespace(text)));
   return Bandwidth::bytes_per_second(v);
 }
 
 FlopRate parse_flop_rate(std::string_view text) {
   double v = parse_scaled(text, "compute rate", kFlopUnits, flop_rate_units_help(), "989TFLOPS");
   if (v <= 0)
-    throw QuantityError(
-        fmt::format("'{}' is not a valid compute rate: it must be positive", trim(text)));
+    throw QuantityError(fmt::format("'{}' is not a valid compute rate: it must be positive",
+                                    trim_whitespace(text)));
   if (v > 1e24)
-    throw QuantityError(fmt::format("'{}' is too large for a compute rate", trim(text)));
+    throw QuantityError(fmt::format("'{}' is too large for a compute rate", trim_whitespace(text)));
   return FlopRate::flops_per_second(v);
 }
 

@@ -11,6 +11,7 @@
 
 #include "sim/units/quantity_parser.h"
 #include "sim/units/text_file.h"
+#include "sim/units/text_trim.h"
 #include "sim/units/utf8.h"
 #include "sim/units/yaml_document_checks.h"
 
@@ -54,12 +55,6 @@ std::string got(const YamlNode& n) {
   return n.describe();
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool starts_token(char previous) {
   return previous == ' ' || previous == '\t' || previous == '[' || previous == '{' ||
          previous == ',' || previous == ':' || previous == '-';
@@ -83,7 +78,7 @@ int find_excessive_nesting(std::string_view text, int limit) {
     std::size_t indent = 0;
     while (indent < line.size() && line[indent] == ' ') ++indent;
     std::string_view rest = line.substr(indent);
-    bool blank = trim(rest).empty() || rest.front() == '#';
+    bool blank = trim_whitespace(rest).empty() || rest.front() == '#';
     int inline_levels = 0;
     if (!blank && flow == 0) {
       while (!indents.empty() && indents.back() > indent) indents.pop_back();
@@ -201,12 +196,13 @@ void YamlNode::error(DiagnosticList& d, std::string message) const {
 std::optional<std::int64_t> YamlNode::as_integer(DiagnosticList& d, std::int64_t min,
                                                  std::int64_t max) const {
   std::int64_t v = 0;
-  if (!is_scalar() || is_null() || !parse_int64(trim(node_.Scalar()), v)) {
+  if (!is_scalar() || is_null() || !parse_int64(trim_whitespace(node_.Scalar()), v)) {
     error(d, fmt::format("expected an integer, got {}", got(*this)));
     return std::nullopt;
   }
   if (v < min || v > max) {
-    error(d, fmt::format("{} is out of range (allowed: {} to {})", trim(node_.Scalar()), min, max));
+    error(d, fmt::format("{} is out of range (allowed: {} to {})", trim_whitespace(node_.Scalar()),
+                         min, max));
     return std::nullopt;
   }
   return v;
@@ -214,12 +210,13 @@ std::optional<std::int64_t> YamlNode::as_integer(DiagnosticList& d, std::int64_t
 
 std::optional<double> YamlNode::as_real(DiagnosticList& d, double min, double max) const {
   double v = 0.0;
-  if (!is_scalar() || is_null() || !parse_double(trim(node_.Scalar()), v)) {
+  if (!is_scalar() || is_null() || !parse_double(trim_whitespace(node_.Scalar()), v)) {
     error(d, fmt::format("expected a number, got {}", got(*this)));
     return std::nullopt;
   }
   if (v < min || v > max) {
-    error(d, fmt::format("{} is out of range (allowed: {} to {})", trim(node_.Scalar()), min, max));
+    error(d, fmt::format("{} is out of range (allowed: {} to {})", trim_whitespace(node_.Scalar()),
+                         min, max));
     return std::nullopt;
   }
   return v;
