@@ -113,8 +113,9 @@ class StageBuilder {
   /// pipelined with its GEMMs as Transformer Engine's userbuffers run them: each all-gather and
   /// reduce-scatter is cut into t chunks, each chunk's transfer beside the GEMM of the previous
   /// one, so the layer pays the first chunk of its collectives and whatever they take beyond its
-  /// linear GEMMs (`one_tp`: one all-reduce equivalent). The SMs the overlapped collectives'
-  /// kernels take from the GEMMs are not modelled.
+  /// linear GEMMs (`one_tp`: one all-reduce equivalent). Plus the SMs the collectives' kernels
+  /// reserve (`tp_comm_sm_share`, overlap.tp_comm_sms): the GEMMs beside TE's `pipeline` and
+  /// `bulk` methods run on the rest (sm_reserved_gemms), so they take 1 / (1 - share) as long.
   double overlapped_tp(const ComponentWork& layer, double one_tp, bool backward) const {
     const PassWork& pass = backward ? layer.backward_input : layer.forward;
     const double count =
@@ -122,7 +123,29 @@ class StageBuilder {
     PassWork gemms;
     gemms.gemms = pass.gemms;
     const double comm = count * one_tp, gemm = timer_.seconds(gemms, backward);
-    return std::max(0.0, comm - gemm) + comm / static_cast<double>(in_.sharding.tp);
+    const double share = in_.tp_comm_sm_share;
+    double reserved = 0;
+    if (share > 0 && count > 0) {
+      PassWork beside;
+      beside.gemms = sm_reserved_gemms(pass, backward);
+      reserved = timer_.seconds(beside, backward) * share / (1.0 - share);
+    }
+    return std::max(0.0, comm - gemm) + comm / static_cast<double>(in_.sharding.tp) + reserved;
+  }
+
+  /// The GEMMs of a dense layer that run beside an SM-reserving userbuffers kernel (Transformer
+  /// Engine's initialize_ub defaults): in F the row-parallel projections whose outputs are
+  /// reduce-scattered (`pipeline`: attention_out, mlp_down), in B the column-parallel input
+  /// gradients whose all-gather and reduce-scatter run in bulk (qkv_dx, mlp_up_dx). The
+  /// `ring_exchange` GEMMs (qkv, mlp_up in F; attention_out_dx, mlp_down_dx in B) keep every SM.
+  static std::vector<GemmWork> sm_reserved_gemms(const PassWork& pass, bool backward) {
+    std::vector<GemmWork> out;
+    for (const GemmWork& g : pass.gemms) {
+      const bool reserved = backward ? (g.name == "qkv_dx" || g.name == "mlp_up_dx")
+                                     : (g.name == "attention_out" || g.name == "mlp_down");
+      if (reserved) out.push_back(g);
+    }
+    return out;
   }
 
   /// Context parallelism's ring attention in one layer (ComponentComm::cp_kv_bytes): each of

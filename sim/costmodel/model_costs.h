@@ -103,6 +103,9 @@ struct ModelCostInputs {
   /// `parallelism.tp_comm_overlap`: the layers' sequence-parallel collectives pipelined with
   /// their GEMMs (model_costs.cpp, docs/parallelism.md).
   bool tp_comm_overlap = false;
+  /// Under tp_comm_overlap, the share of the GPU's SMs the overlapped collectives' kernels
+  /// reserve from the GEMMs beside them (`overlap.tp_comm_sms` / the GPU's SMs); 0: none.
+  double tp_comm_sm_share = 0;
   /// The GPUs of the synchronous step (all pipeline stages x dp x tp x cp), whose slowest sets
   /// the pace under `first_principles.slowest_gpu`.
   std::int64_t gpus = 1;

@@ -226,6 +226,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input, par.cp};
   in.comm_sm_fraction = par.overlap.comm_sm_fraction;
   in.tp_comm_overlap = par.overlap.tp_comm;
+  in.tp_comm_sm_share = par.overlap.tp_comm_sm_share(sc.gpu->measured.sms);
   in.gpus = par.world(sc.stages);  // dp = tp = cp = 1 without `parallelism:`
   in.zero = ZeroSpec{par.zero.level, par.gradient_group(), par.zero.overlap};
   in.recompute = recompute_model(sc.memory);

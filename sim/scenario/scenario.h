@@ -135,6 +135,20 @@ struct ParallelismSpec {
     /// `parallelism.tp_comm_overlap`: the sequence-parallel TP collectives pipelined with the
     /// GEMMs beside them, as Transformer Engine's userbuffers run them (docs/parallelism.md).
     bool tp_comm = false;
+    /// `overlap.tp_comm_sms`: the SMs those collectives' kernels reserve from the GEMMs they run
+    /// beside; unset: Transformer Engine's default (16) where the GPU's SM count is known.
+    std::optional<std::int32_t> tp_comm_sms;
+    /// Transformer Engine's userbuffers: the `pipeline` and `bulk` methods' default `num_sm`,
+    /// reserved from the GEMM with `set_sm_margin` (transformer_engine/pytorch/module/base.py,
+    /// initialize_ub's default config; the `ring_exchange` method takes 1 SM and no margin).
+    static constexpr std::int32_t kTransformerEngineSms = 16;
+    /// The share of a GPU of `gpu_sms` SMs that the overlapped TP collectives reserve: 0 without
+    /// tp_comm_overlap or without a known SM count (`gpu_sms` 0), unless stated.
+    double tp_comm_sm_share(std::int64_t gpu_sms) const {
+      if (!tp_comm || gpu_sms <= 0) return 0.0;
+      return static_cast<double>(tp_comm_sms.value_or(kTransformerEngineSms)) /
+             static_cast<double>(gpu_sms);
+    }
   };
   Overlap overlap;
   // costs.gradient_bytes (whole stage, before the TP split) and costs.optimizer_step (per GPU),

@@ -200,6 +200,72 @@ TEST_CASE("tp_comm_overlap: a layer pays what its GEMMs do not hide, plus the fi
   CHECK(load_error("dp: 2, tp_comm_overlap: true").find("needs sp: true") != std::string::npos);
 }
 
+namespace {
+
+/// The stage-0 costs of a 2-stage tp 4 sp pipeline on H100 presets (132 SMs) with the TP
+/// collectives overlapped (unless `overlapped` is false) and `overlap` as given ("" for none).
+std::string tp_overlap_yaml(const std::string& overlap, const std::string& gpu,
+                            bool overlapped = true) {
+  return R"(
+name: tp-sms
+pipeline: {stages: 2, microbatches: 4}
+model: {layers: 4, hidden: 4096, heads: 32, kv_heads: 8, seq_len: 4096, micro_batch_size: 1,
+        vocab: 32000, dtype: bf16, attention: flash}
+cluster: {gpu: )" +
+         gpu + R"(}
+topology: topologies/dgx-h100-2nodes.yaml
+parallelism: {tp: 4, sp: true, tp_comm_overlap: )" +
+         (overlapped ? "true" : "false") + "}\n" +
+         (overlap.empty() ? "" : "overlap: " + overlap + "\n") + "schedules: [1f1b]\n";
+}
+
+StageBreakdown tp_overlap_costs(const std::string& overlap) {
+  const ResolvedScenario r = resolve(load_scenario_string(
+      tp_overlap_yaml(overlap, "{preset: h100-sxm}"), "tp.yaml", source("scenarios"), registry()));
+  REQUIRE(r.model_costs);
+  return r.model_costs->stages[0];
+}
+
+std::string tp_overlap_error(const std::string& overlap, const std::string& gpu,
+                             bool overlapped = true) {
+  try {
+    load_scenario_string(tp_overlap_yaml(overlap, gpu, overlapped), "tp.yaml", source("scenarios"),
+                         registry());
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("overlap.tp_comm_sms: the GEMMs beside the reserving kernels run on the other SMs") {
+  const StageBreakdown none = tp_overlap_costs("{tp_comm_sms: 0}");
+  const StageBreakdown te = tp_overlap_costs("");  // Transformer Engine's default, 16 SMs
+  const StageBreakdown sixteen = tp_overlap_costs("{tp_comm_sms: 16}");
+  const StageBreakdown more = tp_overlap_costs("{tp_comm_sms: 32}");
+  CHECK(te.forward.tp_comm == sixteen.forward.tp_comm);
+  CHECK(te.backward_input.tp_comm == sixteen.backward_input.tp_comm);
+  for (auto part : {&StageBreakdown::forward, &StageBreakdown::backward_input}) {
+    CHECK((none.*part).tp_comm < (sixteen.*part).tp_comm);
+    // The same GEMMs at 1 / (1 - n / 132): the extra time grows as (n / 132) / (1 - n / 132).
+    const double extra16 = (sixteen.*part).tp_comm - (none.*part).tp_comm;
+    const double extra32 = (more.*part).tp_comm - (none.*part).tp_comm;
+    CHECK(extra32 / extra16 == doctest::Approx((32.0 / 100.0) / (16.0 / 116.0)).epsilon(1e-9));
+  }
+  // W's GEMMs run beside no reserving kernel; the layers' compute itself is unchanged.
+  CHECK(none.backward_weight.tp_comm == sixteen.backward_weight.tp_comm);
+  CHECK(none.forward.layers == sixteen.forward.layers);
+  // Refused: without the overlap, without an SM count, and leaving the GEMMs no SM.
+  CHECK(tp_overlap_error("{tp_comm_sms: 16}", "{preset: h100-sxm}", false)
+            .find("needs parallelism.tp_comm_overlap") != std::string::npos);
+  CHECK(tp_overlap_error("{tp_comm_sms: 16}",
+                         "{flops: 989TFLOPS, memory: 80GiB, memory_bandwidth: 3.35TB/s}")
+            .find("SM count") != std::string::npos);
+  CHECK(tp_overlap_error("{tp_comm_sms: 132}", "{preset: h100-sxm}").find("allowed: 0 to 131") !=
+        std::string::npos);
+}
+
 TEST_CASE("a job past 2^31 GPUs is refused by name, not overflowed") {
   // 2 stages x dp 65536 x tp 32 x cp 1024 = 2^32 GPUs, within every key's own limits.
   const std::string yaml = R"(

@@ -112,8 +112,15 @@ def ablations(text):
     if re.search(r"sp: true", text):
         out.append(("tp_comm_overlap on", "`parallelism.tp_comm_overlap: true`: the sequence-"
                     "parallel collectives pipelined with their GEMMs as the recipe's Transformer "
-                    "Engine userbuffers run them, without the SMs they take (docs/parallelism.md)",
+                    "Engine userbuffers run them, the GEMMs beside the reduce-scatters and bulk collectives on "
+                    "132 - 16 SMs (overlap.tp_comm_sms default; docs/parallelism.md)",
                     edit_map(text, "parallelism", {"tp_comm_overlap": "true"})))
+        if not re.search(r"^overlap:", text, flags=re.M):
+            out.append(("tp_comm_overlap on, no SMs reserved", "the same with "
+                        "`overlap.tp_comm_sms: 0`: the GEMMs keep every SM (the SM cost off "
+                        "alone)",
+                        edit_map(text, "parallelism", {"tp_comm_overlap": "true"}) +
+                        "overlap: {tp_comm_sms: 0}\n"))
     if re.search(r"fp8_linear: true", text):
         out.append(("fp8_linear off", "the linear GEMMs in BF16 too",
                     edit_model(text, {"fp8_linear": "false"})))

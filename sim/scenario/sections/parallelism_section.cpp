@@ -33,6 +33,31 @@ std::string context_parallel_error(const Scenario& sc, std::int64_t cp) {
   return "";
 }
 
+/// `overlap.tp_comm_sms`: the SMs the overlapped TP collectives' kernels reserve from the GEMMs
+/// beside them; it needs tp_comm_overlap (else nothing is overlapped) and a GPU whose SM count
+/// is known (a preset's `sms`), and must leave the GEMMs at least one SM.
+void read_tp_comm_sms(const YamlNode& n, Scenario& sc, DiagnosticList& diags) {
+  const std::int64_t gpu_sms = sc.gpu ? sc.gpu->measured.sms : 0;
+  auto v = n.as_integer(diags, 0, 1 << 20);
+  if (!v) return;
+  if (!sc.parallelism.overlap.tp_comm) {
+    n.error(diags,
+            "the SMs the overlapped TP collectives reserve: it needs parallelism.tp_comm_overlap: "
+            "true (without it nothing runs beside the GEMMs)");
+  } else if (*v > 0 && gpu_sms <= 0) {
+    n.error(diags,
+            "the SMs the overlapped TP collectives reserve need the GPU's SM count, which only a "
+            "preset gives (cluster.gpu.preset, scenarios/presets/gpus.yaml); allowed without "
+            "one: 0");
+  } else if (gpu_sms > 0 && *v >= gpu_sms) {
+    n.error(diags, fmt::format("{} SMs would leave the GEMMs none: the {} preset's GPU has {} "
+                               "(allowed: 0 to {})",
+                               *v, sc.gpu->preset, gpu_sms, gpu_sms - 1));
+  } else {
+    sc.parallelism.overlap.tp_comm_sms = static_cast<std::int32_t>(*v);
+  }
+}
+
 }  // namespace
 
 void read_parallelism_section(LoadContext& context, Scenario& sc) {
@@ -254,7 +279,7 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
                           moe.imbalance, moe.experts));
   }
   if (overlap) {
-    MapReader m(*overlap, diags, {"comm_sm_fraction"});
+    MapReader m(*overlap, diags, {"comm_sm_fraction", "tp_comm_sms"});
     if (auto n = overlap->is_map() ? m.get("comm_sm_fraction") : std::nullopt) {
       if (auto v = n->as_real(diags, 0.0, 0.9)) {
         if (*v > 0 && spec.ep <= 1) {
@@ -265,6 +290,9 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
           spec.overlap.comm_sm_fraction = *v;
         }
       }
+    }
+    if (auto n = overlap->is_map() ? m.get("tp_comm_sms") : std::nullopt) {
+      read_tp_comm_sms(*n, sc, diags);
     }
   }
 }

@@ -6,6 +6,7 @@
 //   data_parallel: {bucket: 25MiB, overlap: true, algorithm: ring|tree|hierarchical,
 //                   replica_sync: true}
 //   overlap:       {comm_sm_fraction: 0.15}  the SMs an overlapped expert all-to-all holds
+//                  {tp_comm_sms: 16}  the SMs the tp_comm_overlap collectives reserve
 // Sets Scenario::parallelism (the GPUs of the ranks come later, from the placement).
 
 #include "sim/scenario/sections/load_context.h"
