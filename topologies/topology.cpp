@@ -288,6 +288,21 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
   impl_->changed();
 }
 
+void Topology::scale_bandwidth(VertexKind kind, double factor) {
+  if (!(factor > 0.0 && factor <= 1.0)) {
+    throw std::invalid_argument(
+        fmt::format("a link bandwidth scale must be above 0 and at most 1, not {}", factor));
+  }
+  for (LinkInfo& l : impl_->links) {
+    if (impl_->kinds[static_cast<std::size_t>(l.source)] != kind &&
+        impl_->kinds[static_cast<std::size_t>(l.target)] != kind)
+      continue;
+    l.bandwidth = Bandwidth::bytes_per_second(l.bandwidth.bytes_per_second() * factor);
+    l.cost = PathCost{(l.latency + transfer_time(Bytes(kOneMiB), l.bandwidth)).ps(), 1};
+  }
+  impl_->changed();
+}
+
 void Topology::set_ecmp(bool on) {
   if (impl_->ecmp == on) return;
   impl_->ecmp = on;

@@ -57,6 +57,10 @@ class Topology {
   /// Directed links from `from` to `to` (parallel links are allowed), in id order.
   std::vector<LinkId> links_between(VertexId from, VertexId to) const;
 
+  /// Multiplies the bandwidth of every link with an endpoint of `kind` by `factor` (0 < factor
+  /// <= 1; throws std::invalid_argument otherwise): the NICs' links at the share of their line
+  /// rate NCCL reaches (`first_principles.nccl`, docs/first-principles.md).
+  void scale_bandwidth(VertexKind kind, double factor);
   /// Pairs a GPU with its own NIC: among equally short routes, the GPU's traffic leaves and enters
   /// through it (NIC affinity, docs/topologies.md). Several GPUs may share one NIC. Throws
   /// std::invalid_argument unless `gpu` is a GPU and `nic` a NIC.

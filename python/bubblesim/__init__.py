@@ -112,11 +112,13 @@ def generate(scenario: ScenarioSource, schedule: str) -> Table:
 
 
 def presets(kind: Optional[str] = None) -> Union[Dict[str, List[str]], List[str]]:
-    """The preset names: ``{"models": [...], "gpus": [...]}``, or one list for kind ``model`` /
-    ``gpu`` (``model: {preset: NAME}``, ``cluster.gpu: {preset: NAME}`` in scenarios)."""
+    """The preset names: ``{"models": [...], "gpus": [...], "frameworks": [...]}``, or one list
+    for kind ``model`` / ``gpu`` / ``framework`` (``model: {preset: NAME}``, ``cluster.gpu:
+    {preset: NAME}``, ``model: {framework: NAME}`` in scenarios)."""
     if kind is None:
         return {"models": list(_core._preset_names("model")),
-                "gpus": list(_core._preset_names("gpu"))}
+                "gpus": list(_core._preset_names("gpu")),
+                "frameworks": list(_core._preset_names("framework"))}
     return list(_core._preset_names(_kind(kind)))
 
 
@@ -131,8 +133,8 @@ def preset(kind: str, name: str) -> Dict[str, Any]:
 
 def _kind(kind: str) -> str:
     k = kind.rstrip("s")
-    if k not in ("model", "gpu"):
-        raise ValueError(f"preset kind {kind!r}: use model or gpu")
+    if k not in ("model", "gpu", "framework"):
+        raise ValueError(f"preset kind {kind!r}: use model, gpu or framework")
     return k
 
 

@@ -248,11 +248,13 @@ void bind_scenarios(py::module_& m) {
 
   m.def("_preset_names", [](const std::string& kind) {
     const Presets& p = Presets::builtin();
-    return kind == "model" ? p.model_names() : p.gpu_names();
+    return kind == "model" ? p.model_names() : kind == "gpu" ? p.gpu_names() : p.framework_names();
   });
   m.def("_preset_yaml", [](const std::string& kind, const std::string& name) -> py::object {
     const Presets& p = Presets::builtin();
-    std::optional<YamlNode> node = kind == "model" ? p.model(name) : p.gpu(name);
+    std::optional<YamlNode> node = kind == "model" ? p.model(name)
+                                   : kind == "gpu" ? p.gpu(name)
+                                                   : p.framework(name);
     if (!node) return py::none();
     return py::str(yaml_text(node->raw()));
   });

@@ -18,6 +18,10 @@ def test_presets_listed_and_inspected(cli):
                           dict)
     gpu = bubblesim.preset("gpu", names["gpus"][0])
     assert gpu  # its values, with their sources
+    assert "megatron-core" in names["frameworks"]
+    for name in names["frameworks"]:
+        assert name in listing
+        assert "sources" in bubblesim.preset("framework", name)
     with pytest.raises(KeyError, match="known"):
         bubblesim.preset("model", "no-such-model")
     with pytest.raises(ValueError):

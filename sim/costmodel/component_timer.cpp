@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/costmodel/op_timing.h"
@@ -45,6 +46,12 @@ double ComponentTimer::seconds(const PassWork& w, bool backward, bool weight_pas
   double s = w.flops() / (peak * gemm_eff_);
   if (bandwidth_ > 0) s += w.memory_bytes() / (bandwidth_ * in_.gpu.efficiency.memory);
   return s;
+}
+
+double ComponentTimer::launch_bound(const PassWork& w, double gpu_s) const {
+  const double host = in_.model.kernels.host_launch_s;
+  if (measured_ || !(host > 0)) return gpu_s;
+  return std::max(gpu_s, w.launches() * host);
 }
 
 std::string ComponentTimer::note() const {

@@ -30,10 +30,18 @@ class ComponentTimer {
   /// cast.
   double seconds(const PassWork& w, bool backward, bool weight_pass = false) const;
 
+  /// Seconds of each pass of a whole component, each at least its kernel launches x the
+  /// framework's host_launch (the GPU waits for the host to issue short kernels; not with a
+  /// measured layer, whose times hold whatever the host cost).
   PassSeconds of(const ComponentWork& c) const {
-    return {seconds(c.forward, false), seconds(c.backward_input, true),
-            seconds(c.backward_weight, true, true), seconds(c.selective_recompute, false)};
+    return {launch_bound(c.forward, seconds(c.forward, false)),
+            launch_bound(c.backward_input, seconds(c.backward_input, true)),
+            launch_bound(c.backward_weight, seconds(c.backward_weight, true, true)),
+            launch_bound(c.selective_recompute, seconds(c.selective_recompute, false))};
   }
+
+  /// `gpu_s`, or the host's time to launch `w`'s kernels when that is longer.
+  double launch_bound(const PassWork& w, double gpu_s) const;
 
   /// What the measured layer shows, for the report; "" without `costs.per_layer`.
   std::string note() const;

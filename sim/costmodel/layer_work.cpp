@@ -20,14 +20,22 @@ double PassWork::memory_bytes() const {
   return total;
 }
 
+double PassWork::launches() const {
+  double total = static_cast<double>(gemms.size()) + attention_kernels;
+  for (const MemoryWork& m : memory) total += m.kernels;
+  return total;
+}
+
 void PassWork::add(const PassWork& other, double times) {
   for (GemmWork g : other.gemms) {
     g.batch *= times;
     gemms.push_back(g);
   }
   attention_flops += other.attention_flops * times;
+  attention_kernels += other.attention_kernels * times;
   for (MemoryWork m : other.memory) {
     m.bytes *= times;
+    m.kernels *= times;
     memory.push_back(m);
   }
 }
@@ -35,7 +43,8 @@ void PassWork::add(const PassWork& other, double times) {
 namespace {
 
 struct CrossEntropyBytes {
-  double forward, backward, kept;  // bytes per logit: F's passes, B's passes, kept F -> B
+  double forward, backward, kept;            // bytes per logit: F's passes, B's passes, kept F -> B
+  double forward_kernels, backward_kernels;  // one per pass named below
 };
 
 CrossEntropyBytes cross_entropy_bytes(CrossEntropyKind kind, double e) {
@@ -43,12 +52,12 @@ CrossEntropyBytes cross_entropy_bytes(CrossEntropyKind kind, double e) {
     case CrossEntropyKind::Half:
       // Megatron's passes in the logits' own dtype (--fp16-lm-cross-entropy): max (e), subtract
       // (2e), exp (2e), sum (e), divide (2e); B scales the saved softmax in place (2e).
-      return {8.0 * e, 2.0 * e, e};
+      return {8.0 * e, 2.0 * e, e, 5.0, 1.0};
     case CrossEntropyKind::Fused:
       // One kernel (Megatron --cross-entropy-loss-fusion, Liger): an online max and sum over the
       // logits (e), then the gradient written over them (2e); B scales it in place (2e). What
       // is kept is that gradient, in place of the logits.
-      return {3.0 * e, 2.0 * e, e};
+      return {3.0 * e, 2.0 * e, e, 1.0, 1.0};
     case CrossEntropyKind::Fp32:
       break;
   }
@@ -57,7 +66,8 @@ CrossEntropyBytes cross_entropy_bytes(CrossEntropyKind kind, double e) {
   // (8), sum (4), divide by the sum in place (8); B scales the saved fp32 softmax by the loss
   // gradient in place (8) and casts it back to the GEMM dtype (4 + e).
   const double cast = e < 4.0 ? e + 4.0 : 0.0;
-  return {cast + 32.0, 8.0 + cast, 4.0};
+  const double casts = e < 4.0 ? 1.0 : 0.0;
+  return {cast + 32.0, 8.0 + cast, 4.0, 5.0 + casts, 1.0 + casts};
 }
 
 /// The pass that sums the bias gradients (`model.bias_grad`).
@@ -78,13 +88,14 @@ void add_attention_glue(ComponentWork& c, const TransformerModel& m, const Dims&
   if (m.bias) c.forward.memory.push_back({"qkv_bias_add", 2.0 * T * qkv_width * e});
   c.forward.memory.push_back({"context_permute", 2.0 * T * core_width * e});
   c.backward_input.memory.push_back({"context_permute_grad", 2.0 * T * core_width * e});
-  c.backward_input.memory.push_back({"qk_scale_grad", 2.0 * 2.0 * T * core_width * e});
+  c.backward_input.memory.push_back({"qk_scale_grad", 2.0 * 2.0 * T * core_width * e, 2.0});
   c.backward_input.memory.push_back({"qkv_grad_concat", 2.0 * T * qkv_width * e});
 }
 
-/// HBM bytes per element of the activation's output (R x width), F and B.
+/// HBM bytes per element of the activation's output (R x width), F and B, and the kernels.
 struct ActivationBytes {
   double forward, backward;
+  double forward_kernels = 1, backward_kernels = 1;
 };
 
 ActivationBytes activation_kernel_bytes(MlpKind mlp, ActivationFusion fusion, double e) {
@@ -105,18 +116,18 @@ ActivationBytes activation_kernel_bytes(MlpKind mlp, ActivationFusion fusion, do
     // 1 +, *, tanh: 2e+2e+3e+2e+3e+2e); 0.5 * x (2e); t * t (3e); 1 - (2e); 0.1070322243 * x
     // (2e); * x (3e); 0.79788456 + (2e); (.) * (.) (3e); 0.5x * (.) (3e); 1 + t (2e); 0.5 * (2e);
     // + (3e); ff * g (3e): 46e.
-    unfused = {23.0 * e, 46.0 * e};
+    unfused = {23.0 * e, 46.0 * e, 10.0, 19.0};  // the operations listed: 10 and 19 kernels
   } else {
     // swiglu: silu(y1) (2e), * y2 (3e): 5e. swiglu_back: sigmoid(y1) (2e), g * (3e), sigmoid(y1)
     // (2e), 1 - (2e), y1 * (3e), 1 + (2e), (.) * (.) (3e), * y2 (3e), silu(y1) (2e), g * (3e),
     // cat of the two gradients (4e): 29e.
-    unfused = {5.0 * e, 29.0 * e};
+    unfused = {5.0 * e, 29.0 * e, 2.0, 11.0};
   }
   switch (fusion) {
     case ActivationFusion::Unfused:
       return unfused;
     case ActivationFusion::ForwardUnfused:
-      return {unfused.forward, fused.backward};
+      return {unfused.forward, fused.backward, unfused.forward_kernels, fused.backward_kernels};
     case ActivationFusion::Fused:
       break;
   }
@@ -177,13 +188,15 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
   // (GeLU: its input and output; SwiGLU: gate, up and the product).
   const double act_elems = R * mb.width * mb.groups;
   const ActivationBytes act = activation_kernel_bytes(m.mlp.kind, m.kernels.activation_fusion, e);
-  c.forward.memory.push_back({name + "_activation", act.forward * act_elems});
-  c.backward_input.memory.push_back({name + "_activation_grad", act.backward * act_elems});
+  c.forward.memory.push_back({name + "_activation", act.forward * act_elems, act.forward_kernels});
+  c.backward_input.memory.push_back(
+      {name + "_activation_grad", act.backward * act_elems, act.backward_kernels});
   c.activation_bytes += (swiglu ? 3.0 : 2.0) * act_elems * e;
   if (m.attention.kind == AttentionKind::Flash) {
     // Selective recompute under FlashAttention redoes the activation function in B and does not
     // keep its output (the down GEMM's input).
-    c.selective_recompute.memory.push_back({name + "_activation", act.forward * act_elems});
+    c.selective_recompute.memory.push_back(
+        {name + "_activation", act.forward * act_elems, act.forward_kernels});
     c.selective_bytes += act_elems * e;
   }
   if (mb.keeps_input) c.activation_bytes += R * mb.groups * h * e;
@@ -253,6 +266,10 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
     // load-balanced chunks (chunks i and 2 cp - 1 - i on rank i) keep half of them causal.
     core.attention_flops = 4.0 * batch * x.q_len() * x.s * d * kCausalFraction;
     c.backward_input.attention_flops = 10.0 * batch * x.q_len() * x.s * d * kCausalFraction;
+    // Launches: one forward kernel; the backward's three (dot(dO, O), the dQ dK dV loop, the
+    // dQ conversion: flash_bwd_launch_template.h); each ring step of CP calls them again.
+    core.attention_kernels = x.cp;
+    c.backward_input.attention_kernels = 3.0 * x.cp;
     c.selective_bytes = 0;
     if (sh.cp > 1) {
       c.comm.cp_kv_bytes = 2.0 * x.b * x.q_len() * x.rank.kv * d * e;
@@ -264,17 +281,17 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
 
   // Memory-bound kernels of the replicated region (H per hidden-size tensor): two norms (read x,
   // write y), two bias-dropout-residual adds (read branch and residual, write, + mask).
-  c.forward.memory.push_back({"norms", 2.0 * 2.0 * H});
+  c.forward.memory.push_back({"norms", 2.0 * 2.0 * H, 2.0});
   if (m.attention.kind == AttentionKind::Flash) {
     // Selective recompute under FlashAttention redoes both norms in B and does not keep their
     // outputs (the QKV and MLP-up inputs, H each).
-    c.selective_recompute.memory.push_back({"norms", 2.0 * 2.0 * H});
+    c.selective_recompute.memory.push_back({"norms", 2.0 * 2.0 * H, 2.0});
     c.selective_bytes += 2.0 * H;
   }
-  c.forward.memory.push_back({"residual_adds", 2.0 * (3.0 * H + M)});
-  c.backward_input.memory.push_back({"norms_grad", 2.0 * 3.0 * H});
+  c.forward.memory.push_back({"residual_adds", 2.0 * (3.0 * H + M), 2.0});
+  c.backward_input.memory.push_back({"norms_grad", 2.0 * 3.0 * H, 2.0});
   c.backward_input.memory.push_back(
-      {"residual_grads", 2.0 * (3.0 * H + (x.dropout ? 2.0 * H + M : 0.0))});
+      {"residual_grads", 2.0 * (3.0 * H + (x.dropout ? 2.0 * H + M : 0.0)), 2.0});
 
   // Activations kept from F to B (Korthikanti et al. 2022, eq. 1-5, with the variants):
   // replicated region: both norm inputs, the QKV and MLP-up inputs (H each), two dropout masks;
@@ -334,7 +351,11 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   if (m.embedding.vocab <= 0) return c;
   // Lookup: every rank gathers its vocabulary slice's rows and writes a full T x h output
   // (masked), then the TP all-reduce (or reduce-scatter) sums them; dropout on the result.
-  c.forward.memory.push_back({"embedding_lookup", 2.0 * T * h * e});
+  // Launches: F.embedding alone at t = 1; under TP, Megatron's VocabParallelEmbedding.forward
+  // (megatron/core/tensor_parallel/layers.py) also masks the ids outside its slice (two
+  // comparisons and an or), shifts them (a clone and a subtraction), zeroes the masked ids and
+  // the masked output rows: 8 kernels, all but the lookup over T ids only.
+  c.forward.memory.push_back({"embedding_lookup", 2.0 * T * h * e, sh.tp > 1 ? 8.0 : 1.0});
   if (x.dropout)
     c.forward.memory.push_back(
         {"embedding_dropout", 2.0 * x.replicated.hidden_bytes + x.replicated.mask_bytes});
@@ -344,7 +365,7 @@ ComponentWork embedding_work(const TransformerModel& m, const Sharding& sh) {
   // Weight gradient (in the autograd backward, B): zero a dense V/t x h gradient, scatter-add the
   // T rows, add it into the fp32 main gradient (read e + 4, write 4 bytes per element).
   c.backward_input.memory.push_back(
-      {"embedding_weight_grad", vr * h * (e + e + 8.0) + 2.0 * T * h * e});
+      {"embedding_weight_grad", vr * h * (e + e + 8.0) + 2.0 * T * h * e, 3.0});
   c.activation_bytes = x.replicated.mask_bytes;  // dropout mask only: token ids are not activations
   c.parameters = x.v * h;
   c.parameters_per_gpu = vr * h;
@@ -383,8 +404,9 @@ ComponentWork lm_head_work(const TransformerModel& m, const Sharding& sh) {
   // The loss over N = T V / t logits (`model.cross_entropy`), memory-bound: bytes per logit.
   const double logits = T * vr;
   const CrossEntropyBytes ce = cross_entropy_bytes(m.kernels.cross_entropy, e);
-  c.forward.memory.push_back({"cross_entropy", logits * ce.forward});
-  c.backward_input.memory.push_back({"cross_entropy_grad", logits * ce.backward});
+  c.forward.memory.push_back({"cross_entropy", logits * ce.forward, ce.forward_kernels});
+  c.backward_input.memory.push_back(
+      {"cross_entropy_grad", logits * ce.backward, ce.backward_kernels});
   // Kept F -> B (Korthikanti et al. 2022, sec. 4.3): the final norm's and the head's inputs and
   // the fp32 softmax (4 b s V / t bytes). Kept B -> W: the head input and the logits gradient.
   const double head_input = x.replicated.tokens * h * e;

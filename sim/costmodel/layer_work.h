@@ -31,19 +31,25 @@ struct GemmWork {
   }
 };
 
-/// Memory-bound work: bytes read plus written by elementwise / normalisation / loss kernels.
+/// Memory-bound work: bytes read plus written by elementwise / normalisation / loss kernels,
+/// and how many kernels the framework launches for it (layer_work.cpp counts them from the code).
 struct MemoryWork {
   std::string name;
   double bytes = 0;
+  double kernels = 1;
 };
 
 /// One pass (F, B or W) of one component on one GPU.
 struct PassWork {
   std::vector<GemmWork> gemms;
-  double attention_flops = 0;  // fused attention kernels (FlashAttention), FLOPs as executed
+  double attention_flops = 0;    // fused attention kernels (FlashAttention), FLOPs as executed
+  double attention_kernels = 0;  // their launches
   std::vector<MemoryWork> memory;
 
   double gemm_flops() const;
+  /// Kernel launches of the pass: one per GEMM call, the attention kernels, the memory-bound
+  /// kernels (collectives are not counted: NCCL runs on its own stream).
+  double launches() const;
   double flops() const { return gemm_flops() + attention_flops; }
   double memory_bytes() const;
   /// Appends `other` `times` times (GEMM batches, FLOPs and bytes scaled).

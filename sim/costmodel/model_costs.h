@@ -41,9 +41,13 @@ struct OptimizerBytes {
 };
 
 /// Megatron-LM's mixed-precision optimizer (megatron/optimizer/optimizer.py,
-/// Float16OptimizerWithFloat16Params.step, with apex FusedAdam), kernel by kernel, for 16-bit
-/// model parameters and gradients of `dtype_bytes` (model_costs.cpp names each pass).
-OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes);
+/// Float16OptimizerWithFloat16Params.step, with apex FusedAdam; the same passes in
+/// Megatron-Core's megatron/core/optimizer), kernel by kernel, for model parameters of
+/// `dtype_bytes`, a gradient buffer of `gradient_bytes` per parameter (2: 16-bit, 4: fp32
+/// main_grad) and, with `loss_scaling` (fp16), the unscale and inf check (parameter_bytes.cpp
+/// names each pass).
+OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes, double gradient_bytes,
+                                        bool loss_scaling);
 
 /// The ZeRO sharding of the routed experts' state: over the GPUs holding the same experts
 /// (tp x dp / ep of them: experts are split by EP, not by TP; docs/moe.md).

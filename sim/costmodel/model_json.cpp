@@ -39,6 +39,15 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
     j["mtp_depth"] = m.embedding.mtp_depth;
     j["parameters_mtp"] = mtp_parameters(m);
   }
+  if (!m.kernels.framework.empty()) {  // absent without one: reports stay as they were
+    const ComponentWork layer = transformer_layer_work(m, Sharding{});
+    j["framework"] = {{"preset", m.kernels.framework},
+                      {"host_launch_s", m.kernels.host_launch_s},
+                      {"launches_per_layer",
+                       {{"forward", layer.forward.launches()},
+                        {"backward_input", layer.backward_input.launches()},
+                        {"backward_weight", layer.backward_weight.launches()}}}};
+  }
   if (m.moe) j["moe"] = moe_json(*m.moe);
   if (m.attention.mla) j["mla"] = mla_json(*m.attention.mla);
   if (!m.preset.empty()) j["preset"] = m.preset;
@@ -82,6 +91,8 @@ nlohmann::json gpu_spec_json(const GpuSpec& g) {
       on["nccl"] = {{"nvlink_busbw_bytes_per_s", g.measured.nvlink_busbw},
                     {"base_latency_s", g.measured.nccl_base_latency_s},
                     {"step_latency_s", g.measured.nccl_step_latency_s}};
+    if (fp.nccl && g.measured.net_efficiency > 0)
+      on["nccl"]["net_efficiency"] = g.measured.net_efficiency;
     if (fp.sustained_clock) on["sustained_clock"] = g.measured.sustained_clock;
     if (fp.gemm_waves)
       on["gemm_waves"] = {{"sms", g.measured.sms},

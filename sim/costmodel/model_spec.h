@@ -97,6 +97,12 @@ struct KernelOptions {
   /// `glue_kernels`: `attention: standard` runs Megatron's unfused core attention's copy and
   /// scaling kernels between its GEMMs (QKV bias add, context permute, their gradients).
   bool glue_kernels = true;
+  /// `framework`: the framework preset these options came from ("" when none;
+  /// scenarios/presets/frameworks.yaml). The scenario's own `model:` keys override its values.
+  std::string framework;
+  /// `framework.host_launch`: the host's time to issue one kernel. A component's pass (a layer's
+  /// F, B or W) takes at least its kernel launches x this; 0 = no bound (docs/models.md).
+  double host_launch_s = 0;
 };
 
 /// The word embedding and the LM head of `model:`.
@@ -215,6 +221,9 @@ struct GpuMeasured {
   /// Hopper on), which NCCL picks there by default; 0 = the ring's.
   double nvls_busbw = 0;
   double nccl_base_latency_s = 0, nccl_step_latency_s = 0;
+  /// `nccl.net_efficiency`: the share of a NIC's line rate NCCL's traffic between nodes reaches
+  /// (an all-reduce's bus bandwidth per NIC over its line rate); 0 = not known (the line rate).
+  double net_efficiency = 0;
   /// `sustained_clock`: the GEMM rate a chip holds under continuous load at its power cap, as a
   /// fraction of the efficiency curve's ceiling (0 = not known).
   double sustained_clock = 0;

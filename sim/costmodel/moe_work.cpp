@@ -133,6 +133,8 @@ void add_mla_attention(ComponentWork& c, const TransformerModel& m, const Dims& 
   const double core = 2.0 * x.b * ar * x.q_len() * x.s * (qk + vd) * kCausalFraction;
   c.forward.attention_flops += core;
   c.backward_input.attention_flops += 2.5 * core;
+  c.forward.attention_kernels += x.cp;  // as layer_work.cpp's FlashAttention launches
+  c.backward_input.attention_kernels += 3.0 * x.cp;
   // Kept for B: the latents before and after their norms, Q, K (nope + rope per head), V and the
   // attention output.
   c.activation_bytes += T * e * (2.0 * (ql + kvl) + rope + 2.0 * ar * qk + 2.0 * ar * vd);

@@ -16,20 +16,23 @@ double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero
          (zero.level >= 1 ? optimizer / dp : optimizer);
 }
 
-OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes) {
-  const double e = static_cast<double>(dtype_bytes);
+OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes, double gradient_bytes,
+                                        bool loss_scaling) {
+  const double e = static_cast<double>(dtype_bytes), g = gradient_bytes;
   OptimizerBytes b;
-  // Every parameter of the GPU: the model's 16-bit gradient copied into the fp32 main gradient
-  // (_copy_model_grads_to_main_grads: read e, write 4); the gradient buffer zeroed for the next
-  // iteration (zero_grad_buffer: write e).
-  b.per_parameter = (e + 4.0) + e;
-  // The shard the GPU updates (all of it without ZeRO): unscale and the inf/nan check
-  // (torch._amp_foreach_non_finite_check_and_unscale_: read 4, write 4); the gradient norm for
-  // clipping (amp_C multi_tensor_l2norm: read 4); Adam (apex FusedAdam, multi_tensor_adam: read
-  // the fp32 parameter, gradient and both moments, write the parameter and moments: 16 + 12);
-  // the fp32 master copied back to the 16-bit model parameter
-  // (_copy_main_params_to_model_params: read 4, write e).
-  b.per_shard = 8.0 + 4.0 + 28.0 + (4.0 + e);
+  // Every parameter of the GPU: the gradient buffer zeroed for the next iteration
+  // (zero_grad_buffer: write g).
+  b.per_parameter = g;
+  // The shard the GPU updates (all of it without ZeRO): the gradient copied into the fp32 main
+  // gradient (_copy_model_grads_to_main_grads: main_grad.float(), a copy reading g and writing 4
+  // when the buffer is 16-bit, nothing when it is fp32 already); under fp16's loss scaling, the
+  // unscale and inf/nan check (torch._amp_foreach_non_finite_check_and_unscale_: read 4, write
+  // 4; bf16 has no grad scaler); the gradient norm for clipping (amp_C multi_tensor_l2norm: read
+  // 4); Adam (apex FusedAdam, multi_tensor_adam: read the fp32 parameter, gradient and both
+  // moments, write the parameter and moments: 16 + 12); the fp32 master copied back to the
+  // 16-bit model parameter (_copy_main_params_to_model_params: read 4, write e).
+  const double copy = g < 4.0 ? g + 4.0 : 0.0;
+  b.per_shard = copy + (loss_scaling ? 8.0 : 0.0) + 4.0 + 28.0 + (4.0 + e);
   return b;
 }
 

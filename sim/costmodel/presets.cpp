@@ -9,6 +9,7 @@ namespace bubblesim {
 
 extern const std::string_view kModelPresetsYaml;
 extern const std::string_view kGpuPresetsYaml;
+extern const std::string_view kFrameworkPresetsYaml;
 
 namespace {
 
@@ -46,7 +47,9 @@ std::string scalar_or_map(const YamlNode& n) {
 
 Presets::Presets()
     : models_(parse(kModelPresetsYaml, "scenarios/presets/models.yaml", model_names_)),
-      gpus_(parse(kGpuPresetsYaml, "scenarios/presets/gpus.yaml", gpu_names_)) {}
+      gpus_(parse(kGpuPresetsYaml, "scenarios/presets/gpus.yaml", gpu_names_)),
+      frameworks_(
+          parse(kFrameworkPresetsYaml, "scenarios/presets/frameworks.yaml", framework_names_)) {}
 
 const Presets& Presets::builtin() {
   static const Presets presets;
@@ -59,6 +62,48 @@ std::optional<YamlNode> Presets::model(const std::string& name) const {
 
 std::optional<YamlNode> Presets::gpu(const std::string& name) const {
   return find(gpus_, gpu_names_, name);
+}
+
+std::optional<YamlNode> Presets::framework(const std::string& name) const {
+  return find(frameworks_, framework_names_, name);
+}
+
+namespace {
+
+/// A preset with `sources`: its values, then the source of each.
+std::string sourced_preset_text(const YamlNode& node) {
+  std::string out;
+  for (const auto& e : node.raw()) {
+    const std::string key = e.first.as<std::string>();
+    if (key == "sources") continue;
+    out += fmt::format("    {}: {}\n", key, scalar_or_map(node.child(key)));
+  }
+  const YamlNode sources = node.child("sources");
+  for (const auto& e : sources.raw()) {
+    const std::string key = e.first.as<std::string>();
+    out += fmt::format("    source of {}: {}\n", key, sources.child(key).describe());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<YamlNode> preset_of(const YamlNode& node, const std::vector<std::string>& keys,
+                                  PresetKind kind, DiagnosticList& diags, bool& ok,
+                                  std::string& name) {
+  MapReader map(node, diags, keys);  // reads `preset` alone: the caller reads the rest
+  std::optional<YamlNode> key = map.get("preset");
+  if (!key) return std::nullopt;
+  const Presets& presets = Presets::builtin();
+  const bool gpu = kind == PresetKind::Gpu;
+  std::optional<std::string> s =
+      key->as_choice(diags, gpu ? presets.gpu_names() : presets.model_names());
+  if (!s) {
+    ok = false;
+    return std::nullopt;
+  }
+  name = *s;
+  return gpu ? presets.gpu(*s) : presets.model(*s);
 }
 
 std::string presets_text() {
@@ -80,20 +125,13 @@ std::string presets_text() {
   out +=
       "\nGPU presets (cluster: {gpu: {preset: NAME, ...overrides}}; "
       "scenarios/presets/gpus.yaml):\n";
-  for (const std::string& name : p.gpu_names()) {
-    const YamlNode node = *p.gpu(name);
-    out += fmt::format("  {}\n", name);
-    for (const auto& e : node.raw()) {
-      const std::string key = e.first.as<std::string>();
-      if (key == "sources") continue;
-      out += fmt::format("    {}: {}\n", key, scalar_or_map(node.child(key)));
-    }
-    const YamlNode sources = node.child("sources");
-    for (const auto& e : sources.raw()) {
-      const std::string key = e.first.as<std::string>();
-      out += fmt::format("    source of {}: {}\n", key, sources.child(key).describe());
-    }
-  }
+  for (const std::string& name : p.gpu_names())
+    out += fmt::format("  {}\n{}", name, sourced_preset_text(*p.gpu(name)));
+  out +=
+      "\nframework presets (model: {framework: NAME} or {framework: {preset: NAME, "
+      "host_launch: DURATION}}; scenarios/presets/frameworks.yaml):\n";
+  for (const std::string& name : p.framework_names())
+    out += fmt::format("  {}\n{}", name, sourced_preset_text(*p.framework(name)));
   return out;
 }
 

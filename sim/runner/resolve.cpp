@@ -90,12 +90,19 @@ std::vector<Time> optimizer_steps(const Scenario& sc, const ResolvedScenario& r)
   if (sc.gpu->mechanisms.optimizer_step && r.model_costs) {
     // docs/first-principles.md: Megatron-LM's mixed-precision optimizer step, kernel by kernel,
     // each pass's bytes at the HBM bandwidth x the memory-bound efficiency.
-    const OptimizerBytes ob = megatron_optimizer_bytes(sc.model->dtype.bytes);
+    // The gradient buffer: fp32 (Megatron's main_grad, bubblesim's default), or what
+    // costs.gradient_bytes gives per parameter; fp16 runs under a loss scaler, bf16 does not.
+    const bool loss_scaling = sc.model->dtype.name == "fp16";
     const double dp =
         par.zero.level >= 1 ? static_cast<double>(std::max(par.gradient_group(), 1)) : 1.0;
     const double rate = sc.gpu->memory_bandwidth->bytes_per_second() * sc.gpu->efficiency.memory;
-    for (const StageBreakdown& b : r.model_costs->stages) {
-      const double params = b.parameters_per_gpu;
+    const double t = static_cast<double>(std::max<std::int64_t>(par.tp, 1));
+    for (std::size_t s = 0; s < r.model_costs->stages.size(); ++s) {
+      const double params = r.model_costs->stages[s].parameters_per_gpu;
+      const double grad = s < par.given.gradient_bytes.size() && params > 0
+                              ? par.given.gradient_bytes[s].as_double() / t / params
+                              : 4.0;
+      const OptimizerBytes ob = megatron_optimizer_bytes(sc.model->dtype.bytes, grad, loss_scaling);
       out.push_back(
           Time::from_seconds((ob.per_parameter * params + ob.per_shard * params / dp) / rate));
     }

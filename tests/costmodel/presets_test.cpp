@@ -183,10 +183,16 @@ TEST_CASE("gemm_waves: whole waves of 256x128 tiles over the SMs; sustained_cloc
   CHECK(t_on == doctest::Approx(t_off / 0.902 * wave_factor(big, on->measured)));
 }
 
-TEST_CASE("Megatron's optimizer step: 48 + 3e bytes per parameter") {
-  const OptimizerBytes b = megatron_optimizer_bytes(2);
-  CHECK(b.per_parameter == doctest::Approx(8.0));  // main-grad copy 6, zero the buffer 2
-  CHECK(b.per_shard == doctest::Approx(46.0));     // unscale 8, norm 4, Adam 28, copy back 6
+TEST_CASE("Megatron's optimizer step: the passes its code runs for the gradient buffer and dtype") {
+  // fp16 with 16-bit gradients (Megatron-LM of 2021): 48 + 3e bytes per parameter.
+  const OptimizerBytes fp16 = megatron_optimizer_bytes(2, 2.0, true);
+  CHECK(fp16.per_parameter == doctest::Approx(2.0));  // zero the 16-bit buffer
+  CHECK(fp16.per_shard == doctest::Approx(52.0));     // copy 6, unscale 8, norm 4, Adam 28, back 6
+  // bf16 with fp32 main_grad (today's default): no copy (main_grad.float() is the buffer
+  // itself), no grad scaler.
+  const OptimizerBytes bf16 = megatron_optimizer_bytes(2, 4.0, false);
+  CHECK(bf16.per_parameter == doctest::Approx(4.0));  // zero the fp32 buffer
+  CHECK(bf16.per_shard == doctest::Approx(38.0));     // norm 4, Adam 28, copy back 6
 }
 
 TEST_CASE("slowest_gpu: compute at the pace of the slowest of n chips spread by the preset's cv") {

@@ -152,6 +152,28 @@ TEST_CASE("multi-node: routes cross the NICs and the network switch") {
   CHECK(route_names(t, "n0.gpu1", "n0.gpu0") == "n0.gpu1->n0.nvswitch0 n0.nvswitch0->n0.gpu0");
 }
 
+TEST_CASE("scale_bandwidth: every link of a NIC at a share of its rate, the others untouched") {
+  ClusterParams p;
+  p.nodes = 2;
+  Topology t = build_cluster(p);
+  const Topology before = t;
+  const std::string across = route_names(t, "n0.gpu0", "n1.gpu0");
+  t.scale_bandwidth(VertexKind::Nic, 0.96);
+  std::int32_t scaled = 0;
+  for (LinkId l = 0; l < t.link_count(); ++l) {
+    const bool nic = t.vertex_kind(t.link_source(l)) == VertexKind::Nic ||
+                     t.vertex_kind(t.link_target(l)) == VertexKind::Nic;
+    const double want = before.link_bandwidth(l).bytes_per_second() * (nic ? 0.96 : 1.0);
+    CHECK(t.link_bandwidth(l).bytes_per_second() == doctest::Approx(want));
+    scaled += nic ? 1 : 0;
+  }
+  CHECK(scaled == 2 * 16 * 2);  // 16 NICs, each linked to its PCIe switch and the network switch
+  CHECK(route_names(t, "n0.gpu0", "n1.gpu0") == across);   // same route, at the lower rate
+  CHECK(before.link_bandwidth(0).bytes_per_second() > 0);  // the copy kept its own links
+  CHECK_THROWS_AS(t.scale_bandwidth(VertexKind::Nic, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(t.scale_bandwidth(VertexKind::Nic, 1.5), std::invalid_argument);
+}
+
 TEST_CASE("NIC affinity: set_nic pairs a GPU with a NIC and decides between equal routes") {
   // g0 and g1 share one PCIe switch with two NICs into one network switch, like a DGX node.
   Topology t;

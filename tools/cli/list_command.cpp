@@ -1,5 +1,5 @@
-// `bubblesim list`: the known schedules, built-in and from plugins; `--presets`: the model and GPU
-// presets (docs/models.md) with their values and sources.
+// `bubblesim list`: the known schedules, built-in and from plugins; `--presets`: the model, GPU and
+// framework presets (docs/models.md) with their values and sources.
 #include <memory>
 
 #include "sim/costmodel/presets.h"
@@ -14,7 +14,8 @@ void add_list_command(CLI::App& app, CommandSet& commands) {
   CLI::App* list = app.add_subcommand("list", "list the known schedules (built-in and plugins)");
   auto presets = std::make_shared<bool>(false);
   list->add_flag("--presets", *presets,
-                 "list the model and GPU presets (model.preset, cluster.gpu.preset) instead");
+                 "list the model, GPU and framework presets (model.preset, cluster.gpu.preset, "
+                 "model.framework) instead");
   commands.add(list, [presets](CommandContext& context) {
     if (*presets) {
       emit("", fit_lines(presets_text(), text_width()));

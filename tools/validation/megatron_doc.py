@@ -37,8 +37,10 @@ def render_doc(rows, configs, ablations, order_kept, tflops):
         "`--num-layers-per-virtual-pipeline-stage`, `--fp16`):",
         "",
         "- the model: layers, hidden, heads, sequence 2048, vocabulary 51200, micro-batch size; "
-        "tied embeddings, standard (unfused) attention, the loss on fp32 logits, fp16, the "
-        "fused bias-GeLU the paper's sec. 4.2 describes;",
+        "tied embeddings, fp16, and `framework: megatron-lm-2021` (docs/models.md, "
+        "\"Frameworks\": the kernels of that code, each from its source: standard (unfused) "
+        "attention, the loss on fp32 logits, the fused bias-GeLU the paper's sec. 4.2 describes, "
+        "eager PyTorch's 13 us per kernel launch as a lower bound on each pass);",
         "- `cluster.gpu: {preset: a100-80g, first_principles: {nccl: true, gemm_waves: true, "
         "optimizer_step: true, slowest_gpu: true}}`: the datasheet roofline with the "
         "first-principles mechanisms the A100 80GB preset has measured numbers for "
@@ -112,13 +114,16 @@ use is published or measured with a script in this repository (nccl-tests' A100 
 and NCCL's latency constants, NVIDIA's cuBLAS tile and the A100's 108 SMs, Megatron-LM's
 optimizer kernels, the spread of Perlmutter's A100 80GB chips on a sustained GEMM); none was
 chosen against these rows. They take the mean |error| from 18.70% (ablation row `first
-principles off`, the datasheet roofline alone) to 11.33%, the worst row from 21.84% to 15.20%;
+principles off`, the datasheet roofline alone) to 11.29%, the worst row from 21.84% to 15.09%;
 the measured order is kept for 106 of 108 pairs (105 before). Every row is still too fast. Alone,
-each closes: tile and wave quantization 3.4 points (`GEMM waves off`: 14.76%), NCCL's bus
+each closes: tile and wave quantization 3.4 points (`GEMM waves off`: 14.72%), NCCL's bus
 bandwidth 2.3 (`NCCL bandwidth off`: 13.58%; the TP all-reduce at 235 instead of 300 GB/s, most
-at t = 8), the slowest of the step's GPUs 1.5 (`slowest GPU off`: 12.87%; 1.6% at 32 GPUs, 2.7%
-at 3072, at chip_spread 0.0076), Megatron's optimizer step 0.2 (`optimizer step off`: 11.57%; it
-matters only on the p = 1 rows). The must-show bounds (mean <= 5%, no row over 10%) are not met.
+at t = 8, and the traffic between nodes at 0.96 of the NICs' line rate), the slowest of the
+step's GPUs 1.5 (`slowest GPU off`: 12.82%; 1.6% at 32 GPUs, 2.7% at 3072, at chip_spread
+0.0076), Megatron's optimizer step 0.2 (`optimizer step off`: 11.53%; it matters only on the
+p = 1 rows). The framework preset's launch bound (eager PyTorch's 13 us per kernel) binds on no
+pass here (`host launch off`: 11.29%): the shortest pass, a large layer's W, is four GEMMs of
+milliseconds. The must-show bounds (mean <= 5%, no row over 10%) are not met.
 Where the rest is: (1) the op time. One microbatch of the zero-bubble paper's layers from the
 model on this preset, tile and wave quantization on, takes 0.89 (1.5B) and 0.93 (6.2B) of the
 time their A100 profile measured (docs/validation.md, "No profile"): the roofline's per-kernel
@@ -128,17 +133,15 @@ and is not it: Perlmutter's A100 80GB GPUs sustain 275 TFLOP/s on 32768^3 bf16 G
 above the curve's 265 (docs/first-principles.md, `sustained_clock`), so the switch stays off
 for a100-80g (an air-cooled DGX may hold less; no measurement of one was found). The kernels
 around the GEMMs are the likelier part: the `unfused GeLU forward` row (the variant measured A100
-profiles need, docs/calibration.md) takes the mean to 7.74%, and the curve fitted to the
-zero-bubble 1.5B profile (`A100 curve fitted on ZB 1.5B`) to 8.44%; neither is adopted, since the
+profiles need, docs/calibration.md) takes the mean to 7.70%, and the curve fitted to the
+zero-bubble 1.5B profile (`A100 curve fitted on ZB 1.5B`) to 8.40%; neither is adopted, since the
 paper states its bias-GeLU was fused and the curve is fitted on other runs. (2) The interleaved
 rows (76B, 310B, 530B at 2520 GPUs) keep the largest errors: with one to a few layers per
 virtual stage their ops are short, and the per-microbatch costs around each op (p2p waits, the
 host's gap after each blocking send/receive: `communication.p2p_sync_gap`, off here because the
-A100 stack's value is unknown) weigh most there. Not modelled: the data-parallel all-reduce
-between nodes at NCCL's achieved bandwidth (it runs at the NIC line rate; NVIDIA quotes 192 GB/s
-all-reduce bus bandwidth for a DGX A100 with 8 HDR NICs, about 4% below the 200 GB/s line rate,
-and `DP sync off` bounds the whole all-reduce at about a point) and communication kernels
-slowing the GEMMs beside them.
+A100 stack's value is unknown) weigh most there. Not modelled: communication kernels slowing
+the GEMMs beside the overlapped data-parallel buckets (only the three p = 1 rows overlap their
+all-reduce, and `DP sync off` bounds the whole all-reduce there at under a point).
 
 The paragraphs below were written against the datasheet roofline alone (18.7%); their reasoning
 about the pipeline's mechanisms holds with the first-principles mechanisms on.

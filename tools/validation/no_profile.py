@@ -61,13 +61,13 @@ def no_profile_section(npc):
 
 
 NO_PROFILE_READING = """\
-How to read it: from the model alone every cell is predicted too fast, by 10.6% on average
+How to read it: from the model alone every cell is predicted too fast, by 10.8% on average
 (14.2% on the datasheet roofline alone, one pair out of order there and here). Tile and wave
 quantization carries most of what the mechanisms close (2.6 points): the 6.2B layer's GEMMs after
 a 3 x 1024-token micro-batch leave their last wave on the A100's 108 SMs partly idle. The slowest
-of the eight GPUs at the A100 80GB chip spread (0.0076, Perlmutter) adds 0.8 points and
-Megatron's optimizer step as kernels 0.3; there is no TP or DP group here, so the NCCL bandwidth
-changes nothing (p2p is Table 9's measured T_comm). Where the remaining 10 points are: (1) about
+of the eight GPUs at the A100 80GB chip spread (0.0076, Perlmutter) adds 0.7 points and
+Megatron's optimizer step as kernels 0.1 (fp16, fp32 main gradient); with no TP or DP group
+here the NCCL bandwidth changes nothing (p2p is Table 9's measured T_comm). Where the remaining 10 points are: (1) about
 4 points are the pipeline's pace with the measured profile itself (the sections above: every cell
 is 3-7% fast with Table 9's times, a slower GPU among the eight); (2) the rest is the time of the
 layer's ops: one microbatch's F + B + W of the median stage's layers from the model is 0.89 (1.5B)

@@ -36,11 +36,12 @@ SCENARIO_DIR = os.path.join(ROOT, "scenarios", "validation", "megatron")
 DOC = os.path.join(ROOT, "docs", "validation-megatron.md")
 
 # The model as Megatron-LM of 2021 ran GPT (examples/sc21/CONFIG.sh: --fp16, GPT-2 BPE vocabulary
-# padded to 51200, sequence 2048): tied input and output embeddings, the unfused attention
+# padded to 51200, sequence 2048): tied input and output embeddings, and the kernels of the
+# framework preset megatron-lm-2021 (scenarios/presets/frameworks.yaml): the unfused attention
 # (FlashAttention did not exist) with Megatron's fused scale-mask-softmax, the loss on fp32 logits
-# (no --fp16-lm-cross-entropy), the fused bias-GeLU of the paper's sec. 4.2.
-MODEL_SETUP = ("vocab: 51200, tied_embeddings: true, attention: standard, cross_entropy: fp32, "
-               "dtype: fp16, activation_fusion: fused")
+# (no --fp16-lm-cross-entropy), the fused bias-GeLU of the paper's sec. 4.2, eager PyTorch's
+# launch time.
+MODEL_SETUP = "vocab: 51200, tied_embeddings: true, dtype: fp16, framework: megatron-lm-2021"
 # Selene (paper sec. 5): DGX A100 nodes, 8 A100 80GB on NVLink 3 / NVSwitch (600 GB/s
 # bidirectional per GPU: 300 GB/s each way), one 200 Gb/s HDR InfiniBand HCA per GPU, a
 # full-bisection fat tree (modelled as one non-blocking switch). PCIe Gen4 x16 (32 GB/s each way).
@@ -99,7 +100,10 @@ def scenario_text(row, fields):
     if not fields["tied"]:
         setup = setup.replace("tied_embeddings: true", "tied_embeddings: false")
     if fields["unfused"]:
-        setup = setup.replace("activation_fusion: fused", "activation_fusion: forward_unfused")
+        setup += ", activation_fusion: forward_unfused"
+    if not fields["host_launch"]:
+        setup = setup.replace("framework: megatron-lm-2021",
+                              "framework: {preset: megatron-lm-2021, host_launch: 0us}")
     sched = "1f1b" if chunks == 1 else f"{{name: interleaved-1f1b, params: {{chunks: {chunks}}}}}"
     if not fields["interleaved"]:
         sched = "1f1b"
@@ -157,7 +161,8 @@ def predict_row(binary, row, fields):
 # ceiling: the preset refuses it).
 FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step", "slowest_gpu"]
 BASE = dict(p2p="blocking", iterations=True, dp_sync=True, recompute=True, tied=True,
-            unfused=False, interleaved=True, overlap=False, fp16_grads=True, per_switch=2,
+            unfused=False, host_launch=True, interleaved=True, overlap=False, fp16_grads=True,
+            per_switch=2,
             efficiency="", noise="", nccl=True, gemm_waves=True, optimizer_step=True,
             slowest_gpu=True)
 # The slowest chip sampled instead of its expectation (first_principles.slowest_gpu off): each
@@ -176,7 +181,8 @@ ABLATIONS = [
      "the static memory (the predictions before issue 33)",
      dict(nccl=False, gemm_waves=False, optimizer_step=False, slowest_gpu=False)),
     ("NCCL bandwidth off", "first_principles.nccl: false: TP collectives as flows at the link "
-     "rate instead of nccl-tests' 235 GB/s bus bandwidth and NCCL's latency", dict(nccl=False)),
+     "rate instead of nccl-tests' 235 GB/s bus bandwidth and NCCL's latency, and the NICs at "
+     "their line rate instead of NCCL's 0.96 of it", dict(nccl=False)),
     ("GEMM waves off", "first_principles.gemm_waves: false: GEMM time from its FLOPs alone, no "
      "tile and wave quantization over the 108 SMs", dict(gemm_waves=False)),
     ("optimizer step off", "first_principles.optimizer_step: false: the step as two passes over "
@@ -185,6 +191,8 @@ ABLATIONS = [
     ("slowest GPU off", "first_principles.slowest_gpu: false: compute at the median chip's pace "
      "instead of the slowest of the step's GPUs at the preset's chip_spread 0.0076 (Perlmutter's "
      "A100 80GB)", dict(slowest_gpu=False)),
+    ("host launch off", "model.framework: {preset: megatron-lm-2021, host_launch: 0us}: no "
+     "pass bounded by its kernel launches x the host's 13 us", dict(host_launch=False)),
     ("blocking p2p off", "communication.p2p: async", dict(p2p="async")),
     ("whole iterations off", "one iteration's makespan: no optimizer step, no barrier",
      dict(iterations=False)),

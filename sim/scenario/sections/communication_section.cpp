@@ -103,6 +103,11 @@ void read_communication(LoadContext& context, Scenario& sc) {
   }
   std::optional<Topology> topo = load_topology(*topology_node, context.base_dir(), diags);
   if (!topo) return;
+  // first_principles.nccl: traffic between nodes at the share of the NICs' line rate NCCL
+  // reaches (the GPU preset's nccl.net_efficiency; docs/first-principles.md). The model section,
+  // read before this one, gave the GPU.
+  if (sc.gpu && sc.gpu->mechanisms.nccl && sc.gpu->measured.net_efficiency > 0)
+    topo->scale_bandwidth(VertexKind::Nic, sc.gpu->measured.net_efficiency);
   auto shared = std::make_shared<const Topology>(std::move(*topo));
   sc.communication.topology = shared;
   if (sc.stages > 0) read_placement(placement, *topology_node, *shared, sc, diags);
