@@ -293,10 +293,14 @@ class StageBuilder {
       // Overlapped (zero_overlap, FSDP's prefetch): the stage's parameters move as `pieces`
       // layer-sized pieces; the first piece's collective is exposed, each later one runs while
       // the previous piece computes and shows only where it is longer. Not overlapped: one
-      // collective of the whole stage before (gathers) or after (reduce-scatter) the op.
+      // collective of the whole stage before (gathers) or after (reduce-scatter) the op. A hidden
+      // piece holds comm_sm_fraction f of the SMs: the compute beside it is f / (1 - f) longer.
       const double pieces = in_.zero.overlap ? std::max(n, 1.0) : 1.0;
+      const double f = in_.comm_sm_fraction;
       auto exposed = [&](double piece_s, const TimeParts& op) {
-        return piece_s + (pieces - 1.0) * std::max(0.0, piece_s - op.seconds() / pieces);
+        const double chunk = op.seconds() / pieces;
+        return piece_s + (pieces - 1.0) * (std::max(0.0, piece_s - chunk) +
+                                           std::min(piece_s, chunk) * f / (1.0 - f));
       };
       if (in_.zero.level >= 3) {  // parameters gathered before every F and every B
         const double gather = in_.collectives->parameter_gather(st, params * e / pieces).seconds();

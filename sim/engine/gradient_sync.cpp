@@ -13,9 +13,10 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
                          const std::vector<EngineObserver*>& obs)
     : plan(p), table(t), index(t), topology(topo), port(fp), observers(obs) {
   const auto devices = static_cast<std::size_t>(table.devices);
-  last_compute.assign(devices, -1);
-  compute_end.assign(devices, Time::zero());
-  tp_per_device.assign(devices, Time::zero());
+  per_device.last_compute.assign(devices, -1);
+  per_device.compute_end.assign(devices, Time::zero());
+  per_device.tp.assign(devices, Time::zero());
+  per_device.in_flight.assign(devices, 0);
   stages.resize(static_cast<std::size_t>(table.stages));
   for (std::size_t s = 0; s < stages.size(); ++s)
     stages[s].holders = table.placement.holders_of(static_cast<std::int32_t>(s));
@@ -33,24 +34,24 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
           break;
         case OpKind::Backward:
           if (!index.has_weight(op.stage, op.microbatch)) last[op.stage] = pos;
-          tp_per_device[d] += tp_of(plan.tp_backward, op.stage);
+          per_device.tp[d] += tp_of(plan.tp_backward, op.stage);
           break;
         case OpKind::ForwardBackward:
           if (!index.has_weight(op.backward_stage, op.backward_microbatch))
             last[op.backward_stage] = pos;
-          tp_per_device[d] +=
+          per_device.tp[d] +=
               tp_of(plan.tp_forward, op.stage) + tp_of(plan.tp_backward, op.backward_stage);
           break;
         case OpKind::Forward:
-          tp_per_device[d] += tp_of(plan.tp_forward, op.stage);
+          per_device.tp[d] += tp_of(plan.tp_forward, op.stage);
           break;
         case OpKind::Recompute:
-          tp_per_device[d] += tp_of(plan.tp_forward, op.stage);
+          per_device.tp[d] += tp_of(plan.tp_forward, op.stage);
           break;
         default:
           break;
       }
-      if (stream_of(op.kind) == Stream::Compute) last_compute[d] = pos;
+      if (stream_of(op.kind) == Stream::Compute) per_device.last_compute[d] = pos;
     }
     for (const auto& [s, pos] : last) last_grad[{static_cast<std::int32_t>(d), pos}].push_back(s);
   }
@@ -188,6 +189,7 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
     // Start them (a collective over one rank is done at once).
     const std::vector<std::uint32_t> ids = unit.instances;
     for (std::uint32_t id : ids) {
+      count_in_flight(instances.device[id], 1);
       if (instances.list[id]->start(port, id, now, cache.routes)) instance_done(id, now);
     }
     if (unit.pending > 0) return;
@@ -232,7 +234,18 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
     for (EngineObserver* o : observers) o->on_collective(e);
   }
   --unit.pending;
+  count_in_flight(instances.device[id], -1);
   (void)now;
+}
+
+void GradientSync::Impl::count_in_flight(std::int32_t device, std::int32_t delta) {
+  std::int32_t& n = per_device.in_flight[static_cast<std::size_t>(device)];
+  const bool before = n > 0;
+  n += delta;
+  if (plan.overlap.sm_share > 0 && before != (n > 0)) {
+    if (std::find(rate_changes.begin(), rate_changes.end(), device) == rate_changes.end())
+      rate_changes.push_back(device);
+  }
 }
 
 void GradientSync::Impl::advance(std::int32_t s, Time now) {
@@ -291,8 +304,8 @@ GradientSync::~GradientSync() = default;
 
 void GradientSync::on_compute_end(std::int32_t device, std::int32_t position, Time end) {
   const auto d = static_cast<std::size_t>(device);
-  if (position == impl_->last_compute[d])
-    impl_->compute_end[d] = std::max(impl_->compute_end[d], end);
+  if (position == impl_->per_device.last_compute[d])
+    impl_->per_device.compute_end[d] = std::max(impl_->per_device.compute_end[d], end);
 }
 
 void GradientSync::on_compute_start(std::int32_t device, std::int32_t position, Time start,
@@ -300,6 +313,18 @@ void GradientSync::on_compute_start(std::int32_t device, std::int32_t position, 
   impl_->on_compute_start(device, position, start, end);
 }
 void GradientSync::on_token(std::uint32_t token, Time now) { impl_->on_token(token, now); }
+
+double GradientSync::compute_rate(std::int32_t device) const {
+  return impl_->per_device.in_flight[static_cast<std::size_t>(device)] > 0
+             ? 1.0 - impl_->plan.overlap.sm_share
+             : 1.0;
+}
+
+std::vector<std::int32_t> GradientSync::take_rate_changes() {
+  std::vector<std::int32_t> out;
+  out.swap(impl_->rate_changes);
+  return out;
+}
 void GradientSync::finish(Metrics& metrics, bool completed) { impl_->finish(metrics, completed); }
 
 }  // namespace bubblesim

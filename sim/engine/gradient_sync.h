@@ -42,7 +42,15 @@ struct SyncPlan {
   /// Per table stage: gradient bytes held by one GPU (the stage's gradients / tp).
   std::vector<Bytes> gradient_bytes;
   Bytes bucket = Bytes(25 * 1024 * 1024);
-  bool overlap = true;
+  /// `buckets`: buckets start while the gradients' last op runs; `sm_share`
+  /// (`overlap.comm_sm_fraction`): while a device's bucket collectives run, they hold this share
+  /// of its SMs and its compute runs at 1 - share (GradientSync::compute_rate); 0 = no effect.
+  /// The gradient-sync component then runs every compute op: no other component may run one
+  /// (the runner leaves it 0 with expert parallelism, whose exchange runs the MoE ops).
+  struct {
+    bool buckets = true;
+    double sm_share = 0;
+  } overlap;
   /// The data-parallel collectives' algorithm and how their ring steps run (collective_steps).
   struct {
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
@@ -95,6 +103,11 @@ class GradientSync {
   void on_compute_end(std::int32_t device, std::int32_t position, Time end);
   /// A token handed to the port came back.
   void on_token(std::uint32_t token, Time now);
+  /// The speed of `device`'s compute now, as a share of its own: 1 - SyncPlan::overlap.sm_share
+  /// while any of its bucket collectives runs, else 1.
+  double compute_rate(std::int32_t device) const;
+  /// The devices whose compute_rate changed since the last call (each once, in order).
+  std::vector<std::int32_t> take_rate_changes();
   /// After the event loop: optimizer steps, metrics.sync, makespan. `completed`: the table ran
   /// to the end (no deadlock).
   void finish(Metrics& metrics, bool completed);

@@ -13,7 +13,7 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
   if (!observers.empty() &&
       (!plan.tp_forward.empty() || !plan.tp_backward.empty() || !plan.a2a_costs.empty()))
     report_tp(device, position, start, end);
-  if (plan.overlap) {
+  if (plan.overlap.buckets) {
     auto it = last_grad.find({device, position});
     if (it != last_grad.end()) {
       for (std::int32_t s : it->second) {
@@ -28,9 +28,9 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
       }
     }
   }
-  if (position == last_compute[d]) {
-    compute_end[d] = end;
-    if (!plan.overlap) {
+  if (position == per_device.last_compute[d]) {
+    per_device.compute_end[d] = end;
+    if (!plan.overlap.buckets) {
       for (std::size_t s = 0; s < stages.size(); ++s) {
         const auto& h = stages[s].holders;
         if (std::find(h.begin(), h.end(), device) == h.end()) continue;
@@ -122,7 +122,7 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
   sm.enabled = true;
   sm.collectives = plan.tp_summaries;
   const auto devices = static_cast<std::size_t>(table.devices);
-  for (std::size_t d = 0; d < devices; ++d) sm.tp_comm = std::max(sm.tp_comm, tp_per_device[d]);
+  for (std::size_t d = 0; d < devices; ++d) sm.tp_comm = std::max(sm.tp_comm, per_device.tp[d]);
   if (!completed) return;
   for (std::size_t s = 0; s < stages.size(); ++s) {
     const StageState& st = stages[s];
@@ -153,12 +153,12 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
       }
     }
   }
-  for (Time t : compute_end) sm.compute_end = std::max(sm.compute_end, t);
+  for (Time t : per_device.compute_end) sm.compute_end = std::max(sm.compute_end, t);
   sm.sync_end_per_device.assign(devices, Time::zero());
   sm.optimizer_end_per_device.assign(devices, Time::zero());
   Time last_sync;
   for (std::size_t d = 0; d < devices; ++d) {
-    Time sync_end = compute_end[d];
+    Time sync_end = per_device.compute_end[d];
     for (const StageState& st : stages) {
       if (std::find(st.holders.begin(), st.holders.end(), static_cast<std::int32_t>(d)) !=
               st.holders.end() &&

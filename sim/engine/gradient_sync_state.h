@@ -74,11 +74,21 @@ struct GradientSync::Impl {
   Instances instances;
   Caches cache;
   std::vector<std::pair<std::size_t, bool>> ready_events;  // (unit, unused)
-  std::vector<std::int32_t> last_compute;  // per device: position of its last compute op
-  std::vector<Time> compute_end;
+  /// Per device: the position of its last compute op and that op's end, the TP time inside its
+  /// ops, and its bucket collectives running now.
+  struct PerDevice {
+    std::vector<std::int32_t> last_compute;
+    std::vector<Time> compute_end;
+    std::vector<Time> tp;
+    std::vector<std::int32_t> in_flight;
+  };
+  PerDevice per_device;
   std::map<std::pair<std::int32_t, std::int32_t>, std::vector<std::int32_t>>
       last_grad;  // (device, pos) -> stages
-  std::vector<Time> tp_per_device;
+  /// The devices whose count of running bucket collectives left or reached 0 since
+  /// GradientSync::take_rate_changes.
+  std::vector<std::int32_t> rate_changes;
+  void count_in_flight(std::int32_t device, std::int32_t delta);
 
   Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
        const std::vector<EngineObserver*>& obs);

@@ -38,6 +38,9 @@ struct SyncMetrics {
   Time parameter_gather;  // ZeRO >= 1: largest post-step parameter all-gather over devices
   Time tp_comm;           // largest over devices of the TP all-reduce time inside its ops
   Time compute_end;       // end of the last compute op (before the syncs)
+  /// overlap.comm_sm_fraction: the largest over devices of the time its compute ran longer
+  /// because its gradient buckets' kernels held SMs (SyncPlan::overlap.sm_share).
+  Time sm_slowdown;
   std::vector<Time> sync_end_per_device;
   std::vector<Time> optimizer_end_per_device;
   std::vector<CollectiveSummary> collectives;

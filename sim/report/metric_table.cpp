@@ -275,6 +275,14 @@ const std::vector<Metric> kMetrics = {
        if (in.scenario.communication.p2p_sync_gap == Time::zero()) return MetricValue{};
        return number(in.sim().comm.host_gap);
      }},
+    {"dp_sm_slowdown_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
+     "largest time a device's compute ran longer because its gradient buckets' NCCL kernels "
+     "held overlap.comm_sm_fraction of its SMs; absent without data-parallel buckets",
+     [](const MetricInput& in) {
+       if (!(in.scenario.parallelism.overlap.comm_sm_fraction > 0) || !in.sim().sync.enabled)
+         return MetricValue{};
+       return number(in.sim().sync.sm_slowdown);
+     }},
     {"parameter_gather_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "ZeRO 1-2: largest all-gather of the updated parameters after a device's optimizer step",
      [](const MetricInput& in) { return number(in.sim().sync.parameter_gather); }},

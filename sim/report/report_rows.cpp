@@ -165,6 +165,9 @@ std::vector<DetailTable> detail_tables(const Scenario& scenario,
       {"p2p",
        "Blocking point-to-point (the device with the most)",
        {{"simulation.blocked_send_s", "blocked send"}, {"simulation.host_gap_s", "host gap"}}},
+      {"gradient buckets",
+       "Gradient buckets beside compute (the device with the most; overlap.comm_sm_fraction)",
+       {{"simulation.dp_sm_slowdown_s", "slowed compute"}}},
   };
   std::vector<DetailTable> out;
   for (const Group& g : groups) {

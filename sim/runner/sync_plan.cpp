@@ -92,7 +92,10 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   }
   plan->gradient_collective = sync.gradient_collective;
   plan->bucket = par.data_parallel.bucket;
-  plan->overlap = par.data_parallel.overlap;
+  plan->overlap.buckets = par.data_parallel.overlap;
+  // With expert parallelism the share is the all-to-all's (docs/moe.md), whose exchange runs the
+  // MoE ops; the buckets' SMs are modelled without it (docs/parallelism.md).
+  plan->overlap.sm_share = par.ep > 1 ? 0.0 : par.overlap.comm_sm_fraction;
   plan->collective.algorithm = par.data_parallel.algorithm;
   plan->collective.ring_steps = par.data_parallel.ring_steps;
   plan->replica_sync = par.data_parallel.replica_sync;

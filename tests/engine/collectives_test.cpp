@@ -151,7 +151,7 @@ SimulationResult replay_dp(const Table& table, const StageCost& c, const Topolog
   plan->gradient_bytes = gradient;
   if (plan->gradient_bytes.size() == 1)
     plan->gradient_bytes.assign(static_cast<std::size_t>(table.stages), gradient[0]);
-  plan->overlap = overlap;
+  plan->overlap.buckets = overlap;
   plan->bucket = bucket;
   EngineInput in;
   in.table = &table;

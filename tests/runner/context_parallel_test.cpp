@@ -266,6 +266,46 @@ TEST_CASE("overlap.tp_comm_sms: the GEMMs beside the reserving kernels run on th
         std::string::npos);
 }
 
+TEST_CASE("overlap.comm_sm_fraction: ZeRO-3's hidden per-layer gathers slow the compute beside") {
+  // One stage of 8 layers, ZeRO-3 over 8 GPUs of a node: each op gathers its parameters layer by
+  // layer (zero_overlap), the first layer's exposed, the other 7 under the previous layer.
+  // The gradient buckets wait for the flush (data_parallel.overlap false): only ZeRO's
+  // collectives can hide under compute here.
+  auto costs = [](const std::string& fraction, bool overlap = true) {
+    const ResolvedScenario r = resolve(load_scenario_string(
+        "name: zero-sm\n"
+        "pipeline: {stages: 1, microbatches: 2}\n"
+        "model: {layers: 8, hidden: 4096, heads: 32, seq_len: 4096, vocab: 32000}\n"
+        "cluster: {gpu: {preset: h100-sxm}}\n"
+        "topology: topologies/dgx-h100.yaml\n"
+        "parallelism: {dp: 8, zero: 3, zero_overlap: " +
+            std::string(overlap ? "true" : "false") + "}\ndata_parallel: {overlap: false}\n" +
+            fraction + "schedules: [1f1b]\n",
+        "zero.yaml", source("scenarios"), registry()));
+    REQUIRE(r.model_costs);
+    return r.model_costs->stages[0];
+  };
+  const StageBreakdown none = costs("");
+  const StageBreakdown sm = costs("overlap: {comm_sm_fraction: 0.2}\n");
+  for (auto part : {&StageBreakdown::forward, &StageBreakdown::backward_input}) {
+    const TimeParts& a = none.*part;
+    const TimeParts& b = sm.*part;
+    CHECK(a.layers == b.layers);  // the compute itself is unchanged
+    // Each hidden gather shares min(gather, layer) with compute, 0.2 / 0.8 longer.
+    const double layer = (a.seconds() - a.zero_comm) / 8.0;
+    const double gather = a.zero_comm;  // all hidden: the first piece exposed only
+    CHECK(gather < layer);
+    CHECK(b.zero_comm - a.zero_comm == doctest::Approx(7.0 * gather * 0.25).epsilon(1e-6));
+  }
+  // Without zero_overlap nothing hides, and without a collective to hide it is refused.
+  try {
+    costs("overlap: {comm_sm_fraction: 0.2}\n", false);
+    FAIL("comm_sm_fraction without a hidden collective must be refused");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("zero_overlap") != std::string::npos);
+  }
+}
+
 TEST_CASE("a job past 2^31 GPUs is refused by name, not overflowed") {
   // 2 stages x dp 65536 x tp 32 x cp 1024 = 2^32 GPUs, within every key's own limits.
   const std::string yaml = R"(

@@ -62,6 +62,27 @@ TEST_CASE("first_principles.nccl: the all-reduce between nodes at the NICs' net_
   CHECK(b == doctest::Approx(a / 0.96).epsilon(0.002));
 }
 
+TEST_CASE("overlap.comm_sm_fraction: compute beside a device's gradient buckets runs slower") {
+  // dp_overlap_on: each device's last backward (B + W, 4 ms) fills 82 buckets of 25 MiB, which
+  // start while it runs and go on after it (2 GiB over NVLink: about 5 ms).
+  Scenario plain = load_scenario_file(source("scenarios/parallel/dp_overlap_on.yaml"), registry());
+  Scenario held = plain;
+  held.parallelism.overlap.comm_sm_fraction = 0.2;
+  const ScenarioRun ra = run_scenario(plain, registry());
+  const ScenarioRun rb = run_scenario(held, registry());
+  const Metrics& a = run_named(ra, "1f1b").simulation.metrics;
+  const Metrics& b = run_named(rb, "1f1b").simulation.metrics;
+  // Each stage's last backward shares nearly all of its time with its buckets: it runs at 0.8,
+  // up to 0.25 x 4 ms longer; the ops before it have no bucket beside them. The four last
+  // backwards follow each other down the pipeline, so their delays add up.
+  const double later = (b.sync.compute_end - a.sync.compute_end).seconds();
+  CHECK(later > 0.9 * 4 * 0.25 * 4e-3);
+  CHECK(later <= 4 * 0.25 * 4e-3 + 1e-9);
+  CHECK(b.makespan > a.makespan);
+  // The forwards and backwards before the flush are unchanged: the bubble before them is too.
+  CHECK(b.sync.dp_sync.seconds() == doctest::Approx(a.sync.dp_sync.seconds()).epsilon(0.05));
+}
+
 TEST_CASE("Chimera with replica sync beats 1F1B on a fast network and loses on a 100x slower one") {
   Scenario fast = load_scenario_file(source("scenarios/chimera_fast_network.yaml"), registry());
   Scenario slow = load_scenario_file(source("scenarios/chimera_slow_network.yaml"), registry());

@@ -128,6 +128,12 @@ def ablations(text):
         out.append(("zero_overlap off", "ZeRO-3's per-op gathers and reduce-scatters of the whole "
                     "stage, exposed (`parallelism.zero_overlap: false`)",
                     edit_map(text, "parallelism", {"zero_overlap": "false"})))
+        if not re.search(r"^overlap:", text, flags=re.M):
+            out.append(("comm_sm_fraction 0.121", "the NCCL kernels of the hidden ZeRO-3 "
+                        "collectives and gradient buckets on 16 of the 132 SMs (NCCL's NVLS "
+                        "channel default, src/transport/nvls.cc), the compute beside them slower "
+                        "(`overlap.comm_sm_fraction: 0.121`, docs/models.md, docs/parallelism.md)",
+                        text + "overlap: {comm_sm_fraction: 0.121}\n"))
     return [a for a in out if a[2] is not None]
 
 

@@ -282,10 +282,14 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
     MapReader m(*overlap, diags, {"comm_sm_fraction", "tp_comm_sms"});
     if (auto n = overlap->is_map() ? m.get("comm_sm_fraction") : std::nullopt) {
       if (auto v = n->as_real(diags, 0.0, 0.9)) {
-        if (*v > 0 && spec.ep <= 1) {
+        const bool zero_hidden = spec.zero.level >= 2 && spec.zero.overlap;
+        const bool buckets_hidden = spec.dp > 1 && spec.data_parallel.overlap;
+        if (*v > 0 && spec.ep <= 1 && !zero_hidden && !buckets_hidden) {
           n->error(diags,
-                   "the share of SMs an overlapped expert all-to-all holds: it needs "
-                   "parallelism.ep > 1");
+                   "the share of SMs an overlapped collective's kernels hold: it needs one that "
+                   "hides under compute, the expert all-to-all (parallelism.ep > 1), ZeRO's "
+                   "per-layer collectives (parallelism.zero: 2 or 3 with zero_overlap) or the "
+                   "gradient buckets (parallelism.dp > 1 with data_parallel.overlap)");
         } else {
           spec.overlap.comm_sm_fraction = *v;
         }
