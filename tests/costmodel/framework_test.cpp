@@ -59,9 +59,16 @@ TEST_CASE(
   CHECK_FALSE(core->kernels.glue_kernels);
   CHECK(core->kernels.host_launch_s == 0.0);
   CHECK(d.empty());
+  // The JSON report's model gives the framework and its launches per layer (F, B, W).
+  const nlohmann::json j = transformer_model_json(*core);
+  CHECK(j["framework"]["preset"] == "megatron-core");
+  CHECK(j["framework"]["host_launch_s"] == 0.0);
+  // W: four weight-gradient GEMMs and, with the bias gradients moved to W, their four sums.
+  CHECK(j["framework"]["launches_per_layer"]["backward_weight"] == 8.0);
   // Without a framework nothing changes: the defaults, no launch bound.
   auto none = model_of("model: {layers: 2, hidden: 64, heads: 4, seq_len: 32}\n", d);
   REQUIRE(none.has_value());
+  CHECK_FALSE(transformer_model_json(*none).contains("framework"));
   CHECK(none->kernels.framework.empty());
   CHECK(none->kernels.host_launch_s == 0.0);
   // A map without its preset is an error naming the key.
