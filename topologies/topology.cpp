@@ -28,6 +28,12 @@ constexpr std::size_t kMaxCachedRoutes = std::size_t{1} << 20;
 // has thousands of links in).
 constexpr std::int64_t kReverseRelaxations = 512;
 
+// A link's routing cost: the time to move 1 MiB over it alone, in integer picoseconds so that
+// equal-cost routes compare equal exactly.
+PathCost link_cost(Time latency, Bandwidth bandwidth) {
+  return PathCost{(latency + transfer_time(Bytes(kOneMiB), bandwidth)).ps(), 1};
+}
+
 struct LinkInfo {
   VertexId source = 0;
   VertexId target = 0;
@@ -280,8 +286,7 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
   if (impl_->links.size() + 2 > static_cast<std::size_t>(std::numeric_limits<LinkId>::max())) {
     throw std::invalid_argument("too many topology links");
   }
-  // Integer picoseconds so that equal-cost routes compare equal exactly.
-  PathCost cost{(latency + transfer_time(Bytes(kOneMiB), bandwidth)).ps(), 1};
+  const PathCost cost = link_cost(latency, bandwidth);
   for (auto [s, t] : {std::pair{a, b}, std::pair{b, a}}) {
     impl_->links.push_back(LinkInfo{s, t, bandwidth, latency, cost});
   }
@@ -298,7 +303,7 @@ void Topology::scale_bandwidth(VertexKind kind, double factor) {
         impl_->kinds[static_cast<std::size_t>(l.target)] != kind)
       continue;
     l.bandwidth = Bandwidth::bytes_per_second(l.bandwidth.bytes_per_second() * factor);
-    l.cost = PathCost{(l.latency + transfer_time(Bytes(kOneMiB), l.bandwidth)).ps(), 1};
+    l.cost = link_cost(l.latency, l.bandwidth);
   }
   impl_->changed();
 }

@@ -26,18 +26,11 @@ double PassWork::launches() const {
   return total;
 }
 
-void PassWork::add(const PassWork& other, double times) {
-  for (GemmWork g : other.gemms) {
-    g.batch *= times;
-    gemms.push_back(g);
-  }
-  attention_flops += other.attention_flops * times;
-  attention_kernels += other.attention_kernels * times;
-  for (MemoryWork m : other.memory) {
-    m.bytes *= times;
-    m.kernels *= times;
-    memory.push_back(m);
-  }
+void PassWork::add(const PassWork& other) {
+  gemms.insert(gemms.end(), other.gemms.begin(), other.gemms.end());
+  attention_flops += other.attention_flops;
+  attention_kernels += other.attention_kernels;
+  memory.insert(memory.end(), other.memory.begin(), other.memory.end());
 }
 
 namespace {

@@ -52,8 +52,8 @@ struct PassWork {
   double launches() const;
   double flops() const { return gemm_flops() + attention_flops; }
   double memory_bytes() const;
-  /// Appends `other` `times` times (GEMM batches, FLOPs and bytes scaled).
-  void add(const PassWork& other, double times = 1.0);
+  /// Appends `other`'s GEMMs, attention kernels and memory-bound kernels.
+  void add(const PassWork& other);
 };
 
 /// `parallelism.sp_wgrad_input`: under sequence parallelism, how a split backward's W gets the

@@ -57,7 +57,6 @@ class LayeredMap {
 std::optional<YamlNode> read_framework(const std::optional<YamlNode>& n, KernelOptions& k,
                                        DiagnosticList& diags, bool& ok) {
   if (!n) return std::nullopt;
-  const Presets& presets = Presets::builtin();
   std::optional<YamlNode> name_node = n;
   std::optional<Time> launch;
   if (n->is_map()) {
@@ -73,16 +72,12 @@ std::optional<YamlNode> read_framework(const std::optional<YamlNode>& n, KernelO
     ok = false;
     return std::nullopt;
   }
-  const std::optional<std::string> name = name_node->as_choice(diags, presets.framework_names());
-  if (!name) {
-    ok = false;
-    return std::nullopt;
-  }
-  const YamlNode preset = *presets.framework(*name);
-  k.framework = *name;
+  std::optional<YamlNode> preset =
+      named_preset(*name_node, PresetKind::Framework, diags, ok, k.framework);
+  if (!preset) return std::nullopt;
   if (!launch) {
     DiagnosticList internal;  // the built-in file's values parse (presets_test checks them)
-    launch = preset.child("host_launch").as_time(internal);
+    launch = preset->child("host_launch").as_time(internal);
   }
   k.host_launch_s = launch ? launch->seconds() : 0.0;
   return preset;

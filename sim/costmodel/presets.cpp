@@ -88,22 +88,30 @@ std::string sourced_preset_text(const YamlNode& node) {
 
 }  // namespace
 
+std::optional<YamlNode> named_preset(const YamlNode& name_node, PresetKind kind,
+                                     DiagnosticList& diags, bool& ok, std::string& name) {
+  const Presets& p = Presets::builtin();
+  const std::vector<std::string>& names = kind == PresetKind::Model ? p.model_names()
+                                          : kind == PresetKind::Gpu ? p.gpu_names()
+                                                                    : p.framework_names();
+  std::optional<std::string> s = name_node.as_choice(diags, names);
+  if (!s) {
+    ok = false;
+    return std::nullopt;
+  }
+  name = *s;
+  return kind == PresetKind::Model ? p.model(*s)
+         : kind == PresetKind::Gpu ? p.gpu(*s)
+                                   : p.framework(*s);
+}
+
 std::optional<YamlNode> preset_of(const YamlNode& node, const std::vector<std::string>& keys,
                                   PresetKind kind, DiagnosticList& diags, bool& ok,
                                   std::string& name) {
   MapReader map(node, diags, keys);  // reads `preset` alone: the caller reads the rest
   std::optional<YamlNode> key = map.get("preset");
   if (!key) return std::nullopt;
-  const Presets& presets = Presets::builtin();
-  const bool gpu = kind == PresetKind::Gpu;
-  std::optional<std::string> s =
-      key->as_choice(diags, gpu ? presets.gpu_names() : presets.model_names());
-  if (!s) {
-    ok = false;
-    return std::nullopt;
-  }
-  name = *s;
-  return gpu ? presets.gpu(*s) : presets.model(*s);
+  return named_preset(*key, kind, diags, ok, name);
 }
 
 std::string presets_text() {

@@ -33,11 +33,15 @@ class Presets {
   YamlNode models_, gpus_, frameworks_;
 };
 
-enum class PresetKind { Model, Gpu };
+enum class PresetKind { Model, Gpu, Framework };
+
+/// The preset of `kind` that the scalar `name_node` names (when the name is unknown: a diagnostic
+/// listing the known ones, `ok` false and nullopt). `name` receives the name.
+std::optional<YamlNode> named_preset(const YamlNode& name_node, PresetKind kind,
+                                     DiagnosticList& diags, bool& ok, std::string& name);
 
 /// The preset named by the `preset:` key of mapping `node`, whose keys are `keys` (nullopt when
-/// absent; when the name is unknown a diagnostic listing the known ones, `ok` false and nullopt).
-/// `name` receives the name.
+/// absent; else as named_preset).
 std::optional<YamlNode> preset_of(const YamlNode& node, const std::vector<std::string>& keys,
                                   PresetKind kind, DiagnosticList& diags, bool& ok,
                                   std::string& name);
