@@ -14,6 +14,7 @@
 #include "sim/engine/collectives.h"
 #include "sim/runner/resolve.h"
 #include "sim/scenario/scenario_loader.h"
+#include "tests/scenario/chain_scenario.h"
 #include "topologies/topology_builders.h"
 
 namespace {
@@ -61,23 +62,8 @@ void TopologyRoutes(benchmark::State& state) {
 
 Topology chain_100000() { return chain(100'000); }
 
-std::string chain_scenario_yaml(std::int64_t vertices, std::int64_t stages) {
-  std::string yaml = "name: chain\npipeline: {stages: " + std::to_string(stages) +
-                     ", microbatches: 64}\n"
-                     "costs: {forward: 1ms, backward_input: 1ms, p2p_bytes: 8MiB}\n"
-                     "communication: {model: topology}\ntopology:\n  vertices:\n";
-  for (std::int64_t v = 0; v < vertices; ++v)
-    yaml += "    - {name: v" + std::to_string(v) + ", kind: gpu}\n";
-  yaml += "  links:\n";
-  for (std::int64_t v = 1; v < vertices; ++v) {
-    yaml += "    - {between: [v" + std::to_string(v - 1) + ", v" + std::to_string(v) +
-            "], bandwidth: 50GB/s, latency: 1us}\n";
-  }
-  return yaml + "schedules: [1f1b]\n";
-}
-
 void TopologyLoad(benchmark::State& state) {
-  const std::string yaml = chain_scenario_yaml(state.range(0), 64);
+  const std::string yaml = scenario_test::chain_scenario_yaml(state.range(0), 64, 64);
   std::size_t peak_heap = 0;
   for (auto _ : state) {
     const std::size_t before = bench::heap_in_use();

@@ -9,6 +9,7 @@
 #include "sim/report/resolved_scenario_json.h"
 #include "sim/runner/a2a_plan.h"
 #include "sim/runner/scenario_runner.h"
+#include "tests/scenario/chain_scenario.h"
 #include "tests/scenario/scenario_test_support.h"
 #include "topologies/topology_builders.h"
 
@@ -122,31 +123,10 @@ TEST_CASE("replays per schedule: 2, +1 with the offload pass, +1 with faults") {
                 "faults: {stragglers: [{device: 1, slowdown: 2}]}\n") == 4);
 }
 
-namespace {
-
-/// A chain of `vertices` GPUs in the general form, with p = `stages` on its first GPUs (the
-/// shape of issue 35's 10^5-vertex chain, about 10 MB of YAML at that size).
-std::string chain_scenario(std::int32_t vertices, std::int32_t stages) {
-  std::string yaml = "name: chain\npipeline: {stages: " + std::to_string(stages) +
-                     ", microbatches: 4}\n"
-                     "costs: {forward: 1ms, backward_input: 1ms, p2p_bytes: 8MiB}\n"
-                     "communication: {model: topology}\ntopology:\n  vertices:\n";
-  for (std::int32_t v = 0; v < vertices; ++v)
-    yaml += "    - {name: v" + std::to_string(v) + ", kind: gpu}\n";
-  yaml += "  links:\n";
-  for (std::int32_t v = 1; v < vertices; ++v) {
-    yaml += "    - {between: [v" + std::to_string(v - 1) + ", v" + std::to_string(v) +
-            "], bandwidth: 50GB/s, latency: 1us}\n";
-  }
-  return yaml + "schedules: [1f1b]\n";
-}
-
-}  // namespace
-
 TEST_CASE("resolve: route estimates hold the neighbours' routes only (2p, never p^2)") {
   // p = 65536 stages asked for a p x p matrix (32 GiB of estimates, of which 2p are filled):
   // std::bad_alloc after 53 s (issue 35 item 5). A 2000-GPU chain with p = 2000 here.
-  const Scenario s = load(chain_scenario(2000, 2000), builtins());
+  const Scenario s = load(chain_scenario_yaml(2000, 2000, 4), builtins());
   const ResolvedScenario r = resolve(s);
   REQUIRE(r.routes.bandwidth.size() == 2 * 2000);
   REQUIRE(r.routes.latency.size() == 2 * 2000);
@@ -160,7 +140,7 @@ TEST_CASE("resolve: route estimates hold the neighbours' routes only (2p, never 
 }
 
 TEST_CASE("a general-form chain topology loads and runs (tests/bench: TopologyLoad/chain)") {
-  const Scenario s = load(chain_scenario(5000, 8), builtins());
+  const Scenario s = load(chain_scenario_yaml(5000, 8, 4), builtins());
   REQUIRE(s.communication.topology);
   CHECK(s.communication.topology->vertex_count() == 5000);
   CHECK(s.communication.topology->link_count() == 2 * 4999);
