@@ -55,7 +55,10 @@ IterationBoundary end_iteration(const IterationPlan& plan, const std::vector<Tim
     const Time s = d < step.size() ? step[d] : Time::zero();
     report(observers, "optimizer step" + suffix, static_cast<std::int32_t>(d), done[d],
            done[d] + s);
-    out.next_start[d] = done[d] + s;
+    const Time ck = d < plan.checkpoint.size() ? plan.checkpoint[d] : Time::zero();
+    report(observers, "checkpoint, amortised" + suffix, static_cast<std::int32_t>(d), done[d] + s,
+           done[d] + s + ck);
+    out.next_start[d] = done[d] + s + ck;
     out.completion = std::max(out.completion, out.next_start[d]);
   }
   return out;

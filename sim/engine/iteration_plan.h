@@ -28,7 +28,10 @@ struct IterationPlan {
   std::int32_t count = 1;  // iterations replayed; the default replays the table once
   IterationBarrier barrier = IterationBarrier::Global;
   std::vector<Time> optimizer_step;  // per device; empty = no step (or GradientSync's own)
-  Time barrier_duration;             // the global synchronisation itself (Global only)
+  /// Per device, after the step: `iteration.checkpoint`'s write amortised over its interval
+  /// (empty = none).
+  std::vector<Time> checkpoint;
+  Time barrier_duration;  // the global synchronisation itself (Global only)
   std::vector<PairSync> pair_syncs;
 };
 

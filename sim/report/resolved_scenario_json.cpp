@@ -114,6 +114,14 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
     for (Time t : resolved.optimizer_step) steps.push_back(t.seconds());
     j["iteration"]["optimizer_step_s"] = steps;
   }
+  if (!resolved.checkpoint.empty()) {  // docs/iterations.md: amortised over the interval
+    nlohmann::json per_stage = nlohmann::json::array();
+    for (Time t : resolved.checkpoint) per_stage.push_back(t.seconds());
+    j["iteration"]["checkpoint"] = {
+        {"interval", sc.iteration.checkpoint.interval},
+        {"write_bandwidth_bytes_per_s", sc.iteration.checkpoint.write_bandwidth.bytes_per_second()},
+        {"per_iteration_s", per_stage}};
+  }
 
   nlohmann::json budget = nlohmann::json::array();
   for (Bytes b : resolved.memory_budget) budget.push_back(b.count());

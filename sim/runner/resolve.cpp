@@ -115,18 +115,37 @@ std::vector<Time> optimizer_steps(const Scenario& sc, const ResolvedScenario& r)
   return out;
 }
 
-/// Per device, the optimizer steps of the table stages it holds (a stage's step divided among its
-/// chunks; a replicated stage is stepped on every device holding it).
-std::vector<Time> device_steps(const ResolvedScenario& r, const Table& table) {
-  if (r.optimizer_step.empty()) return {};
+/// `iteration.checkpoint` per pipeline stage (docs/iterations.md): each GPU writes its share of
+/// the unique state, the stage's parameters on one GPU (after TP) at the model's dtype plus Adam's
+/// fp32 master copy and two moments (12 bytes), divided over the dp x cp GPUs holding the same
+/// parameters (distributed checkpoints write each replicated tensor once: PyTorch DCP's
+/// deduplication, Megatron's torch_dist format), at the write bandwidth, once per interval.
+std::vector<Time> checkpoint_costs(const Scenario& sc, const ResolvedScenario& r) {
+  const IterationSpec::Checkpoint& ck = sc.iteration.checkpoint;
+  if (ck.interval <= 0 || !r.model_costs) return {};
+  const double e = static_cast<double>(sc.model->dtype.bytes);
+  const double writers = static_cast<double>(std::max(sc.parallelism.gradient_group(), 1));
+  std::vector<Time> out;
+  for (const StageBreakdown& s : r.model_costs->stages) {
+    const double bytes = s.parameters_per_gpu * (e + 12.0) / writers;
+    out.push_back(Time::from_seconds(bytes / ck.write_bandwidth.bytes_per_second() /
+                                     static_cast<double>(ck.interval)));
+  }
+  return out;
+}
+
+/// Per device, the per-stage times `per_stage` of the table stages it holds (a stage's time
+/// divided among its chunks; a replicated stage's on every device holding it).
+std::vector<Time> per_device(const std::vector<Time>& per_stage, const Table& table) {
+  if (per_stage.empty()) return {};
   std::vector<Time> out(static_cast<std::size_t>(table.devices), Time::zero());
   const std::int64_t chunks = std::max(table.chunks, 1);
   const auto held = table.placement.stages_by_device(table.devices);
   for (std::int32_t d = 0; d < table.devices; ++d) {
     for (std::int32_t s : held[static_cast<std::size_t>(d)]) {
       const auto profile = static_cast<std::size_t>(s / chunks);
-      if (profile < r.optimizer_step.size())
-        out[static_cast<std::size_t>(d)] += Time::from_ps(r.optimizer_step[profile].ps() / chunks);
+      if (profile < per_stage.size())
+        out[static_cast<std::size_t>(d)] += Time::from_ps(per_stage[profile].ps() / chunks);
     }
   }
   return out;
@@ -158,6 +177,7 @@ ResolvedScenario resolve(const Scenario& scenario) {
   if (!scenario.file.empty()) r.base_dir = scenario_base_dir(scenario.file);
   resolve_costs(scenario, r);
   r.optimizer_step = optimizer_steps(scenario, r);
+  r.checkpoint = checkpoint_costs(scenario, r);
   if (!r.sync.gradient_bytes.empty()) {
     r.sync.optimizer = r.optimizer_step;
     r.sync.optimizer.resize(static_cast<std::size_t>(scenario.stages), Time::zero());
@@ -217,7 +237,8 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   it.count = scenario.iteration.count;
   it.barrier = scenario.iteration.barrier;
   it.barrier_duration = it.barrier == IterationBarrier::Global ? resolved.barrier : Time::zero();
-  if (!in.sync) it.optimizer_step = device_steps(resolved, table);
+  if (!in.sync) it.optimizer_step = per_device(resolved.optimizer_step, table);
+  it.checkpoint = per_device(resolved.checkpoint, table);
   it.pair_syncs = tied_embedding_pairs(scenario, resolved.tied_embedding, table);
   if (replay == Replay::FaultFree) return in;
   in.compute_slowdown = scenario.faults.slowdown;

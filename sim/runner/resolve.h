@@ -74,6 +74,9 @@ struct ResolvedScenario {
   /// Adam's pass over the stage's static memory at cluster.gpu.memory_bandwidth); empty when
   /// neither is known (the iteration then has no step).
   std::vector<Time> optimizer_step;
+  /// Per pipeline stage: `iteration.checkpoint`'s time per iteration on one GPU holding it (its
+  /// write amortised over the interval); empty without a checkpoint.
+  std::vector<Time> checkpoint;
   Time barrier;  // the global barrier's own time (a one-value all-reduce); zero under fixed-delay
   TiedEmbeddingSync tied_embedding;  // model.tied_embeddings: the first/last-stage all-reduce
   /// With `model:`: every stage's (and chunk's) derived costs with their parts, before explicit

@@ -48,6 +48,15 @@ struct CommunicationSpec {
 struct IterationSpec {
   std::int32_t count = 2;
   IterationBarrier barrier = IterationBarrier::Global;
+  /// `iteration.checkpoint: {interval, write_bandwidth}`: a synchronous checkpoint every
+  /// `interval` iterations, each GPU writing its share of the model and optimizer state at
+  /// `write_bandwidth`; its time amortised over the interval ends every iteration (interval 0:
+  /// no checkpoint).
+  struct Checkpoint {
+    std::int32_t interval = 0;
+    Bandwidth write_bandwidth;
+  };
+  Checkpoint checkpoint;
 };
 
 /// `memory:` — budgets, host memory, the release convention and the memory passes

@@ -32,7 +32,18 @@ TEST_CASE("iteration errors") {
                                  "allowed (allowed: global, none)"});
   CHECK(errors(kBase + kCosts + "iteration: {cont: 2}\n") ==
         std::vector<std::string>{"s.yaml:4:13: error: iteration.cont: unknown key 'cont'; did "
-                                 "you mean 'count'? (allowed: count, barrier)"});
+                                 "you mean 'count'? (allowed: count, barrier, checkpoint)"});
+  // A checkpoint writes the model's parameters and optimizer state: without `model:` there is
+  // nothing to size it by; an interval below one iteration is refused.
+  const std::vector<std::string> no_model =
+      errors(kBase + kCosts + "iteration: {checkpoint: {interval: 10, write_bandwidth: 1GB/s}}\n");
+  REQUIRE(no_model.size() == 1);
+  CHECK(no_model[0].find("iteration.checkpoint") != std::string::npos);
+  CHECK(no_model[0].find("it needs 'model:'") != std::string::npos);
+  const std::vector<std::string> zero =
+      errors(kBase + kCosts + "iteration: {checkpoint: {interval: 0, write_bandwidth: 1GB/s}}\n");
+  REQUIRE(zero.size() == 1);
+  CHECK(zero[0].find("iteration.checkpoint.interval: 0 is out of range") != std::string::npos);
   CHECK(errors(kBase + kCosts + "communication: {p2p: sync}\n") ==
         std::vector<std::string>{
             "s.yaml:4:22: error: communication.p2p: 'sync' is not allowed; did you "
