@@ -37,7 +37,8 @@ double ComponentTimer::seconds(const PassWork& w, bool backward, bool weight_pas
     const Fp8Gemms fp8 = !in_.model.fp8_linear                       ? Fp8Gemms::Off
                          : weight_pass || in_.model.dtype.bytes == 1 ? Fp8Gemms::On
                                                                      : Fp8Gemms::OnWithCasts;
-    const PassTime t = pass_time(w, in_.gpu, element_bytes_, backward, fp8);
+    const PassTime t =
+        pass_time(w, in_.gpu, element_bytes_, backward, fp8, in_.model.kernels.attention_backend);
     // The slowest chip's compute (first_principles.slowest_gpu); its memory traffic is not
     // slower (the measured spread is of the sustained GEMM rate).
     return t.total() + (slowest_gpu_ - 1.0) * (t.gemm_s + t.attention_s);

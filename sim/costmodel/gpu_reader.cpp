@@ -3,6 +3,7 @@
 // reader, which gives the GPU reader the model's dtype.
 #include <fmt/format.h>
 
+#include "sim/costmodel/gpu_mechanisms.h"
 #include "sim/costmodel/model_reader.h"
 #include "sim/costmodel/presets.h"
 
@@ -46,90 +47,15 @@ bool read_efficiency(const YamlNode& n, EfficiencyModel& e, DiagnosticList& diag
   return ok;
 }
 
-/// The preset's numbers for the first-principles mechanisms (gpus.yaml: sustained_clock, sms,
-/// gemm_tile, nccl).
-void read_measured(const YamlNode& preset, GpuMeasured& hw, DiagnosticList& diags) {
-  if (auto v = preset.child("sustained_clock"); v.is_scalar()) {
-    if (auto r = v.as_real(diags, 0.0, 1.0)) hw.sustained_clock = *r;
-  }
-  if (auto v = preset.child("chip_spread"); v.is_scalar()) {
-    if (auto r = v.as_real(diags, 0.0, 1.0)) hw.chip_spread = *r;
-  }
-  if (auto v = preset.child("sms"); v.is_scalar()) {
-    if (auto r = v.as_real(diags, 1.0, 1e6)) hw.sms = static_cast<std::int64_t>(*r);
-  }
-  if (auto t = preset.child("gemm_tile"); t.is_map()) {
-    if (auto r = t.child("m").as_real(diags, 1.0, 1e6)) hw.tile_m = static_cast<std::int64_t>(*r);
-    if (auto r = t.child("n").as_real(diags, 1.0, 1e6)) hw.tile_n = static_cast<std::int64_t>(*r);
-  }
-  if (auto n = preset.child("nccl"); n.is_map()) {
-    if (auto b = n.child("nvlink_busbw").as_bandwidth(diags))
-      hw.nvlink_busbw = b->bytes_per_second();
-    if (n.child("nvls_busbw").is_scalar()) {
-      if (auto b = n.child("nvls_busbw").as_bandwidth(diags)) hw.nvls_busbw = b->bytes_per_second();
-    }
-    if (auto t = n.child("base_latency").as_time(diags)) hw.nccl_base_latency_s = t->seconds();
-    if (auto t = n.child("step_latency").as_time(diags)) hw.nccl_step_latency_s = t->seconds();
-    if (n.child("net_efficiency").is_scalar()) {
-      if (auto r = n.child("net_efficiency").as_real(diags, 0.0, 1.0)) hw.net_efficiency = *r;
-    }
-  }
-}
-
-/// `cluster.gpu.first_principles`: true / false (every mechanism) or a map of switches; a switch
-/// whose numbers the GPU's preset does not give is refused.
-bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciples& fp,
-                           DiagnosticList& diags) {
-  if (n.is_scalar()) {
-    auto b = n.as_boolean(diags);
-    if (!b) return false;
-    fp = FirstPrinciples{*b, *b, *b, *b, *b};
-  } else {
-    MapReader m(n, diags,
-                {"nccl", "sustained_clock", "gemm_waves", "optimizer_step", "slowest_gpu"});
-    if (!n.is_map()) return false;
-    auto flag = [&](const char* key, bool& out) {
-      if (auto v = m.get(key)) {
-        auto b = v->as_boolean(diags);
-        if (!b) return false;
-        out = *b;
-      }
-      return true;
-    };
-    if (!flag("nccl", fp.nccl) || !flag("sustained_clock", fp.sustained_clock) ||
-        !flag("gemm_waves", fp.gemm_waves) || !flag("optimizer_step", fp.optimizer_step) ||
-        !flag("slowest_gpu", fp.slowest_gpu))
-      return false;
-  }
-  const GpuMeasured& hw = gpu.measured;
-  const std::string of = gpu.preset.empty() ? std::string("this GPU (no preset)")
-                                            : fmt::format("the {} preset", gpu.preset);
-  auto missing = [&](const char* key, const char* what) {
-    n.error(diags, fmt::format("first_principles.{} needs {}, which {} does not give "
-                               "(scenarios/presets/gpus.yaml); turn it off with "
-                               "first_principles: {{{}: false}}",
-                               key, what, of, key));
-    return false;
-  };
-  if (fp.nccl && !(hw.nvlink_busbw > 0)) return missing("nccl", "a measured NCCL bus bandwidth");
-  if (fp.sustained_clock && !(hw.sustained_clock > 0))
-    return missing("sustained_clock", "a measured sustained GEMM rate");
-  if (fp.gemm_waves && (hw.sms <= 0 || hw.tile_m <= 0))
-    return missing("gemm_waves", "the SM count and GEMM tile");
-  if (fp.optimizer_step && !gpu.memory_bandwidth)
-    return missing("optimizer_step", "the HBM bandwidth");
-  if (fp.slowest_gpu && !(hw.chip_spread > 0))
-    return missing("slowest_gpu", "a measured spread of the chips' sustained speed");
-  return true;
-}
-
 }  // namespace
 
 std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerModel* model,
                                      DiagnosticList& diags) {
-  const std::vector<std::string> keys{
-      "preset",           "flops",           "efficiency", "memory", "memory_bandwidth",
-      "nvlink_bandwidth", "first_principles"};
+  const std::vector<std::string> keys{"preset",           "flops",
+                                      "efficiency",       "memory",
+                                      "memory_bandwidth", "nvlink_bandwidth",
+                                      "first_principles", "power_limit",
+                                      "power_caps"};
   if (!node.is_map()) {
     MapReader complain(node, diags, keys);
     return std::nullopt;
@@ -199,8 +125,8 @@ std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerMode
     }
   }
   if (preset) read_measured(*preset, gpu.measured, diags);
-  if (auto n = m.get("first_principles"))
-    ok = read_first_principles(*n, gpu, gpu.mechanisms, diags) && ok;
+  ok = read_first_principles(m.get("first_principles"), gpu, model, diags) && ok;
+  ok = read_power_limit(m, gpu, diags) && ok;
   if (!ok) return std::nullopt;
   return gpu;
 }

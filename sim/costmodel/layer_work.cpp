@@ -4,6 +4,7 @@
 
 #include <span>
 
+#include "sim/costmodel/framework_kernels.h"
 #include "sim/costmodel/layer_dims.h"
 
 namespace bubblesim {
@@ -30,6 +31,10 @@ void PassWork::add(const PassWork& other) {
   gemms.insert(gemms.end(), other.gemms.begin(), other.gemms.end());
   attention_flops += other.attention_flops;
   attention_kernels += other.attention_kernels;
+  if (!(attention_key_len > 0)) {
+    attention_head_dim = other.attention_head_dim;
+    attention_key_len = other.attention_key_len;
+  }
   memory.insert(memory.end(), other.memory.begin(), other.memory.end());
 }
 
@@ -83,48 +88,6 @@ void add_attention_glue(ComponentWork& c, const TransformerModel& m, const Dims&
   c.backward_input.memory.push_back({"context_permute_grad", 2.0 * T * core_width * e});
   c.backward_input.memory.push_back({"qk_scale_grad", 2.0 * 2.0 * T * core_width * e, 2.0});
   c.backward_input.memory.push_back({"qkv_grad_concat", 2.0 * T * qkv_width * e});
-}
-
-/// HBM bytes per element of the activation's output (R x width), F and B, and the kernels.
-struct ActivationBytes {
-  double forward, backward;
-  double forward_kernels = 1, backward_kernels = 1;
-};
-
-ActivationBytes activation_kernel_bytes(MlpKind mlp, ActivationFusion fusion, double e) {
-  // Fused (one kernel a pass): GeLU reads its input and writes its output (2e), its backward
-  // reads the gradient and the input and writes the input gradient (3e); SwiGLU reads gate and
-  // up and writes the product (3e), its backward reads the gradient, gate and up and writes both
-  // gradients (5e). The bias add is folded into the kernel (a bias vector is negligible).
-  ActivationBytes fused = mlp == MlpKind::Swiglu ? ActivationBytes{3.0 * e, 5.0 * e}
-                                                 : ActivationBytes{2.0 * e, 3.0 * e};
-  // Unfused: Megatron's TorchScript functions (megatron/model/fused_bias_gelu.py,
-  // fused_bias_swiglu.py) run one kernel per aten operation when the JIT fuser does not fuse
-  // them; a unary op reads and writes one tensor (2e), a binary op reads two (3e).
-  ActivationBytes unfused;
-  if (mlp == MlpKind::Gelu) {
-    // bias_gelu: x = bias + y (2e); x * 0.5, 0.79788456 * x, 0.044715 * x (3 x 2e); (.) * x (3e);
-    // 1 + (.) (2e); (.) * (.) (3e); tanh (2e); 1.0 + (.) (2e); (.) * (.) (3e): 23e.
-    // bias_gelu_back: x = bias + y (2e); the tanh term again (0.79788456 x, 0.044715 x, * x,
-    // 1 +, *, tanh: 2e+2e+3e+2e+3e+2e); 0.5 * x (2e); t * t (3e); 1 - (2e); 0.1070322243 * x
-    // (2e); * x (3e); 0.79788456 + (2e); (.) * (.) (3e); 0.5x * (.) (3e); 1 + t (2e); 0.5 * (2e);
-    // + (3e); ff * g (3e): 46e.
-    unfused = {23.0 * e, 46.0 * e, 10.0, 19.0};  // the operations listed: 10 and 19 kernels
-  } else {
-    // swiglu: silu(y1) (2e), * y2 (3e): 5e. swiglu_back: sigmoid(y1) (2e), g * (3e), sigmoid(y1)
-    // (2e), 1 - (2e), y1 * (3e), 1 + (2e), (.) * (.) (3e), * y2 (3e), silu(y1) (2e), g * (3e),
-    // cat of the two gradients (4e): 29e.
-    unfused = {5.0 * e, 29.0 * e, 2.0, 11.0};
-  }
-  switch (fusion) {
-    case ActivationFusion::Unfused:
-      return unfused;
-    case ActivationFusion::ForwardUnfused:
-      return {unfused.forward, fused.backward, unfused.forward_kernels, fused.backward_kernels};
-    case ActivationFusion::Fused:
-      break;
-  }
-  return fused;
 }
 
 }  // namespace
@@ -184,7 +147,7 @@ void add_mlp(ComponentWork& c, const TransformerModel& m, const Dims& x, const M
   c.forward.memory.push_back({name + "_activation", act.forward * act_elems, act.forward_kernels});
   c.backward_input.memory.push_back(
       {name + "_activation_grad", act.backward * act_elems, act.backward_kernels});
-  c.activation_bytes += (swiglu ? 3.0 : 2.0) * act_elems * e;
+  c.activation_bytes += ((swiglu ? 3.0 : 2.0) + act.extra_kept) * act_elems * e;
   if (m.attention.kind == AttentionKind::Flash) {
     // Selective recompute under FlashAttention redoes the activation function in B and does not
     // keep its output (the down GEMM's input).
@@ -263,6 +226,15 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
     // dQ conversion: flash_bwd_launch_template.h); each ring step of CP calls them again.
     core.attention_kernels = x.cp;
     c.backward_input.attention_kernels = 3.0 * x.cp;
+    // Each call: the head dimension and the keys it meets: one block of s / cp under CP (the
+    // ring's steps, and PyTorch's loop over the gathered blocks), the whole gathered sequence
+    // where the all-gather is not overlapped (one call, as the Llama 3 paper runs it).
+    const bool one_call =
+        sh.cp_exchange.algorithm == CpAlgorithm::AllGather && !sh.cp_exchange.overlap;
+    for (PassWork* p : {&core, &c.backward_input}) {
+      p->attention_head_dim = d;
+      p->attention_key_len = one_call ? x.s : x.s / x.cp;
+    }
     c.selective_bytes = 0;
     if (sh.cp > 1) {
       c.comm.cp_kv_bytes = 2.0 * x.b * x.q_len() * x.rank.kv * d * e;
@@ -272,19 +244,14 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   c.forward.add(core);
   if (m.attention.kind == AttentionKind::Standard) c.selective_recompute = core;
 
-  // Memory-bound kernels of the replicated region (H per hidden-size tensor): two norms (read x,
-  // write y), two bias-dropout-residual adds (read branch and residual, write, + mask).
-  c.forward.memory.push_back({"norms", 2.0 * 2.0 * H, 2.0});
-  if (m.attention.kind == AttentionKind::Flash) {
-    // Selective recompute under FlashAttention redoes both norms in B and does not keep their
-    // outputs (the QKV and MLP-up inputs, H each).
-    c.selective_recompute.memory.push_back({"norms", 2.0 * 2.0 * H, 2.0});
-    c.selective_bytes += 2.0 * H;
+  // Memory-bound kernels of the replicated region (H per hidden-size tensor): two norms, two
+  // residual adds (framework_kernels.cpp, by model.norm_fusion); the rotary embedding of Q and K
+  // and the K, V copies of grouped-query attention where the framework makes them.
+  add_norms_and_residuals(c, m, x);
+  if (!m.attention.mla) {
+    add_rope(c, m, x, core_width, x.rank.kv * d);
+    if (m.attention.kind == AttentionKind::Flash) add_gqa_repeat(c, m, x);
   }
-  c.forward.memory.push_back({"residual_adds", 2.0 * (3.0 * H + M), 2.0});
-  c.backward_input.memory.push_back({"norms_grad", 2.0 * 3.0 * H, 2.0});
-  c.backward_input.memory.push_back(
-      {"residual_grads", 2.0 * (3.0 * H + (x.dropout ? 2.0 * H + M : 0.0)), 2.0});
 
   // Activations kept from F to B (Korthikanti et al. 2022, eq. 1-5, with the variants):
   // replicated region: both norm inputs, the QKV and MLP-up inputs (H each), two dropout masks;

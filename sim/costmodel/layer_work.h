@@ -44,6 +44,9 @@ struct PassWork {
   std::vector<GemmWork> gemms;
   double attention_flops = 0;    // fused attention kernels (FlashAttention), FLOPs as executed
   double attention_kernels = 0;  // their launches
+  /// The shape one attention kernel call sees, which picks its published rate (op_timing.h):
+  /// the head dimension and the keys each query row meets (the sequence, or one block of it).
+  double attention_head_dim = 0, attention_key_len = 0;
   std::vector<MemoryWork> memory;
 
   double gemm_flops() const;
@@ -63,6 +66,25 @@ struct PassWork {
 /// keeps the gathered T rows until W (the fork's DeepSpeed patch, zbpp_light). docs/memory.md.
 enum class SpWgradInput { Regather, Keep };
 
+/// `parallelism.cp_algorithm`: how the context-parallel ranks exchange K and V. `Ring`: each
+/// rank passes its block to the next, one step per block (Transformer Engine's P2P ring,
+/// Megatron-Core's default `--cp-comm-type p2p`). `AllGather`: every rank gathers all blocks at
+/// once (PyTorch's context_parallel with its default "allgather" rotate method, torchtitan; the
+/// Llama 3 paper's all-gather CP). docs/parallelism.md, "Context parallelism".
+enum class CpAlgorithm { Ring, AllGather };
+inline const char* cp_algorithm_name(CpAlgorithm a) {
+  return a == CpAlgorithm::AllGather ? "all-gather" : "ring";
+}
+
+/// How the context-parallel ranks exchange K and V: `parallelism.cp_algorithm`, and
+/// `parallelism.cp_overlap` (the exchange runs behind the attention of the blocks in hand, as
+/// each algorithm's code schedules it; false: nothing hides it, as the Llama 3 paper's
+/// all-gather, exposed before the attention, with dK, dV reduce-scattered after it).
+struct CpExchange {
+  CpAlgorithm algorithm = CpAlgorithm::Ring;
+  bool overlap = true;
+};
+
 /// Tensor-parallel layout of the GPU: t ranks, with or without Megatron sequence parallelism.
 struct Sharding {
   std::int64_t tp = 1;
@@ -72,6 +94,7 @@ struct Sharding {
   /// Context parallelism: every sequence split over cp GPUs (s / cp tokens each, in 2 cp chunks
   /// for the causal load balancing), attention as a ring over them (docs/parallelism.md).
   std::int64_t cp = 1;
+  CpExchange cp_exchange;  // `parallelism.cp_algorithm`, `cp_overlap`
 };
 
 /// The collectives inside one component's passes (op_timing.h times them).

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/costmodel/component_timer.h"
+#include "sim/costmodel/cp_exposure.h"
 #include "sim/costmodel/mtp_work.h"
 #include "sim/costmodel/op_timing.h"
 #include "sim/costmodel/stage_layout.h"
@@ -148,32 +149,6 @@ class StageBuilder {
     return out;
   }
 
-  /// Context parallelism's ring attention in one layer (ComponentComm::cp_kv_bytes): each of
-  /// the cp - 1 steps sends the next K, V block while the attention of the block in hand runs
-  /// (1 / cp of the layer's attention: the load-balanced chunks give every block the same
-  /// work), so a step costs what that attention does not hide. B's steps carry K, V and the
-  /// dK, dV accumulated so far (twice the bytes) and end with dK, dV going home, hidden by
-  /// nothing.
-  struct RingExposure {
-    double forward = 0, backward = 0;
-  };
-  RingExposure ring_exposure(std::int32_t stage) const {
-    const ComponentComm& c = layer_.comm;
-    if (!in_.collectives || c.cp_steps <= 0) return {};
-    const double cp = static_cast<double>(in_.sharding.cp);
-    auto attention_s = [&](const PassWork& w, bool backward) {  // the layer's attention kernels
-      PassWork a;
-      a.attention_flops = w.attention_flops;
-      return timer_.seconds(a, backward);
-    };
-    const double kv = in_.collectives->context_parallel_step(stage, c.cp_kv_bytes).seconds();
-    const double kv_dkv =
-        in_.collectives->context_parallel_step(stage, 2.0 * c.cp_kv_bytes).seconds();
-    return {
-        c.cp_steps * std::max(0.0, kv - attention_s(layer_.forward, false) / cp),
-        c.cp_steps * std::max(0.0, kv_dkv - attention_s(layer_.backward_input, true) / cp) + kv};
-  }
-
   StageBreakdown build(const Holding& hold) const {
     using G = RecomputeModel::Granularity;
     const double n = static_cast<double>(hold.layers);
@@ -260,7 +235,8 @@ class StageBuilder {
     }
     // Context parallelism: every layer's ring (the stage's and the MTP modules' blocks); a
     // measured per-GPU layer already holds its own.
-    const RingExposure ring = measured_tp ? RingExposure{} : ring_exposure(hold.pipeline_stage);
+    const CpExposure ring =
+        measured_tp ? CpExposure{} : cp_exposure(in_, layer_, timer_, hold.pipeline_stage);
     s.forward.cp_comm = (n + depth) * ring.forward;
     s.backward_input.cp_comm = (n + depth) * ring.backward;
     s.cp_ring.step_bytes = layer_.comm.cp_kv_bytes;

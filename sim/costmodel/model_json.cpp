@@ -3,6 +3,7 @@
 // model_reader.h beside the readers that fill these structs.
 #include <fmt/format.h>
 
+#include "sim/costmodel/gpu_mechanisms.h"
 #include "sim/costmodel/layer_work.h"
 #include "sim/costmodel/model_reader.h"
 #include "sim/costmodel/moe_reader.h"
@@ -23,6 +24,8 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
       {"vocab", m.embedding.vocab},
       {"mlp", m.mlp.kind == MlpKind::Swiglu ? "swiglu" : "gelu"},
       {"attention", m.attention.kind == AttentionKind::Flash ? "flash" : "standard"},
+      {"attention_backend",
+       m.kernels.attention_backend.empty() ? "unnamed" : m.kernels.attention_backend},
       {"cross_entropy", cross_entropy_name(m.kernels.cross_entropy)},
       {"tied_embeddings", m.embedding.tied},
       {"bias", m.bias},
@@ -31,6 +34,10 @@ nlohmann::json transformer_model_json(const TransformerModel& m) {
       {"bias_grad",
        m.kernels.bias_grad == BiasGradPass::BackwardWeight ? "backward_weight" : "backward_input"},
       {"glue_kernels", m.kernels.glue_kernels},
+      {"norm_fusion", norm_fusion_name(m.kernels.norm_fusion)},
+      {"rope", m.attention.rope},
+      {"rope_fusion", rope_fusion_name(m.kernels.rope_fusion)},
+      {"gqa_repeat", m.kernels.gqa_repeat},
       {"dtype", m.dtype.name},
       {"fp8_linear", m.fp8_linear},
       {"parameters", model_parameters(m)},
@@ -84,23 +91,10 @@ nlohmann::json gpu_spec_json(const GpuSpec& g) {
   if (g.memory_bandwidth)
     j["memory_bandwidth_bytes_per_s"] = g.memory_bandwidth->bytes_per_second();
   if (g.flops_fp8.flops_per_second() > 0) j["flops_fp8"] = g.flops_fp8.flops_per_second();
-  const FirstPrinciples& fp = g.mechanisms;
-  if (fp.any()) {  // absent when off: reports without the mechanisms stay as they were
-    nlohmann::json on = nlohmann::json::object();
-    if (fp.nccl)
-      on["nccl"] = {{"nvlink_busbw_bytes_per_s", g.measured.nvlink_busbw},
-                    {"base_latency_s", g.measured.nccl_base_latency_s},
-                    {"step_latency_s", g.measured.nccl_step_latency_s}};
-    if (fp.nccl && g.measured.net_efficiency > 0)
-      on["nccl"]["net_efficiency"] = g.measured.net_efficiency;
-    if (fp.sustained_clock) on["sustained_clock"] = g.measured.sustained_clock;
-    if (fp.gemm_waves)
-      on["gemm_waves"] = {{"sms", g.measured.sms},
-                          {"tile", {g.measured.tile_m, g.measured.tile_n}}};
-    if (fp.optimizer_step) on["optimizer_step"] = true;
-    if (fp.slowest_gpu) on["slowest_gpu"] = {{"chip_spread", g.measured.chip_spread}};
-    j["first_principles"] = on;
-  }
+  j["first_principles"] = first_principles_json(g);
+  if (g.measured.tdp_w > 0) j["tdp_w"] = g.measured.tdp_w;
+  if (g.power_limit_w > 0)
+    j["power_limit"] = {{"watts", g.power_limit_w}, {"compute_rate_factor", g.power_factor}};
   return j;
 }
 

@@ -15,8 +15,9 @@ namespace {
 
 /// The kernel keys a framework preset gives (scenarios/presets/frameworks.yaml).
 const std::vector<std::string>& framework_kernel_keys() {
-  static const std::vector<std::string> keys{"attention", "activation_fusion", "cross_entropy",
-                                             "bias_grad", "glue_kernels"};
+  static const std::vector<std::string> keys{
+      "attention",    "attention_backend", "activation_fusion", "cross_entropy", "bias_grad",
+      "glue_kernels", "norm_fusion",       "rope_fusion",       "gqa_repeat"};
   return keys;
 }
 
@@ -126,6 +127,14 @@ std::optional<std::vector<std::int64_t>> integer_list(const YamlNode& n, Diagnos
   return out;
 }
 
+/// Where a conflict about `key` is reported: the scenario's key when it gives it, else its
+/// `framework:` or `preset:` (a preset's line is not where the user can fix it), else `model:`.
+YamlNode user_key_or(LayeredMap& map, const YamlNode& node, const char* key) {
+  for (const char* k : {key, "framework", "preset"})
+    if (std::optional<YamlNode> n = map.user().get(k)) return *n;
+  return node;
+}
+
 }  // namespace
 
 const std::vector<std::string>& model_keys() {
@@ -140,6 +149,7 @@ const std::vector<std::string>& model_keys() {
                                              "vocab",
                                              "mlp",
                                              "attention",
+                                             "attention_backend",
                                              "cross_entropy",
                                              "tied_embeddings",
                                              "bias",
@@ -153,6 +163,10 @@ const std::vector<std::string>& model_keys() {
                                              "activation_fusion",
                                              "bias_grad",
                                              "glue_kernels",
+                                             "norm_fusion",
+                                             "rope",
+                                             "rope_fusion",
+                                             "gqa_repeat",
                                              "framework",
                                              "mtp_depth"};
   return keys;
@@ -222,6 +236,21 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
     m.mlp.kind = *c == "swiglu" ? MlpKind::Swiglu : MlpKind::Gelu;
   if (auto c = choice("attention", {"flash", "standard"}))
     m.attention.kind = *c == "standard" ? AttentionKind::Standard : AttentionKind::Flash;
+  if (auto c = choice("attention_backend", {"fa2", "fa3", "cudnn"})) {
+    m.kernels.attention_backend = *c;
+    // A framework's fused kernel does not apply where the scenario asks for the standard
+    // attention; naming one beside it is a contradiction.
+    if (m.attention.kind != AttentionKind::Flash && !map.user().has("attention_backend")) {
+      m.kernels.attention_backend.clear();
+    } else if (m.attention.kind != AttentionKind::Flash) {
+      user_key_or(map, node, "attention_backend")
+          .error(diags, fmt::format("attention_backend {} names a fused attention kernel; it needs "
+                                    "attention: flash (the standard attention is batched GEMMs "
+                                    "and a softmax)",
+                                    *c));
+      ok = false;
+    }
+  }
   if (auto c = choice("cross_entropy", {"fp32", "half", "fused"}))
     m.kernels.cross_entropy = *c == "fused"  ? CrossEntropyKind::Fused
                               : *c == "half" ? CrossEntropyKind::Half
@@ -232,10 +261,21 @@ std::optional<TransformerModel> read_transformer_model(const YamlNode& node,
       m.embedding.tied_given ? map.user().get("tied_embeddings")->location() : node.location();
   boolean("bias", m.bias);
   boolean("dropout", m.dropout);
-  if (auto c = choice("activation_fusion", {"fused", "forward_unfused", "unfused"}))
+  if (auto c = choice("activation_fusion", {"fused", "forward_unfused", "unfused", "eager"}))
     m.kernels.activation_fusion = *c == "unfused"           ? ActivationFusion::Unfused
                                   : *c == "forward_unfused" ? ActivationFusion::ForwardUnfused
+                                  : *c == "eager"           ? ActivationFusion::Eager
                                                             : ActivationFusion::Fused;
+  if (auto c = choice("norm_fusion", {"fused", "composite", "with_residual"}))
+    m.kernels.norm_fusion = *c == "composite"       ? NormFusion::Composite
+                            : *c == "with_residual" ? NormFusion::WithResidual
+                                                    : NormFusion::Fused;
+  boolean("rope", m.attention.rope);
+  if (auto c = choice("rope_fusion", {"fused", "complex", "rotate_half"}))
+    m.kernels.rope_fusion = *c == "complex"       ? RopeFusion::Complex
+                            : *c == "rotate_half" ? RopeFusion::RotateHalf
+                                                  : RopeFusion::Fused;
+  boolean("gqa_repeat", m.kernels.gqa_repeat);
   if (auto c = choice("bias_grad", {"backward_input", "backward_weight"}))
     m.kernels.bias_grad =
         *c == "backward_weight" ? BiasGradPass::BackwardWeight : BiasGradPass::BackwardInput;

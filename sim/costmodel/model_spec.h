@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/units/bytes.h"
@@ -27,11 +29,32 @@ inline const char* cross_entropy_name(CrossEntropyKind k) {
 /// `model.activation_fusion`: which passes of the MLP activation (Megatron's TorchScript bias-GeLU
 /// or SwiGLU functions) run as one fused kernel; an unfused pass runs one kernel per operation of
 /// the function, each reading its inputs from and writing its output to HBM (layer_work.cpp).
-enum class ActivationFusion { Fused, ForwardUnfused, Unfused };
+/// `eager`: PyTorch's own operations (F.gelu is one kernel; SwiGLU is silu and a multiply, its
+/// backward what autograd runs).
+enum class ActivationFusion { Fused, ForwardUnfused, Unfused, Eager };
 inline const char* activation_fusion_name(ActivationFusion f) {
   return f == ActivationFusion::Unfused          ? "unfused"
          : f == ActivationFusion::ForwardUnfused ? "forward_unfused"
+         : f == ActivationFusion::Eager          ? "eager"
                                                  : "fused";
+}
+/// `model.norm_fusion`: each norm one kernel a pass (Apex, Transformer Engine, PyTorch's fused
+/// RMSNorm), PyTorch's composite RMSNorm (fp32 upcast, pow, mean, rsqrt, multiplies, cast back:
+/// Hugging Face's LlamaRMSNorm), or torch.compile's norm fused with the residual add before it.
+enum class NormFusion { Fused, Composite, WithResidual };
+inline const char* norm_fusion_name(NormFusion f) {
+  return f == NormFusion::Composite      ? "composite"
+         : f == NormFusion::WithResidual ? "with_residual"
+                                         : "fused";
+}
+/// `model.rope_fusion`: the rotary embedding as one kernel for Q and one for K (Transformer
+/// Engine, flash-attn's Triton rotary, torch.compile), as torchtitan's complex multiply in fp32,
+/// or as Hugging Face's rotate_half (multiplies, a negation, a concatenation, an add).
+enum class RopeFusion { Fused, Complex, RotateHalf };
+inline const char* rope_fusion_name(RopeFusion f) {
+  return f == RopeFusion::Complex      ? "complex"
+         : f == RopeFusion::RotateHalf ? "rotate_half"
+                                       : "fused";
 }
 /// `model.bias_grad`: the pass that sums output gradients into the linear layers' bias gradients
 /// (the zero-bubble implementation does it in B; deferring it with the weight GEMMs puts it in W).
@@ -79,6 +102,9 @@ struct AttentionSpec {
   std::int64_t kv_heads = 0;                  // `kv_heads` (GQA / MQA); 0 = heads
   AttentionKind kind = AttentionKind::Flash;  // `attention`
   std::optional<MlaSpec> mla;  // `mla`; none = multi-head (or grouped-query) attention
+  /// `rope`: rotary position embeddings applied to Q and K in every layer (Llama, Mixtral; GPT's
+  /// learned positions are the embedding's). MLA's decoupled RoPE part is not counted here.
+  bool rope = false;
 };
 
 /// The dense MLP of `model:` (every layer's without `moe`, the first `moe.dense_layers` with it).
@@ -97,6 +123,14 @@ struct KernelOptions {
   /// `glue_kernels`: `attention: standard` runs Megatron's unfused core attention's copy and
   /// scaling kernels between its GEMMs (QKV bias add, context permute, their gradients).
   bool glue_kernels = true;
+  NormFusion norm_fusion = NormFusion::Fused;  // `norm_fusion`
+  RopeFusion rope_fusion = RopeFusion::Fused;  // `rope_fusion` (with `rope`)
+  /// `gqa_repeat`: K and V repeated to every query head in HBM before the attention kernel
+  /// (torchtitan's repeat_kv), which keeps the copies for B.
+  bool gqa_repeat = false;
+  /// `attention_backend`: the fused attention kernel `attention: flash` runs on (fa2, fa3,
+  /// cudnn; "" = unnamed), whose published rate table first_principles.attention_kernels uses.
+  std::string attention_backend;
   /// `framework`: the framework preset these options came from ("" when none;
   /// scenarios/presets/frameworks.yaml). The scenario's own `model:` keys override its values.
   std::string framework;
@@ -199,16 +233,38 @@ struct EfficiencyModel {
 };
 
 /// `cluster.gpu.first_principles` (docs/first-principles.md): what an op and a collective cost
-/// beyond the roofline, each a switch (all off unless given), with its numbers from the GPU preset.
+/// beyond the roofline, each a switch with its numbers from the GPU preset. Without the key every
+/// mechanism whose numbers the preset gives is on (the default path); the key turns them off for
+/// ablation (`false`: all, a map: each).
 struct FirstPrinciples {
   bool nccl = false;             // TP collectives at NCCL's achieved bus bandwidth and latency
   bool sustained_clock = false;  // compute at the clock the chip holds at its power cap
   bool gemm_waves = false;       // GEMMs in whole waves of output tiles over the SMs
   bool optimizer_step = false;   // the framework's optimizer step, bytes per parameter at HBM rate
   bool slowest_gpu = false;      // compute at the pace of the slowest of the job's GPUs
+  /// Fused attention at the published rate of the framework's kernel by head dimension and
+  /// sequence length (the preset's attention_kernels tables), not the flat fractions.
+  bool attention_kernels = false;
+  /// Whether `first_principles` was in the scenario (else the preset's defaults).
+  bool given = false;
+  /// Each mechanism that is off and why, in the order of the switches (for the report).
+  std::vector<std::pair<std::string, std::string>> off;
   bool any() const {
-    return nccl || sustained_clock || gemm_waves || optimizer_step || slowest_gpu;
+    return nccl || sustained_clock || gemm_waves || optimizer_step || slowest_gpu ||
+           attention_kernels;
   }
+};
+
+/// One fused attention kernel's published speed on a chip (`attention_kernels.NAME` of a GPU
+/// preset): FLOP/s as the kernels' papers count them (a causal mask's skipped half not counted),
+/// at each sequence length (`seq_len`, ascending) for each head dimension (ascending), BF16. The
+/// causal backward is the published non-causal backward scaled by what the causal mask costs the
+/// forward at that length (op_timing.cpp: attention_rate).
+struct AttentionRateTable {
+  std::vector<double> seq_len;
+  std::vector<double> head_dims;
+  /// [head dim][sequence length]: the causal and non-causal forward, the non-causal backward.
+  std::vector<std::vector<double>> forward_causal, forward, backward;
 };
 
 /// The preset's numbers for FirstPrinciples (scenarios/presets/gpus.yaml cites each).
@@ -233,6 +289,14 @@ struct GpuMeasured {
   /// `chip_spread`: the coefficient of variation of the sustained GEMM rate between chips of
   /// this model (0 = not known), for the slowest GPU of a synchronous job.
   double chip_spread = 0;
+  /// `attention_kernels`: each fused attention kernel's published rate on this chip (fa2, fa3,
+  /// cudnn), by head dimension and sequence length (op_timing.h: attention_rate).
+  std::map<std::string, AttentionRateTable> attention_kernels;
+  /// `tdp`: the chip's default (maximum) power limit, watts (0 = not known).
+  double tdp_w = 0;
+  /// `power_caps`: the sustained compute rate at a power limit below the TDP, as a fraction of
+  /// the rate at the TDP, by watts ascending (a published or the user's measurement).
+  std::vector<std::pair<double, double>> power_caps;
 };
 
 /// `cluster.gpu:` — the GPU that runs every stage (a preset and/or explicit values).
@@ -246,6 +310,9 @@ struct GpuSpec {
   EfficiencyModel efficiency;
   FirstPrinciples mechanisms;  // `first_principles`
   GpuMeasured measured;        // the preset's numbers for them
+  /// `power_limit`: the cap below the TDP the chips run at (watts, 0 = the TDP), and the share of
+  /// the TDP's sustained compute rate it leaves (measured.power_caps; 1 at the TDP).
+  double power_limit_w = 0, power_factor = 1;
   /// The one-number efficiency, or the roofline curve's ceiling for large GEMMs (for closed
   /// forms that need one achieved FLOP rate, such as PipeOffload's k).
   double nominal_efficiency() const {

@@ -49,9 +49,10 @@ double wave_factor(const GemmWork& gemm, const GpuMeasured& hw) {
 }
 
 double compute_rate_factor(const GpuSpec& gpu) {
-  return gpu.mechanisms.sustained_clock && gpu.measured.sustained_clock > 0
-             ? gpu.measured.sustained_clock
-             : 1.0;
+  const double sustained = gpu.mechanisms.sustained_clock && gpu.measured.sustained_clock > 0
+                               ? gpu.measured.sustained_clock
+                               : 1.0;
+  return sustained * gpu.power_factor;  // cluster.gpu.power_limit: the share the cap leaves
 }
 
 double expected_max_normal(std::int64_t n) {
@@ -69,6 +70,43 @@ double expected_max_normal(std::int64_t n) {
   double sum = f(kLow) + f(kHigh);
   for (int i = 1; i < kIntervals; ++i) sum += f(kLow + i * step) * (i % 2 == 1 ? 4.0 : 2.0);
   return sum * step / 3.0;
+}
+
+namespace {
+
+/// Linear interpolation of `ys` over `xs` (ascending) at x, held at the ends.
+double interpolate(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
+  if (xs.empty() || ys.size() != xs.size()) return 0.0;
+  if (x <= xs.front()) return ys.front();
+  if (x >= xs.back()) return ys.back();
+  const auto hi = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin());
+  const double t = (x - xs[hi - 1]) / (xs[hi] - xs[hi - 1]);
+  return ys[hi - 1] + t * (ys[hi] - ys[hi - 1]);
+}
+
+/// One part of a table at (head_dim, key_len): log2 of the length within each head dimension's
+/// row, then linear between head dimensions.
+double table_rate(const AttentionRateTable& t, const std::vector<std::vector<double>>& rows,
+                  double head_dim, double key_len) {
+  std::vector<double> log_seq;
+  for (double s : t.seq_len) log_seq.push_back(std::log2(s));
+  std::vector<double> at_len;
+  for (const auto& row : rows) at_len.push_back(interpolate(log_seq, row, std::log2(key_len)));
+  return interpolate(t.head_dims, at_len, head_dim);
+}
+
+}  // namespace
+
+double attention_rate(const GpuSpec& gpu, const std::string& backend, double head_dim,
+                      double key_len, bool backward) {
+  if (!gpu.mechanisms.attention_kernels || !(head_dim > 0) || !(key_len > 0)) return 0.0;
+  const auto it = gpu.measured.attention_kernels.find(backend);
+  if (it == gpu.measured.attention_kernels.end()) return 0.0;
+  const AttentionRateTable& t = it->second;
+  const double causal = table_rate(t, t.forward_causal, head_dim, key_len);
+  if (!backward) return causal;
+  const double full = table_rate(t, t.forward, head_dim, key_len);
+  return full > 0 ? table_rate(t, t.backward, head_dim, key_len) * causal / full : 0.0;
 }
 
 double slowest_gpu_factor(const GpuSpec& gpu, std::int64_t gpus) {
@@ -106,7 +144,7 @@ double fp8_cast_bytes(const PassWork& work, double element_bytes) {
 }
 
 PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward,
-                   Fp8Gemms fp8) {
+                   Fp8Gemms fp8, const std::string& attention_backend) {
   const bool fp8_linear = fp8 != Fp8Gemms::Off;
   const EfficiencyModel& eff = gpu.efficiency;
   const double peak = peak_of(gpu);
@@ -123,8 +161,14 @@ PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_byte
     t.attention_s = work.attention_flops / (peak * eff.constant);
     return t;  // the one-number model: memory-bound work is folded into e
   }
-  const double attention = backward ? eff.attention_backward : eff.attention_forward;
-  t.attention_s = work.attention_flops / (peak * attention * compute_rate_factor(gpu));
+  // The kernel's published rate at this call's shape, else the flat fraction of peak.
+  const double published = attention_rate(gpu, attention_backend, work.attention_head_dim,
+                                          work.attention_key_len, backward);
+  const double rate = published > 0
+                          ? published
+                          : peak * (backward ? eff.attention_backward : eff.attention_forward);
+  if (work.attention_flops > 0)
+    t.attention_s = work.attention_flops / (rate * compute_rate_factor(gpu));
   double bytes = work.memory_bytes();
   if (fp8 == Fp8Gemms::OnWithCasts) bytes += fp8_cast_bytes(work, element_bytes);
   if (bytes > 0) t.memory_s = bytes / (bandwidth_of(gpu) * eff.memory);

@@ -45,7 +45,8 @@ double gemm_efficiency(const EfficiencyModel& model, double peak, double flops);
 double wave_factor(const GemmWork& gemm, const GpuMeasured& hw);
 
 /// `first_principles.sustained_clock`: the share of the curve's compute rate the chip holds at
-/// its power cap (the preset's sustained_clock), else 1.
+/// its power cap (the preset's sustained_clock), else 1; times the share a `power_limit` below
+/// the TDP leaves of that (GpuSpec::power_factor).
 double compute_rate_factor(const GpuSpec& gpu);
 
 /// E[max of n independent standard normals] (0 for n <= 1), by quadrature of
@@ -57,6 +58,16 @@ double expected_max_normal(std::int64_t n);
 /// 1 + E[max of n normals] x cv, else 1. A synchronous step (TP collectives, the pipeline's
 /// transfers, the data-parallel all-reduce) runs at that chip's pace (docs/first-principles.md).
 double slowest_gpu_factor(const GpuSpec& gpu, std::int64_t gpus);
+
+/// `first_principles.attention_kernels`: the published speed (FLOP/s, causal, as the kernels'
+/// papers count it) of fused attention kernel `backend` on `gpu` for calls of `head_dim` and
+/// `key_len` keys: linear in the head dimension and in log2 of the length between the table's
+/// points, held at its ends (a 32K or 1M sequence runs at the longest measured length's rate;
+/// the kernels saturate there). The causal backward is the non-causal backward times the causal
+/// forward over the non-causal forward at that point. 0 when the mechanism is off, the GPU has no
+/// table for `backend`, or the shape is unknown (the efficiency's flat fractions apply).
+double attention_rate(const GpuSpec& gpu, const std::string& backend, double head_dim,
+                      double key_len, bool backward);
 
 /// Seconds of one GEMM on `gpu` (element_bytes per operand element).
 double gemm_seconds(const GemmWork& gemm, const GpuSpec& gpu, double element_bytes);
@@ -70,9 +81,10 @@ double gemm_seconds_at(const GemmWork& gemm, const GpuSpec& gpu, double peak, do
 /// attention core, router, LM head and memory-bound kernels stay in the model's dtype. With
 /// OnWithCasts the roofline also moves fp8_cast_bytes at the HBM bandwidth. Throws
 /// std::invalid_argument when the roofline model has no memory bandwidth, or `fp8` is on and the
-/// GPU has no FP8 peak.
+/// GPU has no FP8 peak. `attention_backend` (model.attention_backend) picks the attention
+/// kernels' published rate (attention_rate) where the GPU has its table.
 PassTime pass_time(const PassWork& work, const GpuSpec& gpu, double element_bytes, bool backward,
-                   Fp8Gemms fp8 = Fp8Gemms::Off);
+                   Fp8Gemms fp8 = Fp8Gemms::Off, const std::string& attention_backend = {});
 
 /// HBM bytes of casting each linear GEMM's first operand (M x K: the input in F, the output
 /// gradient in B) to FP8 with its transpose for W, as Transformer Engine's

@@ -34,6 +34,11 @@ std::optional<YamlNode> find(const YamlNode& root, const std::vector<std::string
 
 std::string scalar_or_map(const YamlNode& n) {
   if (n.is_scalar()) return n.describe();
+  if (n.is_sequence()) {
+    std::string out;
+    for (const YamlNode& e : n.elements()) out += (out.empty() ? "" : ", ") + scalar_or_map(e);
+    return "[" + out + "]";
+  }
   std::string out;
   for (const auto& e : n.raw()) {
     const YamlNode child = n.child(e.first.as<std::string>());

@@ -150,7 +150,11 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
         {"replica_sync", par.data_parallel.replica_sync},
         {"sp", par.sp},
         {"zero", par.zero.level}};
-    if (par.cp > 1) j["parallelism"]["cp"] = par.cp;  // left out at 1, as before it existed
+    if (par.cp > 1) {  // left out at 1, as before it existed
+      j["parallelism"]["cp"] = par.cp;
+      j["parallelism"]["cp_algorithm"] = cp_algorithm_name(par.cp_exchange.algorithm);
+      j["parallelism"]["cp_overlap"] = par.cp_exchange.overlap;
+    }
     if (par.zero.level >= 2) j["parallelism"]["zero_overlap"] = par.zero.overlap;
     if (par.data_parallel.ring_steps == RingSteps::Stepped)
       j["parallelism"]["ring_steps"] = "stepped";  // the default, pipelined, is left out

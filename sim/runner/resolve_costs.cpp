@@ -223,7 +223,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.model = *sc.model;
   in.gpu = *sc.gpu;
   in.stages = sc.stages;
-  in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input, par.cp};
+  in.sharding = Sharding{par.tp, par.sp, par.ep, par.sp_wgrad_input, par.cp, par.cp_exchange};
   in.comm_sm_fraction = par.overlap.comm_sm_fraction;
   in.tp_comm_overlap = par.overlap.tp_comm;
   in.tp_comm_sm_share = par.overlap.tp_comm_sm_share(sc.gpu->measured.sms);
@@ -322,8 +322,9 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
       const double steps = static_cast<double>(ring.steps_forward);
       const double one = timer->context_parallel_step(stage, ring.step_bytes).seconds();
       sync.tp_summaries.push_back(CollectiveSummary{
-          fmt::format("cp ring K, V stage {} (per F op)", s), "ring", par.cp,
-          static_cast<std::int32_t>(ring.steps_forward),
+          fmt::format("cp {} K, V stage {} (per F op)",
+                      cp_algorithm_name(par.cp_exchange.algorithm), s),
+          "ring", par.cp, static_cast<std::int32_t>(ring.steps_forward),
           Bytes(static_cast<std::int64_t>(ring.step_bytes * steps)),
           Time::from_seconds(steps * one),
           Time::from_seconds(

@@ -117,6 +117,9 @@ struct ParallelismSpec {
   /// `parallelism.cp`: context parallelism, each sequence split over cp GPUs that run ring
   /// attention (docs/parallelism.md).
   std::int32_t cp = 1;
+  /// `parallelism.cp_algorithm` and `cp_overlap`: how the CP ranks exchange K and V and whether
+  /// the attention hides it (sim/costmodel/layer_work.h, docs/parallelism.md).
+  CpExchange cp_exchange;
   /// Innermost first; `ep` (optional) places the expert-parallel part of dp (docs/moe.md), `cp`
   /// the context-parallel ranks (placed after tp when cp > 1 and no order is given).
   std::vector<std::string> order{"tp", "pp", "dp"};

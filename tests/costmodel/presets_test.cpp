@@ -124,39 +124,97 @@ TEST_CASE("every value of every GPU preset names its source") {
   }
 }
 
-TEST_CASE("first_principles: the preset's numbers, and a switch without them is refused") {
+/// Why `key` is off in `gpu` ("" when it is on).
+std::string off_reason(const GpuSpec& gpu, const std::string& key) {
+  for (const auto& [k, why] : gpu.mechanisms.off)
+    if (k == key) return why;
+  return "";
+}
+
+TEST_CASE("first_principles: every mechanism the preset gives numbers for is on by default") {
+  // No first_principles key: each mechanism is on exactly where the preset has its numbers.
   DiagnosticList d;
-  auto a100 = gpu_of(
-      "gpu: {preset: a100-80g, first_principles: {nccl: true, gemm_waves: true, "
-      "optimizer_step: true}}\n",
-      nullptr, d);
+  auto a100 = gpu_of("gpu: {preset: a100-80g}\n", nullptr, d);
   INFO(first_error(d));
   REQUIRE(a100.has_value());
+  CHECK_FALSE(a100->mechanisms.given);
   CHECK(a100->mechanisms.nccl);
-  CHECK_FALSE(a100->mechanisms.sustained_clock);
+  CHECK(a100->mechanisms.gemm_waves);
+  CHECK(a100->mechanisms.optimizer_step);
+  CHECK(a100->mechanisms.slowest_gpu);
   CHECK(a100->measured.sms == 108);
   CHECK(a100->measured.nvlink_busbw == doctest::Approx(235e9));
   CHECK(a100->measured.nccl_step_latency_s == doctest::Approx(3.4e-6));
-  // The A100 80GB sustained more than the curve's ceiling where it was measured (Perlmutter), so
-  // its preset gives no sustained_clock: `true` (every mechanism) is refused, naming the key;
-  // the 40GB's is measured below the ceiling.
-  DiagnosticList refused;
-  CHECK_FALSE(gpu_of("gpu: {preset: a100-80g, first_principles: true}\n", nullptr, refused));
-  CHECK(first_error(refused).find("first_principles.sustained_clock") != std::string::npos);
+  // The A100 80GB sustained more than the curve's ceiling where it was measured (Perlmutter):
+  // its preset gives no sustained_clock, so that one is off, and the report says where to read why.
+  CHECK_FALSE(a100->mechanisms.sustained_clock);
+  CHECK(off_reason(*a100, "sustained_clock").find("sources.sustained_clock") != std::string::npos);
+  // No framework names the attention kernel: the flat fractions, and the reason says so.
+  CHECK_FALSE(a100->mechanisms.attention_kernels);
+  CHECK(off_reason(*a100, "attention_kernels").find("attention_backend") != std::string::npos);
+  // The H100's sustained clock and chip spread were measured on H200s only: off on the H100,
+  // on on the H200 (the chip they were measured on).
+  auto h100 = gpu_of("gpu: {preset: h100-sxm}\n", nullptr, d);
+  auto h200 = gpu_of("gpu: {preset: h200}\n", nullptr, d);
+  REQUIRE(h100.has_value());
+  REQUIRE(h200.has_value());
+  CHECK_FALSE(h100->mechanisms.sustained_clock);
+  CHECK_FALSE(h100->mechanisms.slowest_gpu);
+  CHECK(h100->mechanisms.nccl);
+  CHECK(h100->mechanisms.gemm_waves);
+  CHECK(h200->mechanisms.sustained_clock);
+  CHECK(h200->mechanisms.slowest_gpu);
+  // `true` is the same default (what the preset gives); the 40GB's sustained clock is measured.
   DiagnosticList d40;
   auto a100_40 = gpu_of("gpu: {preset: a100-40g, first_principles: true}\n", nullptr, d40);
   INFO(first_error(d40));
   REQUIRE(a100_40.has_value());
+  CHECK(a100_40->mechanisms.given);
+  CHECK(a100_40->mechanisms.sustained_clock);
   CHECK(a100_40->measured.sustained_clock == doctest::Approx(0.976));
   CHECK(a100_40->measured.chip_spread == doctest::Approx(0.0106));
-  DiagnosticList none;
+  auto a100_true = gpu_of("gpu: {preset: a100-80g, first_principles: true}\n", nullptr, d);
+  REQUIRE(a100_true.has_value());
+  CHECK_FALSE(a100_true->mechanisms.sustained_clock);
+  CHECK(a100_true->mechanisms.gemm_waves);
+}
+
+TEST_CASE(
+    "first_principles: switches off for ablation; one asked for without its numbers is "
+    "refused") {
+  DiagnosticList d;
+  // A map switches each mechanism; the others keep their default.
+  auto no_nccl = gpu_of("gpu: {preset: a100-80g, first_principles: {nccl: false}}\n", nullptr, d);
+  INFO(first_error(d));
+  REQUIRE(no_nccl.has_value());
+  CHECK_FALSE(no_nccl->mechanisms.nccl);
+  CHECK(no_nccl->mechanisms.gemm_waves);
+  CHECK(off_reason(*no_nccl, "nccl") == "cluster.gpu.first_principles.nccl: false");
+  // `false`: the paper's idealised setting, every mechanism off, each saying so.
+  auto plain = gpu_of("gpu: {preset: h200, first_principles: false}\n", nullptr, d);
+  REQUIRE(plain.has_value());
+  CHECK_FALSE(plain->mechanisms.any());
+  CHECK(plain->mechanisms.off.size() == 6);
+  CHECK(off_reason(*plain, "gemm_waves") == "cluster.gpu.first_principles: false");
+  // Asked for by name where the preset lacks the numbers: refused, naming the key.
+  for (const char* text :
+       {"gpu: {preset: a100-80g, first_principles: {sustained_clock: true}}\n",
+        "gpu: {preset: h100-sxm, first_principles: {sustained_clock: true}}\n"}) {
+    DiagnosticList refused;
+    CHECK_FALSE(gpu_of(text, nullptr, refused));
+    CHECK(first_error(refused).find("first_principles.sustained_clock") != std::string::npos);
+  }
+  // A GPU without a preset has none: off by default, `true` and a named switch refused.
+  auto bare = gpu_of("gpu: {flops: 1PFLOPS}\n", nullptr, d);
+  REQUIRE(bare.has_value());
+  CHECK_FALSE(bare->mechanisms.any());
+  CHECK(off_reason(*bare, "nccl").find("no preset") != std::string::npos);
+  DiagnosticList none, all;
   CHECK_FALSE(
       gpu_of("gpu: {flops: 1PFLOPS, first_principles: {gemm_waves: true}}\n", nullptr, none));
   CHECK(first_error(none).find("no preset") != std::string::npos);
-  DiagnosticList off;
-  auto plain = gpu_of("gpu: {preset: h200, first_principles: false}\n", nullptr, off);
-  REQUIRE(plain.has_value());
-  CHECK_FALSE(plain->mechanisms.any());
+  CHECK_FALSE(gpu_of("gpu: {flops: 1PFLOPS, first_principles: true}\n", nullptr, all));
+  CHECK(first_error(all).find("turns on nothing") != std::string::npos);
 }
 
 TEST_CASE("gemm_waves: whole waves of 256x128 tiles over the SMs; sustained_clock slows compute") {
@@ -174,7 +232,7 @@ TEST_CASE("gemm_waves: whole waves of 256x128 tiles over the SMs; sustained_cloc
       "gpu: {preset: h200, first_principles: {sustained_clock: true, gemm_waves: "
       "true}}\n",
       nullptr, d);
-  auto off = gpu_of("gpu: {preset: h200}\n", nullptr, d);
+  auto off = gpu_of("gpu: {preset: h200, first_principles: false}\n", nullptr, d);
   REQUIRE(on.has_value());
   REQUIRE(off.has_value());
   const GemmWork big{"big", 8192, 8192, 8192};  // 32 x 64 tiles = 2048 on 132 SMs: 15.5 waves
@@ -210,7 +268,7 @@ TEST_CASE("slowest_gpu: compute at the pace of the slowest of n chips spread by 
   CHECK(on->measured.chip_spread == doctest::Approx(0.0126));
   CHECK(slowest_gpu_factor(*on, 32) == doctest::Approx(1.0 + 2.0697 * 0.0126).epsilon(1e-5));
   CHECK(slowest_gpu_factor(*on, 3072) > slowest_gpu_factor(*on, 32));
-  auto off = gpu_of("gpu: {preset: h200}\n", nullptr, d);
+  auto off = gpu_of("gpu: {preset: h200, first_principles: {slowest_gpu: false}}\n", nullptr, d);
   REQUIRE(off.has_value());
   CHECK(slowest_gpu_factor(*off, 3072) == 1.0);
   // A GPU without a measured spread: refused, naming the key.
@@ -223,4 +281,47 @@ TEST_CASE("slowest_gpu: compute at the pace of the slowest of n chips spread by 
       gpu_of("gpu: {preset: a100-80g, first_principles: {slowest_gpu: true}}\n", nullptr, d);
   REQUIRE(a100.has_value());
   CHECK(slowest_gpu_factor(*a100, 32) == doctest::Approx(1.0 + 2.0697 * 0.0076).epsilon(1e-5));
+}
+
+TEST_CASE("power_limit: the rate a measured cap leaves, refused where none was measured") {
+  DiagnosticList d;
+  auto tdp = gpu_of("gpu: {preset: h100-sxm, power_limit: 700W}\n", nullptr, d);
+  INFO(first_error(d));
+  REQUIRE(tdp.has_value());
+  CHECK(tdp->measured.tdp_w == 700.0);
+  CHECK(tdp->power_factor == 1.0);  // the TDP is the default
+  // No preset carries a measurement under a cap: a cap below the TDP is refused, naming the key.
+  for (const char* text : {"gpu: {preset: h100-sxm, power_limit: 500W}\n",
+                           "gpu: {preset: h100-sxm, power_limit: 800W}\n",
+                           "gpu: {flops: 1PFLOPS, power_limit: 300W}\n",
+                           "gpu: {preset: h100-sxm, power_caps: {500W: 0.8}}\n"}) {
+    CAPTURE(text);
+    DiagnosticList refused;
+    CHECK_FALSE(gpu_of(text, nullptr, refused));
+    CHECK(first_error(refused).find("power_") != std::string::npos);
+  }
+  // The user's own measurement (power_caps: share of the TDP's sustained rate): linear in watts
+  // between the measured caps and the TDP. 500 W: 0.7 + (500 - 400) / (550 - 400) x 0.2.
+  const std::string caps = "power_caps: {400W: 0.7, 550W: 0.9}";
+  auto capped = gpu_of("gpu: {preset: h100-sxm, power_limit: 500W, " + caps + "}\n", nullptr, d);
+  REQUIRE(capped.has_value());
+  CHECK(capped->power_factor == doctest::Approx(0.7 + 100.0 / 150.0 * 0.2));
+  auto upper = gpu_of("gpu: {preset: h100-sxm, power_limit: 625W, " + caps + "}\n", nullptr, d);
+  REQUIRE(upper.has_value());
+  CHECK(upper->power_factor == doctest::Approx(0.95));  // halfway from 550 W (0.9) to 700 W (1)
+  // Compute at that share: a large GEMM's time over the curve's is 1 / factor (waves off).
+  const GemmWork big{"big", 8192, 8192, 8192};
+  auto plain = gpu_of("gpu: {preset: h100-sxm, first_principles: false}\n", nullptr, d);
+  auto slow =
+      gpu_of("gpu: {preset: h100-sxm, first_principles: false, power_limit: 500W, " + caps + "}\n",
+             nullptr, d);
+  REQUIRE(plain.has_value());
+  REQUIRE(slow.has_value());
+  const double overhead = plain->efficiency.gemm_overhead_s;
+  CHECK(gemm_seconds(big, *slow, 2.0) - overhead ==
+        doctest::Approx((gemm_seconds(big, *plain, 2.0) - overhead) / slow->power_factor));
+  // Below the lowest measured cap: refused (no extrapolation).
+  DiagnosticList below;
+  CHECK_FALSE(gpu_of("gpu: {preset: h100-sxm, power_limit: 300W, " + caps + "}\n", nullptr, below));
+  CHECK(first_error(below).find("at or below 400 W") != std::string::npos);
 }

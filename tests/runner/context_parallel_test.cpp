@@ -109,6 +109,49 @@ TEST_CASE("cp: a ring across nodes leaves F's steps exposed too") {
   }
 }
 
+TEST_CASE("cp_algorithm: the all-gather exposed (Llama 3) or behind the local block (PyTorch)") {
+  // Across nodes (cp outermost but dp) one K, V block of 4 MiB takes longer than a block's
+  // attention, so overlap leaves part of it exposed.
+  const std::string across = "dp: 1, cp: 2, order: [tp, pp, cp, dp], ";
+  const ResolvedScenario exposed =
+      resolve(cp_scenario(across + "cp_algorithm: all-gather, cp_overlap: false"));
+  const ResolvedScenario hidden = resolve(cp_scenario(across + "cp_algorithm: all-gather"));
+  const ResolvedScenario ring_exposed = resolve(cp_scenario(across + "cp_overlap: false"));
+  // The F attention of one layer on one GPU: 4 b a_t (s/C) s d / 2 FLOPs (8 heads per TP rank,
+  // 4096 local queries against 8192 keys, causal half) at 0.5 of 989 TFLOP/s; each of the two
+  // blocks is half of it.
+  const double attention_f = 4.0 * 8 * 4096 * 8192 * 128 * 0.5 / (989e12 * 0.5);
+  for (std::size_t s = 0; s < 2; ++s) {
+    CAPTURE(s);
+    const StageBreakdown& a = exposed.model_costs->stages[s];
+    // The collective table gives the all-gather's idle-network time per F op: C - 1 = 1 step
+    // of the block per layer, 4 layers.
+    double gather = 0;
+    for (const CollectiveSummary& c : exposed.sync.tp_summaries)
+      if (c.name == "cp all-gather K, V stage " + std::to_string(s) + " (per F op)")
+        gather = c.simulated.seconds();
+    REQUIRE(gather > 0);
+    CHECK(a.cp_ring.steps_forward == 4);
+    // Not overlapped: F waits for the whole gather, B for the gather again and the dK, dV
+    // reduce-scatter (as long).
+    CHECK(a.forward.cp_comm == doctest::Approx(gather));
+    CHECK(a.backward_input.cp_comm == doctest::Approx(2 * gather));
+    // The ring not overlapped exposes the same F steps (the same bytes, one step).
+    CHECK(ring_exposed.model_costs->stages[s].forward.cp_comm == doctest::Approx(gather));
+    // PyTorch's overlap: each layer's gather (gather / 4) runs behind the local block's
+    // attention (half the layer's): only what exceeds it shows.
+    const StageBreakdown& b = hidden.model_costs->stages[s];
+    const double per_layer = gather / 4.0;
+    REQUIRE(per_layer > attention_f / 2);  // across nodes the gather is the longer
+    CHECK(b.forward.cp_comm == doctest::Approx(4.0 * (per_layer - attention_f / 2)).epsilon(1e-6));
+    CHECK(b.forward.cp_comm < a.forward.cp_comm);
+    CHECK(b.backward_input.cp_comm < a.backward_input.cp_comm);
+  }
+  // Only with context parallelism.
+  CHECK(load_error("dp: 2, cp_algorithm: all-gather").find("needs cp > 1") != std::string::npos);
+  CHECK(load_error("dp: 2, cp_overlap: false").find("needs cp > 1") != std::string::npos);
+}
+
 TEST_CASE("cp 2 on twice the GPUs: the same global batch in less time and memory") {
   // dp 2 against cp 2 on the same 16 GPUs: the same 16 sequences per iteration.
   const Scenario dp = cp_scenario("dp: 2", 8);

@@ -70,8 +70,8 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
     spec.enabled = true;
     spec.where = parallelism->location();
     MapReader m(*parallelism, diags,
-                {"dp", "tp", "cp", "order", "sp", "sp_wgrad_input", "tp_comm_overlap", "zero",
-                 "zero_overlap", "ep", "a2a_overlap"});
+                {"dp", "tp", "cp", "cp_algorithm", "cp_overlap", "order", "sp", "sp_wgrad_input",
+                 "tp_comm_overlap", "zero", "zero_overlap", "ep", "a2a_overlap"});
     if (parallelism->is_map()) {
       if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
       if (auto v = m.integer("tp", 1, 1024)) {
@@ -86,6 +86,27 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
             n->error(diags, wrong);
           else
             spec.cp = static_cast<std::int32_t>(*v);
+        }
+      }
+      // How the CP ranks exchange K and V (sim/costmodel/layer_work.h): only with cp > 1.
+      if (auto v = m.choice("cp_algorithm", {"ring", "all-gather"})) {
+        if (spec.cp <= 1)
+          m.get("cp_algorithm")
+              ->error(diags,
+                      "cp_algorithm says how context-parallel ranks exchange K and V: it "
+                      "needs cp > 1");
+        else
+          spec.cp_exchange.algorithm =
+              *v == "all-gather" ? CpAlgorithm::AllGather : CpAlgorithm::Ring;
+      }
+      if (auto n = m.get("cp_overlap")) {
+        if (auto v = n->as_boolean(diags)) {
+          if (spec.cp <= 1)
+            n->error(diags,
+                     "cp_overlap hides the context-parallel K, V exchange behind the "
+                     "attention: it needs cp > 1");
+          else
+            spec.cp_exchange.overlap = *v;
         }
       }
       // Sequence parallelism changes the TP collectives and the activations of a transformer.
