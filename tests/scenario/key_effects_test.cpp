@@ -1,4 +1,4 @@
-// No key without an effect (issue 15): every key a scenario file accepts is listed in
+// No key without an effect: every key a scenario file accepts is listed in
 // key_effects.yaml with a change that must show in the report's results, or that must be refused
 // with an input error saying why. The keys a file accepts are discovered, not listed by hand: an
 // unknown key put into each probed mapping makes the loader list the allowed ones, and every one

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the zero-bubble repository's V-shape scheduler (`v_auto_schedule.schedule`) for issue 19.
+"""Runs the zero-bubble repository's V-shape scheduler (`v_auto_schedule.schedule`), to compare V placement against it.
 
 The zero-bubble repository (sail-sg/zero-bubble-pipeline-parallelism, commit 39f2c186) builds
 V-shaped schedules (two chunks per device, as ZB-V) from repeated building blocks under a memory

@@ -1,4 +1,4 @@
-// V placement against the ZB repository's v_auto_schedule (issue 19): at p = 4, m = 8, on unit and
+// V placement against the ZB repository's v_auto_schedule: at p = 4, m = 8, on unit and
 // unequal per-chunk costs and at 0.5x, 0.75x and 1x of 1F1B's memory, the search is at or below
 // that scheduler's span (tests/data/zb_v_auto_schedule.csv); at 0.75x with unit costs it reaches
 // the peer's 53 only through the repaired building blocks (warm-up repacked, cool-down rebuilt),
