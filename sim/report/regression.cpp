@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "sim/report/json_report.h"
+#include "sim/report/markdown_escape.h"
 #include "sim/report/metric_format.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/text_file.h"
@@ -145,7 +146,8 @@ std::string rollup_markdown(const RegressionReport& report) {
       worst = fmt::format("{} {}", r.worst->metric,
                           pct ? fmt::format("{:+.2f}%", *pct) : std::string("new nonzero"));
     }
-    rows += fmt::format("| {} | {} | {} | {} |\n", label, r.regressions, r.improvements, worst);
+    rows += fmt::format("| {} | {} | {} | {} |\n", markdown_text(label), r.regressions,
+                        r.improvements, markdown_text(worst));
   }
   if (rows.empty()) return "";
   return "| schedule | regressions | improvements | worst change |\n|---|---:|---:|---|\n" + rows +
@@ -376,7 +378,7 @@ std::string regression_markdown(const RegressionReport& report) {
     out += fmt::format(
         "**Warning: the two reports are of different scenarios**; their resolved scenarios differ "
         "in {}{}.\n\n",
-        fmt::join(keys, ", "),
+        markdown_text(fmt::format("{}", fmt::join(keys, ", "))),
         shown < report.scenario_differences.size()
             ? fmt::format(" and {} more keys", report.scenario_differences.size() - shown)
             : std::string());
@@ -408,8 +410,8 @@ std::string regression_markdown(const RegressionReport& report) {
                   ? fmt::format(" {} |", format_metric(m.definition->unit, m.sampling_error))
                   : std::string(" - |");
     }
-    rows += fmt::format("| {} | {} | {} | {} | {} |{} {} |\n", m.schedule, m.metric,
-                        format_metric(m.definition->unit, m.baseline),
+    rows += fmt::format("| {} | {} | {} | {} | {} |{} {} |\n", markdown_text(m.schedule),
+                        markdown_text(m.metric), format_metric(m.definition->unit, m.baseline),
                         format_metric(m.definition->unit, m.current), pct, error, verdict);
   }
   if (!rows.empty()) {
@@ -446,13 +448,13 @@ std::string regression_markdown(const RegressionReport& report) {
         informational, informational == 1 ? "" : "s");
   }
   for (const std::string& s : report.status_changes)
-    out += fmt::format("- status change (regression): {}\n", s);
+    out += fmt::format("- status change (regression): {}\n", markdown_text(s));
   for (const std::string& s : report.lost)
-    out += fmt::format("- value lost in the current report (regression): {}\n", s);
+    out += fmt::format("- value lost in the current report (regression): {}\n", markdown_text(s));
   for (const std::string& s : report.missing)
-    out += fmt::format("- missing from the current report (regression): {}\n", s);
+    out += fmt::format("- missing from the current report (regression): {}\n", markdown_text(s));
   for (const std::string& s : report.added)
-    out += fmt::format("- new in the current report (not compared): {}\n", s);
+    out += fmt::format("- new in the current report (not compared): {}\n", markdown_text(s));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -53,6 +54,12 @@ std::string shortened(const std::string& s) {
   return s.substr(0, cut) + "\u2026";
 }
 
+// An apostrophe inside a word ("the GPU's peak"), not a quote around a value.
+bool is_apostrophe(const std::string& s, std::size_t at) {
+  auto letter = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  return at > 0 && at + 1 < s.size() && letter(s[at - 1]) && letter(s[at + 1]);
+}
+
 // Every quoted value ('...', on one line) longer than kMaxEchoed shortened.
 std::string shorten_quoted(const std::string& s) {
   std::string out;
@@ -60,6 +67,11 @@ std::string shorten_quoted(const std::string& s) {
   while (i < s.size()) {
     std::size_t open = s.find('\'', i);
     if (open == std::string::npos) break;
+    if (is_apostrophe(s, open)) {
+      out += s.substr(i, open + 1 - i);
+      i = open + 1;
+      continue;
+    }
     std::size_t close = s.find('\'', open + 1);
     std::size_t end = close == std::string::npos ? s.size() : close;
     std::string value = s.substr(open + 1, end - open - 1);
@@ -74,9 +86,10 @@ std::string shorten_quoted(const std::string& s) {
   return out + s.substr(std::min(i, s.size()));
 }
 
-// Control characters (terminal escape sequences included, C1 controls such as U+009B too) and
-// bytes that are not UTF-8 as \xHH; invisible format characters (a byte-order mark inside a key,
-// bidirectional overrides) as \uXXXX; newlines and other well-formed UTF-8 are kept.
+// Control characters (terminal escape sequences included, C1 controls such as U+009B too, and
+// the newline: a value must not start a line that reads as a diagnostic of its own) and bytes that
+// are not UTF-8 as \xHH; invisible format characters (a byte-order mark inside a key,
+// bidirectional overrides) as \uXXXX; other well-formed UTF-8 is kept.
 std::string escape_controls(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -84,7 +97,7 @@ std::string escape_controls(const std::string& s) {
   while (i < s.size()) {
     const auto u = static_cast<unsigned char>(s[i]);
     const std::size_t length = utf8_sequence_length(s, i);
-    const bool c0 = length == 1 && ((u < 0x20 && u != '\n') || u == 0x7f);
+    const bool c0 = length == 1 && (u < 0x20 || u == 0x7f);
     const bool c1 = length == 2 && u == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
     if (length == 0 || c0 || c1) {
       for (std::size_t k = 0; k < std::max<std::size_t>(length, 1); ++k) {
