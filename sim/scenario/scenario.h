@@ -247,6 +247,9 @@ struct Scenario {
   std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
+  /// Where m was given (pipeline.microbatches, or training.global_batch it follows from): for
+  /// errors about how long the schedule runs once its op times are known.
+  SourceLocation microbatches_where;
   CostsSpec costs;
   std::optional<TransformerModel> model;
   std::optional<GpuSpec> gpu;

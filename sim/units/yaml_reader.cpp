@@ -262,6 +262,15 @@ std::optional<Time> YamlNode::as_time(DiagnosticList& d) const {
   return as_quantity<Time>(*this, d, "a duration",
                            [](const std::string& s) { return parse_time(s); });
 }
+std::optional<Time> YamlNode::as_time(DiagnosticList& d, Time min, Time max) const {
+  std::optional<Time> t = as_time(d);
+  if (t && (*t < min || *t > max)) {
+    error(d, fmt::format("{} is out of range (allowed: {} to {})", trim_whitespace(node_.Scalar()),
+                         min == Time::zero() ? std::string("0") : to_string(min), max));
+    return std::nullopt;
+  }
+  return t;
+}
 std::optional<Bytes> YamlNode::as_bytes(DiagnosticList& d) const {
   return as_quantity<Bytes>(*this, d, "a size",
                             [](const std::string& s) { return parse_bytes(s); });
