@@ -100,6 +100,19 @@ double standard_error(const nlohmann::json& result, const Metric& metric) {
   return n > 0 ? e->factor * sim[sd_key].get<double>() / std::sqrt(n) : 0.0;
 }
 
+/// The GPU peaks a report's MFU is against: the dense and FP8 peaks and whether the linear GEMMs
+/// ran in FP8 ("" without a GPU).
+std::string peaks_of(const nlohmann::json& report) {
+  const nlohmann::json* sc =
+      report.contains("scenario") && report["scenario"].is_object() ? &report["scenario"] : nullptr;
+  if (sc == nullptr || !sc->contains("cluster")) return "";
+  const nlohmann::json gpu = (*sc)["cluster"].value("gpu", nlohmann::json::object());
+  const nlohmann::json model = sc->value("model", nlohmann::json::object());
+  return gpu.value("flops", nlohmann::json()).dump() + "/" +
+         gpu.value("flops_fp8", nlohmann::json()).dump() + "/" +
+         model.value("fp8_linear", nlohmann::json()).dump();
+}
+
 /// Which Monte Carlo samples a report drew: its variability's seed and sample count ("" without).
 std::string samples_drawn(const nlohmann::json& report) {
   if (!report.contains("scenario") || !report["scenario"].is_object() ||
@@ -295,6 +308,7 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
   for (const auto& r : current["results"]) now[r.value("label", "")] = &r;
   std::map<std::string, bool> seen;
   const bool same_samples = samples_drawn(baseline) == samples_drawn(current);
+  const bool same_peaks = peaks_of(baseline) == peaks_of(current);
   for (const auto& b : baseline["results"]) {
     const std::string label = b.value("label", "");
     seen[label] = true;
@@ -332,7 +346,9 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
       const bool lower = m.current < m.baseline * (1.0 - tolerance) - margin;
       m.other_samples =
           !same_samples && metric->level == MetricLevel::Simulation && !sampling_error_of(*metric);
-      switch (m.other_samples ? MetricDirection::Informational : metric->direction) {
+      m.other_peak = !same_peaks && metric->key == "mfu";
+      switch (m.other_samples || m.other_peak ? MetricDirection::Informational
+                                              : metric->direction) {
         case MetricDirection::LowerIsBetter:
           m.regression = higher;
           m.improvement = lower;
@@ -388,9 +404,13 @@ std::string regression_markdown(const RegressionReport& report) {
   std::size_t informational = 0;
   const bool sampled = std::any_of(report.metrics.begin(), report.metrics.end(),
                                    [](const MetricComparison& m) { return m.sampling_error > 0; });
-  std::size_t other_samples = 0;
+  std::size_t other_samples = 0, other_peak = 0;
   for (const MetricComparison& m : report.metrics) {
     if (m.current == m.baseline) continue;
+    if (m.other_peak) {
+      ++other_peak;
+      continue;
+    }
     if (m.other_samples) {
       ++other_samples;
       continue;
@@ -426,7 +446,8 @@ std::string regression_markdown(const RegressionReport& report) {
           "errors of the difference.\n\n",
           six_digits(kSamplingSigmas));
     }
-  } else if (informational == 0 && other_samples == 0 && report.unjudged_changes == 0) {
+  } else if (informational == 0 && other_samples == 0 && other_peak == 0 &&
+             report.unjudged_changes == 0) {
     out += "Every compared metric is unchanged.\n\n";
   }
   if (report.unjudged_changes > 0) {
@@ -440,6 +461,12 @@ std::string regression_markdown(const RegressionReport& report) {
         "{} simulation metric{} of the median Monte Carlo sample changed (not judged: the reports "
         "drew different samples, a different variability seed or count).\n\n",
         other_samples, other_samples == 1 ? "" : "s");
+  }
+  if (other_peak > 0) {
+    out += fmt::format(
+        "{} MFU value{} changed (not judged: the reports' GPU peaks differ, and each MFU is "
+        "against its own peak, so a slower GPU reads higher; compare tokens/s and TFLOP/s).\n\n",
+        other_peak, other_peak == 1 ? "" : "s");
   }
   if (informational > 0) {
     out += fmt::format(

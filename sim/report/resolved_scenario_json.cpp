@@ -83,6 +83,9 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
       costs[key] = a;
     }
   }
+  // Beside a model, the key the op times came from (TFLOP/s and MFU count the model's FLOPs over
+  // them, docs/recipes.md); absent when the model derives them.
+  if (sc.model && !sc.costs.times_key.empty()) costs["times_given_by"] = sc.costs.times_key;
   j["costs"] = costs;
 
   if (sc.model) j["model"] = transformer_model_json(*sc.model);

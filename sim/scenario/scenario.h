@@ -228,6 +228,11 @@ struct CostsSpec {
   /// The coefficients of variation of F, B and W per pipeline stage that `costs.profile` measured
   /// (its cv column); empty without one. `variability` uses them unless it gives a cv.
   std::vector<CvByKind> measured_cv;
+  /// Where the scenario gives op times beside a model (costs.forward, costs.per_layer or
+  /// costs.profile): the key and its place, for errors about them once the model's FLOPs are
+  /// known (sim/runner/op_time_floor.h). Empty key: none given.
+  std::string times_key;
+  SourceLocation times_where;
 };
 
 /// Settings from the command line, not from the file: resource limits and how to replay. The
