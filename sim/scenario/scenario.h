@@ -233,6 +233,12 @@ struct CostsSpec {
   /// known (sim/runner/op_time_floor.h). Empty key: none given.
   std::string times_key;
   SourceLocation times_where;
+  /// Mechanisms a preset or a default would turn on that cannot act on this cost form, each
+  /// left off: the key and why (sections/cost_form_section.h; the reports list them).
+  struct NotApplied {
+    std::string key, reason;
+  };
+  std::vector<NotApplied> not_applied;
 };
 
 /// Settings from the command line, not from the file: resource limits and how to replay. The
