@@ -60,7 +60,7 @@ bool is_apostrophe(const std::string& s, std::size_t at) {
   return at > 0 && at + 1 < s.size() && letter(s[at - 1]) && letter(s[at + 1]);
 }
 
-// Every quoted value ('...', on one line) longer than kMaxEchoed shortened.
+// Every quoted value ('...') longer than kMaxEchoed shortened, its newlines written \x0a.
 std::string shorten_quoted(const std::string& s) {
   std::string out;
   std::size_t i = 0;
@@ -76,7 +76,14 @@ std::string shorten_quoted(const std::string& s) {
     std::size_t end = close == std::string::npos ? s.size() : close;
     std::string value = s.substr(open + 1, end - open - 1);
     out += s.substr(i, open + 1 - i);
-    out += value.find('\n') == std::string::npos ? shortened(value) : value;
+    if (close != std::string::npos) {
+      // A value's newline is the user's, not the message's: shown, not obeyed.
+      for (std::size_t at = value.find('\n'); at != std::string::npos; at = value.find('\n', at))
+        value.replace(at, 1, "\\x0a");
+      out += shortened(value);
+    } else {
+      out += value.find('\n') == std::string::npos ? shortened(value) : value;
+    }
     i = end;
     if (close != std::string::npos) {
       out += '\'';
@@ -86,10 +93,11 @@ std::string shorten_quoted(const std::string& s) {
   return out + s.substr(std::min(i, s.size()));
 }
 
-// Control characters (terminal escape sequences included, C1 controls such as U+009B too, and
-// the newline: a value must not start a line that reads as a diagnostic of its own) and bytes that
-// are not UTF-8 as \xHH; invisible format characters (a byte-order mark inside a key,
-// bidirectional overrides) as \uXXXX; other well-formed UTF-8 is kept.
+// Control characters (terminal escape sequences included, C1 controls such as U+009B too) and
+// bytes that are not UTF-8 as \xHH; invisible format characters (a byte-order mark inside a key,
+// bidirectional overrides) as \uXXXX; other well-formed UTF-8 is kept. A newline stays (a message
+// may list its problems one per line) but every line after it is indented: no line of a message
+// can start where a diagnostic of its own starts, at its file name.
 std::string escape_controls(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -97,7 +105,7 @@ std::string escape_controls(const std::string& s) {
   while (i < s.size()) {
     const auto u = static_cast<unsigned char>(s[i]);
     const std::size_t length = utf8_sequence_length(s, i);
-    const bool c0 = length == 1 && (u < 0x20 || u == 0x7f);
+    const bool c0 = length == 1 && ((u < 0x20 && u != '\n') || u == 0x7f);
     const bool c1 = length == 2 && u == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
     if (length == 0 || c0 || c1) {
       for (std::size_t k = 0; k < std::max<std::size_t>(length, 1); ++k) {
@@ -110,6 +118,7 @@ std::string escape_controls(const std::string& s) {
     } else {
       out.append(s, i, length);
       i += length;
+      if (u == '\n' && i < s.size() && s[i] != ' ') out += "  ";
     }
   }
   return out;

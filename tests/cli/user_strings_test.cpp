@@ -115,7 +115,9 @@ TEST_CASE("every user string through every writer comes out escaped, on the line
     Result r = run("run " + s + " --format " + format);
     REQUIRE(r.code == 0);
     CHECK_FALSE(has_control(r.out, true));
-    CHECK_FALSE(line_starts_with(r.out, kForged));
+    // CSV's rule is quoting: a field with a newline is one quoted field over two lines, which CSV
+    // readers read back as the exact string (the first test case counts the records).
+    if (format != "csv") CHECK_FALSE(line_starts_with(r.out, kForged));
     if (format == "md") {
       CHECK(r.out.find("<script>") == std::string::npos);
       CHECK(r.out.find("| cell |") == std::string::npos);
@@ -153,7 +155,7 @@ TEST_CASE("every user string through every writer comes out escaped, on the line
   CHECK(regress.out.find("| cell |") == std::string::npos);
   CHECK(regress.out.find("&lt;script&gt;") != std::string::npos);
 
-  // Error lines: a value with a newline and a forged diagnostic stays on its own line.
+  // Error lines: a value with a newline and a forged diagnostic stays on its line.
   const std::string bad = dir.file("bad.yaml");
   std::ofstream(bad) << "name: x\npipeline: {stages: 2, microbatches: 4}\n"
                         "costs: {forward: 1ms, backward_input: 2ms}\nschedules: ["
