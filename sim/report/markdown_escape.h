@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/report/html_escape.h"
 #include "sim/units/utf8.h"
 
 namespace bubblesim {
@@ -17,15 +18,6 @@ inline std::string markdown_text(std::string_view s) {
   std::string out;
   for (char c : visible_controls(s)) {
     switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
       case '|':
       case '\\':
       case '`':
@@ -36,7 +28,7 @@ inline std::string markdown_text(std::string_view s) {
         out += c;
         break;
       default:
-        out += c;
+        append_html_char(c, out, false);
     }
   }
   return out;

@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -122,6 +123,21 @@ std::vector<std::string> allowed_keys(const std::string& base, const std::string
   return {};
 }
 
+/// The report of `variant`, or none when it is refused with an input error, which must name the
+/// last part of `key`.
+std::optional<nlohmann::json> report_or_refusal(const YAML::Node& variant, const std::string& key) {
+  try {
+    return report_of(emit(variant), false);
+  } catch (const InputError& e) {
+    const std::string last = lower(split_path(key).back());
+    bool named = false;
+    for (const Diagnostic& d : e.diagnostics())
+      named = named || lower(d.render()).find(last) != std::string::npos;
+    CHECK_MESSAGE(named, "the error does not name '" << last << "': " << e.what());
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every key a scenario accepts has a case in key_effects.yaml") {
@@ -153,18 +169,8 @@ TEST_CASE("changing any key changes the report, or the change is refused with a 
     const nlohmann::json before = report_of(emit(base), expect == "labels");
     if (expect == "refused") {
       // An input error that names the key, from loading or from running.
-      bool refused = false;
-      try {
-        (void)report_of(emit(variant), false);
-      } catch (const InputError& e) {
-        refused = true;
-        const std::string last = lower(split_path(key).back());
-        bool named = false;
-        for (const Diagnostic& d : e.diagnostics())
-          named = named || lower(d.render()).find(last) != std::string::npos;
-        CHECK_MESSAGE(named, "the error does not name '" << last << "'");
-      }
-      CHECK_MESSAGE(refused, "setting " << key << " was neither refused nor acted on");
+      CHECK_MESSAGE(!report_or_refusal(variant, key),
+                    "setting " << key << " was neither refused nor acted on");
       continue;
     }
     const nlohmann::json after = report_of(emit(variant), expect == "labels");
@@ -199,22 +205,11 @@ TEST_CASE("beside each costs form, every key of a model still changes the report
       } catch (const InputError&) {
         continue;  // the form itself is refused beside this base: nothing to compare
       }
-      bool refused = false;
-      nlohmann::json after;
-      try {
-        after = report_of(emit(variant), false);
-      } catch (const InputError& e) {
-        refused = true;
-        const std::string last = lower(split_path(key).back());
-        bool named = false;
-        for (const Diagnostic& d : e.diagnostics())
-          named = named || lower(d.render()).find(last) != std::string::npos;
-        CHECK_MESSAGE(named, "the error does not name '" << last << "': " << e.what());
-      }
+      const std::optional<nlohmann::json> after = report_or_refusal(variant, key);
       ++compared;
-      if (!refused)
-        CHECK_MESSAGE(after != before, "setting " << key << " beside " << form_name
-                                                  << " was accepted and changed nothing");
+      if (after)
+        CHECK_MESSAGE(*after != before, "setting " << key << " beside " << form_name
+                                                   << " was accepted and changed nothing");
     }
   }
   CHECK(compared >= 100);
