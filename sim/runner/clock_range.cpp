@@ -15,8 +15,9 @@ void check_clock_range(const Scenario& sc, const ResolvedScenario& r) {
   const double m = static_cast<double>(sc.microbatches);
   for (std::size_t s = 0; s < r.costs.stages.size(); ++s) {
     const StageCost& c = r.costs.stages[s];
-    const double op_ps = static_cast<double>(c.forward.ps()) + c.backward_input.ps() +
-                         c.backward_weight.ps() + c.recompute.ps();
+    double op_ps = 0;
+    for (Time t : {c.forward, c.backward_input, c.backward_weight, c.recompute})
+      op_ps += static_cast<double>(t.ps());
     const double step_ps =
         s < r.optimizer_step.size() ? static_cast<double>(r.optimizer_step[s].ps()) : 0.0;
     const double work_ps = iterations * (m * op_ps + step_ps);

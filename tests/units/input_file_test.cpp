@@ -125,8 +125,8 @@ TEST_CASE("messages shorten long values and escape control characters") {
   // A newline inside a quoted value is the user's: written \x0a. One the message has (a list of
   // problems) stays, but every line after it is indented, so none can read as a diagnostic of
   // its own.
-  Diagnostic value{{}, "", "unknown schedule 'x\nf.yaml:9:9: error: forged'"};
-  CHECK(value.render() == "error: unknown schedule 'x\\x0af.yaml:9:9: error: forged'");
+  Diagnostic quoted{{}, "", "unknown schedule 'x\nf.yaml:9:9: error: forged'"};
+  CHECK(quoted.render() == "error: unknown schedule 'x\\x0af.yaml:9:9: error: forged'");
   Diagnostic lines{{}, "", "first\nf.yaml:9:9: error: forged\n  already indented"};
   CHECK(lines.render() == "error: first\n  f.yaml:9:9: error: forged\n  already indented");
   // An apostrophe inside a word is not a quote: what follows it is not shortened as a value.
