@@ -41,9 +41,8 @@ def render_doc(rows, configs, ablations, order_kept, tflops):
         "\"Frameworks\": the kernels of that code, each from its source: standard (unfused) "
         "attention, the loss on fp32 logits, the fused bias-GeLU the paper's sec. 4.2 describes, "
         "eager PyTorch's 13 us per kernel launch as a lower bound on each pass);",
-        "- `cluster.gpu: {preset: a100-80g, first_principles: {nccl: true, gemm_waves: true, "
-        "optimizer_step: true, slowest_gpu: true}}`: the datasheet roofline with the "
-        "first-principles mechanisms the A100 80GB preset has measured numbers for "
+        "- `cluster.gpu: {preset: a100-80g}` on the default path: the datasheet roofline with "
+        "every first-principles mechanism the A100 80GB preset has measured numbers for "
         "(docs/first-principles.md: TP collectives at nccl-tests' 235 GB/s bus bandwidth with "
         "NCCL's latency model, GEMM tile and wave quantization on 108 SMs, Megatron's optimizer "
         "step kernel by kernel, compute at the pace of the slowest of the step's GPUs at the "
@@ -109,7 +108,7 @@ def render_doc(rows, configs, ablations, order_kept, tflops):
 
 
 READING = """\
-**With the first-principles mechanisms (issue 33, docs/first-principles.md).** Every number they
+**With the first-principles mechanisms (docs/first-principles.md).** Every number they
 use is published or measured with a script in this repository (nccl-tests' A100 bus bandwidth
 and NCCL's latency constants, NVIDIA's cuBLAS tile and the A100's 108 SMs, Megatron-LM's
 optimizer kernels, the spread of Perlmutter's A100 80GB chips on a sustained GEMM); none was
@@ -123,7 +122,7 @@ step's GPUs 1.5 (`slowest GPU off`: 12.82%; 1.6% at 32 GPUs, 2.7% at 3072, at ch
 0.0076), Megatron's optimizer step 0.2 (`optimizer step off`: 11.53%; it matters only on the
 p = 1 rows). The framework preset's launch bound (eager PyTorch's 13 us per kernel) binds on no
 pass here (`host launch off`: 11.29%): the shortest pass, a large layer's W, is four GEMMs of
-milliseconds. The must-show bounds (mean <= 5%, no row over 10%) are not met.
+milliseconds. The accuracy this project aims for on these rows (mean <= 5%, no row over 10%) is not reached.
 Where the rest is: (1) the op time. One microbatch of the zero-bubble paper's layers from the
 model on this preset, tile and wave quantization on, takes 0.89 (1.5B) and 0.93 (6.2B) of the
 time their A100 profile measured (docs/validation.md, "No profile"): the roofline's per-kernel

@@ -105,6 +105,12 @@ def ablations(text, gemm_max):
          edit(text, model={"moe": "{permute: fused}"})),
     ]
     gpu = re.search(r"^cluster: \{gpu: \{preset: ([\w-]+)\}\}$", text, flags=re.M)
+    if gpu:
+        out.append(("first principles off", "`cluster.gpu.first_principles: false`: the "
+                    "datasheet roofline alone, without the mechanisms the GPU preset gives "
+                    "numbers for (docs/first-principles.md; the default path runs them)",
+                    text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, first_principles: "
+                                 "false}}" % gpu.group(1))))
     if gpu and gemm_max is not None:
         out.append(("FP8 ceiling as BF16", f"`cluster.gpu.efficiency.gemm_max_fp8: {gemm_max}`, "
                     "the preset's BF16 `gemm_max`: FP8 GEMMs at the same fraction of their doubled "
@@ -196,7 +202,7 @@ def doc_text(rows):
                      f"{row['setup_source']}. Precision: {row['precision']}.")
     lines += ["", "## Ablation: each MoE mechanism switched alone", "",
               "Prediction with the mechanism changed, and the change against the base prediction "
-              "relative to the measured time.", "",
+              "(the default path) relative to the measured time.", "",
               "| row | mechanism | what changes | predicted | error | change |",
               "|---|---|---|---:|---:|---:|"]
     for r in rows:

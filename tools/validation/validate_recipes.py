@@ -35,9 +35,11 @@ def run(binary, text, schedule):
         return {"refused": stderr.strip().splitlines()[0].split("error: ", 1)[-1]}
     if code not in (0, 1):
         sys.exit(f"bubblesim failed (exit {code}):\n{stderr}")
-    for r in json.loads(stdout)["results"]:
+    report = json.loads(stdout)
+    mechanisms = report["scenario"].get("cluster", {}).get("gpu", {}).get("first_principles", {})
+    for r in report["results"]:
         if r["label"] == schedule:
-            return r["simulation"]
+            return dict(r["simulation"], mechanisms_on=sorted(mechanisms.get("on", {})))
     sys.exit(f"no schedule {schedule!r} in the report")
 
 
@@ -94,21 +96,36 @@ def edit_model(text, extra):
     return text
 
 
-def ablations(text):
-    """(name, what changes, scenario text) for each mechanism the scenario uses, switched alone."""
+# What each first-principles mechanism's ablation row says it removes (docs/first-principles.md).
+MECHANISM_OFF = {
+    "nccl": "TP and ZeRO collectives inside a node at the link rate instead of nccl-tests' bus "
+            "bandwidth and NCCL's latency, the NICs at their line rate",
+    "sustained_clock": "compute at the curve's ceiling instead of the clock the chip holds at "
+                       "its power cap",
+    "gemm_waves": "GEMM time from its FLOPs alone, no tile and wave quantization",
+    "optimizer_step": "the optimizer step as two passes over the static memory instead of "
+                      "Megatron's kernels",
+    "slowest_gpu": "compute at the median chip's pace instead of the slowest of the run's GPUs",
+    "attention_kernels": "attention at the efficiency's flat fractions instead of the "
+                         "framework's kernel at its published rate for the length",
+}
+
+
+def ablations(text, mechanisms_on):
+    """(name, what changes, scenario text) for each mechanism the scenario uses, switched alone;
+    `mechanisms_on`: the first-principles mechanisms its default path ran (the report's list)."""
     out = []
     gpu = re.search(r"^cluster: \{gpu: \{preset: ([\w-]+)\}\}$", text, flags=re.M)
-    if gpu:
-        out.append(("first_principles on", "`cluster.gpu.first_principles: true`: every "
-                    "first-principles mechanism the preset gives numbers for (docs/first-"
-                    "principles.md)", text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, "
-                                                   "first_principles: true}}" % gpu.group(1))))
-    if gpu and gpu.group(1) in ("h100-sxm", "h200"):
-        out.append(("slowest_gpu on", "`first_principles: {slowest_gpu: true}` alone: compute at "
-                    "the pace of the slowest of the run's GPUs at the preset's measured chip "
-                    "spread (docs/first-principles.md)",
-                    text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, first_principles: "
-                                 "{slowest_gpu: true}}}" % gpu.group(1))))
+    if gpu and mechanisms_on:
+        out.append(("first_principles off", "`cluster.gpu.first_principles: false`: the "
+                    "datasheet roofline alone, none of " + ", ".join(mechanisms_on),
+                    text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, "
+                                 "first_principles: false}}" % gpu.group(1))))
+        for key in mechanisms_on:
+            out.append((f"{key} off", f"`first_principles: {{{key}: false}}`: "
+                        f"{MECHANISM_OFF[key]}",
+                        text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, "
+                                     "first_principles: {%s: false}}}" % (gpu.group(1), key))))
     if re.search(r"sp: true", text):
         out.append(("tp_comm_overlap on", "`parallelism.tp_comm_overlap: true`: the sequence-"
                     "parallel collectives pipelined with their GEMMs as the recipe's Transformer "
@@ -144,7 +161,7 @@ def run_rows(binary, jobs):
             base = run(binary, text, row["schedule"])
             if "refused" in base:
                 sys.exit(f"{row['id']}: {base['refused']}")
-            variants = ablations(text)
+            variants = ablations(text, base["mechanisms_on"])
             runs = list(pool.map(lambda v: run(binary, v[2], row["schedule"]), variants))
             abl = [(name, what, r) for (name, what, _), r in zip(variants, runs)]
             value = predicted(row, base)
@@ -175,9 +192,11 @@ def doc_text(rows):
         "Each recipe under `scenarios/recipes/` states a published training run in its own terms "
         "(docs/recipes.md): `training.global_batch`, the micro-batch, TP / PP / CP / VP / EP, FSDP "
         "as `zero: 3`, the sequence length, the model and GPU presets and the cluster. Nothing is "
-        "fitted: these are the model-card-and-datasheet predictions, with the presets' default "
-        "mechanisms (`first_principles` off). The error is how much faster (+) or slower (-) "
-        "than the published run the prediction is, in the published unit.",
+        "fitted: these are the model-card-and-datasheet predictions on the default path, every "
+        "first-principles mechanism the GPU preset gives numbers for on (docs/first-principles."
+        "md; the ablation below switches each off, and all of them at once). The error is how "
+        "much faster (+) or slower (-) than the published run the prediction is, in the "
+        "published unit.",
         "",
         "| row | recipe | published | predicted | error | MFU | iteration |",
         "|---|---|---:|---:|---:|---:|---:|",
@@ -225,13 +244,13 @@ READING = """\
 Model TFLOP/s are compared only where a publication gives nothing else (the Llama 3 paper): the
 frameworks count them differently (recent Megatron-Bridge tables and bubblesim's
 `model_tflops_per_gpu` count the causal half of attention, the Llama 3 paper does not say,
-docs/recipes.md), so tokens/s per GPU is the unit of every other row. The predictions from the presets alone run faster than the published
-runs on the larger H100 jobs: the op times are the datasheet roofline's, and what makes a real
-step slower (NCCL's achieved bandwidth, launches, the slowest GPU of thousands) is the subject of
-docs/first-principles.md; the `first_principles on` rows show what those mechanisms change where
-the preset gives their numbers. In the MFU column an FP8 row's linear GEMMs count against the
-FP8 peak and the rest against the BF16 peak (docs/recipes.md), so it is a fraction the GPUs can
-reach; the publications divide by the BF16 peak alone."""
+docs/recipes.md), so tokens/s per GPU is the unit of every other row. What makes a real step
+slower than the datasheet roofline (NCCL's achieved bandwidth, GEMM tile waves, the attention
+kernel's published rate, the optimizer's kernels) is the subject of docs/first-principles.md;
+those mechanisms run by default where the preset gives their numbers, and the `off` rows of the
+ablation show what each one changes (`first_principles off`: the datasheet roofline alone). In the MFU column an FP8 row's
+linear GEMMs count against the FP8 peak and the rest against the BF16 peak (docs/recipes.md), so
+it is a fraction the GPUs can reach; the publications divide by the BF16 peak alone."""
 
 
 if __name__ == "__main__":
