@@ -94,7 +94,7 @@ struct Sharding {
   /// Context parallelism: every sequence split over cp GPUs (s / cp tokens each, in 2 cp chunks
   /// for the causal load balancing), attention as a ring over them (docs/parallelism.md).
   std::int64_t cp = 1;
-  CpExchange cp_exchange;  // `parallelism.cp_algorithm`, `cp_overlap`
+  CpExchange cp_exchange{};  // `parallelism.cp_algorithm`, `cp_overlap`
 };
 
 /// The collectives inside one component's passes (op_timing.h times them).
