@@ -51,10 +51,11 @@ bool read_efficiency(const YamlNode& n, EfficiencyModel& e, DiagnosticList& diag
 
 std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerModel* model,
                                      DiagnosticList& diags) {
-  const std::vector<std::string> keys{"preset",           "flops",           "flops_fp8",
-                                      "efficiency",       "memory",          "memory_bandwidth",
-                                      "nvlink_bandwidth", "first_principles", "power_limit",
-                                      "power_caps"};
+  const std::vector<std::string> keys{"preset",           "flops",
+                                      "flops_fp8",        "efficiency",
+                                      "memory",           "memory_bandwidth",
+                                      "nvlink_bandwidth", "first_principles",
+                                      "power_limit",      "power_caps"};
   if (!node.is_map()) {
     MapReader complain(node, diags, keys);
     return std::nullopt;
