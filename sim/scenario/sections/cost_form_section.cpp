@@ -84,8 +84,14 @@ void check_cost_form(LoadContext& context, Scenario& sc) {
          "group)"},
     };
     for (const auto& m : layer_mechanisms) {
+      // Written (true, or false where it could not act anyway, these being on by default), the
+      // switch does nothing here; a default one is switched off and reported.
+      if (const std::optional<YamlNode> named = mechanism(m.name)) {
+        disengage.refuse(named, measured + m.carried);
+        continue;
+      }
       if (!*m.on) continue;
-      disengage.apply(mechanism(m.name), fmt::format("cluster.gpu.first_principles.{}", m.name),
+      disengage.apply(std::nullopt, fmt::format("cluster.gpu.first_principles.{}", m.name),
                       measured + m.carried, [&] { *m.on = false; });
     }
     if (sc.model->fp8_linear) {
@@ -105,19 +111,25 @@ void check_cost_form(LoadContext& context, Scenario& sc) {
     const std::string why =
         fmt::format("the layer times come from {}, so no kernel is timed", given);
     for (const char* key : {"activation_fusion", "bias_grad", "glue_kernels", "attention_backend",
-                            "norm_fusion", "rope_fusion"})
+                            "norm_fusion", "rope", "rope_fusion"})
       disengage.refuse(written(context, "model", {key}), why);
     disengage.refuse(written(context, "model", {"moe", "permute"}), why);
+    // A power cap scales the compute rate of the layers the model times: none here.
+    for (const char* key : {"power_limit", "power_caps"})
+      disengage.refuse(written(context, "cluster", {"gpu", key}), why);
   }
   // Every stage's F, B and W given: what only derives them has nothing left to act on.
   const CostFields& g = sc.costs.given;
   if (g.forward && g.backward_input && g.backward_weight) {
     const std::string why = fmt::format("every stage's op times come from {}", given);
-    if (!fp.optimizer_step)  // else the optimizer step's kernels run at efficiency.memory
+    // Else the optimizer step's kernels run at the roofline's efficiency.memory.
+    if (!fp.optimizer_step || sc.gpu->efficiency.kind != EfficiencyModel::Kind::Roofline)
       disengage.refuse(written(context, "cluster", {"gpu", "efficiency"}),
                        why + ", so the efficiency times nothing");
     disengage.refuse(written(context, "parallelism", {"zero_overlap"}),
                      why + ", which hold ZeRO's per-op collectives as they ran");
+    disengage.refuse(written(context, "parallelism", {"cp_overlap"}),
+                     why + ", which hold the context-parallel K, V exchange as it ran");
   }
   // Given stage costs are divided evenly among a stage's chunks (table_costs.h).
   if (sc.costs.given.any()) {
