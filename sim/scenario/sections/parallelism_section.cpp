@@ -73,7 +73,9 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
                 {"dp", "tp", "cp", "order", "sp", "sp_wgrad_input", "tp_comm_overlap", "zero",
                  "zero_overlap", "ep", "a2a_overlap"});
     if (parallelism->is_map()) {
-      if (auto v = m.integer("dp", 1, 65536)) spec.dp = static_cast<std::int32_t>(*v);
+      // As many replicas as the largest topology has GPUs (kMaxTopologyGpus).
+      if (auto v = m.integer("dp", 1, std::int64_t{1} << 20))
+        spec.dp = static_cast<std::int32_t>(*v);
       if (auto v = m.integer("tp", 1, 1024)) {
         spec.tp = static_cast<std::int32_t>(*v);
         const std::string shape = sc.model ? model_shape_error(*sc.model, spec.tp) : "";
