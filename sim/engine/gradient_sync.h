@@ -85,13 +85,17 @@ struct SyncPlan {
   bool a2a_as_flows = false;
 };
 
+class ShapePort;
+
 class GradientSync {
  public:
   /// Tokens with this bit are readiness timers, the others collective arrivals.
   static constexpr std::uint32_t kReadyBit = 0x80000000u;
 
+  /// `shapes`: where to launch the collectives by class (sim/engine/symmetry/shape_port.h); null:
+  /// their flows go one by one through `port`.
   GradientSync(const SyncPlan& plan, const Table& table, const Topology& topology, FlowPort& port,
-               const std::vector<EngineObserver*>& observers);
+               const std::vector<EngineObserver*>& observers, ShapePort* shapes = nullptr);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;

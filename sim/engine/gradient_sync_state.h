@@ -4,12 +4,14 @@
 // from compute ops, TP slices and the metrics after the replay). Private to sim/engine.
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
 
 #include "schedules/table_index.h"
 #include "sim/engine/gradient_sync.h"
+#include "sim/engine/symmetry/collective_launcher.h"
 
 namespace bubblesim {
 
@@ -54,18 +56,18 @@ struct GradientSync::Impl {
   const Topology& topology;
   FlowPort& port;
   const std::vector<EngineObserver*>& observers;
-  /// Collectives launched so far, by id (the token the port reports them with).
+  /// Runs the collectives, one flow at a time or by class (symmetry/collective_launcher.h).
+  CollectiveLauncher launcher;
+  /// Collectives launched so far, by the launcher's id.
   struct Instances {
-    std::vector<std::unique_ptr<CollectiveInstance>> list;
     std::vector<std::size_t> unit;
     std::vector<std::int32_t> device;  // holder device the instance belongs to
     std::vector<bool> reported;        // the holder's tp-rank-0 instance: reported to observers
   };
-  /// What is computed once per replay and reused: routes between ranks, and the closed-form
-  /// time (with its node count) and alpha-beta fit of a collective, by (stage, phase).
+  /// What is computed once per replay and reused: a collective's group (ranks and nodes) and
+  /// its alpha-beta fit, by (stage, phase).
   struct Caches {
-    std::map<std::pair<VertexId, VertexId>, Route> routes;
-    std::map<std::pair<std::int32_t, int>, std::pair<Time, std::int32_t>> closed;
+    std::map<std::pair<std::int32_t, int>, std::pair<std::int32_t, std::int32_t>> closed;
     std::map<std::pair<std::int32_t, int>, AlphaBeta> alpha_beta;
   };
 
@@ -90,15 +92,22 @@ struct GradientSync::Impl {
   std::vector<std::int32_t> rate_changes;
   void count_in_flight(std::int32_t device, std::int32_t delta);
 
-  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
+  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp, ShapePort* shapes,
        const std::vector<EngineObserver*>& obs);
   bool has_replica_phase(const StageState& st) const;
   std::int32_t dp() const;
   std::int32_t tp() const;
-  std::uint32_t launch(std::size_t u, std::int32_t device, bool report, std::vector<VertexId> ranks,
-                       CollectiveAlgorithm algorithm);
-  Time closed_form(const Unit& unit, Phase phase, const std::vector<VertexId>& ranks,
+  /// The collectives of unit u's phase: (holder device, reported) each, and their specs.
+  struct PhaseMembers {
+    std::vector<std::pair<std::int32_t, bool>> devices;
+    CollectiveLauncher::Specs specs;
+  };
+  PhaseMembers phase_members(std::size_t u);
+  /// `ranks` is asked for only the first time a (stage, phase, lane) is seen.
+  Time closed_form(const Unit& unit, Phase phase,
+                   const std::function<std::vector<VertexId>()>& ranks,
                    CollectiveAlgorithm algorithm);
+  void collectives_done(const std::vector<std::uint32_t>& ids, Time now);
   void start_phase(std::size_t u, Time now);
   void end_phase(std::size_t u, Time now);
   void instance_done(std::uint32_t id, Time now);
@@ -106,6 +115,8 @@ struct GradientSync::Impl {
   void add_buckets(std::size_t s, Lane lane, Bytes total);
   /// The ranks of each data-parallel collective of `unit` launched from holder `h`.
   std::vector<std::vector<VertexId>> dp_groups(const Unit& unit, std::int32_t h) const;
+  /// The sizes of dp_groups(unit, h) without building them.
+  std::vector<std::int32_t> dp_group_sizes(const Unit& unit, std::int32_t h) const;
   std::int32_t dp_group_size(Lane lane, std::int32_t h) const;
   void unit_finished(std::size_t u, Time now);
   void on_token(std::uint32_t token, Time now);

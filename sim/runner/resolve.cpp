@@ -208,6 +208,7 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
     in.network = TopologyNetwork{comm.topology.get(), comm.placement,
                                  make_a2a_plan(resolved, table, stage_costs)};
     in.sync = make_sync_plan(resolved, table);  // docs/parallelism.md
+    in.symmetry = scenario.command_line.symmetry ? SymmetryMode::Auto : SymmetryMode::Off;
   }
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
   in.host_capacity = scenario.memory.host_capacity;

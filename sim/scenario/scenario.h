@@ -239,6 +239,9 @@ struct CommandLineSettings {
   StreamMode stream = StreamMode::Auto;
   /// Monte Carlo worker threads (--threads); 0 = every hardware thread.
   int threads = 0;
+  /// --symmetry auto|off: solve the flows of collectives over many replicas by class where that
+  /// is exact (the default), or every flow on its own (docs/engine.md, "Symmetric flows").
+  bool symmetry = true;
 };
 
 /// One member per section of the scenario file (sim/scenario/sections/).

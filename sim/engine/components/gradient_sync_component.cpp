@@ -20,7 +20,8 @@ class GradientSyncComponent final : public EngineComponent {
  public:
   GradientSyncComponent(const ComponentSetup& s, FlowPort& port)
       : graph_(s.graph),
-        sync_(*s.in.sync, *s.in.table, *s.in.topology_network()->topology, port, s.observers),
+        sync_(*s.in.sync, *s.in.table, *s.in.topology_network()->topology, port, s.observers,
+              s.network.shape_port(s.id)),
         share_(s.in.sync->overlap.sm_share),
         running_(static_cast<std::size_t>(s.in.table->devices)),
         slowdown_(static_cast<std::size_t>(s.in.table->devices), Time::zero()) {}
