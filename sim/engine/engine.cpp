@@ -138,6 +138,7 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
   std::vector<EngineComponent*> components;
   for (const auto& c : o.components) components.push_back(c.get());
   EventLoop loop(*graph, given, *network, memory, observers, start, std::move(components));
+  if (in.progress) loop.report_progress(in.progress);
   loop.run();
   ReplayTimes& times = loop.times();
   o.completed = times.completed == graph->size();

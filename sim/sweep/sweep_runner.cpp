@@ -230,9 +230,16 @@ void compute_points(const SweepSpec& spec, const Registry& registry, const Sweep
       const std::size_t all = finished + static_cast<std::size_t>(summary.resumed);
       const double rate = seconds > 0 ? static_cast<double>(finished) / seconds : 0.0;
       const double left = static_cast<double>(count - from - finished);
-      progress.detail(fmt::format(
-          "{}/{} points, {:.1f} a second{}", all, summary.points, rate,
-          rate > 0 ? fmt::format(", about {:.0f} s left", left / rate) : std::string()));
+      // One kind of status ("points"), so the line is redrawn at most ten times a second.
+      std::string eta;
+      if (rate > 0) {
+        const double s_left = left / rate;
+        eta = s_left >= 3600 ? fmt::format(", about {:.1f} h left", s_left / 3600)
+              : s_left >= 60 ? fmt::format(", about {:.0f} min left", s_left / 60)
+                             : fmt::format(", about {:.0f} s left", s_left);
+      }
+      progress.detail(
+          fmt::format("points {}/{}, {:.1f} a second{}", all, summary.points, rate, eta));
     }
     lock.lock();
   }

@@ -1,6 +1,7 @@
 #include "sim/variability/monte_carlo.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <numeric>
 #include <system_error>
@@ -25,8 +26,10 @@ int monte_carlo_workers(int threads, std::int64_t samples) {
 }
 
 MonteCarloResult run_monte_carlo(const EngineInput& input,
-                                 const std::shared_ptr<const VariabilitySpec>& spec, int threads) {
+                                 const std::shared_ptr<const VariabilitySpec>& spec, int threads,
+                                 const std::function<void(std::uint64_t done)>& progress) {
   const auto n = static_cast<std::size_t>(std::max<std::int64_t>(spec->samples, 0));
+  std::atomic<std::uint64_t> finished{0};
   MonteCarloResult out;
   out.samples.resize(n);
   const int workers = monte_carlo_workers(threads, spec->samples);
@@ -45,6 +48,8 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
         out.samples[i] =
             SampleOutcome{r.status, r.metrics.makespan.seconds(), r.metrics.bubble_ratio,
                           r.metrics.iteration.iteration_time.seconds()};
+        const std::uint64_t done = ++finished;
+        if (progress) progress(done);
       }
     } catch (...) {
       errors[static_cast<std::size_t>(w)] = std::current_exception();

@@ -6,6 +6,7 @@
 // index) and is stored at its index, so the outcome is byte-identical for any thread count.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -45,9 +46,11 @@ std::shared_ptr<const DurationModel> sample_durations(
 
 /// Replays `input` spec->samples times on `threads` workers (0: every hardware thread; never more
 /// than the samples). Rethrows the first exception of a worker, in worker order.
+/// `progress` (may be empty) is told how many samples are done, from any worker thread.
 MonteCarloResult run_monte_carlo(const EngineInput& input,
                                  const std::shared_ptr<const VariabilitySpec>& spec,
-                                 int threads = 0);
+                                 int threads = 0,
+                                 const std::function<void(std::uint64_t done)>& progress = {});
 
 /// The number of workers run_monte_carlo uses for `threads` and `samples`.
 int monte_carlo_workers(int threads, std::int64_t samples);
