@@ -63,7 +63,6 @@ nlohmann::json metric_json(const Metric& m, const MetricValue& v) {
   return v.number ? one(*v.number) : nlohmann::json(nullptr);
 }
 
-/// An infeasible schedule as a result entry: status, failure and the deciding numbers; no levels.
 /// run.flows: how the simulation solved its flows (docs/engine.md, "Symmetric flows"); null
 /// without a topology.
 nlohmann::json symmetry_json(const FlowSymmetry& f) {
@@ -76,6 +75,7 @@ nlohmann::json symmetry_json(const FlowSymmetry& f) {
           {"classes", f.flow_classes}};
 }
 
+/// An infeasible schedule as a result entry: status, failure and the deciding numbers; no levels.
 nlohmann::json infeasible_json(const InfeasibleSchedule& i) {
   nlohmann::json facts = nlohmann::json::array();
   for (const ConstraintFact& f : i.facts) facts.push_back({{"name", f.name}, {"value", f.value}});
