@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <stdexcept>
 #include <tuple>
 
 #include "sim/units/diagnostics.h"
@@ -49,14 +48,7 @@ CollectiveLauncher::CollectiveLauncher(const Topology& topology, FlowPort& port,
 CollectiveLauncher::~CollectiveLauncher() = default;
 
 const Route& CollectiveLauncher::route(VertexId a, VertexId b) {
-  auto it = routes_.find({a, b});
-  if (it != routes_.end()) return it->second;
-  std::optional<Route> r = topology_.route(a, b);
-  if (!r) {
-    throw std::invalid_argument("no route between " + topology_.vertex_name(a) + " and " +
-                                topology_.vertex_name(b) + " for a collective");
-  }
-  return routes_.emplace(std::make_pair(a, b), std::move(*r)).first->second;
+  return cached_route(topology_, routes_, a, b);
 }
 
 std::int32_t CollectiveLauncher::group_of(std::uint64_t key, const Specs& specs) {
