@@ -164,31 +164,29 @@ BENCHMARK(Llama405b)
     ->Name("Scaling/llama3_405b");
 BENCHMARK(DeepSeekV3)->Iterations(1)->Unit(benchmark::kSecond)->Name("Scaling/deepseek_v3");
 BENCHMARK(Balanced)->Arg(4096)->Arg(65536)->Unit(benchmark::kMillisecond)->Name("Scaling/balanced");
-BENCHMARK_CAPTURE(Dp4096, 25MiB_ring_pipelined, "25MiB", "ring", "pipelined")
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->Name("Scaling/dp_4096/25MiB/ring/pipelined");
-BENCHMARK_CAPTURE(Dp4096, 25MiB_ring_stepped, "25MiB", "ring", "stepped")
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->Name("Scaling/dp_4096/25MiB/ring/stepped");
-BENCHMARK_CAPTURE(Dp4096, 25MiB_tree, "25MiB", "tree", "pipelined")
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->Name("Scaling/dp_4096/25MiB/tree");
-BENCHMARK_CAPTURE(Dp4096, 25MiB_hier_pipelined, "25MiB", "hierarchical", "pipelined")
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->Name("Scaling/dp_4096/25MiB/hierarchical/pipelined");
-BENCHMARK_CAPTURE(Dp4096, 25MiB_hier_stepped, "25MiB", "hierarchical", "stepped")
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->Name("Scaling/dp_4096/25MiB/hierarchical/stepped");
-BENCHMARK_CAPTURE(Dp4096, 1GiB_ring_stepped, "1GiB", "ring", "stepped")
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->Name("Scaling/dp_4096/1GiB/ring/stepped");
-BENCHMARK_CAPTURE(Dp4096, 1MiB_ring_pipelined, "1MiB", "ring", "pipelined")
-    ->Iterations(1)
-    ->Unit(benchmark::kSecond)
-    ->Name("Scaling/dp_4096/1MiB/ring/pipelined");
+// Every bucket, algorithm and ring-step setting of DP 4,096 (a tree has no ring steps).
+[[maybe_unused]] const bool kDp4096Registered = [] {
+  struct Setting {
+    const char* bucket;
+    const char* algorithm;
+    const char* steps;
+  };
+  for (const Setting& s : {Setting{"25MiB", "ring", "pipelined"},
+                           {"25MiB", "ring", "stepped"},
+                           {"25MiB", "tree", ""},
+                           {"25MiB", "hierarchical", "pipelined"},
+                           {"25MiB", "hierarchical", "stepped"},
+                           {"1GiB", "ring", "stepped"},
+                           {"1MiB", "ring", "pipelined"}}) {
+    const std::string name = fmt::format("Scaling/dp_4096/{}/{}{}{}", s.bucket, s.algorithm,
+                                         *s.steps ? "/" : "", s.steps);
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [s](benchmark::State& state) {
+                                   Dp4096(state, s.bucket, s.algorithm,
+                                          *s.steps ? s.steps : "pipelined");
+                                 })
+        ->Iterations(1)
+        ->Unit(benchmark::kSecond);
+  }
+  return true;
+}();

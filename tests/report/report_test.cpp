@@ -267,17 +267,20 @@ TEST_CASE("the HTML report is self-contained and embeds every op of every schedu
   CHECK(html == render_html_report(s, result, memory));
 }
 
+/// Everything written to `f` so far (a tmpfile standing for stderr).
+static std::string file_text(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string s;
+  int c = 0;
+  while ((c = std::fgetc(f)) != EOF) s += static_cast<char>(c);
+  return s;
+}
+
 TEST_CASE("the progress reporter writes only when enabled and erases its line") {
   std::FILE* f = std::tmpfile();
   REQUIRE(f != nullptr);
-  auto contents = [&] {
-    std::fflush(f);
-    std::rewind(f);
-    std::string s;
-    int c = 0;
-    while ((c = std::fgetc(f)) != EOF) s += static_cast<char>(c);
-    return s;
-  };
+  auto contents = [&] { return file_text(f); };
   {
     ProgressReporter quiet("run", 3, f, false);
     quiet.step("gpipe");
@@ -308,14 +311,7 @@ TEST_CASE("the progress reporter writes only when enabled and erases its line") 
 TEST_CASE("progress: nothing for work shorter than the delay, then the time it has taken") {
   std::FILE* f = std::tmpfile();
   REQUIRE(f != nullptr);
-  auto contents = [&] {
-    std::fflush(f);
-    std::rewind(f);
-    std::string s;
-    int c = 0;
-    while ((c = std::fgetc(f)) != EOF) s += static_cast<char>(c);
-    return s;
-  };
+  auto contents = [&] { return file_text(f); };
   {
     ProgressReporter quick("run", 1, f, true, std::chrono::seconds(10));
     quick.step("1f1b");
