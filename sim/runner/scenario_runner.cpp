@@ -370,13 +370,10 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
     }
     EngineInput sampled = simulated;
     sampled.progress = nullptr;  // the samples' count is the progress, below
-    std::function<void(std::uint64_t)> samples_done;
-    if (progress) {
-      samples_done = [&progress, total = spec->samples](std::uint64_t done) {
-        progress(fmt::format("Monte Carlo: {}/{} samples", done, total));
-      };
-    }
-    run.monte_carlo = run_monte_carlo(sampled, spec, scenario.command_line.threads, samples_done);
+    run.monte_carlo = run_monte_carlo(
+        sampled, spec, scenario.command_line.threads, [&](std::uint64_t done, std::uint64_t total) {
+          if (progress) progress(fmt::format("sampling {}/{} (variability.samples)", done, total));
+        });
     const std::uint64_t median = run.monte_carlo->median_sample;
     run.simulation = engine.run(sample_durations(simulated, spec, median));
     run.noiseless = simulate(simulated);
