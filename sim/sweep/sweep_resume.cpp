@@ -148,7 +148,9 @@ struct ResumeScan::State {
 };
 
 ResumeScan::ResumeScan(const ResumeExpectation& expect, std::string file)
-    : state_(std::make_unique<State>(State{expect, std::move(file), {}, {}})) {
+    : state_(std::make_unique<State>()) {
+  state_->expect = expect;
+  state_->file = std::move(file);
   state_->start = expect.fingerprint_line + expect.header;
 }
 
