@@ -42,6 +42,19 @@ struct SyncPlan {
   /// Per table stage: gradient bytes held by one GPU (the stage's gradients / tp).
   std::vector<Bytes> gradient_bytes;
   Bytes bucket = Bytes(25 * 1024 * 1024);
+  /// Per table stage: its bucket size, overriding `bucket`; zero = the stage's gradients in one
+  /// bucket (Megatron buckets its first pipeline rank's first chunk only). Empty = `bucket`.
+  std::vector<Bytes> stage_bucket;
+  /// PyTorch DDP: the last bucket reduced holds the parameters defined first and is capped at
+  /// this size (1 MiB, dist._DEFAULT_FIRST_BUCKET_BYTES); zero = none.
+  Bytes last_bucket;
+  /// When a stage's buckets may start (data_parallel_engine.h, BucketReadiness).
+  enum class Ready : std::uint8_t { DuringBackward, AfterBackward, AfterCompute };
+  /// Per table stage; empty = every stage DuringBackward with overlap.buckets, else AfterCompute.
+  std::vector<Ready> ready;
+  /// false: the data-parallel phase runs no collective (ZeRO 2/3 reduce the gradients inside
+  /// every microbatch's ops); a replica phase still runs.
+  bool data_parallel_phase = true;
   /// `buckets`: buckets start while the gradients' last op runs; `sm_share`
   /// (`overlap.comm_sm_fraction`): while a device's bucket collectives run, they hold this share
   /// of its SMs and its compute runs at 1 - share (GradientSync::compute_rate); 0 = no effect.
@@ -63,6 +76,13 @@ struct SyncPlan {
   /// updated parameters for parameter_gather[d] (timed on its data-parallel group).
   CollectiveKind gradient_collective = CollectiveKind::AllReduce;
   std::vector<Time> parameter_gather;  // per device; empty = none
+  /// Where parameter_gather runs: after the optimizer step (exposed), before the device's first
+  /// compute op once its inputs are in (Megatron's forward pre-hook), or launched at the step's
+  /// start so the pipeline fill hides it (FSDP2 under a pipeline; Megatron's aligned gather).
+  enum class Gather : std::uint8_t { AfterStep, BeforeFirstForward, AtStepStart };
+  Gather gather_when = Gather::AfterStep;
+  /// What each device runs after its syncs: its optimizer step and, AfterStep, its gather.
+  std::vector<Time> step_after_sync() const;
   /// Per table stage: TP all-reduce time already inside each F and each B op's duration (for
   /// traces and tp_comm); empty = no TP.
   std::vector<Time> tp_forward, tp_backward;
@@ -108,6 +128,11 @@ class GradientSync {
   double compute_rate(std::int32_t device) const;
   /// The devices whose compute_rate changed since the last call (each once, in order).
   std::vector<std::int32_t> take_rate_changes();
+  /// When the device's first compute op may start, asked with its inputs in at `now` on a stream
+  /// free since `stream_free` (the parameter all-gather before it; SyncPlan::gather_when).
+  Time first_op_ready(std::int32_t device, Time now, Time stream_free);
+  /// The table position of the device's first compute op (-1: none).
+  std::int32_t first_compute(std::int32_t device) const;
   /// After the event loop: optimizer steps, metrics.sync, makespan. `completed`: the table ran
   /// to the end (no deadlock).
   void finish(Metrics& metrics, bool completed);

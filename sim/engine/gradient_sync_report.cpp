@@ -13,30 +13,33 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
   if (!observers.empty() &&
       (!plan.tp_forward.empty() || !plan.tp_backward.empty() || !plan.a2a_costs.empty()))
     report_tp(device, position, start, end);
-  if (plan.overlap.buckets) {
-    auto it = last_grad.find({device, position});
-    if (it != last_grad.end()) {
-      for (std::int32_t s : it->second) {
-        // Each lane's buckets fill across the op (the layers hold dense and expert parameters).
-        for (const LaneState& lane : stages[static_cast<std::size_t>(s)].lanes) {
-          const auto k = static_cast<std::int64_t>(lane.units.size());
-          for (std::int64_t b = 0; b < k; ++b) {
-            ready_at(lane.units[static_cast<std::size_t>(b)],
-                     start + Time::from_ps((end - start).ps() * (b + 1) / k));
-          }
+  auto it = last_grad.find({device, position});
+  if (it != last_grad.end()) {
+    for (std::int32_t s : it->second) {
+      const SyncPlan::Ready ready = readiness(static_cast<std::size_t>(s));
+      if (ready == SyncPlan::Ready::AfterCompute) continue;
+      // During: each lane's buckets fill across the op (the layers hold dense and expert
+      // parameters), the last layers' first. After: all of them when the op ends.
+      for (const LaneState& lane : stages[static_cast<std::size_t>(s)].lanes) {
+        const auto k = static_cast<std::int64_t>(lane.units.size());
+        for (std::int64_t b = 0; b < k; ++b) {
+          ready_at(lane.units[static_cast<std::size_t>(b)],
+                   ready == SyncPlan::Ready::AfterBackward
+                       ? end
+                       : start + Time::from_ps((end - start).ps() * (b + 1) / k));
         }
       }
     }
   }
   if (position == per_device.last_compute[d]) {
     per_device.compute_end[d] = end;
-    if (!plan.overlap.buckets) {
-      for (std::size_t s = 0; s < stages.size(); ++s) {
-        const auto& h = stages[s].holders;
-        if (std::find(h.begin(), h.end(), device) == h.end()) continue;
-        for (const LaneState& lane : stages[s].lanes)
-          for (std::size_t u : lane.units) ready_at(u, end);
-      }
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      const auto& h = stages[s].holders;
+      if (readiness(s) != SyncPlan::Ready::AfterCompute ||
+          std::find(h.begin(), h.end(), device) == h.end())
+        continue;
+      for (const LaneState& lane : stages[s].lanes)
+        for (std::size_t u : lane.units) ready_at(u, end);
     }
   }
 }
@@ -142,14 +145,13 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
                               lane.replica_time, lane.replica_closed});
       }
       const std::int32_t ranks = dp_group_size(static_cast<Lane>(l), st.holders.front());
-      if (ranks > 1 || l == kExperts) {  // the experts' line also when no GPU shares them
-        sm.collectives.push_back(CollectiveSummary{
-            fmt::format("{}dp {} stage {}", what,
-                        l == kExperts ? collective_kind_name(plan.gradient_collective)
-                                      : std::string_view("all-reduce"),
-                        s),
-            std::string(collective_algorithm_name(plan.collective.algorithm)), ranks, count,
-            lane.bytes, lane.dp_time, lane.dp_closed});
+      // Named by the collective it runs; the experts' line also when no GPU shares them.
+      if (plan.data_parallel_phase && (ranks > 1 || l == kExperts)) {
+        sm.collectives.push_back(
+            CollectiveSummary{fmt::format("{}dp {} stage {}", what,
+                                          collective_kind_name(plan.gradient_collective), s),
+                              std::string(collective_algorithm_name(plan.collective.algorithm)),
+                              ranks, count, lane.bytes, lane.dp_time, lane.dp_closed});
       }
     }
   }
@@ -170,9 +172,13 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
     last_sync = std::max(last_sync, sync_end);
     const Time opt = d < plan.optimizer.size() ? plan.optimizer[d] : Time::zero();
     sm.optimizer = std::max(sm.optimizer, opt);
-    const Time gather = d < plan.parameter_gather.size() ? plan.parameter_gather[d] : Time::zero();
+    // After the step the gather is exposed; before the next forward, what that op waited.
+    const bool after = plan.gather_when == SyncPlan::Gather::AfterStep;
+    const Time gather = !after                             ? per_device.gather_wait[d]
+                        : d < plan.parameter_gather.size() ? plan.parameter_gather[d]
+                                                           : Time::zero();
     sm.parameter_gather = std::max(sm.parameter_gather, gather);
-    const Time opt_end = sync_end + opt + gather;
+    const Time opt_end = sync_end + opt + (after ? gather : Time::zero());
     sm.optimizer_end_per_device[d] = opt_end;
     m.makespan = std::max(m.makespan, opt_end);
   }
