@@ -180,17 +180,19 @@ DataParallelSemantics data_parallel_semantics(const DataParallelChoices& c) {
         end.runs = false;
         reduce = dtype;
         if (c.zero == 2)
-          s.gather = c.overlap_param_gather.value_or(true) ? ParameterGather::BehindForward
+          s.gather = c.overlap_param_gather.value_or(false) ? ParameterGather::BehindForward
                                                            : ParameterGather::AfterStep;
       } else {
         // DDP over a contiguous fp32 grad buffer (bf16 sets accumulate_allreduce_grads_in_fp32,
         // arguments.py); only pp rank 0's first chunk is bucketed; the distributed optimizer
         // reduce-scatters and all-gathers after the step or, with overlap_param_gather, in the
-        // next forward's pre-hooks (distributed_data_parallel.py).
+        // next forward's pre-hooks (distributed_data_parallel.py). --overlap-param-gather is off
+        // unless given (arguments.py); the megatron-core framework preset turns it on as
+        // Megatron-Bridge's recipes do.
         end.reduce_scatter = c.zero == 1;
         end.bucket_first_stage_only = true;
         if (c.zero == 1)
-          s.gather = c.overlap_param_gather.value_or(true) ? ParameterGather::BehindForward
+          s.gather = c.overlap_param_gather.value_or(false) ? ParameterGather::BehindForward
                                                            : ParameterGather::AfterStep;
       }
       break;

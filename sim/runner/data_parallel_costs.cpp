@@ -103,8 +103,8 @@ void resolve_data_parallel(const Scenario& sc, ResolvedScenario& r,
   SyncCosts& sync = r.sync;
   const auto p = static_cast<std::size_t>(sc.stages);
   const double t = static_cast<double>(par.tp);
-  // Parameters per GPU of every stage: the model's, or 1 of the 18 bytes a parameter holds of
-  // the stage's static memory at ZeRO 0 (docs/parallelism.md).
+  // Parameters per GPU of every stage: the model's, costs.gradient_bytes at the reduce dtype, or
+  // 1 of the 18 bytes a parameter holds of the stage's static memory (docs/parallelism.md).
   std::vector<double> params(p, 0.0), experts(p, 0.0);
   sync.gradient_bytes.assign(p, Bytes::zero());
   sync.units.assign(p, 1);
@@ -114,6 +114,8 @@ void resolve_data_parallel(const Scenario& sc, ResolvedScenario& r,
       params[s] = b.parameters_per_gpu;
       experts[s] = b.expert_parameters_per_gpu;
       sync.units[s] = b.layers + (b.embedding ? 1 : 0) + (b.lm_head ? 1 : 0);
+    } else if (!par.given.gradient_bytes.empty()) {
+      params[s] = par.given.gradient_bytes[s].as_double() / t / dps.reduce_bytes;
     } else {
       params[s] = sc.costs.profile.stages[s].static_memory.as_double() / 18.0 /
                   (sc.costs.per == CostBasis::Stage ? t : 1.0);
@@ -161,16 +163,17 @@ void resolve_data_parallel(const Scenario& sc, ResolvedScenario& r,
       if (dps.gather == ParameterGather::BehindForward && s == 0)
         pieces = std::max<std::int64_t>(
             1, static_cast<std::int64_t>(std::ceil(dense / static_cast<double>(bucket_params))));
+      const auto k = static_cast<double>(pieces);
+      // The routed experts' updated parameters are gathered over their own group, bucket by
+      // bucket after the dense ones (Megatron's expert-parallel bucket groups).
       const double piece =
-          timer->shard_group(stage, CollectiveKind::AllGather, bytes / static_cast<double>(pieces))
-              .simulated.seconds();
+          timer->shard_group(stage, CollectiveKind::AllGather, bytes / k).simulated.seconds() +
+          (experts[s] > 0
+               ? timer->expert_parameter_gather(stage, experts[s] * dps.gather_bytes / k).seconds()
+               : 0.0);
       const double forward = r.costs.stages[s].forward.seconds();
-      double exposed =
-          dps.gather == ParameterGather::AfterStep ? piece : prefetched(piece, forward, pieces);
-      // The experts' updated parameters are gathered over their own group, after the dense ones.
-      if (experts[s] > 0)
-        exposed += timer->expert_parameter_gather(stage, experts[s] * dps.gather_bytes).seconds();
-      sync.parameter_gather[s] = Time::from_seconds(exposed);
+      sync.parameter_gather[s] = Time::from_seconds(
+          dps.gather == ParameterGather::AfterStep ? piece : prefetched(piece, forward, pieces));
     }
   }
   if (r.model_costs && (dps.per_microbatch.gather_forward || dps.per_microbatch.reduce_scatter)) {

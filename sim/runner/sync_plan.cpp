@@ -31,9 +31,12 @@ void apply_engine(const ResolvedScenario& resolved, const Table& table, SyncPlan
       const std::int64_t units = std::max<std::int64_t>(1, resolved.sync.units[ps] / chunks);
       plan.stage_bucket[s] = Bytes((plan.gradient_bytes[s].count() + units - 1) / units);
     }
-    // Megatron buckets pp rank 0's first chunk only; with align_grad_reduce (its default) the
-    // interleaved schedule launches each chunk's sync after that chunk's last backward.
-    const bool bucketed = !dps.end.bucket_first_stage_only || s == 0;
+    // Megatron buckets pp rank 0's first chunk only, and nothing without overlap_grad_reduce
+    // (bucket_size None); with align_grad_reduce (its default) the interleaved schedule launches
+    // each chunk's sync after that chunk's last backward.
+    const bool bucketed =
+        !dps.end.bucket_first_stage_only ||
+        (s == 0 && dps.end.readiness != BucketReadiness::AfterCompute);
     if (!bucketed) plan.stage_bucket[s] = Bytes::zero();
     SyncPlan::Ready ready =
         dps.end.readiness == BucketReadiness::AfterCompute    ? SyncPlan::Ready::AfterCompute

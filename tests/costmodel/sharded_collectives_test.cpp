@@ -97,12 +97,18 @@ TEST_CASE("engines: what each runs at each ZeRO level, from its code") {
   // FSDP2 zero 2 (reshard_after_forward false): no gather before B.
   s = sem(DataParallelEngine::Fsdp2, 2);
   CHECK_FALSE(s.per_microbatch.gather_backward);
-  // Megatron: distributed optimizer reduce-scatters at the end, gathers behind the forward;
-  // buckets of max(40M, 1M x dp) parameters.
+  // Megatron: distributed optimizer reduce-scatters at the end and gathers after the step
+  // (--overlap-param-gather off) or behind the next forward; buckets of max(40M, 1M x dp)
+  // parameters.
   s = sem(DataParallelEngine::Megatron, 1);
   CHECK(s.end.reduce_scatter);
   CHECK(s.end.bucket_first_stage_only);
-  CHECK(s.gather == ParameterGather::BehindForward);
+  CHECK(s.gather == ParameterGather::AfterStep);
+  DataParallelChoices overlapped;
+  overlapped.engine = DataParallelEngine::Megatron;
+  overlapped.zero = 1;
+  overlapped.overlap_param_gather = true;
+  CHECK(data_parallel_semantics(overlapped).gather == ParameterGather::BehindForward);
   CHECK(megatron_bucket_parameters(8) == 40'000'000);
   CHECK(megatron_bucket_parameters(512) == 512'000'000);
   CHECK(default_bucket_bytes(s, 512) == 512'000'000LL * 4);

@@ -58,17 +58,26 @@ nlohmann::json report(const std::string& yaml) {
   return j;
 }
 
-/// The first result's collectives by name.
 std::map<std::string, nlohmann::json> collectives(const nlohmann::json& j) {
-  std::map<std::string, nlohmann::json> out;
-  for (const auto& c : j["results"][0]["simulation"]["collectives"])
-    out[c["name"].get<std::string>()] = c;
-  return out;
+  return scenario_test::collectives_by_name(j);
 }
 
-double num(const nlohmann::json& c, const char* key) { return c.at(key).get<double>(); }
+double num(const nlohmann::json& c, const char* key) { return scenario_test::number(c, key); }
 
 }  // namespace
+
+TEST_CASE("zero 3 without an engine named: FSDP2, no end-of-step gradient collective") {
+  // Before the engines, zero 3 reduce-scattered inside every backward and then ran a second
+  // gradient collective ("dp all-reduce stage 0", fp32) at the end of the step.
+  const nlohmann::json j = report(gpt("dp: 16, zero: 3"));
+  CHECK(j["scenario"]["parallelism"]["data_parallel"]["engine"] == "fsdp2");
+  const auto c = collectives(j);
+  CHECK(c.count("dp all-reduce stage 0") == 0);
+  CHECK(c.count("dp reduce-scatter stage 0") == 0);
+  CHECK(c.count("dp reduce-scatter stage 0 (per B op)") == 1);
+  CHECK(num(j["results"][0]["simulation"], "dp_sync_s") == 0.0);
+  CHECK(num(j["results"][0]["simulation"], "exposed_dp_sync_s") == 0.0);
+}
 
 TEST_CASE("ZeRO 2/3 reduce inside the ops: no second gradient collective at the end of the step") {
   // Every engine that shards gradients reduce-scatters them in every backward; none runs an
@@ -197,7 +206,7 @@ TEST_CASE("Megatron: buckets grow with dp, only the first stage is bucketed") {
 }
 
 TEST_CASE("Megatron's parameter all-gather: behind the next forward, or exposed after the step") {
-  const std::string base = gpt("dp: 16, zero: 1", "engine: megatron");
+  const std::string base = gpt("dp: 16, zero: 1", "engine: megatron, overlap_param_gather: true");
   const std::string after = gpt("dp: 16, zero: 1", "engine: megatron, overlap_param_gather: false");
   const nlohmann::json hidden = report(base), exposed = report(after);
   const auto& h = hidden["results"][0]["simulation"];

@@ -89,6 +89,12 @@ void check_keys(const GivenKeys& g, const Scenario& sc, const DataParallelSemant
     g.bucket->error(diags, fmt::format("{} (zero {}) moves its gradients unit by unit (each "
                                        "layer), not in buckets: remove bucket",
                                        engine, s.zero));
+  if (g.bucket && s.engine == DataParallelEngine::Megatron &&
+      s.end.readiness == BucketReadiness::AfterCompute)
+    g.bucket->error(diags,
+                    "Megatron without overlap reduces every gradient in one collective "
+                    "after the backward (bucket_size None without overlap_grad_reduce, "
+                    "distributed_data_parallel.py): remove bucket, or overlap: true");
   if (g.overlap && !s.end.runs)
     g.overlap->error(diags,
                      fmt::format("overlap times the end-of-step gradient buckets, which {} (zero "
@@ -162,14 +168,19 @@ void read_data_parallel(LoadContext& context, Scenario& sc, const std::optional<
     if (spec.where.line == 0) spec.where = node->location();
     given = read_keys(*node, dp, c, diags);
   }
-  if (!given.engine) {
-    if (const std::optional<YamlNode> fw = framework_data_parallel(sc)) {
-      // The framework's engine and the overlaps its recipes set (frameworks.yaml says which).
-      c.engine = *data_parallel_engine_from_name(*preset_value<std::string>(*fw, "engine"));
+  if (const std::optional<YamlNode> fw = framework_data_parallel(sc)) {
+    // The framework's engine, unless the scenario names one, and the overlaps its code or
+    // recipes set for that engine (frameworks.yaml says which).
+    const DataParallelEngine engine =
+        *data_parallel_engine_from_name(*preset_value<std::string>(*fw, "engine"));
+    if (!given.engine) {
+      c.engine = engine;
+      dp.engine_from = "model.framework " + sc.model->kernels.framework;
+    }
+    if (c.engine == engine) {
       if (!c.overlap) c.overlap = preset_value<bool>(*fw, "overlap");
       if (!c.overlap_param_gather && c.zero >= 1 && c.zero <= 2)
         c.overlap_param_gather = preset_value<bool>(*fw, "overlap_param_gather");
-      dp.engine_from = "model.framework " + sc.model->kernels.framework;
     }
   }
   if (diags.size() != before) return;
@@ -193,6 +204,12 @@ void read_data_parallel(LoadContext& context, Scenario& sc, const std::optional<
   dp.overlap = s.end.readiness != BucketReadiness::AfterCompute;
   check_keys(given, sc, s, diags);
   const auto& pm = s.per_microbatch;
+  if ((pm.gather_forward || pm.reduce_scatter) && !sc.model && spec.gradient_group() > 1)
+    diags.add(spec.zero.where.line > 0 ? spec.zero.where : spec.where, "parallelism.zero",
+              fmt::format("{} at zero {} reduces the gradients inside every microbatch's ops, "
+                          "unit by unit, which bubblesim times from the model's layers: it needs "
+                          "'model:' (with explicit costs, zero 0 or 1)",
+                          data_parallel_engine_name(s.engine), s.zero));
   if (spec.zero.overlap_given && !pm.gather_forward && !pm.reduce_scatter)
     diags.add(spec.zero.overlap_where, "parallelism.zero_overlap",
               fmt::format("{} (zero {}) runs no collective inside the microbatches' ops for "
