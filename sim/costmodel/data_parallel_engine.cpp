@@ -181,7 +181,7 @@ DataParallelSemantics data_parallel_semantics(const DataParallelChoices& c) {
         reduce = dtype;
         if (c.zero == 2)
           s.gather = c.overlap_param_gather.value_or(false) ? ParameterGather::BehindForward
-                                                           : ParameterGather::AfterStep;
+                                                            : ParameterGather::AfterStep;
       } else {
         // DDP over a contiguous fp32 grad buffer (bf16 sets accumulate_allreduce_grads_in_fp32,
         // arguments.py); only pp rank 0's first chunk is bucketed; the distributed optimizer
@@ -193,7 +193,7 @@ DataParallelSemantics data_parallel_semantics(const DataParallelChoices& c) {
         end.bucket_first_stage_only = true;
         if (c.zero == 1)
           s.gather = c.overlap_param_gather.value_or(false) ? ParameterGather::BehindForward
-                                                           : ParameterGather::AfterStep;
+                                                            : ParameterGather::AfterStep;
       }
       break;
   }

@@ -87,6 +87,13 @@ struct SyncPlan {
   /// traces and tp_comm); empty = no TP.
   std::vector<Time> tp_forward, tp_backward;
   std::vector<CollectiveSummary> tp_summaries;  // reported as given
+  /// Per table stage: what ZeRO 2/3's collectives leave exposed inside each op (already in its
+  /// duration): the all-gathers of an F and of a B, the reduce-scatters of a B's weight
+  /// gradients (W's when split); for the trace's slices. Empty = none.
+  struct InOps {
+    std::vector<Time> gather_forward, gather_backward, reduce_scatter;
+  };
+  InOps dp_in_ops;
   /// Expert parallelism (docs/moe.md): the routed experts' gradients, part of gradient_bytes,
   /// are synchronised over the GPUs holding the same experts, not over the whole dp group.
   struct ExpertSync {

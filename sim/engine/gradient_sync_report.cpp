@@ -13,6 +13,12 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
   if (!observers.empty() &&
       (!plan.tp_forward.empty() || !plan.tp_backward.empty() || !plan.a2a_costs.empty()))
     report_tp(device, position, start, end);
+  if (!observers.empty() && !plan.dp_in_ops.gather_forward.empty()) {
+    report_sharded(
+        device,
+        table.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(position)],
+        start, end);
+  }
   auto it = last_grad.find({device, position});
   if (it != last_grad.end()) {
     for (std::int32_t s : it->second) {
@@ -92,6 +98,53 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
   e.start = end - tp_time;
   e.end = end;
   for (EngineObserver* o : observers) o->on_collective(e);
+}
+
+void GradientSync::Impl::report_sharded(std::int32_t device, const Op& op, Time start, Time end) {
+  const SyncPlan::InOps& z = plan.dp_in_ops;
+  auto at = [](const std::vector<Time>& v, std::int32_t s) {
+    return v[static_cast<std::size_t>(s)];
+  };
+  auto tp = [&](const std::vector<Time>& v, std::int32_t s) {
+    return v.empty() ? Time::zero() : v[static_cast<std::size_t>(s)];
+  };
+  Time gather, scatter, tp_time;
+  switch (op.kind) {
+    case OpKind::Forward:
+      gather = at(z.gather_forward, op.stage);
+      break;
+    case OpKind::Backward:
+      // A full backward (its W inside unless the table has one) gathers and reduce-scatters.
+      gather = at(z.gather_backward, op.stage);
+      if (!index.has_weight(op.stage, op.microbatch)) scatter = at(z.reduce_scatter, op.stage);
+      tp_time = tp(plan.tp_backward, op.stage);
+      break;
+    case OpKind::Weight:
+      scatter = at(z.reduce_scatter, op.stage);
+      break;
+    case OpKind::ForwardBackward:
+      gather = at(z.gather_forward, op.stage) + at(z.gather_backward, op.backward_stage);
+      if (!index.has_weight(op.backward_stage, op.backward_microbatch))
+        scatter = at(z.reduce_scatter, op.backward_stage);
+      tp_time = tp(plan.tp_forward, op.stage) + tp(plan.tp_backward, op.backward_stage);
+      break;
+    default:
+      return;
+  }
+  auto slice = [&](Time from, Time to, std::string name) {
+    if (to <= from) return;
+    CollectiveEvent e;
+    e.name = std::move(name);
+    e.device = device;
+    e.start = from;
+    e.end = to;
+    for (EngineObserver* o : observers) o->on_collective(e);
+  };
+  slice(start, std::min(end, start + gather),
+        fmt::format("dp all-gather {} (exposed)", to_string(op)));
+  const Time to = end - std::min(end - start, tp_time);
+  slice(std::max(start, to - scatter), to,
+        fmt::format("dp reduce-scatter {} (exposed)", to_string(op)));
 }
 
 void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time start, Time end) {

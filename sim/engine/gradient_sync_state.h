@@ -118,6 +118,9 @@ struct GradientSync::Impl {
   void ready_at(std::size_t u, Time at);
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
   void report_tp(std::int32_t device, std::int32_t position, Time start, Time end);
+  /// ZeRO 2/3's exposed all-gathers (at the op's start) and reduce-scatters (at its end, before
+  /// the TP slice) as slices on the device's sync lane (SyncPlan::dp_in_ops).
+  void report_sharded(std::int32_t device, const Op& op, Time start, Time end);
   /// The routed experts' phase of a MoE op as a slice on the device's phase lane (docs/moe.md).
   void report_experts(std::int32_t device, const Op& op, Time start, Time end);
   /// The all-to-all time `op` leaves exposed (plan.a2a_costs; zero without).

@@ -177,6 +177,11 @@ void resolve_data_parallel(const Scenario& sc, ResolvedScenario& r,
     }
   }
   if (r.model_costs && (dps.per_microbatch.gather_forward || dps.per_microbatch.reduce_scatter)) {
+    for (const StageBreakdown& b : r.model_costs->stages) {
+      sync.dp_gather_forward.push_back(Time::from_seconds(b.forward.zero_comm));
+      sync.dp_gather_backward.push_back(Time::from_seconds(b.backward_input.zero_comm));
+      sync.dp_reduce_scatter.push_back(Time::from_seconds(b.backward_weight.zero_comm));
+    }
     for (std::size_t s = 0; s < p; ++s)
       add_per_op_summaries(sc, r.model_costs->stages[s], static_cast<std::int32_t>(s), *timer,
                            sync.tp_summaries);

@@ -66,6 +66,9 @@ struct SyncCosts {
   std::vector<Time> parameter_gather;
   /// Per stage: the FSDP units its gradients are reduce-scattered in (FSDP2 under a pipeline).
   std::vector<std::int64_t> units;
+  /// Per stage: ZeRO 2/3's exposed collectives inside an F, a B and a W (their zero_comm parts);
+  /// empty = none.
+  std::vector<Time> dp_gather_forward, dp_gather_backward, dp_reduce_scatter;
 };
 
 /// A scenario with everything derived from it. Refers to the Scenario, which must outlive it.

@@ -34,9 +34,8 @@ void apply_engine(const ResolvedScenario& resolved, const Table& table, SyncPlan
     // Megatron buckets pp rank 0's first chunk only, and nothing without overlap_grad_reduce
     // (bucket_size None); with align_grad_reduce (its default) the interleaved schedule launches
     // each chunk's sync after that chunk's last backward.
-    const bool bucketed =
-        !dps.end.bucket_first_stage_only ||
-        (s == 0 && dps.end.readiness != BucketReadiness::AfterCompute);
+    const bool bucketed = !dps.end.bucket_first_stage_only ||
+                          (s == 0 && dps.end.readiness != BucketReadiness::AfterCompute);
     if (!bucketed) plan.stage_bucket[s] = Bytes::zero();
     SyncPlan::Ready ready =
         dps.end.readiness == BucketReadiness::AfterCompute    ? SyncPlan::Ready::AfterCompute
@@ -120,6 +119,16 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   if (par.tp <= 1) {
     plan->tp_forward.clear();
     plan->tp_backward.clear();
+  }
+  if (!sync.dp_gather_forward.empty()) {
+    // ZeRO 2/3's exposed collectives inside the ops, a chunk's share of its stage's.
+    SyncPlan::InOps& z = plan->dp_in_ops;
+    for (std::size_t s = 0; s < stages; ++s) {
+      const std::size_t ps = profile(s);
+      z.gather_forward.push_back(Time::from_ps(sync.dp_gather_forward[ps].ps() / chunks));
+      z.gather_backward.push_back(Time::from_ps(sync.dp_gather_backward[ps].ps() / chunks));
+      z.reduce_scatter.push_back(Time::from_ps(sync.dp_reduce_scatter[ps].ps() / chunks));
+    }
   }
   plan->optimizer.assign(devices, Time::zero());
   if (!sync.parameter_gather.empty()) plan->parameter_gather.assign(devices, Time::zero());

@@ -7,8 +7,10 @@
 #include <string>
 
 #include "scenario_run_support.h"
+#include "sim/engine/observer.h"
 #include "sim/report/json_report.h"
 #include "sim/runner/resolve.h"
+#include "sim/runner/scenario_runner.h"
 #include "sim/scenario/scenario_loader.h"
 
 using namespace bubblesim;
@@ -270,4 +272,45 @@ TEST_CASE("fp8_param_gather: the linear weights gathered in 1 byte") {
   CHECK(num(one.at("dp all-gather stage 0 (per F op)"), "bytes") ==
         doctest::Approx(num(bf16.at("dp all-gather stage 0 (per F op)"), "bytes") - linear)
             .epsilon(1e-9));
+}
+
+namespace {
+
+/// The names of the collectives the replay of `yaml`'s 1F1B reports to a trace.
+std::vector<std::string> traced_collectives(const std::string& yaml) {
+  struct Names : EngineObserver {
+    std::vector<std::string> names;
+    void on_collective(const CollectiveEvent& e) override { names.push_back(e.name); }
+  } names;
+  const Scenario sc = load(yaml);
+  const ResolvedScenario resolved = resolve(sc);
+  run_schedule(resolved, *registry().find("1f1b"), sc.schedules.front(), {&names});
+  return names.names;
+}
+
+bool any_named(const std::vector<std::string>& names, const std::string& prefix,
+               const std::string& suffix = "") {
+  for (const std::string& n : names) {
+    if (n.rfind(prefix, 0) == 0 && n.size() >= suffix.size() &&
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the trace names each data-parallel collective by what it runs") {
+  // FSDP2: the exposed part of each op's gathers at its start, of its reduce-scatters at its
+  // end; no end-of-step collective.
+  const std::vector<std::string> fsdp = traced_collectives(gpt("dp: 16, zero: 3"));
+  CHECK(any_named(fsdp, "dp all-gather F", "(exposed)"));
+  CHECK(any_named(fsdp, "dp reduce-scatter B", "(exposed)"));
+  CHECK_FALSE(any_named(fsdp, "dp all-reduce"));
+  CHECK_FALSE(any_named(fsdp, "dp reduce-scatter stage"));
+  // The distributed optimizer's buckets are reduce-scatters; DDP's all-reduces.
+  const std::vector<std::string> dist = traced_collectives(gpt("dp: 16, zero: 1"));
+  CHECK(any_named(dist, "dp reduce-scatter stage 0 bucket 0"));
+  CHECK_FALSE(any_named(dist, "dp all-reduce"));
+  CHECK(any_named(traced_collectives(gpt("dp: 16")), "dp all-reduce stage 0 bucket 0"));
 }
