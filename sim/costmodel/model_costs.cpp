@@ -174,7 +174,8 @@ class StageBuilder {
         c.cp_steps * std::max(0.0, kv_dkv - attention_s(layer_.backward_input, true) / cp) + kv};
   }
 
-  StageBreakdown build(const Holding& hold) const {
+  /// `units`, when given, receives the stage's FSDP units (ModelCosts::shard_units).
+  StageBreakdown build(const Holding& hold, StageUnits* units_out = nullptr) const {
     using G = RecomputeModel::Granularity;
     const double n = static_cast<double>(hold.layers);
     // Dense and MoE layers of the stage: layer i is MoE from moe.dense_layers on.
@@ -295,7 +296,7 @@ class StageBuilder {
       units.layer_count = hold.layers;
       units.norm_per_layer = static_cast<double>(in_.model.hidden) * (in_.model.bias ? 4.0 : 2.0);
       add_sharded_collectives(s, units, in_);
-      s.shard_units = units;
+      if (units_out) *units_out = units;
     }
 
     auto experts = [&](const PassSeconds& pass) {
@@ -447,7 +448,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
     h.lm_head = i == p - 1;
     h.tied_copy = has_vocab && in.model.embedding.tied && h.lm_head && p > 1;
     h.pipeline_stage = i;
-    out.stages.push_back(builder.build(h));
+    out.stages.push_back(builder.build(h, &out.shard_units.emplace_back()));
     out.profile.stages.push_back(out.stages.back().cost());
     out.profile.stages.back().moe.a2a_sm.share = in.comm_sm_fraction;
   }

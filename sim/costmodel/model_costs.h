@@ -207,8 +207,6 @@ struct StageBreakdown {
     std::int64_t steps_forward = 0;
   };
   Ring cp_ring;
-  /// The stage's FSDP units, when ZeRO 2/3 runs collectives inside its ops (sharded_stage.cpp).
-  StageUnits shard_units;
   StageCost::ExpertPhases experts;  // routed-expert GEMMs: at the imbalance, at uniform routing
   StageCost cost() const;
 };
@@ -217,7 +215,10 @@ struct ModelCosts {
   CostProfile profile;                                          // what the engine replays
   std::vector<StageBreakdown> stages;                           // per pipeline stage
   std::map<std::int32_t, std::vector<StageBreakdown>> chunked;  // per chunk count v: p x v
-  double parameters = 0;                                        // the whole model
+  /// Per pipeline stage: its FSDP units, when ZeRO 2/3 runs collectives inside its ops
+  /// (sharded_stage.cpp); empty units otherwise.
+  std::vector<StageUnits> shard_units;
+  double parameters = 0;  // the whole model
   /// costs.per_layer: the efficiency (of peak) the measured layer's F, B and W show, and the one
   /// the embedding / LM head GEMMs were timed at; empty otherwise.
   std::string efficiency_note;

@@ -74,12 +74,13 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
 
 void GradientSync::Impl::add_buckets(std::size_t s, Lane lane, Bytes total) {
   // The stage's own bucket size (zero: one bucket of everything), and DDP's small last bucket.
-  std::int64_t bucket = plan.bucket.count();
-  if (s < plan.stage_bucket.size()) bucket = plan.stage_bucket[s].count();
+  std::int64_t bucket = plan.end.bucket.count();
+  if (s < plan.end.stage_bucket.size()) bucket = plan.end.stage_bucket[s].count();
   if (bucket <= 0) bucket = std::max<std::int64_t>(total.count(), 1);
-  const std::int64_t last = plan.last_bucket.count() > 0 && total.count() > plan.last_bucket.count()
-                                ? plan.last_bucket.count()
-                                : 0;
+  const std::int64_t last =
+      plan.end.last_bucket.count() > 0 && total.count() > plan.end.last_bucket.count()
+          ? plan.end.last_bucket.count()
+          : 0;
   LaneState& ls = stages[s].lanes[lane];
   ls.bytes = total;
   auto add = [&](std::int64_t bytes) {
@@ -97,7 +98,7 @@ void GradientSync::Impl::add_buckets(std::size_t s, Lane lane, Bytes total) {
 }
 
 SyncPlan::Ready GradientSync::Impl::readiness(std::size_t s) const {
-  if (s < plan.ready.size()) return plan.ready[s];
+  if (s < plan.end.ready.size()) return plan.end.ready[s];
   return plan.overlap.buckets ? SyncPlan::Ready::DuringBackward : SyncPlan::Ready::AfterCompute;
 }
 
@@ -141,7 +142,7 @@ std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, boo
                                          CollectiveAlgorithm algorithm) {
   const auto id = static_cast<std::uint32_t>(instances.list.size());
   const CollectiveKind kind =
-      units[u].phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
+      units[u].phase == Phase::DataParallel ? plan.end.kind : CollectiveKind::AllReduce;
   auto steps = collective_steps(kind, algorithm, units[u].bytes.as_double(),
                                 node_of_gpus(topology, ranks), plan.collective.ring_steps);
   instances.list.push_back(
@@ -170,7 +171,7 @@ Time GradientSync::Impl::closed_form(const Unit& unit, Phase phase,
     cache.alpha_beta[key] = ab;
   }
   const CollectiveKind kind =
-      phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
+      phase == Phase::DataParallel ? plan.end.kind : CollectiveKind::AllReduce;
   return collective_closed_form(kind, algorithm, unit.bytes.as_double(),
                                 static_cast<std::int32_t>(ranks.size()), it->second.second,
                                 cache.alpha_beta[key]);
@@ -194,7 +195,7 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
               closed_form(unit, Phase::Replica, ranks, CollectiveAlgorithm::Ring);
         launch(u, st.holders.front(), t == 0, std::move(ranks), CollectiveAlgorithm::Ring);
       }
-    } else if (unit.phase == Phase::DataParallel && plan.data_parallel_phase) {
+    } else if (unit.phase == Phase::DataParallel && plan.end.runs) {
       for (std::int32_t h : st.holders) {
         std::vector<std::vector<VertexId>> groups = dp_groups(unit, h);
         for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -240,7 +241,7 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
         fmt::format("{}{} {} stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
                     unit.phase == Phase::Replica ? "replica" : "dp",
                     collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
-                                                                      : plan.gradient_collective),
+                                                                      : plan.end.kind),
                     unit.stage, unit.bucket);
     e.device = instances.device[id];
     e.start = c.start_time();
@@ -346,10 +347,13 @@ Time GradientSync::first_op_ready(std::int32_t device, Time now, Time stream_fre
   if (!due) {
     const SyncPlan& plan = impl_->plan;
     const Time gather =
-        d < plan.parameter_gather.size() && plan.gather_when != SyncPlan::Gather::AfterStep
-            ? plan.parameter_gather[d]
+        d < plan.parameter_gather.per_device.size() &&
+                plan.parameter_gather.when != SyncPlan::ParameterGather::When::AfterStep
+            ? plan.parameter_gather.per_device[d]
             : Time::zero();
-    const Time launched = plan.gather_when == SyncPlan::Gather::AtStepStart ? stream_free : now;
+    const Time launched = plan.parameter_gather.when == SyncPlan::ParameterGather::When::AtStepStart
+                              ? stream_free
+                              : now;
     due = launched + gather;
     if (*due > now && !impl_->observers.empty()) {
       CollectiveEvent e;
@@ -370,9 +374,9 @@ std::int32_t GradientSync::first_compute(std::int32_t device) const {
 
 std::vector<Time> SyncPlan::step_after_sync() const {
   std::vector<Time> out = optimizer;
-  if (gather_when == Gather::AfterStep) {
-    for (std::size_t d = 0; d < out.size() && d < parameter_gather.size(); ++d)
-      out[d] += parameter_gather[d];
+  if (parameter_gather.when == ParameterGather::When::AfterStep) {
+    for (std::size_t d = 0; d < out.size() && d < parameter_gather.per_device.size(); ++d)
+      out[d] += parameter_gather.per_device[d];
   }
   return out;
 }

@@ -199,12 +199,11 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
       }
       const std::int32_t ranks = dp_group_size(static_cast<Lane>(l), st.holders.front());
       // Named by the collective it runs; the experts' line also when no GPU shares them.
-      if (plan.data_parallel_phase && (ranks > 1 || l == kExperts)) {
-        sm.collectives.push_back(
-            CollectiveSummary{fmt::format("{}dp {} stage {}", what,
-                                          collective_kind_name(plan.gradient_collective), s),
-                              std::string(collective_algorithm_name(plan.collective.algorithm)),
-                              ranks, count, lane.bytes, lane.dp_time, lane.dp_closed});
+      if (plan.end.runs && (ranks > 1 || l == kExperts)) {
+        sm.collectives.push_back(CollectiveSummary{
+            fmt::format("{}dp {} stage {}", what, collective_kind_name(plan.end.kind), s),
+            std::string(collective_algorithm_name(plan.collective.algorithm)), ranks, count,
+            lane.bytes, lane.dp_time, lane.dp_closed});
       }
     }
   }
@@ -226,10 +225,11 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
     const Time opt = d < plan.optimizer.size() ? plan.optimizer[d] : Time::zero();
     sm.optimizer = std::max(sm.optimizer, opt);
     // After the step the gather is exposed; before the next forward, what that op waited.
-    const bool after = plan.gather_when == SyncPlan::Gather::AfterStep;
-    const Time gather = !after                             ? per_device.gather_wait[d]
-                        : d < plan.parameter_gather.size() ? plan.parameter_gather[d]
-                                                           : Time::zero();
+    const bool after = plan.parameter_gather.when == SyncPlan::ParameterGather::When::AfterStep;
+    const Time gather = !after ? per_device.gather_wait[d]
+                        : d < plan.parameter_gather.per_device.size()
+                            ? plan.parameter_gather.per_device[d]
+                            : Time::zero();
     sm.parameter_gather = std::max(sm.parameter_gather, gather);
     const Time opt_end = sync_end + opt + (after ? gather : Time::zero());
     sm.optimizer_end_per_device[d] = opt_end;

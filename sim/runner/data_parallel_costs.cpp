@@ -67,11 +67,11 @@ CollectiveSummary per_op_summary(std::string name, std::int32_t ranks,
 
 /// The per-microbatch collectives of stage `s` (ZeRO 2/3 inside its ops) for the report: each
 /// unit's all-gather before F and B and reduce-scatter after B, summed over the units.
-void add_per_op_summaries(const Scenario& sc, const StageBreakdown& b, std::int32_t s,
+void add_per_op_summaries(const Scenario& sc, const StageUnits& stage_units, std::int32_t s,
                           const DataParallelTimer& timer, std::vector<CollectiveSummary>& out) {
   const ParallelismSpec& par = sc.parallelism;
   const DataParallelSemantics& dps = par.data_parallel.semantics;
-  const std::vector<UnitParams> units = unit_parameters(b.shard_units);
+  const std::vector<UnitParams> units = unit_parameters(stage_units);
   if (units.empty()) return;
   std::vector<double> gathered, reduced;
   for (const UnitParams& u : units) {
@@ -183,7 +183,7 @@ void resolve_data_parallel(const Scenario& sc, ResolvedScenario& r,
       sync.dp_reduce_scatter.push_back(Time::from_seconds(b.backward_weight.zero_comm));
     }
     for (std::size_t s = 0; s < p; ++s)
-      add_per_op_summaries(sc, r.model_costs->stages[s], static_cast<std::int32_t>(s), *timer,
+      add_per_op_summaries(sc, r.model_costs->shard_units[s], static_cast<std::int32_t>(s), *timer,
                            sync.tp_summaries);
   }
 }

@@ -14,29 +14,29 @@ void apply_engine(const ResolvedScenario& resolved, const Table& table, SyncPlan
   const DataParallelSemantics& dps = par.data_parallel.semantics;
   const std::int64_t chunks = std::max(table.chunks, 1);
   const auto stages = static_cast<std::size_t>(table.stages);
-  plan.data_parallel_phase = resolved.sync.end_runs;
+  plan.end.runs = resolved.sync.end_runs;
   // Without parallelism only the replica sync of a bidirectional schedule runs: 25 MiB buckets
   // during the last backward (docs/parallelism.md, "Replica sync").
   if (!par.enabled) return;
-  plan.bucket =
+  plan.end.bucket =
       par.data_parallel.bucket.value_or(Bytes(default_bucket_bytes(dps, par.gradient_group())));
-  plan.last_bucket = Bytes(dps.end.last_bucket_bytes);
+  plan.end.last_bucket = Bytes(dps.end.last_bucket_bytes);
   plan.overlap.buckets = dps.end.readiness != BucketReadiness::AfterCompute;
-  plan.stage_bucket.assign(stages, plan.bucket);
-  plan.ready.assign(stages, SyncPlan::Ready::DuringBackward);
+  plan.end.stage_bucket.assign(stages, plan.end.bucket);
+  plan.end.ready.assign(stages, SyncPlan::Ready::DuringBackward);
   for (std::size_t s = 0; s < stages; ++s) {
     const std::size_t ps = s / static_cast<std::size_t>(chunks);
     if (dps.end.per_unit && ps < resolved.sync.units.size()) {
       // One reduce-scatter per FSDP unit: the chunk's share of the stage's units.
       const std::int64_t units = std::max<std::int64_t>(1, resolved.sync.units[ps] / chunks);
-      plan.stage_bucket[s] = Bytes((plan.gradient_bytes[s].count() + units - 1) / units);
+      plan.end.stage_bucket[s] = Bytes((plan.gradient_bytes[s].count() + units - 1) / units);
     }
     // Megatron buckets pp rank 0's first chunk only, and nothing without overlap_grad_reduce
     // (bucket_size None); with align_grad_reduce (its default) the interleaved schedule launches
     // each chunk's sync after that chunk's last backward.
     const bool bucketed = !dps.end.bucket_first_stage_only ||
                           (s == 0 && dps.end.readiness != BucketReadiness::AfterCompute);
-    if (!bucketed) plan.stage_bucket[s] = Bytes::zero();
+    if (!bucketed) plan.end.stage_bucket[s] = Bytes::zero();
     SyncPlan::Ready ready =
         dps.end.readiness == BucketReadiness::AfterCompute    ? SyncPlan::Ready::AfterCompute
         : dps.end.readiness == BucketReadiness::AfterBackward ? SyncPlan::Ready::AfterBackward
@@ -44,19 +44,19 @@ void apply_engine(const ResolvedScenario& resolved, const Table& table, SyncPlan
     if (ready == SyncPlan::Ready::DuringBackward && dps.end.bucket_first_stage_only &&
         (!bucketed || chunks > 1))
       ready = SyncPlan::Ready::AfterBackward;
-    plan.ready[s] = ready;
+    plan.end.ready[s] = ready;
   }
   switch (dps.gather) {
     case ParameterGather::BehindForward:
       // Megatron's interleaved schedule aligns the gathers at its start (align_param_gather).
-      plan.gather_when =
-          chunks > 1 ? SyncPlan::Gather::AtStepStart : SyncPlan::Gather::BeforeFirstForward;
+      plan.parameter_gather.when = chunks > 1 ? SyncPlan::ParameterGather::When::AtStepStart
+                                              : SyncPlan::ParameterGather::When::BeforeFirstForward;
       break;
     case ParameterGather::BehindFill:
-      plan.gather_when = SyncPlan::Gather::AtStepStart;
+      plan.parameter_gather.when = SyncPlan::ParameterGather::When::AtStepStart;
       break;
     default:
-      plan.gather_when = SyncPlan::Gather::AfterStep;
+      plan.parameter_gather.when = SyncPlan::ParameterGather::When::AfterStep;
       break;
   }
 }
@@ -131,7 +131,8 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
     }
   }
   plan->optimizer.assign(devices, Time::zero());
-  if (!sync.parameter_gather.empty()) plan->parameter_gather.assign(devices, Time::zero());
+  if (!sync.parameter_gather.empty())
+    plan->parameter_gather.per_device.assign(devices, Time::zero());
   const auto held = table.placement.stages_by_device(table.devices);
   // Megatron's interleaved schedule dispatches the first chunks' gathers at its start and every
   // later chunk's ahead of its first forward (schedules.py, param_sync_func): only a device's
@@ -143,7 +144,8 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
       const std::size_t ps = profile(static_cast<std::size_t>(s));
       plan->optimizer[d] += Time::from_ps(sync.optimizer[ps].ps() / chunks);
       if (!sync.parameter_gather.empty() && (first || !first_chunk_only))
-        plan->parameter_gather[d] += Time::from_ps(sync.parameter_gather[ps].ps() / chunks);
+        plan->parameter_gather.per_device[d] +=
+            Time::from_ps(sync.parameter_gather[ps].ps() / chunks);
       first = false;
     }
   }
@@ -163,7 +165,7 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
       }
     }
   }
-  plan->gradient_collective = sync.gradient_collective;
+  plan->end.kind = sync.gradient_collective;
   apply_engine(resolved, table, *plan);
   // With expert parallelism the share is the all-to-all's (docs/moe.md), whose exchange runs the
   // MoE ops; the buckets' SMs are modelled without it (docs/parallelism.md).

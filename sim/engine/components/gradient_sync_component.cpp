@@ -47,7 +47,7 @@ class GradientSyncComponent final : public EngineComponent {
     for (std::int32_t d : sync_.take_rate_changes()) retime(d, now);
   }
   /// A device's first compute op waits for the parameter all-gather before it (ZeRO 1-2's
-  /// updated parameters, FSDP2's under a pipeline; SyncPlan::gather_when).
+  /// updated parameters, FSDP2's under a pipeline; SyncPlan::parameter_gather).
   bool admits(std::size_t slot, std::uint32_t n, Time now) override {
     const std::int32_t d = graph_.device(n);
     if (graph_.position(n) != sync_.first_compute(d)) return true;
