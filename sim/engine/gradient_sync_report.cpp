@@ -131,20 +131,11 @@ void GradientSync::Impl::report_sharded(std::int32_t device, const Op& op, Time 
     default:
       return;
   }
-  auto slice = [&](Time from, Time to, std::string name) {
-    if (to <= from) return;
-    CollectiveEvent e;
-    e.name = std::move(name);
-    e.device = device;
-    e.start = from;
-    e.end = to;
-    for (EngineObserver* o : observers) o->on_collective(e);
-  };
-  slice(start, std::min(end, start + gather),
-        fmt::format("dp all-gather {} (exposed)", to_string(op)));
+  report_collective(observers, fmt::format("dp all-gather {} (exposed)", to_string(op)), device,
+                    start, std::min(end, start + gather));
   const Time to = end - std::min(end - start, tp_time);
-  slice(std::max(start, to - scatter), to,
-        fmt::format("dp reduce-scatter {} (exposed)", to_string(op)));
+  report_collective(observers, fmt::format("dp reduce-scatter {} (exposed)", to_string(op)), device,
+                    std::max(start, to - scatter), to);
 }
 
 void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time start, Time end) {
