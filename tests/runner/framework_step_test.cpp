@@ -17,7 +17,7 @@ using bubblesim::scenario_test::source;
 
 namespace {
 
-Scenario fsdp_llama(const std::string& framework, const std::string& extra = "") {
+Scenario fsdp_llama(const std::string& framework, const std::string& extra = "", int zero = 3) {
   const std::string yaml = R"(
 name: llama3-8b-fsdp
 pipeline: {stages: 1, microbatches: 2}
@@ -27,7 +27,8 @@ model: {preset: llama3-8b, framework: )" +
 cluster: {gpu: {preset: h100-sxm}}
 topology: {builder: single-node, gpus: 8, nvlink: {bandwidth: 450GB/s, latency: 2us},
            pcie: {bandwidth: 64GB/s, latency: 2us}}
-parallelism: {dp: 8, zero: 3}
+parallelism: {dp: 8, zero: )" +
+                           std::to_string(zero) + R"(}
 memory: {budget: 1TB}
 schedules: [1f1b]
 )" + extra;
@@ -97,4 +98,24 @@ TEST_CASE("iteration.checkpoint: the recipe's save interval amortised into every
   const double ta = run_named(a, "1f1b").simulation.metrics.iteration.iteration_time.seconds();
   const double tb = run_named(b, "1f1b").simulation.metrics.iteration.iteration_time.seconds();
   CHECK(tb - ta == doctest::Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("the framework presets' data-parallel engines: FSDP when sharded, DDP at zero 0") {
+  // torchtitan shards with fully_shard (FSDP2), Composer with FSDP1, the HF Trainer with
+  // DeepSpeed ZeRO; unsharded, torchtitan's parallelize_llama calls apply_ddp and Composer wraps
+  // DDP, so zero 0 keeps the ddp engine instead of refusing the scenario.
+  const auto engine = [](const Scenario& sc) {
+    return sc.parallelism.data_parallel.semantics.engine;
+  };
+  const Scenario titan = fsdp_llama("pytorch-eager");
+  CHECK(engine(titan) == DataParallelEngine::Fsdp2);
+  CHECK(titan.parallelism.data_parallel.engine_from == "model.framework pytorch-eager");
+  CHECK(engine(fsdp_llama("pytorch-compile")) == DataParallelEngine::Fsdp2);
+  CHECK(engine(fsdp_llama("llm-foundry")) == DataParallelEngine::Fsdp);
+  CHECK(engine(fsdp_llama("deepspeed-hf")) == DataParallelEngine::DeepSpeed);
+  CHECK(engine(fsdp_llama("deepspeed-hf", "", 1)) == DataParallelEngine::DeepSpeed);
+  const Scenario replicated = fsdp_llama("pytorch-eager", "", 0);
+  CHECK(engine(replicated) == DataParallelEngine::Ddp);
+  CHECK(replicated.parallelism.data_parallel.engine_from == "parallelism.zero");
+  CHECK(engine(fsdp_llama("llm-foundry", "", 0)) == DataParallelEngine::Ddp);
 }

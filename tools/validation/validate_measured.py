@@ -117,8 +117,7 @@ def scenario_text(cell, runtime, fields):
             if runtime == "megatron":
                 model += f", layers_per_chunk: {chunk_layers}"
         else:
-            # No stated split: bubblesim balances the stages itself (22 or 30 layers do not
-            # divide into Megatron's equal chunks, which bubblesim refuses).
+            # No stated split: bubblesim balances the stages (22 or 30 layers refuse equal chunks).
             model += ", layers_per_stage: balanced"
         lines.append(f"model: {{{model}}}")
         # The default path unless the fields switch mechanisms off (all: the idealised roofline).
