@@ -11,7 +11,13 @@ namespace bubblesim {
 
 GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
                          const std::vector<EngineObserver*>& obs)
-    : plan(p), table(t), index(t), topology(topo), port(fp), observers(obs) {
+    : plan(p),
+      table(t),
+      index(t),
+      topology(topo),
+      port(fp),
+      observers(obs),
+      planner(topo, p.collective) {
   const auto devices = static_cast<std::size_t>(table.devices);
   per_device.last_compute.assign(devices, -1);
   per_device.compute_end.assign(devices, Time::zero());
@@ -118,48 +124,41 @@ std::int32_t GradientSync::Impl::tp() const {
 
 std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, bool report,
                                          std::vector<VertexId> ranks,
-                                         CollectiveAlgorithm algorithm) {
+                                         std::optional<CollectiveAlgorithm> algorithm) {
   const auto id = static_cast<std::uint32_t>(instances.list.size());
+  Unit& unit = units[u];
   const CollectiveKind kind =
-      units[u].phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
-  auto steps = collective_steps(kind, algorithm, units[u].bytes.as_double(),
-                                node_of_gpus(topology, ranks), plan.collective.ring_steps);
-  instances.list.push_back(
-      std::make_unique<CollectiveInstance>(topology, std::move(ranks), std::move(steps)));
+      unit.phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
+  const double bytes = unit.bytes.as_double();
+  CollectivePlan p = planner.plan(ranks, kind, bytes, algorithm);
+  const std::string name = plan_name(p);
+  const double bus = bus_bytes(kind, bytes, static_cast<std::int32_t>(ranks.size()));
+  if (report) {
+    LaneState& lane = stages[static_cast<std::size_t>(unit.stage)].lanes[unit.lane];
+    if (unit.phase == Phase::Replica) {
+      lane.replica_closed += p.predicted;
+    } else {
+      lane.dp_closed += p.predicted;
+      lane.dp_bus_bytes += bus;
+      if (std::find(lane.algorithms.begin(), lane.algorithms.end(), name) == lane.algorithms.end())
+        lane.algorithms.push_back(name);
+    }
+  }
+  instances.list.push_back(std::make_unique<CollectiveInstance>(
+      topology, std::move(p.layout.endpoints), std::move(p.layout.steps), p.timing));
   instances.unit.push_back(u);
   instances.device.push_back(device);
   instances.reported.push_back(report);
-  units[u].instances.push_back(id);
-  ++units[u].pending;
+  instances.algorithm.push_back(name);
+  instances.bus_bytes.push_back(bus);
+  unit.instances.push_back(id);
+  ++unit.pending;
   return id;
-}
-
-Time GradientSync::Impl::closed_form(const Unit& unit, Phase phase,
-                                     const std::vector<VertexId>& ranks,
-                                     CollectiveAlgorithm algorithm) {
-  // The alpha-beta parameters of a stage's group are measured once (per lane: the experts'
-  // group differs).
-  auto key = std::make_pair(unit.stage, static_cast<int>(phase) + 4 * static_cast<int>(unit.lane));
-  auto it = cache.closed.find(key);
-  if (it == cache.closed.end()) {
-    std::vector<std::int32_t> node = node_of_gpus(topology, ranks);
-    std::sort(node.begin(), node.end());
-    auto nodes = static_cast<std::int32_t>(std::unique(node.begin(), node.end()) - node.begin());
-    AlphaBeta ab = measure_alpha_beta(topology, ranks);
-    it = cache.closed.emplace(key, std::make_pair(Time::zero(), nodes)).first;
-    cache.alpha_beta[key] = ab;
-  }
-  const CollectiveKind kind =
-      phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
-  return collective_closed_form(kind, algorithm, unit.bytes.as_double(),
-                                static_cast<std::int32_t>(ranks.size()), it->second.second,
-                                cache.alpha_beta[key]);
 }
 
 void GradientSync::Impl::start_phase(std::size_t u, Time now) {
   Unit& unit = units[u];
   StageState& st = stages[static_cast<std::size_t>(unit.stage)];
-  LaneState& lane = st.lanes[unit.lane];
   while (unit.phase != Phase::Done) {
     unit.instances.clear();
     unit.pending = 0;
@@ -169,9 +168,6 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
         std::vector<VertexId> ranks;
         for (std::int32_t h : st.holders)
           ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][0][static_cast<std::size_t>(t)]);
-        if (t == 0)
-          lane.replica_closed +=
-              closed_form(unit, Phase::Replica, ranks, CollectiveAlgorithm::Ring);
         launch(u, st.holders.front(), t == 0, std::move(ranks), CollectiveAlgorithm::Ring);
       }
     } else if (unit.phase == Phase::DataParallel) {
@@ -179,10 +175,7 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
         std::vector<std::vector<VertexId>> groups = dp_groups(unit, h);
         for (std::size_t g = 0; g < groups.size(); ++g) {
           if (groups[g].size() <= 1) continue;  // a GPU alone holds these parameters
-          if (g == 0 && h == st.holders.front())
-            lane.dp_closed +=
-                closed_form(unit, Phase::DataParallel, groups[g], plan.collective.algorithm);
-          launch(u, h, g == 0, std::move(groups[g]), plan.collective.algorithm);
+          launch(u, h, g == 0 && h == st.holders.front(), std::move(groups[g]), std::nullopt);
         }
       }
     }
@@ -217,15 +210,16 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
     const CollectiveInstance& c = *instances.list[id];
     CollectiveEvent e;
     e.name =
-        fmt::format("{}{} {} stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
+        fmt::format("{}{} {} ({}) stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
                     unit.phase == Phase::Replica ? "replica" : "dp",
                     collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
                                                                       : plan.gradient_collective),
-                    unit.stage, unit.bucket);
+                    instances.algorithm[id], unit.stage, unit.bucket);
     e.device = instances.device[id];
     e.start = c.start_time();
     e.end = c.end_time();
     e.bytes = unit.bytes;
+    e.bus_bytes = instances.bus_bytes[id];
     for (const CollectiveLinkSlice& sl : c.link_slices()) {
       e.links.push_back(sl.link);
       e.link_start.push_back(sl.start);

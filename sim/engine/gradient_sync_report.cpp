@@ -143,13 +143,20 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
       }
       const std::int32_t ranks = dp_group_size(static_cast<Lane>(l), st.holders.front());
       if (ranks > 1 || l == kExperts) {  // the experts' line also when no GPU shares them
-        sm.collectives.push_back(CollectiveSummary{
-            fmt::format("{}dp {} stage {}", what,
-                        l == kExperts ? collective_kind_name(plan.gradient_collective)
-                                      : std::string_view("all-reduce"),
-                        s),
-            std::string(collective_algorithm_name(plan.collective.algorithm)), ranks, count,
-            lane.bytes, lane.dp_time, lane.dp_closed});
+        std::string algorithm;
+        for (const std::string& a : lane.algorithms)
+          algorithm += (algorithm.empty() ? "" : ", ") + a;
+        CollectiveSummary c{fmt::format("{}dp {} stage {}", what,
+                                        collective_kind_name(plan.gradient_collective), s),
+                            algorithm.empty() ? std::string("ring") : algorithm,
+                            ranks,
+                            count,
+                            lane.bytes,
+                            lane.dp_time,
+                            lane.dp_closed};
+        if (lane.dp_time > Time::zero())
+          c.bus_bandwidth = lane.dp_bus_bytes / lane.dp_time.seconds();
+        sm.collectives.push_back(std::move(c));
       }
     }
   }

@@ -40,6 +40,8 @@ struct GradientSync::Impl {
     bool busy = false;
     Time replica_time, dp_time;
     Time replica_closed, dp_closed;
+    double dp_bus_bytes = 0;              // nccl-tests' bus bytes of its dp collectives
+    std::vector<std::string> algorithms;  // what its dp collectives ran (plan_name), in order
   };
 
   struct StageState {
@@ -58,21 +60,21 @@ struct GradientSync::Impl {
   struct Instances {
     std::vector<std::unique_ptr<CollectiveInstance>> list;
     std::vector<std::size_t> unit;
-    std::vector<std::int32_t> device;  // holder device the instance belongs to
-    std::vector<bool> reported;        // the holder's tp-rank-0 instance: reported to observers
+    std::vector<std::int32_t> device;    // holder device the instance belongs to
+    std::vector<bool> reported;          // the holder's tp-rank-0 instance: reported to observers
+    std::vector<std::string> algorithm;  // plan_name of each
+    std::vector<double> bus_bytes;       // nccl-tests' bus bytes of each
   };
-  /// What is computed once per replay and reused: routes between ranks, and the closed-form
-  /// time (with its node count) and alpha-beta fit of a collective, by (stage, phase).
+  /// What is computed once per replay and reused: routes between ranks.
   struct Caches {
     std::map<std::pair<VertexId, VertexId>, Route> routes;
-    std::map<std::pair<std::int32_t, int>, std::pair<Time, std::int32_t>> closed;
-    std::map<std::pair<std::int32_t, int>, AlphaBeta> alpha_beta;
   };
 
   std::vector<StageState> stages;
   std::vector<Unit> units;
   Instances instances;
   Caches cache;
+  CollectivePlanner planner;  // each collective's algorithm, layout and timing
   std::vector<std::pair<std::size_t, bool>> ready_events;  // (unit, unused)
   /// Per device: the position of its last compute op and that op's end, the TP time inside its
   /// ops, and its bucket collectives running now.
@@ -95,10 +97,10 @@ struct GradientSync::Impl {
   bool has_replica_phase(const StageState& st) const;
   std::int32_t dp() const;
   std::int32_t tp() const;
+  /// Starts nothing: plans one collective of unit `u` over `ranks` and records it; `report`:
+  /// the one the stage's summary and the observers count. Ring for the replica phase.
   std::uint32_t launch(std::size_t u, std::int32_t device, bool report, std::vector<VertexId> ranks,
-                       CollectiveAlgorithm algorithm);
-  Time closed_form(const Unit& unit, Phase phase, const std::vector<VertexId>& ranks,
-                   CollectiveAlgorithm algorithm);
+                       std::optional<CollectiveAlgorithm> algorithm);
   void start_phase(std::size_t u, Time now);
   void end_phase(std::size_t u, Time now);
   void instance_done(std::uint32_t id, Time now);

@@ -85,10 +85,12 @@ std::string sync_text(const ScenarioRun& result, std::size_t width) {
                     Cell::seconds(y.replica_sync), Cell::seconds(y.optimizer),
                     Cell::seconds(y.tp_comm)});
     for (const CollectiveSummary& c : y.collectives) {
-      collectives.push_back({Cell::text(r.label), Cell::text(c.name), Cell::text(c.algorithm),
-                             Cell::text(std::to_string(c.ranks)),
-                             Cell::text(std::to_string(c.count)), Cell::bytes(c.bytes),
-                             Cell::seconds(c.simulated), Cell::seconds(c.closed_form)});
+      collectives.push_back(
+          {Cell::text(r.label), Cell::text(c.name), Cell::text(c.algorithm),
+           Cell::text(std::to_string(c.ranks)), Cell::text(std::to_string(c.count)),
+           Cell::bytes(c.bytes), Cell::seconds(c.simulated), Cell::seconds(c.closed_form),
+           Cell::text(c.bus_bandwidth > 0 ? fmt::format("{:.1f}", c.bus_bandwidth / 1e9)
+                                          : std::string("-"))});
     }
     for (const LinkClassUsage& c : y.link_classes)
       links.push_back(
@@ -99,7 +101,7 @@ std::string sync_text(const ScenarioRun& result, std::size_t width) {
                     width);
   // Identical collectives of consecutive stages collapse into one row ("stage 0-7").
   out += "\n" + render({"collective", "name", "algorithm", "ranks", "count", "bytes", "simulated",
-                        "closed form"},
+                        "closed form", "busbw GB/s"},
                        collectives, width, 1);
   out += "\n" + render({"link class", "class", "busy", "bytes"}, links, width);
   return out;

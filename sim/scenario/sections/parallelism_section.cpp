@@ -236,7 +236,7 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
     spec.enabled = true;
     if (spec.where.line == 0) spec.where = data_parallel->location();
     MapReader m(*data_parallel, diags,
-                {"bucket", "overlap", "algorithm", "replica_sync", "ring_steps"});
+                {"bucket", "overlap", "algorithm", "replica_sync", "ring_steps", "channels"});
     if (data_parallel->is_map()) {
       if (m.has("bucket")) {
         if (auto b = m.bytes("bucket")) {
@@ -258,11 +258,14 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
               *r == "stepped" ? RingSteps::Stepped : RingSteps::Pipelined;
       }
       if (m.has("algorithm")) {
-        if (auto a = m.choice("algorithm", {"ring", "tree", "hierarchical"})) {
-          spec.data_parallel.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
-                                         : *a == "tree" ? CollectiveAlgorithm::Tree
-                                                        : CollectiveAlgorithm::Hierarchical;
-        }
+        if (auto a = m.choice("algorithm", {"auto", "ring", "tree", "nvls", "nvls_tree", "pat",
+                                            "collnet", "hierarchical"}))
+          spec.data_parallel.algorithm = *collective_algorithm_from_name(*a);
+      }
+      if (m.has("channels")) {
+        if (auto c = m.choice("channels", {"nics", "one"}))
+          spec.data_parallel.channels =
+              *c == "one" ? CollectiveChannels::One : CollectiveChannels::Nics;
       }
     }
   }
