@@ -54,7 +54,7 @@ struct CollectivePlanner::Group {
   RankPlaces places;
   NodeGroups groups;
   std::int32_t nodes = 1;
-  std::optional<AlphaBeta> alpha_beta;  // measured on first use (closed forms)
+  mutable std::optional<AlphaBeta> alpha_beta;  // measured on first use (closed forms)
   std::optional<nccl::Tuning> tuning;
 };
 
@@ -110,7 +110,7 @@ CollectivePlan CollectivePlanner::plan(const std::vector<VertexId>& ranks, Colle
       }
       if (!best) {
         throw InputError(fmt::format(
-            "data_parallel.algorithm: {} does not run a {} over {} ranks on {} node(s) here: "
+            "data_parallel.algorithm: {} does not run this {} over {} ranks on {} node(s): "
             "NCCL runs tree only for all-reduce, pat only for all-gather and reduce-scatter with "
             "one GPU per node, nvls and nvls_tree only on an NVSwitch of Hopper or later "
             "(nvls_tree "
@@ -134,9 +134,8 @@ CollectivePlan CollectivePlanner::plan(const std::vector<VertexId>& ranks, Colle
       asked == CollectiveAlgorithm::Auto ? CollectiveAlgorithm::Ring : asked;
   out.layout = lay_out(kind, run, bytes, cg.places, cg.groups, options_.ring_steps, true);
   out.algorithm = out.layout.algorithm;
-  Group& g = const_cast<Group&>(cg);  // the measured alpha-beta is a cache
-  if (!g.alpha_beta) g.alpha_beta = measure_alpha_beta(*topology_, ranks);
-  out.predicted = collective_closed_form(kind, out.algorithm, bytes, n, cg.nodes, *g.alpha_beta,
+  if (!cg.alpha_beta) cg.alpha_beta = measure_alpha_beta(*topology_, ranks);
+  out.predicted = collective_closed_form(kind, out.algorithm, bytes, n, cg.nodes, *cg.alpha_beta,
                                          out.layout.channels);
   return out;
 }
