@@ -45,7 +45,9 @@ bubblesim_layer(engine PATHS sim/engine/ TARGETS bubblesim_engine USES table top
                          sim/engine/engine_component.h sim/engine/components/
                          sim/engine/network/ sim/engine/op_graph.h sim/engine/op_index.h
                          sim/engine/max_min_flows.h sim/engine/memory_accounting.h
-                         sim/engine/end_window.h)
+                         sim/engine/end_window.h sim/engine/symmetry/flow_classes.h
+                         sim/engine/symmetry/class_flows.h sim/engine/symmetry/shape_port.h
+                         sim/engine/symmetry/collective_launcher.h)
 bubblesim_layer(variability PATHS sim/variability/ TARGETS bubblesim_variability USES engine)
 bubblesim_layer(costmodel PATHS sim/costmodel/ TARGETS bubblesim_costmodel USES table)
 bubblesim_layer(scenario PATHS sim/scenario/ TARGETS bubblesim_scenario

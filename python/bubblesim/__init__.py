@@ -111,23 +111,26 @@ def _dict_error(path: str, message: str) -> ScenarioError:
 
 def run(scenario: ScenarioSource, *, schedules: Sequence[str] = (), baseline: str = "",
         max_ops: int = DEFAULT_MAX_OPS, threads: int = 0, stream: str = "auto",
-        html: bool = False, html_max_ops: int = 100_000) -> Report:
+        symmetry: str = "auto", html: bool = False, html_max_ops: int = 100_000) -> Report:
     """Runs a scenario (anything :func:`load` takes) and returns its Report.
 
     ``schedules``: run only these generator names (those the scenario does not list run with
     their defaults), as ``bubblesim run --schedule``. ``baseline``: speed-ups against this label
     or name (default 1f1b when it ran). ``max_ops``, ``threads`` (Monte Carlo workers, 0 = every
-    core) and ``stream`` (``auto``, ``on``, ``off``) are the CLI's --max-ops, --threads and
-    --stream. ``html=True`` renders the HTML report during the run (otherwise
+    core), ``stream`` (``auto``, ``on``, ``off``) and ``symmetry`` (``auto``, ``off``: the
+    flows of collectives over many replicas solved one class at a time, or each on its own) are
+    the CLI's --max-ops, --threads, --stream and --symmetry. ``html=True`` renders the HTML report during the run (otherwise
     ``Report.html()`` renders it on first use).
     A schedule that fails (out of memory, deadlock, infeasible) is reported, not raised:
     ``report.failed`` says whether any did.
     """
     if stream not in ("auto", "on", "off"):
         raise ValueError(f"stream={stream!r}: use auto, on or off")
+    if symmetry not in ("auto", "off"):
+        raise ValueError(f"symmetry={symmetry!r}: use auto or off")
     sc = load(scenario)
     args = (sc, list(schedules), baseline)
-    settings = (max_ops, threads, stream)
+    settings = (max_ops, threads, stream, symmetry)
 
     def render_html() -> str:
         return _core._run(*args, True, html_max_ops, *settings).html

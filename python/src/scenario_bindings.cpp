@@ -88,8 +88,10 @@ void add_named_schedules(Scenario& scenario, const std::vector<std::string>& onl
 
 RunOutput run(const Scenario& base, const std::vector<std::string>& only,
               const std::string& baseline, bool html, std::size_t html_max_ops,
-              std::int64_t max_ops, int threads, const std::string& stream) {
+              std::int64_t max_ops, int threads, const std::string& stream,
+              const std::string& symmetry) {
   Scenario scenario = base;
+  scenario.command_line.symmetry = symmetry != "off";
   scenario.command_line.max_ops = max_ops;
   scenario.command_line.threads = threads;
   scenario.command_line.stream = stream == "on"    ? StreamMode::On
@@ -218,16 +220,18 @@ void bind_scenarios(py::module_& m) {
       "_run",
       [](const ScenarioPtr& scenario, const std::vector<std::string>& only,
          const std::string& baseline, bool html, std::size_t html_max_ops, std::int64_t max_ops,
-         int threads, const std::string& stream) {
+         int threads, const std::string& stream, const std::string& symmetry) {
         try {
           py::gil_scoped_release release;  // the engine runs without the GIL
-          return run(*scenario, only, baseline, html, html_max_ops, max_ops, threads, stream);
+          return run(*scenario, only, baseline, html, html_max_ops, max_ops, threads, stream,
+                     symmetry);
         } catch (const InputError& e) {
           raise_input_error(e);
         }
       },
       py::arg("scenario"), py::arg("only"), py::arg("baseline"), py::arg("html"),
-      py::arg("html_max_ops"), py::arg("max_ops"), py::arg("threads"), py::arg("stream"));
+      py::arg("html_max_ops"), py::arg("max_ops"), py::arg("threads"), py::arg("stream"),
+      py::arg("symmetry"));
 
   m.def(
       "_generate",

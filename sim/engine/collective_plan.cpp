@@ -93,8 +93,8 @@ const nccl::Tuning* CollectivePlanner::tuning(const std::vector<VertexId>& ranks
 }
 
 CollectivePlan CollectivePlanner::plan(const std::vector<VertexId>& ranks, CollectiveKind kind,
-                                       double bytes,
-                                       std::optional<CollectiveAlgorithm> algorithm) const {
+                                       double bytes, std::optional<CollectiveAlgorithm> algorithm,
+                                       std::optional<RingSteps> ring) const {
   const Group& cg = group(ranks);
   CollectivePlan out;
   const auto n = static_cast<std::int32_t>(ranks.size());
@@ -132,7 +132,8 @@ CollectivePlan CollectivePlanner::plan(const std::vector<VertexId>& ranks, Colle
   }
   const CollectiveAlgorithm run =
       asked == CollectiveAlgorithm::Auto ? CollectiveAlgorithm::Ring : asked;
-  out.layout = lay_out(kind, run, bytes, cg.places, cg.groups, options_.ring_steps, true);
+  out.layout =
+      lay_out(kind, run, bytes, cg.places, cg.groups, ring.value_or(options_.ring_steps), true);
   out.algorithm = out.layout.algorithm;
   if (!cg.alpha_beta) cg.alpha_beta = measure_alpha_beta(*topology_, ranks);
   out.predicted = collective_closed_form(kind, out.algorithm, bytes, n, cg.nodes, *cg.alpha_beta,

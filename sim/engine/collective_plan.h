@@ -48,9 +48,11 @@ class CollectivePlanner {
   /// `kind` of `bytes` (S, the whole buffer per rank) over `ranks`, with the options' algorithm
   /// or `algorithm`. Throws InputError when the scenario forces an algorithm NCCL does not run
   /// for this collective here (e.g. pat for an all-reduce, nvls without an NVSwitch), naming
-  /// `data_parallel.algorithm`.
+  /// `data_parallel.algorithm`. `ring`: the ring steps without NCCL's model, else the options'
+  /// (CollectiveLauncher lays out pipelined and cuts the steps itself).
   CollectivePlan plan(const std::vector<VertexId>& ranks, CollectiveKind kind, double bytes,
-                      std::optional<CollectiveAlgorithm> algorithm = std::nullopt) const;
+                      std::optional<CollectiveAlgorithm> algorithm = std::nullopt,
+                      std::optional<RingSteps> ring = std::nullopt) const;
   const CollectiveOptions& options() const { return options_; }
   const Topology& topology() const { return *topology_; }
   /// NCCL's tuning model of the communicator over `ranks` (nullopt without it).

@@ -12,7 +12,6 @@
 #include "sim/units/diagnostics.h"
 
 namespace bubblesim {
-namespace {
 
 using RouteCache = std::map<std::pair<VertexId, VertexId>, Route>;
 
@@ -26,8 +25,6 @@ const Route& cached_route(const Topology& topology, RouteCache& cache, VertexId 
   }
   return cache.emplace(std::make_pair(a, b), std::move(*r)).first->second;
 }
-
-}  // namespace
 
 std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                              double bytes,

@@ -4,12 +4,15 @@
 // from compute ops, TP slices and the metrics after the replay). Private to sim/engine.
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "schedules/table_index.h"
 #include "sim/engine/gradient_sync.h"
+#include "sim/engine/symmetry/collective_launcher.h"
 
 namespace bubblesim {
 
@@ -56,30 +59,31 @@ struct GradientSync::Impl {
   const Topology& topology;
   FlowPort& port;
   const std::vector<EngineObserver*>& observers;
-  /// Collectives launched so far, by id (the token the port reports them with).
+  /// Each collective's algorithm, layout and timing (collective_plan.h); before the launcher,
+  /// which plans through it.
+  CollectivePlanner planner;
+  /// Runs the collectives, one flow at a time or by class (symmetry/collective_launcher.h).
+  CollectiveLauncher launcher;
+  /// Collectives launched so far, by the launcher's id.
   struct Instances {
-    std::vector<std::unique_ptr<CollectiveInstance>> list;
     std::vector<std::size_t> unit;
-    std::vector<std::int32_t> device;    // holder device the instance belongs to
-    std::vector<bool> reported;          // the holder's tp-rank-0 instance: reported to observers
-    std::vector<std::string> algorithm;  // plan_name of each
-    std::vector<double> bus_bytes;       // nccl-tests' bus bytes of each
-  };
-  /// What is computed once per replay and reused: routes between ranks.
-  struct Caches {
-    std::map<std::pair<VertexId, VertexId>, Route> routes;
+    std::vector<std::int32_t> device;  // holder device the instance belongs to
+    std::vector<bool> reported;        // the holder's tp-rank-0 instance: reported to observers
+    std::vector<std::int32_t> ranks;   // its ranks (for its bus bytes)
   };
 
   std::vector<StageState> stages;
   std::vector<Unit> units;
   Instances instances;
-  Caches cache;
-  CollectivePlanner planner;  // each collective's algorithm, layout and timing
   std::vector<std::pair<std::size_t, bool>> ready_events;  // (unit, unused)
   /// Per device: the position of its last compute op and that op's end, the TP time inside its
   /// ops, and its bucket collectives running now.
   struct PerDevice {
-    std::vector<std::int32_t> last_compute;
+    std::vector<std::int32_t> first_compute, last_compute;
+    /// When the first compute op's parameter all-gather ends (set when it is first asked), and
+    /// how long that op waited for it.
+    std::vector<std::optional<Time>> gather_due;
+    std::vector<Time> gather_wait;
     std::vector<Time> compute_end;
     std::vector<Time> tp;
     std::vector<std::int32_t> in_flight;
@@ -92,28 +96,39 @@ struct GradientSync::Impl {
   std::vector<std::int32_t> rate_changes;
   void count_in_flight(std::int32_t device, std::int32_t delta);
 
-  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
+  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp, ShapePort* shapes,
        const std::vector<EngineObserver*>& obs);
   bool has_replica_phase(const StageState& st) const;
   std::int32_t dp() const;
   std::int32_t tp() const;
-  /// Starts nothing: plans one collective of unit `u` over `ranks` and records it; `report`:
-  /// the one the stage's summary and the observers count. Ring for the replica phase.
-  std::uint32_t launch(std::size_t u, std::int32_t device, bool report, std::vector<VertexId> ranks,
-                       std::optional<CollectiveAlgorithm> algorithm);
+  /// The collectives of unit u's phase: (holder device, reported) and ranks each, and their
+  /// specs.
+  struct PhaseMembers {
+    std::vector<std::pair<std::int32_t, bool>> devices;
+    std::vector<std::int32_t> ranks;
+    CollectiveLauncher::Specs specs;
+  };
+  PhaseMembers phase_members(std::size_t u);
+  void collectives_done(const std::vector<std::uint32_t>& ids, Time now);
   void start_phase(std::size_t u, Time now);
   void end_phase(std::size_t u, Time now);
   void instance_done(std::uint32_t id, Time now);
   void advance(std::int32_t s, Time now);
   void add_buckets(std::size_t s, Lane lane, Bytes total);
+  SyncPlan::Ready readiness(std::size_t s) const;
   /// The ranks of each data-parallel collective of `unit` launched from holder `h`.
   std::vector<std::vector<VertexId>> dp_groups(const Unit& unit, std::int32_t h) const;
+  /// The sizes of dp_groups(unit, h) without building them.
+  std::vector<std::int32_t> dp_group_sizes(const Unit& unit, std::int32_t h) const;
   std::int32_t dp_group_size(Lane lane, std::int32_t h) const;
   void unit_finished(std::size_t u, Time now);
   void on_token(std::uint32_t token, Time now);
   void ready_at(std::size_t u, Time at);
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
   void report_tp(std::int32_t device, std::int32_t position, Time start, Time end);
+  /// ZeRO 2/3's exposed all-gathers (at the op's start) and reduce-scatters (at its end, before
+  /// the TP slice) as slices on the device's sync lane (SyncPlan::dp_in_ops).
+  void report_sharded(std::int32_t device, const Op& op, Time start, Time end);
   /// The routed experts' phase of a MoE op as a slice on the device's phase lane (docs/moe.md).
   void report_experts(std::int32_t device, const Op& op, Time start, Time end);
   /// The all-to-all time `op` leaves exposed (plan.a2a_costs; zero without).

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/symmetry/symmetry_mode.h"
 #include "sim/engine/sync_metrics.h"
 #include "sim/units/bytes.h"
 #include "sim/units/time.h"
@@ -118,6 +119,8 @@ struct CommMetrics {
   // communication.p2p_sync_gap: compute idle in host gaps after p2p calls (largest over devices).
   Time host_gap;
   std::vector<Time> host_gap_per_device;
+  /// Whether the flows were solved by class or one by one, and why (docs/engine.md).
+  FlowSymmetry symmetry;
 };
 
 /// The expert all-to-all as the replay ran it (EngineInput::a2a; docs/moe.md), per device: its

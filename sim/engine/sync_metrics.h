@@ -14,7 +14,7 @@ namespace bubblesim {
 /// One kind of collective of one stage, summed over its buckets: simulated against closed form.
 struct CollectiveSummary {
   std::string
-      name;  // "dp all-reduce stage 3", "replica all-reduce stage 0", "tp all-reduce stage 1"
+      name;  // "dp all-reduce stage 3", "dp reduce-scatter stage 0 (per B op)", "replica ..."
   /// What ran: ring, tree, nvls, nvls_tree, pat, collnet, hierarchical, with NCCL's protocol
   /// where not Simple ("tree/LL128"); several, comma-separated, where the buckets differ.
   std::string algorithm;

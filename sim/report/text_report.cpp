@@ -104,6 +104,18 @@ std::string sync_text(const ScenarioRun& result, std::size_t width) {
                         "closed form", "busbw GB/s"},
                        collectives, width, 1);
   out += "\n" + render({"link class", "class", "busy", "bytes"}, links, width);
+  // How the flows were solved: by class or one by one (docs/engine.md, "Symmetric flows").
+  for (const ScheduleRun& r : result.runs) {
+    const FlowSymmetry& f = r.simulation.metrics.comm.symmetry;
+    if (f.mode.empty()) continue;
+    std::string solved;
+    if (f.mode == "symmetric") {
+      solved = fmt::format("; {} flows solved as {} (classes: {} of {} flows laid out)",
+                           f.flows_started, f.classes_started, f.flow_classes, f.flows_laid_out);
+    }
+    out +=
+        wrap_text(fmt::format("{}: flows {}: {}{}", r.label, f.mode, f.reason, solved), width, 2);
+  }
   return out;
 }
 

@@ -338,7 +338,15 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   };
   run.ideal = simulate(input(Replay::Idealized));
   phase("simulating on the cluster");
-  const EngineInput simulated = input(Replay::Simulated);
+  EngineInput simulated = input(Replay::Simulated);
+  if (progress) {
+    // The replay's own progress on a terminal: how far it has simulated (a long one is the
+    // gradient buckets of thousands of replicas).
+    simulated.progress = [&progress](Time t, std::uint64_t events) {
+      progress(fmt::format("simulating on the cluster: {:.3f} s simulated, {:.1f} M events",
+                           t.seconds(), static_cast<double>(events) / 1e6));
+    };
+  }
   EngineInput fault_free = input(Replay::FaultFree);
   Engine engine(simulated);
   for (EngineObserver* o : observers) engine.add_observer(o);
@@ -360,9 +368,10 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
           spec->samples, iterations, run.label, ops, kReplayOverheadOps, kMaxSampledOps, fit,
           iterations > 1 ? " or fewer iterations (iteration.count)" : ""));
     }
+    EngineInput sampled = simulated;
+    sampled.progress = nullptr;  // the samples' count is the progress, below
     run.monte_carlo = run_monte_carlo(
-        simulated, spec, scenario.command_line.threads,
-        [&](std::uint64_t done, std::uint64_t total) {
+        sampled, spec, scenario.command_line.threads, [&](std::uint64_t done, std::uint64_t total) {
           if (progress) progress(fmt::format("sampling {}/{} (variability.samples)", done, total));
         });
     const std::uint64_t median = run.monte_carlo->median_sample;

@@ -130,6 +130,22 @@ TEST_CASE("every file of the error corpus fails with its expected first line and
   CHECK(checked >= 40);
 }
 
+TEST_CASE("a stepped ring over 4096 ranks: refused one flow at a time, answered by class") {
+  // 8190 steps of 4096 flows: over kMaxCollectiveFlows one by one; by class one step laid out.
+  Result off = run("run tests/scale/dp_4096_stepped_ring.yaml --symmetry off");
+  CHECK(off.code == 2);
+  CHECK(off.err.find("a ring collective over 4096 ranks is 8190 steps of 4096 flows") !=
+        std::string::npos);
+  Result by_class = run("run tests/scale/dp_4096_stepped_ring.yaml --format json");
+  REQUIRE(by_class.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(by_class.out);
+  const nlohmann::json& flows = j["results"][0]["run"]["flows"];
+  CHECK(flows["mode"] == "symmetric");
+  // 8190 launches of the ring's step, each standing for its 4096 flows.
+  CHECK(flows["started"].get<std::int64_t>() == 8190LL * 4096);
+  CHECK(flows["laid_out"].get<std::int64_t>() == 4096);
+}
+
 TEST_CASE("a missing scenario file is bad input") {
   Result r = run("run no/such/file.yaml");
   CHECK(r.code == 2);

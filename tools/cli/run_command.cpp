@@ -195,9 +195,11 @@ int run_command(const Registry& registry, const RunOptions& options) {
       ++schedule_count;
     }
   }
-  // Progress only on a terminal: a line per schedule, with the optimizer's status while it
-  // searches.
-  ProgressReporter progress("run", schedule_count, stderr);
+  // Progress only on a terminal (not in CI logs or pipes, nor with -q), after a second: a line
+  // per schedule with its phase (setup, the replay's simulated time, Monte Carlo samples, the
+  // optimizer's status) and the time it has taken.
+  ProgressReporter progress("run", schedule_count, stderr,
+                            !options.quiet && ::isatty(::fileno(stderr)) != 0);
   hooks.on_schedule = [&](std::size_t, std::size_t, const ScheduleRequest& request) {
     progress.step(visible_controls(request.name));
   };
@@ -278,7 +280,8 @@ int run_command(const Registry& registry, const RunOptions& options) {
       content = scenario_report_text(scenario, result, report);
       break;
     case ReportFormat::Json:
-      content = scenario_report_json(scenario, result, report).dump(2) + "\n";
+      content = scenario_report_json(scenario, result, report).dump(2);
+      content += "\n";
       break;
     case ReportFormat::Csv:
       content = scenario_report_csv(scenario, result);
@@ -311,6 +314,7 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     std::string format = "text";
     std::string fail_on = "failure";
     std::string stream = "auto";
+    std::string symmetry = "auto";
   };
   auto options = std::make_shared<Options>();
   for (const char* name : {"run", "compare"}) {
@@ -362,6 +366,11 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "with --trace or --html; docs/engine.md), which also lifts --max-ops for "
                     "it; on: always (an error when it cannot); off: never")
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    cmd->add_option("--symmetry", options->symmetry,
+                    "auto (default): solve the flows of collectives over many replicas one class "
+                    "of identical flows at a time (the same rates; docs/engine.md, \"Symmetric "
+                    "flows\"); off: every flow on its own (slower; the report says which ran)")
+        ->check(CLI::IsMember({"auto", "off"}));
     cmd->add_option("--threads", options->run.scenario_settings.threads,
                     "worker threads of the Monte Carlo samples of a scenario with variability "
                     "(default: every core; the report does not depend on it)")
@@ -374,6 +383,7 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
       options->run.scenario_settings.stream = options->stream == "on"    ? StreamMode::On
                                               : options->stream == "off" ? StreamMode::Off
                                                                          : StreamMode::Auto;
+      options->run.scenario_settings.symmetry = options->symmetry == "auto";
       const std::string& f = options->format;
       options->run.format = f == "json"  ? ReportFormat::Json
                             : f == "csv" ? ReportFormat::Csv
