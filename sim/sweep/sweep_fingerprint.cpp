@@ -71,18 +71,18 @@ std::vector<std::string> sweep_point_inputs(const SweepSpec& spec, const Registr
   };
   if (spec.point_count() > 0) load(0);
   std::int64_t loads = 0;
-  std::int64_t stride = 1;  // the last axis varies fastest (SweepSpec::coordinates)
+  // Zipped axes and constraints decide which point takes a value first (SweepSpec).
+  const std::vector<std::vector<std::int64_t>> first = spec.first_point_of_values();
   for (std::size_t a = spec.axes.size(); a-- > 0;) {
     const SweepAxis& axis = spec.axes[a];
     for (std::size_t v = 1; v < axis.values.size() && loads < kMaxFingerprintLoads; ++v) {
       const YAML::Node& value = axis.values[v];
       const bool names_file =
           !value.IsScalar() || existing_path(value.Scalar(), base_dir).has_value();
-      if (!names_file) continue;
-      load(static_cast<std::int64_t>(v) * stride);
+      if (!names_file || first[a][v] < 0) continue;
+      load(first[a][v]);
       ++loads;
     }
-    stride *= static_cast<std::int64_t>(axis.values.size());
   }
   std::error_code ec;
   const fs::path sweep = fs::weakly_canonical(spec.file, ec);

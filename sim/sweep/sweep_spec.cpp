@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "sim/sweep/sweep_shape.h"
 #include "sim/units/yaml_reader.h"
 
 namespace bubblesim {
@@ -112,19 +113,50 @@ void check_path_in_base(const std::string& path, const YAML::Node& base,
 }  // namespace
 
 std::int64_t SweepSpec::point_count() const {
+  if (!constraints.empty()) return static_cast<std::int64_t>(kept.size());
   std::int64_t n = 1;
-  for (const SweepAxis& a : axes) n *= static_cast<std::int64_t>(a.values.size());
+  for (const std::vector<std::size_t>& dim : dimensions)
+    n *= static_cast<std::int64_t>(axes[dim.front()].values.size());
   return n;
 }
 
 std::vector<std::size_t> SweepSpec::coordinates(std::int64_t index) const {
+  if (!constraints.empty()) index = kept.at(static_cast<std::size_t>(index));
   std::vector<std::size_t> c(axes.size());
-  for (std::size_t i = axes.size(); i-- > 0;) {
-    auto n = static_cast<std::int64_t>(axes[i].values.size());
-    c[i] = static_cast<std::size_t>(index % n);
+  for (std::size_t i = dimensions.size(); i-- > 0;) {
+    auto n = static_cast<std::int64_t>(axes[dimensions[i].front()].values.size());
+    for (std::size_t a : dimensions[i]) c[a] = static_cast<std::size_t>(index % n);
     index /= n;
   }
   return c;
+}
+
+std::vector<std::vector<std::int64_t>> SweepSpec::first_point_of_values() const {
+  std::vector<std::vector<std::int64_t>> first(axes.size());
+  for (std::size_t a = 0; a < axes.size(); ++a) first[a].assign(axes[a].values.size(), -1);
+  if (constraints.empty()) {
+    // Value v of a dimension first comes at v times the points of the faster dimensions.
+    std::int64_t stride = 1;
+    for (std::size_t i = dimensions.size(); i-- > 0;) {
+      for (std::size_t a : dimensions[i])
+        for (std::size_t v = 0; v < first[a].size(); ++v)
+          first[a][v] = static_cast<std::int64_t>(v) * stride;
+      stride *= static_cast<std::int64_t>(axes[dimensions[i].front()].values.size());
+    }
+    return first;
+  }
+  const std::int64_t n = point_count();
+  std::size_t missing = 0;
+  for (const auto& f : first) missing += f.size();
+  for (std::int64_t p = 0; p < n && missing > 0; ++p) {
+    const std::vector<std::size_t> c = coordinates(p);
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      if (first[a][c[a]] >= 0) continue;
+      first[a][c[a]] = p;
+      --missing;
+    }
+  }
+  return first;
 }
 
 std::string SweepSpec::scenario_yaml(std::int64_t index) const {
@@ -156,7 +188,7 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
   d.throw_if_any();
   SweepSpec spec;
   spec.file = path;
-  MapReader top(doc.root(), d, {"base", "axes", "schedules"});
+  MapReader top(doc.root(), d, {"base", "axes", "schedules", "zip", "constraints"});
   std::optional<std::string> base = top.string("base");
   if (!top.has("base")) top.require("base");
   if (auto s = top.get("schedules")) {
@@ -209,6 +241,8 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
       }
     }
   }
+  read_sweep_zip(top.get("zip"), spec, d);
+  const std::optional<YamlNode> constraints = top.get("constraints");
   top.finish();
   d.throw_if_any();
   std::filesystem::path base_path = std::filesystem::path(path).parent_path() / *base;
@@ -221,13 +255,17 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
     check_path_in_base(spec.axes[a].path, spec.base, spec.base_file, axis_keys[a], d);
   }
+  read_sweep_constraints(constraints, spec, d);
   d.throw_if_any();
   double points = 1;
-  for (const SweepAxis& a : spec.axes) points *= static_cast<double>(a.values.size());
+  for (const std::vector<std::size_t>& dim : spec.dimensions)
+    points *= static_cast<double>(spec.axes[dim.front()].values.size());
   if (points > static_cast<double>(max_points)) {
-    throw InputError(fmt::format("{}: the sweep has {:.0f} points; at most {} are allowed", path,
-                                 points, max_points));
+    throw InputError(fmt::format("{}: the sweep has {:.0f} points{}; at most {} are allowed", path,
+                                 points, spec.constraints.empty() ? "" : " before its constraints",
+                                 max_points));
   }
+  if (constraints) keep_constrained_points(spec, constraints->location());
   return spec;
 }
 
