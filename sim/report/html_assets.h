@@ -1,6 +1,7 @@
 #pragma once
-// Internal to the HTML report (html_report.cpp): the files of sim/report/assets/, embedded at
-// build time (sim/report/CMakeLists.txt generates html_assets.cpp from html_assets.cpp.in).
+// Internal to the HTML reports (html_report.cpp; the plan's page takes the styles): the files of
+// sim/report/assets/, embedded at build time (sim/report/CMakeLists.txt generates
+// html_assets.cpp from html_assets.cpp.in).
 //
 // report.js draws the page from its embedded JSON; the optional views (view_*.js) go where it
 // says "/* views */" and only on the pages that need them, adding functions to its hooks

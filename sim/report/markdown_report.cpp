@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "sim/report/idle_split_report.h"
+#include "sim/report/markdown_table.h"
 #include "sim/report/ranking.h"
 #include "sim/report/report_format.h"
 #include "sim/report/report_rows.h"
@@ -9,12 +10,7 @@
 #include "sim/units/utf8.h"
 
 namespace bubblesim {
-namespace {
 
-/// Any text of the report as Markdown shows it and nothing more: control characters and
-/// newlines as \xHH (a name cannot start a line or a heading), `|` (a table cell), HTML's `<`,
-/// `>` and `&` as entities (no raw HTML), and the characters that open code, emphasis or a link
-/// backslash-escaped.
 std::string md_cell(const std::string& s) {
   std::string out;
   for (char c : visible_controls(s)) {
@@ -44,7 +40,7 @@ std::string md_cell(const std::string& s) {
   return out;
 }
 
-std::string md_table(const ReportRows& rows, std::size_t left_columns = 1) {
+std::string md_table(const ReportRows& rows, std::size_t left_columns) {
   std::string out = "|";
   std::string rule = "|";
   for (std::size_t i = 0; i < rows.header.size(); ++i) {
@@ -59,8 +55,6 @@ std::string md_table(const ReportRows& rows, std::size_t left_columns = 1) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result,
                                      const ReportOptions& options) {

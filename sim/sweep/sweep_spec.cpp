@@ -131,6 +131,22 @@ std::vector<std::size_t> SweepSpec::coordinates(std::int64_t index) const {
   return c;
 }
 
+void set_at_key_path(YAML::Node& tree, const std::string& path, const YAML::Node& value) {
+  // Walk the dotted path, creating maps on the way (replacing what is not a map), and set the
+  // leaf.
+  const std::vector<std::string> keys = split_key_path(path);
+  std::vector<YAML::Node> chain{tree};
+  for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
+    YAML::Node next = chain.back()[keys[k]];
+    if (!next.IsMap()) {
+      chain.back()[keys[k]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[keys[k]];
+    }
+    chain.push_back(next);
+  }
+  chain.back()[keys.back()] = YAML::Clone(value);
+}
+
 std::vector<std::vector<std::int64_t>> SweepSpec::first_point_of_values() const {
   std::vector<std::vector<std::int64_t>> first(axes.size());
   for (std::size_t a = 0; a < axes.size(); ++a) first[a].assign(axes[a].values.size(), -1);
@@ -162,20 +178,7 @@ std::vector<std::vector<std::int64_t>> SweepSpec::first_point_of_values() const 
 std::string SweepSpec::scenario_yaml(std::int64_t index) const {
   YAML::Node tree = YAML::Clone(base);
   std::vector<std::size_t> c = coordinates(index);
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    // Walk the dotted path, creating maps on the way, and set the leaf.
-    const std::vector<std::string> keys = split_key_path(axes[i].path);
-    std::vector<YAML::Node> chain{tree};
-    for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
-      YAML::Node next = chain.back()[keys[k]];
-      if (!next.IsMap()) {
-        chain.back()[keys[k]] = YAML::Node(YAML::NodeType::Map);
-        next = chain.back()[keys[k]];
-      }
-      chain.push_back(next);
-    }
-    chain.back()[keys.back()] = YAML::Clone(axes[i].values[c[i]]);
-  }
+  for (std::size_t i = 0; i < axes.size(); ++i) set_at_key_path(tree, axes[i].path, axes[i].values[c[i]]);
   if (schedules && !schedules.IsNull()) tree["schedules"] = YAML::Clone(schedules);
   YAML::Emitter e;
   e << tree;

@@ -65,6 +65,10 @@ struct SweepSpec {
   std::vector<std::vector<std::int64_t>> first_point_of_values() const;
 };
 
+/// Sets the key at dotted `path` of `tree` (a mapping) to a copy of `value`, creating the
+/// mappings on the way and replacing a non-mapping found there.
+void set_at_key_path(YAML::Node& tree, const std::string& path, const YAML::Node& value);
+
 /// Reads and checks a sweep file (InputError with file:line:col on problems); refuses sweeps of
 /// more than `max_points` points.
 SweepSpec load_sweep(const std::string& path, std::int64_t max_points = 10'000'000);

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   add_regress_commands(app, commands);
   add_check_plugin_command(app, commands);
   add_calibrate_commands(app, commands);
+  add_plan_command(app, commands);
 
   try {
     app.parse(argc, argv);
