@@ -178,7 +178,8 @@ std::vector<std::vector<std::int64_t>> SweepSpec::first_point_of_values() const 
 std::string SweepSpec::scenario_yaml(std::int64_t index) const {
   YAML::Node tree = YAML::Clone(base);
   std::vector<std::size_t> c = coordinates(index);
-  for (std::size_t i = 0; i < axes.size(); ++i) set_at_key_path(tree, axes[i].path, axes[i].values[c[i]]);
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    set_at_key_path(tree, axes[i].path, axes[i].values[c[i]]);
   if (schedules && !schedules.IsNull()) tree["schedules"] = YAML::Clone(schedules);
   YAML::Emitter e;
   e << tree;
