@@ -75,13 +75,6 @@ std::string variant_of(const PlanCandidate& c,
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
-LayoutDegrees degrees_of(const PlanCandidate& c) {
-  LayoutDegrees d;
-  d.tp = c.tp, d.pp = c.pp, d.cp = c.cp, d.ep = c.ep, d.dp = c.dp, d.zero = c.zero;
-  d.micro_batch_size = c.micro_batch_size;
-  return d;
-}
-
 // The scenario of one candidate alone: its schedule and bucket.
 std::string alone(const PlanSpec& spec, const PlanCandidate& c) {
   std::vector<std::string> values = c.values;
@@ -90,7 +83,7 @@ std::string alone(const PlanSpec& spec, const PlanCandidate& c) {
   const std::string schedule = values[s], bucket = values[b];
   values[s].clear();
   values[b].clear();
-  return candidate_scenario(spec, values, degrees_of(c), {schedule}, bucket);
+  return candidate_scenario(spec, values, c.degrees, {schedule}, bucket);
 }
 
 // One load unit's estimates, written into its candidates.
@@ -286,19 +279,19 @@ PlanResult run_plan(const PlanSpec& spec, const Registry& registry, const PlanOp
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const double budget = options.time_budget_s > 0 ? options.time_budget_s : 1e300;
   PlanResult result;
-  result.name = spec.name;
-  result.file = spec.file;
+  result.job.name = spec.name;
+  result.job.file = spec.file;
   say("reading the job");
   const PlanJob job = read_plan_job(spec, registry);
-  result.gpus = job.context.gpus;
-  result.gpus_per_node = job.context.gpus_per_node;
-  result.global_batch = job.context.global_batch;
-  result.seq_len = job.context.seq_len;
-  result.model = job.model;
-  result.gpu = job.gpu;
+  result.job.gpus = job.context.gpus;
+  result.job.gpus_per_node = job.context.gpus_per_node;
+  result.job.global_batch = job.context.global_batch;
+  result.job.seq_len = job.context.seq_len;
+  result.job.model = job.model;
+  result.job.gpu = job.gpu;
   result.search = searched_values(spec, job);
   const std::vector<PlanLoadUnit> units = enumerate_candidates(spec, job, result.search, result);
-  result.enumerate_s = since(started);
+  result.times.enumerate_s = since(started);
 
   // 2. Estimate: most of the budget, so that the replays of the best keep the rest.
   const auto estimating = Clock::now();
@@ -320,7 +313,6 @@ PlanResult run_plan(const PlanSpec& spec, const Registry& registry, const PlanOp
       [&](std::size_t done) { say(fmt::format("estimate: {}/{} scenarios", done, units.size())); });
   result.loads = static_cast<std::int64_t>(units.size()) - skipped;
   if (skipped > 0) {
-    result.time_budget_hit = true;
     result.time_budget_note = fmt::format(
         "the time budget ran out after estimating {} of {} scenarios", result.loads, units.size());
   }
@@ -328,7 +320,7 @@ PlanResult run_plan(const PlanSpec& spec, const Registry& registry, const PlanOp
     c.variant = variant_of(c, result.search);
     c.label = c.family + " " + c.variant + " " + c.schedule;
   }
-  result.estimate_s = since(estimating);
+  result.times.estimate_s = since(estimating);
 
   // 3. Replay the best estimates, each alone.
   const auto replaying = Clock::now();
@@ -348,14 +340,13 @@ PlanResult run_plan(const PlanSpec& spec, const Registry& registry, const PlanOp
       },
       [&](std::size_t done) { say(fmt::format("replay: {}/{} layouts", done, chosen.size())); });
   if (not_replayed > 0) {
-    result.time_budget_hit = true;
     result.time_budget_note += fmt::format("{}the time budget left {} of {} replays undone",
                                            result.time_budget_note.empty() ? "" : "; ",
                                            not_replayed.load(), chosen.size());
   }
-  result.replay_s = since(replaying);
+  result.times.replay_s = since(replaying);
   summarise(result, by_estimate, options);
-  result.total_s = since(started);
+  result.times.total_s = since(started);
   return result;
 }
 

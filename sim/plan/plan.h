@@ -14,7 +14,7 @@
 //                 and GPUs), with the iteration split by cause and the estimate's error.
 //
 // Deterministic: the same inputs give the same result whatever the threads, unless the time
-// budget stops a phase early, which the result says (time_budget_hit).
+// budget stops a phase early, which the result says (time_budget_note).
 
 #include <cstdint>
 #include <functional>

@@ -317,9 +317,8 @@ std::vector<PlanLoadUnit> enumerate_candidates(const PlanSpec& spec, const PlanJ
           c.values = values;
           c.values[schedule_knob] = unit.schedules[s];
           c.values[bucket_knob] = bucket;
-          c.tp = deg.tp, c.pp = deg.pp, c.cp = deg.cp, c.ep = deg.ep, c.dp = deg.dp;
-          c.zero = zero_applies ? deg.zero : 0;
-          c.micro_batch_size = deg.micro_batch_size;
+          c.degrees = deg;
+          if (!zero_applies) c.degrees.zero = 0;
           c.schedule = schedule_entry_label(unit.schedules[s]);
           c.family = family_of(deg, zero_applies);
           c.rejection = why;

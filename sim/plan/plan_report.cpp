@@ -103,8 +103,8 @@ std::vector<std::string> plan_reasons(const PlanResult& r) {
 std::vector<std::string> plan_summary(const PlanResult& r) {
   std::vector<std::string> out;
   out.push_back(fmt::format("plan {}: {} on {} {} GPUs ({} per node), global batch {} x {} tokens",
-                            r.name, r.model, r.gpus, r.gpu, r.gpus_per_node, r.global_batch,
-                            r.seq_len));
+                            r.job.name, r.job.model, r.job.gpus, r.job.gpu, r.job.gpus_per_node,
+                            r.job.global_batch, r.job.seq_len));
   std::vector<std::string> knobs;
   for (std::size_t i = 0; i < plan_axes().size() && i < r.search.size(); ++i) {
     std::vector<std::string> values = r.search[i];
@@ -148,7 +148,7 @@ std::vector<std::string> plan_summary(const PlanResult& r) {
         pct(r.agreement.median_abs_error), pct(r.agreement.max_abs_error),
         r.agreement.rank_correlation, r.agreement.samples));
   }
-  if (r.time_budget_hit) out.push_back("time budget: " + r.time_budget_note);
+  if (!r.time_budget_note.empty()) out.push_back("time budget: " + r.time_budget_note);
   return out;
 }
 
@@ -216,7 +216,7 @@ std::string plan_report_text(const PlanResult& r, std::size_t width) {
 }
 
 std::string plan_report_markdown(const PlanResult& r) {
-  std::string out = fmt::format("## bubblesim plan: {}\n\n", md_cell(r.name));
+  std::string out = fmt::format("## bubblesim plan: {}\n\n", md_cell(r.job.name));
   for (const std::string& line : plan_summary(r)) out += md_cell(line) + "\n\n";
   if (!r.ranked.empty()) {
     out += md_table(plan_ranked_rows(r), 4) + "\n";
@@ -254,7 +254,7 @@ std::string plan_report_csv(const PlanResult& r) {
                                : c.estimate ? std::string("estimated")
                                             : std::string(plan_rejection_name(c.rejection));
     const std::string reason = c.replay ? c.replay->failure : c.reason;
-    row += fmt::format(",{},{},{}", c.dp, csv_quote(status), csv_quote(reason));
+    row += fmt::format(",{},{},{}", c.degrees.dp, csv_quote(status), csv_quote(reason));
     row += "," + number(c.estimate ? std::optional<double>(c.estimate->iteration_s) : std::nullopt);
     row += "," +
            number(c.estimate ? std::optional<double>(c.estimate->peak_memory_bytes) : std::nullopt);

@@ -25,7 +25,7 @@ std::string table_html(const ReportRows& rows, const std::string& css_class) {
 }  // namespace
 
 std::string plan_report_html(const PlanResult& r) {
-  const std::string title = escape_html("bubblesim plan: " + r.name);
+  const std::string title = escape_html("bubblesim plan: " + r.job.name);
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
                   title + "</title>\n<style>" + std::string(html_asset_report_css()) +
                   "</style>\n</head>\n<body class=\"plan\">\n<h1>" + title + "</h1>\n";

@@ -13,10 +13,16 @@ using report_format::optional_number;
 nlohmann::json layout_json(const PlanCandidate& c) {
   nlohmann::json j;
   for (std::size_t i = 0; i < plan_axes().size() && i < c.values.size(); ++i) {
-    if (c.values[i].empty()) continue;
-    j[std::string(plan_axes()[i].name)] = c.values[i];
+    const std::string& v = c.values[i];
+    if (v.empty()) continue;
+    // Numbers and booleans as JSON numbers and booleans; sizes, policies, schedules as text.
+    const bool integer = v.find_first_not_of("0123456789") == std::string::npos;
+    j[std::string(plan_axes()[i].name)] = integer        ? nlohmann::json(std::stoll(v))
+                                          : v == "true"  ? nlohmann::json(true)
+                                          : v == "false" ? nlohmann::json(false)
+                                                         : nlohmann::json(v);
   }
-  j["dp"] = c.dp;
+  j["dp"] = c.degrees.dp;
   return j;
 }
 
@@ -65,14 +71,14 @@ nlohmann::json candidate_json(const PlanCandidate& c) {
 nlohmann::json plan_report_json(const PlanResult& r) {
   nlohmann::json j;
   j["schema"] = "bubblesim-plan/1";
-  j["name"] = r.name;
-  j["file"] = r.file;
-  j["model"] = r.model;
-  j["gpu"] = r.gpu;
-  j["gpus"] = r.gpus;
-  j["gpus_per_node"] = r.gpus_per_node;
-  j["global_batch"] = r.global_batch;
-  j["seq_len"] = r.seq_len;
+  j["name"] = r.job.name;
+  j["file"] = r.job.file;
+  j["model"] = r.job.model;
+  j["gpu"] = r.job.gpu;
+  j["gpus"] = r.job.gpus;
+  j["gpus_per_node"] = r.job.gpus_per_node;
+  j["global_batch"] = r.job.global_batch;
+  j["seq_len"] = r.job.seq_len;
   nlohmann::json search = nlohmann::json::object();
   for (std::size_t i = 0; i < plan_axes().size() && i < r.search.size(); ++i)
     search[std::string(plan_axes()[i].name)] = r.search[i];
@@ -118,12 +124,12 @@ nlohmann::json plan_report_json(const PlanResult& r) {
                     {"max_abs_error", r.agreement.max_abs_error},
                     {"rank_correlation", r.agreement.rank_correlation},
                     {"samples", r.agreement.samples}};
-  j["time_budget"] = {{"hit", r.time_budget_hit}, {"note", r.time_budget_note}};
+  j["time_budget"] = {{"hit", !r.time_budget_note.empty()}, {"note", r.time_budget_note}};
   // Wall times vary from run to run: only here (tests compare the rest).
-  j["run"] = {{"enumerate_s", r.enumerate_s},
-              {"estimate_s", r.estimate_s},
-              {"replay_s", r.replay_s},
-              {"total_s", r.total_s}};
+  j["run"] = {{"enumerate_s", r.times.enumerate_s},
+              {"estimate_s", r.times.estimate_s},
+              {"replay_s", r.times.replay_s},
+              {"total_s", r.times.total_s}};
   return j;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/plan/plan_axes.h"
+
 namespace bubblesim {
 
 /// Bytes in GiB, for the reasons and reports.
@@ -53,7 +55,7 @@ struct PlanReplay {
 struct PlanCandidate {
   /// Per knob of plan_axes(): its value ("" where it does not apply).
   std::vector<std::string> values;
-  std::int64_t tp = 1, pp = 1, cp = 1, ep = 1, dp = 1, zero = 0, micro_batch_size = 1;
+  LayoutDegrees degrees;  // tp, pp, cp, ep, dp, zero (0 where it does not apply), micro-batch
   std::string schedule;  // the schedule's label ("interleaved-1f1b(chunks=2)")
   std::string family;    // the parallel layout: "tp4 pp8 dp8 zero1"
   std::string variant;   // the knobs inside the family: "mbs1 full" (plan_axes.h labels)
@@ -82,24 +84,33 @@ struct PlanAgreement {
   std::int64_t samples = 0;
 };
 
-struct PlanResult {
+/// The job a plan ranks layouts for, as read from its base scenario.
+struct PlanJobSummary {
   std::string name, file;
   std::int64_t gpus = 0, gpus_per_node = 0, global_batch = 0, seq_len = 0;
   std::string model, gpu;
+};
+
+/// Wall seconds of each phase (not part of the deterministic output).
+struct PlanTimes {
+  double enumerate_s = 0, estimate_s = 0, replay_s = 0, total_s = 0;
+};
+
+struct PlanResult {
+  PlanJobSummary job;
   /// The searched values of every knob, as used.
   std::vector<std::vector<std::string>> search;
-  std::vector<PlanCandidate> candidates;    // in enumeration order
-  std::vector<std::size_t> ranked;          // replayed ok candidates, fastest first
-  std::vector<std::size_t> failed;          // replayed, not ok
+  std::vector<PlanCandidate> candidates;  // in enumeration order
+  std::vector<std::size_t> ranked;        // replayed ok candidates, fastest first
+  std::vector<std::size_t> failed;        // replayed, not ok
   std::vector<std::size_t> estimated_only;  // the best estimates not replayed
   std::vector<PlanRejectedFamily> rejected_families;
   PlanAgreement agreement;
   std::int64_t excluded_by_constraints = 0;  // combinations the plan's constraints left out
   std::int64_t loads = 0;  // scenarios loaded and resolved (one per family x micro-batch x ...)
-  bool time_budget_hit = false;
-  std::string time_budget_note;  // what the budget cut, when it did
-  /// Wall seconds of each phase (not part of the deterministic output).
-  double enumerate_s = 0, estimate_s = 0, replay_s = 0, total_s = 0;
+  /// What the time budget cut ("" when it cut nothing: the result is then deterministic).
+  std::string time_budget_note;
+  PlanTimes times;
 };
 
 }  // namespace bubblesim

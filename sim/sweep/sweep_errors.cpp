@@ -58,6 +58,20 @@ YAML::Node node_at_key_path(const YAML::Node& base, const std::string& key_path)
 }
 
 Diagnostic located_in_tree(Diagnostic d, const YAML::Node& root, const std::string& file) {
+  // At the key itself where the path ends at a key of a mapping (as the loader points at an
+  // unknown key), else at the deepest node of the path that exists.
+  const std::size_t dot = d.key_path.find_last_of('.');
+  const std::string last = d.key_path.substr(dot == std::string::npos ? 0 : dot + 1);
+  const YAML::Node parent =
+      dot == std::string::npos ? root : node_at_key_path(root, d.key_path.substr(0, dot));
+  if (parent.IsMap() && last.find('[') == std::string::npos) {
+    for (const auto& kv : parent) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == last) {
+        if (auto at = location_of(kv.first, file)) d.where = *at;
+        return d;
+      }
+    }
+  }
   if (auto at = location_of(node_at_key_path(root, d.key_path), file)) d.where = *at;
   return d;
 }
