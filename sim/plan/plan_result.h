@@ -56,10 +56,10 @@ struct PlanCandidate {
   /// Per knob of plan_axes(): its value ("" where it does not apply).
   std::vector<std::string> values;
   LayoutDegrees degrees;  // tp, pp, cp, ep, dp, zero (0 where it does not apply), micro-batch
-  std::string schedule;  // the schedule's label ("interleaved-1f1b(chunks=2)")
-  std::string family;    // the parallel layout: "tp4 pp8 dp8 zero1"
-  std::string variant;   // the knobs inside the family: "mbs1 full" (plan_axes.h labels)
-  std::string label;     // the whole candidate: family, variant, schedule
+  std::string schedule;   // the schedule's label ("interleaved-1f1b(chunks=2)")
+  std::string family;     // the parallel layout: "tp4 pp8 dp8 zero1"
+  std::string variant;    // the knobs inside the family: "mbs1 full" (plan_axes.h labels)
+  std::string label;      // the whole candidate: family, variant, schedule
   PlanRejection rejection = PlanRejection::None;
   std::string reason;            // why it was rejected
   double over_budget_bytes = 0;  // memory rejections: by how much (the nearest is reported)
@@ -100,9 +100,9 @@ struct PlanResult {
   PlanJobSummary job;
   /// The searched values of every knob, as used.
   std::vector<std::vector<std::string>> search;
-  std::vector<PlanCandidate> candidates;  // in enumeration order
-  std::vector<std::size_t> ranked;        // replayed ok candidates, fastest first
-  std::vector<std::size_t> failed;        // replayed, not ok
+  std::vector<PlanCandidate> candidates;    // in enumeration order
+  std::vector<std::size_t> ranked;          // replayed ok candidates, fastest first
+  std::vector<std::size_t> failed;          // replayed, not ok
   std::vector<std::size_t> estimated_only;  // the best estimates not replayed
   std::vector<PlanRejectedFamily> rejected_families;
   PlanAgreement agreement;
