@@ -7,7 +7,9 @@ The C++ engine (the same one as the ``bubblesim`` command) runs with the GIL rel
     print(report.verdict)                 # ranked schedules, fastest first
     report["1f1b"].simulation["makespan_s"]
 
-Entry points: :func:`load` (path, YAML text or dict -> Scenario), :func:`run` (-> Report),
+Entry points: :func:`load` (path, YAML text or dict -> Scenario, edited by key path with
+``Scenario.with_`` / ``Scenario.set``), :func:`run` (-> Report), :func:`plan` (the layouts of a
+job on a cluster, ranked -> PlanReport),
 :class:`Table` and :class:`Op` (schedule tables, PyTorch CSV import/export), :func:`generator` /
 :func:`register_generator` (schedules written in Python), :func:`sweep` (on any executor),
 :func:`presets` / :func:`preset`. Bad input raises :class:`ScenarioError` carrying every
@@ -22,27 +24,26 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import yaml as _yaml
 
 from . import _core
-from ._core import Op, Scenario, ScenarioError, ScheduleConstraintError, Table
+from ._core import Op, ScenarioError, ScheduleConstraintError, Table
 from ._generators import (ContractResult, GeneratorInput, Param, check_generator, explain,
                           generator, generators, load_plugin, register_generator)
-from ._report import Report, ScheduleResult, Verdict, VerdictEntry
+from ._plan import PlanReport, plan
+from ._report import Failure, Report, ScheduleResult, Verdict, VerdictEntry
+from ._scenario import Scenario, load_scenario, native
 from ._sweep import SweepSummary, sweep
 
 __version__ = _core.__version__
 
 __all__ = [
-    "ContractResult", "GeneratorInput", "Op", "Param", "Report", "Scenario", "ScenarioError",
-    "ScheduleConstraintError", "ScheduleResult", "SweepSummary", "Table", "Verdict",
-    "VerdictEntry", "check_generator", "explain", "generate", "generator", "generators", "load",
-    "load_plugin", "preset", "presets", "read_torch_csv", "run", "sweep", "__version__",
+    "ContractResult", "Failure", "GeneratorInput", "Op", "Param", "PlanReport", "Report",
+    "Scenario", "ScenarioError", "ScheduleConstraintError", "ScheduleResult", "SweepSummary",
+    "Table", "Verdict", "VerdictEntry", "check_generator", "explain", "generate", "generator",
+    "generators", "load", "load_plugin", "plan", "preset", "presets", "read_torch_csv", "run",
+    "sweep", "__version__",
 ]
 
 DEFAULT_MAX_OPS = 50_000_000
 ScenarioSource = Union[str, "os.PathLike[str]", Mapping[str, Any], Scenario]
-
-
-def _looks_like_yaml(text: str) -> bool:
-    return "\n" in text or (":" in text and not os.path.exists(text))
 
 
 def load(source: ScenarioSource, *, name: Optional[str] = None,
@@ -52,30 +53,10 @@ def load(source: ScenarioSource, *, name: Optional[str] = None,
     Validation is the CLI's: every problem is collected and raised once as ScenarioError whose
     message names FILE:LINE:COL, the key, the bad value and what is allowed. YAML text and dicts
     are named ``name`` in messages (default ``<string>`` / ``<dict>``; a dict's lines are those
-    of its YAML dump) and resolve relative files against ``base_dir``.
+    of its YAML dump) and resolve relative files against ``base_dir`` (a file: against its own
+    folder). ``Scenario.with_`` / ``Scenario.set`` edit it by key path.
     """
-    if isinstance(source, Scenario):
-        return source
-    if isinstance(source, Mapping):
-        text = _yaml.safe_dump(_plain(source), sort_keys=False, default_flow_style=False)
-        return _core._load_string(text, name or "<dict>", base_dir)
-    if isinstance(source, os.PathLike):
-        return _core._load_file(os.fspath(source))
-    if isinstance(source, str):
-        if _looks_like_yaml(source):
-            return _core._load_string(source, name or "<string>", base_dir)
-        return _core._load_file(source)
-    raise TypeError(f"load(): expected a path, YAML text, a dict or a Scenario, not "
-                    f"{type(source).__name__}")
-
-
-def _plain(value: Any) -> Any:
-    """Mappings and sequences as dicts and lists, so safe_dump accepts them."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+    return load_scenario(source, name, base_dir)
 
 
 def run(scenario: ScenarioSource, *, schedules: Sequence[str] = (), baseline: str = "",
@@ -95,7 +76,7 @@ def run(scenario: ScenarioSource, *, schedules: Sequence[str] = (), baseline: st
     if stream not in ("auto", "on", "off"):
         raise ValueError(f"stream={stream!r}: use auto, on or off")
     sc = load(scenario)
-    args = (sc, list(schedules), baseline)
+    args = (native(sc), list(schedules), baseline)
     settings = (max_ops, threads, stream)
 
     def render_html() -> str:
@@ -108,7 +89,7 @@ def generate(scenario: ScenarioSource, schedule: str) -> Table:
     """The table of generator ``schedule`` for a scenario (anything :func:`load` takes), with the
     scenario's parameters for it when it lists it, else the defaults: what
     ``bubblesim table SCENARIO --schedule NAME`` exports (before the memory passes)."""
-    return _core._generate(load(scenario), schedule)
+    return _core._generate(native(load(scenario)), schedule)
 
 
 def presets(kind: Optional[str] = None) -> Union[Dict[str, List[str]], List[str]]:
