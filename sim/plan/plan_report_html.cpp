@@ -6,24 +6,9 @@
 #include "sim/report/html_assets.h"
 #include "sim/report/html_comparison.h"
 #include "sim/report/html_escape.h"
+#include "sim/report/html_table.h"
 
 namespace bubblesim {
-namespace {
-
-std::string table_html(const ReportRows& rows, const std::string& css_class) {
-  std::string h = "<table class=\"summary " + css_class + "\"><thead><tr>";
-  for (const std::string& c : rows.header) h += "<th>" + escape_html(c) + "</th>";
-  h += "</tr></thead><tbody>\n";
-  for (const auto& row : rows.rows) {
-    h += "<tr>";
-    for (const std::string& c : row) h += "<td>" + escape_html(c) + "</td>";
-    h += "</tr>\n";
-  }
-  return h + "</tbody></table>\n";
-}
-
-}  // namespace
-
 std::string plan_report_html(const PlanResult& r) {
   const std::string title = escape_html("bubblesim plan: " + r.job.name);
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
@@ -54,7 +39,7 @@ std::string plan_report_html(const PlanResult& r) {
          comparison_chart_html(rows,
                                "each replayed layout's iteration, fastest first: where the "
                                "time goes, and its peak memory against the budget");
-    h += table_html(plan_ranked_rows(r), "plan-ranked");
+    h += html_table(plan_ranked_rows(r), "plan-ranked");
     h += "<ul class=\"reasons\">\n";
     for (const std::string& line : plan_reasons(r)) h += "<li>" + escape_html(line) + "</li>\n";
     h += "</ul>\n";
@@ -73,11 +58,11 @@ std::string plan_report_html(const PlanResult& r) {
       est.rows.push_back({c.label, fmt::format("{:.4f}", c.estimate->iteration_s),
                           fmt::format("{:.2f}", c.estimate->peak_memory_bytes / (1 << 30))});
     }
-    h += "<h2>best estimates not replayed</h2>\n" + table_html(est, "plan-estimated");
+    h += "<h2>best estimates not replayed</h2>\n" + html_table(est, "plan-estimated");
   }
   const ReportRows rejected = plan_rejected_rows(r);
   if (!rejected.rows.empty())
-    h += "<h2>layouts with no candidate left</h2>\n" + table_html(rejected, "plan-rejected");
+    h += "<h2>layouts with no candidate left</h2>\n" + html_table(rejected, "plan-rejected");
   return h + "</body>\n</html>\n";
 }
 

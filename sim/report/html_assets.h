@@ -17,5 +17,7 @@ const char* html_asset_view_moe_phases_js();
 /// The exposed gradient sync and optimizer step after each device's last op
 /// (html_iteration_tail.h).
 const char* html_asset_view_iteration_tail_js();
+/// The communication lane under each device (html_comm_lanes.h).
+const char* html_asset_view_comm_lanes_js();
 
 }  // namespace bubblesim

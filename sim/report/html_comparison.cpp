@@ -26,18 +26,31 @@ constexpr ComparisonPart kComparisonParts[] = {
     {&ComparisonRow::collectives_s, "collectives", "#8e44ad"},
     {&ComparisonRow::a2a_s, "all-to-all", "#e74c3c"}};
 
-constexpr double kLabel = 330, kTime = 600, kGap = 40, kMemory = 300, kRow = 22, kTop = 24;  // px
+constexpr double kLabel = 330, kTime = 480, kGap = 200, kMemory = 260, kRow = 22, kTop = 24;  // px
 
 std::string time_text(double s) { return format_metric(MetricUnit::Seconds, s); }
 std::string size_text(double b) { return format_metric(MetricUnit::Bytes, b); }
+// An axis tick: 3 significant digits at most ("20 ms", "1.5 s", "40 GiB").
+std::string tick_text(double v, bool bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (bytes && v > 0) {
+    int u = 0;
+    while (v >= 1024 && u < 4) v /= 1024, ++u;
+    return fmt::format("{:.3g} {}", v, units[u]);
+  }
+  if (v == 0) return "0";
+  if (v >= 1) return fmt::format("{:.3g} s", v);
+  if (v >= 1e-3) return fmt::format("{:.3g} ms", v * 1e3);
+  return fmt::format("{:.3g} us", v * 1e6);
+}
 
-// Ticks at 1, 2 or 5 x 10^k covering [0, top].
-std::vector<double> axis_ticks(double top) {
-  if (!(top > 0)) return {0.0};
-  const double raw = top / 5, p = std::pow(10.0, std::floor(std::log10(raw))), m = raw / p;
+// About `count` ticks at 1, 2 or 5 x 10^k from 0 to the first at or above `top`.
+std::vector<double> axis_ticks(double top, double count) {
+  if (!(top > 0)) return {0.0, 1.0};
+  const double raw = top / count, p = std::pow(10.0, std::floor(std::log10(raw))), m = raw / p;
   const double step = (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
-  std::vector<double> out;
-  for (double t = 0; t <= top * (1 + 1e-9); t += step) out.push_back(t);
+  std::vector<double> out{0.0};
+  while (out.back() < top * (1 - 1e-9)) out.push_back(out.back() + step);
   return out;
 }
 
@@ -51,9 +64,8 @@ std::string comparison_chart_html(const std::vector<ComparisonRow>& rows,
     longest = std::max(longest, r.total_s);
     most = std::max({most, r.peak_memory_bytes, r.budget_bytes});
   }
-  const std::vector<double> time_ticks = axis_ticks(longest), memory_ticks = axis_ticks(most);
-  const double time_top = std::max(time_ticks.back(), longest);
-  const double memory_top = std::max(memory_ticks.back(), most);
+  const std::vector<double> time_ticks = axis_ticks(longest, 5), memory_ticks = axis_ticks(most, 3);
+  const double time_top = time_ticks.back(), memory_top = memory_ticks.back();
   const double width = kLabel + kTime + kGap + kMemory + 20;
   const double height = kTop + kRow * static_cast<double>(rows.size()) + 30;
   std::string svg = fmt::format(
@@ -71,14 +83,14 @@ std::string comparison_chart_html(const std::vector<ComparisonRow>& rows,
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\" stroke=\"#e4e4e4\"/>"
         "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\" fill=\"#555\">{4}</text>\n",
-        x, kTop - 4, bottom, bottom + 14, escape_html(time_text(t)));
+        x, kTop - 4, bottom, bottom + 14, escape_html(tick_text(t, false)));
   }
   for (double b : memory_ticks) {
     const double x = mx + b / memory_top * kMemory;
     svg += fmt::format(
         "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\" stroke=\"#e4e4e4\"/>"
         "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\" fill=\"#555\">{4}</text>\n",
-        x, kTop - 4, bottom, bottom + 14, escape_html(size_text(b)));
+        x, kTop - 4, bottom, bottom + 14, escape_html(tick_text(b, true)));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ComparisonRow& r = rows[i];
