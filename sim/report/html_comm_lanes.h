@@ -26,8 +26,7 @@ namespace bubblesim {
 /// send and a TP collective per op, a few buckets), and bound the memory of a long replay.
 class CommLaneRecorder : public EngineObserver {
  public:
-  explicit CommLaneRecorder(std::size_t max_slices = 3 * 100000 + 1000)
-      : max_slices_(max_slices) {}
+  explicit CommLaneRecorder(std::size_t max_slices = 3 * 100000 + 1000) : max_slices_(max_slices) {}
   void on_transfer_start(const TransferEvent& e) override;
   void on_transfer_end(const TransferEvent& e) override;
   void on_collective(const CollectiveEvent& e) override;

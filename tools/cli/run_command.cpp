@@ -185,8 +185,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
         r.memory = std::make_unique<MemoryTimeline>(scenario.stages);
         observers.push_back(r.memory.get());
       }
-      if (!options.html.empty() &&
-          scenario.communication.kind == CommunicationKind::Topology) {
+      if (!options.html.empty() && scenario.communication.kind == CommunicationKind::Topology) {
         r.comm = std::make_unique<CommLaneRecorder>(3 * options.html_max_ops + 1000);
         observers.push_back(r.comm.get());
       }
