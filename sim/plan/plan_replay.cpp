@@ -54,21 +54,7 @@ PlanReplay replay_candidate(const std::string& scenario_yaml, const std::string&
   out.tokens_per_s_per_gpu = t.tokens_per_s_per_gpu;
   out.mfu = t.mfu;
   out.model_tflops_per_gpu = t.model_tflops_per_gpu;
-  // The idle split covers devices x makespan (every replayed iteration); as shares of it, times
-  // the iteration time, its parts are seconds of one iteration that sum to it with the compute.
-  const IdleSplit& split = idle_split_of(run);
-  const double whole = static_cast<double>(run.table.devices) * m.makespan.seconds();
-  if (whole > 0) {
-    auto part = [&](const std::vector<Time>& v) {
-      return IdleSplit::total_seconds(v) / whole * out.iteration_s;
-    };
-    out.bubble_s = part(split.bubble);
-    out.imbalance_s = part(split.imbalance);
-    out.p2p_s = part(split.p2p);
-    out.collectives_s = part(split.collectives);
-    out.a2a_s = part(split.all_to_all);
-    out.compute_s = out.iteration_s - part(split.idle);
-  }
+  static_cast<IterationParts&>(out) = iteration_parts(run, out.iteration_s);
   return out;
 }
 

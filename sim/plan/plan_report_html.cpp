@@ -20,14 +20,9 @@ std::string plan_report_html(const PlanResult& r) {
     const PlanCandidate& c = r.candidates[r.ranked[k]];
     const PlanReplay& p = *c.replay;
     ComparisonRow row;
+    static_cast<IterationParts&>(row) = p;
     row.label = fmt::format("#{} {}", k + 1, c.label);
     row.total_s = p.iteration_s;
-    row.compute_s = p.compute_s;
-    row.bubble_s = p.bubble_s;
-    row.imbalance_s = p.imbalance_s;
-    row.p2p_s = p.p2p_s;
-    row.collectives_s = p.collectives_s;
-    row.a2a_s = p.a2a_s;
     row.peak_memory_bytes = p.peak_memory_bytes;
     row.budget_bytes = p.memory_budget_bytes;
     if (p.tokens_per_s_per_gpu)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/plan/plan_axes.h"
+#include "sim/report/idle_split_report.h"
 
 namespace bubblesim {
 
@@ -38,18 +39,15 @@ struct PlanEstimate {
 };
 
 /// The full replay of one candidate's scenario (plan_replay.h), as `bubblesim run` makes it.
-struct PlanReplay {
+/// Its iteration split by cause (IterationParts, sim/report/idle_split_report.h): seconds per
+/// iteration that sum to iteration_s.
+struct PlanReplay : IterationParts {
   std::string status;   // ok, out_of_memory, deadlock, infeasible, invalid
   std::string failure;  // the reason when not ok
   double iteration_s = 0;
   std::optional<double> tokens_per_s_per_gpu, mfu, model_tflops_per_gpu;
   double peak_memory_bytes = 0;
   double memory_budget_bytes = 0;  // the smallest device budget (0: none)
-  /// The iteration split, each in seconds per iteration (fractions of devices x makespan times
-  /// the iteration time; they sum to it): compute, bubble, imbalance, p2p, collectives,
-  /// all-to-all (sim/engine/idle_split.h).
-  double compute_s = 0, bubble_s = 0, imbalance_s = 0, p2p_s = 0, collectives_s = 0, a2a_s = 0;
-  double exposed_comm_s() const { return p2p_s + collectives_s + a2a_s; }
 };
 
 struct PlanCandidate {

@@ -7,6 +7,7 @@
 
 #include "sim/plan/plan_axes.h"
 #include "sim/scenario/scenario_loader.h"
+#include "sim/sweep/sweep_spec.h"
 #include "sim/units/text_file.h"
 #include "sim/units/yaml_reader.h"
 
@@ -27,21 +28,6 @@ const std::vector<std::string>& constraint_names() {
   static const std::vector<std::string> names = {
       "tp", "pp", "dp", "cp", "ep", "zero", "micro_batch_size"};
   return names;
-}
-
-// The child of `map` at a dotted path, or an undefined node (read-only).
-YAML::Node child_at(const YAML::Node& map, const std::string& path) {
-  YAML::Node node = map;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    const YAML::Node& current = node;
-    if (!current.IsMap() || !current[key]) return YAML::Node(YAML::NodeType::Undefined);
-    node.reset(current[key]);
-    if (dot == std::string::npos) return node;
-    start = dot + 1;
-  }
 }
 
 // Removes the key at a dotted path from `map` (a clone), and its parent when that empties it.
@@ -115,7 +101,7 @@ void read_search(const YamlNode& search, PlanSpec& spec, DiagnosticList& d) {
 void read_fixed_keys(const YamlNode& root, PlanSpec& spec, DiagnosticList& d) {
   for (std::size_t i = 0; i < plan_axes().size(); ++i) {
     const PlanAxis& axis = plan_axes()[i];
-    const YAML::Node node = child_at(root.raw(), std::string(axis.key));
+    const YAML::Node node = at_key_path(root.raw(), std::string(axis.key));
     if (!node.IsDefined()) continue;
     const YamlNode at(node, spec.file, std::string(axis.key));
     if (!spec.values[i].empty()) {
@@ -134,7 +120,7 @@ void read_fixed_keys(const YamlNode& root, PlanSpec& spec, DiagnosticList& d) {
   }
   // What the GPU count and the global batch decide.
   for (const char* key : {"parallelism.dp", "pipeline.microbatches"}) {
-    const YAML::Node node = child_at(root.raw(), key);
+    const YAML::Node node = at_key_path(root.raw(), key);
     if (!node.IsDefined()) continue;
     YamlNode(node, spec.file, key)
         .error(d, std::string(key) == "parallelism.dp"

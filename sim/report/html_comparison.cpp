@@ -149,24 +149,10 @@ std::vector<ComparisonRow> comparison_rows(const Scenario& scenario, const Verdi
   for (const RankedSchedule& r : verdict.ranked) {
     const ScheduleRun& run = *r.run;
     const Metrics& m = run.simulation.metrics;
-    const IdleSplit& s = idle_split_of(run);
     ComparisonRow row;
+    static_cast<IterationParts&>(row) = iteration_parts(run, r.time_s);
     row.label = run.label;
     row.total_s = r.time_s;
-    const double whole = static_cast<double>(s.idle.size()) * m.makespan.seconds();
-    if (whole > 0) {
-      auto part = [&](const std::vector<Time>& v) {
-        return IdleSplit::total_seconds(v) / whole * row.total_s;
-      };
-      row.bubble_s = part(s.bubble);
-      row.imbalance_s = part(s.imbalance);
-      row.p2p_s = part(s.p2p);
-      row.collectives_s = part(s.collectives);
-      row.a2a_s = part(s.all_to_all);
-      row.compute_s = row.total_s - part(s.idle);
-    } else {
-      row.compute_s = row.total_s;
-    }
     for (std::size_t d = 0; d < m.memory.peak_memory_per_device.size(); ++d) {
       const double peak = m.memory.peak_memory_per_device[d].as_double();
       if (peak < row.peak_memory_bytes) continue;

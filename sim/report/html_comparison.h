@@ -10,14 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/idle_split_report.h"
 #include "sim/report/verdict.h"
 
 namespace bubblesim {
 
-struct ComparisonRow {
+/// A bar: the parts (IterationParts) sum to total_s.
+struct ComparisonRow : IterationParts {
   std::string label;
-  double total_s = 0;  // the iteration time (the parts below sum to it)
-  double compute_s = 0, bubble_s = 0, imbalance_s = 0, p2p_s = 0, collectives_s = 0, a2a_s = 0;
+  double total_s = 0;  // the iteration time
   double peak_memory_bytes = 0;
   double budget_bytes = 0;  // 0: none
   std::string note;         // after the time, e.g. "1148 tokens/s/GPU"

@@ -41,21 +41,6 @@ const std::map<std::string, std::string>& short_names() {
   return names;
 }
 
-// The base scenario's scalar at a dotted path, or an undefined node.
-YAML::Node base_value(const YAML::Node& base, const std::string& path) {
-  YAML::Node node = base;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
-    const YAML::Node& current = node;
-    if (!current.IsMap() || !current[key]) return YAML::Node(YAML::NodeType::Undefined);
-    node.reset(current[key]);
-    if (dot == std::string::npos) return node;
-    start = dot + 1;
-  }
-}
-
 // Binds one name of a constraint: an axis path, a short name, an axis whose last key it is, or a
 // numeric key of the base. Returns a message when it cannot.
 std::string bind_name(const std::string& name, const SweepSpec& spec, SweepConstraint& c) {
@@ -84,7 +69,7 @@ std::string bind_name(const std::string& name, const SweepSpec& spec, SweepConst
     c.constant.push_back(0);
     return "";
   }
-  const YAML::Node value = base_value(spec.base, path);
+  const YAML::Node value = at_key_path(spec.base, path);
   std::optional<double> number;
   if (value.IsDefined()) {
     number = number_of(value);

@@ -147,6 +147,20 @@ void set_at_key_path(YAML::Node& tree, const std::string& path, const YAML::Node
   chain.back()[keys.back()] = YAML::Clone(value);
 }
 
+YAML::Node at_key_path(const YAML::Node& tree, const std::string& path) {
+  YAML::Node node = tree;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    const YAML::Node& current = node;
+    if (!current.IsMap() || !current[key]) return YAML::Node(YAML::NodeType::Undefined);
+    node.reset(current[key]);
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+}
+
 std::vector<std::vector<std::int64_t>> SweepSpec::first_point_of_values() const {
   std::vector<std::vector<std::int64_t>> first(axes.size());
   for (std::size_t a = 0; a < axes.size(); ++a) first[a].assign(axes[a].values.size(), -1);

@@ -69,6 +69,10 @@ struct SweepSpec {
 /// mappings on the way and replacing a non-mapping found there.
 void set_at_key_path(YAML::Node& tree, const std::string& path, const YAML::Node& value);
 
+/// The node of `tree` at dotted `path`, or an undefined node when a key on the way is missing or
+/// not a mapping (read-only: nothing is created).
+YAML::Node at_key_path(const YAML::Node& tree, const std::string& path);
+
 /// Reads and checks a sweep file (InputError with file:line:col on problems); refuses sweeps of
 /// more than `max_points` points.
 SweepSpec load_sweep(const std::string& path, std::int64_t max_points = 10'000'000);
