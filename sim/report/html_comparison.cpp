@@ -78,20 +78,18 @@ std::string comparison_chart_html(const std::vector<ComparisonRow>& rows,
       "y=\"14\" class=\"cmp-head\">peak memory (dashed: budget)</text>\n",
       kLabel, mx);
   const double bottom = kTop + kRow * static_cast<double>(rows.size());
-  for (double t : time_ticks) {
-    const double x = kLabel + t / time_top * kTime;
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\" stroke=\"#e4e4e4\"/>"
-        "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\" fill=\"#555\">{4}</text>\n",
-        x, kTop - 4, bottom, bottom + 14, escape_html(tick_text(t, false)));
-  }
-  for (double b : memory_ticks) {
-    const double x = mx + b / memory_top * kMemory;
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\" stroke=\"#e4e4e4\"/>"
-        "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\" fill=\"#555\">{4}</text>\n",
-        x, kTop - 4, bottom, bottom + 14, escape_html(tick_text(b, true)));
-  }
+  // The grid lines and labels of one axis: ticks from `left`, `top` at `span` px.
+  auto axis = [&](const std::vector<double>& ticks, double left, double top, double span,
+                  bool bytes) {
+    for (double v : ticks) {
+      svg += fmt::format(
+          "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.0f}\" y2=\"{2:.0f}\" stroke=\"#e4e4e4\"/>"
+          "<text x=\"{0:.1f}\" y=\"{3:.0f}\" text-anchor=\"middle\" fill=\"#555\">{4}</text>\n",
+          left + v / top * span, kTop - 4, bottom, bottom + 14, escape_html(tick_text(v, bytes)));
+    }
+  };
+  axis(time_ticks, kLabel, time_top, kTime, false);
+  axis(memory_ticks, mx, memory_top, kMemory, true);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ComparisonRow& r = rows[i];
     const double y = kTop + kRow * static_cast<double>(i);
