@@ -14,10 +14,9 @@ import json
 import os
 from typing import Any, Dict, List, Mapping, Optional, Union
 
-import yaml as _yaml
 
 from . import _core
-from ._scenario import Scenario, _plain, load_scenario
+from ._scenario import Scenario, _dump_mapping, load_scenario
 
 
 class PlanReport:
@@ -105,7 +104,7 @@ def plan(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
         raise ValueError("plan(): give the job either as a plan (source) or as keywords "
                          "(model=, gpu=, ...), not both")
     elif isinstance(source, Mapping):
-        text = _yaml.safe_dump(_plain(source), sort_keys=False, default_flow_style=False)
+        text = _dump_mapping(source)
         label, folder = name or "<dict>", base_dir
     else:
         path = os.fspath(source)

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "sim/plan/plan_axes.h"
+#include "sim/report/markdown_escape.h"
 #include "sim/report/markdown_table.h"
 #include "sim/report/metric_format.h"
 #include "sim/report/text_report.h"
@@ -216,17 +217,17 @@ std::string plan_report_text(const PlanResult& r, std::size_t width) {
 }
 
 std::string plan_report_markdown(const PlanResult& r) {
-  std::string out = fmt::format("## bubblesim plan: {}\n\n", md_cell(r.job.name));
-  for (const std::string& line : plan_summary(r)) out += md_cell(line) + "\n\n";
+  std::string out = fmt::format("## bubblesim plan: {}\n\n", markdown_text(r.job.name));
+  for (const std::string& line : plan_summary(r)) out += markdown_text(line) + "\n\n";
   if (!r.ranked.empty()) {
     out += md_table(plan_ranked_rows(r), 4) + "\n";
-    for (const std::string& line : plan_reasons(r)) out += "- " + md_cell(line) + "\n";
+    for (const std::string& line : plan_reasons(r)) out += "- " + markdown_text(line) + "\n";
     out += "\n";
   }
   for (std::size_t i : r.failed) {
     const PlanCandidate& c = r.candidates[i];
-    out += fmt::format("- **{}**: {}: {}\n", md_cell(c.label), md_cell(c.replay->status),
-                       md_cell(c.replay->failure));
+    out += fmt::format("- **{}**: {}: {}\n", markdown_text(c.label),
+                       markdown_text(c.replay->status), markdown_text(c.replay->failure));
   }
   const ReportRows rejected = plan_rejected_rows(r);
   if (!rejected.rows.empty())

@@ -161,34 +161,6 @@ YAML::Node at_key_path(const YAML::Node& tree, const std::string& path) {
   }
 }
 
-std::vector<std::vector<std::int64_t>> SweepSpec::first_point_of_values() const {
-  std::vector<std::vector<std::int64_t>> first(axes.size());
-  for (std::size_t a = 0; a < axes.size(); ++a) first[a].assign(axes[a].values.size(), -1);
-  if (constraints.empty()) {
-    // Value v of a dimension first comes at v times the points of the faster dimensions.
-    std::int64_t stride = 1;
-    for (std::size_t i = dimensions.size(); i-- > 0;) {
-      for (std::size_t a : dimensions[i])
-        for (std::size_t v = 0; v < first[a].size(); ++v)
-          first[a][v] = static_cast<std::int64_t>(v) * stride;
-      stride *= static_cast<std::int64_t>(axes[dimensions[i].front()].values.size());
-    }
-    return first;
-  }
-  const std::int64_t n = point_count();
-  std::size_t missing = 0;
-  for (const auto& f : first) missing += f.size();
-  for (std::int64_t p = 0; p < n && missing > 0; ++p) {
-    const std::vector<std::size_t> c = coordinates(p);
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      if (first[a][c[a]] >= 0) continue;
-      first[a][c[a]] = p;
-      --missing;
-    }
-  }
-  return first;
-}
-
 std::string SweepSpec::scenario_yaml(std::int64_t index) const {
   YAML::Node tree = YAML::Clone(base);
   std::vector<std::size_t> c = coordinates(index);

@@ -61,8 +61,6 @@ struct SweepSpec {
   std::vector<std::size_t> coordinates(std::int64_t index) const;
   /// The base tree with the point's values written at their paths, as YAML text.
   std::string scenario_yaml(std::int64_t index) const;
-  /// Per axis, per value: the first point that takes it, or -1 when the constraints leave none.
-  std::vector<std::vector<std::int64_t>> first_point_of_values() const;
 };
 
 /// Sets the key at dotted `path` of `tree` (a mapping) to a copy of `value`, creating the

@@ -97,9 +97,6 @@ TEST_CASE("a zip group is one dimension: its axes take their i-th values togethe
   CHECK(points(spec) ==
         std::vector<std::string>{"1/1ms/8", "1/2ms/8", "2/1ms/4", "2/2ms/4", "4/1ms/2", "4/2ms/2"});
   CHECK(spec.scenario_yaml(3).find("dp: 4") != std::string::npos);
-  const auto first = spec.first_point_of_values();
-  CHECK(first[2] == std::vector<std::int64_t>{0, 2, 4});
-  CHECK(first[1] == std::vector<std::int64_t>{0, 1});
 }
 
 TEST_CASE("constraints keep the points of the product where every expression holds") {
