@@ -5,7 +5,8 @@ Every row of scenarios/validation/nccl_tests_published.csv is one all_reduce_per
 a system (GPU preset, GPUs per node, NVLink, PCIe and NIC rates), a node count, the algorithm it
 ran (`auto`: NCCL's choice; else forced with NCCL_ALGO), a message size and the busbw measured.
 This writes the measurement as a scenario (one pipeline stage, data parallelism over every GPU,
-one gradient bucket of the message's size on the `multi-node` builder, its switch SHARP-capable
+one gradient bucket of the message's size, all-reduced once as DeepSpeed's engine at ZeRO 0 does
+(DDP would split off its 1 MiB first bucket), on the `multi-node` builder, its switch SHARP-capable
 where the system has SHARP) with NCCL's tuning model
 on (`first_principles: {nccl: true, nccl_tuning: true}`), runs `bubblesim run --format json` and
 reads the collective's bus bandwidth (`simulation.collectives[].bus_bandwidth_bytes_per_s`).
@@ -74,7 +75,7 @@ topology:
   nic: {{bandwidth: {row['nic']}}}
   sharp: {row['sharp']}
 parallelism: {{dp: {gpus}, tp: 1, order: [tp, pp, dp]}}
-data_parallel: {{overlap: false, bucket: {size}B, algorithm: {algorithm}, channels: {channels}}}
+data_parallel: {{engine: deepspeed, overlap: false, bucket: {size}B, algorithm: {algorithm}, channels: {channels}}}
 schedules: [1f1b]
 """
 
@@ -123,7 +124,9 @@ def doc_text(rows):
         "Each row is one published nccl-tests `all_reduce_perf` measurement: the system, the node "
         "count, the algorithm it ran (`auto`: NCCL's own choice; otherwise forced with `NCCL_ALGO`), "
         "the message size and the bus bandwidth measured. bubblesim runs it as a scenario: one "
-        "pipeline stage, data parallelism over every GPU, one gradient bucket of the message's size, "
+        "pipeline stage, data parallelism over every GPU, one gradient bucket of the message's size "
+        "all-reduced once (`data_parallel.engine: deepspeed` at ZeRO 0: DDP would split off its "
+        "1 MiB first bucket), "
         "the `multi-node` builder with the system's NVLink, PCIe and NIC rates (datasheet values), the "
         "GPU preset with `first_principles: {nccl: true, nccl_tuning: true}` "
         "(docs/first-principles.md, docs/parallelism.md \"NCCL's algorithms\"), and reads the "
