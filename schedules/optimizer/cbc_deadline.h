@@ -1,11 +1,12 @@
 #pragma once
-// CBC that returns by a wall-clock deadline (issue 35). CBC's own time limit counts CPU seconds
-// by default and is checked between branch-and-bound nodes, so a first LP relaxation that takes
-// minutes (the time-indexed MILP at p = 4, m = 8 with a budget that holds every microbatch) ran
-// far past `time_limit`. `solve_by` sets the limit in elapsed time and installs event handlers on
-// the branch and bound (CbcEventHandler: every node, tree status and heuristic pass) and on the LP
-// solver (ClpEventHandler: every simplex iteration), which stop the run once the deadline has
-// passed. A stopped run keeps what it found; without a solution the caller keeps its warm start.
+// CBC that returns by a wall-clock deadline, as users read `time_limit`. CBC's own time limit
+// counts CPU seconds by default and is checked between branch-and-bound nodes, so a first LP
+// relaxation that takes minutes (the time-indexed MILP at p = 4, m = 8 with a budget that holds
+// every microbatch) ran far past `time_limit`. `solve_by` sets the limit in elapsed time and
+// installs event handlers on the branch and bound (CbcEventHandler: every node, tree status and
+// heuristic pass) and on the LP solver (ClpEventHandler: every simplex iteration), which stop the
+// run once the deadline has passed. A stopped run keeps what it found; without a solution the
+// caller keeps its warm start.
 
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace bubblesim::optimizer {
 
 /// Rows to add to a CBC model at once. Cbc_addRow appends one row to the column-major matrix at a
 /// time, which copies the matrix again and again: on the time-indexed MILP's windows building the
-/// model took longer than CBC's whole run (issue 35).
+/// model took longer than CBC's whole run.
 struct CbcRows {
   std::vector<int> starts{0}, columns;
   std::vector<double> elements, lower, upper;
