@@ -14,7 +14,7 @@
 #
 # Read as a graph: units <- table <- {generators, optimizer} <- builtin_generators;
 # units <- topologies; {table, topologies} <- engine <- variability; table <- costmodel <-
-# scenario <- runner <- reports <- {sweep, calibration} <- cli.
+# scenario <- runner <- reports <- {sweep, calibration} <- cli; sweep <- plan <- cli.
 set(BUBBLESIM_LAYERS "")
 
 macro(bubblesim_layer name)
@@ -58,7 +58,9 @@ bubblesim_layer(reports PATHS sim/report/ TARGETS bubblesim_reports USES runner)
 bubblesim_layer(sweep PATHS sim/sweep/ TARGETS bubblesim_sweep USES reports)
 bubblesim_layer(calibration PATHS sim/calibration/ TARGETS bubblesim_calibration
                 USES scenario reports)
-bubblesim_layer(cli PATHS tools/cli/ TARGETS bubblesim USES sweep calibration builtin_generators)
+bubblesim_layer(plan PATHS sim/plan/ TARGETS bubblesim_plan USES sweep)
+bubblesim_layer(cli PATHS tools/cli/ TARGETS bubblesim USES plan sweep calibration
+                builtin_generators)
 
 # BUBBLESIM_LAYER_<name>_REACHES: every layer <name> may use, directly or through others.
 foreach(_layer IN LISTS BUBBLESIM_LAYERS)

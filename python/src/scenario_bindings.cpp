@@ -101,12 +101,17 @@ RunOutput run(const Scenario& base, const std::vector<std::string>& only,
   add_named_schedules(scenario, only, *registry);
   // The HTML report draws memory over time: one timeline per run, as `bubblesim run --html`.
   std::vector<std::unique_ptr<MemoryTimeline>> memory;
+  std::vector<std::unique_ptr<CommLaneRecorder>> lanes;  // the communication lanes
   ScenarioRunHooks hooks;
   if (html) {
     hooks.observers = [&](std::size_t index) {
       if (memory.size() <= index) memory.resize(index + 1);
+      if (lanes.size() <= index) lanes.resize(index + 1);
       memory[index] = std::make_unique<MemoryTimeline>(scenario.stages);
-      return std::vector<EngineObserver*>{memory[index].get()};
+      if (scenario.communication.kind != CommunicationKind::Topology)
+        return std::vector<EngineObserver*>{memory[index].get()};
+      lanes[index] = std::make_unique<CommLaneRecorder>(3 * html_max_ops + 1000);
+      return std::vector<EngineObserver*>{memory[index].get(), lanes[index].get()};
     };
   }
   RunOutput out;
@@ -122,8 +127,12 @@ RunOutput run(const Scenario& base, const std::vector<std::string>& only,
   out.json = scenario_report_json(scenario, result, options).dump();
   if (html) {
     std::vector<const MemoryTimeline*> timelines;
-    for (std::size_t i = 0; i < result.runs.size(); ++i) timelines.push_back(memory[i].get());
-    out.html = render_html_report(scenario, result, timelines, baseline, html_max_ops);
+    std::vector<const CommLaneRecorder*> recorded;
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      timelines.push_back(memory[i].get());
+      recorded.push_back(lanes[i].get());
+    }
+    out.html = render_html_report(scenario, result, timelines, baseline, html_max_ops, recorded);
   }
   out.failed = !result.infeasible.empty();
   for (const ScheduleRun& r : result.runs)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace bubblesim {
@@ -75,6 +76,8 @@ constexpr Mechanism kMechanisms[] = {
      "a measured spread of the chips' sustained speed"},
     {"attention_kernels", &FirstPrinciples::attention_kernels, "attention_kernels",
      "a published rate table of the model's attention kernel (model.attention_backend)"},
+    {"nccl_tuning", &FirstPrinciples::nccl_tuning, "compute_capability",
+     "an NVIDIA compute capability of 7.0 or later (NCCL's tuning tables start at Volta)"},
 };
 
 /// "" when the GPU (and the model) give the mechanism's numbers, else why not.
@@ -87,6 +90,7 @@ std::string unavailable(const Mechanism& m, const GpuSpec& gpu, const Transforme
   if (key == "gemm_waves") has = hw.sms > 0 && hw.tile_m > 0;
   if (key == "optimizer_step") has = gpu.memory_bandwidth.has_value();
   if (key == "slowest_gpu") has = hw.chip_spread > 0;
+  if (key == "nccl_tuning") has = hw.compute_capability >= 70;
   if (key == "attention_kernels") {
     const std::string backend = model ? model->kernels.attention_backend : std::string();
     if (backend.empty())
@@ -221,6 +225,10 @@ void read_measured(const YamlNode& preset, GpuMeasured& hw, DiagnosticList& diag
     if (auto r = t.child("m").as_real(diags, 1.0, 1e6)) hw.tile_m = static_cast<std::int64_t>(*r);
     if (auto r = t.child("n").as_real(diags, 1.0, 1e6)) hw.tile_n = static_cast<std::int64_t>(*r);
   }
+  if (auto v = preset.child("compute_capability"); v.is_scalar()) {
+    if (auto r = v.as_real(diags, 1.0, 20.0))
+      hw.compute_capability = static_cast<std::int32_t>(std::lround(*r * 10));
+  }
   if (auto n = preset.child("nccl"); n.is_map()) {
     if (auto b = n.child("nvlink_busbw").as_bandwidth(diags))
       hw.nvlink_busbw = b->bytes_per_second();
@@ -318,6 +326,9 @@ nlohmann::json first_principles_json(const GpuSpec& g) {
     for (const auto& [name, t] : g.measured.attention_kernels) tables.push_back(name);
     on["attention_kernels"] = {{"tables", tables}};
   }
+  if (fp.nccl_tuning)
+    on["nccl_tuning"] = {{"compute_capability", g.measured.compute_capability / 10.0},
+                         {"source", "NVIDIA/nccl 2.30.7 src/graph/tuning.cc, search.cc"}};
   nlohmann::json off = nlohmann::json::object();
   for (const auto& [key, why] : fp.off) off[key] = why;
   return {{"source", fp.given ? "cluster.gpu.first_principles" : "the GPU preset's defaults"},

@@ -14,7 +14,7 @@
 namespace bubblesim {
 
 /// The preset's numbers for the mechanisms: nccl, sustained_clock, chip_spread, sms, gemm_tile,
-/// attention_kernels.
+/// attention_kernels, compute_capability (nccl_tuning), tdp and power_caps.
 void read_measured(const YamlNode& preset, GpuMeasured& hw, DiagnosticList& diags);
 
 /// Sets gpu.mechanisms: without `node` (no `first_principles` key) every mechanism whose numbers

@@ -245,13 +245,16 @@ struct FirstPrinciples {
   /// Fused attention at the published rate of the framework's kernel by head dimension and
   /// sequence length (the preset's attention_kernels tables), not the flat fractions.
   bool attention_kernels = false;
+  /// NCCL's tuning model: each collective's algorithm (data_parallel.algorithm: auto), latency
+  /// and bandwidth as NCCL predicts them (docs/first-principles.md, `nccl_tuning`).
+  bool nccl_tuning = false;
   /// Whether `first_principles` was in the scenario (else the preset's defaults).
   bool given = false;
   /// Each mechanism that is off and why, in the order of the switches (for the report).
   std::vector<std::pair<std::string, std::string>> off;
   bool any() const {
     return nccl || sustained_clock || gemm_waves || optimizer_step || slowest_gpu ||
-           attention_kernels;
+           attention_kernels || nccl_tuning;
   }
 };
 
@@ -297,6 +300,9 @@ struct GpuMeasured {
   /// `power_caps`: the sustained compute rate at a power limit below the TDP, as a fraction of
   /// the rate at the TDP, by watts ascending (a published or the user's measurement).
   std::vector<std::pair<double, double>> power_caps;
+  /// `compute_capability` (x 10: 80 for 8.0): the generation NCCL's tuning tables are indexed
+  /// by (0 = not known).
+  std::int32_t compute_capability = 0;
 };
 
 /// `cluster.gpu:` — the GPU that runs every stage (a preset and/or explicit values).

@@ -26,6 +26,7 @@
 
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
+#include "sim/engine/collective_plan.h"
 #include "sim/engine/collectives.h"
 #include "sim/engine/observer.h"
 #include "sim/engine/simulation_result.h"
@@ -72,11 +73,9 @@ struct SyncPlan {
     bool buckets = true;
     double sm_share = 0;
   } overlap;
-  /// The data-parallel collectives' algorithm and how their ring steps run (collective_steps).
-  struct {
-    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
-    RingSteps ring_steps = RingSteps::Pipelined;
-  } collective;
+  /// The data-parallel collectives' algorithm, channels, ring steps and NCCL's tuning model
+  /// (collective_plan.h).
+  CollectiveOptions collective;
   bool replica_sync = true;
   std::vector<Time> optimizer;  // per device; zero = no optimizer op
   /// ZeRO 1-2 (and FSDP2 under a pipeline): each device all-gathers its updated parameters
@@ -127,6 +126,9 @@ class GradientSync {
  public:
   /// Tokens with this bit are readiness timers, the others collective arrivals.
   static constexpr std::uint32_t kReadyBit = 0x80000000u;
+  /// The other tokens stay below this bit: the bits from it up to kReadyBit are the caller's
+  /// own (the engine component's compute-end and gather timers share the same timer queue).
+  static constexpr std::uint32_t kFirstCallerBit = 0x20000000u;
 
   /// `shapes`: where to launch the collectives by class (sim/engine/symmetry/shape_port.h); null:
   /// their flows go one by one through `port`.

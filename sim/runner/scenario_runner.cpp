@@ -230,6 +230,44 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
   return table;
 }
 
+void apply_schedule_passes(const ResolvedScenario& resolved, const Generator& generator,
+                           const ScheduleRequest& request, ScheduleRun& run) {
+  const Scenario& scenario = *resolved.scenario;
+  // `parallelism.a2a_overlap` (docs/moe.md): each backward and the forward after it become
+  // one overlapped F&B op where the stages have an expert all-to-all.
+  if (scenario.parallelism.overlap.a2a && has_all_to_all(run.stage_costs)) {
+    PassDecision pairing = pair_for_a2a_overlap(run.table);
+    if (pairing.candidates > 0) run.passes.push_back(std::move(pairing));  // none: F&B already
+  }
+
+  // Memory passes (docs/memory.md): recompute, then offload on the idealized timings of the
+  // recomputed table (a replay of its own, the pass's input); then validate the result.
+  const MemorySpec& mem = scenario.memory;
+  if (mem.recompute.policy != MemoryPolicy::None) {
+    check_pass_stages(run.table, mem.recompute.stages, mem.recompute_where,
+                      "memory.recompute.stages");
+    PassResult r = apply_recompute_pass(run.table, run.stage_costs, mem.recompute);
+    run.table = std::move(r.table);
+    run.passes.push_back(std::move(r.decision));
+  }
+  if (mem.offload.policy != MemoryPolicy::None) {
+    const OffloadSettings settings = offload_settings(resolved, run.table);
+    const SimulationResult before =
+        simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized));
+    ++run.effort.replays;
+    PassResult o = apply_offload_pass(run.table, run.stage_costs, timings_of(before), settings);
+    run.table = std::move(o.table);
+    run.passes.push_back(std::move(o.decision));
+  }
+  if (!run.passes.empty()) {
+    try {
+      require_valid_table(run.table, generator.info.name + " after the memory passes");
+    } catch (const InvalidTableError& e) {
+      throw InputError({Diagnostic{request.where, "schedules", e.what()}});
+    }
+  }
+}
+
 ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& generator,
                          const ScheduleRequest& request,
                          const std::vector<EngineObserver*>& observers,
@@ -267,39 +305,8 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   run.stage_costs = table_costs(resolved, run.table.chunks, request);
   check_static_memory(resolved, run.table, run.stage_costs, run.label);
 
-  // 2. `parallelism.a2a_overlap` (docs/moe.md): each backward and the forward after it become
-  // one overlapped F&B op where the stages have an expert all-to-all.
-  if (scenario.parallelism.overlap.a2a && has_all_to_all(run.stage_costs)) {
-    PassDecision pairing = pair_for_a2a_overlap(run.table);
-    if (pairing.candidates > 0) run.passes.push_back(std::move(pairing));  // none: F&B already
-  }
-
-  // Memory passes (docs/memory.md): recompute, then offload on the idealized timings of the
-  // recomputed table (a replay of its own, the pass's input); then validate the result.
-  const MemorySpec& mem = scenario.memory;
-  if (mem.recompute.policy != MemoryPolicy::None) {
-    check_pass_stages(run.table, mem.recompute.stages, mem.recompute_where,
-                      "memory.recompute.stages");
-    PassResult r = apply_recompute_pass(run.table, run.stage_costs, mem.recompute);
-    run.table = std::move(r.table);
-    run.passes.push_back(std::move(r.decision));
-  }
-  if (mem.offload.policy != MemoryPolicy::None) {
-    const OffloadSettings settings = offload_settings(resolved, run.table);
-    const SimulationResult before =
-        simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized));
-    ++run.effort.replays;
-    PassResult o = apply_offload_pass(run.table, run.stage_costs, timings_of(before), settings);
-    run.table = std::move(o.table);
-    run.passes.push_back(std::move(o.decision));
-  }
-  if (!run.passes.empty()) {
-    try {
-      require_valid_table(run.table, generator.info.name + " after the memory passes");
-    } catch (const InvalidTableError& e) {
-      throw InputError({Diagnostic{request.where, "schedules", e.what()}});
-    }
-  }
+  // 2. The a2a pairing and the memory passes.
+  apply_schedule_passes(resolved, generator, request, run);
 
   // 3. The three levels: formula, idealized table, simulation (and the fault-free simulation).
   auto phase = [&](const char* what) {

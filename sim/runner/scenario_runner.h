@@ -64,6 +64,13 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
                      const ScheduleRequest& request,
                      const std::function<void(const std::string&)>& progress = {});
 
+/// What run_schedule does to a generated table before replaying it: the a2a pairing
+/// (`parallelism.a2a_overlap`), the recompute and offload passes (the offload pass replays the
+/// table idealized once, counted in run.effort), and the validation of the result. `run` holds
+/// the table and its stage costs; its table and passes are updated in place.
+void apply_schedule_passes(const ResolvedScenario& resolved, const Generator& generator,
+                           const ScheduleRequest& request, ScheduleRun& run);
+
 /// A schedule's label in the reports: its name plus its non-default parameters,
 /// "interleaved-1f1b(chunks=2)" (ScheduleRun::label; known before it runs).
 std::string schedule_label(const Generator& generator, const ParamValues& params);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 #include "sim/costmodel/layer_work.h"
 #include "sim/costmodel/model_costs.h"
@@ -194,7 +195,7 @@ TEST_CASE(
   auto plain = gpu_of("gpu: {preset: h200, first_principles: false}\n", nullptr, d);
   REQUIRE(plain.has_value());
   CHECK_FALSE(plain->mechanisms.any());
-  CHECK(plain->mechanisms.off.size() == 6);
+  CHECK(plain->mechanisms.off.size() == 7);  // every switch
   CHECK(off_reason(*plain, "gemm_waves") == "cluster.gpu.first_principles: false");
   // Asked for by name where the preset lacks the numbers: refused, naming the key.
   for (const char* text :
@@ -324,4 +325,36 @@ TEST_CASE("power_limit: the rate a measured cap leaves, refused where none was m
   DiagnosticList below;
   CHECK_FALSE(gpu_of("gpu: {preset: h100-sxm, power_limit: 300W, " + caps + "}\n", nullptr, below));
   CHECK(first_error(below).find("at or below 400 W") != std::string::npos);
+}
+
+TEST_CASE("nccl_tuning: on by default where the preset gives a compute capability") {
+  // No first_principles key: on for each NVIDIA preset, at its generation (x 10).
+  DiagnosticList d;
+  const std::pair<const char*, int> cases[] = {{"a100-40g", 80}, {"a100-80g", 80}, {"h100-sxm", 90},
+                                               {"h200", 90},     {"h800", 90},     {"b200", 100}};
+  for (auto [preset, cc] : cases) {
+    auto on = gpu_of(std::string("gpu: {preset: ") + preset + "}\n", nullptr, d);
+    INFO(preset << ": " << first_error(d));
+    REQUIRE(on.has_value());
+    CHECK(on->mechanisms.nccl_tuning);
+    CHECK(on->measured.compute_capability == cc);
+    CHECK(off_reason(*on, "nccl_tuning").empty());
+  }
+  // Switched off for ablation: off, the others keep their default, the report says why.
+  auto ablated =
+      gpu_of("gpu: {preset: h100-sxm, first_principles: {nccl_tuning: false}}\n", nullptr, d);
+  REQUIRE(ablated.has_value());
+  CHECK_FALSE(ablated->mechanisms.nccl_tuning);
+  CHECK(ablated->mechanisms.nccl);
+  CHECK(off_reason(*ablated, "nccl_tuning") == "cluster.gpu.first_principles.nccl_tuning: false");
+  // AMD's MI300X runs RCCL, not NCCL: no compute capability, so off by default with the reason,
+  // and asking for it by name is refused naming the key.
+  auto amd = gpu_of("gpu: {preset: mi300x}\n", nullptr, d);
+  REQUIRE(amd.has_value());
+  CHECK_FALSE(amd->mechanisms.nccl_tuning);
+  CHECK(off_reason(*amd, "nccl_tuning").find("compute_capability") != std::string::npos);
+  DiagnosticList refused;
+  CHECK_FALSE(
+      gpu_of("gpu: {preset: mi300x, first_principles: {nccl_tuning: true}}\n", nullptr, refused));
+  CHECK(first_error(refused).find("first_principles.nccl_tuning") != std::string::npos);
 }

@@ -49,12 +49,13 @@ TEST_CASE("default path: no first_principles key runs every mechanism the preset
   const nlohmann::json plain = report("{preset: a100-80g}");
   const nlohmann::json& fp = plain["scenario"]["cluster"]["gpu"]["first_principles"];
   CHECK(fp["source"] == "the GPU preset's defaults");
-  // The a100-80g preset gives NCCL's bus bandwidth, the SM count and tile, the HBM bandwidth and
-  // the chip spread: those four run, with the numbers they used.
+  // The a100-80g preset gives NCCL's bus bandwidth, the SM count and tile, the HBM bandwidth, the
+  // chip spread and the compute capability: those five run, with the numbers they used.
   CHECK(fp["on"]["nccl"]["nvlink_busbw_bytes_per_s"].get<double>() == doctest::Approx(235e9));
   CHECK(fp["on"]["gemm_waves"]["sms"] == 108);
   CHECK(fp["on"]["optimizer_step"] == true);
   CHECK(fp["on"]["slowest_gpu"]["chip_spread"].get<double>() == doctest::Approx(0.0076));
+  CHECK(fp["on"]["nccl_tuning"]["compute_capability"].get<double>() == doctest::Approx(8.0));
   // Its sustained clock is not given (measured above the curve's ceiling), no framework names an
   // attention kernel: both off, each with its reason.
   CHECK_FALSE(fp["on"].contains("sustained_clock"));
@@ -62,10 +63,10 @@ TEST_CASE("default path: no first_principles key runs every mechanism the preset
         std::string::npos);
   CHECK(fp["off"]["attention_kernels"].get<std::string>().find("attention_backend") !=
         std::string::npos);
-  // The default is exactly the four named switches, and differs from the idealised roofline.
+  // The default is exactly the five named switches, and differs from the idealised roofline.
   const nlohmann::json named = report(
       "{preset: a100-80g, first_principles: {nccl: true, gemm_waves: true, optimizer_step: true, "
-      "slowest_gpu: true}}");
+      "slowest_gpu: true, nccl_tuning: true}}");
   CHECK(named["scenario"]["cluster"]["gpu"]["first_principles"]["source"] ==
         "cluster.gpu.first_principles");
   CHECK(iteration_s(named) == iteration_s(plain));

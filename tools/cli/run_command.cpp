@@ -170,6 +170,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
   struct Recorders {
     std::unique_ptr<ChromeTraceWriter> trace;
     std::unique_ptr<MemoryTimeline> memory;  // --html without --trace
+    std::unique_ptr<CommLaneRecorder> comm;  // --html: the communication lanes
   };
   std::vector<Recorders> recorders;
   ScenarioRunHooks hooks;
@@ -184,6 +185,10 @@ int run_command(const Registry& registry, const RunOptions& options) {
       } else {
         r.memory = std::make_unique<MemoryTimeline>(scenario.stages);
         observers.push_back(r.memory.get());
+      }
+      if (!options.html.empty() && scenario.communication.kind == CommunicationKind::Topology) {
+        r.comm = std::make_unique<CommLaneRecorder>(3 * options.html_max_ops + 1000);
+        observers.push_back(r.comm.get());
       }
       return observers;
     };
@@ -261,12 +266,15 @@ int run_command(const Registry& registry, const RunOptions& options) {
   }
   if (!options.html.empty()) {
     std::vector<const MemoryTimeline*> memory;
+    std::vector<const CommLaneRecorder*> lanes;
     for (std::size_t i = 0; i < result.runs.size(); ++i) {
       memory.push_back(recorders[i].trace ? &recorders[i].trace->memory()
                                           : recorders[i].memory.get());
+      lanes.push_back(recorders[i].comm.get());
     }
-    write_file_atomically(options.html, render_html_report(scenario, result, memory,
-                                                           options.baseline, options.html_max_ops));
+    write_file_atomically(options.html,
+                          render_html_report(scenario, result, memory, options.baseline,
+                                             options.html_max_ops, lanes));
     say_written(options.quiet, options.html, "HTML report");
   }
 

@@ -114,16 +114,20 @@ use is published or measured with a script in this repository (nccl-tests' A100 
 and NCCL's latency constants, NVIDIA's cuBLAS tile and the A100's 108 SMs, Megatron-LM's
 optimizer kernels, the spread of Perlmutter's A100 80GB chips on a sustained GEMM); none was
 chosen against these rows. They take the mean |error| from 18.70% (ablation row `first
-principles off`, the datasheet roofline alone) to 11.29%, the worst row from 21.84% to 15.09%;
+principles off`, the datasheet roofline alone) to 11.29%, the worst row from 21.84% to 15.08%;
 the measured order is kept for 106 of 108 pairs (105 before). Every row is still too fast. Alone,
-each closes: tile and wave quantization 3.4 points (`GEMM waves off`: 14.72%), NCCL's bus
-bandwidth 2.3 (`NCCL bandwidth off`: 13.58%; the TP all-reduce at 235 instead of 300 GB/s, most
-at t = 8, and the traffic between nodes at 0.96 of the NICs' line rate), the slowest of the
-step's GPUs 1.5 (`slowest GPU off`: 12.82%; 1.6% at 32 GPUs, 2.7% at 3072, at chip_spread
-0.0076), Megatron's optimizer step 0.2 (`optimizer step off`: 11.53%; it matters only on the
-p = 1 rows). The framework preset's launch bound (eager PyTorch's 13 us per kernel) binds on no
-pass here (`host launch off`: 11.29%): the shortest pass, a large layer's W, is four GEMMs of
-milliseconds. The accuracy this project aims for on these rows (mean <= 5%, no row over 10%) is not reached.
+each closes: tile and wave quantization 3.4 points (`GEMM waves off`: 14.73%), NCCL's bus
+bandwidth 0.2 (`NCCL bandwidth off`: 11.49%; the traffic between nodes at 0.96 of the NICs' line
+rate, and the TP all-reduce at nccl-tests' 235 GB/s where, with this switch off, NCCL's tuning
+model still times it below the 300 GB/s link rate), the slowest of the step's GPUs 1.5 (`slowest
+GPU off`: 12.83%; 1.6% at 32 GPUs, 2.7% at 3072, at chip_spread 0.0076), Megatron's optimizer
+step 0.2 (`optimizer step off`: 11.53%; it matters only on the p = 1 rows). NCCL's tuning model
+moves no row by as much as 0.05% (`NCCL tuning off`: 11.29%): with `nccl` on, the TP groups
+inside a node keep nccl-tests' measured bandwidth, and the data-parallel all-reduces between
+nodes take about as long under NCCL's algorithms as under rings. The framework preset's launch
+bound (eager PyTorch's 13 us per kernel) binds on no pass here (`host launch off`: 11.29%): the
+shortest pass, a large layer's W, is four GEMMs of milliseconds. The accuracy this
+project aims for on these rows (mean <= 5%, no row over 10%) is not reached.
 Where the rest is: (1) the op time. One microbatch of the zero-bubble paper's layers from the
 model on this preset, tile and wave quantization on, takes 0.89 (1.5B) and 0.93 (6.2B) of the
 time their A100 profile measured (docs/validation.md, "No profile"): the roofline's per-kernel
@@ -133,8 +137,8 @@ and is not it: Perlmutter's A100 80GB GPUs sustain 275 TFLOP/s on 32768^3 bf16 G
 above the curve's 265 (docs/first-principles.md, `sustained_clock`), so the switch stays off
 for a100-80g (an air-cooled DGX may hold less; no measurement of one was found). The kernels
 around the GEMMs are the likelier part: the `unfused GeLU forward` row (the variant measured A100
-profiles need, docs/calibration.md) takes the mean to 7.70%, and the curve fitted to the
-zero-bubble 1.5B profile (`A100 curve fitted on ZB 1.5B`) to 8.40%; neither is adopted, since the
+profiles need, docs/calibration.md) takes the mean to 7.71%, and the curve fitted to the
+zero-bubble 1.5B profile (`A100 curve fitted on ZB 1.5B`) to 8.41%; neither is adopted, since the
 paper states its bias-GeLU was fused and the curve is fitted on other runs. (2) The interleaved
 rows (76B, 310B, 530B at 2520 GPUs) keep the largest errors: with one to a few layers per
 virtual stage their ops are short, and the per-microbatch costs around each op (p2p waits, the

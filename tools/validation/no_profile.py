@@ -8,22 +8,25 @@ from validation_common import pct
 # model on the a100-80g preset, with the first-principles mechanisms the preset has numbers for
 # (docs/first-principles.md; sustained_clock is refused there: Perlmutter's 80 GB A100s sustain
 # more than the curve's ceiling).
-FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step", "slowest_gpu"]
+FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step", "slowest_gpu", "nccl_tuning"]
 NO_PROFILE = dict(profile=False, nccl=True, gemm_waves=True, optimizer_step=True,
-                  slowest_gpu=True)
+                  slowest_gpu=True, nccl_tuning=True)
 NO_PROFILE_ROWS = [
     ("model alone, default path", "no costs.per_layer; no cluster.gpu.first_principles: every "
      "mechanism the a100-80g preset gives numbers for (nccl, gemm_waves, optimizer_step, "
-     "slowest_gpu)", {}),
+     "slowest_gpu, nccl_tuning)", {}),
     ("first principles off", "`cluster.gpu.first_principles: false`: the datasheet roofline "
      "alone",
-     dict(nccl=False, gemm_waves=False, optimizer_step=False, slowest_gpu=False)),
+     dict(nccl=False, gemm_waves=False, optimizer_step=False, slowest_gpu=False,
+          nccl_tuning=False)),
     ("GEMM waves off", "first_principles.gemm_waves: false", dict(gemm_waves=False)),
     ("optimizer step off", "first_principles.optimizer_step: false", dict(optimizer_step=False)),
     ("slowest GPU off", "first_principles.slowest_gpu: false (the median chip instead of the "
      "slowest of the 8 at chip_spread 0.0076)", dict(slowest_gpu=False)),
     ("NCCL bandwidth off", "first_principles.nccl: false (no TP or DP group here: no effect "
      "expected; p2p is Table 9's T_comm)", dict(nccl=False)),
+    ("NCCL tuning off", "first_principles.nccl_tuning: false (no collective here: no effect "
+     "expected)", dict(nccl_tuning=False)),
 ]
 
 

@@ -155,9 +155,18 @@ ABLATIONS = [
     ("FP8 parameter gather off", "`data_parallel.fp8_param_gather: false`: the linear weights "
      "gathered in bf16", lambda r: r["fp8_param_gather"] == "true",
      ("data_parallel", "fp8_param_gather", "false")),
-    ("first principles on", "`cluster.gpu.first_principles: true` (docs/first-principles.md): "
-     "NCCL's bandwidth and latency, GEMM waves, the sustained clock, the slowest GPU, the "
-     "optimizer's kernels", lambda r: True, ("cluster.gpu", "first_principles", "true")),
+    ("one channel", "`data_parallel.channels: one`: a collective across nodes in one ring "
+     "through one NIC per node instead of one channel per NIC (NCCL's rail-aligned rings)",
+     lambda r: int(r["gpus"]) > 8, ("data_parallel", "channels", "one")),
+    # The rows run the default path (every first-principles mechanism the preset gives numbers
+    # for, docs/first-principles.md); these switch them off.
+    ("first principles off", "`cluster.gpu.first_principles: false`: the datasheet roofline "
+     "alone, without NCCL's bandwidth, latency and tuning model, GEMM waves, the attention "
+     "kernels' rates, the sustained clock, the slowest GPU and the optimizer's kernels",
+     lambda r: True, ("cluster.gpu", "first_principles", "false")),
+    ("NCCL tuning off", "`cluster.gpu.first_principles: {nccl_tuning: false}`: every collective "
+     "as rings with the topology's route latencies instead of NCCL's algorithm, latency and "
+     "bandwidth floor", lambda r: True, ("cluster.gpu", "first_principles", "{nccl_tuning: false}")),
 ]
 
 
@@ -299,13 +308,14 @@ first forward: a 462B stage holds 3.6B parameters a GPU, 14 GB of fp32 gradients
 **Where the rest of the error is.** Three causes outside the data-parallel engines dominate, each
 the subject of another change:
 
-1. *One NIC per node boundary.* A data-parallel ring over nodes of 8 GPUs crosses each node
-   boundary through one GPU's NIC here, where NCCL spreads the inter-node bytes over every NIC of
-   the node (one channel per NIC). FSDP's per-op all-gathers and reduce-scatters over 16-64 GPUs
+1. *The network between nodes is not what binds.* The rows spread a collective's bytes
+   between nodes over every NIC of a node, as NCCL's rail-aligned channels do
+   (`data_parallel.channels: nics`, docs/parallelism.md). Through one NIC per node boundary
+   instead (ablation `one channel`) FSDP's per-op all-gathers and reduce-scatters over 16-64 GPUs
    with small micro-batches (mpt-13b at 16-64 GPUs, mpt-70b at 32) are bound by it and come out
-   2-2.5x too slow; the same models inside one node, or with micro-batches large enough to hide
-   the collectives (mpt-13b at 128-512 GPUs), do not. The Megatron rows put one or two GPUs of a
-   data-parallel group on each node, so every NIC carries a ring and they are not affected.
+   2-2.5x too slow; over every NIC they hide behind the compute and those rows are as fast as the
+   same models inside one node (cause 2). The Megatron rows put one or two GPUs of a
+   data-parallel group on each node, so every NIC carries a ring either way.
 2. *The compute of eager PyTorch models.* Inside one node (mpt-7b, mpt-13b, mpt-1b at 8 GPUs,
    torchtitan-8b at 8 GPUs) nothing data-parallel is exposed, and the predictions run 45-100%
    too fast: the roofline times these models' kernels at the preset's GEMM and attention
@@ -314,10 +324,11 @@ the subject of another change:
 3. *The torchtitan H100 rows ran 500 W H100 96GB (HBM2e)* parts whose peak the benchmark puts
    between SXM and NVL; no preset measures that chip, and the h100-sxm numbers stand in.
 
-The `first principles on` column (NCCL's measured bandwidth, GEMM waves, the sustained clock,
-the slowest GPU) takes the mean from the table's figure to the one in the ablation table; the
-bound aimed at (every row within 25%, mean within 10%) is not met, and no constant was
-tuned to approach it."""
+The rows run the default path: every first-principles mechanism the GPU preset gives numbers
+for (docs/first-principles.md). The `first principles off` row of the ablation table is the
+datasheet roofline alone, and `NCCL tuning off` the collectives as rings instead of NCCL's
+algorithms; the bound aimed at (every row within 25%, mean within 10%) is not met, and no constant
+was tuned to approach it."""
 
 
 def main():

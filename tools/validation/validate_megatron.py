@@ -156,12 +156,12 @@ def predict_row(binary, row, fields):
 # The first-principles mechanisms (docs/first-principles.md) the A100 80GB preset has numbers
 # for; sustained_clock is not among them (Perlmutter's 80 GB A100s sustain more than the curve's
 # ceiling: the preset refuses it).
-FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step", "slowest_gpu"]
+FIRST_PRINCIPLES = ["nccl", "gemm_waves", "optimizer_step", "slowest_gpu", "nccl_tuning"]
 BASE = dict(p2p="blocking", iterations=True, dp_sync=True, recompute=True, tied=True,
             unfused=False, host_launch=True, interleaved=True, overlap=False, fp16_grads=True,
             per_switch=2,
             efficiency="", noise="", nccl=True, gemm_waves=True, optimizer_step=True,
-            slowest_gpu=True)
+            slowest_gpu=True, nccl_tuning=True)
 # The slowest chip sampled instead of its expectation (first_principles.slowest_gpu off): each
 # simulated device the slowest of the t x d GPUs it stands for (docs/variability.md, slowest_of:
 # group), at the preset's chip_spread and at the cv fitted to the zero-bubble cells
@@ -176,10 +176,14 @@ ABLATIONS = [
     ("first principles off", "cluster.gpu.first_principles: false: the datasheet roofline, TP "
      "collectives as flows at the 300 GB/s NVLink rate, the optimizer step as two passes over "
      "the static memory (the paper's idealised setting)",
-     dict(nccl=False, gemm_waves=False, optimizer_step=False, slowest_gpu=False)),
+     dict(nccl=False, gemm_waves=False, optimizer_step=False, slowest_gpu=False,
+          nccl_tuning=False)),
     ("NCCL bandwidth off", "first_principles.nccl: false: TP collectives as flows at the link "
      "rate instead of nccl-tests' 235 GB/s bus bandwidth and NCCL's latency, and the NICs at "
      "their line rate instead of NCCL's 0.96 of it", dict(nccl=False)),
+    ("NCCL tuning off", "first_principles.nccl_tuning: false: the collectives between nodes as "
+     "rings with the topology's route latencies instead of NCCL's algorithm, latency and "
+     "bandwidth floor for compute capability 8.0", dict(nccl_tuning=False)),
     ("GEMM waves off", "first_principles.gemm_waves: false: GEMM time from its FLOPs alone, no "
      "tile and wave quantization over the 108 SMs", dict(gemm_waves=False)),
     ("optimizer step off", "first_principles.optimizer_step: false: the step as two passes over "

@@ -111,6 +111,11 @@ def ablations(text, gemm_max):
                     "numbers for (docs/first-principles.md; the default path runs them)",
                     text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, first_principles: "
                                  "false}}" % gpu.group(1))))
+        out.append(("NCCL tuning off", "`cluster.gpu.first_principles: {nccl_tuning: false}`: "
+                    "every collective over the topology as rings with its route latencies instead "
+                    "of NCCL's algorithm, latency and bandwidth floor (docs/first-principles.md)",
+                    text.replace(gpu.group(0), "cluster: {gpu: {preset: %s, first_principles: "
+                                 "{nccl_tuning: false}}}" % gpu.group(1))))
     if gpu and gemm_max is not None:
         out.append(("FP8 ceiling as BF16", f"`cluster.gpu.efficiency.gemm_max_fp8: {gemm_max}`, "
                     "the preset's BF16 `gemm_max`: FP8 GEMMs at the same fraction of their doubled "

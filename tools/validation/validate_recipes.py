@@ -109,6 +109,8 @@ MECHANISM_OFF = {
     "slowest_gpu": "compute at the median chip's pace instead of the slowest of the run's GPUs",
     "attention_kernels": "attention at the efficiency's flat fractions instead of the "
                          "framework's kernel at its published rate for the length",
+    "nccl_tuning": "every collective over the topology as rings with its route latencies instead "
+                   "of NCCL's algorithm, latency and bandwidth floor",
 }
 
 
