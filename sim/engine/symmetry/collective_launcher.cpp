@@ -141,7 +141,11 @@ std::uint32_t CollectiveLauncher::launch(std::uint64_t key, double bytes, Time n
   if (known == specs_by_key_.end()) known = specs_by_key_.emplace(key, specs()).first;
   if (known->second.empty()) return first;
   const CollectiveSpec& lead = known->second.front();
-  const CollectivePlan plan = planner_.plan(lead.ranks, lead.kind, bytes, lead.algorithm);
+  // Only its algorithm, timing and prediction are used (group_of lays out the steps): planned
+  // pipelined, so that a stepped ring's millions of flows are not built to be dropped (the
+  // layouts refuse more than kMaxCollectiveFlows).
+  const CollectivePlan plan =
+      planner_.plan(lead.ranks, lead.kind, bytes, lead.algorithm, RingSteps::Pipelined);
   const std::int32_t g = group_of(key, plan.algorithm, bytes);
   std::vector<std::uint32_t> started;
   const auto n = groups_[static_cast<std::size_t>(g)]->steps.size();
