@@ -141,7 +141,10 @@ std::uint32_t CollectiveLauncher::launch(std::uint64_t key, double bytes, Time n
   if (known == specs_by_key_.end()) known = specs_by_key_.emplace(key, specs()).first;
   if (known->second.empty()) return first;
   const CollectiveSpec& lead = known->second.front();
-  const CollectivePlan plan = planner_.plan(lead.ranks, lead.kind, bytes, lead.algorithm);
+  // Its algorithm and timing only: group_of lays the steps out pipelined and cuts them itself,
+  // so a stepped ring too large to lay out step by step still runs by class.
+  const CollectivePlan plan =
+      planner_.plan(lead.ranks, lead.kind, bytes, lead.algorithm, RingSteps::Pipelined);
   const std::int32_t g = group_of(key, plan.algorithm, bytes);
   std::vector<std::uint32_t> started;
   const auto n = groups_[static_cast<std::size_t>(g)]->steps.size();
