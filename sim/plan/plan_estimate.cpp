@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/engine/collective_plan.h"
 #include "sim/engine/engine.h"
 #include "sim/runner/collective_options.h"
 #include "sim/runner/sync_plan.h"
@@ -105,8 +104,8 @@ SyncEstimator::SyncEstimator(const ResolvedScenario& resolved) : resolved_(&reso
       par.gpus.size() != static_cast<std::size_t>(par.world(sc.stages)))
     return;
   if (par.gradient_group() <= 1) return;
-  // The replay's planner: the same algorithm (NCCL's choice under its tuning model), channels
-  // and prediction as the engine's gradient sync.
+  // The replay's own planner: the same algorithm choice (NCCL's tuning model where it runs),
+  // channels and prediction as the engine's gradient sync (sim/engine/collective_plan.h).
   planner_ =
       std::make_unique<CollectivePlanner>(*sc.communication.topology, collective_options(sc));
   for (std::int32_t d = 0; d < sc.stages; ++d) {
@@ -124,9 +123,7 @@ double SyncEstimator::bucket_seconds(std::size_t device, double bytes) const {
   if (!planner_ || device >= groups_.size() || !(bytes > 0)) return 0.0;
   const auto key = std::make_pair(device, bytes);
   if (auto it = seconds_.find(key); it != seconds_.end()) return it->second;
-  const double s = planner_
-                       ->plan(groups_[device], resolved_->sync.gradient_collective, bytes,
-                              std::nullopt, RingSteps::Pipelined)
+  const double s = planner_->plan(groups_[device], resolved_->sync.gradient_collective, bytes)
                        .predicted.seconds();
   seconds_.emplace(key, s);
   return s;

@@ -131,11 +131,11 @@ TEST_CASE("every file of the error corpus fails with its expected first line and
 }
 
 TEST_CASE("a stepped ring over 4096 ranks: refused one flow at a time, answered by class") {
-  // The ring in one channel per NIC (data_parallel.channels: nics, 8 NICs a node): each step is
-  // 512 nodes x (8 edges inside the node + 8 cut edges to the next node) = 8192 flows, 8190 steps:
-  // over kMaxCollectiveFlows one by one; by class one step laid out.
+  // 8190 steps of 4096 flows: over kMaxCollectiveFlows one by one; by class one step laid out.
   Result off = run("run tests/scale/dp_4096_stepped_ring.yaml --symmetry off");
   CHECK(off.code == 2);
+  // NCCL's channels: each of the 512 nodes' rings runs 8 intra-node edges and 8 node-crossing
+  // edges, one per NIC (data_parallel.channels: nics): 8192 flows a step.
   CHECK(off.err.find("a ring collective over 4096 ranks is 8190 steps of 8192 flows") !=
         std::string::npos);
   Result by_class = run("run tests/scale/dp_4096_stepped_ring.yaml --format json");

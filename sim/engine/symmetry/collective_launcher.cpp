@@ -141,12 +141,16 @@ std::uint32_t CollectiveLauncher::launch(std::uint64_t key, double bytes, Time n
   if (known == specs_by_key_.end()) known = specs_by_key_.emplace(key, specs()).first;
   if (known->second.empty()) return first;
   const CollectiveSpec& lead = known->second.front();
-  // Only its algorithm, timing and prediction are used (group_of lays out the steps): planned
-  // pipelined, so that a stepped ring's millions of flows are not built to be dropped (the
-  // layouts refuse more than kMaxCollectiveFlows).
+  // Its algorithm and timing only: group_of lays the steps out pipelined and cuts them itself,
+  // so a stepped ring too large to lay out step by step still runs by class.
   const CollectivePlan plan =
       planner_.plan(lead.ranks, lead.kind, bytes, lead.algorithm, RingSteps::Pipelined);
-  const std::int32_t g = group_of(key, plan.algorithm, bytes);
+  // Laid out as the lead runs: NCCL's choice where its model planned the collective, else the
+  // algorithm the scenario asked for. Re-planning the resolved algorithm would not do: a forced
+  // hierarchical reduce-scatter runs rings outside NCCL's model, a ring forced under it does not.
+  const CollectiveAlgorithm laid_out =
+      plan.timing ? plan.algorithm : lead.algorithm.value_or(planner_.options().algorithm);
+  const std::int32_t g = group_of(key, laid_out, bytes);
   std::vector<std::uint32_t> started;
   const auto n = groups_[static_cast<std::size_t>(g)]->steps.size();
   for (std::size_t m = 0; m < n; ++m) {
