@@ -40,8 +40,8 @@ bubblesim_layer(topologies PATHS topologies/ TARGETS bubblesim_topologies USES u
 bubblesim_layer(engine PATHS sim/engine/ TARGETS bubblesim_engine USES table topologies
                 INTERNAL sim/engine/list_replay.h sim/engine/list_replay_lanes.h
                          sim/engine/event_loop.h sim/engine/event_queue.h
-                         sim/engine/dependencies.h sim/engine/device_memory.h
-                         sim/engine/gradient_sync_state.h sim/engine/iteration_end.h
+                         sim/engine/device_memory.h sim/engine/gradient_sync_state.h
+                         sim/engine/iteration_end.h
                          sim/engine/engine_component.h sim/engine/components/
                          sim/engine/network/ sim/engine/op_graph.h sim/engine/op_index.h
                          sim/engine/max_min_flows.h sim/engine/memory_accounting.h
