@@ -163,6 +163,14 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
       {"events", events},
       {"events_per_s",
        run.effort.wall_time_s > 0 ? static_cast<double>(events) / run.effort.wall_time_s : 0.0}};
+  // The table passes (sim/runner/table_passes.h): each one's wall time, and those --skip-pass
+  // left out; absent when the scenario asks for none.
+  if (!run.effort.passes.empty()) {
+    nlohmann::json times = nlohmann::json::object();
+    for (const PassTime& p : run.effort.passes) times[p.name] = p.seconds;
+    j["run"]["passes_s"] = times;
+  }
+  if (!run.effort.skipped_passes.empty()) j["run"]["skipped_passes"] = run.effort.skipped_passes;
   return j;
 }
 

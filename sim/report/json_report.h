@@ -9,7 +9,8 @@
 //                recompute_s, offloaded_bytes, exposed_offload_s, d2h/h2d busy and utilisation per
 //                device, busy_s_per_device, out_of_memory, ...},
 //   passes: [{name, policy, count_per_device, bytes_per_device, stages, ...}] (docs/memory.md),
-//   run: {wall_time_s, generate_s, streamed, events, events_per_s}}]
+//   run: {wall_time_s, generate_s, streamed, events, events_per_s, passes_s: {pass: seconds}
+//   and skipped_passes: [names] when the scenario asks for table passes}}]
 //   (an infeasible schedule: {schedule, label, status: "infeasible", failure,
 //    infeasible: {reason, facts: [{name, value}], remedy}, formula/table/simulation: null}),
 //   skipped: [...],

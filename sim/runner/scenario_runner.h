@@ -1,8 +1,8 @@
 #pragma once
 // Running a scenario: resolve it once (resolve.h), then per requested schedule generate the table,
-// apply the memory passes, validate it and replay it idealized and simulated. A generator that
-// cannot produce a table within its constraints (ScheduleConstraintError) gives the outcome
-// `infeasible` for a schedule the user named, and a skipped entry (with its reason) for a
+// run the table passes (table_passes.h: each validated) and replay it idealized and simulated. A
+// generator that cannot produce a table within its constraints (ScheduleConstraintError) gives the
+// outcome `infeasible` for a schedule the user named, and a skipped entry (with its reason) for a
 // defaulted one.
 //
 // Replays per schedule: 2 (the idealized table level and the simulation), plus 1 when

@@ -231,7 +231,8 @@ struct CostsSpec {
 };
 
 /// Settings from the command line, not from the file: resource limits and how to replay. The
-/// results do not depend on them (but for a table refused as too large).
+/// results do not depend on them (but for a table refused as too large, and the passes an
+/// ablation skips).
 struct CommandLineSettings {
   /// --max-ops: tables with more ops are refused before they are generated or replayed.
   std::int64_t max_ops = kDefaultMaxOps;
@@ -239,6 +240,9 @@ struct CommandLineSettings {
   StreamMode stream = StreamMode::Auto;
   /// Monte Carlo worker threads (--threads); 0 = every hardware thread.
   int threads = 0;
+  /// --skip-pass: table passes (sim/runner/table_passes.h) left out although the scenario asks
+  /// for them, by name (an ablation).
+  std::vector<std::string> skip_passes;
 };
 
 /// One member per section of the scenario file (sim/scenario/sections/).

@@ -361,6 +361,11 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "with --trace or --html; docs/engine.md), which also lifts --max-ops for "
                     "it; on: always (an error when it cannot); off: never")
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    cmd->add_option("--skip-pass", options->run.scenario_settings.skip_passes,
+                    "leave out a table pass the scenario asks for, by name, to see what it "
+                    "changes (an ablation; repeatable): a2a-pairing, recompute, offload")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("--threads", options->run.scenario_settings.threads,
                     "worker threads of the Monte Carlo samples of a scenario with variability "
                     "(default: every core; the report does not depend on it)")
