@@ -13,8 +13,8 @@
 # every header it has.
 #
 # Read as a graph: units <- table <- {generators, optimizer} <- builtin_generators;
-# units <- topologies; {table, topologies} <- engine <- variability; table <- costmodel <-
-# scenario <- runner <- reports <- {sweep, calibration} <- cli.
+# units <- topologies; {table, topologies} <- engine <- variability; table <- costmodel;
+# {costmodel, engine} <- scenario <- runner <- reports <- {sweep, calibration} <- cli.
 set(BUBBLESIM_LAYERS "")
 
 macro(bubblesim_layer name)
@@ -48,8 +48,9 @@ bubblesim_layer(engine PATHS sim/engine/ TARGETS bubblesim_engine USES table top
                          sim/engine/end_window.h)
 bubblesim_layer(variability PATHS sim/variability/ TARGETS bubblesim_variability USES engine)
 bubblesim_layer(costmodel PATHS sim/costmodel/ TARGETS bubblesim_costmodel USES table)
+# The scenario layer reads the keys the engine's behaviours declare (sim/engine/component_kind.h).
 bubblesim_layer(scenario PATHS sim/scenario/ TARGETS bubblesim_scenario
-                USES table topologies costmodel)
+                USES table topologies costmodel engine)
 bubblesim_layer(runner PATHS sim/runner/ TARGETS bubblesim_runner
                 USES scenario engine variability generators)
 bubblesim_layer(reports PATHS sim/report/ TARGETS bubblesim_reports USES runner)

@@ -8,7 +8,7 @@
 
 #include "schedules/list_scheduling.h"
 #include "schedules/replay_rules.h"
-#include "sim/engine/engine_component.h"
+#include "sim/engine/component_kind.h"
 #include "sim/engine/device_memory.h"
 #include "sim/engine/duration_model.h"
 #include "sim/engine/end_window.h"
@@ -217,6 +217,7 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
   const IterationPlan& plan = in.iterations;
   SimulationResult result;
   result.list_scheduled = true;
+  result.components = component_use(in);
   std::vector<Time> device_start, completions;
   std::int32_t replays = 0;
   for (std::int32_t iteration = 0; iteration < plan.count; ++iteration) {
@@ -233,7 +234,6 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
       m.offload.exposed_offload_per_device.assign(n, Time::zero());
       m.offload.d2h_busy_per_device.assign(n, Time::zero());
       m.offload.h2d_busy_per_device.assign(n, Time::zero());
-      m.comm.blocked_send_per_device.assign(n, Time::zero());
       network->report(m, false);
     }
     if (o.completed != order.op_count()) {

@@ -38,8 +38,6 @@ struct CommunicationSpec {
   Time delay;                                // FixedDelay: added on every cross-stage edge
   std::shared_ptr<const Topology> topology;  // Topology: the cluster graph
   std::vector<VertexId> placement;           // device (pipeline rank) -> GPU vertex
-  P2pMode p2p = P2pMode::Async;              // communication.p2p (docs/iterations.md)
-  Time p2p_sync_gap;  // communication.p2p_sync_gap: host gap after each blocking p2p call
   AllToAllNetwork all_to_all = AllToAllNetwork::Shared;  // communication.all_to_all
 };
 
@@ -212,10 +210,12 @@ struct CostFields {
 /// stage's (before TP: times and sizes divided by the TP degree; `recompute` never).
 enum class CostBasis { Stage, Gpu };
 
-/// `name:` and `description:`.
+/// What names a scenario in the reports: `name:`, `description:` and the file it was loaded from
+/// ("" for one built in memory).
 struct ScenarioLabels {
   std::string name;
   std::string description;
+  std::string file;
 };
 
 /// `costs:` as given (explicit values, `per_layer`, or a measured `profile`).
@@ -248,7 +248,6 @@ struct CommandLineSettings {
 /// One member per section of the scenario file (sim/scenario/sections/).
 struct Scenario {
   ScenarioLabels labels;
-  std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
   CostsSpec costs;
@@ -263,6 +262,9 @@ struct Scenario {
   /// `variability:` (docs/variability.md): op times as distributions, Monte Carlo replays. Unset:
   /// every replay is deterministic.
   std::optional<VariabilitySpec> variability;
+  /// The keys the engine's behaviours declare (sim/engine/component_kind.h), by full key, as
+  /// given (`communication.p2p`); one left out reads as its declared default (setting_value).
+  ParamValues settings;
   CommandLineSettings command_line;
 };
 
