@@ -14,7 +14,8 @@
 #
 # Read as a graph: units <- table <- {generators, optimizer} <- builtin_generators;
 # units <- topologies; {table, topologies} <- engine <- variability; table <- costmodel;
-# {costmodel, engine} <- scenario <- runner <- reports <- {sweep, calibration} <- cli.
+# {costmodel, engine} <- scenario <- runner <- reports <- {sweep, calibration} <- cli;
+# sweep <- plan <- cli.
 set(BUBBLESIM_LAYERS "")
 
 macro(bubblesim_layer name)
@@ -45,7 +46,9 @@ bubblesim_layer(engine PATHS sim/engine/ TARGETS bubblesim_engine USES table top
                          sim/engine/engine_component.h sim/engine/components/
                          sim/engine/network/ sim/engine/op_graph.h sim/engine/op_index.h
                          sim/engine/max_min_flows.h sim/engine/memory_accounting.h
-                         sim/engine/end_window.h)
+                         sim/engine/end_window.h sim/engine/symmetry/flow_classes.h
+                         sim/engine/symmetry/class_flows.h sim/engine/symmetry/shape_port.h
+                         sim/engine/symmetry/collective_launcher.h)
 bubblesim_layer(variability PATHS sim/variability/ TARGETS bubblesim_variability USES engine)
 bubblesim_layer(costmodel PATHS sim/costmodel/ TARGETS bubblesim_costmodel USES table)
 # The scenario layer reads the keys the engine's behaviours declare (sim/engine/component_kind.h).
@@ -57,7 +60,9 @@ bubblesim_layer(reports PATHS sim/report/ TARGETS bubblesim_reports USES runner)
 bubblesim_layer(sweep PATHS sim/sweep/ TARGETS bubblesim_sweep USES reports)
 bubblesim_layer(calibration PATHS sim/calibration/ TARGETS bubblesim_calibration
                 USES scenario reports)
-bubblesim_layer(cli PATHS tools/cli/ TARGETS bubblesim USES sweep calibration builtin_generators)
+bubblesim_layer(plan PATHS sim/plan/ TARGETS bubblesim_plan USES sweep)
+bubblesim_layer(cli PATHS tools/cli/ TARGETS bubblesim USES plan sweep calibration
+                builtin_generators)
 
 # BUBBLESIM_LAYER_<name>_REACHES: every layer <name> may use, directly or through others.
 foreach(_layer IN LISTS BUBBLESIM_LAYERS)

@@ -42,6 +42,20 @@ LinkGraph::LinkGraph(std::int32_t vertex_count, std::vector<SearchLink> all)
                               links[static_cast<std::size_t>(b)].source;
                      });
   }
+  min_out.assign(n, kInfiniteCost);
+  for (const SearchLink& l : links) {
+    PathCost& m = min_out[static_cast<std::size_t>(l.source)];
+    m = std::min(m, l.cost);
+  }
+}
+
+std::pair<std::int32_t, std::int32_t> LinkGraph::in_links_from(VertexId to, VertexId from) const {
+  const auto first = in.begin() + in_begin[static_cast<std::size_t>(to)];
+  const auto last = in.begin() + in_begin[static_cast<std::size_t>(to) + 1];
+  auto source_of = [&](LinkId l) { return links[static_cast<std::size_t>(l)].source; };
+  const auto lo = std::partition_point(first, last, [&](LinkId l) { return source_of(l) < from; });
+  const auto hi = std::partition_point(lo, last, [&](LinkId l) { return source_of(l) == from; });
+  return {static_cast<std::int32_t>(lo - in.begin()), static_cast<std::int32_t>(hi - in.begin())};
 }
 
 SourceSearch::SourceSearch(const LinkGraph& graph, VertexId source, VertexId through,
@@ -113,30 +127,55 @@ bool SourceSearch::step() {
   // Every link reaching a vertex at its cost comes from a vertex settled before it (each link
   // adds a hop), so through() is final once the vertex is settled: relaxing a link passes the
   // flag on to an equally short route and replaces it for a shorter one.
-  const bool tracking = through_vertex_ >= 0;
   if (v == through_vertex_) through_[static_cast<std::size_t>(v)] = 1;
-  const std::uint8_t passes = tracking ? through_[static_cast<std::size_t>(v)] : 0;
+  const std::uint8_t passes = through_vertex_ >= 0 ? through_[static_cast<std::size_t>(v)] : 0;
   const PathCost base = cost(v);
   const auto vu = static_cast<std::size_t>(v);
   const bool forward = direction_ == Direction::Forward;
   const std::vector<std::int32_t>& begin = forward ? graph_->out_begin : graph_->in_begin;
   const std::vector<LinkId>& adjacent = forward ? graph_->out : graph_->in;
   relaxations_ += begin[vu + 1] - begin[vu];
-  for (std::int32_t i = begin[vu]; i < begin[vu + 1]; ++i) {
-    const SearchLink& l =
-        graph_->links[static_cast<std::size_t>(adjacent[static_cast<std::size_t>(i)])];
-    const VertexId next = forward ? l.target : l.source;
-    if (settled(next)) continue;
-    const PathCost c = combine(base, l.cost);
-    if (c < cost(next)) {
-      if (goal_ != nullptr && !prune(next, c)) continue;
-      push_or_decrease(next, c);
-      if (tracking) through_[static_cast<std::size_t>(next)] = passes;
-    } else if (passes != 0 && c == cost(next)) {
-      through_[static_cast<std::size_t>(next)] = 1;
-    }
-  }
+  if (goal_ != nullptr && relax_hub(v, base, passes)) return true;
+  for (std::int32_t i = begin[vu]; i < begin[vu + 1]; ++i)
+    relax(adjacent[static_cast<std::size_t>(i)], base, passes);
   return true;
+}
+
+void SourceSearch::relax(LinkId link, const PathCost& base, std::uint8_t passes) {
+  const SearchLink& l = graph_->links[static_cast<std::size_t>(link)];
+  const VertexId next = direction_ == Direction::Forward ? l.target : l.source;
+  if (settled(next)) return;
+  const PathCost c = combine(base, l.cost);
+  if (c < cost(next)) {
+    if (goal_ != nullptr && !prune(next, c)) return;
+    push_or_decrease(next, c);
+    if (through_vertex_ >= 0) through_[static_cast<std::size_t>(next)] = passes;
+  } else if (passes != 0 && c == cost(next)) {
+    through_[static_cast<std::size_t>(next)] = 1;
+  }
+}
+
+bool SourceSearch::relax_hub(VertexId v, const PathCost& base, std::uint8_t passes) {
+  // Worth it only where the reverse search settled far fewer vertices than `v` has links: a
+  // network switch of a large cluster (65,536 links out of one switch: every route relaxed them
+  // all, milliseconds a route).
+  const std::vector<VertexId>& near = goal_->order();
+  if (graph_->out_degree(v) <= 8 * static_cast<std::int32_t>(near.size()) + 64) return false;
+  // Links into vertices the reverse search settled (their cost to go is exact): each found by a
+  // binary search among the links into it. They set upper_, the best route known.
+  for (VertexId w : near) {
+    const auto [first, last] = graph_->in_links_from(w, v);
+    for (std::int32_t i = first; i < last; ++i)
+      relax(graph_->in[static_cast<std::size_t>(i)], base, passes);
+  }
+  // Every other vertex costs at least the reverse search's radius to go (a consistent bound), so
+  // a route through any of them costs at least base + the cheapest link out + the radius: when
+  // that is above the best route known, none of them is on a shortest route (prune()'s test).
+  const PathCost radius = goal_->heap_.empty() ? kInfiniteCost : goal_->cost(goal_->heap_.front());
+  const PathCost least =
+      combine(combine(base, graph_->min_out[static_cast<std::size_t>(v)]), radius);
+  if (upper_ < least) return true;
+  return false;  // some may be: relax every link (those above are relaxed again, to no effect)
 }
 
 void SourceSearch::settle(VertexId v) {
@@ -149,7 +188,6 @@ void SourceSearch::settle_through(const PathCost& bound) {
 }
 
 LinkId SourceSearch::best_in_link(VertexId v, bool through_only, VertexId flow) const {
-  const auto vu = static_cast<std::size_t>(v);
   auto qualifies = [&](LinkId l) {
     const SearchLink& info = graph_->links[static_cast<std::size_t>(l)];
     return settled(info.source) && (!through_only || through(info.source)) &&
@@ -159,18 +197,32 @@ LinkId SourceSearch::best_in_link(VertexId v, bool through_only, VertexId flow) 
     return !graph_->spreads.empty() && graph_->spreads[static_cast<std::size_t>(
                                            graph_->links[static_cast<std::size_t>(l)].source)] != 0;
   };
-  LinkId first = -1;
-  std::int32_t count = 0;
-  bool all_spread = true;
-  for (std::int32_t i = graph_->in_begin[vu]; i < graph_->in_begin[vu + 1]; ++i) {
-    const LinkId l = graph_->in[static_cast<std::size_t>(i)];
-    if (!qualifies(l)) continue;
-    if (first < 0) first = l;
-    ++count;
-    all_spread = all_spread && spreads(l);
-    if (flow < 0 || !all_spread) return first;  // the lowest id decides
+  // The qualifying links in the order of `in` (source id, then link id). Into a vertex with far
+  // more links than this search settled vertices (a switch of a large cluster), only the links
+  // from settled vertices can qualify: each found by a binary search, sources in id order.
+  std::vector<LinkId> candidates;
+  const auto vu = static_cast<std::size_t>(v);
+  if (graph_->in_degree(v) > 8 * static_cast<std::int32_t>(order_.size()) + 64) {
+    std::vector<VertexId> sources(order_);
+    std::sort(sources.begin(), sources.end());
+    for (VertexId x : sources) {
+      const auto [first, last] = graph_->in_links_from(v, x);
+      for (std::int32_t i = first; i < last; ++i) {
+        const LinkId l = graph_->in[static_cast<std::size_t>(i)];
+        if (qualifies(l)) candidates.push_back(l);
+      }
+    }
+  } else {
+    for (std::int32_t i = graph_->in_begin[vu]; i < graph_->in_begin[vu + 1]; ++i) {
+      const LinkId l = graph_->in[static_cast<std::size_t>(i)];
+      if (qualifies(l)) candidates.push_back(l);
+    }
   }
-  if (count <= 1) return first;
+  if (candidates.empty()) return -1;
+  // The lowest id decides unless several qualify and every one comes from a spreading switch.
+  if (flow < 0 || candidates.size() == 1 ||
+      !std::all_of(candidates.begin(), candidates.end(), spreads))
+    return candidates.front();
   // splitmix64 of (route source, destination): deterministic, spread evenly over the candidates.
   std::uint64_t x = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source_)) << 32) |
                     static_cast<std::uint32_t>(flow);
@@ -178,12 +230,7 @@ LinkId SourceSearch::best_in_link(VertexId v, bool through_only, VertexId flow) 
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   x ^= x >> 31;
-  auto pick = static_cast<std::int32_t>(x % static_cast<std::uint64_t>(count));
-  for (std::int32_t i = graph_->in_begin[vu]; i < graph_->in_begin[vu + 1]; ++i) {
-    const LinkId l = graph_->in[static_cast<std::size_t>(i)];
-    if (qualifies(l) && pick-- == 0) return l;
-  }
-  return first;
+  return candidates[static_cast<std::size_t>(x % static_cast<std::uint64_t>(candidates.size()))];
 }
 
 LinkId SourceSearch::via(VertexId v, VertexId flow) const {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace bubblesim {
@@ -42,6 +43,18 @@ struct LinkGraph {
   std::vector<SearchLink> links;
   std::vector<std::int32_t> out_begin, in_begin;  // vertices + 1 offsets into out / in
   std::vector<LinkId> out, in;
+  /// Per vertex: the cheapest link leaving it (kInfiniteCost when none). A goal-directed search
+  /// bounds every route through a vertex's links with it at once (SourceSearch::step).
+  std::vector<PathCost> min_out;
+  std::int32_t out_degree(VertexId v) const {
+    return out_begin[static_cast<std::size_t>(v) + 1] - out_begin[static_cast<std::size_t>(v)];
+  }
+  std::int32_t in_degree(VertexId v) const {
+    return in_begin[static_cast<std::size_t>(v) + 1] - in_begin[static_cast<std::size_t>(v)];
+  }
+  /// The links from `from` into `to`, as positions [first, last) of `in` (which is ordered by
+  /// source): a binary search, for vertices with many links in.
+  std::pair<std::int32_t, std::int32_t> in_links_from(VertexId to, VertexId from) const;
 };
 
 /// Dijkstra from one source with an indexed binary heap; costs are exact for settled vertices.
@@ -115,6 +128,13 @@ class SourceSearch {
   // The first in-link of settled `v` from a settled vertex that reaches it at its cost and,
   // with `through_only`, has through() set.
   LinkId best_in_link(VertexId v, bool through_only, VertexId flow) const;
+  // Relaxes one link out of settled `v` (cost `base`; `passes`: v's through() flag).
+  void relax(LinkId link, const PathCost& base, std::uint8_t passes);
+  // Goal-directed, from a vertex with many links out (a switch of thousands of ports): relaxes
+  // only the links into vertices the reverse search settled, and the others only when the
+  // cheapest of them could still be on a shortest route. Returns false when it did nothing
+  // special (step() then relaxes every link).
+  bool relax_hub(VertexId v, const PathCost& base, std::uint8_t passes);
 
   const LinkGraph* graph_;
   VertexId source_;

@@ -78,8 +78,9 @@ Topology build_cluster(const ClusterParams& params) {
   const std::int64_t total = std::int64_t{params.nodes} * params.node.gpus;
   if (total > kMaxTopologyGpus) {
     throw std::invalid_argument(
-        fmt::format("{} nodes x {} GPUs = {} GPUs is more than the limit of {}", params.nodes,
-                    params.node.gpus, total, kMaxTopologyGpus));
+        fmt::format("{} nodes x {} GPUs = {} GPUs is more than the limit of {} "
+                    "(kMaxTopologyGpus in topologies/topology_builders.h: raise it and rebuild)",
+                    params.nodes, params.node.gpus, total, kMaxTopologyGpus));
   }
   if (params.shape == NetworkShape::FatTree &&
       (params.switch_radix < 2 || params.switch_radix % 2 != 0)) {

@@ -16,8 +16,11 @@
 
 namespace bubblesim {
 
-/// Largest cluster the builders (and the loader) accept.
-inline constexpr std::int64_t kMaxTopologyGpus = 65536;
+/// Largest cluster the builders (and the loader) accept: 2^20 GPUs, about 1.5 GB of topology
+/// (vertices, links and names) for the DGX-like nodes of the builders; a replay's cost past the
+/// topology does not grow with the replicas (docs/performance.md, "Scaling"). Raise it and
+/// rebuild for more; the error says so.
+inline constexpr std::int64_t kMaxTopologyGpus = std::int64_t{1} << 20;
 
 struct LinkParams {
   Bandwidth bandwidth;

@@ -79,6 +79,23 @@ class Verdict(list):
         return "\n".join(lines)
 
 
+class Failure:
+    """A schedule that did not run to the end: its label, status (``out_of_memory``,
+    ``deadlock``, ``infeasible``) and the reason the reports give (device, time, op and bytes
+    over the budget; the blocked ops; the generator's constraint and remedy)."""
+
+    __slots__ = ("label", "status", "reason")
+
+    def __init__(self, label: str, status: str, reason: str):
+        self.label, self.status, self.reason = label, status, reason
+
+    def __repr__(self) -> str:
+        return f"Failure(label={self.label!r}, status={self.status!r}, reason={self.reason!r})"
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.status}: {self.reason}"
+
+
 class ScheduleResult:
     """One schedule's results: ``formula``, ``table`` and ``simulation`` are the JSON report's
     level objects (dicts; ``formula`` is None without a closed form), ``status`` is ``ok``,
@@ -97,6 +114,16 @@ class ScheduleResult:
     formula = property(lambda self: self._data.get("formula"), doc="Closed-form level (or None).")
     table = property(lambda self: self._data.get("table"), doc="Idealized table-replay level.")
     simulation = property(lambda self: self._data.get("simulation"), doc="Simulation level.")
+
+    @property
+    def failed(self) -> bool:
+        """Whether it did not run to the end (out of memory, deadlock, infeasible)."""
+        return self.status != "ok"
+
+    @property
+    def failure(self) -> Optional[str]:
+        """Why it failed, as the reports say it (None when it ran)."""
+        return None if self.status == "ok" else self._data.get("failure", self.status)
 
     @property
     def makespan_s(self) -> Optional[float]:
@@ -199,6 +226,12 @@ class Report:
 
     def __len__(self) -> int:
         return len(self._results)
+
+    @property
+    def failures(self) -> List[Failure]:
+        """The schedules that failed, in the scenario's order, each with its reason
+        (``print(*report.failures, sep="\\n")``); empty when all ran."""
+        return [Failure(r.label, r.status, r.failure or "") for r in self._results if r.failed]
 
     @property
     def skipped(self) -> List[Dict[str, Any]]:

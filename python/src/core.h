@@ -29,6 +29,8 @@ void bind_tables(py::module_& m);
 void bind_scenarios(py::module_& m);
 void bind_generators(py::module_& m);
 void bind_sweeps(py::module_& m);
+void bind_edits(py::module_& m);
+void bind_plans(py::module_& m);
 
 /// Drops the Python objects the registry holds (called when the module is torn down, with the GIL
 /// held, so no Python object outlives the interpreter inside a C++ static).

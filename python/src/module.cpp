@@ -57,6 +57,8 @@ PYBIND11_MODULE(_core, m) {
   bp::bind_scenarios(m);
   bp::bind_generators(m);
   bp::bind_sweeps(m);
+  bp::bind_edits(m);
+  bp::bind_plans(m);
   // The Python generators go before the interpreter does (they hold Python functions).
   pybind11::module_::import("atexit").attr("register")(
       pybind11::cpp_function([] { bp::clear_python_generators(); }));

@@ -88,8 +88,10 @@ void add_named_schedules(Scenario& scenario, const std::vector<std::string>& onl
 
 RunOutput run(const Scenario& base, const std::vector<std::string>& only,
               const std::string& baseline, bool html, std::size_t html_max_ops,
-              std::int64_t max_ops, int threads, const std::string& stream) {
+              std::int64_t max_ops, int threads, const std::string& stream,
+              const std::string& symmetry) {
   Scenario scenario = base;
+  scenario.command_line.symmetry = symmetry != "off";
   scenario.command_line.max_ops = max_ops;
   scenario.command_line.threads = threads;
   scenario.command_line.stream = stream == "on"    ? StreamMode::On
@@ -99,12 +101,17 @@ RunOutput run(const Scenario& base, const std::vector<std::string>& only,
   add_named_schedules(scenario, only, *registry);
   // The HTML report draws memory over time: one timeline per run, as `bubblesim run --html`.
   std::vector<std::unique_ptr<MemoryTimeline>> memory;
+  std::vector<std::unique_ptr<CommLaneRecorder>> lanes;  // the communication lanes
   ScenarioRunHooks hooks;
   if (html) {
     hooks.observers = [&](std::size_t index) {
       if (memory.size() <= index) memory.resize(index + 1);
+      if (lanes.size() <= index) lanes.resize(index + 1);
       memory[index] = std::make_unique<MemoryTimeline>(scenario.stages);
-      return std::vector<EngineObserver*>{memory[index].get()};
+      if (scenario.communication.kind != CommunicationKind::Topology)
+        return std::vector<EngineObserver*>{memory[index].get()};
+      lanes[index] = std::make_unique<CommLaneRecorder>(3 * html_max_ops + 1000);
+      return std::vector<EngineObserver*>{memory[index].get(), lanes[index].get()};
     };
   }
   RunOutput out;
@@ -120,8 +127,12 @@ RunOutput run(const Scenario& base, const std::vector<std::string>& only,
   out.json = scenario_report_json(scenario, result, options).dump();
   if (html) {
     std::vector<const MemoryTimeline*> timelines;
-    for (std::size_t i = 0; i < result.runs.size(); ++i) timelines.push_back(memory[i].get());
-    out.html = render_html_report(scenario, result, timelines, baseline, html_max_ops);
+    std::vector<const CommLaneRecorder*> recorded;
+    for (std::size_t i = 0; i < result.runs.size(); ++i) {
+      timelines.push_back(memory[i].get());
+      recorded.push_back(lanes[i].get());
+    }
+    out.html = render_html_report(scenario, result, timelines, baseline, html_max_ops, recorded);
   }
   out.failed = !result.infeasible.empty();
   for (const ScheduleRun& r : result.runs)
@@ -218,16 +229,18 @@ void bind_scenarios(py::module_& m) {
       "_run",
       [](const ScenarioPtr& scenario, const std::vector<std::string>& only,
          const std::string& baseline, bool html, std::size_t html_max_ops, std::int64_t max_ops,
-         int threads, const std::string& stream) {
+         int threads, const std::string& stream, const std::string& symmetry) {
         try {
           py::gil_scoped_release release;  // the engine runs without the GIL
-          return run(*scenario, only, baseline, html, html_max_ops, max_ops, threads, stream);
+          return run(*scenario, only, baseline, html, html_max_ops, max_ops, threads, stream,
+                     symmetry);
         } catch (const InputError& e) {
           raise_input_error(e);
         }
       },
       py::arg("scenario"), py::arg("only"), py::arg("baseline"), py::arg("html"),
-      py::arg("html_max_ops"), py::arg("max_ops"), py::arg("threads"), py::arg("stream"));
+      py::arg("html_max_ops"), py::arg("max_ops"), py::arg("threads"), py::arg("stream"),
+      py::arg("symmetry"));
 
   m.def(
       "_generate",

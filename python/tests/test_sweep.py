@@ -118,3 +118,28 @@ def test_bad_sweep_file_is_a_scenario_error(tmp_path):
     bad.write_text("base: none.yaml\naxes: {pipeline.stages: [2]}\n")
     with pytest.raises(bubblesim.ScenarioError):
         bubblesim.sweep(str(bad), str(tmp_path / "o.csv"))
+
+
+def test_zipped_sweep_at_a_fixed_gpu_count_equals_cli(cli, tmp_path):
+    """Stages and dp advance together (zip) and a constraint keeps tp x pp x dp == 16: the same
+    points and bytes from Python as from the CLI."""
+    for name in ("fixed_gpus_base.yaml",):
+        shutil.copy(ROOT / "scenarios" / "sweeps" / name, tmp_path / name)
+    spec = tmp_path / "zipped.yaml"
+    spec.write_text("base: fixed_gpus_base.yaml\naxes:\n"
+                    "  pipeline.stages: [1, 2, 4]\n  parallelism.dp: [8, 4, 2]\n"
+                    "  parallelism.tp: [1, 2, 4]\n"
+                    "zip: [[pipeline.stages, parallelism.dp]]\n"
+                    "constraints: ['tp * pp * dp == 16']\n")
+    cli_out, py_out = tmp_path / "cli.csv", tmp_path / "py.csv"
+    done = run_cli(cli, "sweep", str(spec), "-o", str(cli_out), "-q")
+    assert done.returncode == 0, done.stderr
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        summary = bubblesim.sweep(str(spec), str(py_out), executor=pool)
+    assert py_out.read_bytes() == cli_out.read_bytes()
+    # (pp, dp) pairs (1, 8), (2, 4), (4, 2) times tp 1, 2, 4: tp x pp x dp == 16 keeps tp 2 of
+    # the first pair, tp 2 of the second and tp 2 of the third.
+    rows = [line.split(",") for line in py_out.read_text().splitlines()[2:]]
+    layouts = sorted({(int(r[4]), int(r[2]), int(r[3])) for r in rows})
+    assert layouts == [(2, 1, 8), (2, 2, 4), (2, 4, 2)]
+    assert summary.points == 3

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -106,6 +108,106 @@ std::vector<std::int64_t> megatron_split(const TransformerModel& model, std::int
   return out;
 }
 
+namespace {
+
+/// The parts of a balanced split as the DP sees them: part k holding layers [i, j) costs the
+/// layers' sum plus the first part's and the last part's extras, in one fixed order of floating
+/// additions (so that every comparison below sees the values the reference DP saw).
+class SplitCosts {
+ public:
+  SplitCosts(const std::vector<double>& layer_cost, std::size_t parts, double first_extra,
+             double last_extra)
+      : parts_(parts), first_(first_extra), last_(last_extra), prefix_(layer_cost.size() + 1, 0.0) {
+    for (std::size_t i = 0; i < layer_cost.size(); ++i) prefix_[i + 1] = prefix_[i] + layer_cost[i];
+  }
+  std::size_t layers() const { return prefix_.size() - 1; }
+  double cost(std::size_t k, std::size_t i, std::size_t j) const {
+    return prefix_[j] - prefix_[i] + (k == 0 ? first_ : 0.0) + (k + 1 == parts_ ? last_ : 0.0);
+  }
+  bool middle(std::size_t k) const { return k > 0 && k + 1 < parts_; }
+  /// Whether every part can keep within `limit`: the parts taking as many layers as fit in
+  /// turn reach the last layer (an empty middle part is then given a layer from a neighbour,
+  /// which only shrinks it), and there is a layer for every middle part.
+  bool fits(double limit) const {
+    const std::size_t n = layers();
+    return parts_ <= 1 ? cost(0, 0, n) <= limit : n + 2 >= parts_ && reach(limit).back() == n;
+  }
+  /// Where part k can end on a split within `limit`: [first, second] (empty when first >
+  /// second). An end is reachable from the left when parts 0..k fit before it with a layer for
+  /// each middle one, and from the right when parts k+1.. fit after it likewise; the
+  /// furthest-reaching parts bound both (every end between is reachable, parts only shrinking).
+  std::vector<std::pair<std::size_t, std::size_t>> ends(double limit) const {
+    const std::size_t n = layers();
+    const std::vector<std::size_t> r = reach(limit);
+    // The smallest start of each part, parts taking as many layers as fit from the right.
+    std::vector<std::size_t> q(parts_, n + 1);
+    std::size_t e = n;
+    for (std::size_t k = parts_; k-- > 0;) {
+      if (e > n || cost(k, e, e) > limit) break;
+      std::size_t i = e;
+      while (i > 0 && cost(k, i - 1, e) <= limit) --i;
+      q[k] = e = i;
+    }
+    std::vector<std::pair<std::size_t, std::size_t>> out(parts_, {n + 1, 0});
+    for (std::size_t k = 0; k + 1 < parts_; ++k) {
+      const std::size_t before = k;                                    // a layer per middle 1..k
+      const std::size_t after = parts_ >= k + 2 ? parts_ - 2 - k : 0;  // middles k+1..
+      if (r[k] > n || q[k + 1] > n || n < after) continue;
+      out[k] = {std::max(before, q[k + 1]), std::min(r[k], n - after)};
+    }
+    if (r.back() == n) out.back() = {n, n};
+    return out;
+  }
+
+ private:
+  /// The furthest end of each part, parts taking as many layers as fit in turn (none allowed);
+  /// n + 1 from the first part that cannot fit even empty.
+  std::vector<std::size_t> reach(double limit) const {
+    const std::size_t n = layers();
+    std::vector<std::size_t> r(parts_, n + 1);
+    std::size_t s = 0;
+    for (std::size_t k = 0; k < parts_; ++k) {
+      if (cost(k, s, s) > limit) break;
+      std::size_t j = s;
+      while (j < n && cost(k, s, j + 1) <= limit) ++j;
+      r[k] = s = j;
+    }
+    return r;
+  }
+
+  std::size_t parts_;
+  double first_, last_;
+  std::vector<double> prefix_;
+};
+
+/// The smallest limit every part can keep to: the smallest double for which the parts fit
+/// (fits() is monotone in the limit), found by bisection over the doubles' order.
+double smallest_largest_part(const SplitCosts& costs, std::size_t parts) {
+  double hi = costs.cost(0, 0, costs.layers());  // everything in part 0 plus both extras...
+  if (parts > 1) hi += costs.cost(parts - 1, costs.layers(), costs.layers());
+  hi = std::max(hi, 0.0) * 2 + 1;
+  while (!costs.fits(hi)) {
+    hi *= 2;
+    if (!std::isfinite(hi))
+      throw std::invalid_argument("layer costs that no split can hold (not finite)");
+  }
+  double lo = 0.0;
+  if (costs.fits(lo)) return lo;
+  // Non-negative doubles order like their bit patterns.
+  auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  std::uint64_t a = bits(lo), b = bits(hi);  // fits(b), not fits(a)
+  while (b - a > 1) {
+    const std::uint64_t mid = a + (b - a) / 2;
+    if (costs.fits(std::bit_cast<double>(mid)))
+      b = mid;
+    else
+      a = mid;
+  }
+  return std::bit_cast<double>(b);
+}
+
+}  // namespace
+
 std::vector<std::int64_t> balanced_split(const std::vector<double>& layer_cost, std::int32_t parts,
                                          double first_extra, double last_extra) {
   const auto n = layer_cost.size();
@@ -114,47 +216,58 @@ std::vector<std::int64_t> balanced_split(const std::vector<double>& layer_cost, 
     throw std::invalid_argument(
         fmt::format("{} layers cannot fill the {} middle parts of a balanced split", n, parts - 2));
   }
-  std::vector<double> prefix(n + 1, 0.0);
-  for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layer_cost[i];
-  // Part k holding layers [i, j): its cost.
-  auto cost = [&](std::size_t k, std::size_t i, std::size_t j) {
-    return prefix[j] - prefix[i] + (k == 0 ? first_extra : 0.0) +
-           (k + 1 == k_parts ? last_extra : 0.0);
-  };
-  auto middle = [&](std::size_t k) { return k > 0 && k + 1 < k_parts; };
+  const SplitCosts costs(layer_cost, k_parts, first_extra, last_extra);
+  // 1. The smallest largest part (by bisection: each probe is one greedy pass over the layers).
+  const double largest = smallest_largest_part(costs, k_parts);
+  // 2. Among the splits within it (a hair above, as floating sums may differ in the last bit),
+  // the smallest sum of squared part costs: a DP over (part, end), each part's end restricted to
+  // where it can end within the limit and each part's start to the layers the limit allows, so
+  // the work is the window sizes summed, not parts x layers^2. best[k][j]: the smallest sum of
+  // squares of parts 0..k holding layers [0, j); the first start found wins ties.
+  const double limit = largest * (1.0 + 1e-12) + 1e-300;
+  const auto ends = costs.ends(limit);
   constexpr double kNone = std::numeric_limits<double>::infinity();
-  // Pass 1: best[k][j], the smallest largest cost of parts 0..k holding layers [0, j).
-  // Pass 2 (limit set): the smallest sum of squares with every part within the limit.
-  std::vector<std::vector<double>> best(k_parts, std::vector<double>(n + 1, kNone));
-  std::vector<std::vector<std::size_t>> from(k_parts, std::vector<std::size_t>(n + 1, 0));
-  auto solve = [&](double limit) {
-    for (auto& row : best) std::fill(row.begin(), row.end(), kNone);
-    for (std::size_t j = 0; j <= n; ++j) {
-      const double c = cost(0, 0, j);
-      if (c <= limit) best[0][j] = limit == kNone ? c : c * c;
+  std::vector<double> prev, cur;
+  std::vector<std::vector<std::size_t>> from(k_parts);
+  auto window = [&](std::size_t k) { return ends[k]; };
+  {
+    const auto [a, b] = window(0);
+    prev.assign(b >= a ? b - a + 1 : 0, kNone);
+    for (std::size_t j = a; j <= b; ++j) {
+      const double c = costs.cost(0, 0, j);
+      if (c <= limit) prev[j - a] = c * c;
     }
-    for (std::size_t k = 1; k < k_parts; ++k) {
-      for (std::size_t j = 0; j <= n; ++j) {
-        for (std::size_t i = 0; i <= j; ++i) {
-          if ((middle(k) && i == j) || best[k - 1][i] == kNone) continue;
-          const double c = cost(k, i, j);
-          if (c > limit) continue;
-          const double v = limit == kNone ? std::max(best[k - 1][i], c) : best[k - 1][i] + c * c;
-          if (v < best[k][j]) {
-            best[k][j] = v;
-            from[k][j] = i;
-          }
+  }
+  for (std::size_t k = 1; k < k_parts; ++k) {
+    const auto [pa, pb] = window(k - 1);
+    const auto [a, b] = window(k);
+    cur.assign(b >= a ? b - a + 1 : 0, kNone);
+    from[k].assign(cur.size(), 0);
+    std::size_t lo = pa;  // the first start within the limit, moving right as j does
+    for (std::size_t j = a; j <= b; ++j) {
+      while (lo < j && lo <= pb && costs.cost(k, lo, j) > limit) ++lo;
+      const std::size_t last = std::min(pb, costs.middle(k) && j > 0 ? j - 1 : j);
+      if (costs.middle(k) && j == 0) continue;  // a middle part holds a layer
+      for (std::size_t i = std::max(lo, pa); i <= last; ++i) {
+        const double before = prev[i - pa];
+        if (before == kNone) continue;
+        const double c = costs.cost(k, i, j);
+        if (c > limit) continue;
+        const double v = before + c * c;
+        if (v < cur[j - a]) {
+          cur[j - a] = v;
+          from[k][j - a] = i;
         }
       }
     }
-    return best[k_parts - 1][n];
-  };
-  const double largest = solve(kNone);
-  solve(largest * (1.0 + 1e-12) + 1e-300);
+    prev.swap(cur);
+  }
+  if (prev.empty() || prev.back() == kNone)
+    throw std::logic_error("balanced_split: no split within the largest part's cost");
   std::vector<std::int64_t> out(k_parts, 0);
   std::size_t j = n;
   for (std::size_t k = k_parts; k-- > 0;) {
-    const std::size_t i = k == 0 ? 0 : from[k][j];
+    const std::size_t i = k == 0 ? 0 : from[k][j - window(k).first];
     out[k] = static_cast<std::int64_t>(j - i);
     j = i;
   }

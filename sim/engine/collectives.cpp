@@ -11,7 +11,6 @@
 #include "sim/units/diagnostics.h"
 
 namespace bubblesim {
-namespace {
 
 using RouteCache = std::map<std::pair<VertexId, VertexId>, Route>;
 
@@ -25,6 +24,8 @@ const Route& cached_route(const Topology& topology, RouteCache& cache, VertexId 
   }
   return cache.emplace(std::make_pair(a, b), std::move(*r)).first->second;
 }
+
+namespace {
 
 // Ring steps over `members` (ranks in ring order): `count` steps starting at step `offset`; in
 // each, member i sends `chunk` bytes to member i+1. Pipelined: one step standing for all of them.

@@ -95,6 +95,12 @@ struct CollectiveLinkSlice {
   Time start, end;
 };
 
+/// The route from `a` to `b`, searched once and kept in `cache`; throws std::invalid_argument
+/// when the topology has none (a collective's ranks must be connected).
+const Route& cached_route(const Topology& topology,
+                          std::map<std::pair<VertexId, VertexId>, Route>& cache, VertexId a,
+                          VertexId b);
+
 /// One collective in flight: walks its steps, each step's flows started when the previous step's
 /// flows have all arrived.
 class CollectiveInstance {

@@ -138,6 +138,7 @@ Outcome Engine::State::replay(const OpIndex& index, std::optional<OpGraph>& grap
   std::vector<EngineComponent*> components;
   for (const auto& c : o.components) components.push_back(c.get());
   EventLoop loop(*graph, given, *network, memory, observers, start, std::move(components));
+  if (in.progress) loop.report_progress(in.progress);
   loop.run();
   ReplayTimes& times = loop.times();
   o.completed = times.completed == graph->size();
@@ -190,7 +191,7 @@ SimulationResult Engine::State::run() {
       for (const OpTiming& t : timings[d]) ready[d] = std::max(ready[d], t.end);
     }
     for (const auto& c : o.components) c->iteration_ready(m, ready);
-    const std::vector<Time>& step = in.sync ? in.sync->optimizer : plan.optimizer_step;
+    const std::vector<Time> step = in.sync ? in.sync->step_after_sync() : plan.optimizer_step;
     const IterationBoundary boundary = end_iteration(plan, ready, step, iteration, observers);
     completions.push_back(boundary.completion);
     start.device_start = boundary.next_start;

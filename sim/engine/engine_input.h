@@ -2,6 +2,7 @@
 // EngineInput: everything one replay needs. The engine never knows which generator made the table.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -13,6 +14,7 @@
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/engine/iteration_plan.h"
+#include "sim/engine/symmetry/symmetry_mode.h"
 #include "sim/units/bytes.h"
 #include "sim/units/rates.h"
 #include "sim/units/time.h"
@@ -95,6 +97,11 @@ struct EngineInput {
   /// Whole iterations: how many, and what ends each (iteration_plan.h). Default: one replay.
   IterationPlan iterations;
   ReplayPath path = ReplayPath::Auto;
+  /// Whether a topology's flows may be solved by class (docs/engine.md, "Symmetric flows").
+  SymmetryMode symmetry = SymmetryMode::Auto;
+  /// Called now and then during an event-loop replay with the simulated time and the events so
+  /// far (a progress line on a terminal); null: never.
+  std::function<void(Time simulated, std::uint64_t events)> progress;
   /// Arrays to reuse across replays (optional; one replay at a time per scratch).
   std::shared_ptr<ReplayScratch> scratch;
 

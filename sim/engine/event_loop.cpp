@@ -51,6 +51,7 @@ void EventLoop::run() {
   while (!queue_.empty()) {
     const Event event = queue_.pop();
     ++times_.events;
+    if ((times_.events & 0xFFFF) == 0 && progress_) progress_(event.time, times_.events);
     dispatch(event);
   }
   for (OpTiming& t : times_.timings.all()) {

@@ -14,6 +14,7 @@
 // (components/builtin_components.cpp), not a branch here (docs/engine.md).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,10 @@ class EventLoop final : private NetworkSink, private ComponentHost {
 
   /// Runs until no event is left (the end of the table, or a deadlock).
   void run();
+  /// Called every 2^16 events with the simulated time and the events so far (a progress line).
+  void report_progress(std::function<void(Time, std::uint64_t)> progress) {
+    progress_ = std::move(progress);
+  }
   ReplayTimes& times() override { return times_; }
   /// The blocked streams and what they wait for; call after run() when not every op finished.
   std::string describe_deadlock() const;
@@ -129,6 +134,7 @@ class EventLoop final : private NetworkSink, private ComponentHost {
   Streams streams_;
   Sends sends_;
   ReplayTimes times_;
+  std::function<void(Time, std::uint64_t)> progress_;
 };
 
 }  // namespace bubblesim

@@ -10,10 +10,19 @@
 namespace bubblesim {
 
 GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
-                         const std::vector<EngineObserver*>& obs)
-    : plan(p), table(t), index(t), topology(topo), port(fp), observers(obs) {
+                         ShapePort* shapes, const std::vector<EngineObserver*>& obs)
+    : plan(p),
+      table(t),
+      index(t),
+      topology(topo),
+      port(fp),
+      observers(obs),
+      launcher(topo, fp, shapes, !obs.empty()) {
   const auto devices = static_cast<std::size_t>(table.devices);
+  per_device.first_compute.assign(devices, -1);
   per_device.last_compute.assign(devices, -1);
+  per_device.gather_due.assign(devices, std::nullopt);
+  per_device.gather_wait.assign(devices, Time::zero());
   per_device.compute_end.assign(devices, Time::zero());
   per_device.tp.assign(devices, Time::zero());
   per_device.in_flight.assign(devices, 0);
@@ -51,7 +60,10 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
         default:
           break;
       }
-      if (stream_of(op.kind) == Stream::Compute) per_device.last_compute[d] = pos;
+      if (stream_of(op.kind) == Stream::Compute) {
+        per_device.last_compute[d] = pos;
+        if (per_device.first_compute[d] < 0) per_device.first_compute[d] = pos;
+      }
     }
     for (const auto& [s, pos] : last) last_grad[{static_cast<std::int32_t>(d), pos}].push_back(s);
   }
@@ -67,18 +79,33 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
 }
 
 void GradientSync::Impl::add_buckets(std::size_t s, Lane lane, Bytes total) {
-  const std::int64_t bucket = std::max<std::int64_t>(plan.bucket.count(), 1);
+  // The stage's own bucket size (zero: one bucket of everything), and DDP's small last bucket.
+  std::int64_t bucket = plan.end.bucket.count();
+  if (s < plan.end.stage_bucket.size()) bucket = plan.end.stage_bucket[s].count();
+  if (bucket <= 0) bucket = std::max<std::int64_t>(total.count(), 1);
+  const std::int64_t last =
+      plan.end.last_bucket.count() > 0 && total.count() > plan.end.last_bucket.count()
+          ? plan.end.last_bucket.count()
+          : 0;
   LaneState& ls = stages[s].lanes[lane];
   ls.bytes = total;
-  for (std::int64_t off = 0, b = 0; off < total.count(); off += bucket, ++b) {
+  auto add = [&](std::int64_t bytes) {
     Unit u;
     u.stage = static_cast<std::int32_t>(s);
-    u.bucket = static_cast<std::int32_t>(b);
+    u.bucket = static_cast<std::int32_t>(ls.units.size());
     u.lane = lane;
-    u.bytes = Bytes(std::min(bucket, total.count() - off));
+    u.bytes = Bytes(bytes);
     ls.units.push_back(units.size());
     units.push_back(u);
-  }
+  };
+  const std::int64_t body = total.count() - last;
+  for (std::int64_t off = 0; off < body; off += bucket) add(std::min(bucket, body - off));
+  if (last > 0) add(last);
+}
+
+SyncPlan::Ready GradientSync::Impl::readiness(std::size_t s) const {
+  if (s < plan.end.ready.size()) return plan.end.ready[s];
+  return plan.overlap.buckets ? SyncPlan::Ready::DuringBackward : SyncPlan::Ready::AfterCompute;
 }
 
 std::vector<std::vector<VertexId>> GradientSync::Impl::dp_groups(const Unit& unit,
@@ -102,6 +129,18 @@ std::int32_t GradientSync::Impl::dp_group_size(Lane lane, std::int32_t h) const 
   return groups.empty() ? 0 : static_cast<std::int32_t>(groups.front().size());
 }
 
+std::vector<std::int32_t> GradientSync::Impl::dp_group_sizes(const Unit& unit,
+                                                             std::int32_t h) const {
+  if (unit.lane == kExperts) {
+    std::vector<std::int32_t> sizes;
+    for (const auto& g : plan.experts.groups[static_cast<std::size_t>(h)])
+      sizes.push_back(static_cast<std::int32_t>(g.size()));
+    return sizes;
+  }
+  if (dp() <= 1) return {};
+  return std::vector<std::int32_t>(static_cast<std::size_t>(tp()), dp());
+}
+
 bool GradientSync::Impl::has_replica_phase(const StageState& st) const {
   return plan.replica_sync && st.holders.size() > 1;
 }
@@ -116,44 +155,68 @@ std::int32_t GradientSync::Impl::tp() const {
              : static_cast<std::int32_t>(plan.gpus.front().front().size());
 }
 
-std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, bool report,
-                                         std::vector<VertexId> ranks,
-                                         CollectiveAlgorithm algorithm) {
-  const auto id = static_cast<std::uint32_t>(instances.list.size());
-  const CollectiveKind kind =
-      units[u].phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
-  auto steps = collective_steps(kind, algorithm, units[u].bytes.as_double(),
-                                node_of_gpus(topology, ranks), plan.collective.ring_steps);
-  instances.list.push_back(
-      std::make_unique<CollectiveInstance>(topology, std::move(ranks), std::move(steps)));
-  instances.unit.push_back(u);
-  instances.device.push_back(device);
-  instances.reported.push_back(report);
-  units[u].instances.push_back(id);
-  ++units[u].pending;
-  return id;
+GradientSync::Impl::PhaseMembers GradientSync::Impl::phase_members(std::size_t u) {
+  // The collectives of the phase, in launch order: (holder, reported) now; their ranks only when
+  // the launcher asks (by class: once per stage, lane and phase).
+  const Unit& unit = units[u];
+  const StageState& st = stages[static_cast<std::size_t>(unit.stage)];
+  PhaseMembers out;
+  if (unit.phase == Phase::Replica && has_replica_phase(st)) {
+    for (std::int32_t t = 0; t < tp(); ++t) out.devices.emplace_back(st.holders.front(), t == 0);
+    out.specs = [this, &st] {
+      std::vector<CollectiveSpec> specs;
+      for (std::int32_t t = 0; t < tp(); ++t) {
+        CollectiveSpec spec{
+            {}, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, plan.collective.ring_steps};
+        for (std::int32_t h : st.holders)
+          spec.ranks.push_back(
+              plan.gpus[static_cast<std::size_t>(h)][0][static_cast<std::size_t>(t)]);
+        specs.push_back(std::move(spec));
+      }
+      return specs;
+    };
+  } else if (unit.phase == Phase::DataParallel && plan.end.runs) {
+    for (std::int32_t h : st.holders) {
+      const std::vector<std::int32_t> sizes = dp_group_sizes(unit, h);
+      for (std::size_t g = 0; g < sizes.size(); ++g)
+        if (sizes[g] > 1) out.devices.emplace_back(h, g == 0);  // one GPU alone syncs nothing
+    }
+    out.specs = [this, u, &st] {
+      std::vector<CollectiveSpec> specs;
+      for (std::int32_t h : st.holders) {
+        for (std::vector<VertexId>& ranks : dp_groups(units[u], h)) {
+          if (ranks.size() <= 1) continue;
+          specs.push_back(CollectiveSpec{std::move(ranks), plan.end.kind, plan.collective.algorithm,
+                                         plan.collective.ring_steps});
+        }
+      }
+      return specs;
+    };
+  }
+  return out;
 }
 
 Time GradientSync::Impl::closed_form(const Unit& unit, Phase phase,
-                                     const std::vector<VertexId>& ranks,
+                                     const std::function<std::vector<VertexId>()>& group,
                                      CollectiveAlgorithm algorithm) {
   // The alpha-beta parameters of a stage's group are measured once (per lane: the experts'
   // group differs).
   auto key = std::make_pair(unit.stage, static_cast<int>(phase) + 4 * static_cast<int>(unit.lane));
   auto it = cache.closed.find(key);
   if (it == cache.closed.end()) {
-    std::vector<std::int32_t> node = node_of_gpus(topology, ranks);
+    const std::vector<VertexId> members = group();
+    std::vector<std::int32_t> node = node_of_gpus(topology, members);
     std::sort(node.begin(), node.end());
     auto nodes = static_cast<std::int32_t>(std::unique(node.begin(), node.end()) - node.begin());
-    AlphaBeta ab = measure_alpha_beta(topology, ranks);
-    it = cache.closed.emplace(key, std::make_pair(Time::zero(), nodes)).first;
+    AlphaBeta ab = measure_alpha_beta(topology, members);
+    it = cache.closed.emplace(key, std::make_pair(static_cast<std::int32_t>(members.size()), nodes))
+             .first;
     cache.alpha_beta[key] = ab;
   }
   const CollectiveKind kind =
-      phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
-  return collective_closed_form(kind, algorithm, unit.bytes.as_double(),
-                                static_cast<std::int32_t>(ranks.size()), it->second.second,
-                                cache.alpha_beta[key]);
+      phase == Phase::DataParallel ? plan.end.kind : CollectiveKind::AllReduce;
+  return collective_closed_form(kind, algorithm, unit.bytes.as_double(), it->second.first,
+                                it->second.second, cache.alpha_beta[key]);
 }
 
 void GradientSync::Impl::start_phase(std::size_t u, Time now) {
@@ -164,33 +227,41 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
     unit.instances.clear();
     unit.pending = 0;
     unit.phase_start = now;
-    if (unit.phase == Phase::Replica && has_replica_phase(st)) {
-      for (std::int32_t t = 0; t < tp(); ++t) {
-        std::vector<VertexId> ranks;
-        for (std::int32_t h : st.holders)
-          ranks.push_back(plan.gpus[static_cast<std::size_t>(h)][0][static_cast<std::size_t>(t)]);
-        if (t == 0)
+    PhaseMembers members = phase_members(u);
+    if (!members.devices.empty()) {
+      // The closed form of the first holder's first collective (tensor-parallel rank 0),
+      // measured on its ranks once.
+      auto first_ranks = [&] { return members.specs().front().ranks; };
+      if (members.devices.front() == std::make_pair(st.holders.front(), true)) {
+        if (unit.phase == Phase::Replica)
           lane.replica_closed +=
-              closed_form(unit, Phase::Replica, ranks, CollectiveAlgorithm::Ring);
-        launch(u, st.holders.front(), t == 0, std::move(ranks), CollectiveAlgorithm::Ring);
+              closed_form(unit, Phase::Replica, first_ranks, CollectiveAlgorithm::Ring);
+        else
+          lane.dp_closed +=
+              closed_form(unit, Phase::DataParallel, first_ranks, plan.collective.algorithm);
       }
-    } else if (unit.phase == Phase::DataParallel) {
-      for (std::int32_t h : st.holders) {
-        std::vector<std::vector<VertexId>> groups = dp_groups(unit, h);
-        for (std::size_t g = 0; g < groups.size(); ++g) {
-          if (groups[g].size() <= 1) continue;  // a GPU alone holds these parameters
-          if (g == 0 && h == st.holders.front())
-            lane.dp_closed +=
-                closed_form(unit, Phase::DataParallel, groups[g], plan.collective.algorithm);
-          launch(u, h, g == 0, std::move(groups[g]), plan.collective.algorithm);
+      // One key per stage, lane and phase: its collectives are always the same ones.
+      const std::uint64_t key = (static_cast<std::uint64_t>(unit.stage) << 8) |
+                                (static_cast<std::uint64_t>(unit.lane) << 4) |
+                                static_cast<std::uint64_t>(unit.phase);
+      std::vector<std::uint32_t> done;
+      const std::uint32_t first =
+          launcher.launch(key, unit.bytes.as_double(), now, members.specs, done);
+      for (std::size_t i = 0; i < members.devices.size(); ++i) {
+        const auto id = static_cast<std::uint32_t>(first + i);
+        if (instances.unit.size() <= id) {
+          instances.unit.resize(id + 1);
+          instances.device.resize(id + 1);
+          instances.reported.resize(id + 1);
         }
+        instances.unit[id] = u;
+        instances.device[id] = members.devices[i].first;
+        instances.reported[id] = members.devices[i].second;
+        units[u].instances.push_back(id);
+        ++units[u].pending;
+        count_in_flight(members.devices[i].first, 1);
       }
-    }
-    // Start them (a collective over one rank is done at once).
-    const std::vector<std::uint32_t> ids = unit.instances;
-    for (std::uint32_t id : ids) {
-      count_in_flight(instances.device[id], 1);
-      if (instances.list[id]->start(port, id, now, cache.routes)) instance_done(id, now);
+      for (std::uint32_t id : done) instance_done(id, now);  // a collective over one rank
     }
     if (unit.pending > 0) return;
     end_phase(u, now);  // nothing to do in this phase
@@ -214,19 +285,18 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
   const std::size_t u = instances.unit[id];
   Unit& unit = units[u];
   if (instances.reported[id] && !observers.empty()) {
-    const CollectiveInstance& c = *instances.list[id];
     CollectiveEvent e;
     e.name =
         fmt::format("{}{} {} stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
                     unit.phase == Phase::Replica ? "replica" : "dp",
                     collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
-                                                                      : plan.gradient_collective),
+                                                                      : plan.end.kind),
                     unit.stage, unit.bucket);
     e.device = instances.device[id];
-    e.start = c.start_time();
-    e.end = c.end_time();
+    e.start = launcher.start_time(id);
+    e.end = launcher.end_time(id);
     e.bytes = unit.bytes;
-    for (const CollectiveLinkSlice& sl : c.link_slices()) {
+    for (const CollectiveLinkSlice& sl : launcher.link_slices(id)) {
       e.links.push_back(sl.link);
       e.link_start.push_back(sl.start);
       e.link_end.push_back(sl.end);
@@ -279,17 +349,24 @@ void GradientSync::Impl::on_token(std::uint32_t token, Time now) {
     }
     return;
   }
-  if (!instances.list[token]->on_arrival(port, token, now, cache.routes)) return;
-  instance_done(token, now);
-  const std::size_t u = instances.unit[token];
-  if (units[u].pending > 0) return;
-  end_phase(u, now);
-  if (units[u].phase != Phase::Done) {
-    start_phase(u, now);
-    if (units[u].phase != Phase::Done) return;
+  std::vector<std::uint32_t> done;
+  launcher.on_token(token, now, done);
+  collectives_done(done, now);
+}
+
+void GradientSync::Impl::collectives_done(const std::vector<std::uint32_t>& ids, Time now) {
+  for (std::uint32_t id : ids) {
+    instance_done(id, now);
+    const std::size_t u = instances.unit[id];
+    if (units[u].pending > 0) continue;
+    end_phase(u, now);
+    if (units[u].phase != Phase::Done) {
+      start_phase(u, now);
+      if (units[u].phase != Phase::Done) continue;
+    }
+    unit_finished(u, now);
+    advance(units[u].stage, now);
   }
-  unit_finished(u, now);
-  advance(units[u].stage, now);
 }
 
 void GradientSync::Impl::ready_at(std::size_t u, Time at) {
@@ -298,8 +375,9 @@ void GradientSync::Impl::ready_at(std::size_t u, Time at) {
   port.add_timer(at, kReadyBit | id);
 }
 GradientSync::GradientSync(const SyncPlan& plan, const Table& table, const Topology& topology,
-                           FlowPort& port, const std::vector<EngineObserver*>& observers)
-    : impl_(std::make_unique<Impl>(plan, table, topology, port, observers)) {}
+                           FlowPort& port, const std::vector<EngineObserver*>& observers,
+                           ShapePort* shapes)
+    : impl_(std::make_unique<Impl>(plan, table, topology, port, shapes, observers)) {}
 GradientSync::~GradientSync() = default;
 
 void GradientSync::on_compute_end(std::int32_t device, std::int32_t position, Time end) {
@@ -318,6 +396,46 @@ double GradientSync::compute_rate(std::int32_t device) const {
   return impl_->per_device.in_flight[static_cast<std::size_t>(device)] > 0
              ? 1.0 - impl_->plan.overlap.sm_share
              : 1.0;
+}
+
+Time GradientSync::first_op_ready(std::int32_t device, Time now, Time stream_free) {
+  const auto d = static_cast<std::size_t>(device);
+  std::optional<Time>& due = impl_->per_device.gather_due[d];
+  if (!due) {
+    const SyncPlan& plan = impl_->plan;
+    const Time gather =
+        d < plan.parameter_gather.per_device.size() &&
+                plan.parameter_gather.when != SyncPlan::ParameterGather::When::AfterStep
+            ? plan.parameter_gather.per_device[d]
+            : Time::zero();
+    const Time launched = plan.parameter_gather.when == SyncPlan::ParameterGather::When::AtStepStart
+                              ? stream_free
+                              : now;
+    due = launched + gather;
+    if (*due > now && !impl_->observers.empty()) {
+      CollectiveEvent e;
+      e.name = "parameter all-gather before the first forward (exposed)";
+      e.device = device;
+      e.start = now;
+      e.end = *due;
+      for (EngineObserver* o : impl_->observers) o->on_collective(e);
+    }
+    impl_->per_device.gather_wait[d] = std::max(Time::zero(), *due - now);
+  }
+  return std::max(now, *due);
+}
+
+std::int32_t GradientSync::first_compute(std::int32_t device) const {
+  return impl_->per_device.first_compute[static_cast<std::size_t>(device)];
+}
+
+std::vector<Time> SyncPlan::step_after_sync() const {
+  std::vector<Time> out = optimizer;
+  if (parameter_gather.when == ParameterGather::When::AfterStep) {
+    for (std::size_t d = 0; d < out.size() && d < parameter_gather.per_device.size(); ++d)
+      out[d] += parameter_gather.per_device[d];
+  }
+  return out;
 }
 
 std::vector<std::int32_t> GradientSync::take_rate_changes() {

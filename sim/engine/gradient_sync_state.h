@@ -4,12 +4,15 @@
 // from compute ops, TP slices and the metrics after the replay). Private to sim/engine.
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "schedules/table_index.h"
 #include "sim/engine/gradient_sync.h"
+#include "sim/engine/symmetry/collective_launcher.h"
 
 namespace bubblesim {
 
@@ -54,18 +57,18 @@ struct GradientSync::Impl {
   const Topology& topology;
   FlowPort& port;
   const std::vector<EngineObserver*>& observers;
-  /// Collectives launched so far, by id (the token the port reports them with).
+  /// Runs the collectives, one flow at a time or by class (symmetry/collective_launcher.h).
+  CollectiveLauncher launcher;
+  /// Collectives launched so far, by the launcher's id.
   struct Instances {
-    std::vector<std::unique_ptr<CollectiveInstance>> list;
     std::vector<std::size_t> unit;
     std::vector<std::int32_t> device;  // holder device the instance belongs to
     std::vector<bool> reported;        // the holder's tp-rank-0 instance: reported to observers
   };
-  /// What is computed once per replay and reused: routes between ranks, and the closed-form
-  /// time (with its node count) and alpha-beta fit of a collective, by (stage, phase).
+  /// What is computed once per replay and reused: a collective's group (ranks and nodes) and
+  /// its alpha-beta fit, by (stage, phase).
   struct Caches {
-    std::map<std::pair<VertexId, VertexId>, Route> routes;
-    std::map<std::pair<std::int32_t, int>, std::pair<Time, std::int32_t>> closed;
+    std::map<std::pair<std::int32_t, int>, std::pair<std::int32_t, std::int32_t>> closed;
     std::map<std::pair<std::int32_t, int>, AlphaBeta> alpha_beta;
   };
 
@@ -77,7 +80,11 @@ struct GradientSync::Impl {
   /// Per device: the position of its last compute op and that op's end, the TP time inside its
   /// ops, and its bucket collectives running now.
   struct PerDevice {
-    std::vector<std::int32_t> last_compute;
+    std::vector<std::int32_t> first_compute, last_compute;
+    /// When the first compute op's parameter all-gather ends (set when it is first asked), and
+    /// how long that op waited for it.
+    std::vector<std::optional<Time>> gather_due;
+    std::vector<Time> gather_wait;
     std::vector<Time> compute_end;
     std::vector<Time> tp;
     std::vector<std::int32_t> in_flight;
@@ -90,28 +97,41 @@ struct GradientSync::Impl {
   std::vector<std::int32_t> rate_changes;
   void count_in_flight(std::int32_t device, std::int32_t delta);
 
-  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
+  Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp, ShapePort* shapes,
        const std::vector<EngineObserver*>& obs);
   bool has_replica_phase(const StageState& st) const;
   std::int32_t dp() const;
   std::int32_t tp() const;
-  std::uint32_t launch(std::size_t u, std::int32_t device, bool report, std::vector<VertexId> ranks,
-                       CollectiveAlgorithm algorithm);
-  Time closed_form(const Unit& unit, Phase phase, const std::vector<VertexId>& ranks,
+  /// The collectives of unit u's phase: (holder device, reported) each, and their specs.
+  struct PhaseMembers {
+    std::vector<std::pair<std::int32_t, bool>> devices;
+    CollectiveLauncher::Specs specs;
+  };
+  PhaseMembers phase_members(std::size_t u);
+  /// `ranks` is asked for only the first time a (stage, phase, lane) is seen.
+  Time closed_form(const Unit& unit, Phase phase,
+                   const std::function<std::vector<VertexId>()>& ranks,
                    CollectiveAlgorithm algorithm);
+  void collectives_done(const std::vector<std::uint32_t>& ids, Time now);
   void start_phase(std::size_t u, Time now);
   void end_phase(std::size_t u, Time now);
   void instance_done(std::uint32_t id, Time now);
   void advance(std::int32_t s, Time now);
   void add_buckets(std::size_t s, Lane lane, Bytes total);
+  SyncPlan::Ready readiness(std::size_t s) const;
   /// The ranks of each data-parallel collective of `unit` launched from holder `h`.
   std::vector<std::vector<VertexId>> dp_groups(const Unit& unit, std::int32_t h) const;
+  /// The sizes of dp_groups(unit, h) without building them.
+  std::vector<std::int32_t> dp_group_sizes(const Unit& unit, std::int32_t h) const;
   std::int32_t dp_group_size(Lane lane, std::int32_t h) const;
   void unit_finished(std::size_t u, Time now);
   void on_token(std::uint32_t token, Time now);
   void ready_at(std::size_t u, Time at);
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
   void report_tp(std::int32_t device, std::int32_t position, Time start, Time end);
+  /// ZeRO 2/3's exposed all-gathers (at the op's start) and reduce-scatters (at its end, before
+  /// the TP slice) as slices on the device's sync lane (SyncPlan::dp_in_ops).
+  void report_sharded(std::int32_t device, const Op& op, Time start, Time end);
   /// The routed experts' phase of a MoE op as a slice on the device's phase lane (docs/moe.md).
   void report_experts(std::int32_t device, const Op& op, Time start, Time end);
   /// The all-to-all time `op` leaves exposed (plan.a2a_costs; zero without).

@@ -54,9 +54,27 @@ const MaxMinFlows::Flow& MaxMinFlows::flow(FlowId id) const {
 
 MaxMinFlows::FlowId MaxMinFlows::add(const std::vector<LinkId>& links, double bytes, Time now,
                                      double weight) {
-  if (links.empty()) throw std::invalid_argument("a flow needs at least one link");
   if (!(weight > 0.0) || !std::isfinite(weight))
     throw std::invalid_argument(fmt::format("a flow's weight must be positive (got {})", weight));
+  return insert(links, nullptr, bytes, now, weight);
+}
+
+MaxMinFlows::FlowId MaxMinFlows::add(const std::vector<LinkId>& links,
+                                     const std::vector<double>& multiplicity, double bytes,
+                                     Time now) {
+  if (multiplicity.size() != links.size())
+    throw std::invalid_argument("a flow needs one multiplicity per link");
+  for (double m : multiplicity) {
+    if (!(m > 0.0) || !std::isfinite(m))
+      throw std::invalid_argument(fmt::format("a link multiplicity must be positive (got {})", m));
+  }
+  return insert(links, &multiplicity, bytes, now, 1.0);
+}
+
+MaxMinFlows::FlowId MaxMinFlows::insert(const std::vector<LinkId>& links,
+                                        const std::vector<double>* multiplicity, double bytes,
+                                        Time now, double weight) {
+  if (links.empty()) throw std::invalid_argument("a flow needs at least one link");
   if (!(bytes > 0.0) || !std::isfinite(bytes)) {
     throw std::invalid_argument(
         fmt::format("a flow must carry a positive, finite number of bytes (got {})", bytes));
@@ -80,14 +98,76 @@ MaxMinFlows::FlowId MaxMinFlows::add(const std::vector<LinkId>& links, double by
     spare_links_.pop_back();
   }
   f.links.assign(links.begin(), links.end());
+  if (multiplicity != nullptr) f.multiplicity = *multiplicity;
   f.total = bytes;
   f.remaining = bytes;
   f.weight = weight;
   slot_of_.push_back(static_cast<std::int32_t>(flows_.size()));  // ids are dense: slot_of_[id]
   flows_.push_back(std::move(f));
   for (LinkId l : links) links_[l].flows.push_back(id);  // ids grow, so the lists stay sorted
-  recompute(links);
+  if (batching_) {
+    batch_links_.insert(batch_links_.end(), links.begin(), links.end());
+  } else {
+    recompute(links);
+  }
   return id;
+}
+
+void MaxMinFlows::end_batch() {
+  batching_ = false;
+  if (batch_links_.empty()) return;
+  std::sort(batch_links_.begin(), batch_links_.end());
+  batch_links_.erase(std::unique(batch_links_.begin(), batch_links_.end()), batch_links_.end());
+  recompute(batch_links_);
+  batch_links_.clear();
+}
+
+double MaxMinFlows::Flow::load_on(LinkId l) const {
+  if (multiplicity.empty()) return 1.0;
+  for (std::size_t i = 0; i < links.size(); ++i)
+    if (links[i] == l) return multiplicity[i];
+  return 1.0;
+}
+
+void MaxMinFlows::remove(FlowId id, Time now) {
+  const std::int32_t slot = find_slot(id);
+  if (slot < 0) throw std::out_of_range(fmt::format("flow {} is not active", id));
+  advance(now);
+  Flow& f = flows_[static_cast<std::size_t>(slot)];
+  touched_.assign(f.links.begin(), f.links.end());
+  for (LinkId l : f.links) {
+    auto& on_link = links_[l].flows;
+    on_link.erase(std::lower_bound(on_link.begin(), on_link.end(), id));
+  }
+  spare_links_.push_back(std::move(f.links));
+  flows_.erase(flows_.begin() + slot);
+  slot_of_[static_cast<std::size_t>(id)] = -1;
+  for (std::size_t i = static_cast<std::size_t>(slot); i < flows_.size(); ++i)
+    slot_of_[static_cast<std::size_t>(flows_[i].id)] = static_cast<std::int32_t>(i);
+  if (batching_) {
+    batch_links_.insert(batch_links_.end(), touched_.begin(), touched_.end());
+  } else {
+    recompute(touched_);
+  }
+}
+
+LinkId MaxMinFlows::add_link(double capacity) {
+  if (!valid_capacity(capacity)) {
+    throw std::invalid_argument(
+        fmt::format("a link capacity must be finite and >= 0 (got {})", capacity));
+  }
+  if (links_.size() >= static_cast<std::size_t>(std::numeric_limits<LinkId>::max()))
+    throw std::overflow_error("too many links");
+  links_.emplace_back();
+  links_.back().capacity = capacity;
+  return static_cast<LinkId>(links_.size() - 1);
+}
+
+void MaxMinFlows::copy_link_usage(LinkId from, LinkId to) {
+  check_link(from);
+  check_link(to);
+  links_[to].busy += links_[from].busy;
+  links_[to].bytes += links_[from].bytes;
 }
 
 std::vector<MaxMinFlows::FlowId> MaxMinFlows::complete_finished(Time now) {
@@ -113,9 +193,10 @@ void MaxMinFlows::complete_finished(Time now, std::vector<FlowId>& done) {
       continue;
     }
     done.push_back(f.id);
-    for (LinkId l : f.links) {
+    for (std::size_t k = 0; k < f.links.size(); ++k) {
+      const LinkId l = f.links[k];
       // Rounding left a sliver unaccounted; the whole flow did cross the link.
-      links_[l].bytes += f.remaining;
+      links_[l].bytes += f.remaining * f.load(k);
       auto& on_link = links_[l].flows;
       on_link.erase(std::lower_bound(on_link.begin(), on_link.end(), f.id));
       touched_.push_back(l);
@@ -200,8 +281,9 @@ void MaxMinFlows::advance(Time now) {
     double moved =
         std::min(f.remaining, f.rate * static_cast<double>((end - now_).ps()) / kPsPerSecond);
     f.remaining -= moved;
-    for (LinkId l : f.links) {
-      links_[l].bytes += moved;
+    for (std::size_t i = 0; i < f.links.size(); ++i) {
+      const LinkId l = f.links[i];
+      links_[l].bytes += moved * f.load(i);
       Time& until = advance_scratch_.busy_end[static_cast<std::size_t>(l)];
       if (until == Time::zero())
         advance_scratch_.busy_links.push_back(l);  // end > now_ >= 0: zero means unset
@@ -292,8 +374,10 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
     recompute_scratch_.unfrozen[static_cast<std::size_t>(l)] =
         static_cast<std::int32_t>(links_[l].flows.size());
     double weight = 0.0;
-    for (FlowId id : links_[l].flows)
-      weight += flows_[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(id)])].weight;
+    for (FlowId id : links_[l].flows) {
+      const Flow& f = flows_[static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(id)])];
+      weight += f.weight * f.load_on(l);
+    }
     recompute_scratch_.unfrozen_weight[static_cast<std::size_t>(l)] = weight;
   }
   std::size_t left = recompute_scratch_.comp_flows.size();
@@ -316,14 +400,17 @@ void MaxMinFlows::recompute(const std::vector<LinkId>& seed_links) {
       if (recompute_scratch_.frozen[slot] == 2) continue;
       recompute_scratch_.frozen[slot] = 2;
       --left;
-      const double weight = flows_[slot].weight;
+      const Flow& f = flows_[slot];
+      const double weight = f.weight;
       const double rate = best_share * weight;
       recompute_scratch_.new_rate[slot] = rate;
-      for (LinkId l : flows_[slot].links) {
-        double& c = recompute_scratch_.cap[static_cast<std::size_t>(l)];
-        c = std::max(0.0, c - rate);
-        --recompute_scratch_.unfrozen[static_cast<std::size_t>(l)];
-        recompute_scratch_.unfrozen_weight[static_cast<std::size_t>(l)] -= weight;
+      for (std::size_t i = 0; i < f.links.size(); ++i) {
+        const auto l = static_cast<std::size_t>(f.links[i]);
+        const double load = f.load(i);
+        double& c = recompute_scratch_.cap[l];
+        c = std::max(0.0, c - rate * load);
+        --recompute_scratch_.unfrozen[l];
+        recompute_scratch_.unfrozen_weight[l] -= weight * load;
       }
     }
   }

@@ -48,6 +48,26 @@ class MaxMinFlows {
   FlowId add(const std::vector<LinkId>& links, Bytes bytes, Time now) {
     return add(links, bytes.as_double(), now);
   }
+  /// A flow standing for a class of identical flows (sim/engine/symmetry/class_flows.h): over
+  /// links i it loads `multiplicity[i]` times its rate (> 0: that many members of the class cross
+  /// each one of the links the index stands for); rate() and `bytes` are one member's.
+  FlowId add(const std::vector<LinkId>& links, const std::vector<double>& multiplicity,
+             double bytes, Time now);
+  /// Advances to `now` and takes an active flow out (what it still had to move never moves);
+  /// the rates of the flows it shared links with are recomputed.
+  void remove(FlowId id, Time now);
+  /// Flows added between begin_batch() and end_batch() (all at one time) get their rates once, at
+  /// end_batch(): the rates one add at a time would leave, without re-rating the flows they share
+  /// links with after every add (a launch of many flows over one switch).
+  void begin_batch() { batching_ = true; }
+  void end_batch();
+  /// Advances every active flow's progress and the links' usage to `now`.
+  void advance_to(Time now) { advance(now); }
+  /// A new link of `capacity` bytes/s (its id is link_count() before the call).
+  LinkId add_link(double capacity);
+  /// Adds link `from`'s busy time and bytes so far to link `to` (a class of identical links split
+  /// in two: each part carried what the whole did until then).
+  void copy_link_usage(LinkId from, LinkId to);
 
   /// Advance to `now`, remove every flow whose completion time is <= now, recompute rates and
   /// return the finished ids in ascending order.
@@ -91,7 +111,10 @@ class MaxMinFlows {
     double remaining = 0.0;
     double rate = 0.0;
     double weight = 1.0;
-    Time finish = Time::max();  // predicted completion at `rate`; max() when stalled
+    std::vector<double> multiplicity;  // per link of `links`; empty: 1 each
+    Time finish = Time::max();         // predicted completion at `rate`; max() when stalled
+    double load(std::size_t i) const { return multiplicity.empty() ? 1.0 : multiplicity[i]; }
+    double load_on(LinkId l) const;  // load() of link l (which the flow crosses)
   };
   struct Link {
     double capacity = 0.0;
@@ -120,6 +143,8 @@ class MaxMinFlows {
 
   void advance(Time now);
   void recompute(const std::vector<LinkId>& seed_links);
+  FlowId insert(const std::vector<LinkId>& links, const std::vector<double>* multiplicity,
+                double bytes, Time now, double weight);
   // Records a flow's new predicted finish in finish_heap_ (rebuilt when stale entries pile up).
   void note_finish(const Flow& f);
   Time predict_finish(const Flow& f) const;
@@ -140,6 +165,8 @@ class MaxMinFlows {
   std::vector<std::int32_t> slot_of_;  // flow id -> index in flows_, -1 once finished
   FlowId next_id_ = 0;
   Time now_;
+  bool batching_ = false;
+  std::vector<LinkId> batch_links_;  // the batch's flows' links, rated at end_batch()
 
   // Scratch space reused by every update (sized to the links or the active flows).
   std::vector<std::vector<LinkId>> spare_links_;  // link lists of finished flows, for reuse

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/engine/component_results.h"
+#include "sim/engine/symmetry/symmetry_mode.h"
 #include "sim/engine/sync_metrics.h"
 #include "sim/units/bytes.h"
 #include "sim/units/time.h"
@@ -113,6 +114,8 @@ struct CommMetrics {
   Time exposed_comm;  // max over devices of compute idle caused by data in flight
   std::vector<Time> exposed_comm_per_device;
   std::vector<LinkUsage> links;  // topology links that carried traffic
+  /// Whether the flows were solved by class or one by one, and why (docs/engine.md).
+  FlowSymmetry symmetry;
 };
 
 /// The expert all-to-all as the replay ran it (EngineInput::a2a; docs/moe.md), per device: its

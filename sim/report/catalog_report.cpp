@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "sim/report/metric_table.h"
+#include "sim/report/sweep_plot.h"
 #include "sim/report/text_table.h"
 
 namespace bubblesim {
@@ -72,6 +74,26 @@ std::string schedule_description_text(const Registry& registry, const std::strin
     if (!p.choices.empty()) out += fmt::format("      one of: {}\n", fmt::join(p.choices, ", "));
   }
   return out;
+}
+
+std::string metric_list_text(std::size_t width) {
+  // One metric a paragraph: its name and facts on a line, what it measures wrapped under it (a
+  // five-column table leaves the help a sliver of a 100-column terminal).
+  const std::vector<std::string> plottable = sweep_plot_metrics();
+  std::string out;
+  for (const Metric& m : metric_table()) {
+    const bool plot =
+        std::find(plottable.begin(), plottable.end(), m.csv_column()) != plottable.end();
+    const std::string_view better =
+        m.direction == MetricDirection::LowerIsBetter    ? ", lower is better"
+        : m.direction == MetricDirection::HigherIsBetter ? ", higher is better"
+                                                         : "";
+    out += wrap_text(m.name() + " (" + std::string(metric_unit_name(m.unit)) + std::string(better) +
+                         (plot ? "; plot: " + m.csv_column() : "") + ")",
+                     width, 4);
+    out += wrap_text("    " + std::string(m.help), width, 4);
+  }
+  return out + "plot: the CSV column `sweep --html --plot-metric` takes (docs/sweep-plots.md)\n";
 }
 
 }  // namespace bubblesim

@@ -8,10 +8,12 @@
 #include <stdexcept>
 
 #include "sim/report/html_assets.h"
+#include "sim/report/html_comparison.h"
 #include "sim/report/html_distribution.h"
 #include "sim/report/html_escape.h"
 #include "sim/report/html_iteration_tail.h"
 #include "sim/report/html_moe_phases.h"
+#include "sim/report/html_table.h"
 #include "sim/report/html_time.h"
 #include "sim/report/html_timeline_bins.h"
 #include "sim/report/html_topology.h"
@@ -20,6 +22,7 @@
 #include "sim/report/ranking.h"
 #include "sim/report/report_format.h"
 #include "sim/report/report_rows.h"
+#include "sim/report/sync_tables.h"
 #include "sim/report/verdict.h"
 
 namespace bubblesim {
@@ -29,11 +32,12 @@ namespace {
 /// utilisation bins and the downsampled memory).
 /// The report script with the views this report needs patched in.
 /// report.js with the views this page needs where it says "views" (html_assets.h).
-std::string script(bool moe, bool tails) {
+std::string script(bool moe, bool tails, bool comm) {
   std::string s = html_asset_report_js();
   std::string views;
   if (moe) views += html_asset_view_moe_phases_js();
   if (tails) views += html_asset_view_iteration_tail_js();
+  if (comm) views += html_asset_view_comm_lanes_js();
   if (views.empty()) return s;
   const std::string marker = "  /* views */\n";
   const std::size_t at = s.find(marker);
@@ -43,7 +47,8 @@ std::string script(bool moe, bool tails) {
 }
 
 nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, const ScheduleRun& run,
-                        const MemoryTimeline* memory, const std::optional<TimelineBins>& bins) {
+                        const MemoryTimeline* memory, const CommLaneRecorder* comm,
+                        const std::optional<TimelineBins>& bins) {
   const std::int64_t exact_until =
       bins ? bins->exact_until().ps() : std::numeric_limits<std::int64_t>::max();
   nlohmann::json j;
@@ -87,6 +92,16 @@ nlohmann::json run_data(const Scenario& scenario, const ScenarioRun& result, con
   // With a gradient sync (html_iteration_tail.h): each device's exposed sync and optimizer step.
   nlohmann::json tails = iteration_tails(run);
   if (!tails.empty()) j["tails"] = std::move(tails);
+  // The communication lanes (html_comm_lanes.h) and the pipeline stages each row holds.
+  nlohmann::json lanes = comm_lane_slices(
+      result.resolved, run, comm,
+      bins ? html_us(bins->exact_until()) : std::numeric_limits<double>::infinity());
+  if (!lanes.empty()) j["comm"] = std::move(lanes);
+  nlohmann::json stages = nlohmann::json::array();
+  for (const std::vector<std::int32_t>& held :
+       run.table.placement.stages_by_device(run.table.devices))
+    stages.push_back(held);
+  j["stages"] = std::move(stages);
   nlohmann::json mem = nlohmann::json::array();
   if (memory != nullptr && bins) {
     mem = downsampled_memory(*memory, *bins);
@@ -141,17 +156,7 @@ std::string summary_table(const Scenario& scenario, const ScenarioRun& result) {
     h += "</tr>\n";
   }
   h += "</tbody></table>\n";
-  for (const DetailTable& t : detail_tables(scenario, runs)) {
-    h += "<table class=\"summary\"><caption>" + escape_html(t.title) + "</caption><thead><tr>";
-    for (const std::string& c : t.rows.header) h += "<th>" + escape_html(c) + "</th>";
-    h += "</tr></thead><tbody>\n";
-    for (const std::vector<std::string>& row : t.rows.rows) {
-      h += "<tr>";
-      for (const std::string& c : row) h += "<td>" + escape_html(c) + "</td>";
-      h += "</tr>\n";
-    }
-    h += "</tbody></table>\n";
-  }
+  for (const DetailTable& t : detail_tables(scenario, runs)) h += html_table(t.rows, "", t.title);
   Ranking ranking = rank_schedules(result);
   auto list = [](const std::vector<std::string>& labels) {
     std::vector<std::string> escaped;
@@ -170,6 +175,11 @@ std::string summary_table(const Scenario& scenario, const ScenarioRun& result) {
     h += "</ul>\n";
   } else if (result.runs.size() > 1) {
     h += "<p>the ranking of schedules is the same at every level</p>\n";
+  }
+  if (scenario.parallelism.enabled) {
+    // The gradient sync tables of the text report (docs/parallelism.md).
+    for (const SyncTable& t : sync_tables(result))
+      if (!t.rows.rows.empty()) h += html_table(t.rows, "sync", t.title);
   }
   // Failures and skipped schedules are listed once, in the verdict above, with formatted numbers.
   return h;
@@ -237,6 +247,12 @@ std::string verdict_table(const Scenario& scenario, const ScenarioRun& result,
   h += "</tbody></table>\n";
   for (const std::string& w : v.warnings)
     h += "<p class=\"warning\">warning: " + escape_html(w) + "</p>\n";
+  if (v.ranked.size() > 1 || (!v.ranked.empty() && scenario.parallelism.enabled)) {
+    h += comparison_chart_html(
+        comparison_rows(scenario, v),
+        "the schedules side by side, fastest first: where each one's iteration goes, and its peak "
+        "memory against the budget");
+  }
   h += idle_split_html(v);
   for (const FailedSchedule& f : v.failed) {
     // The reason starts with what happened ("out of memory on device 0 ...", "infeasible: ...").
@@ -279,7 +295,8 @@ std::string stage_cost_table(const ScenarioRun& result) {
 
 std::string render_html_report(const Scenario& scenario, const ScenarioRun& result,
                                const std::vector<const MemoryTimeline*>& memory,
-                               const std::string& baseline, std::size_t max_ops) {
+                               const std::string& baseline, std::size_t max_ops,
+                               const std::vector<const CommLaneRecorder*>& lanes_recorded) {
   nlohmann::json data;
   data["scenario"] = scenario.labels.name;
   nlohmann::json runs = nlohmann::json::array();
@@ -290,6 +307,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
   std::string notes;   // what was aggregated, above the timelines
   bool moe = false;    // some run has MoE phases: the script draws their lanes
   bool tails = false;  // some run has an iteration tail: the script draws it
+  bool lanes = false;  // some run has communication: the script draws its lanes
   for (std::size_t i = 0; i < result.runs.size(); ++i) {
     std::optional<TimelineBins> bins;
     if (budgets[i]) {
@@ -298,9 +316,11 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
                            escape_html(result.runs[i].label), escape_html(aggregation_note(*bins)));
     }
     nlohmann::json run =
-        run_data(scenario, result, result.runs[i], i < memory.size() ? memory[i] : nullptr, bins);
+        run_data(scenario, result, result.runs[i], i < memory.size() ? memory[i] : nullptr,
+                 i < lanes_recorded.size() ? lanes_recorded[i] : nullptr, bins);
     moe = moe || run.contains("phases") || run.contains("experts");
     tails = tails || run.contains("tails");
+    lanes = lanes || run.contains("comm");
     span_us = std::max(span_us, run["makespan_us"].get<double>());
     for (const auto& series : run["memory"])
       for (const auto& sample : series) memory_max = std::max(memory_max, sample[2].get<double>());
@@ -348,7 +368,7 @@ std::string render_html_report(const Scenario& scenario, const ScenarioRun& resu
       notes +
       "<div id=\"legend\" class=\"legend\"></div>\n<div id=\"runs\">"
       "</div>\n<script type=\"application/json\" id=\"bubblesim-data\">" +
-      json + "</script>\n<script>" + script(moe, tails) + "</script>\n</body>\n</html>\n";
+      json + "</script>\n<script>" + script(moe, tails, lanes) + "</script>\n</body>\n</html>\n";
   return html;
 }
 

@@ -8,7 +8,10 @@
 // Per schedule: a timeline of the simulation replay (devices as rows, one
 // SVG rect per op coloured by kind F/B/W/R/O/L and fused F&B, labelled with its microbatch; idle
 // time shows as gaps) and a memory-over-time plot per device with the budget line. With MoE, a
-// phase lane under each device and the experts' memory (html_moe_phases.h).
+// phase lane under each device and the experts' memory (html_moe_phases.h). Under every device
+// a communication lane (html_comm_lanes.h); rows are labelled with the GPU and the pipeline
+// stages it holds. After the verdict, a comparison chart of the schedules (html_comparison.h);
+// with parallelism, the gradient sync tables of the text report (sync_tables.h).
 // The data is embedded as JSON and drawn by inline JS; every drawn op is an element with a
 // `data-op` attribute, and when drawing is done the page sets `data-drawn-ops` and
 // `data-table-ops` on <body> (and `data-errors` on <html> if a script error happened), so a
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "sim/engine/memory_timeline.h"
+#include "sim/report/html_comm_lanes.h"
 #include "sim/runner/scenario_runner.h"
 
 namespace bubblesim {
@@ -35,8 +39,11 @@ inline constexpr std::size_t kHtmlMaxOps = 100000;
 /// `memory[i]` is the memory timeline of `result.runs[i]`'s simulation replay (nullptr: no plot).
 /// `baseline`: the verdict's baseline schedule ("" = 1f1b when it ran; see verdict.h).
 /// `max_ops`: beyond this many ops in all, long timelines are aggregated (see above).
+/// `lanes_recorded[i]` recorded `result.runs[i]`'s sends and buckets for its communication lanes
+/// (html_comm_lanes.h; nullptr or absent: the lanes show only what is inside the ops).
 std::string render_html_report(const Scenario& scenario, const ScenarioRun& result,
                                const std::vector<const MemoryTimeline*>& memory,
-                               const std::string& baseline = "", std::size_t max_ops = kHtmlMaxOps);
+                               const std::string& baseline = "", std::size_t max_ops = kHtmlMaxOps,
+                               const std::vector<const CommLaneRecorder*>& lanes_recorded = {});
 
 }  // namespace bubblesim

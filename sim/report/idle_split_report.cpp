@@ -26,6 +26,25 @@ const IdleSplit& idle_split_of(const ScheduleRun& run) {
   return memo.split;
 }
 
+IterationParts iteration_parts(const ScheduleRun& run, double iteration_s) {
+  IterationParts out;
+  out.compute_s = iteration_s;
+  const IdleSplit& s = idle_split_of(run);
+  const double whole =
+      static_cast<double>(s.idle.size()) * run.simulation.metrics.makespan.seconds();
+  if (!(whole > 0)) return out;
+  auto part = [&](const std::vector<Time>& v) {
+    return IdleSplit::total_seconds(v) / whole * iteration_s;
+  };
+  out.bubble_s = part(s.bubble);
+  out.imbalance_s = part(s.imbalance);
+  out.p2p_s = part(s.p2p);
+  out.collectives_s = part(s.collectives);
+  out.a2a_s = part(s.all_to_all);
+  out.compute_s = iteration_s - part(s.idle);
+  return out;
+}
+
 ReportRows idle_split_rows(const Verdict& verdict) {
   ReportRows out{{"idle split", "idle", "bubble", "imbalance", "p2p", "collectives", "all-to-all"},
                  {}};

@@ -17,6 +17,17 @@ namespace bubblesim {
 /// thread while the reports ask for its parts.
 const IdleSplit& idle_split_of(const ScheduleRun& run);
 
+/// An iteration split by cause, in seconds of one iteration: compute and the idle split's parts.
+struct IterationParts {
+  double compute_s = 0, bubble_s = 0, imbalance_s = 0, p2p_s = 0, collectives_s = 0, a2a_s = 0;
+  double exposed_comm_s() const { return p2p_s + collectives_s + a2a_s; }
+};
+
+/// `run`'s iteration of `iteration_s` split: each idle part is its share of devices x makespan
+/// (every replayed iteration) times the iteration time, compute the rest, so they sum to
+/// `iteration_s`. All compute when the run has no split.
+IterationParts iteration_parts(const ScheduleRun& run, double iteration_s);
+
 /// Per ranked schedule: its idle time and the five parts, each in % of devices x makespan (the
 /// bubble ratio's denominator); no rows when no ranked run has a split.
 ReportRows idle_split_rows(const Verdict& verdict);

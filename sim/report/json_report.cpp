@@ -63,6 +63,18 @@ nlohmann::json metric_json(const Metric& m, const MetricValue& v) {
   return v.number ? one(*v.number) : nlohmann::json(nullptr);
 }
 
+/// run.flows: how the simulation solved its flows (docs/engine.md, "Symmetric flows"); null
+/// without a topology.
+nlohmann::json symmetry_json(const FlowSymmetry& f) {
+  if (f.mode.empty()) return nullptr;
+  return {{"mode", f.mode},
+          {"reason", f.reason},
+          {"laid_out", f.flows_laid_out},
+          {"started", f.flows_started},
+          {"solved", f.classes_started},
+          {"classes", f.flow_classes}};
+}
+
 /// An infeasible schedule as a result entry: status, failure and the deciding numbers; no levels.
 nlohmann::json infeasible_json(const InfeasibleSchedule& i) {
   nlohmann::json facts = nlohmann::json::array();
@@ -126,7 +138,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
   nlohmann::json links = nlohmann::json::array();
   for (const LinkUsage& l : s.comm.links)
     links.push_back({{"link", l.name}, {"busy_s", l.busy.seconds()}, {"bytes", l.bytes.count()}});
-  sim["links"] = links;
+  sim["links"] = std::move(links);  // moved: at 10^5 GPUs the list is hundreds of MB
   // Gradient sync, optimizer and TP (docs/parallelism.md); zero without parallelism.
   if (s.sync.enabled) {
     nlohmann::json collectives = nlohmann::json::array();
@@ -157,7 +169,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
                    {"budget_bytes", o.budget.count()}});
   }
   sim["out_of_memory"] = oom;
-  j["simulation"] = sim;
+  j["simulation"] = std::move(sim);
   nlohmann::json passes = nlohmann::json::array();
   for (const PassDecision& d : run.passes) passes.push_back(pass_json(d));
   j["passes"] = passes;
@@ -167,6 +179,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
       {"wall_time_s", run.effort.wall_time_s},
       {"generate_s", run.effort.generate_s},
       {"streamed", run.streamed_ops > 0},
+      {"flows", symmetry_json(run.simulation.metrics.comm.symmetry)},
       {"events", events},
       {"events_per_s",
        run.effort.wall_time_s > 0 ? static_cast<double>(events) / run.effort.wall_time_s : 0.0}};

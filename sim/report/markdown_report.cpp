@@ -3,15 +3,15 @@
 
 #include "sim/report/idle_split_report.h"
 #include "sim/report/markdown_escape.h"
+#include "sim/report/markdown_table.h"
 #include "sim/report/ranking.h"
 #include "sim/report/report_format.h"
 #include "sim/report/report_rows.h"
 #include "sim/report/text_report.h"
 
 namespace bubblesim {
-namespace {
 
-std::string md_table(const ReportRows& rows, std::size_t left_columns = 1) {
+std::string md_table(const ReportRows& rows, std::size_t left_columns) {
   std::string out = "|";
   std::string rule = "|";
   for (std::size_t i = 0; i < rows.header.size(); ++i) {
@@ -26,8 +26,6 @@ std::string md_table(const ReportRows& rows, std::size_t left_columns = 1) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun& result,
                                      const ReportOptions& options) {

@@ -10,6 +10,7 @@
 #include "sim/report/ranking.h"
 #include "sim/report/report_format.h"
 #include "sim/report/report_rows.h"
+#include "sim/report/sync_tables.h"
 #include "sim/report/text_table.h"
 #include "sim/units/utf8.h"
 
@@ -25,22 +26,13 @@ std::string render(const ReportRows& rows, std::size_t width, std::vector<std::s
   return t.render(width);
 }
 
-/// Text cells are left-aligned; rows that differ only in a counted name in `collapse_column`
-/// (when > 0) collapse into one.
+/// Quantities written in their units, words left-aligned; rows that differ only in a counted name
+/// in `collapse_column` (when > 0) collapse into one.
 std::string render(const std::vector<std::string>& headings,
                    const std::vector<std::vector<Cell>>& cells, std::size_t width,
                    std::size_t collapse_column = 0) {
-  CellText text = write_cells(headings, cells);
-  ReportRows rows{text.headings, text.rows};
-  if (collapse_column > 0) rows.rows = collapse_numbered_rows(rows.rows, collapse_column);
-  std::vector<std::size_t> left;
-  for (std::size_t c = 1; c < headings.size(); ++c) {
-    const bool words =
-        !cells.empty() && c < cells.front().size() && !cells.front()[c].unit &&
-        cells.front()[c].content.find_first_not_of("0123456789-.%") != std::string::npos;
-    if (words) left.push_back(c);
-  }
-  return render(rows, width, left);
+  const SyncTable t = cell_table("", headings, cells, collapse_column);
+  return render(t.rows, width, t.left);
 }
 
 std::string verdict_text(const Scenario& scenario, const Verdict& verdict, std::size_t width) {
@@ -78,30 +70,20 @@ std::string level_tables(const Scenario& scenario, const std::vector<const Sched
 }
 
 std::string sync_text(const ScenarioRun& result, std::size_t width) {
-  std::vector<std::vector<Cell>> sync, collectives, links;
+  std::string out;
+  for (const SyncTable& t : sync_tables(result)) out += "\n" + render(t.rows, width, t.left);
+  // How the flows were solved: by class or one by one (docs/engine.md, "Symmetric flows").
   for (const ScheduleRun& r : result.runs) {
-    const SyncMetrics& y = r.simulation.metrics.sync;
-    sync.push_back({Cell::text(r.label), Cell::seconds(y.dp_sync), Cell::seconds(y.exposed_dp_sync),
-                    Cell::seconds(y.replica_sync), Cell::seconds(y.optimizer),
-                    Cell::seconds(y.tp_comm)});
-    for (const CollectiveSummary& c : y.collectives) {
-      collectives.push_back({Cell::text(r.label), Cell::text(c.name), Cell::text(c.algorithm),
-                             Cell::text(std::to_string(c.ranks)),
-                             Cell::text(std::to_string(c.count)), Cell::bytes(c.bytes),
-                             Cell::seconds(c.simulated), Cell::seconds(c.closed_form)});
+    const FlowSymmetry& f = r.simulation.metrics.comm.symmetry;
+    if (f.mode.empty()) continue;
+    std::string solved;
+    if (f.mode == "symmetric") {
+      solved = fmt::format("; {} flows solved as {} (classes: {} of {} flows laid out)",
+                           f.flows_started, f.classes_started, f.flow_classes, f.flows_laid_out);
     }
-    for (const LinkClassUsage& c : y.link_classes)
-      links.push_back(
-          {Cell::text(r.label), Cell::text(c.name), Cell::seconds(c.busy), Cell::bytes(c.bytes)});
+    out +=
+        wrap_text(fmt::format("{}: flows {}: {}{}", r.label, f.mode, f.reason, solved), width, 2);
   }
-  std::string out =
-      "\n" + render({"sync", "dp sync", "exposed dp", "replica sync", "optimizer", "tp comm"}, sync,
-                    width);
-  // Identical collectives of consecutive stages collapse into one row ("stage 0-7").
-  out += "\n" + render({"collective", "name", "algorithm", "ranks", "count", "bytes", "simulated",
-                        "closed form"},
-                       collectives, width, 1);
-  out += "\n" + render({"link class", "class", "busy", "bytes"}, links, width);
   return out;
 }
 

@@ -170,6 +170,12 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
   return table;
 }
 
+void apply_schedule_passes(const ResolvedScenario& resolved, const Generator& generator,
+                           const ScheduleRequest& request, ScheduleRun& run) {
+  PassContext passes{resolved, request, run.table, run.stage_costs, run.effort.replays};
+  run.passes = run_table_passes(passes, generator.info.name, run.effort);
+}
+
 ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& generator,
                          const ScheduleRequest& request,
                          const std::vector<EngineObserver*>& observers,
@@ -209,8 +215,7 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
 
   // 2. The table passes (table_passes.h): the all-to-all pairing and the memory passes, each
   // timed and the table validated after it.
-  PassContext passes{resolved, request, run.table, run.stage_costs, run.effort.replays};
-  run.passes = run_table_passes(passes, generator.info.name, run.effort);
+  apply_schedule_passes(resolved, generator, request, run);
 
   // 3. The three levels: formula, idealized table, simulation (and the fault-free simulation).
   auto phase = [&](const char* what) {
@@ -249,7 +254,15 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   };
   run.ideal = simulate(input(Replay::Idealized));
   phase("simulating on the cluster");
-  const EngineInput simulated = input(Replay::Simulated);
+  EngineInput simulated = input(Replay::Simulated);
+  if (progress) {
+    // The replay's own progress on a terminal: how far it has simulated (a long one is the
+    // gradient buckets of thousands of replicas).
+    simulated.progress = [&progress](Time t, std::uint64_t events) {
+      progress(fmt::format("simulating on the cluster: {:.3f} s simulated, {:.1f} M events",
+                           t.seconds(), static_cast<double>(events) / 1e6));
+    };
+  }
   EngineInput fault_free = input(Replay::FaultFree);
   Engine engine(simulated);
   for (EngineObserver* o : observers) engine.add_observer(o);
@@ -271,9 +284,10 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
           spec->samples, iterations, run.label, ops, kReplayOverheadOps, kMaxSampledOps, fit,
           iterations > 1 ? " or fewer iterations (iteration.count)" : ""));
     }
+    EngineInput sampled = simulated;
+    sampled.progress = nullptr;  // the samples' count is the progress, below
     run.monte_carlo = run_monte_carlo(
-        simulated, spec, scenario.command_line.threads,
-        [&](std::uint64_t done, std::uint64_t total) {
+        sampled, spec, scenario.command_line.threads, [&](std::uint64_t done, std::uint64_t total) {
           if (progress) progress(fmt::format("sampling {}/{} (variability.samples)", done, total));
         });
     const std::uint64_t median = run.monte_carlo->median_sample;

@@ -64,6 +64,14 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
                      const ScheduleRequest& request,
                      const std::function<void(const std::string&)>& progress = {});
 
+/// What run_schedule does to a generated table before replaying it: the table passes the
+/// scenario asks for (table_passes.h: the a2a pairing, recompute and offload, less those
+/// `--skip-pass` leaves out), each timed and the table validated after it (the offload pass
+/// replays the table idealized once, counted in run.effort). `run` holds the table and its stage
+/// costs; its table, passes and pass times are updated in place.
+void apply_schedule_passes(const ResolvedScenario& resolved, const Generator& generator,
+                           const ScheduleRequest& request, ScheduleRun& run);
+
 /// A schedule's label in the reports: its name plus its non-default parameters,
 /// "interleaved-1f1b(chunks=2)" (ScheduleRun::label; known before it runs).
 std::string schedule_label(const Generator& generator, const ParamValues& params);

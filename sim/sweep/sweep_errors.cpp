@@ -26,9 +26,10 @@ bool under(const std::string& key_path, const std::string& axis) {
          key_path[axis.size()] == '[';
 }
 
-// The node of the base scenario at a dotted key path with [i] indices, or the deepest one found.
+}  // namespace
+
 // Read-only access throughout: a non-const operator[] could add keys to the shared tree.
-YAML::Node find_in_base(const YAML::Node& base, const std::string& key_path) {
+YAML::Node node_at_key_path(const YAML::Node& base, const std::string& key_path) {
   YAML::Node node = base;
   std::size_t i = 0;
   while (i < key_path.size()) {
@@ -56,6 +57,27 @@ YAML::Node find_in_base(const YAML::Node& base, const std::string& key_path) {
   return node;
 }
 
+Diagnostic located_in_tree(Diagnostic d, const YAML::Node& root, const std::string& file) {
+  // At the key itself where the path ends at a key of a mapping (as the loader points at an
+  // unknown key), else at the deepest node of the path that exists.
+  const std::size_t dot = d.key_path.find_last_of('.');
+  const std::string last = d.key_path.substr(dot == std::string::npos ? 0 : dot + 1);
+  const YAML::Node parent =
+      dot == std::string::npos ? root : node_at_key_path(root, d.key_path.substr(0, dot));
+  if (parent.IsMap() && last.find('[') == std::string::npos) {
+    for (const auto& kv : parent) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == last) {
+        if (auto at = location_of(kv.first, file)) d.where = *at;
+        return d;
+      }
+    }
+  }
+  if (auto at = location_of(node_at_key_path(root, d.key_path), file)) d.where = *at;
+  return d;
+}
+
+namespace {
+
 // Where the axis `path` is given in the sweep file: a range's values are generated and have no
 // position of their own, so the file is read again (only on this error path).
 SourceLocation range_location(const SweepSpec& spec, const std::string& path) {
@@ -81,7 +103,7 @@ Diagnostic relocate(const SweepSpec& spec, const std::vector<std::size_t>& coord
     return d;
   }
   if (d.where.file == spec.base_file && d.where.line > 0) {
-    d.where = location_of(find_in_base(spec.base, d.key_path), spec.base_file)
+    d.where = location_of(node_at_key_path(spec.base, d.key_path), spec.base_file)
                   .value_or(SourceLocation{spec.base_file, 0, 0});
   }
   return d;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "sim/report/atomic_file.h"
 #include "sim/units/diagnostics.h"
@@ -69,26 +70,39 @@ SweepFile::~SweepFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string SweepFile::read_partial() const {
-  std::string text;
+bool SweepFile::read_partial(const std::function<bool(std::string_view)>& each) const {
   char buffer[1 << 16];
+  bool any = false;
   for (off_t at = 0;;) {
     ssize_t n = ::pread(fd_, buffer, sizeof buffer, at);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail("read", partial_);
-    if (n == 0) return text;
-    text.append(buffer, static_cast<std::size_t>(n));
+    if (n == 0) return any;
+    any = true;
+    if (!each(std::string_view(buffer, static_cast<std::size_t>(n)))) return any;
     at += n;
   }
 }
 
-std::string SweepFile::read_target() const {
+void SweepFile::read_target(const std::function<bool(std::string_view)>& each) const {
   // Not read_text_file: the output is not an input of the run, and may be larger than inputs.
   std::ifstream in(target_, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  if (!in) return;
+  std::vector<char> buffer(std::size_t{1} << 16);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0 || !each(std::string_view(buffer.data(), n))) return;
+  }
+}
+
+void SweepFile::append_from_target(std::size_t bytes) {
+  read_target([&](std::string_view piece) {
+    const std::size_t take = std::min(piece.size(), bytes);
+    append(piece.substr(0, take));
+    bytes -= take;
+    return bytes > 0;
+  });
 }
 
 void SweepFile::truncate(std::size_t bytes) {

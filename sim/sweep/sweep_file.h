@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,10 +27,13 @@ class SweepFile {
 
   const std::string& target() const { return target_; }
   const std::string& partial() const { return partial_; }
-  /// The partial file's contents (what an interrupted run left).
-  std::string read_partial() const;
-  /// The target's contents; empty when it does not exist.
-  std::string read_target() const;
+  /// Hands the partial file's contents (what an interrupted run left) to `each` piece by piece,
+  /// until it returns false; returns whether the file had any.
+  bool read_partial(const std::function<bool(std::string_view)>& each) const;
+  /// The same for the target (nothing when it does not exist).
+  void read_target(const std::function<bool(std::string_view)>& each) const;
+  /// Appends the target's first `bytes` to the partial file.
+  void append_from_target(std::size_t bytes);
   /// Cuts the partial file to its first `bytes` and appends after them.
   void truncate(std::size_t bytes);
   void append(std::string_view text);

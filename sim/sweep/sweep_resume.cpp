@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include "sim/units/csv_records.h"
 #include "sim/units/diagnostics.h"
@@ -70,48 +71,112 @@ std::string row_problem(const CsvRecord& r, const ResumeExpectation& expect, std
 
 }  // namespace
 
+ShardPoints::ShardPoints(const std::vector<std::int64_t>& points)
+    : first(points.empty() ? 0 : points.front()),
+      step(points.size() > 1 ? points[1] - points[0] : 1),
+      count(static_cast<std::int64_t>(points.size())) {
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    if (points[k] != (*this)[k])
+      throw std::invalid_argument("a shard's points are evenly spaced (first, first + step, ...)");
+  }
+}
+
+struct ResumeScan::State {
+  ResumeExpectation expect;  // a copy: a scan may outlive the caller's
+  std::string file;
+  std::string start;         // the two first lines
+  std::string buffer;        // bytes not read as whole records yet
+  std::size_t consumed = 0;  // bytes of the file before `buffer`
+  bool started = false, done = false;
+  std::size_t columns = 0, point_start = 0, k = 0;
+  std::int64_t entry = 0, rows_in_point = 0;
+  int line = 3;
+  ResumeCheck check;
+
+  // Reads whole records from `buffer`; false once the verdict is known.
+  bool scan(bool at_end) {
+    if (!started) {
+      // Until more than the first lines have come (or the file ends), they may be all it holds.
+      if (buffer.size() <= start.size() && !at_end) return true;
+      if (start.rfind(buffer, 0) == 0) {  // empty, or killed while writing the header
+        done = true;
+        return false;
+      }
+      check_first_lines(buffer, expect, file);
+      columns = CsvReader(expect.header).next()->fields.size();
+      started = true;
+      point_start = start.size();
+      buffer.erase(0, start.size());
+      consumed = start.size();
+    }
+    std::size_t pos = 0;
+    CsvReader reader(buffer);
+    while (true) {
+      std::optional<CsvRecord> r = reader.next();
+      if (!r) break;
+      if (!r->terminated) {
+        if (!at_end) break;  // the record goes on in the next bytes
+        check.problem = fmt::format("line {} is torn (no newline at its end)", line);
+        done = true;
+        break;
+      }
+      // A row 0 of the next point closes the current one.
+      if (entry > 0 && k + 1 < expect.points.size() && r->fields.size() > 1 &&
+          r->fields[0].raw == std::to_string(expect.points[k + 1]) && r->fields[1].raw == "0") {
+        ++k;
+        entry = 0;
+        point_start = consumed + pos;
+        check.rows_kept += rows_in_point;
+        rows_in_point = 0;
+      }
+      std::string problem = k < expect.points.size() ? row_problem(*r, expect, k, entry, columns)
+                                                     : std::string("is beyond the sweep's points");
+      if (!problem.empty()) {
+        check.problem = fmt::format("line {} {}", line, problem);
+        done = true;
+        break;
+      }
+      ++entry;
+      ++rows_in_point;
+      line += static_cast<int>(std::count(r->raw.begin(), r->raw.end(), '\n'));
+      pos = reader.offset();
+    }
+    buffer.erase(0, pos);
+    consumed += pos;
+    return !done;
+  }
+};
+
+ResumeScan::ResumeScan(const ResumeExpectation& expect, std::string file)
+    : state_(std::make_unique<State>()) {
+  state_->expect = expect;
+  state_->file = std::move(file);
+  state_->start = expect.fingerprint_line + expect.header;
+}
+
+ResumeScan::~ResumeScan() = default;
+
+bool ResumeScan::feed(std::string_view bytes) {
+  State& s = *state_;
+  if (s.done) return false;
+  s.buffer.append(bytes);
+  return s.scan(false);
+}
+
+ResumeCheck ResumeScan::finish() {
+  State& s = *state_;
+  if (!s.done) s.scan(true);
+  if (!s.started) return ResumeCheck{};
+  s.check.keep_bytes = s.point_start;
+  s.check.points_kept = s.k;
+  return s.check;
+}
+
 ResumeCheck check_resume(std::string_view text, const ResumeExpectation& expect,
                          const std::string& file) {
-  ResumeCheck check;
-  const std::string start = expect.fingerprint_line + expect.header;
-  if (start.rfind(text, 0) == 0) return check;  // empty, or killed while writing the header
-  check_first_lines(text, expect, file);
-  const std::size_t columns = CsvReader(expect.header).next()->fields.size();
-  const std::size_t rows_begin = start.size();
-  std::size_t point_start = rows_begin, k = 0;
-  std::int64_t entry = 0, rows_in_point = 0;
-  const int first_row_line = 3;  // after the fingerprint and the header
-  CsvReader reader(text.substr(rows_begin));
-  while (true) {
-    const std::size_t pos = rows_begin + reader.offset();
-    std::optional<CsvRecord> r = reader.next();
-    if (!r) break;
-    const int line = first_row_line + r->line - 1;
-    if (!r->terminated) {
-      check.problem = fmt::format("line {} is torn (no newline at its end)", line);
-      break;
-    }
-    // A row 0 of the next point closes the current one.
-    if (entry > 0 && k + 1 < expect.points.size() && r->fields.size() > 1 &&
-        r->fields[0].raw == std::to_string(expect.points[k + 1]) && r->fields[1].raw == "0") {
-      ++k;
-      entry = 0;
-      point_start = pos;
-      check.rows_kept += rows_in_point;
-      rows_in_point = 0;
-    }
-    std::string problem = k < expect.points.size() ? row_problem(*r, expect, k, entry, columns)
-                                                   : std::string("is beyond the sweep's points");
-    if (!problem.empty()) {
-      check.problem = fmt::format("line {} {}", line, problem);
-      break;
-    }
-    ++entry;
-    ++rows_in_point;
-  }
-  check.keep_bytes = point_start;
-  check.points_kept = k;
-  return check;
+  ResumeScan scan(expect, file);
+  scan.feed(text);
+  return scan.finish();
 }
 
 }  // namespace bubblesim

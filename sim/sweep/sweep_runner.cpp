@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "sim/report/atomic_file.h"
+#include "sim/report/progress.h"
 #include "sim/report/text_report.h"
 #include "sim/runner/scenario_runner.h"
 #include "sim/scenario/scenario_loader.h"
@@ -117,17 +118,20 @@ void check_first_point(const SweepSpec& spec, const Registry& registry) {
 std::size_t start_output(SweepFile& file, const ResumeExpectation& expect, bool resume,
                          SweepSummary& summary) {
   if (resume) {
-    std::string text = file.read_partial();
-    const bool from_partial = !text.empty();
+    // Read piece by piece: the file of a large sweep is gigabytes.
+    ResumeScan partial(expect, file.partial());
+    const bool from_partial =
+        file.read_partial([&](std::string_view piece) { return partial.feed(piece); });
     const std::string source = from_partial ? file.partial() : file.target();
-    if (!from_partial) text = file.read_target();
-    ResumeCheck check = check_resume(text, expect, source);
+    ResumeScan target(expect, source);
+    if (!from_partial) file.read_target([&](std::string_view piece) { return target.feed(piece); });
+    const ResumeCheck check = from_partial ? partial.finish() : target.finish();
     if (check.keep_bytes > 0) {
       if (!check.problem.empty())
         summary.notes.push_back(
             fmt::format("--resume: '{}' {}; recomputing from there", source, check.problem));
       file.truncate(from_partial ? check.keep_bytes : 0);
-      if (!from_partial) file.append(std::string_view(text).substr(0, check.keep_bytes));
+      if (!from_partial) file.append_from_target(check.keep_bytes);
       summary.resumed = static_cast<std::int64_t>(check.points_kept);
       summary.rows = check.rows_kept;
       return check.points_kept;
@@ -138,46 +142,56 @@ std::size_t start_output(SweepFile& file, const ResumeExpectation& expect, bool 
   return 0;
 }
 
-// Runs `points` on a thread pool and appends their rows to `file` in point order: a row that
-// finishes early waits in memory until every point before it is written.
+// Runs points[from..] on a thread pool and appends their rows to `file` in point order. Workers
+// run at most `window` points ahead of the file, so memory holds a window of rows, not the
+// sweep's: a sweep of 10^7 points writes its first rows at once.
 void compute_points(const SweepSpec& spec, const Registry& registry, const SweepOptions& options,
-                    const std::vector<std::int64_t>& points, SweepFile& file,
+                    const ShardPoints& points, std::size_t from, SweepFile& file,
                     SweepSummary& summary) {
-  std::vector<std::optional<std::string>> rows(points.size());
+  const std::size_t count = points.size();
+  const int jobs =
+      std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(
+                                                  count > from ? count - from : 1, 1))));
+  const std::size_t window = std::max<std::size_t>(64, 16 * static_cast<std::size_t>(jobs));
+  std::vector<std::optional<std::string>> rows(window);  // point k in slot k % window
   std::mutex mutex;
   std::condition_variable changed;
-  std::atomic<std::size_t> next{0};
+  std::size_t next = from;     // the next point a worker takes
+  std::size_t written = from;  // the next point the file needs
   std::size_t done = 0;
   std::exception_ptr error;
   auto stop = [&](std::exception_ptr e) {
     std::lock_guard lock(mutex);
     if (!error) error = e;
-    next = points.size();
+    next = count;
     changed.notify_all();
   };
   auto worker = [&] {
-    for (std::size_t i = next.fetch_add(1); i < points.size(); i = next.fetch_add(1)) {
+    std::unique_lock lock(mutex);
+    while (true) {
+      changed.wait(lock, [&] { return next >= count || next < written + window; });
+      if (next >= count) return;
+      const std::size_t k = next++;
+      lock.unlock();
       bool failed = false;
       std::string text;
       try {
         // Points already run in parallel: a point's Monte Carlo samples (variability) run on one
         // thread then, or on every core when the sweep has one worker. Results are the same.
         text =
-            run_point(spec, registry, points[i], options.max_ops, options.jobs > 1 ? 1 : 0, failed);
+            run_point(spec, registry, points[k], options.max_ops, options.jobs > 1 ? 1 : 0, failed);
       } catch (...) {
         stop(std::current_exception());
         return;
       }
-      std::lock_guard lock(mutex);
-      rows[i] = std::move(text);
+      lock.lock();
+      rows[k % window] = std::move(text);
       if (failed) ++summary.failed;
       ++done;
       changed.notify_all();
     }
   };
 
-  const int jobs = std::max(
-      1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(points.size(), 1))));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(jobs));
   try {
@@ -189,18 +203,20 @@ void compute_points(const SweepSpec& spec, const Registry& registry, const Sweep
       throw InputError(
           fmt::format("sweep: cannot start a worker thread ({}); lower --jobs", e.what()));
   }
-  const bool tty = options.progress && isatty(STDERR_FILENO) != 0;
-  std::size_t written = 0;
+  // The progress line (sim/report/progress.h): on a terminal only, after a second.
+  ProgressReporter progress("sweep", 0, stderr, options.progress && isatty(STDERR_FILENO) != 0);
+  const auto began = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex);
-  while (written < points.size() && !error) {
+  while (written < count && !error) {
     changed.wait_for(lock, std::chrono::milliseconds(200),
-                     [&] { return error || rows[written].has_value(); });
+                     [&] { return error || rows[written % window].has_value(); });
     std::string batch;
-    for (; written < points.size() && rows[written]; ++written) {
-      batch += *rows[written];
-      rows[written].reset();
+    for (; written < count && rows[written % window]; ++written) {
+      batch += *rows[written % window];
+      rows[written % window].reset();
     }
     const std::size_t finished = done;
+    changed.notify_all();  // room in the window
     lock.unlock();
     try {
       file.append(batch);
@@ -208,14 +224,28 @@ void compute_points(const SweepSpec& spec, const Registry& registry, const Sweep
       stop(std::current_exception());
     }
     summary.rows += std::count(batch.begin(), batch.end(), '\n');
-    if (tty)
-      fmt::print(stderr, "\rsweep: {}/{} points",
-                 finished + static_cast<std::size_t>(summary.resumed), summary.points);
+    if (progress.enabled()) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      const std::size_t all = finished + static_cast<std::size_t>(summary.resumed);
+      const double rate = seconds > 0 ? static_cast<double>(finished) / seconds : 0.0;
+      const double left = static_cast<double>(count - from - finished);
+      // One kind of status ("points"), so the line is redrawn at most ten times a second.
+      std::string eta;
+      if (rate > 0) {
+        const double s_left = left / rate;
+        eta = s_left >= 3600 ? fmt::format(", about {:.1f} h left", s_left / 3600)
+              : s_left >= 60 ? fmt::format(", about {:.0f} min left", s_left / 60)
+                             : fmt::format(", about {:.0f} s left", s_left);
+      }
+      progress.detail(
+          fmt::format("points {}/{}, {:.1f} a second{}", all, summary.points, rate, eta));
+    }
     lock.lock();
   }
   lock.unlock();
   for (std::thread& t : threads) t.join();
-  if (tty) fmt::print(stderr, "\n");
+  progress.finish();
   if (error) std::rethrow_exception(error);
 }
 
@@ -291,9 +321,12 @@ Shard shard_from_environment() {
 
 SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
                        const SweepOptions& options) {
-  std::vector<std::int64_t> points;
-  for (std::int64_t p = options.shard.index; p < spec.point_count(); p += options.shard.count)
-    points.push_back(p);
+  const std::int64_t total = spec.point_count();
+  const ShardPoints points(
+      options.shard.index, options.shard.count,
+      total > options.shard.index
+          ? (total - options.shard.index + options.shard.count - 1) / options.shard.count
+          : 0);
   check_first_point(spec, registry);
   // Every file the points read is part of the fingerprint: a changed topology or table makes
   // --resume rerun the points instead of keeping rows computed from the old one.
@@ -308,8 +341,7 @@ SweepSummary run_sweep(const SweepSpec& spec, const Registry& registry,
   SweepSummary summary;
   summary.points = static_cast<std::int64_t>(points.size());
   const std::size_t kept = start_output(file, expect, options.resume, summary);
-  points.erase(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(kept));
-  compute_points(spec, registry, options, points, file, summary);
+  compute_points(spec, registry, options, points, kept, file, summary);
   file.finish();
   summary.bytes_written = file.bytes_written();
   return summary;

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "sim/sweep/sweep_shape.h"
 #include "sim/units/yaml_reader.h"
 
 namespace bubblesim {
@@ -112,38 +113,59 @@ void check_path_in_base(const std::string& path, const YAML::Node& base,
 }  // namespace
 
 std::int64_t SweepSpec::point_count() const {
+  if (!constraints.empty()) return static_cast<std::int64_t>(kept.size());
   std::int64_t n = 1;
-  for (const SweepAxis& a : axes) n *= static_cast<std::int64_t>(a.values.size());
+  for (const std::vector<std::size_t>& dim : dimensions)
+    n *= static_cast<std::int64_t>(axes[dim.front()].values.size());
   return n;
 }
 
 std::vector<std::size_t> SweepSpec::coordinates(std::int64_t index) const {
+  if (!constraints.empty()) index = kept.at(static_cast<std::size_t>(index));
   std::vector<std::size_t> c(axes.size());
-  for (std::size_t i = axes.size(); i-- > 0;) {
-    auto n = static_cast<std::int64_t>(axes[i].values.size());
-    c[i] = static_cast<std::size_t>(index % n);
+  for (std::size_t i = dimensions.size(); i-- > 0;) {
+    auto n = static_cast<std::int64_t>(axes[dimensions[i].front()].values.size());
+    for (std::size_t a : dimensions[i]) c[a] = static_cast<std::size_t>(index % n);
     index /= n;
   }
   return c;
 }
 
+void set_at_key_path(YAML::Node& tree, const std::string& path, const YAML::Node& value) {
+  // Walk the dotted path, creating maps on the way (replacing what is not a map), and set the
+  // leaf.
+  const std::vector<std::string> keys = split_key_path(path);
+  std::vector<YAML::Node> chain{tree};
+  for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
+    YAML::Node next = chain.back()[keys[k]];
+    if (!next.IsMap()) {
+      chain.back()[keys[k]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[keys[k]];
+    }
+    chain.push_back(next);
+  }
+  chain.back()[keys.back()] = YAML::Clone(value);
+}
+
+YAML::Node at_key_path(const YAML::Node& tree, const std::string& path) {
+  YAML::Node node = tree;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? dot : dot - start);
+    const YAML::Node& current = node;
+    if (!current.IsMap() || !current[key]) return YAML::Node(YAML::NodeType::Undefined);
+    node.reset(current[key]);
+    if (dot == std::string::npos) return node;
+    start = dot + 1;
+  }
+}
+
 std::string SweepSpec::scenario_yaml(std::int64_t index) const {
   YAML::Node tree = YAML::Clone(base);
   std::vector<std::size_t> c = coordinates(index);
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    // Walk the dotted path, creating maps on the way, and set the leaf.
-    const std::vector<std::string> keys = split_key_path(axes[i].path);
-    std::vector<YAML::Node> chain{tree};
-    for (std::size_t k = 0; k + 1 < keys.size(); ++k) {
-      YAML::Node next = chain.back()[keys[k]];
-      if (!next.IsMap()) {
-        chain.back()[keys[k]] = YAML::Node(YAML::NodeType::Map);
-        next = chain.back()[keys[k]];
-      }
-      chain.push_back(next);
-    }
-    chain.back()[keys.back()] = YAML::Clone(axes[i].values[c[i]]);
-  }
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    set_at_key_path(tree, axes[i].path, axes[i].values[c[i]]);
   if (schedules && !schedules.IsNull()) tree["schedules"] = YAML::Clone(schedules);
   YAML::Emitter e;
   e << tree;
@@ -156,7 +178,7 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
   d.throw_if_any();
   SweepSpec spec;
   spec.file = path;
-  MapReader top(doc.root(), d, {"base", "axes", "schedules"});
+  MapReader top(doc.root(), d, {"base", "axes", "schedules", "zip", "constraints"});
   std::optional<std::string> base = top.string("base");
   if (!top.has("base")) top.require("base");
   if (auto s = top.get("schedules")) {
@@ -209,6 +231,8 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
       }
     }
   }
+  read_sweep_zip(top.get("zip"), spec, d);
+  const std::optional<YamlNode> constraints = top.get("constraints");
   top.finish();
   d.throw_if_any();
   std::filesystem::path base_path = std::filesystem::path(path).parent_path() / *base;
@@ -221,13 +245,17 @@ SweepSpec load_sweep(const std::string& path, std::int64_t max_points) {
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
     check_path_in_base(spec.axes[a].path, spec.base, spec.base_file, axis_keys[a], d);
   }
+  read_sweep_constraints(constraints, spec, d);
   d.throw_if_any();
   double points = 1;
-  for (const SweepAxis& a : spec.axes) points *= static_cast<double>(a.values.size());
+  for (const std::vector<std::size_t>& dim : spec.dimensions)
+    points *= static_cast<double>(spec.axes[dim.front()].values.size());
   if (points > static_cast<double>(max_points)) {
-    throw InputError(fmt::format("{}: the sweep has {:.0f} points; at most {} are allowed", path,
-                                 points, max_points));
+    throw InputError(fmt::format("{}: the sweep has {:.0f} points{}; at most {} are allowed", path,
+                                 points, spec.constraints.empty() ? "" : " before its constraints",
+                                 max_points));
   }
+  if (constraints) keep_constrained_points(spec, constraints->location());
   return spec;
 }
 

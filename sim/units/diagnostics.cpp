@@ -150,6 +150,18 @@ InputError::InputError(const std::string& message)
     : InputError(std::vector<Diagnostic>{Diagnostic{{}, {}, message}}) {}
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  // A name given without its variant (`h100` for `h100-sxm`) means the one candidate it is the
+  // stem of, however many letters the variant adds.
+  std::vector<std::string> variants;
+  for (const std::string& c : candidates) {
+    if (!word.empty() && c.size() > word.size() + 1 && c.compare(0, word.size(), word) == 0 &&
+        (c[word.size()] == '-' || c[word.size()] == '_'))
+      variants.push_back(c);
+  }
+  // One variant is the one meant; of two (`a100` for `a100-40g`, `a100-80g`) neither is, and a
+  // word a letter away (`h200`) would be a wrong guess: the list of what is allowed shows both.
+  if (variants.size() == 1) return variants.front();
+  if (variants.size() > 1) return "";
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const std::string& c : candidates) {

@@ -55,7 +55,9 @@ class InputError : public std::runtime_error {
   std::vector<Diagnostic> diagnostics_;
 };
 
-/// The closest candidate to `word` by edit distance, or "" when none is close enough to suggest.
+/// The candidate `word` is the stem of (`h100` -> `h100-sxm`) when exactly one is; "" when several
+/// are (`a100`: which one is meant is the user's choice); else the closest by edit distance, or ""
+/// when none is close enough to suggest.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace bubblesim

@@ -130,6 +130,22 @@ TEST_CASE("every file of the error corpus fails with its expected first line and
   CHECK(checked >= 40);
 }
 
+TEST_CASE("a stepped ring over 4096 ranks: refused one flow at a time, answered by class") {
+  // 8190 steps of 4096 flows: over kMaxCollectiveFlows one by one; by class one step laid out.
+  Result off = run("run tests/scale/dp_4096_stepped_ring.yaml --symmetry off");
+  CHECK(off.code == 2);
+  CHECK(off.err.find("a ring collective over 4096 ranks is 8190 steps of 4096 flows") !=
+        std::string::npos);
+  Result by_class = run("run tests/scale/dp_4096_stepped_ring.yaml --format json");
+  REQUIRE(by_class.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(by_class.out);
+  const nlohmann::json& flows = j["results"][0]["run"]["flows"];
+  CHECK(flows["mode"] == "symmetric");
+  // 8190 launches of the ring's step, each standing for its 4096 flows.
+  CHECK(flows["started"].get<std::int64_t>() == 8190LL * 4096);
+  CHECK(flows["laid_out"].get<std::int64_t>() == 4096);
+}
+
 TEST_CASE("a missing scenario file is bad input") {
   Result r = run("run no/such/file.yaml");
   CHECK(r.code == 2);
@@ -506,4 +522,47 @@ TEST_CASE("run --trace writes one trace per schedule and --html one report") {
   CHECK(processes.size() == 16);
   for (const auto& [id, n] : flow_starts) CHECK(n == 1);
   fs::remove_all(dir);
+}
+
+TEST_CASE("small frictions: a misspelled command, a GPU without its variant, the metric lists") {
+  Result cmd = run("plna scenarios/quickstart.yaml");
+  CHECK(cmd.code == 2);
+  CHECK(cmd.err.rfind("error: unknown command 'plna'; did you mean 'plan'? (commands: run,", 0) ==
+        0);
+  Result none = run("frobnicate");
+  CHECK(none.code == 2);
+  CHECK(none.err.find("unknown command 'frobnicate' (commands: ") != std::string::npos);
+  CHECK(run("--help").code == 0);  // an option alone is no command
+
+  TempDir dir;
+  std::ofstream(dir.file("h100.yaml"))
+      << "name: h100\npipeline: {stages: 2}\ntraining: {global_batch: 8}\n"
+         "model: {preset: llama3-8b, seq_len: 2048}\ncluster: {gpu: {preset: h100}}\n"
+         "schedules: [1f1b]\n";
+  Result gpu = run("run " + dir.file("h100.yaml"));
+  CHECK(gpu.code == 2);
+  CHECK(gpu.err.find(":5:25: error: cluster.gpu.preset: 'h100' is not allowed; did you mean "
+                     "'h100-sxm'?") != std::string::npos);
+
+  // The plot's columns, one a line, are the metrics `list --metrics` marks plottable, and the
+  // sweep plot takes each of them.
+  Result plot = run("list --plot-metrics");
+  REQUIRE(plot.code == 0);
+  Result metrics = run("list --metrics", "COLUMNS=100");
+  REQUIRE(metrics.code == 0);
+  std::string joined = metrics.out;  // a long first line wraps, indented by 4
+  for (std::size_t at; (at = joined.find("\n    ")) != std::string::npos;)
+    joined.replace(at, 5, " ");
+  std::istringstream lines(plot.out);
+  int count = 0;
+  for (std::string column; std::getline(lines, column); ++count) {
+    CAPTURE(column);
+    CHECK(joined.find("plot: " + column + ")") != std::string::npos);
+  }
+  CHECK(count > 10);
+  CHECK(plot.out.find("bubble_ratio_span\n") != std::string::npos);
+  CHECK(metrics.out.find("simulation.iteration_time_s (s, lower is better; plot: "
+                         "iteration_time_s)") != std::string::npos);
+  std::istringstream metric_lines(metrics.out);
+  for (std::string line; std::getline(metric_lines, line);) CHECK(line.size() <= 100);
 }

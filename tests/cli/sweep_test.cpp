@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -76,6 +77,30 @@ TEST_CASE("an interrupted sweep resumes to the same final file") {
   Result r = run("sweep scenarios/sweeps/example.yaml --jobs 2 --resume -o " + resumed);
   REQUIRE(r.code == 0);
   CHECK(slurp(resumed) == slurp(full));
+}
+
+TEST_CASE("a sweep at a fixed GPU count: constraints keep the layouts that use all 16 GPUs") {
+  TempDir dir;
+  Result r = run("sweep scenarios/sweeps/fixed_gpus.yaml --jobs 2 -o " + dir.file("l.csv"));
+  REQUIRE(r.code == 0);
+  const std::string csv = slurp(dir.file("l.csv"));
+  // Every row's tp x stages x dp is 16: of the 4 x 3 x 5 product, tp 1 (pp 1, 2, 4 with dp 16,
+  // 8, 4), tp 2 (8, 4, 2), tp 4 (4, 2, 1), tp 8 (pp 1, 2 with dp 2, 1) are the 11 points.
+  std::size_t rows = 0, points = 0;
+  std::size_t at = csv.find('\n', csv.find("point,entry")) + 1;
+  while (at < csv.size()) {
+    const std::size_t end = csv.find('\n', at);
+    const std::string row = csv.substr(at, end - at);
+    at = end + 1;
+    int point = 0, entry = 0, tp = 0, pp = 0, dp = 0;
+    REQUIRE(std::sscanf(row.c_str(), "%d,%d,%d,%d,%d", &point, &entry, &tp, &pp, &dp) == 5);
+    CHECK(tp * pp * dp == 16);
+    ++rows;
+    if (entry == 0) ++points;
+  }
+  CHECK(points == 11);
+  CHECK(rows == 21);  // two schedules a point, one row for the point that does not fit
+  CHECK(r.err.find("11 points") != std::string::npos);
 }
 
 TEST_CASE("sweep input errors") {

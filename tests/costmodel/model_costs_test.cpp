@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
+#include <random>
 #include <stdexcept>
 
 #include "sim/costmodel/op_timing.h"
@@ -137,6 +139,78 @@ TEST_CASE("layers_per_chunk: every chunk its own cost (the paper's 1F1B-I)") {
   CHECK(chunk_layers(m, 4, 2) == std::vector<std::int64_t>(8, 2));  // Megatron's: 16 / 8
   m.split.per_stage = {4, 4, 4, 4};
   CHECK(chunk_layers(m, 4, 2).has_value() == false);  // stage counts do not place chunks
+}
+
+namespace {
+
+// The DP balanced_split had before it was made to grow gently (parts x layers^2 steps, parts x
+// layers memory): the reference the faster one must equal, split for split.
+std::vector<std::int64_t> quadratic_balanced_split(const std::vector<double>& layer_cost,
+                                                   std::int32_t parts, double first_extra,
+                                                   double last_extra) {
+  const auto n = layer_cost.size();
+  const auto k_parts = static_cast<std::size_t>(parts);
+  std::vector<double> prefix(n + 1, 0.0);
+  for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layer_cost[i];
+  auto cost = [&](std::size_t k, std::size_t i, std::size_t j) {
+    return prefix[j] - prefix[i] + (k == 0 ? first_extra : 0.0) +
+           (k + 1 == k_parts ? last_extra : 0.0);
+  };
+  auto middle = [&](std::size_t k) { return k > 0 && k + 1 < k_parts; };
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(k_parts, std::vector<double>(n + 1, kNone));
+  std::vector<std::vector<std::size_t>> from(k_parts, std::vector<std::size_t>(n + 1, 0));
+  auto solve = [&](double limit) {
+    for (auto& row : best) std::fill(row.begin(), row.end(), kNone);
+    for (std::size_t j = 0; j <= n; ++j) {
+      const double c = cost(0, 0, j);
+      if (c <= limit) best[0][j] = limit == kNone ? c : c * c;
+    }
+    for (std::size_t k = 1; k < k_parts; ++k) {
+      for (std::size_t j = 0; j <= n; ++j) {
+        for (std::size_t i = 0; i <= j; ++i) {
+          if ((middle(k) && i == j) || best[k - 1][i] == kNone) continue;
+          const double c = cost(k, i, j);
+          if (c > limit) continue;
+          const double v = limit == kNone ? std::max(best[k - 1][i], c) : best[k - 1][i] + c * c;
+          if (v < best[k][j]) {
+            best[k][j] = v;
+            from[k][j] = i;
+          }
+        }
+      }
+    }
+    return best[k_parts - 1][n];
+  };
+  const double largest = solve(kNone);
+  solve(largest * (1.0 + 1e-12) + 1e-300);
+  std::vector<std::int64_t> out(k_parts, 0);
+  std::size_t j = n;
+  for (std::size_t k = k_parts; k-- > 0;) {
+    const std::size_t i = k == 0 ? 0 : from[k][j];
+    out[k] = static_cast<std::int64_t>(j - i);
+    j = i;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("balanced_split gives the quadratic DP's split on random instances") {
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const std::int32_t parts = 1 + static_cast<std::int32_t>(rng() % 14);
+    const std::size_t n = static_cast<std::size_t>(std::max(parts - 2, 0)) + rng() % 30;
+    std::vector<double> w(n);
+    // Few distinct costs (ties everywhere) or many; sometimes a heavy layer or a free one.
+    const bool few = rng() % 2 == 0;
+    for (double& x : w)
+      x = few ? static_cast<double>(1 + rng() % 3) : static_cast<double>(rng() % 1000) / 37.0;
+    const double first = static_cast<double>(rng() % 4) * (few ? 1.0 : 0.7);
+    const double last = static_cast<double>(rng() % 6) * (few ? 0.5 : 1.3);
+    INFO("trial ", trial, ": ", n, " layers, ", parts, " parts");
+    CHECK(balanced_split(w, parts, first, last) == quadratic_balanced_split(w, parts, first, last));
+  }
 }
 
 TEST_CASE("balanced_split: the smallest largest part, whole layers, ends may be empty") {

@@ -2,11 +2,13 @@
 // timeline and the progress line they rely on.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -265,17 +267,20 @@ TEST_CASE("the HTML report is self-contained and embeds every op of every schedu
   CHECK(html == render_html_report(s, result, memory));
 }
 
+/// Everything written to `f` so far (a tmpfile standing for stderr).
+static std::string file_text(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string s;
+  int c = 0;
+  while ((c = std::fgetc(f)) != EOF) s += static_cast<char>(c);
+  return s;
+}
+
 TEST_CASE("the progress reporter writes only when enabled and erases its line") {
   std::FILE* f = std::tmpfile();
   REQUIRE(f != nullptr);
-  auto contents = [&] {
-    std::fflush(f);
-    std::rewind(f);
-    std::string s;
-    int c = 0;
-    while ((c = std::fgetc(f)) != EOF) s += static_cast<char>(c);
-    return s;
-  };
+  auto contents = [&] { return file_text(f); };
   {
     ProgressReporter quiet("run", 3, f, false);
     quiet.step("gpipe");
@@ -283,7 +288,7 @@ TEST_CASE("the progress reporter writes only when enabled and erases its line") 
   }
   CHECK(contents().empty());
   {
-    ProgressReporter shown("run", 2, f, true);
+    ProgressReporter shown("run", 2, f, true, std::chrono::seconds(0));
     shown.step("gpipe");
     shown.step("1f1b");
     shown.detail("local search 0/10");  // the first status is shown
@@ -301,6 +306,28 @@ TEST_CASE("the progress reporter writes only when enabled and erases its line") 
   ProgressReporter auto_detect("run", 1, g);
   CHECK_FALSE(auto_detect.enabled());
   std::fclose(g);
+}
+
+TEST_CASE("progress: nothing for work shorter than the delay, then the time it has taken") {
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f != nullptr);
+  auto contents = [&] { return file_text(f); };
+  {
+    ProgressReporter quick("run", 1, f, true, std::chrono::seconds(10));
+    quick.step("1f1b");
+    quick.detail("simulating on the cluster");
+  }
+  CHECK(contents().empty());  // done within its delay: no line drawn, none to erase
+  {
+    // A phase that says nothing new for over a second: the clock redraws it with its time.
+    ProgressReporter slow("run", 1, f, true, std::chrono::seconds(0));
+    slow.step("1f1b");
+    slow.detail("setting up");
+    for (int i = 0; i < 50 && contents().find("setting up (1 s)") == std::string::npos; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(contents().find("[1/1] run: 1f1b - setting up (1 s)") != std::string::npos);
+  std::fclose(f);
 }
 
 TEST_CASE("--trace-max-events: the first events in time are kept and the trace says what was cut") {

@@ -5,7 +5,9 @@
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "sim/units/diagnostics.h"
 
@@ -79,4 +81,36 @@ TEST_CASE("resume refuses another sweep's or shard's file, and a file without a 
   CHECK_THROWS_WITH_AS(check_resume(header + kPoint1, shard_expectation(), "f.csv"),
                        doctest::Contains("line 2 is not this sweep's CSV header"),
                        bubblesim::InputError);
+}
+
+TEST_CASE("resume read piece by piece keeps what the whole file keeps") {
+  // --resume reads the old file in pieces (a sweep's CSV is gigabytes): every cut of every text
+  // above, fed one piece at a time, gives the verdict of the whole text.
+  const std::string foreign = "2,0,\"a,2\",ok,\n";
+  for (const std::string& text :
+       {kStart + kPoint1 + kPoint4 + kPoint7, kStart + kPoint1 + kPoint4.substr(0, 20),
+        kStart.substr(0, 30), kStart + kPoint1 + foreign + kPoint4,
+        kStart + kPoint1 + "4,0,\"a,5\",ok,\n" + kPoint7}) {
+    const ResumeCheck whole = check_resume(text, shard_expectation(), "f");
+    for (std::size_t piece = 1; piece <= text.size(); ++piece) {
+      bubblesim::ResumeScan scan(shard_expectation(), "f");
+      for (std::size_t at = 0; at < text.size(); at += piece)
+        if (!scan.feed(std::string_view(text).substr(at, piece))) break;
+      const ResumeCheck parts = scan.finish();
+      CAPTURE(piece);
+      CHECK(parts.keep_bytes == whole.keep_bytes);
+      CHECK(parts.points_kept == whole.points_kept);
+      CHECK(parts.rows_kept == whole.rows_kept);
+      CHECK(parts.problem == whole.problem);
+    }
+  }
+}
+
+TEST_CASE("a shard's points are three numbers, from a list or a stride") {
+  const bubblesim::ShardPoints listed({1, 4, 7});
+  CHECK(listed.size() == 3);
+  CHECK(listed[2] == 7);
+  const bubblesim::ShardPoints strided(1, 3, 3);
+  CHECK(strided[1] == listed[1]);
+  CHECK_THROWS_AS(bubblesim::ShardPoints({1, 4, 8}), std::invalid_argument);
 }

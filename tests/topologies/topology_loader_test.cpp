@@ -156,10 +156,11 @@ TEST_CASE("single-node builder: GPU to GPU over NVLink, not PCIe") {
 
 TEST_CASE("builder errors") {
   auto l = load_text(
-      "topology:\n  builder: multi-node\n  nodes: 8193\n  gpu: 8\n  nic: {bandwidth: 400}\n");
+      "topology:\n  builder: multi-node\n  nodes: 131073\n  gpu: 8\n  nic: {bandwidth: 400}\n");
   CHECK(l.errors ==
-        "t.yaml:3:10: error: topology.nodes: 8193 nodes x 8 GPUs = 65544 GPUs is more than the "
-        "limit of 65536\n"
+        "t.yaml:3:10: error: topology.nodes: 131073 nodes x 8 GPUs = 1048584 GPUs is more than the "
+        "limit of 1048576 (kMaxTopologyGpus in topologies/topology_builders.h: raise it and "
+        "rebuild)\n"
         "t.yaml:5:20: error: topology.nic.bandwidth: '400' has no unit: a bandwidth needs one of "
         "B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s (bytes) or bps, Mbps, Gbps, Tbps (bits) "
         "(e.g. 25GB/s)\n"

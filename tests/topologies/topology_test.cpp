@@ -260,9 +260,10 @@ TEST_CASE("fat tree and rail builders") {
 
 TEST_CASE("builders refuse out-of-range parameters") {
   ClusterParams p;
-  p.nodes = 8193;
+  p.nodes = 131073;  // one node past 2^20 GPUs
   CHECK_THROWS_WITH_AS(build_cluster(p),
-                       "8193 nodes x 8 GPUs = 65544 GPUs is more than the limit of 65536",
+                       "131073 nodes x 8 GPUs = 1048584 GPUs is more than the limit of 1048576 "
+                       "(kMaxTopologyGpus in topologies/topology_builders.h: raise it and rebuild)",
                        std::invalid_argument);
   NodeParams n;
   n.gpus_per_pcie_switch = 0;

@@ -227,3 +227,15 @@ TEST_CASE("assigning a YamlNode rebinds it and leaves the document alone") {
   opt = doc.root().child("b");
   CHECK(doc.root().child("a").is_sequence());
 }
+
+TEST_CASE("a name without its variant suggests the one candidate it is the stem of") {
+  const std::vector<std::string> gpus{"a100-40g", "a100-80g", "h100-sxm", "h200", "b200"};
+  // `h100` is six edits from `h100-sxm`, too far for the edit distance, but its stem.
+  CHECK(closest_match("h100", gpus) == "h100-sxm");
+  // Two variants of one stem: neither is meant, and no guess by edit distance (`h200` is two
+  // letters from `a100`, a wrong guess). A near miss still finds its word.
+  CHECK(closest_match("a100", gpus).empty());
+  CHECK(closest_match("h100-sx", gpus) == "h100-sxm");
+  CHECK(closest_match("h20", gpus) == "h200");
+  CHECK(closest_match("", gpus).empty());
+}

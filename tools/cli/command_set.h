@@ -53,5 +53,6 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands);        // sweep, m
 void add_regress_commands(CLI::App& app, CommandSet& commands);      // regress
 void add_check_plugin_command(CLI::App& app, CommandSet& commands);  // check-plugin
 void add_calibrate_commands(CLI::App& app, CommandSet& commands);    // calibrate
+void add_plan_command(CLI::App& app, CommandSet& commands);          // plan
 
 }  // namespace bubblesim

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -45,6 +46,35 @@ std::string fitted_error(const std::string& message) {
   return bubblesim::fit_lines(message, bubblesim::text_width());
 }
 
+/// The first word on the command line that is not an option (nor --plugin's value): the command
+/// the user meant, or "" when there is none.
+std::string command_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--plugin") {
+      ++i;
+      continue;
+    }
+    if (!a.empty() && a[0] != '-') return a;
+  }
+  return "";
+}
+
+/// "unknown command 'plna'; did you mean 'plan'? (commands: run, compare, ...)" when the command
+/// word names no subcommand, else "".
+std::string unknown_command(const CLI::App& app, const std::string& word) {
+  if (word.empty()) return "";
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), word) != names.end()) return "";
+  const std::string hint = bubblesim::closest_match(word, names);
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  return "error: unknown command '" + word + "'" +
+         (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (commands: " + list +
+         "; bubblesim --help describes them)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,10 +100,17 @@ int main(int argc, char** argv) {
   add_regress_commands(app, commands);
   add_check_plugin_command(app, commands);
   add_calibrate_commands(app, commands);
+  add_plan_command(app, commands);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A misspelled command: say which one was meant instead of CLI11's "A subcommand is required".
+    const std::string unknown = unknown_command(app, command_word(argc, argv));
+    if (!unknown.empty() && e.get_exit_code() != 0) {
+      fmt::print(stderr, "{}\n", fitted_error(unknown));
+      return 2;
+    }
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }

@@ -170,6 +170,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
   struct Recorders {
     std::unique_ptr<ChromeTraceWriter> trace;
     std::unique_ptr<MemoryTimeline> memory;  // --html without --trace
+    std::unique_ptr<CommLaneRecorder> comm;  // --html: the communication lanes
   };
   std::vector<Recorders> recorders;
   ScenarioRunHooks hooks;
@@ -185,6 +186,10 @@ int run_command(const Registry& registry, const RunOptions& options) {
         r.memory = std::make_unique<MemoryTimeline>(scenario.stages);
         observers.push_back(r.memory.get());
       }
+      if (!options.html.empty() && scenario.communication.kind == CommunicationKind::Topology) {
+        r.comm = std::make_unique<CommLaneRecorder>(3 * options.html_max_ops + 1000);
+        observers.push_back(r.comm.get());
+      }
       return observers;
     };
   }
@@ -195,9 +200,11 @@ int run_command(const Registry& registry, const RunOptions& options) {
       ++schedule_count;
     }
   }
-  // Progress only on a terminal: a line per schedule, with the optimizer's status while it
-  // searches.
-  ProgressReporter progress("run", schedule_count, stderr);
+  // Progress only on a terminal (not in CI logs or pipes, nor with -q), after a second: a line
+  // per schedule with its phase (setup, the replay's simulated time, Monte Carlo samples, the
+  // optimizer's status) and the time it has taken.
+  ProgressReporter progress("run", schedule_count, stderr,
+                            !options.quiet && ::isatty(::fileno(stderr)) != 0);
   hooks.on_schedule = [&](std::size_t, std::size_t, const ScheduleRequest& request) {
     progress.step(visible_controls(request.name));
   };
@@ -259,12 +266,15 @@ int run_command(const Registry& registry, const RunOptions& options) {
   }
   if (!options.html.empty()) {
     std::vector<const MemoryTimeline*> memory;
+    std::vector<const CommLaneRecorder*> lanes;
     for (std::size_t i = 0; i < result.runs.size(); ++i) {
       memory.push_back(recorders[i].trace ? &recorders[i].trace->memory()
                                           : recorders[i].memory.get());
+      lanes.push_back(recorders[i].comm.get());
     }
-    write_file_atomically(options.html, render_html_report(scenario, result, memory,
-                                                           options.baseline, options.html_max_ops));
+    write_file_atomically(options.html,
+                          render_html_report(scenario, result, memory, options.baseline,
+                                             options.html_max_ops, lanes));
     say_written(options.quiet, options.html, "HTML report");
   }
 
@@ -278,7 +288,8 @@ int run_command(const Registry& registry, const RunOptions& options) {
       content = scenario_report_text(scenario, result, report);
       break;
     case ReportFormat::Json:
-      content = scenario_report_json(scenario, result, report).dump(2) + "\n";
+      content = scenario_report_json(scenario, result, report).dump(2);
+      content += "\n";
       break;
     case ReportFormat::Csv:
       content = scenario_report_csv(scenario, result);
@@ -311,6 +322,7 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
     std::string format = "text";
     std::string fail_on = "failure";
     std::string stream = "auto";
+    std::string symmetry = "auto";
   };
   auto options = std::make_shared<Options>();
   for (const char* name : {"run", "compare"}) {
@@ -367,6 +379,11 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "changes (an ablation; repeatable): a2a-pairing, recompute, offload")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    cmd->add_option("--symmetry", options->symmetry,
+                    "auto (default): solve the flows of collectives over many replicas one class "
+                    "of identical flows at a time (the same rates; docs/engine.md, \"Symmetric "
+                    "flows\"); off: every flow on its own (slower; the report says which ran)")
+        ->check(CLI::IsMember({"auto", "off"}));
     cmd->add_option("--threads", options->run.scenario_settings.threads,
                     "worker threads of the Monte Carlo samples of a scenario with variability "
                     "(default: every core; the report does not depend on it)")
@@ -379,6 +396,7 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
       options->run.scenario_settings.stream = options->stream == "on"    ? StreamMode::On
                                               : options->stream == "off" ? StreamMode::Off
                                                                          : StreamMode::Auto;
+      options->run.scenario_settings.symmetry = options->symmetry == "auto";
       const std::string& f = options->format;
       options->run.format = f == "json"  ? ReportFormat::Json
                             : f == "csv" ? ReportFormat::Csv

@@ -65,7 +65,8 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
       "also write a self-contained HTML page with one line chart per sweep (x: the first axis), "
       "after the CSV is complete");
   sweep->add_option("--plot-metric", o->metric,
-                    "the CSV column the plot shows (default bubble_ratio_span)");
+                    "the CSV column the plot shows (default bubble_ratio_span; `bubblesim list "
+                    "--plot-metrics` lists them)");
   commands.add(sweep, [o](CommandContext& context) {
     if (!o->html.empty()) check_sweep_plot_metric(o->metric);
     SweepSpec spec = load_sweep(o->sweep);
@@ -113,7 +114,8 @@ void add_sweep_commands(CLI::App& app, CommandSet& commands) {
   merge->add_option("--html", o->merge_html,
                     "also write the HTML plot of the merged sweep (as `sweep --html`)");
   merge->add_option("--plot-metric", o->merge_metric,
-                    "the CSV column the plot shows (default bubble_ratio_span)");
+                    "the CSV column the plot shows (default bubble_ratio_span; `bubblesim list "
+                    "--plot-metrics` lists them)");
   commands.add(merge, [o](CommandContext& context) {
     if (!o->merge_html.empty()) check_sweep_plot_metric(o->merge_metric);
     merge_sweep_outputs(o->parts, o->merged);

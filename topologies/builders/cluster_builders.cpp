@@ -32,8 +32,10 @@ std::optional<Topology> build_shape(MapReader& r, DiagnosticList& d, NetworkShap
       const std::int64_t total = *n * p.node.gpus;
       if (total > kMaxTopologyGpus) {
         nodes_node->error(
-            d, fmt::format("{} nodes x {} GPUs = {} GPUs is more than the limit of {}", *n,
-                           p.node.gpus, total, kMaxTopologyGpus));
+            d, fmt::format("{} nodes x {} GPUs = {} GPUs is more than the limit of {} "
+                           "(kMaxTopologyGpus in topologies/topology_builders.h: raise it and "
+                           "rebuild)",
+                           *n, p.node.gpus, total, kMaxTopologyGpus));
       }
     }
   }

@@ -27,12 +27,22 @@ const Topology& checked(const TopologyNetwork& spec, std::int32_t devices) {
 }  // namespace
 
 FlowNetwork::FlowNetwork(const TopologyNetwork& spec, std::int32_t devices,
-                         std::vector<LinkFault> faults, std::optional<Bandwidth> offload_bandwidth)
+                         std::vector<LinkFault> faults, std::optional<Bandwidth> offload_bandwidth,
+                         FlowSymmetry symmetry)
     : NetworkModel(offload_bandwidth),
       topology_(checked(spec, devices)),
       device_vertex_(spec.device_vertex),
-      flows_(capacities(topology_)) {
+      // By class the flows go to ClassFlows: no per-link state here (a million links at 10^5
+      // GPUs).
+      flows_(symmetry.mode == "symmetric" ? std::vector<double>{} : capacities(topology_)) {
   faults_.list = std::move(faults);
+  if (symmetry.mode == "symmetric") {
+    if (!faults_.list.empty())
+      throw std::invalid_argument(
+          "flows by class cannot take link faults (a fault splits a class)");
+    by_class_.flows = std::make_unique<ClassFlows>(capacities(topology_));
+  }
+  by_class_.symmetry = std::move(symmetry);
   const auto n = static_cast<std::size_t>(devices);
   for (const LinkFault& fault : faults_.list) {
     if (fault.link < 0 || fault.link >= topology_.link_count()) {
@@ -119,13 +129,45 @@ FlowPort* FlowNetwork::flow_port(std::uint8_t owner) {
   return ports_[owner].get();
 }
 
+ShapePort* FlowNetwork::shape_port(std::uint8_t owner) {
+  if (!by_class_.flows) return nullptr;
+  flow_port(owner);
+  return ports_[owner].get();
+}
+
 void FlowNetwork::start_flow(const std::vector<LinkId>& links, double bytes, Pending pending,
                              Time now, double weight) {
+  if (by_class_.flows) {  // a shape of one flow: its latency is the launch's
+    launch_shape(by_class_.flows->single(links, weight, now), bytes, pending, now);
+    return;
+  }
   apply_faults_until(now);
   const auto id = static_cast<std::size_t>(flows_.add(links, bytes, now, weight));
   if (pending_.size() <= id) pending_.resize(id + 1);
   pending_[id] = pending;
   schedule_check();
+}
+
+void FlowNetwork::launch_shape(std::int32_t shape, double scale, Pending pending, Time now) {
+  const auto id =
+      static_cast<std::size_t>(by_class_.flows->launch(shape, scale, pending.latency, now));
+  if (by_class_.pending.size() <= id) by_class_.pending.resize(id + 1);
+  by_class_.pending[id] = pending;
+  schedule_check();
+}
+
+void FlowNetwork::hand_back(const Pending& p, std::uint32_t member, Time at, Time now) {
+  switch (p.kind) {
+    case StalledFlow::Kind::Component:
+      sink_->component_token(p.owner, p.token + member, at);
+      break;
+    case StalledFlow::Kind::Copy:
+      sink_->copy_finished(p.token, at);
+      break;
+    case StalledFlow::Kind::Send:
+      sink_->transfer_arrived(p.token, at, now);
+      break;
+  }
 }
 
 std::size_t FlowNetwork::pair_id(std::int32_t from, std::int32_t to) {
@@ -158,7 +200,7 @@ Time FlowNetwork::lone_transfer(std::size_t pair, const Route& route, Bytes byte
 
 bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCost>& costs,
                                   const OpDuration& duration) {
-  if (!faults_.list.empty()) return false;
+  if (!faults_.list.empty() || by_class_.flows) return false;
   constexpr std::size_t kNoPair = std::numeric_limits<std::size_t>::max();
   std::vector<std::size_t> owner(static_cast<std::size_t>(topology_.link_count()), kNoPair);
   std::vector<Time> longest, shortest_sender;  // [pair id], grown as pairs appear
@@ -260,7 +302,8 @@ bool FlowNetwork::contention_seen() {
 
 void FlowNetwork::schedule_check() {
   ++version_;
-  std::optional<Time> t = flows_.next_completion();
+  std::optional<Time> t =
+      by_class_.flows ? by_class_.flows->next_completion() : flows_.next_completion();
   if (faults_.next < faults_.order.size() && flows_.active_flows() > 0) {
     const Time fault = std::max(faults_.list[faults_.order[faults_.next]].at, flows_.last_update());
     t = t ? std::min(*t, fault) : fault;
@@ -273,40 +316,62 @@ void FlowNetwork::on_event(std::uint32_t payload, Time now) {
 }
 
 void FlowNetwork::on_check(Time now) {
+  if (by_class_.flows) {
+    by_class_.arrivals.clear();
+    by_class_.flows->complete_finished(now, by_class_.arrivals);
+    for (const ClassFlows::Arrival& a : by_class_.arrivals) {
+      const Pending p = by_class_.pending[static_cast<std::size_t>(a.launch)];
+      hand_back(p, static_cast<std::uint32_t>(a.member), a.at, now);
+    }
+    schedule_check();
+    return;
+  }
   flows_.complete_finished(now, finished_);
   apply_faults_until(now);  // after the flows that finish at `now`: rates change from here on
   for (MaxMinFlows::FlowId f : finished_) {
-    const Pending p = pending_[static_cast<std::size_t>(f)];
-    switch (p.kind) {
-      case StalledFlow::Kind::Component:
-        sink_->component_token(p.owner, p.token, now + p.latency);
-        break;
-      case StalledFlow::Kind::Copy:
-        sink_->copy_finished(p.token, now + p.latency);
-        break;
-      case StalledFlow::Kind::Send:
-        sink_->transfer_arrived(p.token, now + p.latency, now);
-        break;
-    }
+    const Pending p = pending_[static_cast<std::size_t>(f)];  // a copy: the sink may add flows
+    hand_back(p, 0, now + p.latency, now);
   }
   schedule_check();
 }
 
 void FlowNetwork::report(Metrics& metrics, bool sync) const {
-  if (sync) metrics.sync.link_classes = link_class_usage(topology_, flows_);
+  const ClassFlows* classes = by_class_.flows.get();
+  auto busy_of = [&](LinkId l) {
+    return classes != nullptr ? classes->link_busy_time(l) : flows_.link_busy_time(l);
+  };
+  auto bytes_of = [&](LinkId l) {
+    return classes != nullptr ? classes->link_bytes(l) : flows_.link_bytes(l);
+  };
+  if (sync) metrics.sync.link_classes = link_class_usage(topology_, busy_of, bytes_of);
   for (LinkId l = 0; l < topology_.link_count(); ++l) {
     const auto i = static_cast<std::size_t>(l);
-    const Time busy = uncontended_.active ? uncontended_.link_busy[i] : flows_.link_busy_time(l);
+    const Time busy = uncontended_.active ? uncontended_.link_busy[i] : busy_of(l);
     if (busy <= Time::zero()) continue;
-    const Bytes bytes = uncontended_.active
-                            ? Bytes(uncontended_.link_bytes[i])
-                            : Bytes(static_cast<std::int64_t>(flows_.link_bytes(l) + 0.5));
+    const Bytes bytes = uncontended_.active ? Bytes(uncontended_.link_bytes[i])
+                                            : Bytes(static_cast<std::int64_t>(bytes_of(l) + 0.5));
     metrics.comm.links.push_back(LinkUsage{topology_.link_name(l), busy, bytes});
+  }
+  FlowSymmetry& s = metrics.comm.symmetry = by_class_.symmetry;
+  if (classes != nullptr) {
+    const ClassFlows::Stats st = classes->stats();
+    s.flows_laid_out = st.laid_out;
+    s.flows_started = st.flows_started;
+    s.classes_started = st.classes_started;
+    s.flow_classes = st.flow_classes;
   }
 }
 
 std::vector<StalledFlow> FlowNetwork::stalled(std::size_t limit) const {
   std::vector<StalledFlow> out;
+  if (by_class_.flows) {
+    for (const auto& [launch, left] : by_class_.flows->in_flight()) {
+      if (out.size() >= limit) break;
+      const Pending& p = by_class_.pending[static_cast<std::size_t>(launch)];
+      out.push_back(StalledFlow{p.kind, p.token, left, p.owner});
+    }
+    return out;
+  }
   for (std::size_t f = 0; f < pending_.size() && out.size() < limit; ++f) {
     const auto id = static_cast<MaxMinFlows::FlowId>(f);
     if (!flows_.is_active(id)) continue;
@@ -317,9 +382,17 @@ std::vector<StalledFlow> FlowNetwork::stalled(std::size_t limit) const {
 }
 
 std::vector<LinkClassUsage> link_class_usage(const Topology& topology, const MaxMinFlows& flows) {
+  return link_class_usage(
+      topology, [&](LinkId l) { return flows.link_busy_time(l); },
+      [&](LinkId l) { return flows.link_bytes(l); });
+}
+
+std::vector<LinkClassUsage> link_class_usage(const Topology& topology,
+                                             const std::function<Time(LinkId)>& busy_of,
+                                             const std::function<double(LinkId)>& bytes_of) {
   std::map<std::string, LinkClassUsage> classes;
   for (LinkId l = 0; l < topology.link_count(); ++l) {
-    const Time busy = flows.link_busy_time(l);
+    const Time busy = busy_of(l);
     if (busy <= Time::zero()) continue;
     std::string a(vertex_kind_name(topology.vertex_kind(topology.link_source(l))));
     std::string b(vertex_kind_name(topology.vertex_kind(topology.link_target(l))));
@@ -327,7 +400,7 @@ std::vector<LinkClassUsage> link_class_usage(const Topology& topology, const Max
     LinkClassUsage& c = classes[a + "-" + b];
     c.name = a + "-" + b;
     c.busy += busy;
-    c.bytes += Bytes(static_cast<std::int64_t>(flows.link_bytes(l) + 0.5));
+    c.bytes += Bytes(static_cast<std::int64_t>(bytes_of(l) + 0.5));
   }
   std::vector<LinkClassUsage> out;
   for (auto& [name, c] : classes) out.push_back(std::move(c));

@@ -8,8 +8,14 @@
 // their time.
 //
 // Routes between device pairs are computed on first use (only pairs that exchange data need one).
+//
+// By class (docs/engine.md, "Symmetric flows"): when a component launches collectives over many
+// replicas, every flow goes through ClassFlows (sim/engine/symmetry/class_flows.h), which solves
+// one representative per class of flows that provably share their max-min rate; a lone transfer
+// is a shape of one flow. The result is the one-by-one solution up to floating-point sums.
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -20,6 +26,9 @@
 #include "sim/engine/engine_input.h"
 #include "sim/engine/max_min_flows.h"
 #include "sim/engine/network/network_model.h"
+#include "sim/engine/symmetry/class_flows.h"
+#include "sim/engine/symmetry/shape_port.h"
+#include "sim/engine/symmetry/symmetry_mode.h"
 #include "sim/engine/sync_metrics.h"
 
 namespace bubblesim {
@@ -27,8 +36,9 @@ namespace bubblesim {
 class FlowNetwork final : public NetworkModel {
  public:
   /// Throws std::invalid_argument when the topology or a fault does not fit `devices`.
+  /// `symmetry`: solve the flows by class (mode "symmetric") or one by one ("full"), and why.
   FlowNetwork(const TopologyNetwork& spec, std::int32_t devices, std::vector<LinkFault> faults,
-              std::optional<Bandwidth> offload_bandwidth);
+              std::optional<Bandwidth> offload_bandwidth, FlowSymmetry symmetry = {});
 
   void begin(NetworkSink& sink) override;
   std::optional<Time> send(std::int32_t from, std::int32_t to, Bytes bytes, std::uint32_t token,
@@ -38,6 +48,7 @@ class FlowNetwork final : public NetworkModel {
   void on_event(std::uint32_t payload, Time now) override;
   HostLayout hosts(std::int32_t /*devices*/) const override { return hosts_; }
   FlowPort* flow_port(std::uint8_t owner) override;
+  ShapePort* shape_port(std::uint8_t owner) override;
   void report(Metrics& metrics, bool sync) const override;
   std::vector<StalledFlow> stalled(std::size_t limit) const override;
   /// True when the graph has no copies and the network no faults. Proven when every directed
@@ -82,8 +93,8 @@ class FlowNetwork final : public NetworkModel {
   };
 
   /// An engine component's port: its flows share the links like every other flow, its tokens
-  /// go back to the sink's component_token.
-  class OwnerPort final : public FlowPort {
+  /// go back to the sink's component_token. By class it also launches shapes.
+  class OwnerPort final : public FlowPort, public ShapePort {
    public:
     OwnerPort(FlowNetwork& network, std::uint8_t owner) : network_(network), owner_(owner) {}
     void add_flow(const std::vector<LinkId>& links, double bytes, Time latency, std::uint32_t token,
@@ -94,14 +105,33 @@ class FlowNetwork final : public NetworkModel {
     void add_timer(Time at, std::uint32_t token) override {
       network_.sink_->component_token(owner_, token, at);
     }
+    std::int32_t add_shape(const std::vector<ShapeFlow>& flows, std::int32_t members,
+                           Time now) override {
+      return network_.by_class_.flows->add_shape(flows, members, now);
+    }
+    void launch(std::int32_t shape, double scale, std::uint32_t first_token, Time now) override {
+      network_.launch_shape(
+          shape, scale, Pending{StalledFlow::Kind::Component, first_token, Time{}, owner_}, now);
+    }
 
    private:
     FlowNetwork& network_;
     std::uint8_t owner_;
   };
 
+  /// By class: the flows, what each launch hands back, and how the report names the mode.
+  struct ByClass {
+    std::unique_ptr<ClassFlows> flows;          // null: one by one (flows_)
+    std::vector<Pending> pending;               // by launch
+    std::vector<ClassFlows::Arrival> arrivals;  // scratch
+    FlowSymmetry symmetry;
+  };
+
   void start_flow(const std::vector<LinkId>& links, double bytes, Pending pending, Time now,
                   double weight = 1.0);
+  /// By class: launches `shape`; `pending.latency` is added to every class's.
+  void launch_shape(std::int32_t shape, double scale, Pending pending, Time now);
+  void hand_back(const Pending& p, std::uint32_t member, Time at, Time now);
   const std::optional<Route>& route_between(std::int32_t from, std::int32_t to);
   /// The pair's index into routes_.pair (its route computed on first use).
   std::size_t pair_id(std::int32_t from, std::int32_t to);
@@ -121,9 +151,14 @@ class FlowNetwork final : public NetworkModel {
   std::vector<MaxMinFlows::FlowId> finished_;  // scratch
   Uncontended uncontended_;
   std::vector<std::unique_ptr<OwnerPort>> ports_;  // by owner, made on first use
+  ByClass by_class_;
 };
 
 /// Busy time and bytes per link class ("gpu-switch", ...: the kinds of a link's ends, sorted).
 std::vector<LinkClassUsage> link_class_usage(const Topology& topology, const MaxMinFlows& flows);
+/// The same from any per-link usage.
+std::vector<LinkClassUsage> link_class_usage(const Topology& topology,
+                                             const std::function<Time(LinkId)>& busy,
+                                             const std::function<double(LinkId)>& bytes);
 
 }  // namespace bubblesim

@@ -40,10 +40,29 @@ HostLayout NetworkModel::hosts(std::int32_t devices) const {
 
 namespace {
 
+/// How a topology replay solves its flows: by class where that is exact and pays, else one by
+/// one, with the reason the report gives.
+FlowSymmetry flow_symmetry(const EngineInput& in) {
+  if (!in.sync) {
+    return {"full",
+            "no collective spans the replicas: each flow is its own class (the transfers, "
+            "copies and all-to-alls of the replica the engine replays)"};
+  }
+  if (in.symmetry == SymmetryMode::Off) return {"full", "--symmetry off"};
+  if (!in.link_faults.empty()) {
+    return {"full",
+            "a link fault changes one link mid-run, which would split a class in flight "
+            "(faults:)"};
+  }
+  return {"symmetric",
+          "the gradient collectives' flows over every replica solved one class at a time: "
+          "the same rates as one by one"};
+}
+
 std::unique_ptr<NetworkModel> network_of(const EngineInput& in) {
   if (const auto* topology = std::get_if<TopologyNetwork>(&in.network)) {
     return std::make_unique<FlowNetwork>(*topology, in.table->devices, in.link_faults,
-                                         in.offload_bandwidth);
+                                         in.offload_bandwidth, flow_symmetry(in));
   }
   if (!in.link_faults.empty()) {
     throw std::invalid_argument("link faults need the topology network model");

@@ -28,6 +28,7 @@ namespace bubblesim {
 
 class DurationModel;
 class FlowPort;
+class ShapePort;
 struct StageCost;
 struct Table;
 
@@ -97,6 +98,9 @@ class NetworkModel {
   /// all-to-all) puts its flows; their tokens come back through sink.component_token(owner, ...).
   /// Null when the model has no links.
   virtual FlowPort* flow_port(std::uint8_t /*owner*/) { return nullptr; }
+  /// Where `owner` launches flows laid out once (sim/engine/symmetry/shape_port.h), when this
+  /// model solves flows by class; null otherwise (the component adds its flows one by one).
+  virtual ShapePort* shape_port(std::uint8_t /*owner*/) { return nullptr; }
   /// After the replay: link usage into the metrics (and per link class when `sync`).
   virtual void report(Metrics& /*metrics*/, bool /*sync*/) const {}
   /// Transfers and copies still in flight, in start order, at most `limit`.

@@ -12,7 +12,7 @@
   var COLORS = { F: '#4e79a7', B: '#59a14f', W: '#f28e2b', R: '#b07aa1', O: '#9c755f', L: '#76b7b2' };
   var NAMES = { F: 'forward', B: 'backward', W: 'weight grad', R: 'recompute', O: 'offload', L: 'reload', X: 'fused F&B' };
   var data = JSON.parse(document.getElementById('bubblesim-data').textContent);
-  var LEFT = 70, WIDTH = 1200, ROW = 24, GAP = 6, TOP = 8;
+  var LEFT = 140, WIDTH = 1130, ROW = 24, GAP = 6, TOP = 8;
   // Optional views (sim/report/assets/view_*.js, added where "views" stands below) set GAP
   // (room under each device row) and MEMORY_LINES (heading lines of a memory chart), and add
   // functions to the hooks the drawing calls: timeline(g, run, px) after a run's ops,
@@ -47,6 +47,13 @@
     return out;
   }
   function gpuName(d) { return data.device_names[d] || ('GPU ' + d); }
+  // A timeline row's label: the GPU and the pipeline stages (virtual stages) it holds.
+  function rowName(run, d) {
+    var s = run.stages && run.stages[d];
+    if (!s || !s.length) return gpuName(d);
+    var text = s.length > 4 ? s.slice(0, 3).join(',') + ',...' : s.join(',');
+    return gpuName(d) + ' \u00b7 ' + (s.length > 1 ? 'stages ' : 'stage ') + text;
+  }
   function fitEach() { return document.getElementById('fit-each').checked; }
   function fullSpan(run) {
     var own = run.makespan_us > 0 ? run.makespan_us : 1;
@@ -158,7 +165,7 @@
     for (var d = 0; d < run.devices; d++) {
       var y = TOP + d * (ROW + GAP);
       el('rect', { x: LEFT, y: y, width: WIDTH, height: ROW, fill: '#f4f4f4' }, svg);
-      el('text', { x: LEFT - 8, y: y + ROW / 2 + 4, 'text-anchor': 'end', 'class': 'device' }, svg).textContent = gpuName(d);
+      el('text', { x: LEFT - 8, y: y + ROW / 2 + 4, 'text-anchor': 'end', 'class': 'device' }, svg).textContent = rowName(run, d);
     }
     var g = el('g', { 'clip-path': 'url(#clip-' + index + ')' }, svg);
     var count = 0;
