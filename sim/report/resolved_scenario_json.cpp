@@ -16,7 +16,7 @@ namespace {
 void write_component_settings(const Scenario& sc, nlohmann::json& j) {
   for (const ComponentKind& kind : builtin_components()) {
     for (const ComponentSetting& s : kind.settings) {
-      const ParamValue& v = setting_value(sc.settings, s.spec);
+      const ParamValue& v = setting_value(sc.communication.behaviours, s.spec);
       if (!s.reported_at_default && v == s.spec.default_value) continue;
       const std::string& key = s.spec.name;
       const std::size_t dot = key.find('.');

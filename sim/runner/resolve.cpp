@@ -217,7 +217,8 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
   in.host_capacity = scenario.memory.host_capacity;
   in.memory_budget = resolved.memory_budget;
-  in.behaviours.settings = scenario.settings;  // the behaviours' keys (component_kind.h)
+  in.behaviours.settings =
+      scenario.communication.behaviours;  // the behaviours' keys (component_kind.h)
   IterationPlan& it = in.iterations;
   it.count = scenario.iteration.count;
   it.barrier = scenario.iteration.barrier;

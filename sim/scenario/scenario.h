@@ -41,6 +41,11 @@ struct CommunicationSpec {
   std::shared_ptr<const Topology> topology;  // Topology: the cluster graph
   std::vector<VertexId> placement;           // device (pipeline rank) -> GPU vertex
   AllToAllNetwork all_to_all = AllToAllNetwork::Shared;  // communication.all_to_all
+  /// The keys the engine's behaviours declare (sim/engine/component_kind.h), by full key, as
+  /// given (`communication.p2p`); one left out reads as its declared default (setting_value).
+  /// They sit beside the network they act on: the built-in behaviours hold or gap a device
+  /// around its point-to-point transfers, and their keys are `communication:` keys.
+  ParamValues behaviours;
 };
 
 /// `iteration:` — how many training iterations a replay covers and what separates them
@@ -300,9 +305,6 @@ struct Scenario {
   /// `variability:` (docs/variability.md): op times as distributions, Monte Carlo replays. Unset:
   /// every replay is deterministic.
   std::optional<VariabilitySpec> variability;
-  /// The keys the engine's behaviours declare (sim/engine/component_kind.h), by full key, as
-  /// given (`communication.p2p`); one left out reads as its declared default (setting_value).
-  ParamValues settings;
   CommandLineSettings command_line;
 };
 

@@ -44,7 +44,7 @@ void read_component_settings(std::string_view section, MapReader& reader, Diagno
       if (!node) continue;
       given.emplace(s.spec.name, *node);
       if (std::optional<ParamValue> v = read_param(*node, s.spec, diags))
-        sc.settings.set(s.spec.name, *v);
+        sc.communication.behaviours.set(s.spec.name, *v);
       else
         unread = true;
     }
@@ -53,7 +53,7 @@ void read_component_settings(std::string_view section, MapReader& reader, Diagno
   if (unread) return;
   for (const ComponentKind* kind : here) {
     if (kind->check == nullptr) continue;
-    const std::optional<SettingProblem> problem = kind->check(sc.settings);
+    const std::optional<SettingProblem> problem = kind->check(sc.communication.behaviours);
     if (!problem) continue;
     const auto at = given.find(problem->key);
     if (at != given.end())

@@ -3,7 +3,8 @@
 // section they belong to: `communication.p2p` is a key of the blocking sends, read where the
 // communication reader reads its own keys. A section reader adds component_keys(SECTION) to the
 // keys its mapping allows and calls read_component_settings with it; the values go into
-// Scenario::settings, which resolve() hands to the engine unchanged (EngineInput::behaviours).
+// Scenario::communication.behaviours (by full key, whichever section reads them), which resolve()
+// hands to the engine unchanged (EngineInput::behaviours).
 // A behaviour with keys in a section whose reader does not call these yet adds that call there.
 
 #include <string>
@@ -21,8 +22,8 @@ struct Scenario;
 /// registration order.
 std::vector<std::string> component_keys(std::string_view section);
 
-/// Reads those keys from `reader` (the section's mapping) into `sc.settings`, then the check of
-/// each behaviour that declares one of them; every problem is reported at its key.
+/// Reads those keys from `reader` (the section's mapping) into `sc.communication.behaviours`, then
+/// the check of each behaviour that declares one of them; every problem is reported at its key.
 void read_component_settings(std::string_view section, MapReader& reader, DiagnosticList& diags,
                              Scenario& sc);
 

@@ -18,18 +18,19 @@ TEST_CASE("component settings: the behaviours' keys of a section, in registratio
   CHECK(component_keys("comm").empty());  // a prefix of a section is not the section
 }
 
-TEST_CASE("component settings: given values land in Scenario::settings, typed; defaults do not") {
+TEST_CASE("component settings: given values land in communication.behaviours, typed; no defaults") {
   const Scenario plain = load(kBase + kCosts);
-  CHECK(plain.settings.all().empty());
+  CHECK(plain.communication.behaviours.all().empty());
   for (const ComponentKind& kind : builtin_components()) {
     if (kind.name != "send-hold") continue;
-    CHECK(std::get<std::string>(setting_value(plain.settings, kind.settings.at(0).spec)) ==
-          "async");
+    CHECK(std::get<std::string>(
+              setting_value(plain.communication.behaviours, kind.settings.at(0).spec)) == "async");
   }
   const Scenario given =
       load(kBase + kCosts + "communication: {delay: 1ms, p2p: blocking, p2p_sync_gap: 0.2ms}\n");
-  CHECK(given.settings.text("communication.p2p") == "blocking");
-  CHECK(given.settings.duration("communication.p2p_sync_gap") == Time::from_seconds(0.2e-3));
+  CHECK(given.communication.behaviours.text("communication.p2p") == "blocking");
+  CHECK(given.communication.behaviours.duration("communication.p2p_sync_gap") ==
+        Time::from_seconds(0.2e-3));
 }
 
 TEST_CASE("component settings: errors name the file, the line, the key and what is allowed") {
