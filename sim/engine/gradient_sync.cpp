@@ -9,6 +9,11 @@
 
 namespace bubblesim {
 
+// The collective launcher's tokens (its flows' and its step timer) must stay below the bits the
+// component that owns this sync keeps for its own timers: a step timer read as a gather timer
+// stalls every collective of more than one step (trees, hierarchical rings).
+static_assert(2 * CollectiveLauncher::kStepBit <= GradientSync::kFirstCallerBit);
+
 GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo, FlowPort& fp,
                          ShapePort* shapes, const std::vector<EngineObserver*>& obs)
     : plan(p),

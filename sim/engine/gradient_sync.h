@@ -127,6 +127,9 @@ class GradientSync {
  public:
   /// Tokens with this bit are readiness timers, the others collective arrivals.
   static constexpr std::uint32_t kReadyBit = 0x80000000u;
+  /// The other tokens stay below this bit: the bits from it up to kReadyBit are the caller's
+  /// own (the engine component's compute-end and gather timers share the same timer queue).
+  static constexpr std::uint32_t kFirstCallerBit = 0x20000000u;
 
   /// `shapes`: where to launch the collectives by class (sim/engine/symmetry/shape_port.h); null:
   /// their flows go one by one through `port`.

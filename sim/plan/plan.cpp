@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "sim/costmodel/data_parallel_engine.h"
 #include "sim/plan/plan_enumerate.h"
 #include "sim/plan/plan_estimate.h"
 #include "sim/plan/plan_replay.h"
@@ -110,18 +111,17 @@ void estimate_unit(const PlanSpec& spec, const Registry& registry, const PlanLoa
     return;
   }
   const SyncEstimator sync(resolved);
-  // A bucket the search leaves out is the scenario's, else its data-parallel engine's default,
-  // as the sync plan resolves it (sim/runner/sync_plan.cpp).
-  const DataParallelSpec& dp = sc.parallelism.data_parallel;
-  const Bytes scenario_bucket = dp.bucket.value_or(
-      Bytes(default_bucket_bytes(dp.semantics, sc.parallelism.gradient_group())));
+  // A layout without a bucket of its own takes the data-parallel engine's default, as the run does.
+  const ParallelismSpec& par = sc.parallelism;
+  const Bytes engine_bucket = par.data_parallel.bucket.value_or(
+      Bytes(default_bucket_bytes(par.data_parallel.semantics, par.gradient_group())));
   std::vector<double> buckets;
   for (const std::string& b : unit.buckets) {
     DiagnosticList ignored;
     const std::optional<Bytes> bytes =
-        b.empty() ? std::optional<Bytes>(scenario_bucket)
+        b.empty() ? std::optional<Bytes>(engine_bucket)
                   : YamlNode(YAML::Node(b), spec.file, "search.bucket").as_bytes(ignored);
-    buckets.push_back(bytes.value_or(scenario_bucket).as_double());
+    buckets.push_back(bytes ? bytes->as_double() : engine_bucket.as_double());
   }
   for (std::size_t s = 0; s < sc.schedules.size() && s < unit.candidate.size(); ++s) {
     const ScheduleRequest& request = sc.schedules[s];

@@ -85,6 +85,10 @@ std::string bucket_label(const std::string& v) { return "bucket " + v; }
 
 bool always(const LayoutDegrees&) { return true; }
 bool sharded(const LayoutDegrees& l) { return l.dp * l.cp > 1; }
+// The end-of-step gradient buckets are DDP's (ZeRO 0): the sharded engines size their own
+// (Megatron's distributed optimizer from DP and only with overlap, FSDP per unit inside the ops),
+// and a scenario that sets a bucket for them is refused (data_parallel_engine.h).
+bool bucketed(const LayoutDegrees& l) { return sharded(l) && l.zero == 0; }
 bool tensor_parallel(const LayoutDegrees& l) { return l.tp > 1; }
 bool pipelined(const LayoutDegrees& l) { return l.pp > 1; }
 
@@ -110,7 +114,8 @@ const std::vector<PlanAxis>& plan_axes() {
       {"sp", "parallelism.sp", AxisStage::Load, "sequence parallelism (with tp > 1)", sp_defaults,
        tensor_parallel, sp_label},
       {"bucket", "data_parallel.bucket", AxisStage::Bucket,
-       "gradient bucket of the data-parallel sync", bucket_defaults, sharded, bucket_label},
+       "gradient bucket of DDP's end-of-step sync (zero 0)", bucket_defaults, bucketed,
+       bucket_label},
       {"schedules", "schedules", AxisStage::Schedule,
        "pipeline schedules (names or {name, params}); one pipeline stage runs 1f1b only",
        schedule_defaults, pipelined, schedule_entry_label, true},

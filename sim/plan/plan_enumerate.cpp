@@ -276,7 +276,6 @@ std::vector<PlanLoadUnit> enumerate_candidates(const PlanSpec& spec, const PlanJ
     if (axes[i].stage == AxisStage::Bucket) bucket_knob = i;
     if (axes[i].stage == AxisStage::Schedule) schedule_knob = i;
   }
-  const bool several_buckets = search[bucket_knob].size() > 1;
   std::vector<PlanLoadUnit> units;
   std::set<std::vector<std::string>> seen;  // knobs that do not apply collapse combinations
   std::int64_t excluded = 0;

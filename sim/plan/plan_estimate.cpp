@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/engine/engine.h"
+#include "sim/runner/sync_plan.h"
 #include "sim/runner/table_costs.h"
 
 namespace bubblesim {
@@ -163,19 +164,42 @@ ScheduleEstimate estimate_schedule(const ResolvedScenario& resolved, const Gener
   }
   const Table& table = run.table;
   const std::vector<OpTiming> last = last_gradient_ops(table, ideal);
-  const std::int64_t chunks = std::max(table.chunks, 1);
   const auto held = table.placement.stages_by_device(table.devices);
-  // The optimizer step of each device (the ZeRO parameter all-gather after it is not on the
-  // iteration's path: the next iteration starts after the step, sim/engine/iteration_end.cpp).
-  const std::vector<double> step =
+  // The data-parallel engine's own rules for this table, as the replay gets them
+  // (sim/runner/sync_plan.cpp): whether an end-of-step collective runs, each stage's buckets,
+  // when they may start, and where the parameter all-gather sits.
+  const std::shared_ptr<const SyncPlan> plan =
+      sync.any() ? make_sync_plan(resolved, table) : nullptr;
+  const bool end_runs = plan && plan->end.runs;
+  // The optimizer step of each device, with the gather that follows it where the engine runs it
+  // there (the next iteration starts after both, sim/engine/iteration_end.cpp).
+  std::vector<double> step =
       per_device(table, as_doubles(resolved.optimizer_step, [](Time t) { return t.seconds(); }));
+  double gather_delay = 0.0;  // a gather before the first forward holds the pipeline's start
+  if (plan && !plan->parameter_gather.per_device.empty()) {
+    for (std::size_t d = 0; d < plan->parameter_gather.per_device.size(); ++d) {
+      const double gather = plan->parameter_gather.per_device[d].seconds();
+      const double first =
+          ideal.timings[d].empty() ? 0.0 : ideal.timings[d].front().start.seconds();
+      switch (plan->parameter_gather.when) {
+        case SyncPlan::ParameterGather::When::AfterStep:
+          if (d < step.size()) step[d] += gather;
+          break;
+        case SyncPlan::ParameterGather::When::BeforeFirstForward:
+          gather_delay = std::max(gather_delay, gather);
+          break;
+        case SyncPlan::ParameterGather::When::AtStepStart:  // the fill hides what it can
+          gather_delay = std::max(gather_delay, gather - first);
+          break;
+      }
+    }
+  }
   const double p2p = transfer_seconds(resolved, table);
   const double barrier =
       sc.iteration.barrier == IterationBarrier::Global ? resolved.barrier.seconds() : 0.0;
-  const bool overlap = sc.parallelism.data_parallel.overlap;
   for (double bucket : buckets) {
     PlanEstimate e;
-    e.pipeline_s = ideal.metrics.makespan.seconds();
+    e.pipeline_s = ideal.metrics.makespan.seconds() + gather_delay;
     e.peak_memory_bytes = peak;
     e.p2p_s = p2p;
     double ready = 0.0, slowest_step = 0.0;
@@ -183,26 +207,44 @@ ScheduleEstimate estimate_schedule(const ResolvedScenario& resolved, const Gener
       double compute_end = 0.0;
       for (const OpTiming& t : ideal.timings[d])
         compute_end = std::max(compute_end, t.end.seconds());
-      // Each stage's buckets become ready through its last gradient op (all at the device's
-      // last op without overlap); the device's collectives run one after another.
+      compute_end += gather_delay;
+      // Each stage's buckets become ready as the engine releases them: through its last
+      // gradient op, after it, or after the device's last compute op; the device's collectives
+      // run one after another.
       std::vector<std::pair<double, double>> buckets_ready;  // ready time, bytes
-      for (std::int32_t s : held[d]) {
-        const auto ps = static_cast<std::size_t>(s / chunks);
-        if (!sync.any() || ps >= resolved.sync.gradient_bytes.size()) continue;
+      for (std::int32_t s : end_runs ? held[d] : std::vector<std::int32_t>{}) {
+        const auto ts = static_cast<std::size_t>(s);
         const double bytes =
-            resolved.sync.gradient_bytes[ps].as_double() / static_cast<double>(chunks);
+            ts < plan->gradient_bytes.size() ? plan->gradient_bytes[ts].as_double() : 0.0;
         if (!(bytes > 0)) continue;
-        const auto k = static_cast<std::int64_t>(std::ceil(bytes / bucket));
-        const OpTiming& w = last[static_cast<std::size_t>(s)];
-        for (std::int64_t i = 0; i < k; ++i) {
-          const double at = overlap ? w.start.seconds() + (w.end - w.start).seconds() *
-                                                              static_cast<double>(i + 1) /
-                                                              static_cast<double>(k)
-                                    : compute_end;
-          buckets_ready.emplace_back(at, bytes / static_cast<double>(k));
+        // The candidate's bucket, unless the engine sizes this stage's buckets itself (one per
+        // FSDP unit, or Megatron's single bucket beyond its first stage).
+        double size = bucket;
+        if (ts < plan->end.stage_bucket.size() && plan->end.stage_bucket[ts] != plan->end.bucket)
+          size = plan->end.stage_bucket[ts].as_double();
+        if (!(size > 0)) size = bytes;
+        std::vector<double> parts;
+        const double small = plan->end.last_bucket.as_double();
+        const double body = small > 0 && bytes > small ? bytes - small : bytes;
+        const auto k = static_cast<std::int64_t>(std::ceil(body / size));
+        for (std::int64_t i = 0; i < k; ++i)
+          parts.push_back(std::min(size, body - static_cast<double>(i) * size));
+        if (body < bytes) parts.push_back(small);
+        const SyncPlan::Ready when =
+            ts < plan->end.ready.size() ? plan->end.ready[ts] : SyncPlan::Ready::AfterCompute;
+        const OpTiming& w = last[ts];
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+          const double fraction = static_cast<double>(i + 1) / static_cast<double>(parts.size());
+          const double at =
+              when == SyncPlan::Ready::AfterCompute ? compute_end
+              : when == SyncPlan::Ready::AfterBackward
+                  ? w.end.seconds() + gather_delay
+                  : w.start.seconds() + gather_delay + (w.end - w.start).seconds() * fraction;
+          buckets_ready.emplace_back(at, parts[i]);
         }
       }
-      std::sort(buckets_ready.begin(), buckets_ready.end());
+      std::stable_sort(buckets_ready.begin(), buckets_ready.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
       double t = compute_end, free = 0.0;
       for (const auto& [at, bytes] : buckets_ready) {
         free = std::max(free, at) + sync.bucket_seconds(d, bytes);

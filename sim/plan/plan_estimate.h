@@ -4,16 +4,22 @@
 // once idealized (the per-stage costs with TP, CP, ZeRO-3 and all-to-all time inside the ops, no
 // transfers: the table level of a report), and the end of the iteration added in closed form:
 //
-//   per device d   the buckets of each table stage it holds (ceil(G_s / bucket) of them) become
-//                  ready through that stage's last weight-gradient op, as the engine releases
-//                  them; the device's buckets run one after another, each the alpha-beta closed
-//                  form of its collective over the gradient group (measured on the topology:
-//                  sim/engine/collectives.h)
+//   per device d   where the data-parallel engine runs an end-of-step collective (not under
+//                  ZeRO 2/3, whose reduce-scatters sit inside the ops), the buckets of each
+//                  table stage it holds, sized as the engine sizes them (the candidate's
+//                  bucket, one per FSDP unit, DDP's small last bucket, Megatron's one bucket
+//                  beyond its first stage), become ready when the engine releases them (through
+//                  the stage's last weight-gradient op, after it, or after the device's last
+//                  compute op); the device's buckets run one after another, each the alpha-beta
+//                  closed form of its collective over the gradient group (measured on the
+//                  topology: sim/engine/collectives.h). The engine's rules come from the same
+//                  SyncPlan the replay gets (sim/runner/sync_plan.h).
+//   parameters     a gather before the first forward delays the whole pipeline by its exposed
+//                  part; one after the optimizer step adds to that step
 //   iteration      the last device's sync end + the global barrier + the slowest optimizer step
-//                  (the iteration's path in the engine: sim/engine/iteration_end.cpp; the ZeRO
-//                  parameter all-gather after a step is off it) + the stage-to-stage transfers of
-//                  the warm-up and cool-down (2 (p v - 1) hops at the neighbour route's bandwidth
-//                  and latency)
+//                  (the iteration's path in the engine: sim/engine/iteration_end.cpp) + the
+//                  stage-to-stage transfers of the warm-up and cool-down (2 (p v - 1) hops at
+//                  the neighbour route's bandwidth and latency)
 //
 // and the peak memory of the idealized replay (static + activations, per device). What it
 // leaves out, the replay has: contention between flows, the transfers' own timing, the SMs the

@@ -19,7 +19,6 @@ namespace bubblesim {
 namespace {
 
 std::string pct(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
-std::string secs(double s) { return format_metric(MetricUnit::Seconds, s); }
 std::string gib_text(double bytes) { return fmt::format("{:.2f}", to_gib(bytes)); }
 std::string count(std::int64_t n) {
   std::string digits = std::to_string(n), out;

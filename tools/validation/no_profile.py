@@ -1,10 +1,10 @@
-"""The no-profile variant of docs/validation.md (issue 33): the zero-bubble paper's cells predicted
+"""The no-profile variant of docs/validation.md: the zero-bubble paper's cells predicted
 from the model alone, with the first-principles mechanisms (docs/first-principles.md) and each
 switched off alone. Used by validate_measured.py, which runs the configurations and writes the doc.
 """
 from validation_common import pct
 
-# The no-profile variant (issue 33): the same scenarios without costs.per_layer, every op from the
+# The no-profile variant: the same scenarios without costs.per_layer, every op from the
 # model on the a100-80g preset, with the first-principles mechanisms the preset has numbers for
 # (docs/first-principles.md; sustained_clock is refused there: Perlmutter's 80 GB A100s sustain
 # more than the curve's ceiling).
@@ -14,7 +14,7 @@ NO_PROFILE = dict(profile=False, nccl=True, gemm_waves=True, optimizer_step=True
 NO_PROFILE_ROWS = [
     ("model alone, first principles on", "no costs.per_layer; cluster.gpu.first_principles: "
      "{nccl, gemm_waves, optimizer_step, slowest_gpu}", {}),
-    ("first principles off", "the datasheet roofline alone (before issue 33)",
+    ("first principles off", "the datasheet roofline alone (before the first-principles mechanisms)",
      dict(nccl=False, gemm_waves=False, optimizer_step=False, slowest_gpu=False)),
     ("GEMM waves off", "first_principles.gemm_waves: false", dict(gemm_waves=False)),
     ("optimizer step off", "first_principles.optimizer_step: false", dict(optimizer_step=False)),
@@ -33,7 +33,7 @@ def no_profile_configs(run_config, binary, cells):
 
 def no_profile_section(npc):
     head = npc[NO_PROFILE_ROWS[0][0]]
-    lines = ["", "## No profile: the model alone (issue 33)", "",
+    lines = ["", "## No profile: the model alone", "",
              "The same scenarios without `costs.per_layer`: every op's time from the model on "
              "`cluster.gpu.preset: a100-80g` (the roofline of docs/models.md), with the "
              "first-principles mechanisms of docs/first-principles.md that the A100 preset has "

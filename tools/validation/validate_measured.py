@@ -118,7 +118,7 @@ def scenario_text(cell, runtime, fields):
                 model += f", layers_per_chunk: {chunk_layers}"
         else:
             # No stated split: bubblesim balances the stages itself (22 or 30 layers do not
-            # divide into Megatron's equal chunks, which are refused since issue 35).
+            # divide into Megatron's equal chunks, which are refused).
             model += ", layers_per_stage: balanced"
         lines.append(f"model: {{{model}}}")
         on = [k for k in FIRST_PRINCIPLES if fields.get(k)]
@@ -183,7 +183,7 @@ def errors(cells, pred):
 
 BASE = dict(layout=True, per_layer=True, p2p="blocking", iterations=True, cv=0.0, per="op",
             samples=200, plan="median")
-# Each mechanism of the real-runs model (issue 15, items 1-4), switched off alone.
+# Each mechanism of the real-runs model, switched off alone.
 ABLATIONS = [
     ("stage layout off", "`layers_per_stage: balanced` (bubblesim's own split, embedding and LM "
      "head counted) instead of one layer fewer on the first and last stage",
@@ -393,8 +393,8 @@ MISSING = """\
   synchronised one; without variability the ratio is within 3%.
 - The embeddings are taken untied on the evidence given above; tied, the post-validation gain
   vanishes (ablation row `tied embeddings`).
-- Only the zero-bubble paper's 24 cells (8 A100s, one node) are given here; the issue's
-  multi-node rows are held back. Published multi-node runs predicted from the model and the
+- Only the zero-bubble paper's 24 cells (8 A100s, one node) are given here; the
+  multi-node rows measured with them are held back. Published multi-node runs predicted from the model and the
   A100 preset (Megatron-LM SC21, 32 to 3072 A100s: docs/validation-megatron.md) come out 14-22%
   too fast on the datasheet roofline and 10-17% with the first-principles mechanisms
   (docs/first-principles.md), with the pipeline and data-parallel scaling as measured and the gap
@@ -479,7 +479,7 @@ def main():
                               lambda b, c, extra: table10(b, c, 0.0, "op", 0, extra))
         write_doc(configs, t10, args.cv, args.per, scan, no_profile_configs(args.bubblesim, cells))
     if args.check:
-        # The no-profile section (issue 33) must be the one the doc shows.
+        # The no-profile section must be the one the doc shows.
         section = "\n".join(no_profile_section(no_profile_configs(args.bubblesim, cells)))
         with open(DOC) as f:
             current = section in f.read()

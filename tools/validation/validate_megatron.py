@@ -14,7 +14,7 @@ Usage:
   tools/validation/validate_megatron.py [--bubblesim build/bin/bubblesim] [--write-docs]
                                         [--write-scenarios] [--check] [--jobs N]
 --check exits 1 when the doc's results (every row's prediction and the summary) are not what this
-run gives (rerun with --write-docs) or a prediction is not finite. The bounds of issue 15 are
+run gives (rerun with --write-docs) or a prediction is not finite. The accuracy bounds set for it are
 reported, not enforced: today's predictions are outside them (see the doc).
 """
 import argparse
@@ -171,7 +171,7 @@ ZB_FITTED = (", efficiency: {gemm_max: 0.8129, gemm_overhead: 6.5us, "
 ABLATIONS = [
     ("first principles off", "no cluster.gpu.first_principles: the datasheet roofline, TP "
      "collectives as flows at the 300 GB/s NVLink rate, the optimizer step as two passes over "
-     "the static memory (the predictions before issue 33)",
+     "the static memory (the predictions before the first-principles mechanisms)",
      dict(nccl=False, gemm_waves=False, optimizer_step=False, slowest_gpu=False)),
     ("NCCL bandwidth off", "first_principles.nccl: false: TP collectives as flows at the link "
      "rate instead of nccl-tests' 235 GB/s bus bandwidth and NCCL's latency, and the NICs at "

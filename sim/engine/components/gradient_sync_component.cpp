@@ -93,10 +93,12 @@ class GradientSyncComponent final : public EngineComponent {
   bool reports_link_classes() const override { return true; }
 
  private:
-  /// Compute-end and gather-done events among the flow tokens and readiness timers (their ids
-  /// stay below 2^29).
+  /// Compute-end and gather-done events among the flow tokens and readiness timers (the sync's
+  /// own stay below GradientSync::kFirstCallerBit).
   static constexpr std::uint32_t kComputeEndBit = 0x40000000u;
   static constexpr std::uint32_t kGatherBit = 0x20000000u;
+  static_assert(kGatherBit >= GradientSync::kFirstCallerBit &&
+                kComputeEndBit < GradientSync::kReadyBit);
   /// The compute op a device runs now: its work left (ps at full speed) as of `since`.
   struct Running {
     std::uint32_t op = 0;

@@ -43,8 +43,9 @@ struct CollectiveSpec {
 
 class CollectiveLauncher {
  public:
-  /// Tokens at or above this bit are the launcher's own timers.
-  static constexpr std::uint32_t kStepBit = 0x20000000u;
+  /// Tokens at or above this bit are the launcher's own timers; every token it hands out stays
+  /// below 2 kStepBit (the bits above belong to its owner: GradientSync::kFirstCallerBit).
+  static constexpr std::uint32_t kStepBit = 0x10000000u;
   using Specs = std::function<std::vector<CollectiveSpec>()>;
 
   /// `shapes`: null to add flows one by one. `keep_slices`: keep each collective's links per step
