@@ -70,6 +70,7 @@ struct Topology::Impl {
   std::vector<VertexKind> kinds;
   std::vector<LinkInfo> links;
   std::vector<VertexId> nics;  // per vertex: the GPU's own NIC (set_nic), -1 when none
+  std::vector<char> sharp;     // per vertex: a switch that reduces in the network (set_sharp)
   std::unordered_map<std::string, VertexId> by_name;
   std::int32_t host_count = 0;
   bool ecmp = true;
@@ -276,6 +277,7 @@ VertexId Topology::add_vertex(const std::string& name, VertexKind kind) {
   impl_->names.push_back(name);
   impl_->kinds.push_back(kind);
   impl_->nics.push_back(-1);
+  impl_->sharp.push_back(0);
   if (kind == VertexKind::Host) ++impl_->host_count;
   impl_->by_name.emplace(name, v);
   impl_->changed();
@@ -350,6 +352,20 @@ std::optional<VertexId> Topology::nic_of(VertexId gpu) const {
   const VertexId nic = impl_->nics[static_cast<std::size_t>(gpu)];
   if (nic < 0) return std::nullopt;
   return nic;
+}
+
+void Topology::set_sharp(VertexId sw) {
+  impl_->check_vertex(sw);
+  if (vertex_kind(sw) != VertexKind::Switch) {
+    throw std::invalid_argument(fmt::format("'{}' is a {}; only a switch reduces in the network",
+                                            vertex_name(sw), vertex_kind_name(vertex_kind(sw))));
+  }
+  impl_->sharp[static_cast<std::size_t>(sw)] = 1;
+}
+
+bool Topology::sharp(VertexId v) const {
+  impl_->check_vertex(v);
+  return impl_->sharp[static_cast<std::size_t>(v)] != 0;
 }
 
 std::int32_t Topology::vertex_count() const {

@@ -71,6 +71,11 @@ class Topology {
   void set_nic(VertexId gpu, VertexId nic);
   /// The NIC set_nic paired with `gpu`; nullopt when none.
   std::optional<VertexId> nic_of(VertexId gpu) const;
+  /// Marks a network switch as reducing data in the network (NVIDIA SHARP, `sharp: true`):
+  /// NCCL's CollNet algorithms run through it (docs/topologies.md). Throws std::invalid_argument
+  /// unless `sw` is a switch.
+  void set_sharp(VertexId sw);
+  bool sharp(VertexId v) const;
   /// ECMP (on by default, `topology.ecmp`): where a route's equal-cost choices all come from
   /// network switches (the spines of a fat tree), each route takes the one a hash of its
   /// endpoints picks, as switches hash flows over equal-cost ports; off: the lowest vertex id.

@@ -104,12 +104,18 @@ Topology build_cluster(const ClusterParams& params) {
     }
   }
 
+  // The network's switches, SHARP-capable when the cluster says so.
+  auto network_switch = [&](const std::string& name) {
+    const VertexId sw = t.add_vertex(name, VertexKind::Switch);
+    if (params.sharp) t.set_sharp(sw);
+    return sw;
+  };
   const Time half = params.network_latency / 2;
   const Time nic_to_switch = params.nic.latency + half;
   const Bandwidth bw = params.nic.bandwidth;
   switch (params.shape) {
     case NetworkShape::SingleSwitch: {
-      VertexId sw = t.add_vertex("netsw0", VertexKind::Switch);
+      VertexId sw = network_switch("netsw0");
       for (const auto& node : nics) {
         for (VertexId nic : node) t.add_link(nic, sw, bw, nic_to_switch);
       }
@@ -120,10 +126,10 @@ Topology build_cluster(const ClusterParams& params) {
       const std::int64_t leaves = (total + down - 1) / down;
       std::vector<VertexId> spine;
       for (std::int64_t s = 0; s < down; ++s)
-        spine.push_back(t.add_vertex(fmt::format("spine{}", s), VertexKind::Switch));
+        spine.push_back(network_switch(fmt::format("spine{}", s)));
       std::vector<VertexId> leaf;
       for (std::int64_t l = 0; l < leaves; ++l) {
-        leaf.push_back(t.add_vertex(fmt::format("leaf{}", l), VertexKind::Switch));
+        leaf.push_back(network_switch(fmt::format("leaf{}", l)));
         for (VertexId s : spine) t.add_link(leaf.back(), s, bw, half + half);
       }
       std::int64_t i = 0;
@@ -134,9 +140,9 @@ Topology build_cluster(const ClusterParams& params) {
       break;
     }
     case NetworkShape::Rail: {
-      VertexId spine = t.add_vertex("spine0", VertexKind::Switch);
+      VertexId spine = network_switch("spine0");
       for (std::int32_t r = 0; r < params.node.gpus; ++r) {
-        VertexId rail = t.add_vertex(fmt::format("rail{}", r), VertexKind::Switch);
+        VertexId rail = network_switch(fmt::format("rail{}", r));
         t.add_link(rail, spine, bw, half + half);
         for (const auto& node : nics)
           t.add_link(node[static_cast<std::size_t>(r)], rail, bw, nic_to_switch);

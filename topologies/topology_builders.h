@@ -53,6 +53,8 @@ struct ClusterParams {
   Time network_latency = Time::from_ps(1'000'000);
   NetworkShape shape = NetworkShape::SingleSwitch;
   std::int32_t switch_radix = 32;  // FatTree: ports per switch (even, >= 2)
+  /// The network switches reduce in the network (NVIDIA SHARP, Topology::set_sharp).
+  bool sharp = false;
 };
 
 /// One node: N GPUs on an NVSwitch (`nvswitch0`), GPUs grouped under PCIe switches linked to

@@ -7,7 +7,8 @@
 //    bandwidth and latency required, with units)
 //   A gpu vertex may name its own NIC, `{name: gpu0, kind: gpu, nic: nic0}`: among equally short
 //   routes the GPU's traffic takes the one through that NIC (Topology::set_nic,
-//   docs/topologies.md).
+//   docs/topologies.md). A switch vertex may reduce in the network, `{name: sw, kind: switch,
+//   sharp: true}` (NVIDIA SHARP: NCCL's CollNet runs through it, Topology::set_sharp).
 //
 // Builder form (every key but `builder` optional; defaults describe a DGX-H100-like node, see
 // topologies/topology_builders.h and scenarios/topologies/dgx-h100.yaml for the sources). The
@@ -21,6 +22,8 @@
 //   nic:    {bandwidth: 400Gbps, latency: 2us}     NIC to its network switch (one NIC per GPU)
 //   network: {latency: 1us}      one switch traversal (half on each link into/out of a switch)
 //   switch_radix: 32             fat-tree only: ports per switch, even, 2..1024
+//   sharp: false                 multi-node, fat-tree, rail: the network switches reduce in the
+//                                network (NVIDIA SHARP; NCCL's CollNet runs through them)
 //
 // Either form: `ecmp: true` (default) spreads equal-cost routes whose choices are all network
 // switches by a hash of their endpoints; false takes the lowest vertex id (Topology::set_ecmp).
@@ -102,12 +105,13 @@ std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
     if (!vertices->is_sequence())
       vertices->error(d, fmt::format("expected a list of vertices, got {}", vertices->describe()));
     for (const YamlNode& v : vertices->elements()) {
-      MapReader vr(v, d, {"name", "kind", "nic"});
+      MapReader vr(v, d, {"name", "kind", "nic", "sharp"});
       auto name_node = vr.require("name");
       auto name = name_node ? name_node->as_string(d) : std::nullopt;
       auto kind_node = vr.require("kind");
       auto kind = kind_node ? kind_node->as_choice(d, vertex_kind_names()) : std::nullopt;
       auto nic_node = vr.get("nic");
+      auto sharp_node = vr.get("sharp");
       vr.finish();
       if (!name || !kind) continue;
       if (name->empty()) {
@@ -123,6 +127,16 @@ std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
       names.push_back(*name);
       const VertexId id = t.add_vertex(*name, *vertex_kind_from_name(*kind));
       if (nic_node) own_nics.emplace_back(id, *nic_node);
+      if (sharp_node) {
+        if (auto on = sharp_node->as_boolean(d); on && *on) {
+          if (t.vertex_kind(id) == VertexKind::Switch)
+            t.set_sharp(id);
+          else
+            sharp_node->error(d, fmt::format("only a switch reduces in the network (SHARP); '{}' "
+                                             "is a {}",
+                                             *name, *kind));
+        }
+      }
     }
   }
   for (const auto& [gpu, nic_node] : own_nics) set_own_nic(t, gpu, nic_node, names, d);

@@ -3,6 +3,8 @@
 // reader, which gives the GPU reader the model's dtype.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "sim/costmodel/model_reader.h"
 #include "sim/costmodel/presets.h"
 
@@ -62,6 +64,10 @@ void read_measured(const YamlNode& preset, GpuMeasured& hw, DiagnosticList& diag
     if (auto r = t.child("m").as_real(diags, 1.0, 1e6)) hw.tile_m = static_cast<std::int64_t>(*r);
     if (auto r = t.child("n").as_real(diags, 1.0, 1e6)) hw.tile_n = static_cast<std::int64_t>(*r);
   }
+  if (auto v = preset.child("compute_capability"); v.is_scalar()) {
+    if (auto r = v.as_real(diags, 1.0, 20.0))
+      hw.compute_capability = static_cast<std::int32_t>(std::lround(*r * 10));
+  }
   if (auto n = preset.child("nccl"); n.is_map()) {
     if (auto b = n.child("nvlink_busbw").as_bandwidth(diags))
       hw.nvlink_busbw = b->bytes_per_second();
@@ -83,10 +89,11 @@ bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciple
   if (n.is_scalar()) {
     auto b = n.as_boolean(diags);
     if (!b) return false;
-    fp = FirstPrinciples{*b, *b, *b, *b, *b};
+    fp = FirstPrinciples{*b, *b, *b, *b, *b, *b};
   } else {
-    MapReader m(n, diags,
-                {"nccl", "sustained_clock", "gemm_waves", "optimizer_step", "slowest_gpu"});
+    MapReader m(
+        n, diags,
+        {"nccl", "sustained_clock", "gemm_waves", "optimizer_step", "slowest_gpu", "nccl_tuning"});
     if (!n.is_map()) return false;
     auto flag = [&](const char* key, bool& out) {
       if (auto v = m.get(key)) {
@@ -98,7 +105,7 @@ bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciple
     };
     if (!flag("nccl", fp.nccl) || !flag("sustained_clock", fp.sustained_clock) ||
         !flag("gemm_waves", fp.gemm_waves) || !flag("optimizer_step", fp.optimizer_step) ||
-        !flag("slowest_gpu", fp.slowest_gpu))
+        !flag("slowest_gpu", fp.slowest_gpu) || !flag("nccl_tuning", fp.nccl_tuning))
       return false;
   }
   const GpuMeasured& hw = gpu.measured;
@@ -120,6 +127,8 @@ bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciple
     return missing("optimizer_step", "the HBM bandwidth");
   if (fp.slowest_gpu && !(hw.chip_spread > 0))
     return missing("slowest_gpu", "a measured spread of the chips' sustained speed");
+  if (fp.nccl_tuning && hw.compute_capability < 70)
+    return missing("nccl_tuning", "an NVIDIA compute capability of 7.0 or later");
   return true;
 }
 

@@ -98,6 +98,9 @@ nlohmann::json gpu_spec_json(const GpuSpec& g) {
       on["gemm_waves"] = {{"sms", g.measured.sms},
                           {"tile", {g.measured.tile_m, g.measured.tile_n}}};
     if (fp.optimizer_step) on["optimizer_step"] = true;
+    if (fp.nccl_tuning)
+      on["nccl_tuning"] = {{"compute_capability", g.measured.compute_capability / 10.0},
+                           {"source", "NVIDIA/nccl 2.30.7 src/graph/tuning.cc, search.cc"}};
     if (fp.slowest_gpu) on["slowest_gpu"] = {{"chip_spread", g.measured.chip_spread}};
     j["first_principles"] = on;
   }

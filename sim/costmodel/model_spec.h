@@ -206,8 +206,11 @@ struct FirstPrinciples {
   bool gemm_waves = false;       // GEMMs in whole waves of output tiles over the SMs
   bool optimizer_step = false;   // the framework's optimizer step, bytes per parameter at HBM rate
   bool slowest_gpu = false;      // compute at the pace of the slowest of the job's GPUs
+  /// NCCL's tuning model: each collective's algorithm (data_parallel.algorithm: auto), latency
+  /// and bandwidth as NCCL predicts them (docs/first-principles.md, `nccl_tuning`).
+  bool nccl_tuning = false;
   bool any() const {
-    return nccl || sustained_clock || gemm_waves || optimizer_step || slowest_gpu;
+    return nccl || sustained_clock || gemm_waves || optimizer_step || slowest_gpu || nccl_tuning;
   }
 };
 
@@ -233,6 +236,9 @@ struct GpuMeasured {
   /// `chip_spread`: the coefficient of variation of the sustained GEMM rate between chips of
   /// this model (0 = not known), for the slowest GPU of a synchronous job.
   double chip_spread = 0;
+  /// `compute_capability` (x 10: 80 for 8.0): the generation NCCL's tuning tables are indexed
+  /// by (0 = not known).
+  std::int32_t compute_capability = 0;
 };
 
 /// `cluster.gpu:` — the GPU that runs every stage (a preset and/or explicit values).

@@ -7,6 +7,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "sim/engine/collective_layout.h"
 #include "sim/engine/max_min_flows.h"
 #include "sim/units/diagnostics.h"
 
@@ -25,152 +26,55 @@ const Route& cached_route(const Topology& topology, RouteCache& cache, VertexId 
   return cache.emplace(std::make_pair(a, b), std::move(*r)).first->second;
 }
 
-namespace {
-
-// Ring steps over `members` (ranks in ring order): `count` steps starting at step `offset`; in
-// each, member i sends `chunk` bytes to member i+1. Pipelined: one step standing for all of them.
-void ring_steps(const std::vector<std::int32_t>& members, double chunk, std::int32_t count,
-                std::vector<CollectiveStep>& out, std::size_t offset, RingSteps mode) {
-  const auto n = members.size();
-  if (mode == RingSteps::Pipelined && count > 0) {
-    if (out.size() <= offset) out.resize(offset + 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      out[offset].push_back(
-          CollectiveTransfer{members[i], members[(i + 1) % n], chunk * count, count});
-    }
-    return;
-  }
-  const auto flows = static_cast<std::int64_t>(n) * count;
-  if (flows > kMaxCollectiveFlows) {
-    throw InputError(fmt::format(
-        "a ring collective over {} ranks is {} steps of {} flows ({} flows), more than the "
-        "limit of {} (kMaxCollectiveFlows in sim/engine/collectives.h: raise it there and "
-        "rebuild, or use fewer ranks or data_parallel.algorithm: tree)",
-        n, count, n, flows, kMaxCollectiveFlows));
-  }
-  for (std::int32_t k = 0; k < count; ++k) {
-    if (out.size() <= offset + static_cast<std::size_t>(k))
-      out.resize(offset + static_cast<std::size_t>(k) + 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      out[offset + static_cast<std::size_t>(k)].push_back(
-          CollectiveTransfer{members[i], members[(i + 1) % n], chunk});
-    }
-  }
-}
-
-std::int32_t ceil_log2(std::int32_t n) {
-  std::int32_t k = 0;
-  while ((std::int32_t{1} << k) < n) ++k;
-  return k;
-}
-
-}  // namespace
-
-std::string_view collective_kind_name(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::AllReduce:
-      return "all-reduce";
-    case CollectiveKind::ReduceScatter:
-      return "reduce-scatter";
-    case CollectiveKind::AllGather:
-      return "all-gather";
-  }
-  return "?";
-}
-
 std::vector<CollectiveStep> collective_steps(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                              double bytes,
                                              const std::vector<std::int32_t>& node_of_rank,
                                              RingSteps ring) {
-  const auto n = static_cast<std::int32_t>(node_of_rank.size());
-  std::vector<CollectiveStep> steps;
-  if (n <= 1) return steps;
-  std::vector<std::int32_t> all(static_cast<std::size_t>(n));
-  for (std::int32_t i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
-  const double chunk = bytes / n;
-  if (kind != CollectiveKind::AllReduce || algorithm == CollectiveAlgorithm::Ring) {
-    // Reduce-scatter and all-gather are rings whatever the algorithm (NCCL does the same).
-    const std::int32_t count = kind == CollectiveKind::AllReduce ? 2 * (n - 1) : n - 1;
-    ring_steps(all, chunk, count, steps, 0, ring);
-    return steps;
-  }
-  if (algorithm == CollectiveAlgorithm::Tree) {
-    const std::int32_t levels = ceil_log2(n);
-    for (std::int32_t k = 0; k < levels; ++k) {
-      CollectiveStep s;
-      const std::int32_t bit = std::int32_t{1} << k;
-      for (std::int32_t i = 0; i < n; ++i) {
-        if ((i & ((bit << 1) - 1)) == bit) s.push_back(CollectiveTransfer{i, i - bit, bytes});
-      }
-      steps.push_back(std::move(s));
-    }
-    for (std::int32_t k = levels - 1; k >= 0; --k) {
-      CollectiveStep s;
-      for (const CollectiveTransfer& t : steps[static_cast<std::size_t>(k)])
-        s.push_back({t.to, t.from, t.bytes});
-      steps.push_back(std::move(s));
-    }
-    return steps;
-  }
-  // Hierarchical: group ranks by node, in order of first appearance.
-  std::vector<std::int32_t> node_ids;
-  std::vector<std::vector<std::int32_t>> members;
-  for (std::int32_t i = 0; i < n; ++i) {
-    auto it =
-        std::find(node_ids.begin(), node_ids.end(), node_of_rank[static_cast<std::size_t>(i)]);
-    if (it == node_ids.end()) {
-      node_ids.push_back(node_of_rank[static_cast<std::size_t>(i)]);
-      members.emplace_back();
-      it = node_ids.end() - 1;
-    }
-    members[static_cast<std::size_t>(it - node_ids.begin())].push_back(i);
-  }
-  const auto nodes = static_cast<std::int32_t>(members.size());
-  const auto local = static_cast<std::int32_t>(members.front().size());
-  bool equal = std::all_of(members.begin(), members.end(), [&](const auto& m) {
-    return static_cast<std::int32_t>(m.size()) == local;
-  });
-  if (!equal || nodes == 1 || local == 1)
-    return collective_steps(kind, CollectiveAlgorithm::Ring, bytes, node_of_rank, ring);
-  // 1. reduce-scatter inside each node, all nodes at once.
-  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, 0, ring);
-  // 2. all-reduce of each S/L shard across nodes, one ring per local index.
-  const std::size_t inter = steps.size();
-  for (std::int32_t l = 0; l < local; ++l) {
-    std::vector<std::int32_t> order;
-    for (const auto& m : members) order.push_back(m[static_cast<std::size_t>(l)]);
-    ring_steps(order, bytes / local / nodes, 2 * (nodes - 1), steps, inter, ring);
-  }
-  // 3. all-gather inside each node.
-  const std::size_t gather = steps.size();
-  for (const auto& m : members) ring_steps(m, bytes / local, local - 1, steps, gather, ring);
-  return steps;
+  RankPlaces places;
+  places.node = node_of_rank;
+  places.ranks.assign(node_of_rank.size(), -1);
+  places.nic.assign(node_of_rank.size(), -1);
+  places.nvswitch.assign(node_of_rank.size(), -1);
+  places.uplink.assign(node_of_rank.size(), -1);
+  places.sharp.assign(node_of_rank.size(), -1);
+  const NodeGroups groups = node_groups(places, CollectiveChannels::One);
+  return lay_out(kind, algorithm, bytes, places, groups, ring, true).steps;
 }
 
 Time collective_closed_form(CollectiveKind kind, CollectiveAlgorithm algorithm, double bytes,
-                            std::int32_t ranks, std::int32_t nodes, const AlphaBeta& link) {
+                            std::int32_t ranks, std::int32_t nodes, const AlphaBeta& link,
+                            std::int32_t channels) {
   if (ranks <= 1) return Time::zero();
   const double n = ranks;
   auto ring = [&](double steps, double chunk, Bandwidth b, Time a) {
     return steps * (chunk / b.bytes_per_second() + a.seconds());
   };
-  // A flat collective runs at the slowest link it crosses.
+  // A flat collective runs at the slowest link it crosses; between nodes its C channels share
+  // the bytes over C NICs.
   const bool multi = nodes > 1;
-  const Bandwidth flat_b = multi ? std::min(link.intra, link.inter) : link.intra;
+  const double c = std::max(channels, 1);
+  const Bandwidth flat_b =
+      multi ? Bandwidth::bytes_per_second(
+                  std::min(link.intra.bytes_per_second(), c * link.inter.bytes_per_second()))
+            : link.intra;
   const Time flat_a = multi ? std::max(link.alpha_intra, link.alpha_inter) : link.alpha_intra;
+  const bool all_reduce = kind == CollectiveKind::AllReduce;
+  const std::int32_t local = std::max(ranks / std::max(nodes, 1), 1);
   double s = 0.0;
-  if (kind != CollectiveKind::AllReduce) {
-    s = ring(n - 1, bytes / n, flat_b, flat_a);
-  } else if (algorithm == CollectiveAlgorithm::Tree) {
-    s = 2.0 * ceil_log2(ranks) * (bytes / flat_b.bytes_per_second() + flat_a.seconds());
-  } else if (algorithm == CollectiveAlgorithm::Hierarchical && multi && ranks % nodes == 0 &&
-             ranks / nodes > 1) {
-    const double l = static_cast<double>(ranks / nodes);
+  if (algorithm == CollectiveAlgorithm::Tree && all_reduce) {
+    s = 2.0 * bytes / flat_b.bytes_per_second() +
+        2.0 * (local - 1 + ceil_log2(nodes)) * flat_a.seconds();
+  } else if (algorithm == CollectiveAlgorithm::Nvls && !multi && ranks > 1) {
+    const double through = all_reduce ? bytes * (n + 1) / n : bytes;
+    s = through / link.intra.bytes_per_second() + 2.0 * link.alpha_intra.seconds();
+  } else if (algorithm == CollectiveAlgorithm::Hierarchical && all_reduce && multi &&
+             ranks % nodes == 0 && local > 1) {
+    const double l = local;
     const double nn = nodes;
     s = 2.0 * ring(l - 1, bytes / l, link.intra, link.alpha_intra) +
         ring(2.0 * (nn - 1), bytes / l / nn, link.inter, link.alpha_inter);
   } else {
-    s = ring(2.0 * (n - 1), bytes / n, flat_b, flat_a);
+    s = ring(all_reduce ? 2.0 * (n - 1) : n - 1, bytes / n, flat_b, flat_a);
   }
   return Time::from_seconds(s);
 }
@@ -218,8 +122,9 @@ AlphaBeta measure_alpha_beta(const Topology& topology, const std::vector<VertexI
 }
 
 CollectiveInstance::CollectiveInstance(const Topology& topology, std::vector<VertexId> ranks,
-                                       std::vector<CollectiveStep> steps)
-    : topology_(&topology), ranks_(std::move(ranks)), steps_(std::move(steps)) {}
+                                       std::vector<CollectiveStep> steps,
+                                       std::optional<ModelTiming> timing)
+    : topology_(&topology), ranks_(std::move(ranks)), steps_(std::move(steps)), timing_(timing) {}
 
 bool CollectiveInstance::start(FlowPort& port, std::uint32_t token, Time now, RouteCache& routes) {
   start_ = now;
@@ -238,6 +143,10 @@ void CollectiveInstance::start_step(FlowPort& port, std::uint32_t token, Time no
   outstanding_ = static_cast<std::int32_t>(step.size());
   step_start_ = now;
   step_links_.clear();
+  if (timing_ && step_ == 0) {  // NCCL's bandwidth: no sooner than its floor
+    ++outstanding_;
+    port.add_timer(now + timing_->floor, token);
+  }
   for (const CollectiveTransfer& t : step) {
     const Route& r = cached_route(*topology_, routes, ranks_[static_cast<std::size_t>(t.from)],
                                   ranks_[static_cast<std::size_t>(t.to)]);
@@ -254,11 +163,22 @@ void CollectiveInstance::start_step(FlowPort& port, std::uint32_t token, Time no
 bool CollectiveInstance::on_arrival(FlowPort& port, std::uint32_t token, Time now,
                                     RouteCache& routes) {
   if (done_ || --outstanding_ > 0) return false;
+  if (in_latency_) {
+    done_ = true;
+    end_ = now;
+    return true;
+  }
   std::sort(step_links_.begin(), step_links_.end());
   step_links_.erase(std::unique(step_links_.begin(), step_links_.end()), step_links_.end());
   for (LinkId l : step_links_) slices_.push_back(CollectiveLinkSlice{l, step_start_, now});
   if (++step_ < steps_.size()) {
     start_step(port, token, now, routes);
+    return false;
+  }
+  if (timing_ && timing_->latency > Time::zero()) {  // NCCL's latency after the last byte
+    in_latency_ = true;
+    outstanding_ = 1;
+    port.add_timer(now + timing_->latency, token);
     return false;
   }
   done_ = true;
@@ -314,7 +234,8 @@ class StandalonePort : public FlowPort {
   std::uint64_t seq_ = 0;
 };
 
-/// Runs `c` alone on an idle network from time 0 until its last flow arrives.
+}  // namespace
+
 void run_alone(CollectiveInstance& c, const Topology& topology) {
   StandalonePort port(topology);
   RouteCache routes;
@@ -325,8 +246,6 @@ void run_alone(CollectiveInstance& c, const Topology& topology) {
     if (c.on_arrival(port, token, now, routes)) break;
   }
 }
-
-}  // namespace
 
 CollectiveTiming simulate_collective(const Topology& topology, const std::vector<VertexId>& gpus,
                                      CollectiveKind kind, CollectiveAlgorithm algorithm,

@@ -22,7 +22,8 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
       topology(topo),
       port(fp),
       observers(obs),
-      launcher(topo, fp, shapes, !obs.empty()) {
+      planner(topo, p.collective),
+      launcher(planner, fp, shapes, !obs.empty()) {
   const auto devices = static_cast<std::size_t>(table.devices);
   per_device.first_compute.assign(devices, -1);
   per_device.last_compute.assign(devices, -1);
@@ -167,12 +168,14 @@ GradientSync::Impl::PhaseMembers GradientSync::Impl::phase_members(std::size_t u
   const StageState& st = stages[static_cast<std::size_t>(unit.stage)];
   PhaseMembers out;
   if (unit.phase == Phase::Replica && has_replica_phase(st)) {
-    for (std::int32_t t = 0; t < tp(); ++t) out.devices.emplace_back(st.holders.front(), t == 0);
+    for (std::int32_t t = 0; t < tp(); ++t) {
+      out.devices.emplace_back(st.holders.front(), t == 0);
+      out.ranks.push_back(static_cast<std::int32_t>(st.holders.size()));
+    }
     out.specs = [this, &st] {
       std::vector<CollectiveSpec> specs;
       for (std::int32_t t = 0; t < tp(); ++t) {
-        CollectiveSpec spec{
-            {}, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, plan.collective.ring_steps};
+        CollectiveSpec spec{{}, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring};
         for (std::int32_t h : st.holders)
           spec.ranks.push_back(
               plan.gpus[static_cast<std::size_t>(h)][0][static_cast<std::size_t>(t)]);
@@ -184,15 +187,18 @@ GradientSync::Impl::PhaseMembers GradientSync::Impl::phase_members(std::size_t u
     for (std::int32_t h : st.holders) {
       const std::vector<std::int32_t> sizes = dp_group_sizes(unit, h);
       for (std::size_t g = 0; g < sizes.size(); ++g)
-        if (sizes[g] > 1) out.devices.emplace_back(h, g == 0);  // one GPU alone syncs nothing
+        if (sizes[g] > 1) {  // one GPU alone syncs nothing
+          out.devices.emplace_back(h, g == 0);
+          out.ranks.push_back(sizes[g]);
+        }
     }
     out.specs = [this, u, &st] {
       std::vector<CollectiveSpec> specs;
       for (std::int32_t h : st.holders) {
         for (std::vector<VertexId>& ranks : dp_groups(units[u], h)) {
           if (ranks.size() <= 1) continue;
-          specs.push_back(CollectiveSpec{std::move(ranks), plan.end.kind, plan.collective.algorithm,
-                                         plan.collective.ring_steps});
+          // The scenario's algorithm, or NCCL's choice under `auto`.
+          specs.push_back(CollectiveSpec{std::move(ranks), plan.end.kind, std::nullopt});
         }
       }
       return specs;
@@ -201,50 +207,15 @@ GradientSync::Impl::PhaseMembers GradientSync::Impl::phase_members(std::size_t u
   return out;
 }
 
-Time GradientSync::Impl::closed_form(const Unit& unit, Phase phase,
-                                     const std::function<std::vector<VertexId>()>& group,
-                                     CollectiveAlgorithm algorithm) {
-  // The alpha-beta parameters of a stage's group are measured once (per lane: the experts'
-  // group differs).
-  auto key = std::make_pair(unit.stage, static_cast<int>(phase) + 4 * static_cast<int>(unit.lane));
-  auto it = cache.closed.find(key);
-  if (it == cache.closed.end()) {
-    const std::vector<VertexId> members = group();
-    std::vector<std::int32_t> node = node_of_gpus(topology, members);
-    std::sort(node.begin(), node.end());
-    auto nodes = static_cast<std::int32_t>(std::unique(node.begin(), node.end()) - node.begin());
-    AlphaBeta ab = measure_alpha_beta(topology, members);
-    it = cache.closed.emplace(key, std::make_pair(static_cast<std::int32_t>(members.size()), nodes))
-             .first;
-    cache.alpha_beta[key] = ab;
-  }
-  const CollectiveKind kind =
-      phase == Phase::DataParallel ? plan.end.kind : CollectiveKind::AllReduce;
-  return collective_closed_form(kind, algorithm, unit.bytes.as_double(), it->second.first,
-                                it->second.second, cache.alpha_beta[key]);
-}
-
 void GradientSync::Impl::start_phase(std::size_t u, Time now) {
   Unit& unit = units[u];
   StageState& st = stages[static_cast<std::size_t>(unit.stage)];
-  LaneState& lane = st.lanes[unit.lane];
   while (unit.phase != Phase::Done) {
     unit.instances.clear();
     unit.pending = 0;
     unit.phase_start = now;
     PhaseMembers members = phase_members(u);
     if (!members.devices.empty()) {
-      // The closed form of the first holder's first collective (tensor-parallel rank 0),
-      // measured on its ranks once.
-      auto first_ranks = [&] { return members.specs().front().ranks; };
-      if (members.devices.front() == std::make_pair(st.holders.front(), true)) {
-        if (unit.phase == Phase::Replica)
-          lane.replica_closed +=
-              closed_form(unit, Phase::Replica, first_ranks, CollectiveAlgorithm::Ring);
-        else
-          lane.dp_closed +=
-              closed_form(unit, Phase::DataParallel, first_ranks, plan.collective.algorithm);
-      }
       // One key per stage, lane and phase: its collectives are always the same ones.
       const std::uint64_t key = (static_cast<std::uint64_t>(unit.stage) << 8) |
                                 (static_cast<std::uint64_t>(unit.lane) << 4) |
@@ -252,16 +223,34 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
       std::vector<std::uint32_t> done;
       const std::uint32_t first =
           launcher.launch(key, unit.bytes.as_double(), now, members.specs, done);
+      // The stage's summary counts the first holder's first collective (tensor-parallel rank
+      // 0): its predicted time (NCCL's, or the alpha-beta closed form), bus bytes and algorithm.
+      if (members.devices.front() == std::make_pair(st.holders.front(), true)) {
+        LaneState& lane = st.lanes[unit.lane];
+        if (unit.phase == Phase::Replica) {
+          lane.replica_closed += launcher.predicted(first);
+        } else {
+          lane.dp_closed += launcher.predicted(first);
+          lane.dp_bus_bytes +=
+              bus_bytes(plan.end.kind, unit.bytes.as_double(), members.ranks.front());
+          const std::string& name = launcher.algorithm(first);
+          if (std::find(lane.algorithms.begin(), lane.algorithms.end(), name) ==
+              lane.algorithms.end())
+            lane.algorithms.push_back(name);
+        }
+      }
       for (std::size_t i = 0; i < members.devices.size(); ++i) {
         const auto id = static_cast<std::uint32_t>(first + i);
         if (instances.unit.size() <= id) {
           instances.unit.resize(id + 1);
           instances.device.resize(id + 1);
           instances.reported.resize(id + 1);
+          instances.ranks.resize(id + 1);
         }
         instances.unit[id] = u;
         instances.device[id] = members.devices[i].first;
         instances.reported[id] = members.devices[i].second;
+        instances.ranks[id] = members.ranks[i];
         units[u].instances.push_back(id);
         ++units[u].pending;
         count_in_flight(members.devices[i].first, 1);
@@ -292,15 +281,18 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
   if (instances.reported[id] && !observers.empty()) {
     CollectiveEvent e;
     e.name =
-        fmt::format("{}{} {} stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
+        fmt::format("{}{} {} ({}) stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
                     unit.phase == Phase::Replica ? "replica" : "dp",
                     collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
                                                                       : plan.end.kind),
-                    unit.stage, unit.bucket);
+                    launcher.algorithm(id), unit.stage, unit.bucket);
     e.device = instances.device[id];
     e.start = launcher.start_time(id);
     e.end = launcher.end_time(id);
     e.bytes = unit.bytes;
+    e.bus_bytes =
+        bus_bytes(unit.phase == Phase::Replica ? CollectiveKind::AllReduce : plan.end.kind,
+                  unit.bytes.as_double(), instances.ranks[id]);
     for (const CollectiveLinkSlice& sl : launcher.link_slices(id)) {
       e.links.push_back(sl.link);
       e.link_start.push_back(sl.start);

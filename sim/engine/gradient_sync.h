@@ -26,6 +26,7 @@
 
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
+#include "sim/engine/collective_plan.h"
 #include "sim/engine/collectives.h"
 #include "sim/engine/observer.h"
 #include "sim/engine/simulation_result.h"
@@ -72,11 +73,9 @@ struct SyncPlan {
     bool buckets = true;
     double sm_share = 0;
   } overlap;
-  /// The data-parallel collectives' algorithm and how their ring steps run (collective_steps).
-  struct {
-    CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
-    RingSteps ring_steps = RingSteps::Pipelined;
-  } collective;
+  /// The data-parallel collectives' algorithm, channels, ring steps and NCCL's tuning model
+  /// (collective_plan.h).
+  CollectiveOptions collective;
   bool replica_sync = true;
   std::vector<Time> optimizer;  // per device; zero = no optimizer op
   /// ZeRO 1-2 (and FSDP2 under a pipeline): each device all-gathers its updated parameters

@@ -191,10 +191,20 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
       const std::int32_t ranks = dp_group_size(static_cast<Lane>(l), st.holders.front());
       // Named by the collective it runs; the experts' line also when no GPU shares them.
       if (plan.end.runs && (ranks > 1 || l == kExperts)) {
-        sm.collectives.push_back(CollectiveSummary{
+        std::string algorithm;
+        for (const std::string& a : lane.algorithms)
+          algorithm += (algorithm.empty() ? "" : ", ") + a;
+        CollectiveSummary c{
             fmt::format("{}dp {} stage {}", what, collective_kind_name(plan.end.kind), s),
-            std::string(collective_algorithm_name(plan.collective.algorithm)), ranks, count,
-            lane.bytes, lane.dp_time, lane.dp_closed});
+            algorithm.empty() ? std::string("ring") : algorithm,
+            ranks,
+            count,
+            lane.bytes,
+            lane.dp_time,
+            lane.dp_closed};
+        if (lane.dp_time > Time::zero())
+          c.bus_bandwidth = lane.dp_bus_bytes / lane.dp_time.seconds();
+        sm.collectives.push_back(std::move(c));
       }
     }
   }

@@ -43,6 +43,8 @@ struct GradientSync::Impl {
     bool busy = false;
     Time replica_time, dp_time;
     Time replica_closed, dp_closed;
+    double dp_bus_bytes = 0;              // nccl-tests' bus bytes of its dp collectives
+    std::vector<std::string> algorithms;  // what its dp collectives ran (plan_name), in order
   };
 
   struct StageState {
@@ -57,6 +59,9 @@ struct GradientSync::Impl {
   const Topology& topology;
   FlowPort& port;
   const std::vector<EngineObserver*>& observers;
+  /// Each collective's algorithm, layout and timing (collective_plan.h); before the launcher,
+  /// which plans through it.
+  CollectivePlanner planner;
   /// Runs the collectives, one flow at a time or by class (symmetry/collective_launcher.h).
   CollectiveLauncher launcher;
   /// Collectives launched so far, by the launcher's id.
@@ -64,18 +69,12 @@ struct GradientSync::Impl {
     std::vector<std::size_t> unit;
     std::vector<std::int32_t> device;  // holder device the instance belongs to
     std::vector<bool> reported;        // the holder's tp-rank-0 instance: reported to observers
-  };
-  /// What is computed once per replay and reused: a collective's group (ranks and nodes) and
-  /// its alpha-beta fit, by (stage, phase).
-  struct Caches {
-    std::map<std::pair<std::int32_t, int>, std::pair<std::int32_t, std::int32_t>> closed;
-    std::map<std::pair<std::int32_t, int>, AlphaBeta> alpha_beta;
+    std::vector<std::int32_t> ranks;   // its ranks (for its bus bytes)
   };
 
   std::vector<StageState> stages;
   std::vector<Unit> units;
   Instances instances;
-  Caches cache;
   std::vector<std::pair<std::size_t, bool>> ready_events;  // (unit, unused)
   /// Per device: the position of its last compute op and that op's end, the TP time inside its
   /// ops, and its bucket collectives running now.
@@ -102,16 +101,14 @@ struct GradientSync::Impl {
   bool has_replica_phase(const StageState& st) const;
   std::int32_t dp() const;
   std::int32_t tp() const;
-  /// The collectives of unit u's phase: (holder device, reported) each, and their specs.
+  /// The collectives of unit u's phase: (holder device, reported) and ranks each, and their
+  /// specs.
   struct PhaseMembers {
     std::vector<std::pair<std::int32_t, bool>> devices;
+    std::vector<std::int32_t> ranks;
     CollectiveLauncher::Specs specs;
   };
   PhaseMembers phase_members(std::size_t u);
-  /// `ranks` is asked for only the first time a (stage, phase, lane) is seen.
-  Time closed_form(const Unit& unit, Phase phase,
-                   const std::function<std::vector<VertexId>()>& ranks,
-                   CollectiveAlgorithm algorithm);
   void collectives_done(const std::vector<std::uint32_t>& ids, Time now);
   void start_phase(std::size_t u, Time now);
   void end_phase(std::size_t u, Time now);

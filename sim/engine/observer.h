@@ -37,7 +37,10 @@ struct CollectiveEvent {
   std::int32_t device;  // the pipeline device it belongs to
   Time start;
   Time end;
-  Bytes bytes;                             // per rank
+  Bytes bytes;  // per rank
+  /// The bytes nccl-tests count as crossing the bus (its busbw is these over end - start); 0
+  /// where the event is not a collective over ranks.
+  double bus_bytes = 0;
   std::vector<std::int32_t> links;         // topology LinkIds that carried its flows
   std::vector<Time> link_start, link_end;  // parallel to links: one slice per step and link
 };

@@ -15,12 +15,17 @@ namespace bubblesim {
 struct CollectiveSummary {
   std::string
       name;  // "dp all-reduce stage 3", "dp reduce-scatter stage 0 (per B op)", "replica ..."
-  std::string algorithm;  // ring, tree, hierarchical
+  /// What ran: ring, tree, nvls, nvls_tree, pat, collnet, hierarchical, with NCCL's protocol
+  /// where not Simple ("tree/LL128"); several, comma-separated, where the buckets differ.
+  std::string algorithm;
   std::int32_t ranks = 0;
   std::int32_t count = 0;  // buckets (or ops for TP)
   Bytes bytes;             // per rank, summed over the buckets
   Time simulated;          // summed durations (start to last arrival)
-  Time closed_form;        // summed alpha-beta closed forms
+  Time closed_form;        // summed alpha-beta closed forms (NCCL's predictions under its model)
+  /// nccl-tests' bus bandwidth it achieved, bytes/s: its bus bytes (2 (n-1)/n S for an
+  /// all-reduce, (n-1)/n S for the others) over `simulated`; 0 where not known.
+  double bus_bandwidth = 0;
 };
 
 struct LinkClassUsage {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/engine/engine.h"
+#include "sim/runner/collective_options.h"
 #include "sim/runner/sync_plan.h"
 #include "sim/runner/table_costs.h"
 
@@ -102,29 +103,30 @@ SyncEstimator::SyncEstimator(const ResolvedScenario& resolved) : resolved_(&reso
   if (!par.enabled || resolved.sync.gradient_bytes.empty() || !sc.communication.topology ||
       par.gpus.size() != static_cast<std::size_t>(par.world(sc.stages)))
     return;
-  ranks_ = par.gradient_group();
-  if (ranks_ <= 1) return;
-  const Topology& topo = *sc.communication.topology;
+  if (par.gradient_group() <= 1) return;
+  // The replay's own planner: the same algorithm choice (NCCL's tuning model where it runs),
+  // channels and prediction as the engine's gradient sync (sim/engine/collective_plan.h).
+  planner_ =
+      std::make_unique<CollectivePlanner>(*sc.communication.topology, collective_options(sc));
   for (std::int32_t d = 0; d < sc.stages; ++d) {
     std::vector<VertexId> group;
     for (std::int32_t r = 0; r < par.dp; ++r)
       for (std::int32_t c = 0; c < par.cp; ++c)
         group.push_back(par.gpus[par.rank_index(sc.stages, d, r, 0, c)]);
-    const std::vector<std::int32_t> nodes = node_of_gpus(topo, group);
-    std::vector<std::int32_t> distinct = nodes;
-    std::sort(distinct.begin(), distinct.end());
-    nodes_.push_back(static_cast<std::int32_t>(std::unique(distinct.begin(), distinct.end()) -
-                                               distinct.begin()));
-    links_.push_back(measure_alpha_beta(topo, group));
+    groups_.push_back(std::move(group));
   }
 }
 
+SyncEstimator::~SyncEstimator() = default;
+
 double SyncEstimator::bucket_seconds(std::size_t device, double bytes) const {
-  if (ranks_ <= 1 || device >= links_.size() || !(bytes > 0)) return 0.0;
-  const ParallelismSpec& par = resolved_->scenario->parallelism;
-  return collective_closed_form(resolved_->sync.gradient_collective, par.data_parallel.algorithm,
-                                bytes, ranks_, nodes_[device], links_[device])
-      .seconds();
+  if (!planner_ || device >= groups_.size() || !(bytes > 0)) return 0.0;
+  const auto key = std::make_pair(device, bytes);
+  if (auto it = seconds_.find(key); it != seconds_.end()) return it->second;
+  const double s = planner_->plan(groups_[device], resolved_->sync.gradient_collective, bytes)
+                       .predicted.seconds();
+  seconds_.emplace(key, s);
+  return s;
 }
 
 ScheduleEstimate estimate_schedule(const ResolvedScenario& resolved, const Generator& generator,

@@ -10,9 +10,10 @@
 //                  bucket, one per FSDP unit, DDP's small last bucket, Megatron's one bucket
 //                  beyond its first stage), become ready when the engine releases them (through
 //                  the stage's last weight-gradient op, after it, or after the device's last
-//                  compute op); the device's buckets run one after another, each the alpha-beta
-//                  closed form of its collective over the gradient group (measured on the
-//                  topology: sim/engine/collectives.h). The engine's rules come from the same
+//                  compute op); the device's buckets run one after another, each the
+//                  replay's prediction of its collective over the gradient group (NCCL's
+//                  tuning model where it runs, else the alpha-beta closed form over the
+//                  channels: sim/engine/collective_plan.h). The engine's rules come from the same
 //                  SyncPlan the replay gets (sim/runner/sync_plan.h).
 //   parameters     a gather before the first forward delays the whole pipeline by its exposed
 //                  part; one after the optimizer step adds to that step
@@ -25,29 +26,36 @@
 // leaves out, the replay has: contention between flows, the transfers' own timing, the SMs the
 // collectives take from compute.
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/engine/collective_plan.h"
 #include "sim/plan/plan_result.h"
 #include "sim/runner/scenario_runner.h"
 
 namespace bubblesim {
 
 /// What one schedule's estimate needs from the scenario, computed once per resolved scenario:
-/// per pipeline device the alpha-beta closed form's link parameters over its gradient group.
+/// per pipeline device its gradient group and the replay's collective planner over them.
 class SyncEstimator {
  public:
   explicit SyncEstimator(const ResolvedScenario& resolved);
-  /// Seconds of one bucket of `bytes` over device d's gradient group (0 without a group).
+  ~SyncEstimator();
+  SyncEstimator(const SyncEstimator&) = delete;
+  SyncEstimator& operator=(const SyncEstimator&) = delete;
+  /// Seconds of one bucket of `bytes` over device d's gradient group as the replay's planner
+  /// predicts it (0 without a group). Not thread-safe: one estimator per thread.
   double bucket_seconds(std::size_t device, double bytes) const;
-  bool any() const { return ranks_ > 1; }
+  bool any() const { return planner_ != nullptr; }
 
  private:
   const ResolvedScenario* resolved_;
-  std::int32_t ranks_ = 1;
-  std::vector<std::int32_t> nodes_;
-  std::vector<AlphaBeta> links_;
+  std::unique_ptr<CollectivePlanner> planner_;
+  std::vector<std::vector<VertexId>> groups_;  // per pipeline device, its gradient group
+  mutable std::map<std::pair<std::size_t, double>, double> seconds_;
 };
 
 /// The outcome of estimating one schedule: the estimate per bucket size, or why there is none.

@@ -244,7 +244,11 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
   // Collectives (docs/parallelism.md): one slice on the device's "sync" thread, one per step and
   // link on the network process.
   for (const CollectiveEvent& c : collectives_) {
-    std::string args = fmt::format(R"({{"bytes":{}}})", c.bytes.count());
+    const double span = (c.end - c.start).seconds();
+    std::string args = c.bus_bytes > 0 && span > 0
+                           ? fmt::format(R"({{"bytes":{},"busbw_GBps":{:.2f}}})", c.bytes.count(),
+                                         c.bus_bytes / span / 1e9)
+                           : fmt::format(R"({{"bytes":{}}})", c.bytes.count());
     resource(c.device + 1, kSendOrder + 1, "sync")
         .slices.push_back(Slice{c.start.ps(), c.end.ps(), c.name, "collective", args, -1});
     if (!topology) continue;

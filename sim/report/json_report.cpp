@@ -149,7 +149,8 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
                              {"count", c.count},
                              {"bytes", c.bytes.count()},
                              {"simulated_s", c.simulated.seconds()},
-                             {"closed_form_s", c.closed_form.seconds()}});
+                             {"closed_form_s", c.closed_form.seconds()},
+                             {"bus_bandwidth_bytes_per_s", c.bus_bandwidth}});
     }
     sim["collectives"] = collectives;
     nlohmann::json classes = nlohmann::json::array();

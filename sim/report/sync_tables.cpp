@@ -1,5 +1,7 @@
 #include "sim/report/sync_tables.h"
 
+#include <fmt/format.h>
+
 #include "sim/report/metric_format.h"
 #include "sim/report/text_table.h"
 
@@ -26,10 +28,12 @@ std::vector<SyncTable> sync_tables(const ScenarioRun& result) {
                     Cell::seconds(y.replica_sync), Cell::seconds(y.optimizer),
                     Cell::seconds(y.tp_comm)});
     for (const CollectiveSummary& c : y.collectives) {
-      collectives.push_back({Cell::text(r.label), Cell::text(c.name), Cell::text(c.algorithm),
-                             Cell::text(std::to_string(c.ranks)),
-                             Cell::text(std::to_string(c.count)), Cell::bytes(c.bytes),
-                             Cell::seconds(c.simulated), Cell::seconds(c.closed_form)});
+      collectives.push_back(
+          {Cell::text(r.label), Cell::text(c.name), Cell::text(c.algorithm),
+           Cell::text(std::to_string(c.ranks)), Cell::text(std::to_string(c.count)),
+           Cell::bytes(c.bytes), Cell::seconds(c.simulated), Cell::seconds(c.closed_form),
+           Cell::text(c.bus_bandwidth > 0 ? fmt::format("{:.1f}", c.bus_bandwidth / 1e9)
+                                          : std::string("-"))});
     }
     for (const LinkClassUsage& c : y.link_classes)
       links.push_back(
@@ -40,7 +44,7 @@ std::vector<SyncTable> sync_tables(const ScenarioRun& result) {
                  {"sync", "dp sync", "exposed dp", "replica sync", "optimizer", "tp comm"}, sync),
       cell_table("collectives",
                  {"collective", "name", "algorithm", "ranks", "count", "bytes", "simulated",
-                  "closed form"},
+                  "closed form", "busbw GB/s"},
                  collectives, 1),
       cell_table("link classes", {"link class", "class", "busy", "bytes"}, links)};
 }

@@ -141,12 +141,18 @@ Time barrier_time(const Scenario& sc) {
   const CommunicationSpec& comm = sc.communication;
   if (comm.kind != CommunicationKind::Topology || !comm.topology || comm.placement.size() < 2)
     return Time::zero();
+  // A binomial tree: ceil(log2 n) steps up and as many down, each one 4-byte message over the
+  // slowest link and latency of the pipeline's routes.
   const AlphaBeta ab = measure_alpha_beta(*comm.topology, comm.placement);
   const std::vector<std::int32_t> nodes = node_of_gpus(*comm.topology, comm.placement);
-  const auto distinct =
-      static_cast<std::int32_t>(std::set<std::int32_t>(nodes.begin(), nodes.end()).size());
-  return collective_closed_form(CollectiveKind::AllReduce, CollectiveAlgorithm::Tree, 4.0,
-                                static_cast<std::int32_t>(comm.placement.size()), distinct, ab);
+  const bool multi = std::set<std::int32_t>(nodes.begin(), nodes.end()).size() > 1;
+  const double b = multi ? std::min(ab.intra.bytes_per_second(), ab.inter.bytes_per_second())
+                         : ab.intra.bytes_per_second();
+  const double a =
+      multi ? std::max(ab.alpha_intra, ab.alpha_inter).seconds() : ab.alpha_intra.seconds();
+  int levels = 0;
+  while ((std::size_t{1} << levels) < comm.placement.size()) ++levels;
+  return Time::from_seconds(2.0 * levels * (4.0 / b + a));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "sim/engine/collectives.h"
 #include "sim/runner/a2a_plan.h"
+#include "sim/runner/collective_options.h"
 #include "sim/runner/data_parallel_costs.h"
 #include "sim/units/overflow_error.h"
 
@@ -87,9 +88,7 @@ class TopologyCollectives : public CollectiveTimer, public DataParallelTimer {
     std::vector<VertexId> group;
     for (std::size_t i : par.expert_group(sc_.stages, stage, 0)) group.push_back(par.gpus[i]);
     if (group.size() <= 1) return Time::zero();
-    return simulate_collective(*sc_.communication.topology, group, CollectiveKind::AllGather,
-                               CollectiveAlgorithm::Ring, bytes, par.data_parallel.ring_steps)
-        .simulated;
+    return simulate_planned(planner(), group, CollectiveKind::AllGather, bytes).simulated;
   }
   /// The closed form of one ring step on the stage's CP group (for the report).
   Time context_parallel_step_closed_form(std::int32_t stage, double bytes) const {
@@ -147,8 +146,13 @@ class TopologyCollectives : public CollectiveTimer, public DataParallelTimer {
     const std::vector<VertexId> group = group_of(stage, g);
     CollectiveTiming t;
     try {
-      t = simulate_collective(*sc_.communication.topology, group, kind, CollectiveAlgorithm::Ring,
-                              bytes, par.data_parallel.ring_steps);
+      // The data-parallel group runs the scenario's algorithm (NCCL's choice under `auto`); the
+      // TP group NCCL's choice; the CP ring is a ring.
+      const std::optional<CollectiveAlgorithm> algorithm =
+          g == Group::Data      ? std::nullopt
+          : g == Group::Context ? std::optional(CollectiveAlgorithm::Ring)
+                                : std::optional(CollectiveAlgorithm::Auto);
+      t = simulate_planned(planner(), group, kind, bytes, nullptr, algorithm);
     } catch (const std::invalid_argument& e) {
       const char* key_name = g == Group::Data        ? "parallelism.zero"
                              : g == Group::Replicate ? "data_parallel.replicate"
@@ -182,7 +186,16 @@ class TopologyCollectives : public CollectiveTimer, public DataParallelTimer {
                               share * bytes / busbw);
   }
 
+  /// Plans the collectives as the scenario asks (collective_options.h); made on first use.
+  const CollectivePlanner& planner() const {
+    if (!planner_)
+      planner_ =
+          std::make_unique<CollectivePlanner>(*sc_.communication.topology, collective_options(sc_));
+    return *planner_;
+  }
+
   const Scenario& sc_;
+  mutable std::unique_ptr<CollectivePlanner> planner_;
   mutable std::map<std::tuple<std::int32_t, int, int, double>, CollectiveTiming> cache_;
   mutable std::map<std::vector<std::int64_t>, Time> a2a_by_shape_;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/runner/a2a_plan.h"
+#include "sim/runner/collective_options.h"
 
 namespace bubblesim {
 namespace {
@@ -170,8 +171,7 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
   // With expert parallelism the share is the all-to-all's (docs/moe.md), whose exchange runs the
   // MoE ops; the buckets' SMs are modelled without it (docs/parallelism.md).
   plan->overlap.sm_share = par.ep > 1 ? 0.0 : par.overlap.comm_sm_fraction;
-  plan->collective.algorithm = par.data_parallel.algorithm;
-  plan->collective.ring_steps = par.data_parallel.ring_steps;
+  plan->collective = collective_options(scenario);
   plan->replica_sync = par.data_parallel.replica_sync;
   plan->tp_summaries = sync.tp_summaries;
   std::vector<StageCost> costs = resolved.costs.for_table(static_cast<int>(chunks));

@@ -102,7 +102,11 @@ struct DataParallelSpec {
   /// Buckets may start while the last backward runs (resolved: the engine's default unless
   /// `data_parallel.overlap` says).
   bool overlap = true;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  /// `data_parallel.algorithm`: auto (NCCL's choice under first_principles.nccl_tuning, else
+  /// ring) or one forced.
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+  /// `data_parallel.channels`: a collective across nodes in one channel per NIC, or one.
+  CollectiveChannels channels = CollectiveChannels::Nics;
   bool replica_sync = true;  // bidirectional schedules: all-reduce the replicas' gradients
   /// `data_parallel.ring_steps`: how every ring collective's steps are simulated.
   RingSteps ring_steps = RingSteps::Pipelined;

@@ -134,7 +134,9 @@ TEST_CASE("a stepped ring over 4096 ranks: refused one flow at a time, answered 
   // 8190 steps of 4096 flows: over kMaxCollectiveFlows one by one; by class one step laid out.
   Result off = run("run tests/scale/dp_4096_stepped_ring.yaml --symmetry off");
   CHECK(off.code == 2);
-  CHECK(off.err.find("a ring collective over 4096 ranks is 8190 steps of 4096 flows") !=
+  // NCCL's channels: each of the 512 nodes' rings runs 8 intra-node edges and 8 node-crossing
+  // edges, one per NIC (data_parallel.channels: nics): 8192 flows a step.
+  CHECK(off.err.find("a ring collective over 4096 ranks is 8190 steps of 8192 flows") !=
         std::string::npos);
   Result by_class = run("run tests/scale/dp_4096_stepped_ring.yaml --format json");
   REQUIRE(by_class.code == 0);
@@ -143,9 +145,9 @@ TEST_CASE("a stepped ring over 4096 ranks: refused one flow at a time, answered 
   CHECK(flows["mode"] == "symmetric");
   // DDP (the engine without ZeRO) reduces its gradients in two buckets, the 1 MiB one of the
   // parameters defined first last: 8190 launches of the ring's step each, each launch standing
-  // for its 4096 flows.
-  CHECK(flows["started"].get<std::int64_t>() == 2 * 8190LL * 4096);
-  CHECK(flows["laid_out"].get<std::int64_t>() == 4096);
+  // for its 8192 flows.
+  CHECK(flows["started"].get<std::int64_t>() == 2 * 8190LL * 8192);
+  CHECK(flows["laid_out"].get<std::int64_t>() == 8192);
 }
 
 TEST_CASE("a missing scenario file is bad input") {

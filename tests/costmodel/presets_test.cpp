@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 #include "sim/costmodel/layer_work.h"
 #include "sim/costmodel/model_costs.h"
@@ -223,4 +224,24 @@ TEST_CASE("slowest_gpu: compute at the pace of the slowest of n chips spread by 
       gpu_of("gpu: {preset: a100-80g, first_principles: {slowest_gpu: true}}\n", nullptr, d);
   REQUIRE(a100.has_value());
   CHECK(slowest_gpu_factor(*a100, 32) == doctest::Approx(1.0 + 2.0697 * 0.0076).epsilon(1e-5));
+}
+
+TEST_CASE("nccl_tuning reads the preset's compute capability; without one it is refused") {
+  DiagnosticList d;
+  const std::pair<const char*, int> cases[] = {
+      {"a100-80g", 80}, {"h100-sxm", 90}, {"h200", 90}, {"h800", 90}, {"b200", 100}};
+  for (auto [preset, cc] : cases) {
+    auto on = gpu_of(
+        std::string("gpu: {preset: ") + preset + ", first_principles: {nccl_tuning: true}}\n",
+        nullptr, d);
+    INFO(preset << ": " << first_error(d));
+    REQUIRE(on.has_value());
+    CHECK(on->mechanisms.nccl_tuning);
+    CHECK(on->measured.compute_capability == cc);
+  }
+  // AMD's MI300X runs RCCL, not NCCL: no compute capability, refused naming the key.
+  DiagnosticList refused;
+  CHECK_FALSE(
+      gpu_of("gpu: {preset: mi300x, first_principles: {nccl_tuning: true}}\n", nullptr, refused));
+  CHECK(first_error(refused).find("first_principles.nccl_tuning") != std::string::npos);
 }

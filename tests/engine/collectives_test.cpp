@@ -81,7 +81,7 @@ TEST_CASE("a pipelined ring is one step of n flows carrying every step's bytes a
   }
 }
 
-TEST_CASE("tree all-reduce through a switch takes 2 ceil(log2 n) (S/B + a)") {
+TEST_CASE("NCCL's double binary tree through a switch takes 2S/B + 2 ceil(log2 n) a") {
   Topology t;
   VertexId sw = t.add_vertex("sw", VertexKind::Switch);
   for (int i = 0; i < 8; ++i) {
@@ -91,7 +91,12 @@ TEST_CASE("tree all-reduce through a switch takes 2 ceil(log2 n) (S/B + a)") {
   const double bytes = 64.0 * 1024 * 1024;
   auto r =
       simulate_collective(t, t.gpus(), CollectiveKind::AllReduce, CollectiveAlgorithm::Tree, bytes);
-  const double expected = 2.0 * 3 * (bytes / 40e9 + 4e-6);  // route = 2 links
+  // Eight single-GPU nodes: the binary tree 0 <- 4 <- {2, 6}, 2 <- {1, 3}, 6 <- {5, 7} and its
+  // mirror each carry S/2 up and down every edge at once. A GPU inner in one tree and a leaf in
+  // the other (4, say: S/2 up and S/2 to each of 2 children in tree 0, S/2 up in tree 1) sends
+  // 2S through its link; every flow arrives 2 x 3 route latencies (2 links of 2 us) after its
+  // last byte.
+  const double expected = 2.0 * bytes / 40e9 + 2.0 * 3 * 4e-6;
   CHECK(r.simulated.seconds() == doctest::Approx(expected).epsilon(0.01));
   CHECK(r.closed_form.seconds() == doctest::Approx(expected).epsilon(0.01));
   // Ring through the switch: 2(n-1)(S/(nB) + 2a).

@@ -313,7 +313,8 @@ TEST_CASE("the trace names each data-parallel collective by what it runs") {
   CHECK_FALSE(any_named(fsdp, "dp reduce-scatter stage"));
   // The distributed optimizer's buckets are reduce-scatters; DDP's all-reduces.
   const std::vector<std::string> dist = traced_collectives(gpt("dp: 16, zero: 1"));
-  CHECK(any_named(dist, "dp reduce-scatter stage 0 bucket 0"));
+  // Each named with the algorithm it ran: "dp reduce-scatter (ring) stage 0 bucket 0".
+  CHECK(any_named(dist, "dp reduce-scatter (", ") stage 0 bucket 0"));
   CHECK_FALSE(any_named(dist, "dp all-reduce"));
-  CHECK(any_named(traced_collectives(gpt("dp: 16")), "dp all-reduce stage 0 bucket 0"));
+  CHECK(any_named(traced_collectives(gpt("dp: 16")), "dp all-reduce (", ") stage 0 bucket 0"));
 }

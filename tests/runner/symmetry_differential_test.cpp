@@ -3,7 +3,8 @@
 // (`--symmetry off`), must give the same iteration time within 0.1%, and the same gradient sync
 // and makespan. The draws cover the builders (one switch, fat trees with and without ECMP, rails),
 // node sizes, tensor, pipeline, data and context parallelism, ZeRO 0 to 3, expert parallelism,
-// costs given or derived from a model, bucket sizes, ring, tree and hierarchical collectives,
+// costs given or derived from a model, bucket sizes, ring, tree and hierarchical collectives and
+// NCCL's own choice with and without its tuning model, channels over every NIC or one,
 // pipelined and stepped rings, bucket overlap and the SMs buckets hold, and several schedules;
 // fixed-delay scenarios (no flows) too. Like engine_rules_test's differential test, a mode that
 // drifts from the other fails here, with the scenario printed.
@@ -67,7 +68,10 @@ Drawn draw(std::mt19937_64& rng, bool large) {
         "micro_batch_size: 1, attention: flash{}}}\n",
         4 * pp, pick<int>(rng, {1024, 2048}),
         moe ? ", mlp: swiglu, moe: {experts: 16, top_k: 2, expert_ffn_hidden: 1024}" : "");
-    y += "cluster: {gpu: {preset: h100-sxm}}\n";
+    // NCCL's tuning model: every launch's algorithm and timing from its first collective.
+    y += rng() % 2 == 0
+             ? "cluster: {gpu: {preset: h100-sxm, first_principles: {nccl_tuning: true}}}\n"
+             : "cluster: {gpu: {preset: h100-sxm}}\n";
   }
   const std::string builder = pick<std::string>(rng, {"multi-node", "fat-tree", "rail"});
   y += fmt::format("topology: {{builder: {}, nodes: {}, gpus_per_node: {}", builder, nodes,
@@ -85,7 +89,11 @@ Drawn draw(std::mt19937_64& rng, bool large) {
   if (moe) par += fmt::format(", ep: {}", ep);
   if (zero > 0) par += fmt::format(", zero: {}", zero);
   y += "parallelism: {" + par + "}\n";
-  const std::string algorithm = pick<std::string>(rng, {"ring", "tree", "hierarchical"});
+  // Forced tree or hierarchical under NCCL's model is refused where NCCL does not run them.
+  const bool nccl = y.find("nccl_tuning") != std::string::npos;
+  const std::string algorithm =
+      nccl ? pick<std::string>(rng, {"auto", "ring"})
+           : pick<std::string>(rng, {"auto", "ring", "tree", "hierarchical"});
   // Stepped rings over many ranks are millions of flows one by one: only where that is cheap.
   const bool stepped = !large && dp <= 64 && rng() % 3 == 0;
   const bool overlap = rng() % 2 == 0;
@@ -93,7 +101,8 @@ Drawn draw(std::mt19937_64& rng, bool large) {
   // The keys each data-parallel engine has: ZeRO 2/3 run no end-of-step buckets (their
   // collectives sit inside the ops), and Megatron (ZeRO 1) buckets only with overlap.
   std::string dp_keys =
-      fmt::format("algorithm: {}, ring_steps: {}", algorithm, stepped ? "stepped" : "pipelined");
+      fmt::format("algorithm: {}, ring_steps: {}, channels: {}", algorithm,
+                  stepped ? "stepped" : "pipelined", rng() % 3 == 0 ? "one" : "nics");
   const bool buckets = zero < 2;
   if (buckets) dp_keys += fmt::format(", overlap: {}", overlap ? "true" : "false");
   if (zero == 0 || (zero == 1 && overlap)) dp_keys += fmt::format(", bucket: {}MiB", bucket);

@@ -56,6 +56,8 @@ def main():
                   os.path.join(HERE, "fat_tree_65536_stages.yaml"))
     ok = run_case(bubblesim, "DP 4,096 with default gradient buckets",
                   os.path.join(HERE, "dp_4096_default_buckets.yaml")) and ok
+    ok = run_case(bubblesim, "DP 4,096 with default buckets, NCCL's algorithms",
+                  os.path.join(HERE, "dp_4096_nccl_tuning.yaml")) and ok
     with tempfile.TemporaryDirectory() as tmp:
         chain = os.path.join(tmp, "chain.yaml")
         with open(chain, "w", encoding="utf-8") as f:

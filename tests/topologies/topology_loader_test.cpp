@@ -165,7 +165,7 @@ TEST_CASE("builder errors") {
         "B/s, kB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s (bytes) or bps, Mbps, Gbps, Tbps (bits) "
         "(e.g. 25GB/s)\n"
         "t.yaml:4:3: error: topology.gpu: unknown key 'gpu' (allowed: builder, "
-        "nodes, gpus_per_node, nvlink, pcie, gpus_per_pcie_switch, nic, network, ecmp)");
+        "nodes, gpus_per_node, nvlink, pcie, gpus_per_pcie_switch, nic, network, sharp, ecmp)");
   auto b = load_text("topology: {builder: multinode}\n");
   CHECK(b.errors ==
         "t.yaml:1:21: error: topology.builder: 'multinode' is not allowed; did you mean "
@@ -211,4 +211,40 @@ TEST_CASE("errors inside a topology file name that file") {
 }
 
 }  // namespace
+}  // namespace bubblesim
+
+namespace bubblesim {
+
+TEST_CASE("sharp: the switches that reduce in the network (NCCL's CollNet)") {
+  Loaded general = load_text(R"(topology:
+  vertices:
+    - {name: gpu0, kind: gpu}
+    - {name: sw, kind: switch, sharp: true}
+    - {name: sw2, kind: switch}
+  links:
+    - {between: [gpu0, sw], bandwidth: 50GB/s, latency: 1us}
+    - {between: [sw, sw2], bandwidth: 50GB/s, latency: 1us}
+)");
+  REQUIRE(general.topology);
+  CHECK(general.topology->sharp(*general.topology->find("sw")));
+  CHECK_FALSE(general.topology->sharp(*general.topology->find("sw2")));
+  CHECK_FALSE(general.topology->sharp(*general.topology->find("gpu0")));
+  Loaded refused = load_text(R"(topology:
+  vertices:
+    - {name: gpu0, kind: gpu, sharp: true}
+)");
+  CHECK(refused.errors.find("only a switch reduces in the network") != std::string::npos);
+  // A builder's network switches, not the nodes' NVSwitches.
+  Loaded fat = load_text(
+      "topology: {builder: fat-tree, nodes: 4, gpus_per_node: 8, "
+      "switch_radix: 16, sharp: true}\n");
+  REQUIRE(fat.topology);
+  CHECK(fat.topology->sharp(*fat.topology->find("leaf0")));
+  CHECK(fat.topology->sharp(*fat.topology->find("spine0")));
+  CHECK_FALSE(fat.topology->sharp(*fat.topology->find("n0.nvswitch0")));
+  Loaded plain = load_text("topology: {builder: multi-node, nodes: 2}\n");
+  REQUIRE(plain.topology);
+  CHECK_FALSE(plain.topology->sharp(*plain.topology->find("netsw0")));
+}
+
 }  // namespace bubblesim

@@ -155,6 +155,9 @@ ABLATIONS = [
     ("FP8 parameter gather off", "`data_parallel.fp8_param_gather: false`: the linear weights "
      "gathered in bf16", lambda r: r["fp8_param_gather"] == "true",
      ("data_parallel", "fp8_param_gather", "false")),
+    ("one channel", "`data_parallel.channels: one`: a collective across nodes in one ring "
+     "through one NIC per node instead of one channel per NIC (NCCL's rail-aligned rings)",
+     lambda r: int(r["gpus"]) > 8, ("data_parallel", "channels", "one")),
     ("first principles on", "`cluster.gpu.first_principles: true` (docs/first-principles.md): "
      "NCCL's bandwidth and latency, GEMM waves, the sustained clock, the slowest GPU, the "
      "optimizer's kernels", lambda r: True, ("cluster.gpu", "first_principles", "true")),

@@ -12,7 +12,7 @@ namespace {
 /// The keys every cluster shape reads; `with_radix` adds the fat tree's switch_radix.
 std::vector<std::string> cluster_keys(bool with_radix) {
   std::vector<std::string> keys{"nodes", "gpus_per_node", "nvlink", "pcie", "gpus_per_pcie_switch",
-                                "nic",   "network"};
+                                "nic",   "network",       "sharp"};
   if (with_radix) keys.push_back("switch_radix");
   return keys;
 }
@@ -50,6 +50,9 @@ std::optional<Topology> build_shape(MapReader& r, DiagnosticList& d, NetworkShap
         p.switch_radix = static_cast<std::int32_t>(*v);
       }
     }
+  }
+  if (auto sharp = r.get("sharp")) {
+    if (auto on = sharp->as_boolean(d)) p.sharp = *on;
   }
   r.finish();
   if (d.size() != errors_before) return std::nullopt;

@@ -25,19 +25,33 @@ std::string key_of(const std::string& element, const char* attribute) {
   return fmt::format("topology.{}.{}", element, attribute);
 }
 
+// The attribute `name` read as a quantity by `parse`; `given` says whether the element has it. A
+// value that does not parse is a diagnostic at the element, and no value.
+template <typename Parse>
+auto parsed_attribute(const Attributes& a, const char* name, const std::string& element,
+                      const SourceLocation& where, Parse parse, DiagnosticList& d, bool& given)
+    -> std::optional<decltype(parse(std::string()))> {
+  const auto it = a.find(name);
+  given = it != a.end();
+  if (!given) return std::nullopt;
+  try {
+    return parse(it->second);
+  } catch (const QuantityError& e) {
+    d.add(where, key_of(element, name), e.what());
+    return std::nullopt;
+  }
+}
+
 // One link's bandwidth: `bandwidth` with units, else the Topology Zoo's LinkSpeedRaw (bits per
 // second), else the scenario's default.
 std::optional<Bandwidth> edge_bandwidth(const Attributes& a, const std::string& element,
                                         const SourceLocation& where,
                                         const GraphFileDefaults& defaults, DiagnosticList& d) {
-  if (auto it = a.find(graph_file::kBandwidthAttribute); it != a.end()) {
-    try {
-      return parse_bandwidth(it->second);
-    } catch (const QuantityError& e) {
-      d.add(where, key_of(element, graph_file::kBandwidthAttribute), e.what());
-      return std::nullopt;
-    }
-  }
+  bool given = false;
+  auto bandwidth = parsed_attribute(
+      a, graph_file::kBandwidthAttribute, element, where,
+      [](const std::string& v) { return parse_bandwidth(v); }, d, given);
+  if (given) return bandwidth;
   if (auto it = a.find(graph_file::kZooSpeedAttribute); it != a.end()) {
     char* end = nullptr;
     const double bits = std::strtod(it->second.c_str(), &end);
@@ -59,14 +73,11 @@ std::optional<Bandwidth> edge_bandwidth(const Attributes& a, const std::string& 
 std::optional<Time> edge_latency(const Attributes& a, const std::string& element,
                                  const SourceLocation& where, const GraphFileDefaults& defaults,
                                  DiagnosticList& d) {
-  if (auto it = a.find(graph_file::kLatencyAttribute); it != a.end()) {
-    try {
-      return parse_time(it->second);
-    } catch (const QuantityError& e) {
-      d.add(where, key_of(element, graph_file::kLatencyAttribute), e.what());
-      return std::nullopt;
-    }
-  }
+  bool given = false;
+  auto latency = parsed_attribute(
+      a, graph_file::kLatencyAttribute, element, where,
+      [](const std::string& v) { return parse_time(v); }, d, given);
+  if (given) return latency;
   if (defaults.latency) return defaults.latency;
   d.add(where, key_of(element, graph_file::kLatencyAttribute),
         "missing: give the edge a latency attribute with units (e.g. \"2us\"), or every edge one "

@@ -41,9 +41,13 @@ std::int32_t repeats(const CollectiveStep& step) {
 
 }  // namespace
 
-CollectiveLauncher::CollectiveLauncher(const Topology& topology, FlowPort& port, ShapePort* shapes,
-                                       bool keep_slices)
-    : topology_(topology), port_(port), shapes_(shapes), keep_slices_(keep_slices) {}
+CollectiveLauncher::CollectiveLauncher(const CollectivePlanner& planner, FlowPort& port,
+                                       ShapePort* shapes, bool keep_slices)
+    : planner_(planner),
+      topology_(planner.topology()),
+      port_(port),
+      shapes_(shapes),
+      keep_slices_(keep_slices) {}
 
 CollectiveLauncher::~CollectiveLauncher() = default;
 
@@ -51,17 +55,23 @@ const Route& CollectiveLauncher::route(VertexId a, VertexId b) {
   return cached_route(topology_, routes_, a, b);
 }
 
-std::int32_t CollectiveLauncher::group_of(std::uint64_t key, const Specs& specs) {
-  if (auto it = group_by_key_.find(key); it != group_by_key_.end()) return it->second;
+std::int32_t CollectiveLauncher::group_of(std::uint64_t key, CollectiveAlgorithm algorithm,
+                                          double layout_bytes) {
+  const auto gkey = std::make_pair(key, static_cast<int>(algorithm));
+  if (auto it = group_by_key_.find(gkey); it != group_by_key_.end()) return it->second;
   auto g = std::make_unique<Group>();
-  for (const CollectiveSpec& spec : specs()) {
-    const std::vector<std::int32_t> nodes = node_of_gpus(topology_, spec.ranks);
-    std::vector<CollectiveStep> steps =
-        collective_steps(spec.kind, spec.algorithm, 1.0, nodes, RingSteps::Pipelined);
-    const bool cut = spec.ring == RingSteps::Stepped;
+  // Laid out at these bytes with the launch's algorithm, pipelined, and scaled to one byte (a
+  // layout is linear in the bytes).
+  const double scale = layout_bytes > 0.0 ? layout_bytes : 1.0;
+  const bool cut = planner_.options().ring_steps == RingSteps::Stepped;
+  for (const CollectiveSpec& spec : specs_by_key_.at(key)) {
+    CollectivePlan plan =
+        planner_.plan(spec.ranks, spec.kind, scale, algorithm, RingSteps::Pipelined);
+    const std::vector<VertexId>& ends = plan.layout.endpoints;
+    std::vector<CollectiveStep> steps = std::move(plan.layout.steps);
     if (cut && !std::all_of(steps.begin(), steps.end(),
                             [](const CollectiveStep& s) { return repeats(s) > 0; }))
-      steps = collective_steps(spec.kind, spec.algorithm, 1.0, nodes, RingSteps::Stepped);
+      steps = planner_.plan(spec.ranks, spec.kind, scale, algorithm).layout.steps;
     // Steps with the same transfers are one content (a hierarchical all-reduce's gathers are
     // its scatters).
     using Transfer = std::tuple<std::int32_t, std::int32_t, double, std::int32_t>;
@@ -71,13 +81,13 @@ std::int32_t CollectiveLauncher::group_of(std::uint64_t key, const Specs& specs)
       const std::int32_t k = cut ? std::max(repeats(step), 1) : 1;
       std::vector<Transfer> transfers;
       for (const CollectiveTransfer& t : step)
-        transfers.emplace_back(t.from, t.to, t.bytes / k, k > 1 ? 1 : t.latencies);
+        transfers.emplace_back(t.from, t.to, t.bytes / scale / k, k > 1 ? 1 : t.latencies);
       auto [at, fresh] = seen.try_emplace(transfers, static_cast<std::int32_t>(g->contents.size()));
       if (fresh) {
         Content c;
         for (const auto& [from, to, bytes, latencies] : transfers) {
-          const Route& r = route(spec.ranks[static_cast<std::size_t>(from)],
-                                 spec.ranks[static_cast<std::size_t>(to)]);
+          const Route& r =
+              route(ends[static_cast<std::size_t>(from)], ends[static_cast<std::size_t>(to)]);
           const Time latency = r.latency * latencies;
           if (bytes > 0.0 && !r.links.empty()) {
             c.flows.push_back(ShapeFlow{r.links, bytes, 1.0, latency, 0});
@@ -100,7 +110,7 @@ std::int32_t CollectiveLauncher::group_of(std::uint64_t key, const Specs& specs)
   }
   const auto id = static_cast<std::int32_t>(groups_.size());
   groups_.push_back(std::move(g));
-  group_by_key_.emplace(key, id);
+  group_by_key_.emplace(gkey, id);
   return id;
 }
 
@@ -108,13 +118,15 @@ std::uint32_t CollectiveLauncher::launch(std::uint64_t key, double bytes, Time n
                                          const Specs& specs, std::vector<std::uint32_t>& done) {
   const auto first = static_cast<std::uint32_t>(state_.size());
   if (!shapes_) {
-    // One by one, as collective_steps lays each out for these bytes.
+    // One by one, each planned for these bytes.
     for (const CollectiveSpec& spec : specs()) {
-      state_.emplace_back().start = now;
+      CollectivePlan plan = planner_.plan(spec.ranks, spec.kind, bytes, spec.algorithm);
+      State& st = state_.emplace_back();
+      st.start = now;
+      st.algorithm = plan_name(plan);
+      st.predicted = plan.predicted;
       instances_.push_back(std::make_unique<CollectiveInstance>(
-          topology_, spec.ranks,
-          collective_steps(spec.kind, spec.algorithm, bytes, node_of_gpus(topology_, spec.ranks),
-                           spec.ring)));
+          topology_, std::move(plan.layout.endpoints), std::move(plan.layout.steps), plan.timing));
     }
     for (auto id = first; id < state_.size(); ++id) {
       if (!instances_[id]->start(port_, id, now, routes_)) continue;
@@ -124,7 +136,16 @@ std::uint32_t CollectiveLauncher::launch(std::uint64_t key, double bytes, Time n
     }
     return first;
   }
-  const std::int32_t g = group_of(key, specs);
+  // The first collective planned for these bytes; the others run its algorithm and timing.
+  auto known = specs_by_key_.find(key);
+  if (known == specs_by_key_.end()) known = specs_by_key_.emplace(key, specs()).first;
+  if (known->second.empty()) return first;
+  const CollectiveSpec& lead = known->second.front();
+  // Its algorithm and timing only: group_of lays the steps out pipelined and cuts them itself,
+  // so a stepped ring too large to lay out step by step still runs by class.
+  const CollectivePlan plan =
+      planner_.plan(lead.ranks, lead.kind, bytes, lead.algorithm, RingSteps::Pipelined);
+  const std::int32_t g = group_of(key, plan.algorithm, bytes);
   std::vector<std::uint32_t> started;
   const auto n = groups_[static_cast<std::size_t>(g)]->steps.size();
   for (std::size_t m = 0; m < n; ++m) {
@@ -134,6 +155,9 @@ std::uint32_t CollectiveLauncher::launch(std::uint64_t key, double bytes, Time n
     st.group = g;
     st.member = static_cast<std::int32_t>(m);
     st.first = first;
+    st.timing = plan.timing;
+    st.algorithm = plan_name(plan);
+    st.predicted = plan.predicted;
     if (groups_[static_cast<std::size_t>(g)]->steps[m].empty()) {  // one rank: nothing to do
       st.end = now;
       done.push_back(id);
@@ -186,6 +210,24 @@ void CollectiveLauncher::start_step(const std::vector<std::uint32_t>& ids, doubl
     if (c.lone) port_.add_timer(now + c.lone_latency, first_token + static_cast<std::uint32_t>(i));
   }
   if (any_flow) shapes_->launch(at->second, bytes, first_token, now);
+  for (std::uint32_t id : ids) {  // NCCL's bandwidth: the first step ends no sooner than its floor
+    State& st = state_[id];
+    if (!st.timing || st.step != 0 || st.repeat != 0) continue;
+    ++st.waiting;
+    add_timer(id, now + st.timing->floor);
+  }
+}
+
+void CollectiveLauncher::add_timer(std::uint32_t id, Time at) {
+  if (token_owner_.size() + 1 >= kStepBit) {
+    throw InputError(fmt::format(
+        "the collectives launched more than {} steps (kStepBit in "
+        "sim/engine/symmetry/collective_launcher.h): use fewer buckets (data_parallel.bucket)",
+        kStepBit));
+  }
+  const auto token = static_cast<std::uint32_t>(token_owner_.size());
+  token_owner_.push_back(id);
+  port_.add_timer(at, token);
 }
 
 void CollectiveLauncher::on_token(std::uint32_t token, Time now, std::vector<std::uint32_t>& done) {
@@ -221,6 +263,11 @@ void CollectiveLauncher::step_done(std::uint32_t id, Time now, std::vector<std::
   State& st = state_[id];
   const Group& g = *groups_[static_cast<std::size_t>(st.group)];
   const auto& steps = g.steps[static_cast<std::size_t>(st.member)];
+  if (st.in_latency) {  // NCCL's latency after the last byte has run
+    st.end = now;
+    done.push_back(id);
+    return;
+  }
   if (keep_slices_) {
     for (LinkId l : g.contents[static_cast<std::size_t>(steps[st.step].first)].links)
       st.slices.push_back(CollectiveLinkSlice{l, st.step_start, now});
@@ -230,6 +277,12 @@ void CollectiveLauncher::step_done(std::uint32_t id, Time now, std::vector<std::
     st.repeat = 0;
   }
   if (st.step == steps.size()) {
+    if (st.timing && st.timing->latency > Time::zero()) {
+      st.in_latency = true;
+      st.waiting = 1;
+      add_timer(id, now + st.timing->latency);
+      return;
+    }
     st.end = now;
     done.push_back(id);
     return;

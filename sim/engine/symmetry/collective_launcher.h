@@ -4,9 +4,11 @@
 // each one ends. It is how an engine component runs collectives, whatever the network does with
 // their flows:
 //
-//   one by one   (no ShapePort) each collective is a CollectiveInstance that adds its flows step
-//                by step through the FlowPort, as collective_steps lays them out
-//   by class     (a ShapePort, sim/engine/symmetry/shape_port.h) the flows of a set are laid out
+//   one by one   (no ShapePort) each collective is planned for its bytes (collective_plan.h:
+//                the scenario's algorithm or NCCL's choice, laid out over every NIC) and is a
+//                CollectiveInstance that adds its flows step by step through the FlowPort
+//   by class     (a ShapePort, sim/engine/symmetry/shape_port.h) the launch's first collective is
+//                planned for its bytes; the flows of the set are laid out with that algorithm
 //                once per key, at one byte, and each launch starts them scaled by its bytes: the
 //                network solves one representative per class of flows (class_flows.h). Steps
 //                are the same barriers: a collective's next step starts when every flow of its
@@ -15,7 +17,8 @@
 //                shape. `ring_steps: stepped` is the pipelined step cut into its `latencies`
 //                barrier steps (collectives.h: a pipelined ring transfer stands for that many
 //                steps), so a ring of 4096 ranks is one step of 4096 flows laid out once, not
-//                8190 of them.
+//                8190 of them. Under NCCL's tuning model every collective of the launch takes the
+//                first one's ModelTiming (its bandwidth floor and latency): the set is symmetric.
 //
 // The caller hands every token its port returns for it to on_token (its own tokens are below
 // kStepBit).
@@ -24,21 +27,24 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "sim/engine/collective_plan.h"
 #include "sim/engine/collectives.h"
 #include "sim/engine/symmetry/shape_port.h"
 
 namespace bubblesim {
 
-/// One collective of a launch.
+/// One collective of a launch: its algorithm forced, or (nullopt) the planner's options'
+/// (`data_parallel.algorithm`, NCCL's choice under `auto`).
 struct CollectiveSpec {
   std::vector<VertexId> ranks;
   CollectiveKind kind = CollectiveKind::AllReduce;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
-  RingSteps ring = RingSteps::Pipelined;
+  std::optional<CollectiveAlgorithm> algorithm;
 };
 
 class CollectiveLauncher {
@@ -48,9 +54,10 @@ class CollectiveLauncher {
   static constexpr std::uint32_t kStepBit = 0x10000000u;
   using Specs = std::function<std::vector<CollectiveSpec>()>;
 
-  /// `shapes`: null to add flows one by one. `keep_slices`: keep each collective's links per step
-  /// (traces).
-  CollectiveLauncher(const Topology& topology, FlowPort& port, ShapePort* shapes, bool keep_slices);
+  /// `planner`: plans every collective (its topology is the network's). `shapes`: null to add
+  /// flows one by one. `keep_slices`: keep each collective's links per step (traces).
+  CollectiveLauncher(const CollectivePlanner& planner, FlowPort& port, ShapePort* shapes,
+                     bool keep_slices);
   ~CollectiveLauncher();
   CollectiveLauncher(const CollectiveLauncher&) = delete;
   CollectiveLauncher& operator=(const CollectiveLauncher&) = delete;
@@ -71,6 +78,10 @@ class CollectiveLauncher {
   const std::vector<CollectiveLinkSlice>& link_slices(std::uint32_t id) const {
     return state_[id].slices;
   }
+  /// What it ran (plan_name: "ring", "tree/LL128") and its predicted time (NCCL's, or the
+  /// alpha-beta closed form).
+  const std::string& algorithm(std::uint32_t id) const { return state_[id].algorithm; }
+  Time predicted(std::uint32_t id) const { return state_[id].predicted; }
   bool by_class() const { return shapes_ != nullptr; }
 
  private:
@@ -78,21 +89,29 @@ class CollectiveLauncher {
   struct Group;    // the collectives of one key, laid out
   struct State {   // one launched collective
     Time start, end, step_start;
-    std::int32_t group = -1;   // by class
-    std::int32_t member = 0;   // its index in the group
-    std::size_t step = 0;      // into its steps
-    std::int32_t repeat = 0;   // of that step, done so far
-    std::int32_t waiting = 0;  // tokens of the step still to come
-    std::uint32_t first = 0;   // id of the launch's first collective
+    std::int32_t group = -1;            // by class
+    std::int32_t member = 0;            // its index in the group
+    std::size_t step = 0;               // into its steps
+    std::int32_t repeat = 0;            // of that step, done so far
+    std::int32_t waiting = 0;           // tokens of the step still to come
+    std::uint32_t first = 0;            // id of the launch's first collective
+    std::optional<ModelTiming> timing;  // NCCL's floor and latency (by class)
+    bool in_latency = false;            // its bytes have arrived; NCCL's latency runs
+    std::string algorithm;
+    Time predicted;
     std::vector<CollectiveLinkSlice> slices;
   };
 
-  std::int32_t group_of(std::uint64_t key, const Specs& specs);
+  /// The group of `key` run with `algorithm`, laid out (from specs_by_key_) for `layout_bytes`.
+  std::int32_t group_of(std::uint64_t key, CollectiveAlgorithm algorithm, double layout_bytes);
+  /// A token owned by collective `id`, firing at `at`.
+  void add_timer(std::uint32_t id, Time at);
   /// Starts the current step of collectives `ids` (of one launch) together at `now`.
   void start_step(const std::vector<std::uint32_t>& ids, double bytes, Time now);
   void step_done(std::uint32_t id, Time now, std::vector<std::uint32_t>& done);
   const Route& route(VertexId a, VertexId b);
 
+  const CollectivePlanner& planner_;
   const Topology& topology_;
   FlowPort& port_;
   ShapePort* shapes_;
@@ -103,7 +122,10 @@ class CollectiveLauncher {
   std::vector<std::unique_ptr<CollectiveInstance>> instances_;
   std::map<std::pair<VertexId, VertexId>, Route> routes_;
   // By class: the groups, the shapes' tokens and the collectives waiting for their next step.
-  std::unordered_map<std::uint64_t, std::int32_t> group_by_key_;
+  // The specs of each key (its first one planned at every launch) and the groups by (key,
+  // algorithm): the algorithm NCCL picks may change with the bytes.
+  std::unordered_map<std::uint64_t, std::vector<CollectiveSpec>> specs_by_key_;
+  std::map<std::pair<std::uint64_t, int>, std::int32_t> group_by_key_;
   std::vector<std::unique_ptr<Group>> groups_;
   std::vector<std::uint32_t> token_owner_;  // token -> collective id
   std::vector<std::uint32_t> next_step_;    // collectives to start their next step now

@@ -36,7 +36,7 @@ GivenKeys read_keys(const YamlNode& node, DataParallelSpec& dp, DataParallelChoi
   GivenKeys g;
   MapReader m(node, diags,
               {"engine", "bucket", "overlap", "reduce_dtype", "fp8_param_gather", "replicate",
-               "overlap_param_gather", "algorithm", "replica_sync", "ring_steps"});
+               "overlap_param_gather", "algorithm", "replica_sync", "ring_steps", "channels"});
   if (!node.is_map()) return g;
   if ((g.bucket = m.get("bucket"))) {
     if (auto b = g.bucket->as_bytes(diags)) {
@@ -54,11 +54,13 @@ GivenKeys read_keys(const YamlNode& node, DataParallelSpec& dp, DataParallelChoi
     if (auto r = m.choice("ring_steps", {"pipelined", "stepped"}))
       dp.ring_steps = *r == "stepped" ? RingSteps::Stepped : RingSteps::Pipelined;
   if (m.has("algorithm")) {
-    if (auto a = m.choice("algorithm", {"ring", "tree", "hierarchical"})) {
-      dp.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
-                     : *a == "tree" ? CollectiveAlgorithm::Tree
-                                    : CollectiveAlgorithm::Hierarchical;
-    }
+    if (auto a = m.choice("algorithm", {"auto", "ring", "tree", "nvls", "nvls_tree", "pat",
+                                        "collnet", "hierarchical"}))
+      dp.algorithm = *collective_algorithm_from_name(*a);
+  }
+  if (m.has("channels")) {
+    if (auto ch = m.choice("channels", {"nics", "one"}))
+      dp.channels = *ch == "one" ? CollectiveChannels::One : CollectiveChannels::Nics;
   }
   if ((g.engine = m.get("engine"))) {
     if (auto e = g.engine->as_choice(diags, data_parallel_engine_names())) {

@@ -43,7 +43,9 @@ TEST_CASE("parallelism errors") {
   CHECK(errors(kBase + kCosts + kEightGpus + "data_parallel: {bucket: 0B}\n") ==
         std::vector<std::string>{
             "s.yaml:5:25: error: data_parallel.bucket: the bucket must be larger than 0 bytes"});
-  CHECK(errors(kBase + kCosts + kEightGpus + "data_parallel: {algorithm: butterfly}\n") ==
-        std::vector<std::string>{"s.yaml:5:28: error: data_parallel.algorithm: 'butterfly' is not "
-                                 "allowed (allowed: ring, tree, hierarchical)"});
+  CHECK(
+      errors(kBase + kCosts + kEightGpus + "data_parallel: {algorithm: butterfly}\n") ==
+      std::vector<std::string>{"s.yaml:5:28: error: data_parallel.algorithm: 'butterfly' is not "
+                               "allowed (allowed: auto, ring, tree, nvls, nvls_tree, pat, collnet, "
+                               "hierarchical)"});
 }
