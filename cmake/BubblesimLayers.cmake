@@ -13,8 +13,9 @@
 # every header it has.
 #
 # Read as a graph: units <- table <- {generators, optimizer} <- builtin_generators;
-# units <- topologies; {table, topologies} <- engine <- variability; table <- costmodel <-
-# scenario <- runner <- reports <- {sweep, calibration} <- cli; sweep <- plan <- cli.
+# units <- topologies; {table, topologies} <- engine <- variability; table <- costmodel;
+# {costmodel, engine} <- scenario <- runner <- reports <- {sweep, calibration} <- cli;
+# sweep <- plan <- cli.
 set(BUBBLESIM_LAYERS "")
 
 macro(bubblesim_layer name)
@@ -40,8 +41,8 @@ bubblesim_layer(topologies PATHS topologies/ TARGETS bubblesim_topologies USES u
 bubblesim_layer(engine PATHS sim/engine/ TARGETS bubblesim_engine USES table topologies
                 INTERNAL sim/engine/list_replay.h sim/engine/list_replay_lanes.h
                          sim/engine/event_loop.h sim/engine/event_queue.h
-                         sim/engine/dependencies.h sim/engine/device_memory.h
-                         sim/engine/gradient_sync_state.h sim/engine/iteration_end.h
+                         sim/engine/device_memory.h sim/engine/gradient_sync_state.h
+                         sim/engine/iteration_end.h
                          sim/engine/engine_component.h sim/engine/components/
                          sim/engine/network/ sim/engine/op_graph.h sim/engine/op_index.h
                          sim/engine/max_min_flows.h sim/engine/memory_accounting.h
@@ -50,8 +51,9 @@ bubblesim_layer(engine PATHS sim/engine/ TARGETS bubblesim_engine USES table top
                          sim/engine/symmetry/collective_launcher.h)
 bubblesim_layer(variability PATHS sim/variability/ TARGETS bubblesim_variability USES engine)
 bubblesim_layer(costmodel PATHS sim/costmodel/ TARGETS bubblesim_costmodel USES table)
+# The scenario layer reads the keys the engine's behaviours declare (sim/engine/component_kind.h).
 bubblesim_layer(scenario PATHS sim/scenario/ TARGETS bubblesim_scenario
-                USES table topologies costmodel)
+                USES table topologies costmodel engine)
 bubblesim_layer(runner PATHS sim/runner/ TARGETS bubblesim_runner
                 USES scenario engine variability generators)
 bubblesim_layer(reports PATHS sim/report/ TARGETS bubblesim_reports USES runner)

@@ -7,7 +7,8 @@
 // cases through every path that covers them and requires them to agree exactly.
 //
 // Times are integer picoseconds and memory integer bytes (what the list replays and the timing
-// model work in). Which producers an op waits for is sim/engine/dependencies.h.
+// model work in). Which producers an op waits for, and the loop that applies these rules op by
+// op, is the list-scheduling kernel, schedules/list_scheduling.h.
 
 #include <algorithm>
 #include <cstdint>

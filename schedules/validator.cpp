@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/list_scheduling.h"
 #include "schedules/table_index.h"
 
 namespace bubblesim {
@@ -164,14 +165,17 @@ void check_same_device_order(const Table& t, const TableIndex& index, ProblemLis
           a.device, label(after_kind, as, aj), b.position, label(before_kind, bs, bj), a.position);
     }
   };
+  // Every edge of the table's rules (list_scheduling.h), by consumer; an edge between two
+  // streams (a copy and a compute op) is left to the engine, which runs the streams side by side.
   for (std::int32_t s = 0; s < t.stages; ++s) {
     for (std::int32_t j = 0; j < t.microbatches; ++j) {
-      if (s > 0) require_before(OpKind::Forward, s - 1, j, OpKind::Forward, s, j);
-      require_before(OpKind::Forward, s, j, OpKind::Backward, s, j);
-      if (s + 1 < t.stages) require_before(OpKind::Backward, s + 1, j, OpKind::Backward, s, j);
-      require_before(OpKind::Backward, s, j, OpKind::Weight, s, j);
-      require_before(OpKind::Forward, s, j, OpKind::Recompute, s, j);
-      require_before(OpKind::Recompute, s, j, OpKind::Backward, s, j);
+      for (OpKind kind : {OpKind::Forward, OpKind::Backward, OpKind::Weight, OpKind::Recompute,
+                          OpKind::Offload, OpKind::Reload}) {
+        list_scheduling::for_each_producer(
+            kind, s, j, t.stages,
+            [&](OpKind producer, std::int32_t ps, std::int32_t pj,
+                list_scheduling::DependencyKind) { require_before(producer, ps, pj, kind, s, j); });
+      }
     }
   }
 }

@@ -34,27 +34,6 @@ PathCost link_cost(Time latency, Bandwidth bandwidth) {
   return PathCost{(latency + transfer_time(Bytes(kOneMiB), bandwidth)).ps(), 1};
 }
 
-struct LinkInfo {
-  VertexId source = 0;
-  VertexId target = 0;
-  Bandwidth bandwidth;
-  Time latency;
-  PathCost cost;
-};
-
-// Derived routing data of one unchanging set of links. Copies of a Topology share it (a mutation
-// gives the mutated topology a fresh one); a mutex lets threads share it (parallel sweep runs).
-struct RouteCache {
-  std::mutex mutex;
-  std::unique_ptr<LinkGraph> graph;
-  std::size_t max_searches = 2;
-  std::vector<std::unique_ptr<SourceSearch>> searches;  // least recently used first
-  // The goal-directed search of compute_route and the reverse search that bounds it.
-  std::unique_ptr<SourceSearch> toward, reverse;
-  std::unordered_map<std::uint64_t, std::optional<Route>> routes;
-  std::unordered_map<VertexId, std::optional<VertexId>> hosts;
-};
-
 std::uint64_t pair_key(VertexId from, VertexId to) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
          static_cast<std::uint32_t>(to);
@@ -62,7 +41,31 @@ std::uint64_t pair_key(VertexId from, VertexId to) {
 
 }  // namespace
 
+// Impl's own types are nested in it, not in the anonymous namespace: once the unity build
+// includes this file, a class with linkage holding an anonymous-namespace type is a warning
+// (GCC's -Wsubobject-linkage).
 struct Topology::Impl {
+  struct LinkInfo {
+    VertexId source = 0;
+    VertexId target = 0;
+    Bandwidth bandwidth;
+    Time latency;
+    PathCost cost;
+  };
+
+  // Derived routing data of one unchanging set of links. Copies of a Topology share it (a mutation
+  // gives the mutated topology a fresh one); a mutex lets threads share it (parallel sweep runs).
+  struct RouteCache {
+    std::mutex mutex;
+    std::unique_ptr<LinkGraph> graph;
+    std::size_t max_searches = 2;
+    std::vector<std::unique_ptr<SourceSearch>> searches;  // least recently used first
+    // The goal-directed search of compute_route and the reverse search that bounds it.
+    std::unique_ptr<SourceSearch> toward, reverse;
+    std::unordered_map<std::uint64_t, std::optional<Route>> routes;
+    std::unordered_map<VertexId, std::optional<VertexId>> hosts;
+  };
+
   std::vector<std::string> names;
   std::vector<VertexKind> kinds;
   std::vector<LinkInfo> links;
@@ -302,7 +305,7 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
   }
   const PathCost cost = link_cost(latency, bandwidth);
   for (auto [s, t] : {std::pair{a, b}, std::pair{b, a}}) {
-    impl_->links.push_back(LinkInfo{s, t, bandwidth, latency, cost});
+    impl_->links.push_back(Impl::LinkInfo{s, t, bandwidth, latency, cost});
   }
   impl_->changed();
 }
@@ -312,7 +315,7 @@ void Topology::scale_bandwidth(VertexKind kind, double factor) {
     throw std::invalid_argument(
         fmt::format("a link bandwidth scale must be above 0 and at most 1, not {}", factor));
   }
-  for (LinkInfo& l : impl_->links) {
+  for (Impl::LinkInfo& l : impl_->links) {
     if (impl_->kinds[static_cast<std::size_t>(l.source)] != kind &&
         impl_->kinds[static_cast<std::size_t>(l.target)] != kind)
       continue;
@@ -434,7 +437,7 @@ std::vector<LinkId> Topology::links_between(VertexId from, VertexId to) const {
 std::optional<Route> Topology::route(VertexId from, VertexId to) const {
   impl_->check_vertex(from);
   impl_->check_vertex(to);
-  const std::shared_ptr<RouteCache> cache = impl_->cache;
+  const std::shared_ptr<Impl::RouteCache> cache = impl_->cache;
   std::lock_guard lock(cache->mutex);
   const std::uint64_t key = pair_key(from, to);
   if (auto it = cache->routes.find(key); it != cache->routes.end()) return it->second;
@@ -446,7 +449,7 @@ std::optional<Route> Topology::route(VertexId from, VertexId to) const {
 
 std::optional<VertexId> Topology::nearest_host(VertexId gpu) const {
   impl_->check_vertex(gpu);
-  const std::shared_ptr<RouteCache> cache = impl_->cache;
+  const std::shared_ptr<Impl::RouteCache> cache = impl_->cache;
   std::lock_guard lock(cache->mutex);
   if (auto it = cache->hosts.find(gpu); it != cache->hosts.end()) return it->second;
   const std::optional<VertexId> host = impl_->compute_nearest_host(gpu);

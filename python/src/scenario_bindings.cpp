@@ -81,7 +81,7 @@ void add_named_schedules(Scenario& scenario, const std::vector<std::string>& onl
     ScheduleRequest request;
     request.name = name;
     request.params = ParamValues::defaults(generator->info.params);
-    request.where = SourceLocation{scenario.file, 0, 0};
+    request.where = SourceLocation{scenario.labels.file, 0, 0};
     scenario.schedules.push_back(request);
   }
 }
@@ -120,7 +120,7 @@ RunOutput run(const Scenario& base, const std::vector<std::string>& only,
   try {
     result = run_scenario(scenario, *registry, only, hooks);
   } catch (const OverflowError& e) {
-    throw InputError(fmt::format("{}: {}", scenario.file, e.what()));
+    throw InputError(fmt::format("{}: {}", scenario.labels.file, e.what()));
   }
   ReportOptions options;
   options.baseline = baseline;
@@ -151,7 +151,7 @@ Table generate(const Scenario& scenario, const std::string& name) {
   if (generator == nullptr) throw InputError("schedule: " + registry->unknown_name_message(name));
   ScheduleRequest request;
   request.name = name;
-  request.where = SourceLocation{scenario.file, 0, 0};
+  request.where = SourceLocation{scenario.labels.file, 0, 0};
   request.params = ParamValues::defaults(generator->info.params);
   for (const ScheduleRequest& r : scenario.schedules) {
     if (r.name == name) {
@@ -177,7 +177,7 @@ void bind_scenarios(py::module_& m) {
       .def_property_readonly(
           "name", [](const Scenario& s) { return s.labels.name; }, "The scenario's name: key.")
       .def_property_readonly(
-          "file", [](const Scenario& s) { return s.file; }, "The file it was loaded from.")
+          "file", [](const Scenario& s) { return s.labels.file; }, "The file it was loaded from.")
       .def_property_readonly(
           "stages", [](const Scenario& s) { return s.stages; }, "p: pipeline stages (devices).")
       .def_property_readonly(

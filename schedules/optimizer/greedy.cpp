@@ -124,12 +124,12 @@ class Greedy {
   /// for it when it ends by then (or delays it by at most `w_slack` of its own duration).
   Choice choose_by_priority(std::int32_t d, std::int64_t t) {
     const auto du = static_cast<std::size_t>(d);
-    struct Candidate {
+    struct ReadyOp {
       Step step;
       std::int64_t ready;
       std::int32_t rank;
     };
-    std::vector<Candidate> cands;
+    std::vector<ReadyOp> cands;
     bool memory_blocked = false;
     for (std::int32_t s : layout_.stages[du]) {
       const auto su = static_cast<std::size_t>(s);
@@ -161,13 +161,13 @@ class Greedy {
       wait.stuck = memory_blocked && next_b_open(d) == 0;
       return wait;
     }
-    for (Candidate& c : cands) c.rank = rank_[key(c.step)];
-    const Candidate* target = &cands.front();
-    for (const Candidate& c : cands)
+    for (ReadyOp& c : cands) c.rank = rank_[key(c.step)];
+    const ReadyOp* target = &cands.front();
+    for (const ReadyOp& c : cands)
       if (c.rank < target->rank) target = &c;
     if (target->ready <= t) return Choice{Choice::Run, target->step, target->ready, false};
-    const Candidate* filler = nullptr;
-    for (const Candidate& c : cands) {
+    const ReadyOp* filler = nullptr;
+    for (const ReadyOp& c : cands) {
       if (c.ready > t) continue;
       const std::int64_t dur = pr_.duration(c.step.kind, c.step.stage);
       if (static_cast<double>(t + dur - target->ready) > rules_.w_slack * static_cast<double>(dur))
@@ -177,7 +177,7 @@ class Greedy {
     if (filler != nullptr) return Choice{Choice::Run, filler->step, filler->ready, false};
     Choice wait;
     wait.ready = target->ready;
-    for (const Candidate& c : cands)
+    for (const ReadyOp& c : cands)
       if (c.ready > t) wait.ready = std::min(wait.ready, c.ready);
     return wait;
   }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "schedules/activation_memory.h"
+#include "schedules/list_scheduling.h"
 #include "schedules/op.h"
 
 namespace bubblesim::optimizer {
@@ -161,19 +162,13 @@ struct Problem {
   /// has not run) plus the forward delay; 0 on the first stage.
   std::int64_t forward_ready(std::int32_t s, std::int32_t j,
                              const std::vector<std::int64_t>& f_end) const {
-    if (s == 0) return 0;
-    const std::int64_t e = f_end[index(s - 1, j)];
-    return e < 0 ? kNotReady : e + forward_delay(s - 1);
+    return inputs_ready(Op::forward(s, j), f_end, f_end);
   }
   /// When B(s, j) can start: its F ended and the next stage's B of j ended plus the backward delay.
   std::int64_t backward_ready(std::int32_t s, std::int32_t j,
                               const std::vector<std::int64_t>& f_end,
                               const std::vector<std::int64_t>& b_end) const {
-    const std::int64_t f = f_end[index(s, j)];
-    if (f < 0) return kNotReady;
-    if (s + 1 == stages) return f;
-    const std::int64_t e = b_end[index(s + 1, j)];
-    return e < 0 ? kNotReady : std::max(f, e + backward_delay(s));
+    return inputs_ready(Op::backward(s, j), f_end, b_end);
   }
   bool memory_ops_allowed() const { return memory_ops.allow_offload || memory_ops.allow_recompute; }
   /// The sizes the memory rules read for one stage (the stage input is zero when the problem
@@ -214,6 +209,31 @@ struct Problem {
   /// What the iteration objective adds after device d's last op: its own step without a barrier;
   /// with a global barrier the barrier and the slowest step (every device steps after it).
   std::int64_t iteration_tail(std::int32_t device) const;
+
+ private:
+  /// When `op` (an F or a B) can start from its inputs (list_scheduling.h's walk: F and B ends by
+  /// index(), -1 while not run, plus the boundary delays), or kNotReady.
+  std::int64_t inputs_ready(const Op& op, const std::vector<std::int64_t>& f_end,
+                            const std::vector<std::int64_t>& b_end) const {
+    struct Ends {
+      const Problem& p;
+      const std::vector<std::int64_t>& f_end;
+      const std::vector<std::int64_t>& b_end;
+      std::int64_t end(OpKind k, std::int32_t s, std::int32_t j) const {
+        if (k != OpKind::Forward && k != OpKind::Backward) return list_scheduling::kAbsent;
+        const std::int64_t e = (k == OpKind::Forward ? f_end : b_end)[p.index(s, j)];
+        return e < 0 ? list_scheduling::kPending : e;
+      }
+    };
+    const list_scheduling::Inputs in = list_scheduling::inputs_of(
+        op, stages, Ends{*this, f_end, b_end},
+        [&](list_scheduling::DependencyKind d, std::int32_t s, std::int32_t, std::int64_t e) {
+          const std::int32_t boundary = list_scheduling::transfer_stage(d, s);
+          return e + (d == list_scheduling::DependencyKind::Activation ? forward_delay(boundary)
+                                                                       : backward_delay(boundary));
+        });
+    return in.pending ? kNotReady : in.ready;
+  }
 };
 
 /// The objective of a replay from per-device first starts and last ends (first_start < 0: the

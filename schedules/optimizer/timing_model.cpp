@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "schedules/list_scheduling.h"
 #include "schedules/replay_rules.h"
 
 namespace bubblesim::optimizer {
@@ -82,96 +83,124 @@ bool TimingModel::mark_memory_ops(const Order& order) {
   return true;
 }
 
+// The kernel's parts for the optimizer's orders (list_scheduling.h): the end-time store (F, B and
+// W of every activation; R, O and L where the order lists them), and one device's compute ops
+// as the lane, with the problem's durations and boundary delays.
+struct TimingModel::Ends {
+  TimingModel& m;
+
+  std::int64_t end(OpKind k, std::int32_t s, std::int32_t j) const {
+    const auto kind = static_cast<int>(k);
+    const std::size_t i = m.problem_.index(s, j);
+    if (kind >= static_cast<int>(StepKind::R) && (!m.memory_ops_ || !m.marks_.has[kind][i]))
+      return list_scheduling::kAbsent;
+    return m.eval_.end[kind][i];
+  }
+  void set(OpKind k, std::int32_t s, std::int32_t j, std::int64_t e) {
+    m.eval_.end[static_cast<int>(k)][m.problem_.index(s, j)] = e;
+  }
+};
+
+// The same store without reloads: when a backward would start if its reload were not waited for.
+struct TimingModel::EndsWithoutReloads {
+  const Ends& ends;
+  std::int64_t end(OpKind k, std::int32_t s, std::int32_t j) const {
+    return k == OpKind::Reload ? list_scheduling::kAbsent : ends.end(k, s, j);
+  }
+};
+
+struct TimingModel::ComputeRun {
+  static constexpr std::uint32_t kKinds =
+      list_scheduling::kind_bit(OpKind::Forward) | list_scheduling::kind_bit(OpKind::Backward) |
+      list_scheduling::kind_bit(OpKind::Weight) | list_scheduling::kind_bit(OpKind::Recompute);
+  TimingModel& m;
+  Ends& ends;
+  const std::vector<Step>& ops;
+  const std::int32_t device;
+  list_scheduling::LaneClock clock;
+  Op current;
+  std::size_t ran_ops = 0;
+
+  // The lane: the device's compute steps in list order, one at a time (copies run on their own
+  // engines).
+  std::span<const Op> ahead() {
+    std::size_t& pos = m.streams_.position[static_cast<std::size_t>(device)];
+    while (pos < ops.size() && is_copy(ops[pos].kind)) ++pos;
+    if (pos == ops.size()) return {};
+    const Step& st = ops[pos];
+    const Problem& pr = m.problem_;
+    if (st.microbatch < 0 || st.microbatch >= pr.microbatches || st.stage < 0 ||
+        st.stage >= pr.stages || pr.device(st.stage) != device ||
+        (st.kind == StepKind::R && !m.memory_ops_)) {
+      m.streams_.malformed = true;
+      return {};
+    }
+    current = Op{op_kind(st.kind), st.stage, st.microbatch};
+    return {&current, 1};
+  }
+  void ran(std::size_t /*i*/, const list_scheduling::Slot& /*slot*/) {}
+  void advance(std::size_t n) {
+    m.streams_.position[static_cast<std::size_t>(device)] += n;
+    ran_ops += n;
+  }
+
+  // The policy.
+  std::int64_t arrival(list_scheduling::DependencyKind d, std::int32_t s, std::int32_t /*j*/,
+                       std::int64_t e) const {
+    const std::int32_t boundary = list_scheduling::transfer_stage(d, s);
+    return replay_rules::arrival(e, d == list_scheduling::DependencyKind::Activation
+                                        ? m.problem_.forward_delay(boundary)
+                                        : m.problem_.backward_delay(boundary));
+  }
+  std::int64_t length(const Op& op) const {
+    return m.problem_.duration(static_cast<StepKind>(op.kind), op.stage);
+  }
+  bool start(const Op& op, const list_scheduling::Slot& slot) {
+    const std::size_t i = m.problem_.index(op.stage, op.microbatch);
+    if (m.eval_.end[static_cast<int>(op.kind)][i] >= 0) {  // listed twice
+      m.streams_.malformed = true;
+      return false;
+    }
+    if (m.memory_ops_ && op.kind == OpKind::Backward) {
+      // How long it waits for its reload beyond every other dependency and its stream.
+      const list_scheduling::Inputs without = list_scheduling::inputs_of(
+          op, m.problem_.stages, EndsWithoutReloads{ends},
+          [&](list_scheduling::DependencyKind d, std::int32_t s, std::int32_t j, std::int64_t e) {
+            return arrival(d, s, j, e);
+          });
+      m.eval_.reload_wait[i] = slot.start - replay_rules::op_start(slot.free, without.ready);
+    }
+    return true;
+  }
+  void ended(const Op& op, const list_scheduling::Slot& /*slot*/) {
+    list_scheduling::for_each_consumer(
+        op.kind, op.stage, op.microbatch, m.problem_.stages,
+        [&](OpKind, std::int32_t s, std::int32_t, list_scheduling::DependencyKind d) {
+          if (d != list_scheduling::DependencyKind::Local) m.wake_stage(s);
+        });
+  }
+};
+
 // Runs the device's compute ops as far as their dependencies allow; true when one ran.
 bool TimingModel::advance_compute(std::int32_t d, const std::vector<Step>& ops) {
-  const std::int32_t S = problem_.stages, m = problem_.microbatches;
   const auto du = static_cast<std::size_t>(d);
-  const auto& fe = eval_.end[0];
-  const auto& be = eval_.end[1];
-  bool ran = false;
-  std::size_t& pos = streams_.position[du];
-  while (pos < ops.size()) {
-    const Step& st = ops[pos];
-    if (is_copy(st.kind)) {
-      ++pos;
-      continue;
-    }
-    const std::int32_t s = st.stage;
-    if (st.microbatch < 0 || st.microbatch >= m || s < 0 || s >= S || problem_.device(s) != d) {
-      streams_.malformed = true;
-      return ran;
-    }
-    std::int64_t ready = 0;
-    const std::size_t i = problem_.index(s, st.microbatch);
-    switch (st.kind) {
-      case StepKind::F:
-        if (s > 0) {
-          const std::int64_t e = fe[problem_.index(s - 1, st.microbatch)];
-          if (e < 0) return ran;
-          ready = replay_rules::arrival(e, problem_.forward_delay(s - 1));
-        }
-        break;
-      case StepKind::B:
-        if (fe[i] < 0) return ran;
-        ready = fe[i];
-        if (s + 1 < S) {
-          const std::int64_t e = be[problem_.index(s + 1, st.microbatch)];
-          if (e < 0) return ran;
-          ready = std::max(ready, replay_rules::arrival(e, problem_.backward_delay(s)));
-        }
-        if (memory_ops_) {
-          std::int64_t reload_end = 0;
-          if (marks_.has[static_cast<int>(StepKind::R)][i]) {
-            const std::int64_t e = eval_.end[static_cast<int>(StepKind::R)][i];
-            if (e < 0) return ran;
-            ready = std::max(ready, e);
-          }
-          if (marks_.has[static_cast<int>(StepKind::L)][i]) {
-            reload_end = eval_.end[static_cast<int>(StepKind::L)][i];
-            if (reload_end < 0) return ran;
-          }
-          const std::int64_t without_reload = replay_rules::op_start(streams_.free[du], ready);
-          eval_.reload_wait[i] = std::max<std::int64_t>(0, reload_end - without_reload);
-          ready = std::max(ready, reload_end);
-        }
-        break;
-      case StepKind::W:
-        if (be[i] < 0) return ran;
-        ready = be[i];
-        break;
-      default:  // R
-        if (fe[i] < 0) return ran;
-        ready = fe[i];
-        break;
-    }
-    if (st.kind == StepKind::R && !memory_ops_) {
-      streams_.malformed = true;
-      return ran;
-    }
-    const std::int64_t start = replay_rules::op_start(streams_.free[du], ready);
-    const std::int64_t end = start + problem_.duration(st.kind, s);
-    auto& slot = eval_.end[static_cast<int>(st.kind)][i];
-    if (slot >= 0) {  // listed twice
-      streams_.malformed = true;
-      return ran;
-    }
-    slot = end;
-    if (streams_.first_start[du] < 0) streams_.first_start[du] = start;
-    streams_.free[du] = end;
-    ++pos;
-    ran = true;
-    if (st.kind == StepKind::F) wake_stage(s + 1);
-    if (st.kind == StepKind::B) wake_stage(s - 1);
-  }
-  return ran;
+  Ends ends{*this};
+  ComputeRun run{*this, ends, ops, d, {}, {}, 0};
+  run.clock.free = streams_.free[du];
+  run.clock.first_start = streams_.first_start[du];
+  list_scheduling::run_lane(run, ends, run, problem_.stages);
+  streams_.free[du] = run.clock.free;
+  streams_.first_start[du] = run.clock.first_start;
+  return run.ran_ops > 0;
 }
 
 // Runs the device's copies of one engine (0: O, 1: L) as far as they can go; true when one ran.
+// A copy waits for its input (the kernel's walk: O for its F, L for its O) and starts no earlier
+// than the compute op listed just before it (the prefetch point).
 bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, int engine) {
   const auto du = static_cast<std::size_t>(d);
   const StepKind kind = engine == 0 ? StepKind::O : StepKind::L;
-  const auto& source =
-      eval_.end[engine == 0 ? static_cast<int>(StepKind::F) : static_cast<int>(StepKind::O)];
+  const Ends ends{*this};
   std::size_t& pos = streams_.copy_position[engine][du];
   bool ran = false;
   while (pos < ops.size()) {
@@ -180,10 +209,12 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
       ++pos;
       continue;
     }
-    const std::size_t i = problem_.index(st.stage, st.microbatch);
-    if (source[i] < 0) return ran;
-    std::int64_t ready = source[i];
-    // The prefetch point: the start of the compute op listed just before the copy.
+    list_scheduling::Inputs in = list_scheduling::inputs_of(
+        Op{op_kind(kind), st.stage, st.microbatch}, problem_.stages, ends,
+        [](list_scheduling::DependencyKind, std::int32_t, std::int32_t, std::int64_t e) {
+          return e;  // a copy's input is on its own device
+        });
+    if (in.pending) return ran;
     for (std::size_t k = pos; k-- > 0;) {
       const Step& before = ops[k];
       if (is_copy(before.kind)) continue;
@@ -195,13 +226,13 @@ bool TimingModel::advance_copies(std::int32_t d, const std::vector<Step>& ops, i
       const std::int64_t e =
           eval_.end[static_cast<int>(before.kind)][problem_.index(before.stage, before.microbatch)];
       if (e < 0) return ran;
-      ready = std::max(ready, e - problem_.duration(before.kind, before.stage));
+      in.ready = std::max(in.ready, e - problem_.duration(before.kind, before.stage));
       break;
     }
-    const std::int64_t start = std::max(streams_.copy_free[engine][du], ready);
-    const std::int64_t end = start + problem_.duration(kind, st.stage);
-    eval_.end[static_cast<int>(kind)][i] = end;
-    streams_.copy_free[engine][du] = end;
+    const list_scheduling::Slot slot = list_scheduling::place(streams_.copy_free[engine][du], in,
+                                                              problem_.duration(kind, st.stage));
+    eval_.end[static_cast<int>(kind)][problem_.index(st.stage, st.microbatch)] = slot.end;
+    streams_.copy_free[engine][du] = slot.end;
     ++pos;
     ran = true;
   }

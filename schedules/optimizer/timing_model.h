@@ -126,6 +126,11 @@ class TimingModel {
     Evaluation first;                      // scratch: the first iteration's replay
   };
 
+  // The list-scheduling kernel's parts for one replay (timing_model.cpp).
+  struct Ends;
+  struct EndsWithoutReloads;
+  struct ComputeRun;
+
   const Problem& problem_;
   const bool memory_ops_;                  // the problem allows R, O, L
   std::vector<std::size_t> expected_ops_;  // F, B, W per device (3 m per stage it holds)

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "schedules/list_scheduling.h"
+
 namespace bubblesim {
 
 namespace {
 
-/// Which (stage, microbatch) halves are done, and whether an op can start.
+/// Which forwards and backwards are done, as the list-scheduling kernel's end-time store
+/// (list_scheduling.h; a done op's time does not matter here, only that it ran). Other kinds
+/// are not tracked: they never join two devices.
 class Progress {
  public:
   explicit Progress(const Table& t)
@@ -16,26 +20,23 @@ class Progress {
         forward_(cells(t), false),
         backward_(cells(t), false) {}
 
+  /// Whether every input of `op` is done.
   bool ready(const Op& op) const {
-    switch (op.kind) {
-      case OpKind::Forward:
-        return forward_ready(op.stage, op.microbatch);
-      case OpKind::Backward:
-        return backward_ready(op.stage, op.microbatch);
-      case OpKind::ForwardBackward:
-        return forward_ready(op.stage, op.microbatch) &&
-               backward_ready(op.backward_stage, op.backward_microbatch);
-      default:
-        return true;  // W after its B on the same device; nothing else exists here
-    }
+    return !list_scheduling::inputs_of(op, stages_, *this,
+                                       [](list_scheduling::DependencyKind, std::int32_t,
+                                          std::int32_t, std::int64_t e) { return e; })
+                .pending;
   }
-
   void finish(const Op& op) {
-    if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward)
-      forward_[at(op.stage, op.microbatch)] = true;
-    if (op.kind == OpKind::Backward) backward_[at(op.stage, op.microbatch)] = true;
-    if (op.kind == OpKind::ForwardBackward)
-      backward_[at(op.backward_stage, op.backward_microbatch)] = true;
+    list_scheduling::for_each_half(op, [&](OpKind k, std::int32_t s, std::int32_t j) {
+      if (k == OpKind::Forward) forward_[at(s, j)] = true;
+      if (k == OpKind::Backward) backward_[at(s, j)] = true;
+    });
+  }
+  std::int64_t end(OpKind k, std::int32_t s, std::int32_t j) const {
+    if (k != OpKind::Forward && k != OpKind::Backward) return list_scheduling::kAbsent;
+    const bool done = (k == OpKind::Forward ? forward_ : backward_)[at(s, j)];
+    return done ? 0 : list_scheduling::kPending;
   }
 
  private:
@@ -46,12 +47,6 @@ class Progress {
   std::size_t at(std::int32_t s, std::int32_t j) const {
     return static_cast<std::size_t>(s) * static_cast<std::size_t>(microbatches_) +
            static_cast<std::size_t>(j);
-  }
-  bool forward_ready(std::int32_t s, std::int32_t j) const {
-    return s == 0 || forward_[at(s - 1, j)];
-  }
-  bool backward_ready(std::int32_t s, std::int32_t j) const {
-    return forward_[at(s, j)] && (s + 1 == stages_ || backward_[at(s + 1, j)]);
   }
 
   std::int32_t stages_, microbatches_;

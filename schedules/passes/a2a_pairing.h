@@ -24,9 +24,9 @@ struct PairingResult {
 /// Fuses every B (a backward, not an F&B) that is directly followed on its device by an F into
 /// one F&B op of that F and that B, in the B's place. A pair whose fusion would make the table
 /// deadlock (the F waits, through other devices, for the B) is left apart, checked by executing
-/// the table's dependencies: F after the previous stage's F, B after its own F and the next
-/// stage's B, W after its B. A table that already has F&B ops, or that stalls where no pair
-/// is, is returned unchanged.
+/// the table's dependencies (schedules/list_scheduling.h: F after the previous stage's F, B after
+/// its own F and the next stage's B, W after its B). A table that already has F&B ops, or that
+/// stalls where no pair is, is returned unchanged.
 PairingResult pair_backward_forward(const Table& table);
 
 }  // namespace bubblesim

@@ -114,7 +114,7 @@ std::optional<std::vector<std::int64_t>> integer_list(const YamlNode& n, Diagnos
         diags,
         fmt::format("expected a list of layer counts{}, got {}",
                     n.path().find("layers_per_stage") != std::string::npos ? " or 'balanced'" : "",
-                    n.is_scalar() ? "'" + n.describe() + "'" : n.describe()));
+                    n.is_scalar() ? fmt::format("'{}'", n.describe()) : n.describe()));
     return std::nullopt;
   }
   std::vector<std::int64_t> out;

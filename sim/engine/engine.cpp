@@ -258,8 +258,7 @@ SimulationResult Engine::State::result_of(const OpIndex& index, Outcome& o,
       }
     }
   }
-  m.comm.blocked_send_per_device.assign(devices, Time::zero());
-  m.comm.host_gap_per_device.assign(devices, Time::zero());
+  result.components = component_use(in);
   bool link_classes = false;
   for (const auto& c : o.components) {
     c->report(m, o.completed);

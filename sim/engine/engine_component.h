@@ -6,11 +6,12 @@
 // a component's events back to it: those it schedules itself (ComponentHost::schedule) and the
 // tokens of its flows on the network (NetworkModel::flow_port, one generic port per component).
 //
-// A behaviour is registered as a ComponentKind (components/builtin_components.cpp): when an input
-// engages it, which shortcuts of the replay it permits (FastPath), and how to build it for one
-// event-loop replay. The checks that pick a shortcut (the list replay, a later iteration as a
-// shifted copy, the streamed replay) are one loop over the kinds (refusing_behaviour), so a new
-// behaviour states its own answer and no check learns about it. docs/engine.md, "Components".
+// A behaviour is registered as a ComponentKind (component_kind.h): its settings, when an input
+// engages it, which shortcuts of the replay it permits (FastPath), how to build it for one
+// event-loop replay, and what it reports. The checks that pick a shortcut (the list replay, a
+// later iteration as a shifted copy, the streamed replay) are one loop over the kinds
+// (refusing_component), so a new behaviour states its own answer and no check learns about it.
+// docs/engine.md, "Components".
 
 #include <cstdint>
 #include <memory>
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/engine/component_kind.h"
 #include "sim/engine/engine_input.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/observer.h"
@@ -31,13 +33,6 @@ namespace bubblesim {
 
 class NetworkModel;
 struct ReplayTimes;
-
-/// The shortcuts a replay may take instead of the event loop (docs/engine.md).
-enum class FastPath : std::uint8_t {
-  ListReplay,         // one iteration by list scheduling (list_replay.h)
-  StreamReplay,       // the list replay of per-device order streams (stream_replay.h)
-  ShiftedIterations,  // a later iteration as the first one shifted in time (Engine::run)
-};
 
 /// What a component may ask of the event loop (the loop implements it).
 class ComponentHost {
@@ -103,7 +98,8 @@ class EngineComponent {
   virtual void on_send_arrived(std::uint32_t /*producer*/, Time /*at*/) {}
   /// For a deadlock message: one of its flows stalled with this much left.
   virtual std::string describe_stalled(double remaining_bytes) const;
-  /// After the replay: what it measured, into the metrics. `completed`: no deadlock.
+  /// After the replay: what it measured, into the metrics (its own record goes into
+  /// metrics.components). `completed`: no deadlock.
   virtual void report(Metrics& /*metrics*/, bool /*completed*/) {}
   /// After report(): per device, when the iteration's end may begin (default: after its last op).
   virtual void iteration_ready(const Metrics& /*metrics*/, std::vector<Time>& /*ready*/) const {}
@@ -128,32 +124,10 @@ struct ComponentSetup {
   std::uint8_t id = 0;  // its index in the loop (its events' and flow port's owner)
 };
 
-/// A registered behaviour.
-struct ComponentKind {
-  std::string_view name;  // for docs and tests ("gradient-sync")
-  /// What it is, for a refused shortcut's message ("a gradient sync").
-  std::string_view description;
-  /// Whether `in` asks for it. Only then does its answer below count, and is it built.
-  bool (*engaged)(const EngineInput& in) = nullptr;
-  /// Whether it permits `path` (a replay that never calls it gives its result).
-  bool (*permits)(FastPath path) = nullptr;
-  /// Builds it for one event-loop replay; null when this replay has no use for it (a network
-  /// without links has no flow port).
-  std::unique_ptr<EngineComponent> (*make)(const ComponentSetup& setup) = nullptr;
-};
-
-/// Every built-in behaviour, in the order the loop calls them (components/builtin_components.cpp).
-std::span<const ComponentKind> builtin_components();
-
-/// The first behaviour that `in` engages and that does not permit `path`: its description; ""
-/// when every engaged behaviour permits it. Every shortcut asks this one question.
-std::string_view refusing_behaviour(FastPath path, const EngineInput& in,
-                                    std::span<const ComponentKind> kinds = builtin_components());
-
-/// The components `in` engages, built for one event-loop replay, in the kinds' order.
+/// The components `in` engages (components_of(in)), built for one event-loop replay, in their
+/// registration order.
 std::vector<std::unique_ptr<EngineComponent>> make_components(
     const EngineInput& in, const OpGraph& graph, NetworkModel& network,
-    const std::vector<EngineObserver*>& observers,
-    std::span<const ComponentKind> kinds = builtin_components());
+    const std::vector<EngineObserver*>& observers);
 
 }  // namespace bubblesim

@@ -5,10 +5,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <variant>
 #include <vector>
 
 #include "schedules/memory_settings.h"
+#include "schedules/parameter.h"
 #include "schedules/stage_costs.h"
 #include "schedules/table.h"
 #include "sim/engine/iteration_plan.h"
@@ -28,10 +30,11 @@ struct LinkFault {
   Time at;
   double bytes_per_second = 0.0;
 };
-struct SyncPlan;      // sim/engine/gradient_sync.h
-struct A2aPlan;       // sim/engine/expert_exchange.h
-class DurationModel;  // sim/engine/duration_model.h
-class ReplayScratch;  // internal to the engine (list_replay.h); make_replay_scratch() makes one
+struct SyncPlan;       // sim/engine/gradient_sync.h
+struct A2aPlan;        // sim/engine/expert_exchange.h
+class DurationModel;   // sim/engine/duration_model.h
+struct ComponentKind;  // sim/engine/component_kind.h
+class ReplayScratch;   // internal to the engine (list_replay.h); make_replay_scratch() makes one
 
 /// The network a replay runs over: one alternative per network model (sim/engine/network/).
 /// No communication cost at all: a dependency arrives when its producer ends (the idealized
@@ -56,13 +59,14 @@ using NetworkSpec = std::variant<NoCostNetwork, FixedDelayNetwork, TopologyNetwo
 /// event loop (the equivalence tests and benchmarks compare both).
 enum class ReplayPath { Auto, EventLoop };
 
-/// Point-to-point behaviour of compute streams (docs/iterations.md).
-struct PointToPoint {
-  /// Whether a send holds its sender's compute stream until it arrives (communication.p2p).
-  P2pMode mode = P2pMode::Async;
-  /// Blocking only: after each exchange the device is synchronised and the compute stream idles
-  /// this long while the host issues the next op (communication.p2p_sync_gap).
-  Time sync_gap;
+/// The engine's behaviours a replay may engage (sim/engine/component_kind.h) and the values of
+/// the scenario keys they declare.
+struct Behaviours {
+  /// By full key ("communication.p2p"); a key left out reads as its declared default
+  /// (setting_value).
+  ParamValues settings;
+  /// The behaviours; empty: the built-in ones (builtin_components()).
+  std::span<const ComponentKind> kinds;
 };
 
 struct EngineInput {
@@ -88,8 +92,8 @@ struct EngineInput {
   std::vector<LinkFault> link_faults;
   /// Gradient sync, optimizer and TP (docs/parallelism.md); TopologyNetwork only. Null = none.
   std::shared_ptr<const SyncPlan> sync;
-  /// How sends treat their sender's compute stream (communication.p2p, p2p_sync_gap).
-  PointToPoint p2p;
+  /// The behaviours this replay may engage and their settings (component_kind.h).
+  Behaviours behaviours;
   /// Whole iterations: how many, and what ends each (iteration_plan.h). Default: one replay.
   IterationPlan iterations;
   ReplayPath path = ReplayPath::Auto;

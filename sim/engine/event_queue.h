@@ -1,5 +1,5 @@
 #pragma once
-// EventQueue: a binary min-heap keyed by (time, priority, sequence). The sequence number makes
+// EventQueue: a 4-ary min-heap keyed by (time, priority, sequence). The sequence number makes
 // ties deterministic: events at the same time and priority pop in insertion order. Keys are
 // unique, so the pop order is fixed by the keys alone, whatever the heap's shape.
 

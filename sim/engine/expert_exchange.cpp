@@ -7,45 +7,44 @@
 
 namespace bubblesim {
 
-namespace {
-
-/// One phase of an op: `compute`, and `steps` all-to-alls of `stage` run after it (exposed) or
-/// beside it (overlapped, the compute slowed by `share` while they run).
-struct Phase {
-  Time compute;
-  std::int32_t stage = 0;
-  std::int32_t steps = 0;
-  bool overlapped = false;
-  double share = 0;
-};
-
-/// Flows of one all-to-all that share their links: `flows` routes' worth over the links they
-/// have in common, carrying `shares` x (bytes / E).
-struct Leg {
-  std::vector<LinkId> links;
-  double shares = 0;
-  Time latency;
-  std::size_t flows = 1;
-  bool outgoing = true;
-};
-
-/// An op whose all-to-all is in flight.
-struct Run {
-  std::uint32_t node = 0;
-  std::int32_t device = 0;
-  std::array<Phase, 2> phases;
-  std::int32_t phase_count = 0, phase = 0;
-  Time phase_start, a2a_start;
-  std::int32_t steps_left = 0;   // all-to-alls of the phase not started yet
-  std::int32_t outstanding = 0;  // flows of the current all-to-all not arrived yet
-  bool a2a_running = false;
-  std::vector<LinkId> links;  // the links this run's flows used (for the trace)
-  double sent = 0;            // bytes this phase's flows sent (for the trace)
-};
-
-}  // namespace
-
+// Impl's own types are nested in it, not in the anonymous namespace: once the unity build
+// includes this file, a class with linkage holding an anonymous-namespace type is a warning
+// (GCC's -Wsubobject-linkage).
 struct ExpertExchange::Impl {
+  /// One phase of an op: `compute`, and `steps` all-to-alls of `stage` run after it (exposed) or
+  /// beside it (overlapped, the compute slowed by `share` while they run).
+  struct Phase {
+    Time compute;
+    std::int32_t stage = 0;
+    std::int32_t steps = 0;
+    bool overlapped = false;
+    double share = 0;
+  };
+
+  /// Flows of one all-to-all that share their links: `flows` routes' worth over the links they
+  /// have in common, carrying `shares` x (bytes / E).
+  struct Leg {
+    std::vector<LinkId> links;
+    double shares = 0;
+    Time latency;
+    std::size_t flows = 1;
+    bool outgoing = true;
+  };
+
+  /// An op whose all-to-all is in flight.
+  struct Run {
+    std::uint32_t node = 0;
+    std::int32_t device = 0;
+    std::array<Phase, 2> phases;
+    std::int32_t phase_count = 0, phase = 0;
+    Time phase_start, a2a_start;
+    std::int32_t steps_left = 0;   // all-to-alls of the phase not started yet
+    std::int32_t outstanding = 0;  // flows of the current all-to-all not arrived yet
+    bool a2a_running = false;
+    std::vector<LinkId> links;  // the links this run's flows used (for the trace)
+    double sent = 0;            // bytes this phase's flows sent (for the trace)
+  };
+
   const A2aPlan& plan;
   const OpGraph& graph;
   const Topology& topology;
@@ -295,7 +294,7 @@ ExpertExchange::~ExpertExchange() = default;
 
 std::optional<Time> ExpertExchange::start(std::uint32_t n, Time now, Time duration) {
   Impl& m = *impl_;
-  Run run;
+  Impl::Run run;
   if (!m.phases_of(n, duration, run)) return std::nullopt;
   run.node = n;
   run.device = m.graph.device(n);
@@ -309,7 +308,7 @@ std::optional<Time> ExpertExchange::start(std::uint32_t n, Time now, Time durati
     m.runs[id] = std::move(run);
   }
   m.begin_phase(m.runs[id], now);
-  const Run& r = m.runs[id];
+  const Impl::Run& r = m.runs[id];
   return r.phase_count == 1 ? now + r.phases[0].compute : now + duration;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schedules/a2a_exposure.h"
+#include "sim/engine/component_kind.h"
 
 namespace bubblesim {
 namespace {
@@ -59,6 +60,13 @@ IdleSplit idle_split(const Table& table, const std::vector<StageCost>& stage_cos
   const std::vector<Time> a2a = exposed_a2a(table, stage_costs, m, devices);
   const std::vector<Time> ends =
       m.sync.enabled ? compute_ends(table, result.timings, devices) : std::vector<Time>(devices);
+  // What the behaviours add to the point-to-point part (host gaps: component_kind.h).
+  std::vector<Time> behaviour_p2p(devices, Time::zero());
+  for (const ComponentKind& kind : builtin_components()) {
+    if (kind.p2p_idle == nullptr) continue;
+    const std::vector<Time> idle = kind.p2p_idle(m);
+    for (std::size_t d = 0; d < devices; ++d) behaviour_p2p[d] += at(idle, d);
+  }
   Time busiest;
   for (Time b : m.busy_per_device) busiest = std::max(busiest, b);
   for (std::size_t d = 0; d < devices; ++d) {
@@ -71,7 +79,7 @@ IdleSplit idle_split(const Table& table, const std::vector<StageCost>& stage_cos
       return t;
     };
     s.all_to_all[d] = take(a2a[d]);
-    s.p2p[d] = take(at(m.comm.exposed_comm_per_device, d) + at(m.comm.host_gap_per_device, d));
+    s.p2p[d] = take(at(m.comm.exposed_comm_per_device, d) + at(behaviour_p2p, d));
     const Time end = ends[d];
     const Time synced = at(m.sync.optimizer_end_per_device, d);
     s.collectives[d] = take(m.sync.enabled && synced > end ? synced - end : Time::zero());

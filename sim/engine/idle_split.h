@@ -6,7 +6,8 @@
 //   all_to_all   the expert all-to-all left exposed inside d's ops (A2aMetrics, or the stage
 //                costs' exposure when the replay did not run it as flows: a2a_exposure.h)
 //   p2p          compute idle while the data of a point-to-point transfer was in flight, blocking
-//                sends and the host gaps of p2p calls (CommMetrics, per device)
+//                sends (CommMetrics, per device) and what behaviours count as such, the host gaps
+//                of p2p calls (ComponentKind::p2p_idle)
 //   collectives  from d's last compute op to the end of its gradient sync, optimizer step and
 //                parameter all-gather (SyncMetrics::optimizer_end_per_device; zero without sync)
 //   imbalance    waiting because another device has more work: max over devices of busy minus

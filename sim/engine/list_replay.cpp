@@ -10,6 +10,7 @@
 namespace bubblesim {
 
 using namespace list_replay;
+using namespace list_scheduling;
 
 namespace {
 
@@ -48,6 +49,12 @@ class EndTimes {
     const std::int64_t* e = of(k);
     return e != nullptr && e[slot(s, j)] != kAbsent;
   }
+  // The kernel's end-time store (list_scheduling.h).
+  std::int64_t end(OpKind k, std::int32_t s, std::int32_t j) const {
+    const std::int64_t* e = of(k);
+    return e != nullptr ? e[slot(s, j)] : kAbsent;
+  }
+  void set(OpKind k, std::int32_t s, std::int32_t j, std::int64_t e) { of(k)[slot(s, j)] = e; }
 
   std::array<std::int64_t*, kKinds> ends{};
   bool any_fused = false;
@@ -93,19 +100,13 @@ std::vector<StageData> stage_data(const std::vector<StageCost>& costs, ReleaseCo
   return stage;
 }
 
-// The inputs of one op: the latest producer end (`local`) and the latest arrival (`ready`).
-struct Inputs {
-  std::int64_t ready = 0, local = 0;
-  std::uint64_t delayed = 0;  // inputs that arrive after their producer ended (transfers)
-  bool pending = false;       // an input has not run: the device parks
-};
-
 // The general loop: every op kind, replicas, given durations, stragglers, a memory budget and
-// any contention-free network. One object per ListReplay::run.
+// any contention-free network, as the list-scheduling kernel's policy (list_scheduling.h). One
+// object per ListReplay::run; each device's run (run_lane) sets the device it places ops on.
 class GeneralLoop {
  public:
   GeneralLoop(const Table& table, const EngineInput& in, const std::vector<Time>* durations,
-              NetworkModel& network, const EndTimes& ends, const std::vector<StageData>& stage,
+              NetworkModel& network, EndTimes& ends, const std::vector<StageData>& stage,
               std::vector<Lane>& lanes, std::vector<DeviceMemory>& memory, OpTiming* first_timing)
       : table_(table),
         in_(in),
@@ -124,106 +125,45 @@ class GeneralLoop {
   /// Runs the devices on `work` (and those they wake) as far as their inputs allow. False when
   /// memory went over a budget.
   bool run(std::vector<std::int32_t>& work) {
+    visit_.work = &work;
     while (!work.empty()) {
       const std::int32_t d = work.back();
       work.pop_back();
-      if (!run_lane(d, work)) return false;
+      if (!run_lane(d)) return false;
     }
     return true;
   }
-  std::uint64_t arrivals = 0, completed = 0;
+  std::uint64_t completed = 0;
 
- private:
-  std::int32_t device_of(std::int32_t s, std::int32_t j) const {
-    const Placement& placement = table_.placement;
-    return placement.replica_of_microbatch.empty()
-               ? placement.device_of_stage.front()[static_cast<std::size_t>(s)]
-               : placement.device_of(s, j);
-  }
-  const StageData& stage(std::int32_t s) const { return stage_[static_cast<std::size_t>(s)]; }
-  bool recomputed(std::int32_t s, std::int32_t j) const {
-    return ends_.present(OpKind::Recompute, s, j);
-  }
+  // The kernel's policy, for the device being run (visit_).
 
-  /// Where an input made on device `from` at `e` arrives on device `to` (cross-stage inputs).
-  std::int64_t arrival(std::int64_t e, std::int32_t from, std::int32_t to, std::int32_t bytes_stage,
-                       Inputs& in) {
-    if (from == to || !moves_data_) return e;
-    const std::int64_t at =
-        fixed_ ? replay_rules::arrival(e, fixed_->ps())
-               : network_.send(from, to, stage(bytes_stage).p2p, 0, Time::from_ps(e))
-                     ->ps();  // contention-free: answered at once
-    in.delayed += at > e ? 1 : 0;
-    return at;
+  /// Where an input made at `e` arrives on this device (an activation or a gradient).
+  std::int64_t arrival(DependencyKind kind, std::int32_t s, std::int32_t j, std::int64_t e) {
+    const std::int32_t from = device_of(s, j);
+    if (from == visit_.device || !moves_data_) return e;
+    return fixed_ ? replay_rules::arrival(e, fixed_->ps())
+                  : network_
+                        .send(from, visit_.device, stage(transfer_stage(kind, s)).p2p, 0,
+                              Time::from_ps(e))
+                        ->ps();  // contention-free: answered at once
   }
-
-  /// One producer's end into `in`: false when it has not run (the op waits).
-  static bool take_local(std::int64_t e, Inputs& in) {
-    if (e == kPending) return false;
-    in.local = std::max(in.local, e);
-    in.ready = std::max(in.ready, e);
-    return true;
-  }
-
-  /// The op's inputs (dependencies.h, written out per kind). An absent producer is skipped.
-  Inputs inputs_of(const Op& op, std::int32_t d) {
-    Inputs in;
-    const bool fused = op.kind == OpKind::ForwardBackward;
-    const bool forward = op.kind == OpKind::Forward || fused;
-    const bool backward = op.kind == OpKind::Backward || fused;
-    const std::int32_t bs = fused ? op.backward_stage : op.stage;
-    const std::int32_t bj = fused ? op.backward_microbatch : op.microbatch;
-    const std::int64_t* end_f = ends_.of(OpKind::Forward);
-    const std::int64_t* end_b = ends_.of(OpKind::Backward);
-    const std::int64_t* end_r = ends_.of(OpKind::Recompute);
-    in.pending = true;
-    if (forward && op.stage > 0 && end_f != nullptr) {
-      const std::int64_t e = end_f[ends_.slot(op.stage - 1, op.microbatch)];
-      if (e == kPending) return in;
-      if (e >= 0) {
-        in.local = e;
-        in.ready = arrival(e, device_of(op.stage - 1, op.microbatch), d, op.stage - 1, in);
-      }
-    }
-    if (backward) {
-      // A fused op's two halves of one activation do not wait for each other.
-      if (end_f != nullptr && !(fused && bs == op.stage && bj == op.microbatch) &&
-          !take_local(end_f[ends_.slot(bs, bj)], in))
-        return in;
-      if (bs + 1 < table_.stages && end_b != nullptr) {
-        const std::int64_t e = end_b[ends_.slot(bs + 1, bj)];
-        if (e == kPending) return in;
-        if (e >= 0) {
-          in.local = std::max(in.local, e);
-          in.ready = std::max(in.ready, arrival(e, device_of(bs + 1, bj), d, bs, in));
-        }
-      }
-      if (end_r != nullptr && !take_local(end_r[ends_.slot(bs, bj)], in)) return in;
-    } else if (op.kind == OpKind::Weight || op.kind == OpKind::Recompute) {
-      const std::int64_t* e = op.kind == OpKind::Weight ? end_b : end_f;
-      if (!take_local(e[ends_.slot(op.stage, op.microbatch)], in)) return in;
-    }
-    in.pending = false;
-    return in;
-  }
-
-  /// A backward's duration (CostDurations' rule): its input half when a W follows.
-  std::int64_t backward_length(std::int32_t s, std::int32_t j) const {
-    const StageData& c = stage(s);
-    return replay_rules::backward_duration(c.backward_input, c.weight,
-                                           ends_.present(OpKind::Weight, s, j));
-  }
-
   /// The op's duration: CostDurations' rule from the per-stage table (with a straggler's
   /// slowdown), or the given durations.
-  std::int64_t length_of(const Op& op, std::int32_t d, std::uint32_t node) const {
+  std::int64_t length(const Op& op) const {
     const StageData& c = stage(op.stage);
     if (plain_) {
       if (op.kind == OpKind::Forward) return c.forward;
       if (op.kind == OpKind::Backward) return backward_length(op.stage, op.microbatch);
       if (op.kind == OpKind::Weight) return c.weight;
     }
-    if (durations_ != nullptr) return (*durations_)[node].ps();
+    const Lane& lane = *visit_.lane;
+    if (durations_ != nullptr) {
+      // The node of the op: the lane's row, its cursor and the ops run since (ahead() gives the
+      // whole rest of the row in one stretch).
+      const std::size_t node =
+          static_cast<std::size_t>(lane.row - first_timing_) + lane.cursor + visit_.ran;
+      return (*durations_)[node].ps();
+    }
     std::int64_t t = 0;
     switch (op.kind) {
       case OpKind::Forward:
@@ -250,10 +190,50 @@ class GeneralLoop {
         break;
     }
     const std::vector<double>& slowdown = in_.compute_slowdown;
-    const auto dd = static_cast<std::size_t>(d);
+    const auto dd = static_cast<std::size_t>(visit_.device);
     if (dd < slowdown.size() && slowdown[dd] != 1.0)
       t = scaled(Time::from_ps(t), slowdown[dd]).ps();
     return t;
+  }
+  /// Memory of one op: allocations at its start, releases at its end, in the device's order.
+  /// False when an allocation goes over the device's budget.
+  bool start(const Op& op, const Slot& slot) { return account_memory(op, slot.start); }
+  /// Recompute time, and the devices whose next input the op's end may be.
+  void ended(const Op& op, const Slot& slot) {
+    ++visit_.ran;
+    if (op.kind == OpKind::Recompute) visit_.lane->recompute += slot.end - slot.start;
+    for_each_half(op, [&](OpKind k, std::int32_t s, std::int32_t j) {
+      for_each_consumer(k, s, j, table_.stages,
+                        [&](OpKind, std::int32_t cs, std::int32_t cj, DependencyKind d) {
+                          if (d != DependencyKind::Local) wake(device_of(cs, cj));
+                        });
+    });
+  }
+
+ private:
+  std::int32_t device_of(std::int32_t s, std::int32_t j) const {
+    const Placement& placement = table_.placement;
+    return placement.replica_of_microbatch.empty()
+               ? placement.device_of_stage.front()[static_cast<std::size_t>(s)]
+               : placement.device_of(s, j);
+  }
+  const StageData& stage(std::int32_t s) const { return stage_[static_cast<std::size_t>(s)]; }
+  bool recomputed(std::int32_t s, std::int32_t j) const {
+    return ends_.present(OpKind::Recompute, s, j);
+  }
+  void wake(std::int32_t d) {
+    Lane& lane = lanes_[static_cast<std::size_t>(d)];
+    if (lane.parked) {
+      lane.parked = false;
+      visit_.work->push_back(d);
+    }
+  }
+
+  /// A backward's duration (CostDurations' rule): its input half when a W follows.
+  std::int64_t backward_length(std::int32_t s, std::int32_t j) const {
+    const StageData& c = stage(s);
+    return replay_rules::backward_duration(c.backward_input, c.weight,
+                                           ends_.present(OpKind::Weight, s, j));
   }
 
   /// What an activation holds once its forward (and recompute) ran (device_memory.h's rules).
@@ -271,9 +251,8 @@ class GeneralLoop {
     return r ? std::min(r->bytes, resident(s, j)) : Bytes::zero();
   }
 
-  /// Memory of one op: allocations at its start, releases at its end, in the device's order.
-  /// False when an allocation goes over the device's budget.
-  bool account_memory(const Op& op, std::size_t dd, std::int64_t start) {
+  bool account_memory(const Op& op, std::int64_t start) {
+    const auto dd = static_cast<std::size_t>(visit_.device);
     DeviceMemory& mem = memory_[dd];
     const bool fused = op.kind == OpKind::ForwardBackward;
     const bool forward = op.kind == OpKind::Forward || fused;
@@ -314,62 +293,18 @@ class GeneralLoop {
     return true;
   }
 
-  /// Records the op's end and wakes the devices whose next input it may be.
-  void record_end(const Op& op, std::int64_t end, std::vector<std::int32_t>& work) {
-    auto wake = [&](std::int32_t s, std::int32_t j) {
-      if (s < 0 || s >= table_.stages) return;
-      Lane& lane = lanes_[static_cast<std::size_t>(device_of(s, j))];
-      if (lane.parked) {
-        lane.parked = false;
-        work.push_back(device_of(s, j));
-      }
-    };
-    const bool fused = op.kind == OpKind::ForwardBackward;
-    const bool forward = op.kind == OpKind::Forward || fused;
-    const bool backward = op.kind == OpKind::Backward || fused;
-    if (forward) {
-      ends_.of(OpKind::Forward)[ends_.slot(op.stage, op.microbatch)] = end;
-      wake(op.stage + 1, op.microbatch);
-    }
-    if (backward) {
-      const std::int32_t bs = fused ? op.backward_stage : op.stage;
-      const std::int32_t bj = fused ? op.backward_microbatch : op.microbatch;
-      ends_.of(OpKind::Backward)[ends_.slot(bs, bj)] = end;
-      wake(bs - 1, bj);
-    } else if (!forward) {
-      ends_.of(op.kind)[ends_.slot(op.stage, op.microbatch)] = end;
-    }
-  }
-
   /// Runs device d's ops from its cursor until one waits for an input (it parks) or its order
   /// ends. False when memory went over a budget.
-  bool run_lane(std::int32_t d, std::vector<std::int32_t>& work) {
-    const auto dd = static_cast<std::size_t>(d);
-    Lane& lane = lanes_[dd];
-    std::uint32_t i = lane.cursor;
-    std::int64_t free = lane.free;
-    for (; i < lane.count; ++i) {
-      const Op& op = lane.ops[i];
-      const Inputs in = inputs_of(op, d);
-      if (in.pending) break;
-      arrivals += in.delayed;
-      const std::int64_t start = replay_rules::op_start(free, in.ready);
-      lane.exposed += replay_rules::exposed_wait(start, in.local, free);
-      const std::int64_t length =
-          length_of(op, d, static_cast<std::uint32_t>(lane.row - first_timing_) + i);
-      const std::int64_t end = (Time::from_ps(start) + Time::from_ps(length)).ps();
-      lane.row[i] = OpTiming{Time::from_ps(start), Time::from_ps(end)};
-      if (lane.first_start < 0) lane.first_start = start;
-      lane.busy += end - start;
-      if (op.kind == OpKind::Recompute) lane.recompute += end - start;
-      free = end;
-      if (!account_memory(op, dd, start)) return false;
-      record_end(op, end, work);
-    }
-    lane.parked = i < lane.count;  // waiting for an input
-    completed += i - lane.cursor;
-    lane.cursor = i;
-    lane.free = free;
+  bool run_lane(std::int32_t d) {
+    Lane& lane = lanes_[static_cast<std::size_t>(d)];
+    visit_.device = d;
+    visit_.lane = &lane;
+    visit_.ran = 0;
+    const std::uint32_t before = lane.cursor;
+    const LaneStop stop = list_scheduling::run_lane(lane, ends_, *this, table_.stages);
+    if (stop == LaneStop::Refused) return false;
+    lane.parked = stop == LaneStop::Waiting;
+    completed += lane.cursor - before;
     return true;
   }
 
@@ -377,7 +312,7 @@ class GeneralLoop {
   const EngineInput& in_;
   const std::vector<Time>* durations_;
   NetworkModel& network_;
-  const EndTimes& ends_;
+  EndTimes& ends_;
   const std::vector<StageData>& stage_;
   std::vector<Lane>& lanes_;
   std::vector<DeviceMemory>& memory_;
@@ -387,20 +322,25 @@ class GeneralLoop {
   // Ops whose duration and memory the per-stage table answers directly; the rest (recompute,
   // fused ops, stragglers, given durations) go through the general rules.
   const bool plain_;
+  // The device being run (run_lane): its lane, the ops it ran since its cursor, and the devices
+  // its ops' ends may wake.
+  struct Visit {
+    std::int32_t device = 0;
+    Lane* lane = nullptr;
+    std::uint32_t ran = 0;
+    std::vector<std::int32_t>* work = nullptr;
+  };
+  Visit visit_;
 };
 
-// Per stage, the constant delay of an activation into F(s) and of a gradient into B(s) (0 where
-// the neighbouring stage is on the same device or nothing moves).
-void boundary_delays(const Table& table, bool moves_data, std::int64_t delay,
-                     std::vector<std::int64_t>& from_prev, std::vector<std::int64_t>& from_next) {
+// Per stage s, the constant delay between stages s and s + 1 (0 where both are on one device or
+// nothing moves): an activation into F(s + 1) and a gradient into B(s).
+std::vector<std::int64_t> boundary_delays(const Table& table, bool moves_data, std::int64_t delay) {
   const std::vector<std::int32_t>& device_of = table.placement.device_of_stage.front();
-  from_prev.assign(static_cast<std::size_t>(table.stages), 0);
-  from_next.assign(static_cast<std::size_t>(table.stages), 0);
-  for (std::size_t s = 0; s < from_prev.size(); ++s) {
-    if (moves_data && s > 0 && device_of[s - 1] != device_of[s]) from_prev[s] = delay;
-    if (moves_data && s + 1 < from_prev.size() && device_of[s + 1] != device_of[s])
-      from_next[s] = delay;
-  }
+  std::vector<std::int64_t> out(static_cast<std::size_t>(table.stages), 0);
+  for (std::size_t s = 0; s + 1 < out.size(); ++s)
+    if (moves_data && device_of[s + 1] != device_of[s]) out[s] = delay;
+  return out;
 }
 
 }  // namespace
@@ -435,7 +375,7 @@ bool ListReplay::run(OpTimings& timings) {
     lanes[d].ops = table.device_ops[d].data();
     lanes[d].count = static_cast<std::uint32_t>(table.device_ops[d].size());
     lanes[d].row = times.data() + node;
-    if (d < device_start_.size()) lanes[d].free = device_start_[d].ps();
+    if (d < device_start_.size()) lanes[d].clock.free = device_start_[d].ps();
     node += table.device_ops[d].size();
   }
   std::vector<std::int32_t> work;
@@ -443,40 +383,41 @@ bool ListReplay::run(OpTimings& timings) {
   GeneralLoop general(table, in_, durations_, network_, ends, stage, lanes, memory_, times.data());
 
   // The tight loop applies when every op is F, B or W with the per-stage durations and memory,
-  // one replica, no budget and a constant delay (or no data movement); the general loop
-  // continues from where it stops.
+  // one replica, no budget and a constant delay (or no data movement); else the general loop.
   const std::optional<Time> fixed = network_.fixed_delay();
   const bool fast = durations_ == nullptr && in_.compute_slowdown.empty() &&
                     ends.of(OpKind::Recompute) == nullptr &&
                     table.placement.replica_of_microbatch.empty() && (fixed || !moves_data) &&
                     in_.memory_budget.empty() && !ends.any_fused;
-  std::vector<std::int64_t> delay_from_prev, delay_from_next;
-  boundary_delays(table, moves_data, fixed ? fixed->ps() : 0, delay_from_prev, delay_from_next);
-  const PlainTables plain_tables{stage.data(),
-                                 table.placement.device_of_stage.front().data(),
-                                 delay_from_prev.data(),
-                                 delay_from_next.data(),
-                                 ends.of(OpKind::Forward),
-                                 ends.of(OpKind::Backward),
-                                 ends.of(OpKind::Weight),
-                                 static_cast<std::size_t>(table.microbatches),
-                                 table.stages};
-  if (fast && run_plain(plain_tables, lanes, memory_, general.arrivals, general.completed))
-    work.clear();
-  if (!general.run(work)) return false;  // over a budget: the event loop orders the report
+  if (fast) {
+    const std::vector<std::int64_t> delay =
+        boundary_delays(table, moves_data, fixed ? fixed->ps() : 0);
+    const PlainTables plain_tables{stage.data(),
+                                   delay.data(),
+                                   ends.of(OpKind::Forward),
+                                   ends.of(OpKind::Backward),
+                                   ends.of(OpKind::Weight),
+                                   static_cast<std::size_t>(table.microbatches),
+                                   table.stages};
+    general.completed += run_plain(plain_tables, lanes, memory_);
+  } else if (!general.run(work)) {
+    return false;  // over a budget: the event loop orders the report
+  }
 
   exposed_comm_.resize(n_devices);
   device_times_.assign(n_devices, DeviceTimes{});
+  std::uint64_t arrivals = 0;
   for (std::size_t d = 0; d < n_devices; ++d) {
     const Lane& lane = lanes[d];
-    exposed_comm_[d] = Time::from_ps(lane.exposed);
+    exposed_comm_[d] = Time::from_ps(lane.clock.exposed);
     DeviceTimes& t = device_times_[d];
-    t.busy = Time::from_ps(lane.busy);
+    t.busy = Time::from_ps(lane.clock.busy);
     t.recompute = Time::from_ps(lane.recompute);
-    if (lane.first_start >= 0) t.first = Time::from_ps(lane.first_start);
-    if (lane.cursor > 0) t.last = t.end = Time::from_ps(lane.free);
+    if (lane.clock.first_start >= 0) t.first = Time::from_ps(lane.clock.first_start);
+    if (lane.cursor > 0) t.last = t.end = Time::from_ps(lane.clock.free);
+    arrivals += lane.clock.arrivals;
   }
-  events_ = general.completed + general.arrivals;
+  events_ = general.completed + arrivals;
   return general.completed == table.op_count();
 }
 

@@ -9,10 +9,10 @@
 // op, one arrival per transfer in flight); over a FlowNetwork it leaves out the flow-completion
 // checks the event loop also counts.
 //
-// How: each device's next op pulls its producers' end times from one array per op kind indexed
-// by (stage, microbatch) (the dependency rules of dependencies.h, written out per kind); a device
-// whose next op waits for an input that has not run is parked, and woken when an op whose output
-// it may need (the activation or the gradient edge) ends. No graph, no edge lists, no event
+// How: the list-scheduling kernel (schedules/list_scheduling.h) over one end-time array per op
+// kind indexed by (stage, microbatch): each device's next op pulls its producers' end times; a
+// device whose next op waits for an input that has not run is parked, and woken when an op whose
+// output it may need (the activation or the gradient edge) ends. No graph, no edge lists, no event
 // queue: per op, the end-time entry and its timing.
 //
 // It handles compute ops only, no observer, no gradient sync, no blocking send: the engine uses

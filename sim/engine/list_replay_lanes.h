@@ -1,11 +1,14 @@
 #pragma once
 // The list replay's working data (list_replay.h), shared by its general loop (list_replay.cpp)
-// and its tight loop for plain tables (list_replay_plain.cpp). Private to sim/engine.
+// and its tight loop for plain tables (list_replay_plain.cpp). Both are the list-scheduling
+// kernel (schedules/list_scheduling.h) with their own end-time store and policies. Private to
+// sim/engine.
 
 #include <cstdint>
-#include <limits>
+#include <span>
 #include <vector>
 
+#include "schedules/list_scheduling.h"
 #include "schedules/op.h"
 #include "schedules/stage_costs.h"
 #include "sim/engine/device_memory.h"
@@ -13,9 +16,9 @@
 
 namespace bubblesim::list_replay {
 
-inline constexpr std::int64_t kAbsent = std::numeric_limits<std::int64_t>::min();  // no such op
-inline constexpr std::int64_t kPending = -1;                                       // not run yet
-inline constexpr std::size_t kKinds = 6;                                           // F B W R O L
+using list_scheduling::kAbsent;
+using list_scheduling::kPending;
+inline constexpr std::size_t kKinds = 6;  // F B W R O L
 
 inline std::size_t kind_index(OpKind k) { return static_cast<std::size_t>(k); }
 
@@ -30,23 +33,29 @@ struct StageData {
   const StageCost* cost;
 };
 
-// One device during the replay: everything a visit reads and writes, together.
+// One device during the replay: its order, where its timings go, how far it ran (the kernel's
+// lane source).
 struct Lane {
   const Op* ops = nullptr;
   OpTiming* row = nullptr;
   std::uint32_t count = 0, cursor = 0;
-  std::int64_t free = 0, busy = 0, exposed = 0, recompute = 0, first_start = -1;
+  list_scheduling::LaneClock clock;
+  std::int64_t recompute = 0;
   bool parked = false;
+
+  std::span<const Op> ahead() const { return {ops + cursor, ops + count}; }
+  void ran(std::size_t i, const list_scheduling::Slot& slot) {
+    row[cursor + i] = OpTiming{Time::from_ps(slot.start), Time::from_ps(slot.end)};
+  }
+  void advance(std::size_t n) { cursor += static_cast<std::uint32_t>(n); }
 };
 
 // The common case in one tight loop: F, B and W ops only, one replica, durations and memory
-// from the per-stage table, and a constant delay between devices (or none). The same rules as
+// from the per-stage table, and a constant delay between devices (or none). The same kernel as
 // the general loop of ListReplay::run, which handles everything else.
 struct PlainTables {
   const StageData* stage;
-  const std::int32_t* device_of_stage;
-  const std::int64_t* delay_from_prev;  // per stage: the delay of an activation into F(s)
-  const std::int64_t* delay_from_next;  // per stage: the delay of a gradient into B(s)
+  const std::int64_t* boundary_delay;  // per stage s: the delay between stages s and s + 1
   std::int64_t *end_f, *end_b, *end_w;
   std::size_t m;
   std::int32_t stages;
@@ -54,8 +63,8 @@ struct PlainTables {
 
 // Runs every lane as far as its inputs allow, in sweeps over the lanes that alternate
 // direction (activations flow forward, gradients backward), until a sweep makes no progress.
-// Returns false when an op is not F, B or W: the general loop continues from the lanes' state.
-bool run_plain(const PlainTables& t, std::vector<Lane>& lanes, std::vector<DeviceMemory>& memory,
-               std::uint64_t& arrivals, std::uint64_t& completed);
+// Returns the ops run. Every op of the lanes must be F, B or W.
+std::uint64_t run_plain(const PlainTables& t, std::vector<Lane>& lanes,
+                        std::vector<DeviceMemory>& memory);
 
 }  // namespace bubblesim::list_replay

@@ -1,6 +1,6 @@
 #include "sim/engine/op_graph.h"
 
-#include "sim/engine/dependencies.h"
+#include "schedules/list_scheduling.h"
 
 namespace bubblesim {
 
@@ -57,19 +57,20 @@ OpGraph::OpGraph(const OpIndex& index, const std::vector<StageCost>& stage_costs
 
 template <typename Sink>
 void OpGraph::for_each_dependency(Sink&& sink) const {
+  using list_scheduling::DependencyKind;
   const std::int32_t stages = index_.table().stages;
   for (std::uint32_t n = 0; n < static_cast<std::uint32_t>(nodes_.size()); ++n) {
-    for_each_producer(
+    list_scheduling::for_each_producer(
         op(n), stages, [&](OpKind kind, std::int32_t s, std::int32_t j, DependencyKind dep) {
           const std::uint32_t from = index_.find(kind, s, j);
-          if (from == OpIndex::kNone || from == n) return;  // absent, or fused twin
+          if (from == OpIndex::kNone) return;  // absent
           if (dep == DependencyKind::Local || nodes_[from].device == nodes_[n].device) {
             sink(from, Edge{n, EdgeKind::Local, Bytes::zero()});
             return;
           }
           const EdgeKind kind_of = dep == DependencyKind::Activation ? EdgeKind::ForwardActivation
                                                                      : EdgeKind::BackwardGradient;
-          sink(from, Edge{n, kind_of, cost(transfer_stage(dep, s)).p2p});
+          sink(from, Edge{n, kind_of, cost(list_scheduling::transfer_stage(dep, s)).p2p});
         });
   }
 }

@@ -1,10 +1,10 @@
 #pragma once
 // OpGraph: what the event loop replays. The nodes of an OpIndex (one per table op, device-major),
-// the dependency edges between them (outgoing, in CSR form; the rules of dependencies.h) and, per
-// device, the nodes of each stream in table order. It holds no time: durations come from a
-// DurationModel and every replay keeps its own state, so one graph serves several replays.
-// A copy (O, L) also waits for the start of the compute op listed before it on its device (the
-// table position of a reload is its prefetch point).
+// the dependency edges between them (outgoing, in CSR form; the producer walk of
+// schedules/list_scheduling.h) and, per device, the nodes of each stream in table order. It holds
+// no time: durations come from a DurationModel and every replay keeps its own state, so one graph
+// serves several replays. A copy (O, L) also waits for the start of the compute op listed before it
+// on its device (the table position of a reload is its prefetch point).
 
 #include <cstdint>
 #include <span>

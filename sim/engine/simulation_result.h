@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine/component_results.h"
 #include "sim/engine/symmetry/symmetry_mode.h"
 #include "sim/engine/sync_metrics.h"
 #include "sim/units/bytes.h"
@@ -107,18 +108,12 @@ struct OffloadMetrics {
   std::vector<Time> h2d_busy_per_device;
 };
 
-/// Point-to-point communication: compute idle caused by data in flight, the links that carried
-/// it, and blocking sends.
+/// Point-to-point communication: compute idle caused by data in flight (blocking sends count
+/// here too) and the links that carried it.
 struct CommMetrics {
   Time exposed_comm;  // max over devices of compute idle caused by data in flight
   std::vector<Time> exposed_comm_per_device;
   std::vector<LinkUsage> links;  // topology links that carried traffic
-  // Blocking p2p: compute held after an op until its sends arrived (largest over devices).
-  Time blocked_send;
-  std::vector<Time> blocked_send_per_device;
-  // communication.p2p_sync_gap: compute idle in host gaps after p2p calls (largest over devices).
-  Time host_gap;
-  std::vector<Time> host_gap_per_device;
   /// Whether the flows were solved by class or one by one, and why (docs/engine.md).
   FlowSymmetry symmetry;
 };
@@ -140,7 +135,7 @@ struct IterationMetrics {
 };
 
 /// The metrics of one replay, by concern: the compute timeline here, then memory, offload,
-/// communication, gradient sync and iterations.
+/// communication, gradient sync, iterations, and what each behaviour measured.
 struct Metrics {
   Time makespan;
   Time stage_span_max;
@@ -155,6 +150,19 @@ struct Metrics {
   SyncMetrics sync;  // gradient sync, optimizer, TP (docs/parallelism.md)
   A2aMetrics a2a;
   IterationMetrics iteration;
+  /// What each engaged behaviour measured, under its own record type (component_kind.h).
+  ComponentResults components;
+};
+
+/// The behaviours a replay engaged (sim/engine/component_kind.h), by name in the order they are
+/// registered, and each shortcut of the replay that one of them refused, with the first that did.
+struct ComponentUse {
+  struct Refusal {
+    std::string path;  // "list-replay", "stream-replay", "shifted-iterations"
+    std::string by;    // the behaviour's name
+  };
+  std::vector<std::string> engaged;
+  std::vector<Refusal> refused;
 };
 
 struct SimulationResult {
@@ -165,6 +173,7 @@ struct SimulationResult {
   Metrics metrics;
   std::uint64_t events = 0;
   bool list_scheduled = false;  // replayed by list scheduling, not by the event loop
+  ComponentUse components;      // the behaviours it engaged
 };
 
 }  // namespace bubblesim

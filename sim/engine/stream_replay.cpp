@@ -6,11 +6,12 @@
 #include <array>
 #include <stdexcept>
 
+#include "schedules/list_scheduling.h"
 #include "schedules/replay_rules.h"
+#include "sim/engine/component_kind.h"
 #include "sim/engine/device_memory.h"
 #include "sim/engine/duration_model.h"
 #include "sim/engine/end_window.h"
-#include "sim/engine/engine_component.h"
 #include "sim/engine/iteration_end.h"
 #include "sim/engine/metrics.h"
 #include "sim/engine/network/network_model.h"
@@ -18,14 +19,117 @@
 namespace bubblesim {
 namespace {
 
+using namespace list_scheduling;
+
 constexpr std::size_t kChunk = 256;  // ops a device reads from its stream at a time
 
-// One device: its read buffer and what the metrics need.
+// One device: its read buffer (the kernel's lane source) and what the metrics need.
 struct StreamLane {
   std::array<Op, kChunk> buffer;
   std::size_t at = 0, held = 0;  // next op in the buffer, ops in it
   std::uint64_t done = 0, count = 0;
-  std::int64_t free = 0, busy = 0, exposed = 0, first_start = -1;
+  LaneClock clock;
+  const OrderStream* order = nullptr;
+  std::int32_t device = 0;
+
+  // The kernel's lane source: the rest of the chunk read last, the next chunk once it ran.
+  std::span<const Op> ahead() {
+    if (done == count) return {};
+    if (at == held) {
+      held = order->read(device, done, buffer);
+      at = 0;
+      if (held == 0) throw std::logic_error("an order stream ended before its count");
+      for (std::size_t k = 0; k < held; ++k) {
+        if (buffer[k].kind != OpKind::Forward && buffer[k].kind != OpKind::Backward) {
+          throw std::logic_error(fmt::format(
+              "an order stream holds {}: streams hold forwards and unsplit backwards only",
+              to_string(buffer[k])));
+        }
+      }
+    }
+    return {buffer.data() + at, held - at};
+  }
+  void ran(std::size_t /*i*/, const Slot& /*slot*/) {}
+  void advance(std::size_t n) {
+    at += n;
+    done += n;
+  }
+};
+
+// The end times still needed, per (kind, stage): forwards and unsplit backwards only (the
+// stream's premise). Each entry is kept until every op that reads it ran.
+struct WindowedEnds {
+  std::vector<EndWindow> f, b;
+  std::vector<std::int32_t> readers_f, readers_b;  // per stage: the ops that read its F, its B
+  std::int32_t stages = 0;
+
+  explicit WindowedEnds(std::int32_t n) : f(static_cast<std::size_t>(n)), b(f), stages(n) {
+    for (std::int32_t s = 0; s < n; ++s) {
+      readers_f.push_back(readers(OpKind::Forward, s));
+      readers_b.push_back(readers(OpKind::Backward, s));
+    }
+  }
+  std::int64_t end(OpKind k, std::int32_t s, std::int32_t j) const {
+    if (k == OpKind::Forward) return f[static_cast<std::size_t>(s)].end(j);
+    if (k == OpKind::Backward) return b[static_cast<std::size_t>(s)].end(j);
+    return kAbsent;
+  }
+  void set(OpKind k, std::int32_t s, std::int32_t j, std::int64_t e) {
+    const auto ss = static_cast<std::size_t>(s);
+    if (k == OpKind::Forward)
+      f[ss].put(j, e, readers_f[ss]);
+    else
+      b[ss].put(j, e, readers_b[ss]);
+    // Its own inputs have one reader less; those no one needs any more are dropped.
+    for_each_producer(k, s, j, stages,
+                      [&](OpKind pk, std::int32_t ps, std::int32_t pj, DependencyKind) {
+                        if (pk == OpKind::Forward) f[static_cast<std::size_t>(ps)].consumed(pj);
+                        if (pk == OpKind::Backward) b[static_cast<std::size_t>(ps)].consumed(pj);
+                      });
+  }
+
+ private:
+  // The ops of a stream that read (kind, s): its consumers among forwards and backwards.
+  std::int32_t readers(OpKind kind, std::int32_t s) const {
+    std::int32_t n = 0;
+    for_each_consumer(kind, s, 0, stages,
+                      [&](OpKind k, std::int32_t, std::int32_t, DependencyKind) {
+                        n += k == OpKind::Forward || k == OpKind::Backward ? 1 : 0;
+                      });
+    return n;
+  }
+};
+
+// Durations from the stage costs (with a straggler's slowdown), a constant delay per stage
+// boundary, memory from the release rules.
+struct StreamPolicy {
+  static constexpr std::uint32_t kKinds = kind_bit(OpKind::Forward) | kind_bit(OpKind::Backward);
+  const std::vector<StageCost>& costs;
+  const std::vector<std::int64_t>& boundary_delay;
+  ReleaseConvention release;
+  double factor;
+  DeviceMemory& mem;
+
+  std::int64_t arrival(DependencyKind d, std::int32_t s, std::int32_t /*j*/, std::int64_t e) const {
+    return replay_rules::arrival(e, boundary_delay[static_cast<std::size_t>(transfer_stage(d, s))]);
+  }
+  std::int64_t length(const Op& op) const {
+    const StageCost& c = costs[static_cast<std::size_t>(op.stage)];
+    const Time length = op.kind == OpKind::Forward
+                            ? c.forward
+                            : Time::from_ps(replay_rules::backward_duration(
+                                  c.backward_input.ps(), c.backward_weight.ps(), /*split=*/false));
+    return (factor != 1.0 ? scaled(length, factor) : length).ps();
+  }
+  bool start(const Op& op, const Slot& slot) {
+    const StageCost& c = costs[static_cast<std::size_t>(op.stage)];
+    if (op.kind == OpKind::Forward)
+      mem.allocate(c.activation, true, Time::from_ps(slot.start));
+    else
+      mem.release(std::min(backward_release(c, false, false, release)->bytes, c.activation), true);
+    return true;
+  }
+  void ended(const Op& /*op*/, const Slot& /*slot*/) const {}
 };
 
 // What one iteration's replay produced.
@@ -42,111 +146,41 @@ StreamOutcome replay_once(const EngineInput& in, const OrderStream& order, bool 
   const std::int32_t stages = table.stages;
   const auto n = static_cast<std::size_t>(table.devices);
   const std::vector<std::int32_t>& device_of = table.placement.device_of_stage.front();
-  const std::vector<StageCost>& costs = in.stage_costs;
   const std::vector<double>& slowdown = in.compute_slowdown;
-  // Per stage: the delay of an activation into F(s) and of a gradient into B(s), and how many ops
-  // read F(s, j) (F(s+1, j) and B(s, j)) and B(s, j) (B(s-1, j)).
-  std::vector<std::int64_t> from_prev(static_cast<std::size_t>(stages), 0), from_next(from_prev);
-  for (std::int32_t s = 0; s < stages; ++s) {
-    const auto ss = static_cast<std::size_t>(s);
-    if (moves_data && s > 0 && device_of[ss - 1] != device_of[ss]) from_prev[ss] = delay.ps();
-    if (moves_data && s + 1 < stages && device_of[ss + 1] != device_of[ss])
-      from_next[ss] = delay.ps();
-  }
-  std::vector<EndWindow> end_f(static_cast<std::size_t>(stages)), end_b(end_f);
+  // Per stage boundary s | s + 1: the delay of the activation and the gradient that cross it.
+  std::vector<std::int64_t> boundary(static_cast<std::size_t>(stages), 0);
+  for (std::size_t s = 0; s + 1 < boundary.size(); ++s)
+    if (moves_data && device_of[s + 1] != device_of[s]) boundary[s] = delay.ps();
+  WindowedEnds ends(stages);
 
   StreamOutcome o;
-  o.memory = devices_of(table, costs);
+  o.memory = devices_of(table, in.stage_costs);
   std::vector<StreamLane> lanes(n);
   for (std::size_t d = 0; d < n; ++d) {
+    lanes[d].order = &order;
+    lanes[d].device = static_cast<std::int32_t>(d);
     lanes[d].count = order.count(static_cast<std::int32_t>(d));
-    if (d < device_start.size()) lanes[d].free = device_start[d].ps();
+    if (d < device_start.size()) lanes[d].clock.free = device_start[d].ps();
   }
-  std::uint64_t arrivals = 0;
-  // Sweeps over the devices alternating direction (activations flow up, gradients down), each
-  // device running as far as its inputs allow, until a sweep makes no progress.
-  for (bool up = true;; up = !up) {
-    std::uint64_t progress = 0;
-    for (std::size_t visit = 0; visit < n; ++visit) {
-      const std::size_t d = up ? visit : n - 1 - visit;
-      StreamLane& lane = lanes[d];
-      DeviceMemory& mem = o.memory[d];
-      const double factor = d < slowdown.size() ? slowdown[d] : 1.0;
-      const std::uint64_t before = lane.done;
-      while (lane.done < lane.count) {
-        if (lane.at == lane.held) {
-          lane.held = order.read(static_cast<std::int32_t>(d), lane.done, lane.buffer);
-          lane.at = 0;
-          if (lane.held == 0) throw std::logic_error("an order stream ended before its count");
-        }
-        const Op& op = lane.buffer[lane.at];
-        const std::int32_t s = op.stage;
-        const auto ss = static_cast<std::size_t>(s);
-        const std::int64_t j = op.microbatch;
-        const StageCost& c = costs[ss];
-        std::int64_t ready = 0, local = 0;
-        Time length;
-        if (op.kind == OpKind::Forward) {
-          if (s > 0) {
-            const std::int64_t e = end_f[ss - 1].end(j);
-            if (e == EndWindow::kPending) break;
-            local = e;
-            ready = replay_rules::arrival(e, from_prev[ss]);
-            arrivals += from_prev[ss] > 0 ? 1 : 0;
-          }
-          length = c.forward;
-        } else if (op.kind == OpKind::Backward) {
-          local = ready = end_f[ss].end(j);
-          if (local == EndWindow::kPending) break;
-          if (s + 1 < stages) {
-            const std::int64_t e = end_b[ss + 1].end(j);
-            if (e == EndWindow::kPending) break;
-            local = std::max(local, e);
-            ready = std::max(ready, replay_rules::arrival(e, from_next[ss]));
-            arrivals += from_next[ss] > 0 ? 1 : 0;
-          }
-          length = Time::from_ps(replay_rules::backward_duration(
-              c.backward_input.ps(), c.backward_weight.ps(), /*split=*/false));
-        } else {
-          throw std::logic_error(fmt::format(
-              "an order stream holds {}: streams hold forwards and unsplit backwards only",
-              to_string(op)));
-        }
-        if (factor != 1.0) length = scaled(length, factor);
-        const std::int64_t start = replay_rules::op_start(lane.free, ready);
-        lane.exposed += replay_rules::exposed_wait(start, local, lane.free);
-        const std::int64_t end = (Time::from_ps(start) + length).ps();
-        if (lane.first_start < 0) lane.first_start = start;
-        lane.busy += end - start;
-        lane.free = end;
-        if (op.kind == OpKind::Forward) {
-          mem.allocate(c.activation, true, Time::from_ps(start));
-          end_f[ss].put(j, end, s + 1 < stages ? 2 : 1);
-          if (s > 0) end_f[ss - 1].consumed(j);
-        } else {
-          mem.release(std::min(backward_release(c, false, false, in.release)->bytes, c.activation),
-                      true);
-          end_b[ss].put(j, end, s > 0 ? 1 : 0);
-          end_f[ss].consumed(j);
-          if (s + 1 < stages) end_b[ss + 1].consumed(j);
-        }
-        ++lane.at;
-        ++lane.done;
-      }
-      progress += lane.done - before;
-    }
-    o.completed += progress;
-    if (progress == 0) break;  // done, or blocked for good
-  }
+  o.completed = sweep(n, [&](std::size_t d) -> std::uint64_t {
+    StreamLane& lane = lanes[d];
+    StreamPolicy policy{in.stage_costs, boundary, in.release,
+                        d < slowdown.size() ? slowdown[d] : 1.0, o.memory[d]};
+    const std::uint64_t before = lane.done;
+    run_lane(lane, ends, policy, stages);
+    return lane.done - before;
+  });
   o.times.resize(n);
   o.exposed_comm.resize(n);
+  std::uint64_t arrivals = 0;
   for (std::size_t d = 0; d < n; ++d) {
     const StreamLane& lane = lanes[d];
     DeviceTimes& t = o.times[d];
-    t.busy = Time::from_ps(lane.busy);
-    if (lane.first_start >= 0) t.first = Time::from_ps(lane.first_start);
-    if (lane.done > 0) t.last = t.end = Time::from_ps(lane.free);
-    o.exposed_comm[d] = Time::from_ps(lane.exposed);
+    t.busy = Time::from_ps(lane.clock.busy);
+    if (lane.clock.first_start >= 0) t.first = Time::from_ps(lane.clock.first_start);
+    if (lane.done > 0) t.last = t.end = Time::from_ps(lane.clock.free);
+    o.exposed_comm[d] = Time::from_ps(lane.clock.exposed);
+    arrivals += lane.clock.arrivals;
   }
   o.events = o.completed + arrivals;
   return o;
@@ -183,6 +217,7 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
   const IterationPlan& plan = in.iterations;
   SimulationResult result;
   result.list_scheduled = true;
+  result.components = component_use(in);
   std::vector<Time> device_start, completions;
   std::int32_t replays = 0;
   for (std::int32_t iteration = 0; iteration < plan.count; ++iteration) {
@@ -199,7 +234,6 @@ SimulationResult simulate_streamed(const EngineInput& in, const OrderStream& ord
       m.offload.exposed_offload_per_device.assign(n, Time::zero());
       m.offload.d2h_busy_per_device.assign(n, Time::zero());
       m.offload.h2d_busy_per_device.assign(n, Time::zero());
-      m.comm.blocked_send_per_device.assign(n, Time::zero());
       network->report(m, false);
     }
     if (o.completed != order.op_count()) {

@@ -249,7 +249,7 @@ std::string plan_report_csv(const PlanResult& r) {
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const PlanCandidate& c = r.candidates[i];
     std::string row = fmt::format("{},{},{}", i, csv_quote(c.family), csv_quote(c.label));
-    for (const std::string& v : c.values) row += "," + csv_quote(v);
+    for (const std::string& v : c.values) row.append(",").append(csv_quote(v));
     const std::string status = c.replay     ? c.replay->status
                                : c.estimate ? std::string("estimated")
                                             : std::string(plan_rejection_name(c.rejection));

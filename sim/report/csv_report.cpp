@@ -36,7 +36,7 @@ std::string csv_number(const Metric& m, double v) {
 
 std::string csv_report_header() {
   std::string out = "scenario,schedule,label,status";
-  for (const Metric* m : csv_metrics()) out += "," + m->csv_column();
+  for (const Metric* m : csv_metrics()) out.append(",").append(m->csv_column());
   return out + "\n";
 }
 
@@ -46,7 +46,8 @@ std::string csv_report_row(const Scenario& scenario, const ScheduleRun& r) {
                   csv_quote(r.label), run_status_name(r.simulation.status));
   for (const Metric* m : csv_metrics()) {
     MetricValue v = metric_value(*m, scenario, r);
-    out += "," + (v.number ? csv_number(*m, *v.number) : std::string());
+    out += ',';
+    if (v.number) out += csv_number(*m, *v.number);
   }
   return out + "\n";
 }

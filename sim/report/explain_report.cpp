@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/report/json_report.h"
 #include "sim/report/report_format.h"
 #include "sim/report/text_table.h"
 #include "sim/units/utf8.h"
@@ -45,6 +46,18 @@ Bytes row_peak(const ScheduleRun& r) {
                      : worst(r.ideal.metrics.memory.peak_memory_per_device);
 }
 
+/// "send-hold, host-gap; they refused the list-replay (send-hold) and the stream-replay
+/// (send-hold)", or "none engaged: every shortcut of the replay open".
+std::string behaviours_line(const ComponentUse& use) {
+  if (use.engaged.empty()) return "none engaged: every shortcut of the replay open";
+  std::string out = fmt::format("{} engaged", fmt::join(use.engaged, ", "));
+  if (use.refused.empty()) return out + "; every shortcut of the replay open";
+  std::vector<std::string> refused;
+  for (const ComponentUse::Refusal& r : use.refused)
+    refused.push_back(fmt::format("{} (by {})", r.path, r.by));
+  return out + fmt::format("; shortcuts refused: {}", fmt::join(refused, ", "));
+}
+
 }  // namespace
 
 std::string explain_report_text(const Scenario& scenario, const Generator& generator,
@@ -53,7 +66,7 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   std::string out =
       fmt::format("{} at scenario {} ({}): p={} stages, m={} microbatches, communication: {}, {}\n",
                   visible_controls(e.name), visible_controls(scenario.labels.name),
-                  visible_controls(scenario.file), scenario.stages, scenario.microbatches,
+                  visible_controls(scenario.labels.file), scenario.stages, scenario.microbatches,
                   communication_summary(scenario), budget_summary(scenario));
   out += fmt::format("{}: {}\n", visible_controls(generator.info.name),
                      visible_controls(generator.info.description));
@@ -63,6 +76,7 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   out += fmt::format("  formula: {}\n", subject.has_formula || !subject.formula.note.empty()
                                             ? subject.formula.note
                                             : std::string("none published"));
+  out += fmt::format("  engine behaviours: {}\n", behaviours_line(subject.simulation.components));
 
   // Memory decisions of the explained schedule, read from its replayed table.
   out += fmt::format(
@@ -173,7 +187,7 @@ nlohmann::json explain_report_json(const Scenario& scenario, const Generator& ge
       budget.push_back(d.budget ? d.budget->count() : 0);
   }
   j["scenario"] = {{"name", scenario.labels.name},
-                   {"file", scenario.file},
+                   {"file", scenario.labels.file},
                    {"stages", scenario.stages},
                    {"microbatches", scenario.microbatches},
                    {"communication", communication_summary(scenario)},
@@ -186,6 +200,7 @@ nlohmann::json explain_report_json(const Scenario& scenario, const Generator& ge
   } else {
     j["formula"] = nullptr;
   }
+  j["components"] = component_use_json(subject.simulation.components);
   j["status"] = run_status_name(subject.simulation.status);
   j["failure"] = subject.simulation.failure.empty() ? nlohmann::json(nullptr)
                                                     : nlohmann::json(subject.simulation.failure);

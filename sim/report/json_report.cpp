@@ -91,6 +91,12 @@ nlohmann::json infeasible_json(const InfeasibleSchedule& i) {
 
 }  // namespace
 
+nlohmann::json component_use_json(const ComponentUse& use) {
+  nlohmann::json refused = nlohmann::json::object();
+  for (const ComponentUse::Refusal& r : use.refused) refused[r.path] = r.by;
+  return {{"engaged", use.engaged}, {"refused", refused}};
+}
+
 nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun& run) {
   nlohmann::json j;
   j["schedule"] = run.schedule;
@@ -168,6 +174,7 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
   nlohmann::json passes = nlohmann::json::array();
   for (const PassDecision& d : run.passes) passes.push_back(pass_json(d));
   j["passes"] = passes;
+  j["components"] = component_use_json(run.simulation.components);
   std::uint64_t events = run.ideal.events + run.simulation.events;
   j["run"] = {
       {"wall_time_s", run.effort.wall_time_s},
@@ -177,6 +184,15 @@ nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun&
       {"events", events},
       {"events_per_s",
        run.effort.wall_time_s > 0 ? static_cast<double>(events) / run.effort.wall_time_s : 0.0}};
+  // The table passes (sim/runner/table_passes.h): each one's wall time, and those --skip-pass
+  // left out; absent when the scenario asks for none.
+  if (!run.effort.passes.empty()) {
+    nlohmann::json times = nlohmann::json::object();
+    for (const PassTime& p : run.effort.passes) times[p.name] = p.seconds;
+    j["run"]["passes_s"] = times;
+  }
+  if (!run.effort.skipped_passes.empty()) j["run"]["skipped_passes"] = run.effort.skipped_passes;
+
   return j;
 }
 

@@ -9,7 +9,10 @@
 //                recompute_s, offloaded_bytes, exposed_offload_s, d2h/h2d busy and utilisation per
 //                device, busy_s_per_device, out_of_memory, ...},
 //   passes: [{name, policy, count_per_device, bytes_per_device, stages, ...}] (docs/memory.md),
-//   run: {wall_time_s, generate_s, streamed, events, events_per_s}}]
+//   components: {engaged: [behaviour names], refused: {shortcut: the behaviour that refused it}}
+//   (the engine's behaviours in the simulation, docs/engine.md "Components"),
+//   run: {wall_time_s, generate_s, streamed, events, events_per_s, passes_s: {pass: seconds}
+//   and skipped_passes: [names] when the scenario asks for table passes}}]
 //   (an infeasible schedule: {schedule, label, status: "infeasible", failure,
 //    infeasible: {reason, facts: [{name, value}], remedy}, formula/table/simulation: null}),
 //   skipped: [...],
@@ -33,6 +36,9 @@ namespace bubblesim {
 inline constexpr int kReportSchemaVersion = 2;
 
 nlohmann::json schedule_run_to_json(const Scenario& scenario, const ScheduleRun& run);
+/// {engaged: [names], refused: {"list-replay": name, ...}}: a replay's behaviours and the
+/// shortcuts they refused (also in `explain --format json`).
+nlohmann::json component_use_json(const ComponentUse& use);
 nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun& result,
                                     const ReportOptions& options = {});
 

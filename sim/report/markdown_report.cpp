@@ -15,13 +15,13 @@ std::string md_table(const ReportRows& rows, std::size_t left_columns) {
   std::string out = "|";
   std::string rule = "|";
   for (std::size_t i = 0; i < rows.header.size(); ++i) {
-    out += " " + markdown_text(rows.header[i]) + " |";
+    out.append(" ").append(markdown_text(rows.header[i])).append(" |");
     rule += i < left_columns ? "---|" : "---:|";
   }
   out += "\n" + rule + "\n";
   for (const auto& row : rows.rows) {
     out += "|";
-    for (const std::string& c : row) out += " " + markdown_text(c) + " |";
+    for (const std::string& c : row) out.append(" ").append(markdown_text(c)).append(" |");
     out += "\n";
   }
   return out;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "schedules/a2a_exposure.h"
+#include "sim/report/component_rows.h"
 #include "sim/report/idle_split_report.h"
 #include "sim/report/throughput.h"
 
@@ -125,7 +126,7 @@ MetricValue a2a_metric(const MetricInput& in, Time A2aTime::*part) {
   return number(most);
 }
 
-const std::vector<Metric> kMetrics = {
+const std::vector<Metric> kCentralMetrics = {
     // The first twelve are the CSV columns of the first report version, in their order.
     {"bubble_ratio", Level::Formula, Unit::Ratio, kLower, Shape::Scalar, "bubble",
      "closed-form bubble ratio (uniform stages, no communication)",
@@ -265,16 +266,6 @@ const std::vector<Metric> kMetrics = {
     {"samples_per_s", Level::Simulation, Unit::SamplesPerSecond, kHigher, Shape::Scalar, "",
      "global batch (microbatches x micro_batch_size x dp) over the iteration time",
      [](const MetricInput& in) { return samples_per_second(in); }},
-    {"blocked_send_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
-     "largest time a device's compute stream was held by its blocking sends (communication.p2p)",
-     [](const MetricInput& in) { return number(in.sim().comm.blocked_send); }},
-    {"host_gap_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
-     "largest time a device's compute stream idled in host gaps after blocking p2p calls "
-     "(communication.p2p_sync_gap); absent without one",
-     [](const MetricInput& in) {
-       if (in.scenario.communication.p2p_sync_gap == Time::zero()) return MetricValue{};
-       return number(in.sim().comm.host_gap);
-     }},
     {"dp_sm_slowdown_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "largest time a device's compute ran longer because its gradient buckets' NCCL kernels "
      "held overlap.comm_sm_fraction of its SMs; absent without data-parallel buckets",
@@ -317,8 +308,9 @@ const std::vector<Metric> kMetrics = {
      }},
     {"iteration_time_sd_s", Level::Simulation, Unit::Seconds, kInfo, Shape::Scalar, "",
      "standard deviation of the iteration time over the samples",
-     [](const MetricInput&
-            in) { return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd); }},
+     [](const MetricInput& in) {
+       return sampled(in, &MonteCarloResult::iteration_time_s, Stat::Sd);
+     }},
     {"iteration_time_p50_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
      "median iteration time over the samples",
      [](const MetricInput&
@@ -395,6 +387,7 @@ const std::vector<Metric> kMetrics = {
      "exposed expert all-to-all time inside each device's ops",
      [](const MetricInput& in) { return idle_per_device(idle_split_of(in.run).all_to_all); }},
 };
+
 }  // namespace
 
 std::string Metric::name() const { return fmt::format("{}.{}", metric_level_name(level), key); }
@@ -404,10 +397,13 @@ std::string Metric::csv_column() const {
   return fmt::format("{}_{}", metric_level_name(level), key);
 }
 
-const std::vector<Metric>& metric_table() { return kMetrics; }
+const std::vector<Metric>& metric_table() {
+  static const std::vector<Metric> table = with_component_rows(kCentralMetrics);
+  return table;
+}
 
 const Metric* find_metric(std::string_view name) {
-  for (const Metric& m : kMetrics)
+  for (const Metric& m : metric_table())
     if (m.name() == name) return &m;
   return nullptr;
 }
@@ -440,7 +436,7 @@ const Metric& samples_metric() { return *find_metric("simulation.samples"); }
 
 std::vector<const Metric*> metrics_of_level(MetricLevel level) {
   std::vector<const Metric*> out;
-  for (const Metric& m : kMetrics)
+  for (const Metric& m : metric_table())
     if (m.level == level) out.push_back(&m);
   return out;
 }

@@ -3,13 +3,16 @@
 // name, unit, direction (lower is better, higher is better, informational), level (formula, table,
 // simulation) and getter. The text, Markdown, CSV, JSON and HTML reports, the sweep CSV and
 // `regress` all walk this table: adding a metric is one entry in metric_table.cpp plus its
-// computation.
+// computation. The engine's behaviours add their own rows (sim/engine/component_kind.h:
+// ComponentKind::rows), each where the behaviour says.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/engine/metric_row.h"
 #include "sim/runner/schedule_run.h"
 #include "sim/scenario/scenario.h"
 
@@ -17,29 +20,8 @@ namespace bubblesim {
 
 /// The abstraction level a metric describes (sim/runner/schedule_run.h).
 enum class MetricLevel { Formula, Table, Simulation };
-/// What one value counts. Seconds and bytes are written in a scale chosen per table in text.
-enum class MetricUnit {
-  Seconds,
-  Bytes,
-  Ratio,
-  ActivationUnits,
-  Count,
-  SamplesPerSecond,
-  TokensPerSecond,     // per GPU
-  TeraflopsPerSecond,  // 1e12 FLOP/s
-  GpuHours,
-};
-/// Which way is better; `regress` judges only metrics with a direction.
-enum class MetricDirection { LowerIsBetter, HigherIsBetter, Informational };
-/// One number per schedule, or one per device (summarised in `regress` by a scalar metric).
-enum class MetricShape { Scalar, PerDevice };
-
-/// One schedule's value of a metric: `number` for a scalar (none: no closed form), `per_device`
-/// for a per-device metric.
-struct MetricValue {
-  std::optional<double> number;
-  std::vector<double> per_device;
-};
+// MetricUnit, MetricDirection, MetricShape and MetricValue: sim/engine/metric_row.h (the engine's
+// behaviours declare rows of this table with them).
 
 /// What a getter reads: the scenario and one schedule's run.
 struct MetricInput {
@@ -61,7 +43,7 @@ struct Metric {
   /// empty: the metric is only in the JSON and CSV reports and `regress`.
   std::string_view column;
   std::string_view help;  // one line: what it measures
-  MetricValue (*get)(const MetricInput&);
+  std::function<MetricValue(const MetricInput&)> get;
 
   /// "simulation.makespan_s": the name `regress`, `--only` and the docs use.
   std::string name() const;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/engine/component_kind.h"
 #include "sim/report/metric_format.h"
 #include "sim/report/text_table.h"
 
@@ -150,25 +151,45 @@ ReportRows level_rows(MetricLevel level, const std::string& title, const Scenari
 std::vector<DetailTable> detail_tables(const Scenario& scenario,
                                        const std::vector<const ScheduleRun*>& runs) {
   struct Column {
-    std::string_view metric, heading;
+    std::string metric;
+    std::string_view heading;
   };
   struct Group {
     std::string_view name, title;
     std::vector<Column> columns;
   };
-  static const std::vector<Group> groups = {
-      {"all-to-all",
-       "Expert all-to-all (the device with the most; hidden = all-to-all - exposed)",
-       {{"simulation.a2a_s", "all-to-all"},
-        {"simulation.a2a_exposed_s", "exposed"},
-        {"simulation.a2a_slowdown_s", "slowed compute"}}},
-      {"p2p",
-       "Blocking point-to-point (the device with the most)",
-       {{"simulation.blocked_send_s", "blocked send"}, {"simulation.host_gap_s", "host gap"}}},
-      {"gradient buckets",
-       "Gradient buckets beside compute (the device with the most; overlap.comm_sm_fraction)",
-       {{"simulation.dp_sm_slowdown_s", "slowed compute"}}},
-  };
+  // The sections of the numbers the report reads itself, then each behaviour's section
+  // (component_kind.h) after the one it names, its rows' headings as columns; behaviours that
+  // name one section share it, in registration order.
+  static const std::vector<Group> groups = [] {
+    std::vector<Group> out = {
+        {"all-to-all",
+         "Expert all-to-all (the device with the most; hidden = all-to-all - exposed)",
+         {{"simulation.a2a_s", "all-to-all"},
+          {"simulation.a2a_exposed_s", "exposed"},
+          {"simulation.a2a_slowdown_s", "slowed compute"}}},
+        {"gradient buckets",
+         "Gradient buckets beside compute (the device with the most; overlap.comm_sm_fraction)",
+         {{"simulation.dp_sm_slowdown_s", "slowed compute"}}},
+    };
+    auto named = [&](std::string_view name) {
+      return std::find_if(out.begin(), out.end(), [&](const Group& g) { return g.name == name; });
+    };
+    for (const ComponentKind& kind : builtin_components()) {
+      if (kind.section.name.empty()) continue;
+      auto group = named(kind.section.name);
+      if (group == out.end()) {
+        auto after = named(kind.section.after);
+        group = out.insert(after == out.end() ? out.end() : after + 1,
+                           Group{kind.section.name, kind.section.title, {}});
+      }
+      for (const ResultRow& row : kind.rows) {
+        if (!row.heading.empty())
+          group->columns.push_back({fmt::format("simulation.{}", row.key), row.heading});
+      }
+    }
+    return out;
+  }();
   std::vector<DetailTable> out;
   for (const Group& g : groups) {
     std::vector<const Metric*> metrics;

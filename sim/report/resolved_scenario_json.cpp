@@ -1,11 +1,41 @@
 #include "sim/report/resolved_scenario_json.h"
 
+#include <string>
+#include <type_traits>
 #include <variant>
 
 #include "sim/costmodel/model_reader.h"
+#include "sim/engine/component_kind.h"
 
 namespace bubblesim {
 namespace {
+
+/// The keys the engine's behaviours declare (sim/engine/component_kind.h), in their sections: each
+/// one given a value other than its default, and those reported at their default too (a duration
+/// in seconds as NAME_s, a size in bytes as NAME_bytes).
+void write_component_settings(const Scenario& sc, nlohmann::json& j) {
+  for (const ComponentKind& kind : builtin_components()) {
+    for (const ComponentSetting& s : kind.settings) {
+      const ParamValue& v = setting_value(sc.communication.behaviours, s.spec);
+      if (!s.reported_at_default && v == s.spec.default_value) continue;
+      const std::string& key = s.spec.name;
+      const std::size_t dot = key.find('.');
+      nlohmann::json& section = j[key.substr(0, dot)];
+      const std::string name = key.substr(dot + 1);
+      std::visit(
+          [&](const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, Time>)
+              section[name + "_s"] = x.seconds();
+            else if constexpr (std::is_same_v<T, Bytes>)
+              section[name + "_bytes"] = x.count();
+            else
+              section[name] = x;
+          },
+          v);
+    }
+  }
+}
 
 /// What the data-parallel engine runs (data_parallel_engine.h), as docs/outputs.md describes.
 nlohmann::json data_parallel_json(const ParallelismSpec& par) {
@@ -38,10 +68,6 @@ nlohmann::json data_parallel_json(const ParallelismSpec& par) {
           {"fp8_param_gather", s.fp8_param_gather},
           {"description", describe(s)}};
 }
-
-}  // namespace
-
-namespace {
 
 nlohmann::json param_json(const ParamValue& v) {
   struct Visitor {
@@ -149,9 +175,7 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
     }
     j["communication"] = t;
   }
-  j["communication"]["p2p"] = std::string(p2p_mode_name(c.p2p));
-  if (c.p2p_sync_gap > Time::zero())
-    j["communication"]["p2p_sync_gap_s"] = c.p2p_sync_gap.seconds();
+  write_component_settings(sc, j);
   if (c.kind == CommunicationKind::Topology && sc.parallelism.ep > 1)  // docs/moe.md
     j["communication"]["all_to_all"] = c.all_to_all == AllToAllNetwork::Shared ? "shared" : "idle";
   j["iteration"] = {{"count", sc.iteration.count},

@@ -166,7 +166,8 @@ std::string render_chart(const ChartInput& c, std::size_t index) {
     for (const auto& run : runs) {
       if (run.empty()) continue;
       std::string points;
-      for (const auto& [a, b] : run) points += (points.empty() ? "" : " ") + num(a) + "," + num(b);
+      for (const auto& [a, b] : run)
+        points.append(points.empty() ? "" : " ").append(num(a)).append(",").append(num(b));
       s += fmt::format(
           "<polyline class=\"series\" data-label=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
           "stroke-width=\"2\"/>\n",

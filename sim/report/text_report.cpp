@@ -71,7 +71,8 @@ std::string level_tables(const Scenario& scenario, const std::vector<const Sched
 
 std::string sync_text(const ScenarioRun& result, std::size_t width) {
   std::string out;
-  for (const SyncTable& t : sync_tables(result)) out += "\n" + render(t.rows, width, t.left);
+  for (const SyncTable& t : sync_tables(result))
+    out.append("\n").append(render(t.rows, width, t.left));
   // How the flows were solved: by class or one by one (docs/engine.md, "Symmetric flows").
   for (const ScheduleRun& r : result.runs) {
     const FlowSymmetry& f = r.simulation.metrics.comm.symmetry;

@@ -12,7 +12,7 @@ ScheduleRequest default_request(const Generator& generator, const Scenario& scen
   ScheduleRequest request;
   request.name = generator.info.name;
   request.params = ParamValues::defaults(generator.info.params);
-  request.where = SourceLocation{scenario.file, 0, 0};
+  request.where = SourceLocation{scenario.labels.file, 0, 0};
   return request;
 }
 

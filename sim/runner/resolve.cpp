@@ -182,7 +182,7 @@ ResolvedScenario resolve(const Scenario& scenario) {
   r.memory_budget = budget_per_device(scenario);
   r.offload = offload_bandwidths(scenario);
   r.routes = route_estimates(scenario);
-  if (!scenario.file.empty()) r.base_dir = scenario_base_dir(scenario.file);
+  if (!scenario.labels.file.empty()) r.base_dir = scenario_base_dir(scenario.labels.file);
   resolve_costs(scenario, r);
   check_op_time_floor(scenario, r);
   r.optimizer_step = optimizer_steps(scenario, r);
@@ -243,7 +243,8 @@ EngineInput make_engine_input(const ResolvedScenario& resolved, const Table& tab
   in.offload_bandwidth = scenario.memory.offload_bandwidth;
   in.host_capacity = scenario.memory.host_capacity;
   in.memory_budget = resolved.memory_budget;
-  in.p2p = PointToPoint{comm.p2p, comm.p2p_sync_gap};
+  in.behaviours.settings =
+      scenario.communication.behaviours;  // the behaviours' keys (component_kind.h)
   IterationPlan& it = in.iterations;
   it.count = scenario.iteration.count;
   it.barrier = scenario.iteration.barrier;

@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <chrono>
 
-#include "schedules/passes/a2a_pairing.h"
-#include "schedules/passes/memory_passes.h"
 #include "schedules/validator.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/stream_replay.h"
 #include "sim/runner/op_bound.h"
 #include "sim/runner/stream_choice.h"
 #include "sim/runner/table_costs.h"
+#include "sim/runner/table_passes.h"
 #include "sim/units/utf8.h"
 
 namespace bubblesim {
@@ -32,25 +31,6 @@ InfeasibleScheduleError infeasible(const Generator& generator, const ScheduleReq
       generator.info.name, schedule_label(generator, request.params),
       at.file.empty() ? "" : fmt::format("{}:{}:{}", at.file, at.line, at.column),
       without_prefix(e.what(), generator.info.name + ": "), e.facts(), e.remedy()});
-}
-
-bool has_all_to_all(const std::vector<StageCost>& costs) {
-  return std::any_of(costs.begin(), costs.end(), [](const StageCost& c) {
-    return c.moe.a2a_forward > Time::zero() || c.moe.a2a_backward > Time::zero();
-  });
-}
-
-/// The pairing pass on `table` (in place), as a pass decision for the reports.
-PassDecision pair_for_a2a_overlap(Table& table) {
-  PairingResult r = pair_backward_forward(table);
-  table = std::move(r.table);
-  PassDecision d;
-  d.kind = PassKind::A2aPairing;
-  d.count_per_device = std::move(r.pairs_per_device);
-  d.bytes_per_device.assign(d.count_per_device.size(), Bytes::zero());
-  d.candidates = r.candidates;
-  d.rejected = r.refused;
-  return d;
 }
 
 /// Every device's static memory (weights, gradients and optimizer state of the table stages it
@@ -132,46 +112,6 @@ Table generate_from(const Scenario& scenario, const Generator& generator,
   return table;
 }
 
-/// A stage list of a memory pass must name stages of the table.
-void check_pass_stages(const Table& table, const std::vector<std::int32_t>& stages,
-                       const SourceLocation& where, const char* key) {
-  for (std::int32_t s : stages) {
-    if (s >= table.stages) {
-      throw InputError(
-          {Diagnostic{where, key,
-                      fmt::format("stage {} does not exist: the table has stages 0..{}", s,
-                                  table.stages - 1)}});
-    }
-  }
-}
-
-/// The offload pass's settings: the scenario's, with the resolved route bandwidths.
-OffloadSettings offload_settings(const ResolvedScenario& resolved, const Table& table) {
-  const MemorySpec& mem = resolved.scenario->memory;
-  check_pass_stages(table, mem.offload.stages, mem.offload_where, "memory.offload.stages");
-  if (resolved.offload.d2h.size() != static_cast<std::size_t>(table.devices)) {
-    throw InputError(
-        {Diagnostic{mem.offload_where, "memory.offload",
-                    "cannot offload: no host is reachable from every GPU (see docs/memory.md)"}});
-  }
-  OffloadSettings settings = mem.offload;
-  settings.d2h = resolved.offload.d2h;
-  settings.h2d = resolved.offload.h2d;
-  return settings;
-}
-
-TableTimings timings_of(const SimulationResult& replay) {
-  TableTimings timings(replay.timings.size());
-  for (std::size_t d = 0; d < replay.timings.size(); ++d) {
-    for (const OpTiming& t : replay.timings[d]) timings[d].push_back(OpWindow{t.start, t.end});
-  }
-  return timings;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 /// A planning generator's own estimates against the replay (docs/optimizer.md), in the note.
 void compare_with_plan(ScheduleRun& run) {
   if (run.simulation.status != RunStatus::Ok) return;
@@ -232,40 +172,8 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
 
 void apply_schedule_passes(const ResolvedScenario& resolved, const Generator& generator,
                            const ScheduleRequest& request, ScheduleRun& run) {
-  const Scenario& scenario = *resolved.scenario;
-  // `parallelism.a2a_overlap` (docs/moe.md): each backward and the forward after it become
-  // one overlapped F&B op where the stages have an expert all-to-all.
-  if (scenario.parallelism.overlap.a2a && has_all_to_all(run.stage_costs)) {
-    PassDecision pairing = pair_for_a2a_overlap(run.table);
-    if (pairing.candidates > 0) run.passes.push_back(std::move(pairing));  // none: F&B already
-  }
-
-  // Memory passes (docs/memory.md): recompute, then offload on the idealized timings of the
-  // recomputed table (a replay of its own, the pass's input); then validate the result.
-  const MemorySpec& mem = scenario.memory;
-  if (mem.recompute.policy != MemoryPolicy::None) {
-    check_pass_stages(run.table, mem.recompute.stages, mem.recompute_where,
-                      "memory.recompute.stages");
-    PassResult r = apply_recompute_pass(run.table, run.stage_costs, mem.recompute);
-    run.table = std::move(r.table);
-    run.passes.push_back(std::move(r.decision));
-  }
-  if (mem.offload.policy != MemoryPolicy::None) {
-    const OffloadSettings settings = offload_settings(resolved, run.table);
-    const SimulationResult before =
-        simulate(make_engine_input(resolved, run.table, run.stage_costs, Replay::Idealized));
-    ++run.effort.replays;
-    PassResult o = apply_offload_pass(run.table, run.stage_costs, timings_of(before), settings);
-    run.table = std::move(o.table);
-    run.passes.push_back(std::move(o.decision));
-  }
-  if (!run.passes.empty()) {
-    try {
-      require_valid_table(run.table, generator.info.name + " after the memory passes");
-    } catch (const InvalidTableError& e) {
-      throw InputError({Diagnostic{request.where, "schedules", e.what()}});
-    }
-  }
+  PassContext passes{resolved, request, run.table, run.stage_costs, run.effort.replays};
+  run.passes = run_table_passes(passes, generator.info.name, run.effort);
 }
 
 ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& generator,
@@ -305,7 +213,8 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
   run.stage_costs = table_costs(resolved, run.table.chunks, request);
   check_static_memory(resolved, run.table, run.stage_costs, run.label);
 
-  // 2. The a2a pairing and the memory passes.
+  // 2. The table passes (table_passes.h): the all-to-all pairing and the memory passes, each
+  // timed and the table validated after it.
   apply_schedule_passes(resolved, generator, request, run);
 
   // 3. The three levels: formula, idealized table, simulation (and the fault-free simulation).

@@ -1,8 +1,8 @@
 #pragma once
 // Running a scenario: resolve it once (resolve.h), then per requested schedule generate the table,
-// apply the memory passes, validate it and replay it idealized and simulated. A generator that
-// cannot produce a table within its constraints (ScheduleConstraintError) gives the outcome
-// `infeasible` for a schedule the user named, and a skipped entry (with its reason) for a
+// run the table passes (table_passes.h: each validated) and replay it idealized and simulated. A
+// generator that cannot produce a table within its constraints (ScheduleConstraintError) gives the
+// outcome `infeasible` for a schedule the user named, and a skipped entry (with its reason) for a
 // defaulted one.
 //
 // Replays per schedule: 2 (the idealized table level and the simulation), plus 1 when
@@ -64,10 +64,11 @@ Table generate_table(const ResolvedScenario& resolved, const Generator& generato
                      const ScheduleRequest& request,
                      const std::function<void(const std::string&)>& progress = {});
 
-/// What run_schedule does to a generated table before replaying it: the a2a pairing
-/// (`parallelism.a2a_overlap`), the recompute and offload passes (the offload pass replays the
-/// table idealized once, counted in run.effort), and the validation of the result. `run` holds
-/// the table and its stage costs; its table and passes are updated in place.
+/// What run_schedule does to a generated table before replaying it: the table passes the
+/// scenario asks for (table_passes.h: the a2a pairing, recompute and offload, less those
+/// `--skip-pass` leaves out), each timed and the table validated after it (the offload pass
+/// replays the table idealized once, counted in run.effort). `run` holds the table and its stage
+/// costs; its table, passes and pass times are updated in place.
 void apply_schedule_passes(const ResolvedScenario& resolved, const Generator& generator,
                            const ScheduleRequest& request, ScheduleRun& run);
 

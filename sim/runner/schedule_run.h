@@ -4,6 +4,7 @@
 //   table       the idealized table: scenario costs, zero communication, no memory budget,
 //   simulation  the event-driven replay with the scenario's communication and memory.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -19,12 +20,25 @@
 
 namespace bubblesim {
 
+/// Wall seconds from `start` to now (RunEffort's timings).
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The wall time of one table pass (table_passes.h), by its name.
+struct PassTime {
+  std::string name;
+  double seconds = 0.0;
+};
+
 /// What computing one ScheduleRun took: wall time and engine replays (not results: they vary
 /// from run to run and machine to machine).
 struct RunEffort {
-  double wall_time_s = 0.0;  // generation + every replay
-  std::int32_t replays = 0;  // engine replays this run took (scenario_runner.h says how many)
-  double generate_s = 0.0;   // generation alone (the optimizer's solve time)
+  double wall_time_s = 0.0;      // generation + every replay
+  std::int32_t replays = 0;      // engine replays this run took (scenario_runner.h says how many)
+  double generate_s = 0.0;       // generation alone (the optimizer's solve time)
+  std::vector<PassTime> passes;  // each table pass that ran, in order
+  std::vector<std::string> skipped_passes;  // asked for by the scenario, left out by --skip-pass
 };
 
 struct ScheduleRun {

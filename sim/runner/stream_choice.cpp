@@ -4,6 +4,7 @@
 
 #include "sim/engine/stream_replay.h"
 #include "sim/runner/op_bound.h"
+#include "sim/runner/table_passes.h"
 #include "sim/units/diagnostics.h"
 
 namespace bubblesim {
@@ -15,10 +16,8 @@ std::string why_not_before(const ResolvedScenario& resolved, const Generator& ge
   const Scenario& scenario = *resolved.scenario;
   if (!generator.stream) return "its generator cannot emit its order as a stream";
   if (observed) return "--trace and --html record every op";
-  if (scenario.memory.recompute.policy != MemoryPolicy::None)
-    return "memory.recompute rewrites the whole table";
-  if (scenario.memory.offload.policy != MemoryPolicy::None)
-    return "memory.offload rewrites the whole table";
+  for (const TablePass* pass : wanted_passes(resolved, resolved.costs.stages))
+    if (!pass->stream_refusal.empty()) return std::string(pass->stream_refusal);
   if (scenario.variability) return "variability replays Monte Carlo samples of the table";
   if (scenario.communication.kind == CommunicationKind::Topology)
     return "the streamed replay does not cover a topology (flows may contend: the event loop "

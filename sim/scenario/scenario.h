@@ -40,9 +40,12 @@ struct CommunicationSpec {
   Time delay;                                // FixedDelay: added on every cross-stage edge
   std::shared_ptr<const Topology> topology;  // Topology: the cluster graph
   std::vector<VertexId> placement;           // device (pipeline rank) -> GPU vertex
-  P2pMode p2p = P2pMode::Async;              // communication.p2p (docs/iterations.md)
-  Time p2p_sync_gap;  // communication.p2p_sync_gap: host gap after each blocking p2p call
   AllToAllNetwork all_to_all = AllToAllNetwork::Shared;  // communication.all_to_all
+  /// The keys the engine's behaviours declare (sim/engine/component_kind.h), by full key, as
+  /// given (`communication.p2p`); one left out reads as its declared default (setting_value).
+  /// They sit beside the network they act on: the built-in behaviours hold or gap a device
+  /// around its point-to-point transfers, and their keys are `communication:` keys.
+  ParamValues behaviours;
 };
 
 /// `iteration:` — how many training iterations a replay covers and what separates them
@@ -249,10 +252,12 @@ struct CostFields {
 /// stage's (before TP: times and sizes divided by the TP degree; `recompute` never).
 enum class CostBasis { Stage, Gpu };
 
-/// `name:` and `description:`.
+/// What names a scenario in the reports: `name:`, `description:` and the file it was loaded from
+/// ("" for one built in memory).
 struct ScenarioLabels {
   std::string name;
   std::string description;
+  std::string file;
 };
 
 /// `costs:` as given (explicit values, `per_layer`, or a measured `profile`).
@@ -279,7 +284,8 @@ struct CostsSpec {
 };
 
 /// Settings from the command line, not from the file: resource limits and how to replay. The
-/// results do not depend on them (but for a table refused as too large).
+/// results do not depend on them (but for a table refused as too large, and the passes an
+/// ablation skips).
 struct CommandLineSettings {
   /// --max-ops: tables with more ops are refused before they are generated or replayed.
   std::int64_t max_ops = kDefaultMaxOps;
@@ -287,6 +293,9 @@ struct CommandLineSettings {
   StreamMode stream = StreamMode::Auto;
   /// Monte Carlo worker threads (--threads); 0 = every hardware thread.
   int threads = 0;
+  /// --skip-pass: table passes (sim/runner/table_passes.h) left out although the scenario asks
+  /// for them, by name (an ablation).
+  std::vector<std::string> skip_passes;
   /// --symmetry auto|off: solve the flows of collectives over many replicas by class where that
   /// is exact (the default), or every flow on its own (docs/engine.md, "Symmetric flows").
   bool symmetry = true;
@@ -295,7 +304,6 @@ struct CommandLineSettings {
 /// One member per section of the scenario file (sim/scenario/sections/).
 struct Scenario {
   ScenarioLabels labels;
-  std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
   /// Where m was given (pipeline.microbatches, or training.global_batch it follows from): for

@@ -13,7 +13,7 @@ namespace {
 Scenario load(const YamlDocument& doc, const Registry& registry, const std::string& base_dir,
               DiagnosticList& diags) {
   Scenario sc;
-  sc.file = doc.root().file();
+  sc.labels.file = doc.root().file();
   if (doc.ok()) {
     std::vector<std::string> keys;
     for (const SectionReader& reader : section_readers())
@@ -47,7 +47,7 @@ Scenario load_scenario_file(const std::string& path, const Registry& registry) {
   DiagnosticList diags;
   YamlDocument doc = YamlDocument::load_file(path, diags, /*allow_stream=*/true);
   Scenario sc = load(doc, registry, scenario_base_dir(path), diags);
-  sc.file = path;
+  sc.labels.file = path;
   return sc;
 }
 
@@ -61,7 +61,7 @@ Scenario load_scenario_string(const std::string& yaml, const std::string& name,
   DiagnosticList diags;
   YamlDocument doc = YamlDocument::load_string(yaml, name, diags);
   Scenario sc = load(doc, registry, base_dir, diags);
-  sc.file = name;
+  sc.labels.file = name;
   return sc;
 }
 

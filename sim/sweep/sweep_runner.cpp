@@ -32,7 +32,7 @@ namespace {
 
 std::string header_for(const SweepSpec& spec) {
   std::string h = "point,entry";
-  for (const SweepAxis& a : spec.axes) h += "," + csv_quote(a.path);
+  for (const SweepAxis& a : spec.axes) h.append(",").append(csv_quote(a.path));
   std::string report = csv_report_header();
   report.pop_back();  // newline
   return h + "," + report + ",error\n";
@@ -42,7 +42,7 @@ std::string axis_cells(const SweepSpec& spec, std::int64_t point) {
   std::string cells;
   std::vector<std::size_t> c = spec.coordinates(point);
   for (std::size_t i = 0; i < spec.axes.size(); ++i)
-    cells += "," + csv_quote(spec.axes[i].labels[c[i]]);
+    cells.append(",").append(csv_quote(spec.axes[i].labels[c[i]]));
   return cells;
 }
 

@@ -24,7 +24,7 @@ using namespace bubblesim;
 Topology chain(std::int32_t vertices) {
   Topology t;
   for (std::int32_t v = 0; v < vertices; ++v) {
-    t.add_vertex("v" + std::to_string(v), VertexKind::Gpu);
+    t.add_vertex(std::string("v").append(std::to_string(v)), VertexKind::Gpu);
     if (v > 0) t.add_link(v - 1, v, Bandwidth::bytes_per_second(50e9), Time::from_ps(1'000'000));
   }
   return t;

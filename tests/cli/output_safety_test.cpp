@@ -352,7 +352,7 @@ TEST_CASE(
   write_text(s,
              "name: two\npipeline: {stages: 2, microbatches: 4}\n"
              "costs: {forward: 1ms, backward_input: 2ms}\nschedules: [gpipe, 1f1b]\n");
-  for (const std::string& flag : {"--html", "-o"}) {
+  for (const char* flag : {"--html", "-o"}) {
     CAPTURE(flag);
     Result r = run("run " + s + " --trace " + dir.file("t.json") + " " + flag + " " +
                    dir.file("t.1f1b.json"));

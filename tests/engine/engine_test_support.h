@@ -41,6 +41,13 @@ inline Table generate(const std::string& name, int p, int m, const StageCost& c,
   return registry().find(name)->generate(generator_input(p, m, c, std::move(params)));
 }
 
+/// The keys of the blocking sends and the host gaps (communication.p2p, p2p_sync_gap) as a
+/// scenario hands them to the engine (EngineInput::behaviours).
+inline void set_p2p(EngineInput& in, const std::string& mode, Time sync_gap = Time::zero()) {
+  in.behaviours.settings.set("communication.p2p", mode);
+  in.behaviours.settings.set("communication.p2p_sync_gap", sync_gap);
+}
+
 inline SimulationResult replay(const Table& t, const StageCost& c,
                                NetworkSpec network = NoCostNetwork{}) {
   EngineInput in;

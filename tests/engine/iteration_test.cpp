@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "engine_test_support.h"
+#include "sim/engine/components/host_gap/host_gap.h"
+#include "sim/engine/components/send_hold/send_hold.h"
 #include "sim/engine/observer.h"
 
 using namespace bubblesim;
@@ -41,7 +43,7 @@ TEST_CASE("blocking p2p holds the sender's compute stream until its send has arr
   const Table t = two_by_two();
   EngineInput in = input_for(t, FixedDelayNetwork{ms(0.5)});
   const SimulationResult async = simulate(in);
-  in.p2p.mode = P2pMode::Blocking;
+  set_p2p(in, "blocking");
   Engine engine(in);
   CollectiveLog log;
   engine.add_observer(&log);
@@ -59,9 +61,12 @@ TEST_CASE("blocking p2p holds the sender's compute stream until its send has arr
   CHECK(blocking.timings[0][3].end == ms(7.5));
   CHECK(blocking.metrics.makespan == ms(7.5));
   CHECK(blocking.metrics.makespan > async.metrics.makespan);
-  // The holds are reported, and counted per device.
-  CHECK(blocking.metrics.comm.blocked_send_per_device[0] == ms(1.0));  // F0.0, F0.1: 0.5 ms each
-  CHECK(blocking.metrics.comm.blocked_send_per_device[1] == ms(1.0));  // B1.0, B1.1
+  // The holds are reported, and counted per device, in the blocking sends' own record.
+  CHECK(blocked_sends(async.metrics) == nullptr);
+  REQUIRE(blocked_sends(blocking.metrics) != nullptr);
+  const std::vector<Time>& held = blocked_sends(blocking.metrics)->per_device;
+  CHECK(held[0] == ms(1.0));  // F0.0, F0.1: 0.5 ms each
+  CHECK(held[1] == ms(1.0));  // B1.0, B1.1
   REQUIRE(log.holds.size() == 4);
   CHECK(log.holds[0].device == 0);
   CHECK(log.holds[0].start == ms(1));
@@ -71,8 +76,7 @@ TEST_CASE("blocking p2p holds the sender's compute stream until its send has arr
 TEST_CASE("a host gap after each blocking p2p call delays the op that follows it") {
   const Table t = two_by_two();
   EngineInput in = input_for(t, FixedDelayNetwork{ms(0.5)});
-  in.p2p.mode = P2pMode::Blocking;
-  in.p2p.sync_gap = ms(0.25);
+  set_p2p(in, "blocking", ms(0.25));
   Engine engine(in);
   CollectiveLog log;
   engine.add_observer(&log);
@@ -91,9 +95,9 @@ TEST_CASE("a host gap after each blocking p2p call delays the op that follows it
   CHECK(r.timings[1][2].start == ms(4.5));
   CHECK(r.timings[1][3].start == ms(5.5));
   CHECK(r.metrics.makespan == ms(8.25));
-  CHECK(r.metrics.comm.host_gap_per_device[0] == ms(0.75));
-  CHECK(r.metrics.comm.host_gap_per_device[1] == ms(0.5));
-  CHECK(r.metrics.comm.host_gap == ms(0.75));
+  REQUIRE(host_gaps(r.metrics) != nullptr);
+  CHECK(host_gaps(r.metrics)->per_device[0] == ms(0.75));
+  CHECK(host_gaps(r.metrics)->per_device[1] == ms(0.5));
   // The gap is not counted as exposed communication; the holds and data in flight still are:
   // device 0 is held 0.5 + 0.5 ms and waits 0.5 ms for each gradient in flight (B1.0's ends
   // 3.75, arrives 4.25; B1.1's 6.5, 7), its three gaps excluded.
@@ -104,22 +108,23 @@ TEST_CASE("a host gap after each blocking p2p call delays the op that follows it
                                   [](const HoldEvent& e) { return e.host_gap; });
   CHECK(gaps == 5);
   CHECK(log.holds.size() == 4 + 5);
-  // With async p2p there is no synchronisation and no gap.
-  in.p2p.mode = P2pMode::Async;
+  // With async p2p there is no synchronisation and no gap (the host gaps are not engaged).
+  set_p2p(in, "async", ms(0.25));
   const SimulationResult async = simulate(in);
-  in.p2p.sync_gap = Time::zero();
+  set_p2p(in, "async");
   CHECK(async.metrics.makespan == simulate(in).metrics.makespan);
-  CHECK(async.metrics.comm.host_gap == Time::zero());
+  CHECK(host_gaps(async.metrics) == nullptr);
 }
 
 TEST_CASE("blocking p2p without a network (the idealized table) changes nothing") {
   const Table t = two_by_two();
   EngineInput in = input_for(t);
   const SimulationResult plain = simulate(in);
-  in.p2p.mode = P2pMode::Blocking;
+  set_p2p(in, "blocking");
   const SimulationResult blocking = simulate(in);
   CHECK(plain.metrics.makespan == blocking.metrics.makespan);
-  CHECK(blocking.metrics.comm.blocked_send == Time::zero());
+  REQUIRE(blocked_sends(blocking.metrics) != nullptr);
+  for (Time held : blocked_sends(blocking.metrics)->per_device) CHECK(held == Time::zero());
 }
 
 TEST_CASE("one iteration: the iteration time is the makespan plus what ends the iteration") {

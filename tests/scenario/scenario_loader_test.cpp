@@ -31,7 +31,7 @@ TEST_CASE("the quickstart form loads with defaults filled") {
       "schedules: [gpipe, 1f1b]\n");
   CHECK(sc.labels.name == "example");
   CHECK(sc.labels.description == "the ZB paper's 1.5B model");
-  CHECK(sc.file == "s.yaml");
+  CHECK(sc.labels.file == "s.yaml");
   CHECK(sc.stages == 8);
   CHECK(sc.microbatches == 24);
   REQUIRE(sc.costs.profile.stages.size() == 8);

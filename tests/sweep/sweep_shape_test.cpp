@@ -76,8 +76,8 @@ TEST_CASE("expressions: precedence, comparisons, logic and division by zero") {
   auto offset = [](const std::string& text) {
     try {
       KeyExpression k(text);
-    } catch (const KeyExpressionError& e) {
-      return static_cast<int>(e.offset());
+    } catch (const KeyExpressionError& error) {
+      return static_cast<int>(error.offset());
     }
     return -1;
   };

@@ -374,6 +374,11 @@ void add_run_commands(CLI::App& app, CommandSet& commands) {
                     "with --trace or --html; docs/engine.md), which also lifts --max-ops for "
                     "it; on: always (an error when it cannot); off: never")
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    cmd->add_option("--skip-pass", options->run.scenario_settings.skip_passes,
+                    "leave out a table pass the scenario asks for, by name, to see what it "
+                    "changes (an ablation; repeatable): a2a-pairing, recompute, offload")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     cmd->add_option("--symmetry", options->symmetry,
                     "auto (default): solve the flows of collectives over many replicas one class "
                     "of identical flows at a time (the same rates; docs/engine.md, \"Symmetric "

@@ -254,7 +254,8 @@ bool FlowNetwork::contention_free(const Table& table, const std::vector<StageCos
     for (const Op& op : table.device_ops[static_cast<std::size_t>(d)]) {
       if (stream_of(op.kind) != Stream::Compute) return false;  // copies: the event loop's
       sends = 0;
-      // The only edges that cross devices (dependencies.h): F(s) -> F(s+1) and B(s) -> B(s-1).
+      // The only edges that cross devices (schedules/list_scheduling.h): F(s) -> F(s+1) and B(s) ->
+      // B(s-1).
       if (op.kind == OpKind::Forward || op.kind == OpKind::ForwardBackward) {
         if (!transfer(d, n, op.stage + 1, op.microbatch, cost(op.stage).p2p)) return false;
       }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/sections/component_settings.h"
 #include "sim/scenario/sections/placement.h"
 #include "topologies/topology_loader.h"
 
@@ -21,7 +22,12 @@ void read_communication(LoadContext& context, Scenario& sc) {
   std::string model;
 
   if (comm) {
-    MapReader c(*comm, diags, {"model", "delay", "topology", "p2p", "p2p_sync_gap", "all_to_all"});
+    // Its own keys and those the engine's behaviours declare here (blocking sends' `p2p`, host
+    // gaps' `p2p_sync_gap`; component_settings.h), where the list has always named them.
+    std::vector<std::string> keys{"model", "delay", "topology"};
+    for (std::string& k : component_keys("communication")) keys.push_back(std::move(k));
+    keys.emplace_back("all_to_all");
+    MapReader c(*comm, diags, std::move(keys));
     if (comm->is_map()) {
       if (c.has("all_to_all")) {
         if (auto m = c.choice("all_to_all", {"shared", "idle"})) {
@@ -30,20 +36,7 @@ void read_communication(LoadContext& context, Scenario& sc) {
               *m == "idle" ? AllToAllNetwork::Idle : AllToAllNetwork::Shared;
         }
       }
-      if (c.has("p2p")) {
-        if (auto m = c.choice("p2p", {"async", "blocking"}))
-          sc.communication.p2p = *m == "blocking" ? P2pMode::Blocking : P2pMode::Async;
-      }
-      if (std::optional<YamlNode> g = c.get("p2p_sync_gap")) {
-        std::optional<Time> gap = g->as_time(diags);
-        if (gap && *gap > Time::zero() && sc.communication.p2p != P2pMode::Blocking) {
-          g->error(diags,
-                   "the host gap after each blocking send/receive (Megatron's batch_p2p_sync): it "
-                   "needs 'p2p: blocking' (allowed: a duration with p2p: blocking, or 0)");
-        } else if (gap) {
-          sc.communication.p2p_sync_gap = *gap;
-        }
-      }
+      read_component_settings("communication", c, diags, sc);
       std::optional<YamlNode> inner = c.get("topology");
       if (inner && top_topology) {
         inner->error(diags, fmt::format("the topology is given twice (also at line {}); keep one",

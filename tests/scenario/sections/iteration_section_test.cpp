@@ -12,15 +12,15 @@ TEST_CASE("iteration: two iterations with a global barrier unless the file says 
   Scenario plain = load(kBase + kCosts);
   CHECK(plain.iteration.count == 2);
   CHECK(plain.iteration.barrier == IterationBarrier::Global);
-  CHECK(plain.communication.p2p == P2pMode::Async);
+  CHECK_FALSE(plain.communication.behaviours.has("communication.p2p"));  // the default, async
   Scenario given = load(kBase + kCosts +
                         "iteration: {count: 3, barrier: none}\n"
                         "communication: {delay: 1ms, p2p: blocking}\n");
   CHECK(given.iteration.count == 3);
   CHECK(given.iteration.barrier == IterationBarrier::None);
-  CHECK(given.communication.p2p == P2pMode::Blocking);
+  CHECK(given.communication.behaviours.text("communication.p2p") == "blocking");
   Scenario topo = load(kBase + kCosts + kTopology + "communication: {p2p: blocking}\n");
-  CHECK(topo.communication.p2p == P2pMode::Blocking);
+  CHECK(topo.communication.behaviours.text("communication.p2p") == "blocking");
 }
 
 TEST_CASE("iteration errors") {

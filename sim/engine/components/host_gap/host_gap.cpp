@@ -1,11 +1,17 @@
 // The host gap after a blocking p2p call (communication.p2p_sync_gap, docs/iterations.md):
 // Megatron's batched send/receive sends the previous op's output and receives this op's input in
 // one call, which with batch_p2p_sync ends in a device synchronisation; the compute stream then
-// idles for the gap while the host issues the next op. The gap is idle time, not communication.
+// idles for the gap while the host issues the next op. The gap is idle time, not communication:
+// `host_gap_s` (its HostGaps record), and point-to-point idle in the idle split. The behaviour
+// declares the key `communication.p2p_sync_gap` here (it needs blocking sends' `p2p: blocking`),
+// and the rows and report section it fills.
+
+#include "sim/engine/components/host_gap/host_gap.h"
 
 #include <algorithm>
 
-#include "sim/engine/components/builtin_components.h"
+#include "sim/engine/components/send_hold/send_hold.h"
+#include "sim/engine/engine_component.h"
 #include "sim/engine/event_loop.h"
 
 namespace bubblesim {
@@ -54,9 +60,7 @@ class HostGap final : public EngineComponent {
     return false;
   }
   void report(Metrics& metrics, bool /*completed*/) override {
-    metrics.comm.host_gap_per_device = host_gap_;
-    metrics.comm.host_gap = Time::zero();
-    for (Time t : host_gap_) metrics.comm.host_gap = std::max(metrics.comm.host_gap, t);
+    metrics.components.put(HostGaps{host_gap_});
   }
 
  private:
@@ -75,20 +79,65 @@ class HostGap final : public EngineComponent {
   std::vector<Time> host_gap_;   // per device
 };
 
+const ComponentSetting& gap_setting() {
+  static const ComponentSetting setting{
+      ParamSpec{"communication.p2p_sync_gap",
+                ParamType::Duration,
+                Time::zero(),
+                "with p2p: blocking, the host gap after each send/receive before the next op "
+                "starts (Megatron's batch_p2p_sync)",
+                {},
+                nullptr,
+                false},
+      /*reported_at_default=*/false};
+  return setting;
+}
+
+Time gap_of(const ParamValues& settings) {
+  return std::get<Time>(setting_value(settings, gap_setting().spec));
+}
+
 }  // namespace
 
 ComponentKind host_gap_component() {
-  return ComponentKind{
+  ComponentKind kind{
       "host-gap",
       "host gaps after blocking sends",
       [](const EngineInput& in) {
-        return in.p2p.mode == P2pMode::Blocking && in.p2p.sync_gap > Time::zero();
+        return p2p_blocking(in.behaviours.settings) &&
+               gap_of(in.behaviours.settings) > Time::zero();
       },
       [](FastPath path) { return path == FastPath::ShiftedIterations; },
       [](const ComponentSetup& s) -> std::unique_ptr<EngineComponent> {
-        return std::make_unique<HostGap>(s.graph, s.in.p2p.sync_gap);
+        return std::make_unique<HostGap>(s.graph, gap_of(s.in.behaviours.settings));
       },
   };
+  kind.settings.push_back(gap_setting());
+  kind.check = [](const ParamValues& settings) -> std::optional<SettingProblem> {
+    if (gap_of(settings) > Time::zero() && !p2p_blocking(settings)) {
+      return SettingProblem{
+          gap_setting().spec.name,
+          "the host gap after each blocking send/receive (Megatron's batch_p2p_sync): it needs "
+          "'p2p: blocking' (allowed: a duration with p2p: blocking, or 0)"};
+    }
+    return std::nullopt;
+  };
+  kind.rows.push_back(ResultRow{
+      "host_gap_s", MetricUnit::Seconds, MetricDirection::LowerIsBetter, MetricShape::Scalar,
+      "largest time a device's compute stream idled in host gaps after blocking p2p calls "
+      "(communication.p2p_sync_gap); absent without one",
+      [](const Metrics& m) {
+        const HostGaps* g = host_gaps(m);
+        return g != nullptr ? largest_seconds(g->per_device) : MetricValue{};
+      },
+      "host gap"});
+  kind.rows_after = "blocked_send_s";
+  kind.section = kP2pSection;  // the blocking sends' section: one table for both
+  kind.p2p_idle = [](const Metrics& m) {
+    const HostGaps* g = host_gaps(m);
+    return g != nullptr ? g->per_device : std::vector<Time>{};
+  };
+  return kind;
 }
 
 }  // namespace bubblesim

@@ -1,8 +1,14 @@
 // Blocking point-to-point (communication.p2p: blocking, docs/iterations.md): a compute op that
 // sends to another device holds its compute stream until every one of its sends has arrived.
-// The held time is exposed communication, and blocked_send on its own.
+// The held time is exposed communication, and `blocked_send_s` on its own (its BlockedSends
+// record). The behaviour declares the key `communication.p2p` here, and the rows and report
+// section it fills.
 
-#include "sim/engine/components/builtin_components.h"
+#include "sim/engine/components/send_hold/send_hold.h"
+
+#include <algorithm>
+
+#include "sim/engine/engine_component.h"
 #include "sim/engine/event_loop.h"
 #include "sim/engine/network/network_model.h"
 
@@ -44,9 +50,7 @@ class SendHold final : public EngineComponent {
     host().release(slot, h.until);
   }
   void report(Metrics& metrics, bool /*completed*/) override {
-    metrics.comm.blocked_send_per_device = blocked_;
-    metrics.comm.blocked_send = Time::zero();
-    for (Time t : blocked_) metrics.comm.blocked_send = std::max(metrics.comm.blocked_send, t);
+    metrics.components.put(BlockedSends{blocked_});
   }
 
  private:
@@ -61,13 +65,27 @@ class SendHold final : public EngineComponent {
   std::vector<Time> blocked_;  // per device
 };
 
+const ComponentSetting& p2p_setting() {
+  static const ComponentSetting setting{
+      choice_param(std::string(kP2pKey), "async", {"async", "blocking"},
+                   "how a cross-device send occupies its sender: async, the sender's compute "
+                   "stream goes on at once; blocking, it is held until the send arrives "
+                   "(Megatron's batched send/receive waits for completion)"),
+      /*reported_at_default=*/true};
+  return setting;
+}
+
 }  // namespace
 
+bool p2p_blocking(const ParamValues& settings) {
+  return std::get<std::string>(setting_value(settings, p2p_setting().spec)) == "blocking";
+}
+
 ComponentKind send_hold_component() {
-  return ComponentKind{
+  ComponentKind kind{
       "send-hold",
       "blocking sends",
-      [](const EngineInput& in) { return in.p2p.mode == P2pMode::Blocking; },
+      [](const EngineInput& in) { return p2p_blocking(in.behaviours.settings); },
       // A held stream starts its next op at an arrival, not at its own end: the list replays
       // do not model that; a later iteration is still this one shifted.
       [](FastPath path) { return path == FastPath::ShiftedIterations; },
@@ -75,6 +93,18 @@ ComponentKind send_hold_component() {
         return std::make_unique<SendHold>(s.graph, s.network.moves_data());
       },
   };
+  kind.settings.push_back(p2p_setting());
+  kind.rows.push_back(ResultRow{
+      "blocked_send_s", MetricUnit::Seconds, MetricDirection::LowerIsBetter, MetricShape::Scalar,
+      "largest time a device's compute stream was held by its blocking sends (communication.p2p)",
+      [](const Metrics& m) {
+        const BlockedSends* b = blocked_sends(m);
+        return largest_seconds(b != nullptr ? b->per_device : std::vector<Time>{});
+      },
+      "blocked send"});
+  kind.rows_after = "samples_per_s";
+  kind.section = kP2pSection;
+  return kind;
 }
 
 }  // namespace bubblesim
