@@ -72,8 +72,8 @@ bool run_plain(const PlainTables& t, std::vector<Lane>& lanes, std::vector<Devic
           t.end_f[k] = end;
         } else if (op.kind == OpKind::Backward) {
           const bool split = t.end_w != nullptr && t.end_w[k] != kAbsent;
-          if (split && sd.split_growth > Bytes::zero())
-            mem.allocate(sd.split_growth, false, Time::from_ps(start));
+          const Bytes growth = split ? sd.split_growth : sd.unsplit_growth;
+          if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(start));
           mem.release(split ? sd.split_free : sd.unsplit_free, !split);
           t.end_b[k] = end;
         } else {

@@ -124,7 +124,10 @@ StreamOutcome replay_once(const EngineInput& in, const OrderStream& order, bool 
           end_f[ss].put(j, end, s + 1 < stages ? 2 : 1);
           if (s > 0) end_f[ss - 1].consumed(j);
         } else {
-          mem.release(std::min(backward_release(c, false, false, in.release)->bytes, c.activation),
+          const Bytes growth = backward_growth(c, false);  // a unit recomputed inside B
+          if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(start));
+          mem.release(std::min(backward_release(c, false, false, in.release)->bytes,
+                               held_during_backward(c, false, false)),
                       true);
           end_b[ss].put(j, end, s > 0 ? 1 : 0);
           end_f[ss].consumed(j);
