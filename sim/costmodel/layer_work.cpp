@@ -5,6 +5,7 @@
 #include <span>
 
 #include "sim/costmodel/layer_dims.h"
+#include "sim/costmodel/op_checkpoint.h"
 
 namespace bubblesim {
 
@@ -334,6 +335,8 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   c.comm.tp_allreduce_forward = sh.tp > 1 ? 2 : 0;
   c.comm.tp_allreduce_backward = sh.tp > 1 ? 2 : 0;
   c.comm.tp_collective_bytes = T * h * e;
+  if (!moe_layer && !m.attention.mla && m.attention.kind == AttentionKind::Flash)
+    add_op_checkpoint(c, m, sh, x);
   return c;
 }
 

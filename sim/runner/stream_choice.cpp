@@ -15,8 +15,11 @@ std::string why_not_before(const ResolvedScenario& resolved, const Generator& ge
   const Scenario& scenario = *resolved.scenario;
   if (!generator.stream) return "its generator cannot emit its order as a stream";
   if (observed) return "--trace and --html record every op";
-  if (scenario.memory.recompute.policy != MemoryPolicy::None)
-    return "memory.recompute rewrites the whole table";
+  if (scenario.memory.recompute.policy != MemoryPolicy::None) {
+    return scenario.memory.recompute.in_backward()
+               ? "memory.recompute's pass logs every backward of the table"
+               : "memory.recompute with granularity stage rewrites the whole table";
+  }
   if (scenario.memory.offload.policy != MemoryPolicy::None)
     return "memory.offload rewrites the whole table";
   if (scenario.variability) return "variability replays Monte Carlo samples of the table";

@@ -182,6 +182,7 @@ TEST_CASE("list scheduling: stragglers, recompute, budgets and deadlocks") {
   SUBCASE("full recompute (R ops)") {
     RecomputeSettings settings;
     settings.policy = MemoryPolicy::Full;
+    settings.granularity = RecomputeGranularity::Stage;
     Table r = apply_recompute_pass(t, costs, settings).table;
     in.table = &r;
     CHECK(check_both_ways(in, true));

@@ -1,0 +1,92 @@
+// Activation checkpointing as frameworks run it (docs/memory.md): per checkpointed unit inside the
+// backward, the peak is the checkpoints plus one unit. Llama-3-70B with FSDP over 256 H100s
+// (scenarios/memory/llama3-70b-fsdp-recompute.yaml), the arithmetic written out.
+#include <doctest/doctest.h>
+
+#include "scenario_run_support.h"
+#include "sim/runner/resolve.h"
+#include "sim/runner/scenario_runner.h"
+#include "sim/scenario/scenario_loader.h"
+
+using namespace bubblesim;
+using bubblesim::scenario_test::registry;
+using bubblesim::scenario_test::run_named;
+using bubblesim::scenario_test::source;
+
+namespace {
+
+// Llama-3-70B (scenarios/presets/models.yaml): L layers, hidden h, 64 heads of 128, 8 KV heads,
+// SwiGLU width f, vocabulary V; one sequence of s tokens per GPU (b = 1), bf16 (e = 2 bytes).
+constexpr std::int64_t L = 80, h = 8192, a = 64, kv_width = 8 * 128, f = 28672, V = 128256;
+constexpr std::int64_t s = 8192, b = 1, e = 2, D = 256;
+constexpr std::int64_t T = s * b, H = T * h * e;  // one hidden-state tensor: 128 MiB
+
+// Parameters: per layer Wq and Wo (h x h each), Wk and Wv (h x 1024 each), the three SwiGLU
+// matrices (h x f each), two RMSNorms (h each); the embedding and the untied LM head (V x h each)
+// and the final norm.
+constexpr std::int64_t kParameters =
+    L * (2 * h * h + 2 * h * kv_width + 3 * h * f + 2 * h) + 2 * V * h + h;
+// ZeRO-3 shards the bf16 weights (2 bytes), fp32 gradients (4) and Adam's fp32 master copy and two
+// moments (12) over the D = 256 data-parallel GPUs: 18 / 256 bytes per parameter, as the cost model
+// counts the static memory today (docs/models.md, "Static memory and ZeRO"). Not counted yet:
+// the unsharded parameters FSDP gathers for the block that runs and the one it prefetches (two
+// blocks of 1.7 GB in bf16), which the data-parallel model is to add.
+constexpr std::int64_t kStatic = kParameters * 18 / D;
+// One block's activations kept for its backward (Korthikanti et al. 2022, with GQA, SwiGLU, no
+// dropout, FlashAttention): the two norm inputs and the QKV and MLP-up inputs (4 H), Q and the
+// attention output (2 T h e), K and V (2 T 1024 e), the fp32 log-sum-exp (4 a s b), the gate,
+// up and product of the SwiGLU (3 T f e).
+constexpr std::int64_t kLayer =
+    4 * H + 2 * T * h * e + 2 * T * kv_width * e + 4 * a * s * b + 3 * T * f * e;
+// The checkpoints: every block's input, L of them.
+constexpr std::int64_t kCheckpoints = L * H;
+// The LM head keeps the final norm's input, its own input and the fp32 softmax of the loss.
+constexpr std::int64_t kHead = 2 * H + 4 * T * V;
+// One block rebuilt while the backward runs through it: its activations but its input, which is
+// the checkpoint already held.
+constexpr std::int64_t kUnit = kLayer - H;
+
+/// The scenario file; `whole_stage`: with `granularity: stage` instead.
+Scenario scenario(bool whole_stage) {
+  Scenario sc =
+      load_scenario_file(source("scenarios/memory/llama3-70b-fsdp-recompute.yaml"), registry());
+  if (whole_stage) sc.memory.recompute.granularity = RecomputeGranularity::Stage;
+  return sc;
+}
+
+}  // namespace
+
+TEST_CASE("Llama-3-70B, FSDP over 256 H100s, full recompute per layer: checkpoints + one layer") {
+  static_assert(kParameters == 70'553'706'496);  // the preset's 70.55B (model card: 70.6B)
+  const Scenario sc = scenario(false);
+  const ResolvedScenario r = resolve(sc);
+  const StageCost& c = r.costs.stages[0];
+  CHECK(c.static_memory == Bytes(kStatic));  // 4.62 GiB
+  CHECK(c.activation == Bytes(kCheckpoints + kHead));
+  CHECK(c.backward_recompute.units == L);
+  CHECK(c.backward_recompute.unit == Bytes(kUnit));
+  CHECK(c.backward_recompute.not_stored == Bytes(L * kLayer - kCheckpoints));
+  // B redoes the 80 blocks' forward: its duration is T_B + T_R.
+  CHECK(c.backward_recompute.time > c.forward / 2);
+
+  const ScenarioRun run = run_scenario(sc, registry());
+  const ScheduleRun& one = run_named(run, "1f1b");
+  REQUIRE(one.simulation.status == RunStatus::Ok);
+  // One microbatch per GPU (256 sequences over 256 GPUs): the peak is at the start of its
+  // backward, 4.62 + 10 + 4.16 + 1.97 = 20.75 GiB, within the H100's 80 GB (74.5 GiB).
+  const Bytes peak = one.simulation.metrics.memory.peak_memory_per_device[0];
+  CHECK(peak == Bytes(kStatic + kCheckpoints + kHead + kUnit));
+  CHECK(kStatic + kCheckpoints + kHead + kUnit == 22'285'380'160);
+  CHECK(peak < Bytes(80'000'000'000));
+}
+
+TEST_CASE("the same step with one R op rebuilding the whole stage needs 190.6 GiB") {
+  const Scenario sc = scenario(true);
+  const ScenarioRun run = run_scenario(sc, registry());
+  const ScheduleRun& one = run_named(run, "1f1b");
+  CHECK(one.simulation.status == RunStatus::OutOfMemory);
+  // F keeps the checkpoints and the head; R rebuilds all 80 blocks and the head's activations.
+  const Bytes peak = one.simulation.metrics.memory.peak_memory_per_device[0];
+  CHECK(peak == Bytes(kStatic + kCheckpoints + kHead + L * kLayer + kHead));
+  CHECK(peak.as_double() / (1 << 30) == doctest::Approx(190.60).epsilon(0.001));
+}
