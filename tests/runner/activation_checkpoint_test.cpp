@@ -3,7 +3,10 @@
 // (scenarios/memory/llama3-70b-fsdp-recompute.yaml), the arithmetic written out.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "scenario_run_support.h"
+#include "sim/report/chrome_trace_writer.h"
 #include "sim/runner/resolve.h"
 #include "sim/runner/scenario_runner.h"
 #include "sim/scenario/scenario_loader.h"
@@ -89,4 +92,53 @@ TEST_CASE("the same step with one R op rebuilding the whole stage needs 190.6 Gi
   const Bytes peak = one.simulation.metrics.memory.peak_memory_per_device[0];
   CHECK(peak == Bytes(kStatic + kCheckpoints + kHead + L * kLayer + kHead));
   CHECK(peak.as_double() / (1 << 30) == doctest::Approx(190.60).epsilon(0.001));
+}
+
+TEST_CASE("the trace shows each unit's recompute inside B and the unit in the memory counter") {
+  // Two layers a stage, each its own unit (tests/cli/explain_recompute_per_unit.yaml without its
+  // offload).
+  Scenario sc = load_scenario_file(source("tests/cli/explain_recompute_per_unit.yaml"), registry());
+  sc.memory.offload = OffloadSettings{};
+  const ResolvedScenario r = resolve(sc);
+  ChromeTraceWriter writer(sc.stages);
+  const ScheduleRun run =
+      run_schedule(r, *registry().find("1f1b"), sc.schedules.front(), {&writer});
+  REQUIRE(run.simulation.status == RunStatus::Ok);
+  const StageCost::BackwardRecompute& b = run.stage_costs[0].backward_recompute;
+  REQUIRE(b.units == 2);
+  TraceContext context;
+  context.label = run.label;
+  context.devices = run.table.devices;
+  context.stage_costs = &run.stage_costs;
+  const nlohmann::json events = nlohmann::json::parse(writer.to_json(context)).at("traceEvents");
+  double b_start = -1, b_dur = 0;
+  std::vector<std::pair<double, double>> units;  // (ts, dur) of B0.0's unit phases on GPU 0
+  for (const auto& e : events) {
+    if (e.at("ph") != "X" || e.at("pid") != 1) continue;
+    const std::string name = e.at("name");
+    if (name == "B0.0") {
+      b_start = e.at("ts").get<double>();
+      b_dur = e.at("dur").get<double>();
+    }
+    if (name.rfind("recompute unit ", 0) == 0 && name.find("of B0.0") != std::string::npos) {
+      units.emplace_back(e.at("ts").get<double>(), e.at("dur").get<double>());
+      CHECK(e.at("args").at("unit_bytes") == b.unit.count());
+    }
+  }
+  REQUIRE(b_start >= 0);
+  REQUIRE(units.size() == 2);
+  // Unit k starts at B's start + k / 2 of B and lasts half of B's recompute.
+  const double redo_us = b.time.seconds() * 1e6 / 2;
+  CHECK(units[0].first == doctest::Approx(b_start));
+  CHECK(units[1].first == doctest::Approx(b_start + b_dur / 2));
+  CHECK(units[0].second == doctest::Approx(redo_us));
+  // The memory counter steps up by the unit when B0.0 starts (device 0 then holds the
+  // checkpoints of the 4 forwards 1F1B ran before it: 4 M_B), and down when it ends.
+  bool up = false;
+  for (const auto& e : events) {
+    if (e.at("ph") != "C" || e.at("pid") != 1 || e.at("ts").get<double>() != b_start) continue;
+    up = up || e.at("args").at("activation_bytes").get<std::int64_t>() ==
+                   (run.stage_costs[0].activation * 4 + b.unit).count();
+  }
+  CHECK(up);
 }
