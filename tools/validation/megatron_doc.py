@@ -205,8 +205,9 @@ MISSING = """\
 - Gradients are taken as fp16 (Megatron's default with `--fp16` in 2021); the `fp32 gradients`
   row shows the other reading.
 - Peak memory is only checked to fit 80 GB (each row runs at the GPU's budget); it is not
-  compared with a measurement. The `recompute off` row lifts the budget to 1 TB: without
-  recompute the activations do not fit.
+  compared with a measurement. The `recompute off` and `recompute as one R op` rows lift the
+  budget to 1 TB: without recompute, or with a stage's layers rebuilt at once, the activations
+  do not fit.
 - Table 2's schedule, recompute and DDP are assumed (above).
 - Other published multi-node measurements (the paper's Figure 12, interleaved against
   non-interleaved GPT-3 175B on 96 GPUs, read off a plot; Megatron-Turing NLG 530B's 60.1 / 50.2 /
