@@ -17,6 +17,38 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
+def check_offline_build_tools():
+    """The build runs offline (pip install --no-build-isolation): the interpreter pip runs in must
+    already have `wheel` (setuptools before 70.1 has no bdist_wheel of its own) and PyYAML. Debian's
+    packages (tools/setup) give them to Debian's /usr/bin/python3 only; a pyenv or conda python3
+    first on PATH has its own site-packages. Say so and what to do, instead of setuptools'
+    "invalid command 'bdist_wheel'"."""
+    import importlib.util
+
+    missing = [name for name, module in (("wheel", "wheel"), ("PyYAML", "yaml"))
+               if importlib.util.find_spec(module) is None]
+    if "wheel" in missing:
+        try:
+            from setuptools.command import bdist_wheel  # noqa: F401  (setuptools >= 70.1)
+            missing.remove("wheel")
+        except ImportError:
+            pass
+    if not missing:
+        return
+    debian = "/usr/bin/python3"
+    sys.exit(
+        f"bubblesim: this Python ({sys.executable}) has no {' or '.join(missing)}, which the "
+        f"offline build (pip install --no-build-isolation) needs. The Debian packages that "
+        f"tools/setup installs serve {debian} only, and a pyenv or conda python3 has its own "
+        f"packages. Either create the venv from Debian's Python, as `tools/setup --python-venv "
+        f".venv` does:\n  {debian} -m venv --system-site-packages .venv && "
+        f".venv/bin/pip install --no-build-isolation .\nor install them into this Python first "
+        f"(needs the package index): {sys.executable} -m pip install wheel pyyaml")
+
+
+check_offline_build_tools()
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         build_dir = Path(os.environ.get("BUBBLESIM_PIP_BUILD_DIR", ROOT / "build-pip"))

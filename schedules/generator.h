@@ -94,6 +94,15 @@ class ScheduleConstraintError : public std::invalid_argument {
   std::string remedy_;
 };
 
+/// The user stopped a generator (Ctrl-C inside a Python generator's code): not a failure of the
+/// schedule, so it is no std::exception and the handlers that turn a generator's errors into an
+/// outcome or a contract failure let it through to whoever started the run (the Python API
+/// raises KeyboardInterrupt again). A host that can be interrupted derives its own from it.
+class GenerationInterrupted {
+ public:
+  virtual ~GenerationInterrupted() = default;
+};
+
 struct GeneratorInfo {
   std::string name;
   std::string description;

@@ -7,7 +7,7 @@
 #include <map>
 #include <tuple>
 
-#include "sim/units/csv_fields.h"
+#include "sim/units/csv_records.h"
 #include "sim/units/diagnostics.h"
 
 namespace bubblesim {
@@ -61,12 +61,12 @@ Table read_table_csv(std::string_view text, const std::string& file) {
   std::vector<Row> rows;
   std::map<std::string, std::int64_t> shape;
   bool header_seen = false;
-  const std::vector<std::string_view> text_lines = split_lines(text);
-  for (std::size_t line_index = 0; line_index < text_lines.size(); ++line_index) {
-    const int line_no = static_cast<int>(line_index) + 1;
-    std::string_view line = text_lines[line_index];
+  CsvReader reader(text, CsvComments::Hash);
+  while (const std::optional<CsvRecord> record = reader.next()) {
+    const int line_no = record->line;
+    const std::string_view line = record->text();
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    if (line.front() == '#') {
+    if (record->comment) {
       if (line.substr(0, kShapePrefix.size()) == kShapePrefix) {
         std::string_view rest = line.substr(kShapePrefix.size());
         std::size_t pos = 0;
@@ -100,29 +100,28 @@ Table read_table_csv(std::string_view text, const std::string& file) {
       header_seen = true;
       continue;
     }
-    CsvFields fields = split_csv_fields(line);
-    const std::vector<std::string_view>& f = fields.values;
-    const std::vector<int>& col = fields.columns;
+    const std::vector<CsvField>& f = record->fields;
     if (f.size() != 9 && f.size() != 7) {
       diags.add(SourceLocation{file, line_no, 1}, "",
                 fmt::format("expected 9 columns ({}), got {}", kHeader, f.size()));
       continue;
     }
     auto index = [&](std::size_t k, const char* what) {
-      auto v = parse_index(f[k]);
+      auto v = parse_index(f[k].value);
       if (!v) {
-        diags.add(
-            SourceLocation{file, line_no, col[k]}, "",
-            fmt::format("{} '{}' is not a whole number from 0 to {}", what, f[k], kMaxTableIndex));
+        diags.add(SourceLocation{file, line_no, f[k].column}, "",
+                  fmt::format("{} '{}' is not a whole number from 0 to {}", what, f[k].value,
+                              kMaxTableIndex));
       }
       return v;
     };
     auto d = index(0, "device");
     auto p = index(1, "position");
-    std::optional<OpKind> kind = f[2].size() == 1 ? op_kind_from_letter(f[2][0]) : std::nullopt;
+    std::optional<OpKind> kind =
+        f[2].value.size() == 1 ? op_kind_from_letter(f[2].value[0]) : std::nullopt;
     if (!kind) {
-      diags.add(SourceLocation{file, line_no, col[2]}, "",
-                fmt::format("kind '{}' is not one of F B W R O L X", f[2]));
+      diags.add(SourceLocation{file, line_no, f[2].column}, "",
+                fmt::format("kind '{}' is not one of F B W R O L X", f[2].value));
     }
     auto s = index(3, "stage");
     auto j = index(4, "microbatch");
@@ -131,8 +130,8 @@ Table read_table_csv(std::string_view text, const std::string& file) {
       bs = index(5, "backward_stage");
       bj = index(6, "backward_microbatch");
       if (!bs || !bj) continue;
-    } else if (!f[5].empty() || !f[6].empty()) {
-      diags.add(SourceLocation{file, line_no, col[5]}, "",
+    } else if (!f[5].value.empty() || !f[6].value.empty()) {
+      diags.add(SourceLocation{file, line_no, f[5].column}, "",
                 "backward_stage/backward_microbatch are only for kind X");
       continue;
     }

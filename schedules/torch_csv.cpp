@@ -8,7 +8,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "sim/units/csv_fields.h"
+#include "sim/units/csv_records.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/text_file.h"
 
@@ -63,47 +63,27 @@ class CsvImporter {
   }
 
  private:
+  // `row` -1: the file as a whole, no position.
   void error(int row, int column, std::string message) {
-    diags_.add(SourceLocation{file_, row + 1, column}, "", std::move(message));
+    const int line = row < 0 ? 0 : row_lines_[static_cast<std::size_t>(row)];
+    diags_.add(SourceLocation{file_, line, column}, "", std::move(message));
   }
 
   // Python's csv module writes plain cells here (actions contain no comma or quote), but accept a
-  // quoted cell all the same.
+  // quoted cell all the same. One record is one rank; trailing blank lines are not ranks.
   void split_and_parse(std::string_view text) {
-    std::vector<std::string_view> lines = split_lines(text);
-    while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos)
-      lines.pop_back();
-    rows_ = static_cast<int>(lines.size());
+    std::vector<CsvRecord> records;
+    CsvReader reader(text);
+    while (std::optional<CsvRecord> record = reader.next()) records.push_back(std::move(*record));
+    while (!records.empty() &&
+           records.back().text().find_first_not_of(" \t") == std::string_view::npos)
+      records.pop_back();
+    rows_ = static_cast<int>(records.size());
     for (int row = 0; row < rows_; ++row) {
-      std::string_view line = lines[static_cast<std::size_t>(row)];
-      std::size_t i = 0;
-      while (i <= line.size()) {
-        std::size_t cell_start = i;
-        std::string cell;
-        if (i < line.size() && line[i] == '"') {
-          ++i;
-          while (i < line.size()) {
-            if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-              cell += '"';
-              i += 2;
-            } else if (line[i] == '"') {
-              ++i;
-              break;
-            } else {
-              cell += line[i++];
-            }
-          }
-          std::size_t comma = line.find(',', i);
-          i = comma == std::string_view::npos ? line.size() + 1 : comma + 1;
-          ++cell_start;  // columns count from inside the quotes
-        } else {
-          std::size_t comma = line.find(',', i);
-          std::size_t end = comma == std::string_view::npos ? line.size() : comma;
-          cell = std::string(line.substr(i, end - i));
-          i = end + 1;
-        }
-        parse_cell(row, static_cast<int>(cell_start) + 1, cell);
-      }
+      const CsvRecord& record = records[static_cast<std::size_t>(row)];
+      row_lines_.push_back(record.line);
+      for (const CsvField& field : record.fields)
+        parse_cell(row, field.column, std::string(field.value));
     }
   }
 
@@ -471,6 +451,7 @@ class CsvImporter {
   std::string note_;  // why detection chose the dialect, when the file alone does not decide
   DiagnosticList diags_;
   int rows_ = 0;
+  std::vector<int> row_lines_;  // the line each rank's record starts on
   std::vector<RawCell> cells_;
 };
 

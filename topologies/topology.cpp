@@ -239,6 +239,18 @@ std::string_view vertex_kind_name(VertexKind kind) {
   return "unknown";
 }
 
+const std::vector<std::string>& vertex_kind_names() {
+  static const std::vector<std::string> names{"gpu", "host", "pcie-switch", "nic", "switch"};
+  return names;
+}
+
+std::optional<VertexKind> vertex_kind_from_name(std::string_view name) {
+  for (VertexKind kind : {VertexKind::Gpu, VertexKind::Host, VertexKind::PcieSwitch,
+                          VertexKind::Nic, VertexKind::Switch})
+    if (vertex_kind_name(kind) == name) return kind;
+  return std::nullopt;
+}
+
 Topology::Topology() : impl_(std::make_unique<Impl>()) {}
 Topology::~Topology() = default;
 Topology::Topology(Topology&&) noexcept = default;

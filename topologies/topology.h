@@ -21,6 +21,10 @@ using LinkId = std::int32_t;  // one direction of a physical link
 enum class VertexKind { Gpu, Host, PcieSwitch, Nic, Switch };
 std::string_view vertex_kind_name(
     VertexKind kind);  // "gpu", "host", "pcie-switch", "nic", "switch"
+/// Every kind's name, in VertexKind order (for messages and choices).
+const std::vector<std::string>& vertex_kind_names();
+/// The kind a name names; nullopt for any other text.
+std::optional<VertexKind> vertex_kind_from_name(std::string_view name);
 
 struct Route {
   std::vector<LinkId> links;  // directed links from source to destination, in order

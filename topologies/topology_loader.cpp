@@ -25,7 +25,11 @@
 // Either form: `ecmp: true` (default) spreads equal-cost routes whose choices are all network
 // switches by a hash of their endpoints; false takes the lowest vertex id (Topology::set_ecmp).
 //
-// A string is a file name (relative to base_dir) whose top-level key `topology:` holds either form.
+// A string is a file name (relative to base_dir): a YAML file whose top-level key `topology:` holds
+// either form, or a graph exported by a network tool, by its extension: GraphML (.graphml) or
+// GraphViz DOT (.dot, .gv), read by topologies/formats/graph_file.h. The map form
+//   {file: NAME.graphml, kind: switch, bandwidth: 100Gbps, latency: 1us, ecmp: true}
+// gives a graph file the attributes its elements lack (every key but `file` optional).
 
 #include "topologies/topology_loader.h"
 
@@ -37,22 +41,10 @@
 #include <unordered_map>
 
 #include "topologies/builders/topology_builder_registry.h"
+#include "topologies/formats/graph_file.h"
 
 namespace bubblesim {
 namespace {
-
-const std::vector<std::string>& kind_names() {
-  static const std::vector<std::string> names{"gpu", "host", "pcie-switch", "nic", "switch"};
-  return names;
-}
-
-VertexKind kind_from_name(const std::string& name) {
-  if (name == "host") return VertexKind::Host;
-  if (name == "pcie-switch") return VertexKind::PcieSwitch;
-  if (name == "nic") return VertexKind::Nic;
-  if (name == "switch") return VertexKind::Switch;
-  return VertexKind::Gpu;
-}
 
 std::string list_names(const std::vector<std::string>& names) {
   constexpr std::size_t kShown = 12;
@@ -114,7 +106,7 @@ std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
       auto name_node = vr.require("name");
       auto name = name_node ? name_node->as_string(d) : std::nullopt;
       auto kind_node = vr.require("kind");
-      auto kind = kind_node ? kind_node->as_choice(d, kind_names()) : std::nullopt;
+      auto kind = kind_node ? kind_node->as_choice(d, vertex_kind_names()) : std::nullopt;
       auto nic_node = vr.get("nic");
       vr.finish();
       if (!name || !kind) continue;
@@ -129,7 +121,7 @@ std::optional<Topology> load_general(const YamlNode& node, DiagnosticList& d) {
       }
       first_line.emplace(*name, name_node->location().line);
       names.push_back(*name);
-      const VertexId id = t.add_vertex(*name, kind_from_name(*kind));
+      const VertexId id = t.add_vertex(*name, *vertex_kind_from_name(*kind));
       if (nic_node) own_nics.emplace_back(id, *nic_node);
     }
   }
@@ -204,7 +196,41 @@ std::optional<Topology> load_builder(const YamlNode& node, DiagnosticList& d) {
   }
 }
 
-std::optional<Topology> load_inline(const YamlNode& node, DiagnosticList& d) {
+std::filesystem::path resolve_path(const std::string& name, const std::string& base_dir) {
+  std::filesystem::path path(name);
+  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+  return path;
+}
+
+// The map form of a graph file: `file` and the attributes its elements lack.
+std::optional<Topology> load_graph_file_entry(const YamlNode& node, const std::string& base_dir,
+                                              DiagnosticList& d) {
+  MapReader reader(node, d, {"file", "kind", "bandwidth", "latency", "ecmp"});
+  auto file_node = reader.require("file");
+  auto file = file_node ? file_node->as_string(d) : std::nullopt;
+  GraphFileDefaults defaults;
+  if (auto kind = reader.get("kind")) defaults.kind = kind->as_choice(d, vertex_kind_names());
+  defaults.bandwidth = reader.bandwidth("bandwidth");
+  defaults.latency = reader.time("latency");
+  const std::optional<bool> ecmp = reader.boolean("ecmp");
+  reader.finish();
+  if (!file) return std::nullopt;
+  const std::optional<GraphFileFormat> format = graph_file_format(*file);
+  if (!format) {
+    file_node->error(d, fmt::format("'{}' is not a graph file: `file` takes a GraphML (.graphml) "
+                                    "or GraphViz DOT (.dot, .gv) file; a YAML topology file is "
+                                    "given as the topology itself (topology: NAME.yaml)",
+                                    *file));
+    return std::nullopt;
+  }
+  std::optional<Topology> t =
+      load_graph_file(resolve_path(*file, base_dir).string(), *format, defaults, d);
+  if (t && ecmp) t->set_ecmp(*ecmp);
+  return t;
+}
+
+std::optional<Topology> load_inline(const YamlNode& node, const std::string& base_dir,
+                                    DiagnosticList& d) {
   if (!node.is_map()) {
     node.error(
         d, fmt::format(
@@ -213,6 +239,7 @@ std::optional<Topology> load_inline(const YamlNode& node, DiagnosticList& d) {
     return std::nullopt;
   }
   if (!node.child("builder").is_null()) return load_builder(node, d);
+  if (!node.child("file").is_null()) return load_graph_file_entry(node, base_dir, d);
   return load_general(node, d);
 }
 
@@ -220,10 +247,11 @@ std::optional<Topology> load_inline(const YamlNode& node, DiagnosticList& d) {
 
 std::optional<Topology> load_topology(const YamlNode& node, const std::string& base_dir,
                                       DiagnosticList& d) {
-  if (!node.is_scalar() || node.is_null()) return load_inline(node, d);
+  if (!node.is_scalar() || node.is_null()) return load_inline(node, base_dir, d);
 
-  std::filesystem::path path(node.raw().Scalar());
-  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+  const std::filesystem::path path = resolve_path(node.raw().Scalar(), base_dir);
+  if (const std::optional<GraphFileFormat> format = graph_file_format(path.string()))
+    return load_graph_file(path.string(), *format, GraphFileDefaults{}, d);
   const std::size_t errors_before = d.size();
   YamlDocument doc = YamlDocument::load_file(path.string(), d);
   if (!doc.ok()) {
@@ -239,7 +267,11 @@ std::optional<Topology> load_topology(const YamlNode& node, const std::string& b
     inner->error(d, "a topology file must hold the topology itself, not the name of another file");
     return std::nullopt;
   }
-  auto t = load_inline(*inner, d);
+  if (!inner->child("file").is_null()) {
+    inner->error(d, "a topology file must hold the topology itself, not name a graph file");
+    return std::nullopt;
+  }
+  auto t = load_inline(*inner, base_dir, d);
   if (d.size() != errors_before) return std::nullopt;
   return t;
 }

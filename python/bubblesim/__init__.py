@@ -57,7 +57,12 @@ def load(source: ScenarioSource, *, name: Optional[str] = None,
     if isinstance(source, Scenario):
         return source
     if isinstance(source, Mapping):
-        text = _yaml.safe_dump(_plain(source), sort_keys=False, default_flow_style=False)
+        try:
+            text = _yaml.safe_dump(_plain(source), sort_keys=False, default_flow_style=False)
+        except _yaml.representer.RepresenterError as e:
+            value = e.args[1] if len(e.args) > 1 else None
+            raise _dict_error("", f"a value of type {type(value).__name__} is not YAML (use "
+                                  "str, int, float, bool, None, dicts and lists)") from None
         return _core._load_string(text, name or "<dict>", base_dir)
     if isinstance(source, os.PathLike):
         return _core._load_file(os.fspath(source))
@@ -69,13 +74,39 @@ def load(source: ScenarioSource, *, name: Optional[str] = None,
                     f"{type(source).__name__}")
 
 
-def _plain(value: Any) -> Any:
-    """Mappings and sequences as dicts and lists, so safe_dump accepts them."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+# Deeper than any scenario needs; the YAML loader refuses deeper nesting too (tests/errors/
+# deep_nesting.yaml), and Python's own recursion limit is not an error a user should read.
+_MAX_DEPTH = 64
+
+
+def _plain(value: Any, path: str = "", active: Optional[set] = None, depth: int = 0) -> Any:
+    """Mappings and sequences as dicts and lists, so safe_dump accepts them. A container that
+    holds itself (a cycle) or nesting past _MAX_DEPTH raises ScenarioError naming the key path,
+    as a bad file does."""
+    if not isinstance(value, (Mapping, list, tuple)):
+        return value
+    active = set() if active is None else active
+    where = path or "the top level"
+    if id(value) in active:
+        raise _dict_error(path, f"{where} holds itself (the dict or list refers back to one that "
+                                "contains it): a scenario is a tree")
+    if depth >= _MAX_DEPTH:
+        raise _dict_error(path, f"{where} is nested more than {_MAX_DEPTH} levels deep")
+    active.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            return {str(k): _plain(v, f"{path}.{k}" if path else str(k), active, depth + 1)
+                    for k, v in value.items()}
+        return [_plain(v, f"{path}[{i}]", active, depth + 1) for i, v in enumerate(value)]
+    finally:
+        active.discard(id(value))
+
+
+def _dict_error(path: str, message: str) -> ScenarioError:
+    """A ScenarioError for a dict given to load(), as the loader words one for a file."""
+    error = ScenarioError(f"<dict>: error: {path + ': ' if path else ''}{message}")
+    error.diagnostics = [("<dict>", 0, 0, path, message)]
+    return error
 
 
 def run(scenario: ScenarioSource, *, schedules: Sequence[str] = (), baseline: str = "",

@@ -14,27 +14,48 @@ import json
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 
+def visible(text: str) -> str:
+    """``text`` as the text report writes a user string: every control character (C0 such as
+    ESC, BEL, CR and the newline; DEL; C1 such as U+009B) as \\xHH of its UTF-8 bytes, so a name
+    cannot drive a terminal or forge a line (the C++ writers' visible_controls)."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if o < 0x20 or o == 0x7F or 0x80 <= o < 0xA0:
+            out.append("".join(f"\\x{b:02x}" for b in ch.encode("utf-8")))
+        elif 0xD800 <= o < 0xE000:  # a lone surrogate is not UTF-8 either
+            out.append(f"\\u{o:04X}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 class VerdictEntry:
-    """One ranked schedule: rank (1 = fastest), label, simulated makespan and speed-up."""
+    """One ranked schedule: rank (1 = fastest), label, the time it is ranked by (``time_s``: the
+    simulated iteration time where an iteration completed, as the CLI's verdict; the report's
+    ``ranking_metric`` names it), its makespan and its speed-up."""
 
-    __slots__ = ("rank", "label", "makespan_s", "speedup_vs_baseline")
+    __slots__ = ("rank", "label", "time_s", "makespan_s", "speedup_vs_baseline")
 
-    def __init__(self, rank: int, label: str, makespan_s: Optional[float],
-                 speedup_vs_baseline: Optional[float]):
+    def __init__(self, rank: int, label: str, time_s: Optional[float],
+                 makespan_s: Optional[float], speedup_vs_baseline: Optional[float]):
         self.rank = rank
         self.label = label
+        self.time_s = time_s
         self.makespan_s = makespan_s
         self.speedup_vs_baseline = speedup_vs_baseline
 
     def __repr__(self) -> str:
-        return (f"VerdictEntry(rank={self.rank}, label={self.label!r}, "
+        return (f"VerdictEntry(rank={self.rank}, label={self.label!r}, time_s={self.time_s!r}, "
                 f"makespan_s={self.makespan_s!r}, speedup_vs_baseline={self.speedup_vs_baseline!r})")
 
 
 class Verdict(list):
     """The ranking: schedules that ran without failing, fastest first (a list of VerdictEntry).
 
-    ``str(verdict)`` is one line per schedule: rank, label, makespan and speed-up.
+    ``str(verdict)`` is one line per schedule: rank, label, the ranking time (``metric``, the
+    iteration time as the CLI ranks by) and speed-up; labels are written as the text report
+    writes them (control characters as \\xHH), so no name starts a line of its own.
     """
 
     metric: str = ""
@@ -47,13 +68,14 @@ class Verdict(list):
     def __str__(self) -> str:
         if not self:
             return "no schedule ran without failing"
-        width = max(len(e.label) for e in self)
+        shown = [visible(e.label) for e in self]
+        width = max(len(s) for s in shown)
         lines = []
-        for e in self:
-            ms = "-" if e.makespan_s is None else f"{e.makespan_s * 1e3:.3f} ms"
+        for e, label in zip(self, shown):
+            ms = "-" if e.time_s is None else f"{e.time_s * 1e3:.3f} ms"
             speed = "" if e.speedup_vs_baseline is None else (
-                f"  {e.speedup_vs_baseline:.3f}x vs {self.baseline}")
-            lines.append(f"{e.rank}. {e.label:<{width}}  {ms}{speed}")
+                f"  {e.speedup_vs_baseline:.3f}x vs {visible(self.baseline or '')}")
+            lines.append(f"{e.rank}. {label:<{width}}  {ms}{speed}")
         return "\n".join(lines)
 
 
@@ -149,8 +171,9 @@ class Report:
     def verdict(self) -> Verdict:
         """The ranked schedules, fastest first (``print(report.verdict)`` shows them)."""
         makespans = {r.label: r.makespan_s for r in self._results}
-        v = Verdict(VerdictEntry(e["rank"], e["schedule"], makespans.get(e["schedule"]),
-                                 e.get("speedup_vs_baseline")) for e in self._data["ranking"])
+        v = Verdict(VerdictEntry(e["rank"], e["schedule"], e.get("time_s"),
+                                 makespans.get(e["schedule"]), e.get("speedup_vs_baseline"))
+                    for e in self._data["ranking"])
         v.metric = self._data.get("ranking_metric", "")
         v.baseline = self._data.get("baseline")
         return v

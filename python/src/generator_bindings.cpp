@@ -78,6 +78,24 @@ py::object input_object(const GeneratorInput& in) {
             py::arg("base_dir") = in.base_dir);
 }
 
+/// A Python exception that is not an Exception (KeyboardInterrupt, SystemExit, GeneratorExit)
+/// raised inside a generator: carried through the C++ run untouched (GenerationInterrupted) and
+/// raised again in Python by the translator bind_generators installs.
+class PythonInterrupt : public GenerationInterrupted {
+ public:
+  explicit PythonInterrupt(py::error_already_set&& e)
+      : error_(std::make_shared<py::error_already_set>(std::move(e))) {}
+  void restore() const { error_->restore(); }
+
+ private:
+  std::shared_ptr<py::error_already_set> error_;
+};
+
+/// Rethrows `e` as PythonInterrupt when it is not an Exception (the user's Ctrl-C, sys.exit).
+void pass_interrupts(py::error_already_set& e) {
+  if (!e.matches(PyExc_Exception)) throw PythonInterrupt(std::move(e));
+}
+
 std::string python_error_text(py::error_already_set& e) {
   return py::str(e.value()).cast<std::string>().empty() ? std::string(e.what())
                                                         : py::str(e.value()).cast<std::string>();
@@ -89,6 +107,7 @@ Table call_generate(const PythonGenerator& g, const GeneratorInput& in) {
   try {
     result = g.generate(input_object(in));
   } catch (py::error_already_set& e) {
+    pass_interrupts(e);
     const std::string text = python_error_text(e);
     if (e.matches(constraint_error_type())) throw ScheduleConstraintError(text);
     throw InputError(fmt::format("python generator '{}' ({}): {}: {}", g.info.name, g.origin,
@@ -116,6 +135,7 @@ Formula call_formula(const PythonGenerator& g, const GeneratorInput& in) {
       f.peak_activation_units = d["peak_activation_units"].cast<double>();
     if (d.contains("note")) f.note = d["note"].cast<std::string>();
   } catch (py::error_already_set& e) {
+    pass_interrupts(e);
     throw InputError(fmt::format("python generator '{}' ({}): formula: {}", g.info.name, g.origin,
                                  python_error_text(e)));
   } catch (const py::cast_error& e) {
@@ -260,6 +280,14 @@ void clear_python_generators() {
 }
 
 void bind_generators(py::module_& m) {
+  // A Ctrl-C (or sys.exit) inside a Python generator ends the run and is raised again as itself.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const PythonInterrupt& interrupt) {
+      interrupt.restore();
+    }
+  });
   m.attr("ScheduleConstraintError") = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
       "bubblesim.ScheduleConstraintError",
       "Raised by a generator that cannot produce a table for this input (the shape or a parameter "

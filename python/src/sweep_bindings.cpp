@@ -54,7 +54,8 @@ class SweepPlan {
                                                                        bool resume) {
     check_sweep_first_point(spec_, *registry());
     ResumeExpectation expect{
-        fingerprint_line(sweep_fingerprint(spec_, max_ops_), shard_.index, shard_.count),
+        fingerprint_line(sweep_fingerprint(spec_, max_ops_, sweep_point_inputs(spec_, *registry())),
+                         shard_.index, shard_.count),
         sweep_csv_header(spec_), points_,
         [this](std::int64_t p) { return sweep_axis_cells(spec_, p); }};
     file_ = std::make_unique<SweepFile>(output);

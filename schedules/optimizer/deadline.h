@@ -1,7 +1,7 @@
 #pragma once
-// The one wall-clock deadline of an optimizer run (issue 35): `optimize` sets it from
+// The one wall-clock deadline of an optimizer run: `optimize` sets it from
 // `time_limit` and every phase checks it, the bounds' depth-first searches, the seeds, the local
-// search, the MILP windows and the full MILP, CBC's LP relaxations included (cbc_deadline.h).
+// search, the MILP windows and the full MILP, CBC's LP relaxations included (cbc_handle.h).
 // A phase stopped by it keeps what it has: a bound stays the last one certified, the search its
 // best order, so the run still returns a valid table.
 

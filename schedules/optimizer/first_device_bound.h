@@ -1,5 +1,5 @@
 #pragma once
-// Lower bounds for plans with offload and recompute (issue 19), on the problem's time grid: the
+// Lower bounds for plans with offload and recompute, on the problem's time grid: the
 // exact optimum of the first device's relaxation, and of every device's relaxation in a chain
 // (which also finds a schedule at its bound where one exists), by depth-first searches
 // (relaxation_search.h).

@@ -6,12 +6,8 @@
 #include <chrono>
 #include <numeric>
 
-#include "schedules/optimizer/cbc_deadline.h"
+#include "schedules/optimizer/cbc_handle.h"
 #include "schedules/optimizer/timing_model.h"
-
-#if BUBBLESIM_HAVE_CBC
-#include <coin/Cbc_C_Interface.h>
-#endif
 
 namespace bubblesim::optimizer {
 
@@ -137,14 +133,11 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
                          (pr.objective == Objective::Iteration && !pr.iteration.global_barrier);
   const double horizon = span_like ? t(upper) * S + 1.0 : t(upper);
 
-  Cbc_Model* model = Cbc_newModel();
-  Cbc_setLogLevel(model, 0);
+  CbcHandle model;
   auto dur = [&](std::int32_t v) { return pr.duration(g.kind(v), g.stage(v)); };
   // Columns 0..n-1: end times; n: z; then binaries.
-  for (std::int32_t v = 0; v < n; ++v)
-    Cbc_addCol(model, "", t(dur(v)), horizon, 0.0, 0, 0, nullptr, nullptr);
-  const std::int32_t z = n;
-  Cbc_addCol(model, "z", t(lb), t(upper), 1.0, 0, 0, nullptr, nullptr);
+  for (std::int32_t v = 0; v < n; ++v) model.add_column(t(dur(v)), horizon, 0.0, false);
+  const std::int32_t z = model.add_column(t(lb), t(upper), 1.0, false);
   std::vector<std::int32_t> pair_u, pair_v;
   std::vector<std::vector<std::int32_t> > device_ops(static_cast<std::size_t>(p));
   for (std::int32_t v = 0; v < n; ++v)
@@ -159,7 +152,6 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
     return pair_index[static_cast<std::size_t>(u) * static_cast<std::size_t>(3 * m) +
                       static_cast<std::size_t>(local(v))];
   };
-  std::int32_t next_col = n + 1;
   for (const auto& ops : device_ops) {
     for (std::size_t a = 0; a < ops.size(); ++a) {
       for (std::size_t b = a + 1; b < ops.size(); ++b) {
@@ -178,17 +170,15 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
                         ? fmt::format("not run: {} order binaries, more than the {} it can search",
                                       result.binaries, kMaxBigMBinaries)
                         : "time limit before the model was built";
-    Cbc_deleteModel(model);
     return result;
   }
   for (std::size_t k = 0; k < pair_u.size(); ++k) {
-    Cbc_addCol(model, "", 0.0, 1.0, 0.0, 1, 0, nullptr, nullptr);
-    slot(pair_u[k], pair_v[k]) = next_col++;
+    slot(pair_u[k], pair_v[k]) = model.add_column(0.0, 1.0, 0.0, true);
   }
 
   std::vector<int> cols;
   std::vector<double> coefs;
-  CbcRows rows;  // added at once (cbc_deadline.h)
+  CbcRows rows;  // added at once (cbc_handle.h)
   auto row = [&](char sense, double rhs) {
     rows.add(static_cast<int>(cols.size()), cols.data(), coefs.data(), sense, rhs);
     ++result.rows;
@@ -301,31 +291,24 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   start_values.push_back(t(upper));
   if (passed(limits.deadline)) {
     result.status = "time limit while the model was built";
-    Cbc_deleteModel(model);
     return result;
   }
-  cbc_add_rows(model, rows);
-  Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
-                   start_values.data());
-  if (limits.nodes > 0)
-    Cbc_setMaximumNodes(model, static_cast<int>(std::min<std::int64_t>(limits.nodes, 1 << 30)));
-  Cbc_setAllowableGap(model, 1e-7);
-  if (!cbc_solve_by(model, limits.deadline, limits.seconds)) {
+  model.add_rows(rows);
+  model.set_start(start_cols, start_values);
+  model.set_limits(limits.nodes, 1e-7);
+  if (!model.solve_by(limits.deadline, limits.seconds)) {
     result.status = "time limit before CBC started";
-    Cbc_deleteModel(model);
     return result;
   }
 
-  result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
-  result.nodes = Cbc_getNodeCount(model);
+  result.proven_optimal = model.proven_optimal();
+  result.nodes = model.nodes();
   // With the iteration objective CBC bounds its stand-in (the first iteration's end), not the
   // objective: only the certified bound counts.
   result.best_bound = static_cast<double>(lb);
   if (pr.objective != Objective::Iteration)
-    result.best_bound = std::max(result.best_bound, Cbc_getBestPossibleObjValue(model) * scale);
-  const double* sol = Cbc_bestSolution(model);
-  if (sol == nullptr) sol = Cbc_getColSolution(model);
-  if (sol != nullptr && Cbc_numberSavedSolutions(model) + (Cbc_bestSolution(model) ? 1 : 0) > 0) {
+    result.best_bound = std::max(result.best_bound, model.best_possible() * scale);
+  if (const double* sol = model.best_solution()) {
     Order order(static_cast<std::size_t>(p));
     for (std::int32_t d = 0; d < p; ++d) {
       std::vector<std::int32_t> ops = device_ops[static_cast<std::size_t>(d)];
@@ -345,13 +328,10 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
       result.cost = c;
     }
   }
-  result.status = result.proven_optimal              ? "optimal"
-                  : Cbc_isSecondsLimitReached(model) ? "time limit"
-                                                     : "stopped";
+  result.status = model.stop_reason();
   if (result.proven_optimal && pr.objective == Objective::Iteration)
     result.status += " for the first iteration's end";
   if (!result.solved) result.status += ", no solution read back";
-  Cbc_deleteModel(model);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

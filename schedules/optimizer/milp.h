@@ -45,7 +45,7 @@ struct MilpResult {
   std::string status;  // "optimal", "time limit", "no solution", ...
 };
 
-/// Limits of one CBC run: wall-clock seconds, the run's deadline (cbc_deadline.h: the LP
+/// Limits of one CBC run: wall-clock seconds, the run's deadline (cbc_handle.h: the LP
 /// relaxations stop at it too) and, when positive, branch-and-bound nodes (a node limit keeps the
 /// result deterministic).
 struct MilpLimits {

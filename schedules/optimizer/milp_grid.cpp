@@ -6,13 +6,9 @@
 #include <limits>
 #include <numeric>
 
-#include "schedules/optimizer/cbc_deadline.h"
+#include "schedules/optimizer/cbc_handle.h"
 #include "schedules/optimizer/milp_grid_model.h"
 #include "schedules/optimizer/timing_model.h"
-
-#if BUBBLESIM_HAVE_CBC
-#include <coin/Cbc_C_Interface.h>
-#endif
 
 namespace bubblesim::optimizer {
 
@@ -321,9 +317,7 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   gm.horizon = offset + upper / gm.grid + 1;
   define_jobs(pr, gm, warm, warm_plan, upper, window);
 
-  Cbc_Model* model = Cbc_newModel();
-  Cbc_setLogLevel(model, 0);
-  int next = 0;
+  CbcHandle model;
   std::vector<int> start_cols;
   std::vector<double> start_values;
   std::vector<std::vector<double> > ends_at(
@@ -332,10 +326,9 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   std::vector<std::vector<double> > starts_at = ends_at;
   for (Job& jb : gm.jobs) {
     if (!jb.present()) continue;
-    jb.column = next;
+    jb.column = model.columns();
     for (std::int64_t t = jb.first; t <= jb.last; ++t) {
-      Cbc_addCol(model, "", 0.0, 1.0, 0.0, 1, 0, nullptr, nullptr);
-      start_cols.push_back(next++);
+      start_cols.push_back(model.add_column(0.0, 1.0, 0.0, true));
       start_values.push_back(jb.warm >= 0 && t >= jb.warm ? 1.0 : 0.0);
     }
     const bool compute = jb.kind != StepKind::O && jb.kind != StepKind::L;
@@ -346,14 +339,13 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
         ends_at[du][static_cast<std::size_t>(jb.warm + jb.steps)] = 1.0;
     }
   }
-  result.binaries = next;
+  result.binaries = model.columns();
   for (std::int32_t d = 0; d < pr.devices; ++d) {
     for (auto* cols : {&gm.ends_col, &gm.starts_col}) {
-      cols->push_back(next);
+      cols->push_back(model.columns());
       const auto& warm_values = cols == &gm.ends_col ? ends_at : starts_at;
       for (std::int64_t t = 0; t < gm.horizon; ++t) {
-        Cbc_addCol(model, "", 0.0, 1.0, 0.0, 0, 0, nullptr, nullptr);
-        start_cols.push_back(next++);
+        start_cols.push_back(model.add_column(0.0, 1.0, 0.0, false));
         start_values.push_back(
             warm_values[static_cast<std::size_t>(d)][static_cast<std::size_t>(t)]);
       }
@@ -362,8 +354,7 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   const std::int64_t certified = std::max(lower_bound(pr), limits.known_bound);
   const double lb = std::ceil(static_cast<double>(certified) / static_cast<double>(gm.grid));
   const double ub = static_cast<double>(upper) / static_cast<double>(gm.grid);
-  gm.z = next;
-  Cbc_addCol(model, "z", std::min(lb, ub), ub, 1.0, 0, 0, nullptr, nullptr);
+  gm.z = model.add_column(std::min(lb, ub), ub, 1.0, false);
   start_cols.push_back(gm.z);
   start_values.push_back(ub);
   CbcRows rows;
@@ -374,44 +365,37 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   });
   if (late) {
     result.status = "time limit while the model was built";
-    Cbc_deleteModel(model);
     return result;
   }
-  cbc_add_rows(model, rows);
+  model.add_rows(rows);
   result.rows = static_cast<std::int64_t>(rows.size());
-  if (!targeted)
-    Cbc_setMIPStartI(model, static_cast<int>(start_cols.size()), start_cols.data(),
-                     start_values.data());
-  if (limits.nodes > 0)
-    Cbc_setMaximumNodes(model, static_cast<int>(std::min<std::int64_t>(limits.nodes, 1 << 30)));
+  if (!targeted) model.set_start(start_cols, start_values);
   // The objective counts whole steps when it has no post-iteration work.
-  Cbc_setAllowableGap(model, pr.objective == Objective::Iteration ? 1e-6 : 1.0 - 1e-6);
-  if (!cbc_solve_by(model, limits.deadline, limits.seconds)) {
+  model.set_limits(limits.nodes, pr.objective == Objective::Iteration ? 1e-6 : 1.0 - 1e-6);
+  if (!model.solve_by(limits.deadline, limits.seconds)) {
     result.status = "time limit before CBC started";
-    Cbc_deleteModel(model);
     return result;
   }
 
-  result.proven_optimal = Cbc_isProvenOptimal(model) != 0;
-  result.nodes = Cbc_getNodeCount(model);
-  const double bound_steps = Cbc_getBestPossibleObjValue(model);
+  result.proven_optimal = model.proven_optimal();
+  result.nodes = model.nodes();
+  const double bound_steps = model.best_possible();
   // With the iteration objective CBC bounds its stand-in (the first iteration's end), not the
   // objective: only the certified bound counts.
   result.best_bound = static_cast<double>(certified);
   const auto grid_ps = static_cast<double>(gm.grid);
   double cbc_bound = std::ceil(bound_steps - 1e-6) * grid_ps;
-  if (result.proven_optimal) cbc_bound = std::round(Cbc_getObjValue(model)) * grid_ps;
+  if (result.proven_optimal) cbc_bound = std::round(model.objective()) * grid_ps;
   // Targeted, the model holds only the schedules of cost <= target: every other one costs at
   // least a step more (the objective counts whole steps).
-  const bool infeasible = targeted && Cbc_isProvenInfeasible(model) != 0;
+  const bool infeasible = targeted && model.proven_infeasible();
   if (targeted) {
     const double beyond = static_cast<double>(limits.target) + grid_ps;
     cbc_bound = infeasible ? beyond : std::min(cbc_bound, beyond);
   }
   if (pr.objective != Objective::Iteration)
     result.best_bound = std::max(result.best_bound, cbc_bound);
-  const double* sol = Cbc_bestSolution(model);
-  if (sol != nullptr) {
+  if (const double* sol = model.best_solution()) {
     MemoryPlan plan;
     if (std::optional<Order> order = read_back(pr, gm, sol, plan)) {
       TimingModel replay(pr);
@@ -424,14 +408,10 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
       }
     }
   }
-  result.status = infeasible                         ? "infeasible for the target"
-                  : result.proven_optimal            ? "optimal"
-                  : Cbc_isSecondsLimitReached(model) ? "time limit"
-                                                     : "stopped";
+  result.status = infeasible ? "infeasible for the target" : model.stop_reason();
   if (result.proven_optimal && pr.objective == Objective::Iteration)
     result.status += " for the first iteration's end";
   if (!result.solved && !infeasible) result.status += ", no solution read back";
-  Cbc_deleteModel(model);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

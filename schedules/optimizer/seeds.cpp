@@ -189,7 +189,7 @@ Order eager_weights(const Order& order) {
 /// their B's. Offload only frees an
 /// activation before its B; after the B it holds M_W until its W, which no copy frees, so a seed
 /// that defers W's (ZB-V, the building blocks) may not fit however much it offloads, while the
-/// same order with eager W's does (issue 19: ZB-V at p = 8, m = 16, half of 1F1B's memory, fits
+/// same order with eager W's does (measured: ZB-V at p = 8, m = 16, half of 1F1B's memory, fits
 /// with 95 activations offloaded at a 0.4% longer span, and no deferred-W order fits at all).
 void eager_weight_seeds(std::vector<Seed>& out, std::size_t skip_begin, std::size_t skip_end) {
   const std::size_t n = out.size();

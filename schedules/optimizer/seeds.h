@@ -23,7 +23,7 @@ struct Seed {
   /// A finished schedule (a repaired building block): the search compares its result with it but
   /// does not start or restart from it (search.h).
   bool finished = false;
-  /// Fitted even after the deadline (issue 35): the zero-bubble heuristic's own construction (the
+  /// Fitted even after the deadline: the zero-bubble heuristic's own construction (the
   /// list scheduler at the limit, its 8 flag combinations), so that a short time limit never
   /// gives a plan worse than that heuristic's; cheap (one list schedule and one fit each).
   bool required = false;

@@ -127,9 +127,9 @@ bool read_first_principles(const YamlNode& n, const GpuSpec& gpu, FirstPrinciple
 
 std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerModel* model,
                                      DiagnosticList& diags) {
-  const std::vector<std::string> keys{
-      "preset",           "flops",           "efficiency", "memory", "memory_bandwidth",
-      "nvlink_bandwidth", "first_principles"};
+  const std::vector<std::string> keys{"preset",           "flops",           "flops_fp8",
+                                      "efficiency",       "memory",          "memory_bandwidth",
+                                      "nvlink_bandwidth", "first_principles"};
   if (!node.is_map()) {
     MapReader complain(node, diags, keys);
     return std::nullopt;
@@ -155,13 +155,31 @@ std::optional<GpuSpec> read_gpu_spec(const YamlNode& node, const TransformerMode
     if (ok) m.require("flops");  // an unknown preset (reported) is why it is missing
     ok = false;
   }
-  if (preset && preset->raw()["flops_fp8"]) {
-    if (auto r = preset->child("flops_fp8").as_flop_rate(diags)) gpu.flops_fp8 = *r;
+  // The FP8 peak follows the dense one: `flops_fp8` as given; else the preset's, scaled as
+  // `flops` overrides the preset's peak in the model's dtype (a GPU run at a lower clock or
+  // power cap loses both alike), so no override leaves one precision at the datasheet rate.
+  if (auto f = m.get("flops_fp8")) {
+    if (auto r = f->as_flop_rate(diags))
+      gpu.flops_fp8 = *r;
+    else
+      ok = false;
+  } else if (dtype == "fp8") {
+    gpu.flops_fp8 = gpu.flops;
+  } else if (preset && preset->raw()["flops_fp8"]) {
+    DiagnosticList internal;  // the built-in file's values parse (presets_test checks them)
+    double fp8 = 0, reference = 0;
+    if (auto r = preset->child("flops_fp8").as_flop_rate(internal)) fp8 = r->flops_per_second();
+    if (preset->raw()["flops_" + dtype]) {
+      if (auto r = preset->child("flops_" + dtype).as_flop_rate(internal))
+        reference = r->flops_per_second();
+    }
+    if (m.has("flops") && reference > 0) fp8 *= gpu.flops.flops_per_second() / reference;
+    gpu.flops_fp8 = FlopRate::flops_per_second(fp8);
   }
   if (model && model->fp8_linear && !(gpu.flops_fp8.flops_per_second() > 0)) {
     node.error(diags,
-               "model.fp8_linear needs the GPU's FP8 peak: a GPU preset with flops_fp8 "
-               "(h100-sxm, h800, h200, b200, mi300x)");
+               "model.fp8_linear needs the GPU's FP8 peak: cluster.gpu.flops_fp8, or a GPU preset "
+               "with one (h100-sxm, h800, h200, b200, mi300x)");
     ok = false;
   }
   auto bytes_key = [&](const char* key, std::optional<Bytes>& out) {

@@ -1,5 +1,7 @@
 #include "sim/costmodel/model_flops.h"
 
+#include "sim/costmodel/layer_work.h"
+
 namespace bubblesim {
 namespace {
 
@@ -44,32 +46,53 @@ double mlp_macs(const TransformerModel& m, double f) {
   return matrices * static_cast<double>(m.hidden) * f;
 }
 
-}  // namespace
-
-double forward_flops_per_token(const TransformerModel& m) {
+/// Forward multiply-accumulates of one token, split as ModelFlops.
+ModelFlops forward_macs_per_token(const TransformerModel& m) {
   const AttentionShape a = attention_shape(m);
   const auto s = static_cast<double>(m.seq_len);
   const auto heads = static_cast<double>(m.attention.heads);
-  const double core_macs = s * heads * (a.qk_dim + a.v_dim);  // QK^T and AV, no causal discount
+  // QK^T and AV over the causal lower triangle: half the s x s scores (kCausalFraction).
+  const double core_macs = s * heads * (a.qk_dim + a.v_dim) * kCausalFraction;
   const double dense_mlp = mlp_macs(m, static_cast<double>(m.ffn()));
-  double macs = 0;
+  ModelFlops macs;
   for (std::int64_t i = 0; i < m.layers; ++i) {
-    macs += a.projection_macs + core_macs;
+    macs.linear += a.projection_macs;
+    macs.other += core_macs;
     if (m.is_moe_layer(i)) {
       const MoeSpec& moe = *m.moe;
       const auto fe =
           static_cast<double>(moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : m.ffn());
-      macs += static_cast<double>(moe.top_k + moe.shared_experts) * mlp_macs(m, fe);
+      macs.linear += static_cast<double>(moe.top_k + moe.shared_experts) * mlp_macs(m, fe);
     } else {
-      macs += dense_mlp;
+      macs.linear += dense_mlp;
     }
   }
-  macs += static_cast<double>(m.hidden) * static_cast<double>(m.embedding.vocab);  // LM head
-  return 2.0 * macs;
+  macs.other += static_cast<double>(m.hidden) * static_cast<double>(m.embedding.vocab);  // LM head
+  return macs;
+}
+
+}  // namespace
+
+double forward_flops_per_token(const TransformerModel& m) {
+  return 2.0 * forward_macs_per_token(m).total();
 }
 
 double training_flops_per_sequence(const TransformerModel& m) {
   return 3.0 * forward_flops_per_token(m) * static_cast<double>(m.seq_len);
+}
+
+ModelFlops training_flops_split(const TransformerModel& m) {
+  const ModelFlops macs = forward_macs_per_token(m);
+  const double per_mac = 3.0 * 2.0 * static_cast<double>(m.seq_len);
+  return ModelFlops{macs.linear * per_mac, macs.other * per_mac};
+}
+
+std::optional<double> seconds_at_peak(const TransformerModel& m, const GpuSpec& gpu) {
+  const double peak = gpu.flops.flops_per_second();
+  const double fp8 = m.fp8_linear ? gpu.flops_fp8.flops_per_second() : peak;
+  if (!(peak > 0.0) || !(fp8 > 0.0)) return std::nullopt;
+  const ModelFlops flops = training_flops_split(m);
+  return flops.linear / fp8 + flops.other / peak;
 }
 
 }  // namespace bubblesim

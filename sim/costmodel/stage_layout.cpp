@@ -48,15 +48,32 @@ std::vector<std::int64_t> megatron_counts(const TransformerModel& model, std::in
     const std::int64_t fixed = (mg.first ? 1 : 0) + (mg.last ? 1 : 0);
     const std::int64_t given = mg.first.value_or(0) + mg.last.value_or(0);
     const std::int64_t rest = model.layers - given, shared = stages - fixed;
-    if (stages < fixed || rest < 0 || (shared == 0 && rest != 0) ||
-        (shared > 0 && (rest < shared || rest % shared != 0))) {
+    const std::string split = fmt::format("layers_per_stage {{first: {}, last: {}}}",
+                                          mg.first ? std::to_string(*mg.first) : "-",
+                                          mg.last ? std::to_string(*mg.last) : "-");
+    if (stages < fixed) {
+      error = fmt::format("{}: a pipeline of {} stage has no separate first and last stage", split,
+                          stages);
+    } else if (rest < 0) {
+      error = fmt::format("{}: the first and last stages hold {} layers, more than the model's {}",
+                          split, given, model.layers);
+    } else if (shared == 0 && rest != 0) {
       error = fmt::format(
-          "layers_per_stage {{first: {}, last: {}}}: the other {} of {} layers must split evenly "
-          "over the other {} stages (at least one layer each), as Megatron-Core requires",
-          mg.first ? std::to_string(*mg.first) : "-", mg.last ? std::to_string(*mg.last) : "-",
-          rest, model.layers, shared);
-      return {};
+          "{}: with {} stages the first and last stages hold every layer, so they must add up "
+          "to the model's {} (they add up to {})",
+          split, stages, model.layers, given);
+    } else if (shared > 0 && rest < shared) {
+      error = fmt::format(
+          "{}: {} of the model's {} layers are left for the other {} stages, which need at "
+          "least one layer each",
+          split, rest, model.layers, shared);
+    } else if (shared > 0 && rest % shared != 0) {
+      error = fmt::format(
+          "{}: the other {} of {} layers must split evenly over the other {} stages, as "
+          "Megatron-Core requires",
+          split, rest, model.layers, shared);
     }
+    if (!error.empty()) return {};
     for (std::size_t i = 0; i < p; ++i) out[i] = shared > 0 ? rest / shared : 0;
     if (mg.first) out.front() = *mg.first;
     if (mg.last) out.back() = *mg.last;

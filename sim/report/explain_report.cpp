@@ -52,10 +52,12 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   const ScheduleRun& subject = e.subject().run;
   std::string out =
       fmt::format("{} at scenario {} ({}): p={} stages, m={} microbatches, communication: {}, {}\n",
-                  e.name, visible_controls(scenario.labels.name), scenario.file, scenario.stages,
-                  scenario.microbatches, communication_summary(scenario), budget_summary(scenario));
-  out += fmt::format("{}: {}\n", generator.info.name, generator.info.description);
-  out += fmt::format("  entry: {} ({})\n", subject.label,
+                  visible_controls(e.name), visible_controls(scenario.labels.name),
+                  visible_controls(scenario.file), scenario.stages, scenario.microbatches,
+                  communication_summary(scenario), budget_summary(scenario));
+  out += fmt::format("{}: {}\n", visible_controls(generator.info.name),
+                     visible_controls(generator.info.description));
+  out += fmt::format("  entry: {} ({})\n", visible_controls(subject.label),
                      e.listed ? "from the scenario's schedules"
                               : "not listed in the scenario: the generator's defaults");
   out += fmt::format("  formula: {}\n", subject.has_formula || !subject.formula.note.empty()
@@ -66,7 +68,7 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
   out += fmt::format(
       "\nmemory decisions of {} (O, L, R ops of the replayed table, backwards that recompute "
       "per unit; peaks at the simulation level):\n",
-      subject.label);
+      visible_controls(subject.label));
   TextTable mem({"device", "offloaded (O)", "reloaded (L)", "recomputed (R)", "recomputing B",
                  "units in B", "unit held in B", "bytes offloaded", "bytes reloaded", "not stored",
                  "peak act", "peak mem", "budget", "headroom"});
@@ -150,12 +152,14 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
           "\nnot finished at the simulation level (peak mem is then the table level's, "
           "unbudgeted):\n";
     any_failed = true;
-    out += fmt::format("  {}: {}: {}\n", row.run.label, run_status_name(row.run.simulation.status),
-                       row.run.simulation.failure);
+    out += fmt::format("  {}: {}: {}\n", visible_controls(row.run.label),
+                       run_status_name(row.run.simulation.status),
+                       visible_controls(row.run.simulation.failure));
   }
   if (!e.skipped.empty()) out += "\n";
   for (const SkippedSchedule& s : e.skipped)
-    out += fmt::format("skipped baseline {}: {}\n", s.schedule, s.reason);
+    out += fmt::format("skipped baseline {}: {}\n", visible_controls(s.schedule),
+                       visible_controls(s.reason));
   // A table whose first column alone is wider than the width (a long schedule label) still
   // breaks its rows at spaces; user strings (names, paths) cannot drive a terminal.
   return fit_lines(visible_controls(out, true), width);

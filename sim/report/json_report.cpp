@@ -217,6 +217,7 @@ nlohmann::json scenario_report_json(const Scenario& scenario, const ScenarioRun&
   for (const RankedSchedule& r : verdict.ranked) {
     ranked.push_back({{"schedule", r.run->label},
                       {"rank", r.rank},
+                      {"time_s", r.time_s},  // ranking_metric's value, as the verdict shows it
                       {"speedup_vs_baseline", optional_number(r.speedup_vs_baseline)}});
   }
   j["ranking"] = ranked;

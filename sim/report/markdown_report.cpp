@@ -2,59 +2,26 @@
 #include <fmt/format.h>
 
 #include "sim/report/idle_split_report.h"
+#include "sim/report/markdown_escape.h"
 #include "sim/report/ranking.h"
 #include "sim/report/report_format.h"
 #include "sim/report/report_rows.h"
 #include "sim/report/text_report.h"
-#include "sim/units/utf8.h"
 
 namespace bubblesim {
 namespace {
-
-/// Any text of the report as Markdown shows it and nothing more: control characters and
-/// newlines as \xHH (a name cannot start a line or a heading), `|` (a table cell), HTML's `<`,
-/// `>` and `&` as entities (no raw HTML), and the characters that open code, emphasis or a link
-/// backslash-escaped.
-std::string md_cell(const std::string& s) {
-  std::string out;
-  for (char c : visible_controls(s)) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '|':
-      case '\\':
-      case '`':
-      case '*':
-      case '[':
-      case ']':
-        out += '\\';
-        out += c;
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string md_table(const ReportRows& rows, std::size_t left_columns = 1) {
   std::string out = "|";
   std::string rule = "|";
   for (std::size_t i = 0; i < rows.header.size(); ++i) {
-    out += " " + md_cell(rows.header[i]) + " |";
+    out += " " + markdown_text(rows.header[i]) + " |";
     rule += i < left_columns ? "---|" : "---:|";
   }
   out += "\n" + rule + "\n";
   for (const auto& row : rows.rows) {
     out += "|";
-    for (const std::string& c : row) out += " " + md_cell(c) + " |";
+    for (const std::string& c : row) out += " " + markdown_text(c) + " |";
     out += "\n";
   }
   return out;
@@ -67,22 +34,22 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
   const Verdict verdict = make_verdict(scenario, result, options.baseline);
   std::string out =
       fmt::format("## bubblesim: {}\n\np = {} stages, m = {} microbatches, communication: {}\n\n",
-                  md_cell(scenario.labels.name), scenario.stages, scenario.microbatches,
+                  markdown_text(scenario.labels.name), scenario.stages, scenario.microbatches,
                   report_format::communication_summary(scenario));
-  out += "**" + md_cell(verdict_headline(verdict)) + "**\n\n";
+  out += "**" + markdown_text(verdict_headline(verdict)) + "**\n\n";
   if (!verdict.ranked.empty()) {
     ReportRows ranked = verdict_rows(scenario, verdict);
     out += md_table(ranked, 2) + "\n";
   }
-  if (!verdict.baseline_note.empty()) out += md_cell(verdict.baseline_note) + "\n\n";
-  for (const std::string& note : verdict.notes) out += md_cell(note) + "\n\n";
-  for (const std::string& w : verdict.warnings) out += "Warning: " + md_cell(w) + "\n\n";
+  if (!verdict.baseline_note.empty()) out += markdown_text(verdict.baseline_note) + "\n\n";
+  for (const std::string& note : verdict.notes) out += markdown_text(note) + "\n\n";
+  for (const std::string& w : verdict.warnings) out += "Warning: " + markdown_text(w) + "\n\n";
   if (const ReportRows idle = idle_split_rows(verdict); !idle.rows.empty())
     out += "Idle time by cause, % of devices x makespan:\n\n" + md_table(idle) + "\n";
   if (!verdict.failed.empty()) {
     out += "Failed:\n\n";
     for (const FailedSchedule& f : verdict.failed)
-      out += fmt::format("- **{}**: {}\n", md_cell(f.label), md_cell(f.reason));
+      out += fmt::format("- **{}**: {}\n", markdown_text(f.label), markdown_text(f.reason));
     out += "\n";
   }
   const std::vector<const ScheduleRun*> runs = runs_in_order(result, verdict, options.compare);
@@ -101,15 +68,15 @@ std::string scenario_report_markdown(const Scenario& scenario, const ScenarioRun
            md_table(stage_cost_rows(result.resolved), 1);
     const std::vector<std::string> mtp = mtp_cost_notes(result.resolved);
     if (!mtp.empty()) out += "\n";
-    for (const std::string& line : mtp) out += md_cell(line) + ".\n";
+    for (const std::string& line : mtp) out += markdown_text(line) + ".\n";
   }
   Ranking ranking = rank_schedules(result);
   if (!ranking.changes.empty()) {
     out += "\n### Ranking changes between levels\n\n";
     for (const RankingChange& c : ranking.changes) {
       out += fmt::format("- {} beats {} at the {} level but not at the {} level: {}\n",
-                         md_cell(c.better), md_cell(c.worse), c.from_level, c.to_level,
-                         md_cell(c.reason));
+                         markdown_text(c.better), markdown_text(c.worse), c.from_level, c.to_level,
+                         markdown_text(c.reason));
     }
   } else if (result.runs.size() > 1) {
     out += "\nThe ranking of schedules is the same at every level.\n";

@@ -99,6 +99,19 @@ double standard_error(const nlohmann::json& result, const Metric& metric) {
   return n > 0 ? e->factor * sim[sd_key].get<double>() / std::sqrt(n) : 0.0;
 }
 
+/// The GPU peaks a report's MFU is against: the dense and FP8 peaks and whether the linear GEMMs
+/// ran in FP8 ("" without a GPU).
+std::string peaks_of(const nlohmann::json& report) {
+  const nlohmann::json* sc =
+      report.contains("scenario") && report["scenario"].is_object() ? &report["scenario"] : nullptr;
+  if (sc == nullptr || !sc->contains("cluster")) return "";
+  const nlohmann::json gpu = (*sc)["cluster"].value("gpu", nlohmann::json::object());
+  const nlohmann::json model = sc->value("model", nlohmann::json::object());
+  return gpu.value("flops", nlohmann::json()).dump() + "/" +
+         gpu.value("flops_fp8", nlohmann::json()).dump() + "/" +
+         model.value("fp8_linear", nlohmann::json()).dump();
+}
+
 /// Which Monte Carlo samples a report drew: its variability's seed and sample count ("" without).
 std::string samples_drawn(const nlohmann::json& report) {
   if (!report.contains("scenario") || !report["scenario"].is_object() ||
@@ -107,49 +120,6 @@ std::string samples_drawn(const nlohmann::json& report) {
   const nlohmann::json& v = report["scenario"]["variability"];
   return v.value("seed", nlohmann::json()).dump() + "/" +
          v.value("samples", nlohmann::json()).dump();
-}
-
-/// Relative change in percent; none when the baseline is zero.
-std::optional<double> change_percent(const MetricComparison& m) {
-  if (m.baseline == 0) return std::nullopt;
-  return (m.current - m.baseline) / std::abs(m.baseline) * 100.0;
-}
-
-/// Per schedule: regressions, improvements and the worst change (the largest relative worsening
-/// among its regressions), in baseline order.
-std::string rollup_markdown(const RegressionReport& report) {
-  struct Rollup {
-    std::size_t regressions = 0, improvements = 0;
-    const MetricComparison* worst = nullptr;
-  };
-  std::vector<std::string> order;
-  std::map<std::string, Rollup> by_schedule;
-  for (const MetricComparison& m : report.metrics) {
-    if (!by_schedule.count(m.schedule)) order.push_back(m.schedule);
-    Rollup& r = by_schedule[m.schedule];
-    r.improvements += m.improvement ? 1 : 0;
-    if (!m.regression) continue;
-    ++r.regressions;
-    auto size = [](const MetricComparison& c) {
-      return std::fabs(change_percent(c).value_or(1e300));
-    };
-    if (r.worst == nullptr || size(m) > size(*r.worst)) r.worst = &m;
-  }
-  std::string rows;
-  for (const std::string& label : order) {
-    const Rollup& r = by_schedule[label];
-    if (r.regressions == 0 && r.improvements == 0) continue;
-    std::string worst = "-";
-    if (r.worst != nullptr) {
-      std::optional<double> pct = change_percent(*r.worst);
-      worst = fmt::format("{} {}", r.worst->metric,
-                          pct ? fmt::format("{:+.2f}%", *pct) : std::string("new nonzero"));
-    }
-    rows += fmt::format("| {} | {} | {} | {} |\n", label, r.regressions, r.improvements, worst);
-  }
-  if (rows.empty()) return "";
-  return "| schedule | regressions | improvements | worst change |\n|---|---:|---:|---|\n" + rows +
-         "\n";
 }
 
 /// The dotted keys under which `a` and `b` differ: objects are walked, anything else (lists of
@@ -293,6 +263,7 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
   for (const auto& r : current["results"]) now[r.value("label", "")] = &r;
   std::map<std::string, bool> seen;
   const bool same_samples = samples_drawn(baseline) == samples_drawn(current);
+  const bool same_peaks = peaks_of(baseline) == peaks_of(current);
   for (const auto& b : baseline["results"]) {
     const std::string label = b.value("label", "");
     seen[label] = true;
@@ -330,7 +301,9 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
       const bool lower = m.current < m.baseline * (1.0 - tolerance) - margin;
       m.other_samples =
           !same_samples && metric->level == MetricLevel::Simulation && !sampling_error_of(*metric);
-      switch (m.other_samples ? MetricDirection::Informational : metric->direction) {
+      m.other_peak = !same_peaks && metric->key == "mfu";
+      switch (m.other_samples || m.other_peak ? MetricDirection::Informational
+                                              : metric->direction) {
         case MetricDirection::LowerIsBetter:
           m.regression = higher;
           m.improvement = lower;
@@ -348,111 +321,6 @@ RegressionReport compare_reports(const nlohmann::json& baseline, const nlohmann:
   for (const auto& [label, r] : now) {
     if (!seen.count(label)) out.added.push_back(label);
   }
-  return out;
-}
-
-std::string regression_markdown(const RegressionReport& report) {
-  std::size_t regressions = 0, improvements = 0;
-  for (const MetricComparison& m : report.metrics) {
-    regressions += m.regression ? 1 : 0;
-    improvements += m.improvement ? 1 : 0;
-  }
-  std::string out =
-      report.regressed()
-          ? fmt::format(
-                "## :x: bubblesim regression check: {} metric regressions, {} status changes, {} "
-                "missing schedules (tolerance {}%)\n\n",
-                regressions + report.lost.size(), report.status_changes.size(),
-                report.missing.size(), six_digits(report.tolerance * 100))
-          : fmt::format(
-                "## :white_check_mark: bubblesim regression check: no regression (tolerance "
-                "{}%, {} metrics compared, {} improved)\n\n",
-                six_digits(report.tolerance * 100), report.metrics.size(), improvements);
-  if (!report.scenario_differences.empty()) {
-    const std::size_t shown = std::min<std::size_t>(report.scenario_differences.size(), 12);
-    std::vector<std::string> keys(
-        report.scenario_differences.begin(),
-        report.scenario_differences.begin() + static_cast<std::ptrdiff_t>(shown));
-    out += fmt::format(
-        "**Warning: the two reports are of different scenarios**; their resolved scenarios differ "
-        "in {}{}.\n\n",
-        fmt::join(keys, ", "),
-        shown < report.scenario_differences.size()
-            ? fmt::format(" and {} more keys", report.scenario_differences.size() - shown)
-            : std::string());
-  }
-  out += rollup_markdown(report);
-  std::string rows;
-  std::size_t informational = 0;
-  const bool sampled = std::any_of(report.metrics.begin(), report.metrics.end(),
-                                   [](const MetricComparison& m) { return m.sampling_error > 0; });
-  std::size_t other_samples = 0;
-  for (const MetricComparison& m : report.metrics) {
-    if (m.current == m.baseline) continue;
-    if (m.other_samples) {
-      ++other_samples;
-      continue;
-    }
-    if (m.definition->direction == MetricDirection::Informational) {
-      ++informational;
-      continue;
-    }
-    const std::optional<double> change = change_percent(m);
-    std::string verdict = m.regression    ? "regression"
-                          : m.improvement ? "improvement"
-                                          : "within tolerance";
-    std::string pct = change ? fmt::format("{:+.3f}%", *change) : "new nonzero";
-    std::string error;
-    if (sampled) {
-      error = m.sampling_error > 0
-                  ? fmt::format(" {} |", format_metric(m.definition->unit, m.sampling_error))
-                  : std::string(" - |");
-    }
-    rows += fmt::format("| {} | {} | {} | {} | {} |{} {} |\n", m.schedule, m.metric,
-                        format_metric(m.definition->unit, m.baseline),
-                        format_metric(m.definition->unit, m.current), pct, error, verdict);
-  }
-  if (!rows.empty()) {
-    out += sampled ? "| schedule | metric | baseline | current | change | sampling error | "
-                     "verdict |\n|---|---|---:|---:|---:|---:|---|\n"
-                   : "| schedule | metric | baseline | current | change | verdict "
-                     "|\n|---|---|---:|---:|---:|---|\n";
-    out += rows + "\n";
-    if (sampled) {
-      out += fmt::format(
-          "Monte Carlo estimates (variability) are judged beyond the tolerance plus {} sampling "
-          "errors of the difference.\n\n",
-          six_digits(kSamplingSigmas));
-    }
-  } else if (informational == 0 && other_samples == 0 && report.unjudged_changes == 0) {
-    out += "Every compared metric is unchanged.\n\n";
-  }
-  if (report.unjudged_changes > 0) {
-    out += fmt::format(
-        "{} other metric{} changed (not judged: the headline metrics are the iteration time, or "
-        "the makespan, and the peak memory; `--all` judges and lists every metric).\n\n",
-        report.unjudged_changes, report.unjudged_changes == 1 ? "" : "s");
-  }
-  if (other_samples > 0) {
-    out += fmt::format(
-        "{} simulation metric{} of the median Monte Carlo sample changed (not judged: the reports "
-        "drew different samples, a different variability seed or count).\n\n",
-        other_samples, other_samples == 1 ? "" : "s");
-  }
-  if (informational > 0) {
-    out += fmt::format(
-        "{} informational metric{} changed (not judged: no better direction, e.g. the time of a "
-        "peak).\n\n",
-        informational, informational == 1 ? "" : "s");
-  }
-  for (const std::string& s : report.status_changes)
-    out += fmt::format("- status change (regression): {}\n", s);
-  for (const std::string& s : report.lost)
-    out += fmt::format("- value lost in the current report (regression): {}\n", s);
-  for (const std::string& s : report.missing)
-    out += fmt::format("- missing from the current report (regression): {}\n", s);
-  for (const std::string& s : report.added)
-    out += fmt::format("- new in the current report (not compared): {}\n", s);
   return out;
 }
 

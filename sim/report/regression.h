@@ -39,6 +39,9 @@ struct MetricComparison {
   bool improvement = false;     // current < baseline * (1 - tolerance)
   double sampling_error = 0.0;  // standard error of current - baseline (0: deterministic)
   bool other_samples = false;   // a median sample's value from differently drawn samples: unjudged
+  /// A fraction of the GPU's peak (MFU) whose reports have different peaks: each is against its
+  /// own, so a slower GPU reads as a higher MFU; unjudged (tokens/s and TFLOP/s compare).
+  bool other_peak = false;
 };
 
 /// Standard errors of the difference a Monte Carlo estimate may move without a verdict.

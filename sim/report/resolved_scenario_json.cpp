@@ -83,6 +83,17 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
       costs[key] = a;
     }
   }
+  // Beside a model, the key the op times came from (TFLOP/s and MFU count the model's FLOPs over
+  // them, docs/recipes.md); absent when the model derives them.
+  if (sc.model && !sc.costs.times_key.empty()) costs["times_given_by"] = sc.costs.times_key;
+  // Mechanisms a preset or default would have turned on that this cost form leaves off, with why
+  // (absent when none: reports without them stay as they were).
+  if (!sc.costs.not_applied.empty()) {
+    nlohmann::json off = nlohmann::json::array();
+    for (const CostsSpec::NotApplied& n : sc.costs.not_applied)
+      off.push_back({{"key", n.key}, {"reason", n.reason}});
+    costs["not_applied"] = off;
+  }
   j["costs"] = costs;
 
   if (sc.model) j["model"] = transformer_model_json(*sc.model);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "sim/units/csv_records.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
 #include "sim/units/quantity_parser.h"
@@ -15,42 +16,12 @@ namespace bubblesim::sweep_plot_axes {
 
 std::vector<std::vector<std::string>> parse_csv(std::string_view text, const std::string& file) {
   std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false, open = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c != '"') {
-        field += c;
-      } else if (i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else {
-        quoted = false;
-      }
-      continue;
-    }
-    open = true;
-    if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n') {
-      record.push_back(std::move(field));
-      field.clear();
-      records.push_back(std::move(record));
-      record.clear();
-      open = false;
-    } else if (c != '\r') {
-      field += c;
-    }
-  }
-  if (quoted) throw InputError(fmt::format("{}: a quoted CSV field is not closed", file));
-  if (open) {
-    record.push_back(std::move(field));
-    records.push_back(std::move(record));
+  CsvReader reader(text);
+  while (std::optional<CsvRecord> record = reader.next()) {
+    if (!record->quotes_closed)
+      throw InputError(fmt::format("{}:{}: a quoted CSV field is not closed", file, record->line));
+    std::vector<std::string>& values = records.emplace_back();
+    for (const CsvField& field : record->fields) values.emplace_back(field.value);
   }
   return records;
 }

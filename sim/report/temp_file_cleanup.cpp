@@ -30,12 +30,17 @@ extern "C" void unlink_registered_and_reraise(int sig) {
   std::raise(sig);
 }
 
-// Installs the handler for SIGINT and SIGTERM, unless the signal is ignored (nohup, a shell's
-// background job) or already handled by someone else.
+// Every signal whose default action ends the process and that a terminal, a shell or a pipe
+// sends: Ctrl-C (SIGINT), Ctrl-\ (SIGQUIT), the terminal closing (SIGHUP), kill (SIGTERM), the
+// reader of a pipe going away (SIGPIPE).
+constexpr std::array kTerminatingSignals{SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE};
+
+// Installs the handler for each of them, unless the signal is ignored (nohup ignores SIGHUP, a
+// shell's background job SIGINT) or already handled by someone else.
 void install_handlers() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM}) {
+    for (int sig : kTerminatingSignals) {
       struct sigaction old {};
       if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
       struct sigaction act {};

@@ -1,7 +1,8 @@
 #pragma once
 // Removing temporary and lock files on every exit path: an object of CleanupOnSignal registers a
-// path that a SIGINT or SIGTERM handler unlinks before re-raising the signal (so the process
-// still ends as killed); the destructor unlinks it too unless release() was called (the file was
+// path that a handler of the terminating signals a terminal, shell or pipe sends (SIGINT,
+// SIGQUIT, SIGHUP, SIGTERM, SIGPIPE) unlinks before re-raising the signal (so the process still
+// ends as killed); the destructor unlinks it too unless release() was called (the file was
 // renamed into place). Used by the output writer (atomic_file.h).
 
 #include <string>

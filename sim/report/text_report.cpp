@@ -221,9 +221,10 @@ std::string faults_text(const Scenario& scenario, const ScenarioRun& result, std
     }
   }
   for (const LinkFaultSpec& l : scenario.faults.links) {
-    out +=
-        fmt::format("  link {} <-> {} from {}: {}\n", l.a, l.b, l.at,
-                    l.bandwidth ? fmt::format("degraded to {}", *l.bandwidth) : std::string("cut"));
+    out += wrap_text(
+        fmt::format("  link {} <-> {} from {}: {}", l.a, l.b, l.at,
+                    l.bandwidth ? fmt::format("degraded to {}", *l.bandwidth) : std::string("cut")),
+        width, 4);
   }
   std::vector<std::vector<Cell>> rows;
   for (const ScheduleRun& r : result.runs) {

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <optional>
 
+#include "sim/units/utf8.h"
+
 namespace bubblesim {
 namespace {
 
@@ -111,6 +113,15 @@ bool same_apart_from(const std::vector<std::string>& a, const std::vector<std::s
 
 }  // namespace
 
+TextTable::TextTable(std::vector<std::string> header) : header_(std::move(header)) {
+  for (std::string& h : header_) h = visible_controls(h);
+}
+
+void TextTable::add_row(std::vector<std::string> row) {
+  for (std::string& cell : row) cell = visible_controls(cell);
+  rows_.push_back(std::move(row));
+}
+
 std::string TextTable::render(std::size_t width) const {
   std::vector<std::size_t> all(header_.size());
   for (std::size_t c = 0; c < all.size(); ++c) all[c] = c;
@@ -212,7 +223,8 @@ std::string Footnotes::render(std::size_t width) const {
   return out;
 }
 
-std::string wrap_text(const std::string& text, std::size_t width, std::size_t indent) {
+std::string wrap_text(const std::string& raw, std::size_t width, std::size_t indent) {
+  const std::string text = visible_controls(raw);
   // The first line keeps the text's leading spaces.
   std::size_t at = std::min(text.find_first_not_of(' '), text.size());
   std::string out, line(at, ' ');

@@ -11,8 +11,10 @@ namespace bubblesim {
 
 class TextTable {
  public:
-  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  /// Headings and cells are text a terminal shows: each is written with its control characters,
+  /// newlines included, as \xHH (a user's name cannot drive the terminal or start a row).
+  explicit TextTable(std::vector<std::string> header);
+  void add_row(std::vector<std::string> row);
   /// The first column is left-aligned, the rest right-aligned unless marked here.
   void align_left(std::size_t column) { left_.push_back(column); }
   /// How many leading columns every block repeats when the table splits (default 1).
@@ -47,7 +49,9 @@ class Footnotes {
 };
 
 /// `text` wrapped at spaces to lines of at most `width` characters (a longer word stays whole);
-/// every line after the first starts with `indent` spaces. Ends with a newline.
+/// every line after the first starts with `indent` spaces. Ends with a newline. A line of free
+/// text: its control characters, newlines included, are written as \xHH (the text report's rule
+/// for every string that came from a user).
 std::string wrap_text(const std::string& text, std::size_t width, std::size_t indent = 0);
 
 /// `text` with every line longer than `width` broken at spaces (a word longer than a line is cut)

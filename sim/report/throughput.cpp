@@ -17,11 +17,10 @@ Throughput throughput(const Scenario& sc, std::optional<double> iteration_time_s
   const double tokens_per_s_per_gpu = tokens / *iteration_time_s / gpus;
   out.tokens_per_s_per_gpu = tokens_per_s_per_gpu;
   out.gpu_hours_per_trillion_tokens = 1e12 / tokens_per_s_per_gpu / 3600.0;
-  const double flops_per_gpu =
-      sequences * training_flops_per_sequence(model) / *iteration_time_s / gpus;
-  out.model_tflops_per_gpu = flops_per_gpu / 1e12;
-  if (sc.gpu && sc.gpu->flops.flops_per_second() > 0.0)
-    out.mfu = flops_per_gpu / sc.gpu->flops.flops_per_second();
+  const ModelFlops flops = training_flops_split(model);
+  out.model_tflops_per_gpu = sequences * flops.total() / *iteration_time_s / gpus / 1e12;
+  if (const std::optional<double> ideal = sc.gpu ? seconds_at_peak(model, *sc.gpu) : std::nullopt)
+    out.mfu = sequences * *ideal / gpus / *iteration_time_s;
   return out;
 }
 

@@ -14,7 +14,13 @@ namespace bubblesim {
 struct Throughput {
   std::optional<double> tokens_per_s_per_gpu;
   std::optional<double> model_tflops_per_gpu;  // TFLOP/s (1e12)
-  std::optional<double> mfu;                   // model FLOP/s over the GPU's dense peak
+  /// Model FLOP utilization: the time the model's FLOPs take at the GPU's peak over the time they
+  /// took. Each FLOP counts against the peak of the precision it runs in: the dtype's
+  /// (`cluster.gpu.flops`), and under model.fp8_linear the FP8 peak for the linear GEMMs. So it
+  /// is a fraction a GPU can reach, in (0, 1]: against the BF16 peak alone an FP8 run could read
+  /// above 100%, and op times faster than the peak are refused (sim/runner/op_time_floor.h).
+  /// model_flops.h: seconds_at_peak.
+  std::optional<double> mfu;
   std::optional<double> gpu_hours_per_trillion_tokens;
 };
 

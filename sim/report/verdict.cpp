@@ -107,6 +107,13 @@ Verdict make_verdict(const Scenario& scenario, const ScenarioRun& result,
   Verdict v;
   v.by = &ranking_metric();
   v.notes = a2a_overlap_notes(scenario, result);
+  for (const CostsSpec::NotApplied& n : scenario.costs.not_applied)
+    v.notes.push_back(fmt::format("note: {} is off: {}", n.key, n.reason));
+  if (scenario.model && !scenario.costs.times_key.empty())
+    v.notes.push_back(fmt::format(
+        "note: TFLOP/s/GPU and MFU count the model's FLOPs over op times that {} gives, not "
+        "ones derived from the model (op times faster than the GPU's peak are refused)",
+        scenario.costs.times_key));
   if (!baseline.empty() && !named_in(result, baseline)) {
     std::vector<std::string> names;
     for (const ScheduleRun& r : result.runs) names.push_back(r.label);

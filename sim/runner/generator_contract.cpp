@@ -85,6 +85,8 @@ class InputChecker {
     } catch (const std::exception& e) {
       fail("generate",
            fmt::format("threw an exception that is not a ScheduleConstraintError: {}", e.what()));
+    } catch (const GenerationInterrupted&) {
+      throw;  // the user stopped it: not the generator's failure
     } catch (...) {
       fail("generate", "threw a non-standard exception");
     }

@@ -8,6 +8,8 @@
 
 #include "sim/engine/collectives.h"
 #include "sim/runner/a2a_plan.h"
+#include "sim/runner/clock_range.h"
+#include "sim/runner/op_time_floor.h"
 #include "sim/runner/resolve_costs.h"
 #include "sim/runner/sync_plan.h"
 #include "sim/scenario/scenario_loader.h"
@@ -157,7 +159,9 @@ ResolvedScenario resolve(const Scenario& scenario) {
   r.routes = route_estimates(scenario);
   if (!scenario.file.empty()) r.base_dir = scenario_base_dir(scenario.file);
   resolve_costs(scenario, r);
+  check_op_time_floor(scenario, r);
   r.optimizer_step = optimizer_steps(scenario, r);
+  check_clock_range(scenario, r);
   if (!r.sync.gradient_bytes.empty()) {
     r.sync.optimizer = r.optimizer_step;
     r.sync.optimizer.resize(static_cast<std::size_t>(scenario.stages), Time::zero());

@@ -11,6 +11,7 @@
 
 #include "sim/engine/collectives.h"
 #include "sim/runner/a2a_plan.h"
+#include "sim/units/overflow_error.h"
 
 namespace bubblesim {
 namespace {
@@ -239,6 +240,14 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   } catch (const std::invalid_argument& e) {
     // The sections check what they can; what is left concerns the split over TP ranks.
     throw InputError({Diagnostic{par.where, "parallelism", e.what()}});
+  } catch (const OverflowError& e) {
+    // Each key is bounded where it is read; what they multiply to can still pass the clock.
+    throw InputError({Diagnostic{
+        sc.model->embedding.where, "model",
+        fmt::format("an op time derived from the model does not fit in the simulated clock "
+                    "(64-bit picoseconds, about 106 days): {}; check the model's size against "
+                    "cluster.gpu.flops and the efficiency",
+                    e.what())}});
   }
 }
 

@@ -360,7 +360,11 @@ ScheduleRun run_schedule(const ResolvedScenario& resolved, const Generator& gene
           spec->samples, iterations, run.label, ops, kReplayOverheadOps, kMaxSampledOps, fit,
           iterations > 1 ? " or fewer iterations (iteration.count)" : ""));
     }
-    run.monte_carlo = run_monte_carlo(simulated, spec, scenario.command_line.threads);
+    run.monte_carlo = run_monte_carlo(
+        simulated, spec, scenario.command_line.threads,
+        [&](std::uint64_t done, std::uint64_t total) {
+          if (progress) progress(fmt::format("sampling {}/{} (variability.samples)", done, total));
+        });
     const std::uint64_t median = run.monte_carlo->median_sample;
     run.simulation = engine.run(sample_durations(simulated, spec, median));
     run.noiseless = simulate(simulated);

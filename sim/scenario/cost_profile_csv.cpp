@@ -6,7 +6,7 @@
 #include <map>
 #include <optional>
 
-#include "sim/units/csv_fields.h"
+#include "sim/units/csv_records.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/quantity_parser.h"
 
@@ -62,11 +62,11 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
   std::map<std::string, std::map<int, int>> seen;  // op -> stage -> line
   bool header = false;
   bool has_cv = false;
-  const std::vector<std::string_view> text_lines = split_lines(text);
-  for (std::size_t line_index = 0; line_index < text_lines.size(); ++line_index) {
-    const int line_no = static_cast<int>(line_index) + 1;
-    const std::string_view line = text_lines[line_index];
-    if (trim(line).empty() || trim(line).front() == '#') continue;
+  CsvReader reader(text, CsvComments::Hash);
+  while (const std::optional<CsvRecord> record = reader.next()) {
+    const int line_no = record->line;
+    const std::string_view line = record->text();
+    if (record->comment || trim(line).empty()) continue;
     auto at = [&](int col) { return SourceLocation{file, line_no, col}; };
     if (!header) {
       std::string compact;
@@ -82,9 +82,7 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
       has_cv = compact == kHeaderWithCv;
       continue;
     }
-    CsvFields fields = split_csv_fields(line);
-    const std::vector<std::string_view>& f = fields.values;
-    const std::vector<int>& col = fields.columns;
+    const std::vector<CsvField>& f = record->fields;
     const std::size_t columns = has_cv ? 5 : 4;
     if (f.size() != columns) {
       diags.add(at(1), "",
@@ -92,7 +90,7 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
                             has_cv ? kHeaderWithCv : kHeader, f.size()));
       continue;
     }
-    std::string_view op = trim(f[0]);
+    std::string_view op = trim(f[0].value);
     const OpField* field = nullptr;
     for (const OpField& o : kOps)
       if (o.name == op) field = &o;
@@ -100,41 +98,41 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
       std::vector<std::string> names;
       for (const OpField& o : kOps) names.emplace_back(o.name);
       std::string hint = closest_match(std::string(op), names);
-      diags.add(at(col[0]), "",
+      diags.add(at(f[0].column), "",
                 fmt::format("unknown op '{}'{} (allowed: {})", op,
                             hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint),
                             fmt::join(names, ", ")));
       continue;
     }
-    std::string_view stage_text = trim(f[1]);
+    std::string_view stage_text = trim(f[1].value);
     int stage = -1;
     auto [p, ec] = std::from_chars(stage_text.data(), stage_text.data() + stage_text.size(), stage);
     if (ec != std::errc() || p != stage_text.data() + stage_text.size() || stage < 0 ||
         stage >= stages) {
-      diags.add(at(col[1]), "",
+      diags.add(at(f[1].column), "",
                 fmt::format("stage '{}' is not a stage of this pipeline (allowed: 0..{})",
                             stage_text, stages - 1));
       continue;
     }
     auto& stage_lines = seen[std::string(op)];
     if (stage_lines.count(stage)) {
-      diags.add(at(col[0]), "",
+      diags.add(at(f[0].column), "",
                 fmt::format("{} of stage {} is given twice (also line {})", op, stage,
                             stage_lines[stage]));
       continue;
     }
-    std::string_view duration = trim(f[2]), bytes = trim(f[3]);
+    std::string_view duration = trim(f[2].value), bytes = trim(f[3].value);
     std::optional<double> cv;
     if (has_cv) {
-      std::string_view cv_text = trim(f[4]);
+      std::string_view cv_text = trim(f[4].value);
       if (!field->time && !cv_text.empty()) {
-        diags.add(at(col[4]), "", fmt::format("{} is a size; leave the cv column empty", op));
+        diags.add(at(f[4].column), "", fmt::format("{} is a size; leave the cv column empty", op));
         continue;
       }
       if (field->time) {
         cv = parse_cv(cv_text);
         if (!cv) {
-          diags.add(at(col[4]), "",
+          diags.add(at(f[4].column), "",
                     fmt::format("the cv of {} on stage {} must be a number from 0 to 10 (the "
                                 "coefficient of variation over the repetitions), got '{}'",
                                 op, stage, cv_text));
@@ -146,21 +144,21 @@ MeasuredProfile read_cost_profile_csv(std::string_view text, const std::string& 
     try {
       if (field->time) {
         if (!bytes.empty()) {
-          diags.add(at(col[3]), "",
+          diags.add(at(f[3].column), "",
                     fmt::format("{} is a duration; leave the bytes column empty", op));
           continue;
         }
         sc.*(field->time) = parse_time(duration);
       } else {
         if (!duration.empty()) {
-          diags.add(at(col[2]), "",
+          diags.add(at(f[2].column), "",
                     fmt::format("{} is a size; leave the duration column empty", op));
           continue;
         }
         sc.*(field->bytes) = parse_bytes(bytes);
       }
     } catch (const QuantityError& e) {
-      diags.add(at(field->time ? col[2] : col[3]), "",
+      diags.add(at(field->time ? f[2].column : f[3].column), "",
                 fmt::format("{} of stage {}: {}", op, stage, e.what()));
       continue;
     }

@@ -228,6 +228,17 @@ struct CostsSpec {
   /// The coefficients of variation of F, B and W per pipeline stage that `costs.profile` measured
   /// (its cv column); empty without one. `variability` uses them unless it gives a cv.
   std::vector<CvByKind> measured_cv;
+  /// Where the scenario gives op times beside a model (costs.forward, costs.per_layer or
+  /// costs.profile): the key and its place, for errors about them once the model's FLOPs are
+  /// known (sim/runner/op_time_floor.h). Empty key: none given.
+  std::string times_key;
+  SourceLocation times_where;
+  /// Mechanisms a preset or a default would turn on that cannot act on this cost form, each
+  /// left off: the key and why (sections/cost_form_section.h; the reports list them).
+  struct NotApplied {
+    std::string key, reason;
+  };
+  std::vector<NotApplied> not_applied;
 };
 
 /// Settings from the command line, not from the file: resource limits and how to replay. The
@@ -247,6 +258,9 @@ struct Scenario {
   std::string file;               // path it was loaded from ("" for built in memory)
   std::int32_t stages = 0;        // p: pipeline stages = devices
   std::int32_t microbatches = 0;  // m
+  /// Where m was given (pipeline.microbatches, or training.global_batch it follows from): for
+  /// errors about how long the schedule runs once its op times are known.
+  SourceLocation microbatches_where;
   CostsSpec costs;
   std::optional<TransformerModel> model;
   std::optional<GpuSpec> gpu;

@@ -20,21 +20,21 @@ namespace bubblesim {
 /// FNV-1a 64 of `bytes`, continuing from `hash`.
 std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t hash = 0xcbf29ce484222325ULL);
 
-/// 16 hex digits of the hash of the tool version, the sweep file's bytes, its base scenario's
-/// bytes, the --max-ops limit (which decides which points are invalid rows) and the content of
-/// each file of `inputs` (with its path relative to the sweep file's folder; a folder: its
-/// files), so that --resume reruns the points when a file they read changed.
+/// 16 hex digits of the hash of the tool version, the built-in presets (every model, GPU and
+/// framework preset's values), the sweep file's bytes, its base scenario's bytes, the --max-ops
+/// limit (which decides which points are invalid rows) and the content of each file of `inputs`
+/// (with its path relative to the sweep file's folder; a folder: its files), so that --resume
+/// reruns the points when a file they read changed.
 std::string sweep_fingerprint(const SweepSpec& spec, std::int64_t max_ops,
                               const std::vector<std::string>& inputs = {});
 
-/// The files the sweep's points read besides the sweep file and its base: every file read while
-/// loading point 0 (topology, profile, model files) and the point of each axis value that names
-/// a file or holds a subtree (up to kMaxFingerprintLoads such points), and the files and folders
-/// that string schedule parameters name (from-file's table). Sorted, each once.
+/// The files the sweep's points read besides the sweep file and its base: every file or folder a
+/// scalar of point 0's scenario names (topology, profile, from-file's tables) and every file or
+/// folder any value of any axis names (a scalar, or a scalar inside a subtree; a stat each, no
+/// limit on the values), relative to the base's folder as the loader resolves them; and the file
+/// of every generator the points run that came from a plugin (a C++ .so or a Python file).
+/// Sorted, each once; the same in every process (not what a process happened to read before).
 std::vector<std::string> sweep_point_inputs(const SweepSpec& spec, const Registry& registry);
-
-/// Extra points sweep_point_inputs loads for axis values (each a scenario load, not a run).
-inline constexpr std::int64_t kMaxFingerprintLoads = 4096;
 
 /// The first line of the CSV, with its newline; shard I/N is named when N > 1.
 std::string fingerprint_line(const std::string& fingerprint, std::int64_t shard_index,

@@ -5,41 +5,13 @@
 #include <algorithm>
 #include <optional>
 
+#include "sim/units/csv_records.h"
 #include "sim/units/diagnostics.h"
 
 namespace bubblesim {
 namespace {
 
 constexpr std::string_view kFingerprintPrefix = "# bubblesim sweep fingerprint=";
-
-// One CSV record starting at `begin`: its fields as written (quotes kept) and the offset after
-// its newline. nullopt when the text ends before the record's newline (a torn record).
-struct Record {
-  std::string_view text;  // the whole record with its newline
-  std::vector<std::string_view> fields;
-  std::size_t end = 0;
-  int newlines = 0;  // quoted newlines included
-};
-
-std::optional<Record> read_record(std::string_view text, std::size_t begin) {
-  Record r;
-  bool quoted = false;
-  std::size_t field = begin;
-  for (std::size_t i = begin; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '"') quoted = !quoted;  // "" inside quotes toggles twice
-    if (c == '\n') ++r.newlines;
-    if (quoted || (c != ',' && c != '\n')) continue;
-    r.fields.push_back(text.substr(field, i - field));
-    field = i + 1;
-    if (c == '\n') {
-      r.end = i + 1;
-      r.text = text.substr(begin, r.end - begin);
-      return r;
-    }
-  }
-  return std::nullopt;
-}
 
 std::string first_line(std::string_view text) {
   return std::string(text.substr(0, std::min(text.find('\n'), std::size_t{80})));
@@ -70,23 +42,24 @@ void check_first_lines(std::string_view text, const ResumeExpectation& expect,
 }
 
 // Why `r` is not row `entry` of point `points[k]` (or row 0 of the next point); empty when it is.
-std::string row_problem(const Record& r, const ResumeExpectation& expect, std::size_t k,
+// Fields are compared as written (quotes kept): the sweep writes them the same way each time.
+std::string row_problem(const CsvRecord& r, const ResumeExpectation& expect, std::size_t k,
                         std::int64_t entry, std::size_t columns) {
   if (r.fields.size() != columns)
     return fmt::format("has {} fields, the header {}", r.fields.size(), columns);
   const std::string point = std::to_string(expect.points[k]);
-  if (r.fields[0] != point || r.fields[1] != std::to_string(entry)) {
+  if (r.fields[0].raw != point || r.fields[1].raw != std::to_string(entry)) {
     return fmt::format(
         "is point {} entry {} where point {} entry {} belongs (a duplicated, "
         "missing or foreign row)",
-        r.fields[0], r.fields[1], point, entry);
+        r.fields[0].raw, r.fields[1].raw, point, entry);
   }
   // The axis cells exactly as this sweep writes them, then the next field's comma (labels may
   // hold quoted commas, so the text is compared, not a count of fields).
   const std::string want = expect.axis_cells(expect.points[k]);
-  const char* start = r.fields[1].data() + r.fields[1].size();  // the comma after the entry
-  const std::string_view after_entry(
-      start, static_cast<std::size_t>(r.text.data() + r.text.size() - start));
+  const char* start = r.fields[1].raw.data() + r.fields[1].raw.size();  // the comma after it
+  const std::string_view after_entry(start,
+                                     static_cast<std::size_t>(r.raw.data() + r.raw.size() - start));
   if (after_entry.substr(0, want.size()) != want || after_entry.substr(want.size(), 1) != ",") {
     return fmt::format("has stale axis values for point {} ('{}', the sweep has '{}')", point,
                        after_entry.substr(1, want.empty() ? 0 : want.size() - 1),
@@ -103,19 +76,24 @@ ResumeCheck check_resume(std::string_view text, const ResumeExpectation& expect,
   const std::string start = expect.fingerprint_line + expect.header;
   if (start.rfind(text, 0) == 0) return check;  // empty, or killed while writing the header
   check_first_lines(text, expect, file);
-  const std::size_t columns = read_record(expect.header, 0)->fields.size();
-  std::size_t pos = start.size(), point_start = pos, k = 0;
+  const std::size_t columns = CsvReader(expect.header).next()->fields.size();
+  const std::size_t rows_begin = start.size();
+  std::size_t point_start = rows_begin, k = 0;
   std::int64_t entry = 0, rows_in_point = 0;
-  int line = 3;
-  while (pos < text.size()) {
-    std::optional<Record> r = read_record(text, pos);
-    if (!r) {
+  const int first_row_line = 3;  // after the fingerprint and the header
+  CsvReader reader(text.substr(rows_begin));
+  while (true) {
+    const std::size_t pos = rows_begin + reader.offset();
+    std::optional<CsvRecord> r = reader.next();
+    if (!r) break;
+    const int line = first_row_line + r->line - 1;
+    if (!r->terminated) {
       check.problem = fmt::format("line {} is torn (no newline at its end)", line);
       break;
     }
     // A row 0 of the next point closes the current one.
     if (entry > 0 && k + 1 < expect.points.size() && r->fields.size() > 1 &&
-        r->fields[0] == std::to_string(expect.points[k + 1]) && r->fields[1] == "0") {
+        r->fields[0].raw == std::to_string(expect.points[k + 1]) && r->fields[1].raw == "0") {
       ++k;
       entry = 0;
       point_start = pos;
@@ -130,8 +108,6 @@ ResumeCheck check_resume(std::string_view text, const ResumeExpectation& expect,
     }
     ++entry;
     ++rows_in_point;
-    line += r->newlines;
-    pos = r->end;
   }
   check.keep_bytes = point_start;
   check.points_kept = k;

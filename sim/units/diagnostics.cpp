@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -53,18 +54,36 @@ std::string shortened(const std::string& s) {
   return s.substr(0, cut) + "\u2026";
 }
 
-// Every quoted value ('...', on one line) longer than kMaxEchoed shortened.
+// An apostrophe inside a word ("the GPU's peak"), not a quote around a value.
+bool is_apostrophe(const std::string& s, std::size_t at) {
+  auto letter = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  return at > 0 && at + 1 < s.size() && letter(s[at - 1]) && letter(s[at + 1]);
+}
+
+// Every quoted value ('...') longer than kMaxEchoed shortened, its newlines written \x0a.
 std::string shorten_quoted(const std::string& s) {
   std::string out;
   std::size_t i = 0;
   while (i < s.size()) {
     std::size_t open = s.find('\'', i);
     if (open == std::string::npos) break;
+    if (is_apostrophe(s, open)) {
+      out += s.substr(i, open + 1 - i);
+      i = open + 1;
+      continue;
+    }
     std::size_t close = s.find('\'', open + 1);
     std::size_t end = close == std::string::npos ? s.size() : close;
     std::string value = s.substr(open + 1, end - open - 1);
     out += s.substr(i, open + 1 - i);
-    out += value.find('\n') == std::string::npos ? shortened(value) : value;
+    if (close != std::string::npos) {
+      // A value's newline is the user's, not the message's: shown, not obeyed.
+      for (std::size_t at = value.find('\n'); at != std::string::npos; at = value.find('\n', at))
+        value.replace(at, 1, "\\x0a");
+      out += shortened(value);
+    } else {
+      out += value.find('\n') == std::string::npos ? shortened(value) : value;
+    }
     i = end;
     if (close != std::string::npos) {
       out += '\'';
@@ -76,7 +95,9 @@ std::string shorten_quoted(const std::string& s) {
 
 // Control characters (terminal escape sequences included, C1 controls such as U+009B too) and
 // bytes that are not UTF-8 as \xHH; invisible format characters (a byte-order mark inside a key,
-// bidirectional overrides) as \uXXXX; newlines and other well-formed UTF-8 are kept.
+// bidirectional overrides) as \uXXXX; other well-formed UTF-8 is kept. A newline stays (a message
+// may list its problems one per line) but every line after it is indented: no line of a message
+// can start where a diagnostic of its own starts, at its file name.
 std::string escape_controls(const std::string& s) {
   std::string out;
   out.reserve(s.size());
@@ -97,6 +118,7 @@ std::string escape_controls(const std::string& s) {
     } else {
       out.append(s, i, length);
       i += length;
+      if (u == '\n' && i < s.size() && s[i] != ' ') out += "  ";
     }
   }
   return out;

@@ -137,13 +137,15 @@ double parse_scaled(std::string_view text, std::string_view what,
                                   trim_whitespace(text), nu.unit, what, units_help));
 }
 
-std::int64_t to_int64(double v, std::string_view text, std::string_view what) {
+/// `limit` says the largest value in the user's units (a duration is 64-bit picoseconds, a size
+/// 64-bit bytes).
+std::int64_t to_int64(double v, std::string_view text, std::string_view what,
+                      std::string_view limit) {
   double r = std::nearbyint(v);
   // 2^63 is exactly representable; anything at or above it does not fit.
   if (!(r < 9223372036854775808.0)) {
-    throw QuantityError(fmt::format("'{}' is too large for a {} (the limit is {} in its base unit)",
-                                    trim_whitespace(text), what,
-                                    std::numeric_limits<std::int64_t>::max()));
+    throw QuantityError(fmt::format("'{}' is too large for a {} (allowed: up to {})",
+                                    trim_whitespace(text), what, limit));
   }
   return static_cast<std::int64_t>(r);
 }
@@ -167,12 +169,13 @@ Time parse_time(std::string_view text) {
         "least 1ps)",
         trim_whitespace(text)));
   }
-  return Time::from_ps(to_int64(ps, text, "duration"));
+  return Time::from_ps(
+      to_int64(ps, text, "duration", "2562047h, about 106 days: durations are 64-bit picoseconds"));
 }
 
 Bytes parse_bytes(std::string_view text) {
   double b = parse_scaled(text, "size", kByteUnits, bytes_units_help(), "80GiB");
-  return Bytes(to_int64(b, text, "size"));
+  return Bytes(to_int64(b, text, "size", "8EiB: sizes are 64-bit byte counts"));
 }
 
 Bandwidth parse_bandwidth(std::string_view text) {
@@ -181,8 +184,8 @@ Bandwidth parse_bandwidth(std::string_view text) {
     throw QuantityError(
         fmt::format("'{}' is not a valid bandwidth: it must be positive", trim_whitespace(text)));
   if (v > 1e18)
-    throw QuantityError(
-        fmt::format("'{}' is too large for a bandwidth (at most 1EB/s)", trim_whitespace(text)));
+    throw QuantityError(fmt::format("'{}' is too large for a bandwidth (allowed: up to 1EB/s)",
+                                    trim_whitespace(text)));
   return Bandwidth::bytes_per_second(v);
 }
 
@@ -192,7 +195,10 @@ FlopRate parse_flop_rate(std::string_view text) {
     throw QuantityError(fmt::format("'{}' is not a valid compute rate: it must be positive",
                                     trim_whitespace(text)));
   if (v > 1e24)
-    throw QuantityError(fmt::format("'{}' is too large for a compute rate", trim_whitespace(text)));
+    throw QuantityError(
+        fmt::format("'{}' is too large for a compute rate (allowed: up to 1e24 "
+                    "FLOPS, a million PFLOPS)",
+                    trim_whitespace(text)));
   return FlopRate::flops_per_second(v);
 }
 

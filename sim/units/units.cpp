@@ -14,7 +14,10 @@ namespace bubblesim {
 Time Time::from_seconds(double seconds) {
   double ps = std::nearbyint(seconds * 1e12);
   if (!std::isfinite(ps) || ps >= 9223372036854775808.0 || ps < -9223372036854775808.0) {
-    throw OverflowError(fmt::format("{}s does not fit in picosecond time", seconds));
+    throw OverflowError(fmt::format(
+        "a time of {:.4g} s does not fit in the simulated clock (64-bit picoseconds: at most "
+        "2562047h, about 106 days)",
+        seconds));
   }
   return Time(static_cast<std::int64_t>(ps));
 }

@@ -143,6 +143,13 @@ std::optional<T> as_quantity(const YamlNode& n, DiagnosticList& d, std::string_v
   }
 }
 
+/// Whether `inside`; if not, reports the node's value as outside [min, max] (as written there).
+bool within(const YamlNode& n, DiagnosticList& d, bool inside, const auto& min, const auto& max) {
+  if (!inside)
+    n.error(d, fmt::format("{} is out of range (allowed: {} to {})",
+                           trim_whitespace(n.raw().Scalar()), min, max));
+  return inside;
+}
 }  // namespace
 
 std::string join_key_path(const std::string& parent, const std::string& key) {
@@ -200,11 +207,7 @@ std::optional<std::int64_t> YamlNode::as_integer(DiagnosticList& d, std::int64_t
     error(d, fmt::format("expected an integer, got {}", got(*this)));
     return std::nullopt;
   }
-  if (v < min || v > max) {
-    error(d, fmt::format("{} is out of range (allowed: {} to {})", trim_whitespace(node_.Scalar()),
-                         min, max));
-    return std::nullopt;
-  }
+  if (!within(*this, d, v >= min && v <= max, min, max)) return std::nullopt;
   return v;
 }
 
@@ -214,11 +217,7 @@ std::optional<double> YamlNode::as_real(DiagnosticList& d, double min, double ma
     error(d, fmt::format("expected a number, got {}", got(*this)));
     return std::nullopt;
   }
-  if (v < min || v > max) {
-    error(d, fmt::format("{} is out of range (allowed: {} to {})", trim_whitespace(node_.Scalar()),
-                         min, max));
-    return std::nullopt;
-  }
+  if (!within(*this, d, v >= min && v <= max, min, max)) return std::nullopt;
   return v;
 }
 
@@ -261,6 +260,11 @@ std::optional<std::string> YamlNode::as_choice(DiagnosticList& d,
 std::optional<Time> YamlNode::as_time(DiagnosticList& d) const {
   return as_quantity<Time>(*this, d, "a duration",
                            [](const std::string& s) { return parse_time(s); });
+}
+std::optional<Time> YamlNode::as_time(DiagnosticList& d, Time min, Time max) const {
+  const std::optional<Time> t = as_time(d);
+  const std::string low = min == Time::zero() ? std::string("0") : to_string(min);
+  return t && within(*this, d, *t >= min && *t <= max, low, max) ? t : std::nullopt;
 }
 std::optional<Bytes> YamlNode::as_bytes(DiagnosticList& d) const {
   return as_quantity<Bytes>(*this, d, "a size",

@@ -70,6 +70,8 @@ class YamlNode {
   std::optional<std::string> as_choice(DiagnosticList& d,
                                        const std::vector<std::string>& choices) const;
   std::optional<Time> as_time(DiagnosticList& d) const;
+  /// A duration within [min, max]; outside it the diagnostic names the range.
+  std::optional<Time> as_time(DiagnosticList& d, Time min, Time max) const;
   std::optional<Bytes> as_bytes(DiagnosticList& d) const;
   std::optional<Bandwidth> as_bandwidth(DiagnosticList& d) const;
   std::optional<FlopRate> as_flop_rate(DiagnosticList& d) const;

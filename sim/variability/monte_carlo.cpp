@@ -1,7 +1,9 @@
 #include "sim/variability/monte_carlo.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
+#include <mutex>
 #include <numeric>
 #include <system_error>
 #include <thread>
@@ -25,12 +27,26 @@ int monte_carlo_workers(int threads, std::int64_t samples) {
 }
 
 MonteCarloResult run_monte_carlo(const EngineInput& input,
-                                 const std::shared_ptr<const VariabilitySpec>& spec, int threads) {
+                                 const std::shared_ptr<const VariabilitySpec>& spec, int threads,
+                                 const MonteCarloProgress& progress) {
   const auto n = static_cast<std::size_t>(std::max<std::int64_t>(spec->samples, 0));
   MonteCarloResult out;
   out.samples.resize(n);
   const int workers = monte_carlo_workers(threads, spec->samples);
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(workers));
+  std::atomic<std::uint64_t> done{0};
+  std::mutex telling;
+  auto finished_one = [&] {
+    const std::uint64_t now = ++done;
+    if (!progress) return;
+    // The last sample always reports (it waits for its turn); the others skip while one reports.
+    std::unique_lock lock(telling, std::defer_lock);
+    if (now == n)
+      lock.lock();
+    else if (!lock.try_lock())
+      return;
+    progress(now, n);
+  };
   auto work = [&](int w) {
     try {
       const std::size_t begin = n * static_cast<std::size_t>(w) / static_cast<std::size_t>(workers);
@@ -45,6 +61,7 @@ MonteCarloResult run_monte_carlo(const EngineInput& input,
         out.samples[i] =
             SampleOutcome{r.status, r.metrics.makespan.seconds(), r.metrics.bubble_ratio,
                           r.metrics.iteration.iteration_time.seconds()};
+        finished_one();
       }
     } catch (...) {
       errors[static_cast<std::size_t>(w)] = std::current_exception();

@@ -6,6 +6,7 @@
 // index) and is stored at its index, so the outcome is byte-identical for any thread count.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -43,11 +44,16 @@ std::shared_ptr<const DurationModel> sample_durations(
     const EngineInput& input, const std::shared_ptr<const VariabilitySpec>& spec,
     std::uint64_t sample);
 
+/// Told after each finished sample how many of how many are done (from any worker, one call at
+/// a time; a call is skipped while another is running, never the last one). A run of many
+/// samples takes minutes (each sample is a full replay): this is how a terminal shows it.
+using MonteCarloProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
 /// Replays `input` spec->samples times on `threads` workers (0: every hardware thread; never more
 /// than the samples). Rethrows the first exception of a worker, in worker order.
 MonteCarloResult run_monte_carlo(const EngineInput& input,
                                  const std::shared_ptr<const VariabilitySpec>& spec,
-                                 int threads = 0);
+                                 int threads = 0, const MonteCarloProgress& progress = {});
 
 /// The number of workers run_monte_carlo uses for `threads` and `samples`.
 int monte_carlo_workers(int threads, std::int64_t samples);

@@ -1,4 +1,4 @@
-// Boost.Graph against the hand-written lazy route search (issue 37 item 3; docs/architecture.md,
+// Boost.Graph against the hand-written lazy route search (docs/architecture.md,
 // "Routes and Boost.Graph"): the same route queries a 1024-stage pipeline on the 65,536-GPU fat
 // tree asks for (TopologyRoutes/fat_tree_65536 in routing_bench.cpp), answered by
 //   BoostRoutes/csr_dijkstra: Boost's compressed_sparse_row_graph of the topology's directed

@@ -1,4 +1,4 @@
-// The optimizer's benchmarks (issues 5 and 19), each a fresh optimizer run per iteration (no
+// The optimizer's benchmarks, each a fresh optimizer run per iteration (no
 // generator cache):
 //   build/bin/bubblesim_bench --benchmark_filter=Optimizer
 // - OptimizerZbCurve/...: the bubble at every point of the zero-bubble heuristic's memory curve (1x
@@ -192,7 +192,7 @@ void OptimizerMilpProof(benchmark::State& state) {
 }
 BENCHMARK(OptimizerMilpProof)->Args({8, 16})->Unit(benchmark::kSecond)->Iterations(1);
 
-// Issue 19's proof target: p = 4, m = 8 (and m = 4), unit costs, the limit half of 1F1B's memory
+// The proof target: p = 4, m = 8 (and m = 4), unit costs, the limit half of 1F1B's memory
 // (2 M_B on every device, 1F1B needs p), offload (one M_B copied in one unit each way) and
 // recompute (R = F, a tenth of M_B kept) allowed: the time-indexed MILP decides keep / offload /
 // recompute.

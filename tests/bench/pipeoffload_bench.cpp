@@ -1,4 +1,4 @@
-// `optimized` with offload against PipeOffload's own interleaved schedule with offload (issue 19):
+// `optimized` with offload against PipeOffload's own interleaved schedule with offload:
 //   build/bin/bubblesim_bench --benchmark_filter=OptimizerPipeOffload
 // One benchmark per row of tests/data/pipeoffload_interleaved.csv, the output of
 // tests/bench/peers/pipeoffload_interleaved.py (group_interleaved_1f1b with cpu_offload, two chunks

@@ -1,9 +1,9 @@
-// Routing on large topologies (issue 22 item 4): building the topology and every route a p-stage
+// Routing on large topologies: building the topology and every route a p-stage
 // pipeline on its first p GPUs asks for (each GPU's nearest host, the routes to and from it, the
 // stage-to-stage routes both ways and the ring alpha-beta), as resolve and the engine do.
 //   TopologyRoutes/fat_tree_65536/1024: the fat-tree builder, 8192 nodes x 8 GPUs, radix 64
 //   TopologyRoutes/chain_100000/64:     a general-form chain of 10^5 GPUs
-// and loading a topology from YAML (issue 35 item 5: over 20 s for this chain):
+// and loading a topology from YAML (once over 20 s for this chain):
 //   TopologyLoad/chain_yaml/100000: the scenario holding that chain in the general form (about
 //                                   10 MB of YAML), loaded and resolved as `validate` does, p = 64
 #include <benchmark/benchmark.h>

@@ -1,7 +1,7 @@
 // The streamed replay (sim/engine/stream_replay.h): fixed-delay replays of 1F1B and interleaved
 // 1F1B read from their order streams, holding no table and no per-op timing. Counters: ops/s and
 // the heap the replay itself used at its peak (bounded by the devices and the microbatches in
-// flight, not by the op count). The issue-20 case, p = 256, m = 131072, v = 2 (2.1 x 10^8 ops),
+// flight, not by the op count). The case p = 256, m = 131072, v = 2 (2.1 x 10^8 ops),
 // is Stream/interleaved/256/131072; a whole `run` of it is in docs/performance.md.
 #include <benchmark/benchmark.h>
 

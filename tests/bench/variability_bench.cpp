@@ -1,7 +1,7 @@
 // Monte Carlo replays (docs/variability.md): 1,000 samples of the 1.5B-model 1F1B scenario
 // (scenarios/quickstart.yaml: the zero-bubble paper's Table 9 costs, 8 stages x 24 microbatches,
 // a 0.601 ms delay) with cv 5% on every op and transfer, on 1 and 2 threads. Target: under 2 s
-// for the 1,000 samples on 2 cores (issue 23). The scenario is loaded and resolved as `run` does;
+// for the 1,000 samples on 2 cores. The scenario is loaded and resolved as `run` does;
 // the timed part is run_monte_carlo alone.
 #include <benchmark/benchmark.h>
 

@@ -64,7 +64,7 @@ TEST_CASE("the held-out scenarios carry the curve calibrate fits to the 1.5B pro
 }
 
 TEST_CASE("held out: the 6.2B layers at the 1.5B curve are within 10% of Table 9") {
-  // The must-show of issue 16 (docs/calibration.md): given/measured of F, B and W.
+  // What calibration must show (docs/calibration.md): given/measured of F, B and W.
   Result r =
       run("calibrate scenarios/calibration/zb_6.2b_a100.csv --model "
           "scenarios/calibration/zb_6.2b_a100_fitted.yaml --layers-per-stage 4");

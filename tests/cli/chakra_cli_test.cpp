@@ -58,3 +58,21 @@ TEST_CASE("table --format chakra exports one trace per rank and from-file import
   CHECK(no_dir.err.find("--format chakra: needs -o DIR") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("table --format chakra checks every rank's path before it writes any") {
+  // The scenario itself named as rank 2's trace: the export would overwrite its input. Refused
+  // before ranks 0 and 1 are written, so nothing is left half-exported.
+  const fs::path dir = fs::temp_directory_path() / (fmt_name() + "_inputs");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path scenario = dir / "bubblesim.2.et";
+  fs::copy_file(source("scenarios/quickstart.yaml"), scenario);
+  Result r = run("table '" + scenario.string() + "' --format chakra --schedule 1f1b -o '" +
+                 dir.string() + "'");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("bubblesim.2.et") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "bubblesim.0.et"));
+  CHECK_FALSE(fs::exists(dir / "bubblesim.1.et"));
+  CHECK(slurp(scenario.string()) == slurp(source("scenarios/quickstart.yaml")));
+  fs::remove_all(dir);
+}

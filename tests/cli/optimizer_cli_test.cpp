@@ -131,7 +131,7 @@ TEST_CASE("optimized under a topology: transfer times from the routes, the estim
   CHECK(optimized == 2);
 }
 
-TEST_CASE("optimized with offload and recompute: issue 19's p = 4, m = 8 proven optimal") {
+TEST_CASE("optimized with offload and recompute: p = 4, m = 8 proven optimal") {
   // tests/cli/optimizer_proof.yaml: 2 M_B per device, half of 1F1B's memory. The proof status is
   // in the JSON note; the engine replays the plan at its predicted 30 ms within the budget.
   Result r = run("run tests/cli/optimizer_proof.yaml --format json");
@@ -150,7 +150,7 @@ TEST_CASE("optimized with offload and recompute: issue 19's p = 4, m = 8 proven 
 }
 
 TEST_CASE("optimized under sequence parallelism: the replay stays within the plan's budget") {
-  // Issue 35 item 2: M_W > M_B under SP. The planner took M_W <= M_B (the replay peaked at 97.3
+  // M_W > M_B under SP. The planner took M_W <= M_B (the replay peaked at 97.3
   // GiB of 80 on device 3); it now plans with the replay's memory rules
   // (schedules/activation_memory.h), so the plan fits or is refused, and its facts quote M_W as
   // the stage table has it.

@@ -232,6 +232,26 @@ TEST_CASE("a second writer of the same output fails clearly on the lock") {
   CHECK(run("run " + s + " -o " + out).code == 0);
 }
 
+TEST_CASE("a terminal's signals during a sweep leave no temporary or lock file") {
+  // SIGHUP (the terminal closed), SIGINT (Ctrl-C), SIGTERM: each removes the temporary and lock
+  // files before it ends the process; only out.csv.partial, which --resume continues, may stay.
+  // (SIGQUIT is handled alike; its default action dumps core, which a test should not.)
+  for (const char* signal : {"HUP", "INT", "TERM"}) {
+    CAPTURE(signal);
+    TempDir dir;
+    const std::string out = dir.file("out.csv");
+    const std::string cmd = "cd '" + std::string(BUBBLESIM_SOURCE_DIR) + "' && timeout -s " +
+                            signal + " 0.3 '" + BUBBLESIM_BINARY +
+                            "' sweep tests/cli/sweep_stream/medium.yaml --jobs 2 -o " + out +
+                            " >/dev/null 2>&1";
+    (void)std::system(cmd.c_str());
+    for (const auto& e : fs::directory_iterator(dir.path)) {
+      CAPTURE(e.path());
+      CHECK((e.path().filename() == "out.csv" || e.path().filename() == "out.csv.partial"));
+    }
+  }
+}
+
 TEST_CASE("SIGTERM during a sweep leaves no temporary or lock file, only what --resume continues") {
   TempDir dir;
   const std::string out = dir.file("out.csv");

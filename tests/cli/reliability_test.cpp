@@ -96,10 +96,13 @@ schedules: [1f1b]
   fs::remove(path);
 }
 
-TEST_CASE("a makespan past 64-bit picoseconds is an overflow error with exit 2") {
+TEST_CASE("a makespan past 64-bit picoseconds is refused at the key that makes it long") {
   Result r = run("run tests/errors/time_overflow_simulation.yaml");
   CHECK(r.code == 2);
-  CHECK(r.err.find("does not fit in 64 bits") != std::string::npos);
+  CHECK(r.err.rfind("tests/errors/time_overflow_simulation.yaml:3:", 0) == 0);
+  CHECK(r.err.find("pipeline.microbatches: 2 iterations x 100000 microbatches") !=
+        std::string::npos);
+  CHECK(r.err.find("64-bit picosecond clock") != std::string::npos);
 }
 
 TEST_CASE("outputs are whole or absent: killing the process mid-write never leaves a torn file") {

@@ -1,4 +1,4 @@
-// Text that fits the terminal and rows that do not repeat (issue 18 item 2), on the bundled
+// Text that fits the terminal and rows that do not repeat, on the bundled
 // scenarios at COLUMNS=100: no line is longer, and no two consecutive rows of the memory,
 // stage-cost or collective tables are the same apart from their device / stage number.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Outputs a person reads (issue 18): the verdict first, text within 100 columns, infeasible as an
+// Outputs a person reads: the verdict first, text within 100 columns, infeasible as an
 // outcome, a regression gate without false alarms, and commands that say what they wrote.
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -58,7 +58,7 @@ Case make_case(int i, std::mt19937_64& rng) {
   k.in.release = draw(0, 3) == 0 ? ReleaseConvention::BackwardComplete : ReleaseConvention::Split;
   ParamValues& params = k.in.params;
   const char* placement = placements[i % 4];
-  // Every method: CBC's solves honour time_limit now (cbc_deadline.h), so the MILP's plans are
+  // Every method: CBC's solves honour time_limit now (cbc_handle.h), so the MILP's plans are
   // checked as the heuristic's are.
   const char* methods[] = {"heuristic", "auto", "milp"};
   const char* method = methods[(i / 4) % 3];

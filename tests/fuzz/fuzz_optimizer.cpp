@@ -1,4 +1,4 @@
-// Fuzz target: the optimizer's time limit (issue 35). The input bytes choose a small instance
+// Fuzz target: the optimizer's time limit. The input bytes choose a small instance
 // (tests/schedules/optimizer/optimizer_time_limit_property.h: p 2-8, m 1-32, every placement,
 // method and objective, offload and recompute, a budget from below M_B to far above m M_B) and a
 // time limit of 0.02 to 0.05 s; the run must end within that limit plus five seconds with a table

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Adversarial input probe (issue 22): hostile scenarios and table files into the real CLI.
+"""Adversarial input probe: hostile scenarios and table files into the real CLI.
 
 Two kinds of probe, drawn deterministically (fixed seed) so a failure reproduces:
 - scenario scalars: a scalar of a bundled scenario (scenarios/**, except perf/ and sweeps/)

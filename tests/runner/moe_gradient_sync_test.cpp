@@ -1,4 +1,4 @@
-// The routed experts' gradient sync under expert parallelism (docs/moe.md, issue 17): a GPU's
+// The routed experts' gradient sync under expert parallelism (docs/moe.md): a GPU's
 // experts are held by the dp / ep replicas of the same EP rank (and every TP rank), so their
 // gradients sync over that group while the dense parameters sync over the whole dp group.
 #include <doctest/doctest.h>

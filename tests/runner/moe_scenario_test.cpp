@@ -1,4 +1,4 @@
-// Issue 17's DeepSeek-V3-like scenario (scenarios/moe/deepseek-v3-like.yaml, docs/moe.md):
+// The DeepSeek-V3-like scenario (scenarios/moe/deepseek-v3-like.yaml, docs/moe.md):
 // 1F1B and ZB-H1 pay the expert all-to-all exposed, DualPipe's fused F&B ops hide it under the
 // other microbatch's compute; without MoE the overlap has nothing to hide. And the switches of
 // a small expert-parallel scenario: a2a_overlap, max_nodes, imbalance.

@@ -125,7 +125,8 @@ TEST_CASE("replays per schedule: 2, +1 with the offload pass, +1 with faults") {
 
 TEST_CASE("resolve: route estimates hold the neighbours' routes only (2p, never p^2)") {
   // p = 65536 stages asked for a p x p matrix (32 GiB of estimates, of which 2p are filled):
-  // std::bad_alloc after 53 s (issue 35 item 5). A 2000-GPU chain with p = 2000 here.
+  // std::bad_alloc after 53 s before routes were estimated per pair. A 2000-GPU chain with p = 2000
+  // here.
   const Scenario s = load(chain_scenario_yaml(2000, 2000, 4), builtins());
   const ResolvedScenario r = resolve(s);
   REQUIRE(r.routes.bandwidth.size() == 2 * 2000);

@@ -19,7 +19,8 @@ using bubblesim::scenario_test::registry;
 
 namespace {
 
-/// An 80-layer Llama-like model on p stages (issue 35's reproducer: 80 layers on p = 4).
+/// An 80-layer Llama-like model on p stages (80 layers on p = 4 once gave stages of unequal work
+/// silently).
 std::string llama(int p, int m, const std::string& model_extra, const std::string& schedules) {
   return "name: layout\npipeline: {stages: " + std::to_string(p) +
          ", microbatches: " + std::to_string(m) +
@@ -45,7 +46,7 @@ double fbw(const StageCost& c) {
 
 }  // namespace
 
-TEST_CASE("issue 35.3: a chunk count that does not divide the layers is refused, naming it") {
+TEST_CASE("a chunk count that does not divide the layers is refused, naming it") {
   for (int chunks : {3, 6}) {
     CAPTURE(chunks);
     const std::string e = refusal(llama(
@@ -169,7 +170,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "issue 34.5: layers_per_stage: balanced brings DeepSeek-V3 at PP 16 within 10% of the "
+    "layers_per_stage: balanced brings DeepSeek-V3 at PP 16 within 10% of the "
     "mean; without it the verdict warns") {
   auto yaml = [](const std::string& extra) {
     return "name: dsv3\npipeline: {stages: 16, microbatches: 16}\nmodel: {preset: deepseek-v3, "

@@ -1,5 +1,5 @@
 #pragma once
-// A chain of GPUs in the general topology form, as a scenario (issue 35's 10^5-vertex chain is
+// A chain of GPUs in the general topology form, as a scenario (the 10^5-vertex chain is
 // about 10 MB of YAML): shared by resolve_test (route estimates at p = 2000) and routing_bench
 // (TopologyLoad).
 

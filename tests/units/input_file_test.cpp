@@ -122,8 +122,16 @@ TEST_CASE("messages shorten long values and escape control characters") {
   // well-formed characters are kept.
   Diagnostic bytes{{}, "", "'\xff\xc0\xaf\xc2\x9b[31m caf\u00e9 \U0001f600'"};
   CHECK(bytes.render() == "error: '\\xff\\xc0\\xaf\\xc2\\x9b[31m caf\u00e9 \U0001f600'");
-  Diagnostic lines{{}, "", "first\nsecond"};
-  CHECK(lines.render() == "error: first\nsecond");
+  // A newline inside a quoted value is the user's: written \x0a. One the message has (a list of
+  // problems) stays, but every line after it is indented, so none can read as a diagnostic of
+  // its own.
+  Diagnostic quoted{{}, "", "unknown schedule 'x\nf.yaml:9:9: error: forged'"};
+  CHECK(quoted.render() == "error: unknown schedule 'x\\x0af.yaml:9:9: error: forged'");
+  Diagnostic lines{{}, "", "first\nf.yaml:9:9: error: forged\n  already indented"};
+  CHECK(lines.render() == "error: first\n  f.yaml:9:9: error: forged\n  already indented");
+  // An apostrophe inside a word is not a quote: what follows it is not shortened as a value.
+  Diagnostic apostrophe{{}, "", "the GPU's peak " + value};
+  CHECK(apostrophe.render() == "error: the GPU's peak " + value);
   // A multi-byte character is not cut in half.
   std::string accents;
   for (int i = 0; i < 150; ++i) accents += "\u00e9";  // 2 bytes each

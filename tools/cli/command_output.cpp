@@ -10,6 +10,7 @@
 
 #include "sim/report/atomic_file.h"
 #include "sim/units/diagnostics.h"
+#include "sim/units/utf8.h"
 
 namespace bubblesim {
 
@@ -42,7 +43,9 @@ void check_outputs(const std::vector<std::string>& outputs) {
 }
 
 void say_written(bool quiet, const std::string& path, const std::string& what) {
-  if (!quiet) fmt::print(stderr, "wrote {}{}\n", path, what.empty() ? "" : " (" + what + ")");
+  if (!quiet)
+    fmt::print(stderr, "wrote {}{}\n", visible_controls(path),
+               what.empty() ? "" : " (" + what + ")");
 }
 
 std::size_t text_width() {

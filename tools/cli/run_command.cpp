@@ -19,6 +19,7 @@
 #include "sim/scenario/scenario_loader.h"
 #include "sim/units/diagnostics.h"
 #include "sim/units/overflow_error.h"
+#include "sim/units/utf8.h"
 #include "tools/cli/command_output.h"
 #include "tools/cli/command_set.h"
 
@@ -198,7 +199,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
   // searches.
   ProgressReporter progress("run", schedule_count, stderr);
   hooks.on_schedule = [&](std::size_t, std::size_t, const ScheduleRequest& request) {
-    progress.step(request.name);
+    progress.step(visible_controls(request.name));
   };
   hooks.on_progress = [&](const std::string& status) { progress.detail(status); };
   ScenarioRun result;
@@ -221,7 +222,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
     fmt::print(stderr,
                "note: {} has {} ops, more than --max-ops ({}): replayed from its order stream "
                "without holding the table (docs/engine.md, \"Streamed replay\")\n",
-               run.label, run.streamed_ops, options.scenario_settings.max_ops);
+               visible_controls(run.label), run.streamed_ops, options.scenario_settings.max_ops);
   }
 
   if (!options.trace.empty()) {

@@ -44,22 +44,30 @@ OpTimes op_times(const SimulationResult& ideal) {
 }
 
 /// --format chakra: the folder `dir` gets one execution trace per rank (chakra_et.h) with the
-/// idealized replay's times and each stage's p2p bytes as the send/receive sizes.
+/// idealized replay's times and each stage's p2p bytes as the send/receive sizes. Every rank's
+/// path is checked (not an input of this run, not written twice) before the folder is made or
+/// any file written, so a refused run leaves nothing behind.
 void write_chakra_folder(const std::string& dir, const Table& table, const SimulationResult& ideal,
                          const std::vector<StageCost>& costs, bool quiet) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (!std::filesystem::is_directory(dir, ec))
-    throw InputError(
-        fmt::format("-o {}: --format chakra writes a folder and it cannot be created", dir));
   std::vector<std::int64_t> bytes;
   for (const StageCost& c : costs) bytes.push_back(c.p2p.count());
   const std::vector<std::string> traces = write_chakra_traces(table, op_times(ideal), bytes);
+  std::vector<std::string> paths;
   for (std::size_t r = 0; r < traces.size(); ++r) {
-    const std::string path =
-        (std::filesystem::path(dir) / chakra_file_name(static_cast<std::int32_t>(r))).string();
-    write_file_atomically(path, traces[r]);
-    say_written(quiet, path, fmt::format("Chakra execution trace of rank {}", r));
+    paths.push_back(
+        (std::filesystem::path(dir) / chakra_file_name(static_cast<std::int32_t>(r))).string());
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec))
+    check_outputs(paths);  // a folder made here holds no input and no other output
+  else
+    std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir, ec))
+    throw InputError(
+        fmt::format("-o {}: --format chakra writes a folder and it cannot be created", dir));
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    write_file_atomically(paths[r], traces[r]);
+    say_written(quiet, paths[r], fmt::format("Chakra execution trace of rank {}", r));
   }
 }
 

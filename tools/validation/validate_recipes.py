@@ -223,14 +223,15 @@ def doc_text(rows):
 
 READING = """\
 Model TFLOP/s are compared only where a publication gives nothing else (the Llama 3 paper): the
-frameworks count them differently (recent Megatron-Bridge tables discount causal attention;
-bubblesim's `model_tflops_per_gpu` counts it whole, docs/recipes.md), so tokens/s per GPU is the
-unit of every other row. The predictions from the presets alone run faster than the published
+frameworks count them differently (recent Megatron-Bridge tables and bubblesim's
+`model_tflops_per_gpu` count the causal half of attention, the Llama 3 paper does not say,
+docs/recipes.md), so tokens/s per GPU is the unit of every other row. The predictions from the presets alone run faster than the published
 runs on the larger H100 jobs: the op times are the datasheet roofline's, and what makes a real
 step slower (NCCL's achieved bandwidth, launches, the slowest GPU of thousands) is the subject of
 docs/first-principles.md; the `first_principles on` rows show what those mechanisms change where
-the preset gives their numbers. FP8 rows are measured against the BF16 peak in the MFU column,
-as the publications do."""
+the preset gives their numbers. In the MFU column an FP8 row's linear GEMMs count against the
+FP8 peak and the rest against the BF16 peak (docs/recipes.md), so it is a fraction the GPUs can
+reach; the publications divide by the BF16 peak alone."""
 
 
 if __name__ == "__main__":

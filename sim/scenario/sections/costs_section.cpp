@@ -259,6 +259,17 @@ void read_costs_section(LoadContext& context, Scenario& sc) {
   }
   check_memory_fits(stages, *costs_node, diags);
   sc.costs.profile.stages = std::move(stages);
+  // Op times beside a model: the report says TFLOP/s and MFU count the model's FLOPs over them,
+  // and the runner refuses them where they beat the GPU's peak (sim/runner/op_time_floor.h).
+  if (have_model) {
+    for (const char* key : {"per_layer", "profile", "forward", "backward_input", "backward_weight",
+                            "fused_forward_backward"}) {
+      if (!c.has(key)) continue;
+      sc.costs.times_key = std::string("costs.") + key;
+      sc.costs.times_where = costs_node->child(key).location();
+      break;
+    }
+  }
 }
 
 }  // namespace bubblesim

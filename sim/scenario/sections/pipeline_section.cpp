@@ -32,6 +32,7 @@ void read_pipeline_section(LoadContext& context, Scenario& sc) {
       sc.stages = static_cast<std::int32_t>(*v);
   }
   if (micro) {
+    sc.microbatches_where = micro->location();
     if (auto v = micro->as_integer(diags, 1, kMaxMicrobatches))
       sc.microbatches = static_cast<std::int32_t>(*v);
   }

@@ -6,37 +6,25 @@
 #include <algorithm>
 
 #include "sim/scenario/scenario.h"
+#include "topologies/topology_components.h"
 
 namespace bubblesim {
 namespace {
 
-// Every placed GPU must reach every other (a schedule may send between any two stages; a
-// missing route would otherwise be an instantaneous transfer). Links are full duplex, so
-// components of the undirected graph are what matters.
+// Every placed GPU must reach every other (a schedule may send between any two stages, a
+// collective between any two ranks; a missing route would otherwise be an instantaneous transfer).
+// `what` names a position of the list ("stage", "rank").
 void require_connected(const YamlNode& where, const Topology& topo,
-                       const std::vector<VertexId>& gpus, DiagnosticList& diags) {
+                       const std::vector<VertexId>& gpus, const char* what, DiagnosticList& diags) {
   if (gpus.size() < 2) return;
-  std::vector<VertexId> parent(static_cast<std::size_t>(topo.vertex_count()));
-  for (std::size_t v = 0; v < parent.size(); ++v) parent[v] = static_cast<VertexId>(v);
-  auto root = [&](VertexId v) {
-    while (parent[static_cast<std::size_t>(v)] != v) {
-      parent[static_cast<std::size_t>(v)] =
-          parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(v)])];
-      v = parent[static_cast<std::size_t>(v)];
-    }
-    return v;
-  };
-  for (LinkId l = 0; l < topo.link_count(); ++l) {
-    VertexId a = root(topo.link_source(l)), b = root(topo.link_target(l));
-    if (a != b) parent[static_cast<std::size_t>(a)] = b;
-  }
+  const std::vector<std::int32_t> component = connected_components(topo);
+  auto of = [&](VertexId v) { return component[static_cast<std::size_t>(v)]; };
   for (std::size_t s = 1; s < gpus.size(); ++s) {
-    if (root(gpus[s]) != root(gpus[0])) {
-      where.error(
-          diags,
-          fmt::format("no route between '{}' (stage 0) and '{}' (stage {}): the topology does not "
-                      "connect them",
-                      topo.vertex_name(gpus[0]), topo.vertex_name(gpus[s]), s));
+    if (of(gpus[s]) != of(gpus[0])) {
+      where.error(diags,
+                  fmt::format("no route between '{}' ({} 0) and '{}' ({} {}): the topology "
+                              "does not connect them",
+                              topo.vertex_name(gpus[0]), what, topo.vertex_name(gpus[s]), what, s));
       return;
     }
   }
@@ -83,6 +71,7 @@ void read_placement(const std::optional<YamlNode>& placement, const YamlNode& to
         ranks.push_back(*v);
       }
     }
+    require_connected(placement ? *placement : topology_node, topo, ranks, "rank", diags);
     par.gpus = ranks;
     sc.communication.placement.clear();
     for (std::size_t s = 0; s < p; ++s) {
@@ -109,7 +98,7 @@ void read_placement(const std::optional<YamlNode>& placement, const YamlNode& to
       return;
     }
     sc.communication.placement.assign(gpus.begin(), gpus.begin() + static_cast<std::ptrdiff_t>(p));
-    require_connected(topology_node, topo, sc.communication.placement, diags);
+    require_connected(topology_node, topo, sc.communication.placement, "stage", diags);
     return;
   }
   if (!placement->is_sequence()) {
@@ -172,7 +161,7 @@ void read_placement(const std::optional<YamlNode>& placement, const YamlNode& to
   }
   if (ok) {
     sc.communication.placement = out;
-    require_connected(*placement, topo, sc.communication.placement, diags);
+    require_connected(*placement, topo, sc.communication.placement, "stage", diags);
   }
   if (ok && par.enabled) par.gpus = std::move(out);  // dp = tp = 1: the ranks are the stages
 }

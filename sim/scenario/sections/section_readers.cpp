@@ -1,4 +1,5 @@
 #include "sim/scenario/sections/communication_section.h"
+#include "sim/scenario/sections/cost_form_section.h"
 #include "sim/scenario/sections/costs_section.h"
 #include "sim/scenario/sections/faults_section.h"
 #include "sim/scenario/sections/iteration_section.h"
@@ -18,7 +19,8 @@ const std::vector<SectionReader>& section_readers() {
   // derived from it, parallelism before the global batch split over its dp replicas (training),
   // parallelism before the placement of its ranks, the topology before memory
   // (offload hosts) and faults (links); variability after the costs (a profile's cv), the network
-  // and memory (whether transfers and copies can vary).
+  // and memory (whether transfers and copies can vary); last, the check of the mechanisms against
+  // the cost form and the variability, which needs them all.
   static const std::vector<SectionReader> readers{
       {{"name", "description"}, read_labels_section},
       {{"pipeline"}, read_pipeline_section},
@@ -32,6 +34,7 @@ const std::vector<SectionReader>& section_readers() {
       {{"iteration"}, read_iteration_section},
       {{"variability"}, read_variability_section},
       {{"schedules"}, read_schedules_section},
+      {{}, check_cost_form},  // what the given costs leave the model's mechanisms to do
   };
   return readers;
 }

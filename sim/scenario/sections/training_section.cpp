@@ -92,6 +92,8 @@ void read_training_section(LoadContext& context, Scenario& sc) {
     return;
   }
   sc.microbatches = static_cast<std::int32_t>(m);
+  if (!pipe || !pipe->is_map() || !pipe->raw()["microbatches"])
+    sc.microbatches_where = at.location();
 }
 
 }  // namespace bubblesim

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs PipeOffload's interleaved schedule with offload for issue 19.
+"""Runs PipeOffload's interleaved schedule with offload, to compare `optimized` against it.
 
 PipeOffload (Wan et al. 2025, sail-sg) lives in the zero-bubble repository
 (sail-sg/zero-bubble-pipeline-parallelism, commit 39f2c186, "Add flags for PipeOffload"). Its

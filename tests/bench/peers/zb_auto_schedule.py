@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the zero-bubble repository's automatic scheduler on its paper's memory curve (issue 19).
+"""Runs the zero-bubble repository's automatic scheduler on its paper's memory curve.
 
 The zero-bubble repository (sail-sg/zero-bubble-pipeline-parallelism, commit 39f2c186) schedules
 F, B and W with a greedy (`Graph.manual_order` in

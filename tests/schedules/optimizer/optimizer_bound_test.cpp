@@ -1,8 +1,9 @@
 // The first device's relaxation bound and the devices' chain (schedules/optimizer/
-// first_device_bound.h, issue 19): never above what a plan can reach (the time-indexed MILP's
+// first_device_bound.h): never above what a plan can reach (the time-indexed MILP's
 // proven optimum on tiny instances, the search's replayed cost), never below the older certified
 // bound, and strictly above it where memory limits the warm-up under offload and recompute; a
-// chain the bound returns replays within it, which proves issue 19's p = 4, m = 8 instance.
+// chain the bound returns replays within it, which proves the p = 4, m = 8 instance at half of
+// 1F1B's memory optimal.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -226,7 +227,7 @@ TEST_CASE("chain bound: never above the search's cost; a chain it returns replay
   CHECK(chains >= 40);   // and most end with a schedule that proves the optimum
 }
 
-TEST_CASE("chain search: proves issue 19's p = 4, m = 8 at half of 1F1B's memory") {
+TEST_CASE("chain search: proves p = 4, m = 8 at half of 1F1B's memory") {
   // Unit costs, 2 M_B per device, copies of one unit, recompute: the first device's relaxation
   // says no schedule is below 30 units; the chain at 30 replays at 30 (it offloads), so the MILP
   // is not needed. The search alone reaches 33 (32 with other seeds).

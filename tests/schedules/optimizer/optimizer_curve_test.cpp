@@ -1,4 +1,4 @@
-// The optimizer against the zero-bubble heuristic's own memory curve (issue 19): at 1x, 1.25x,
+// The optimizer against the zero-bubble heuristic's own memory curve: at 1x, 1.25x,
 // 1.5x, 2x and 3x p M_B on the paper's 1.5B and 6.2B rows, the search is at or below the ZB
 // repository's scheduler (tests/data/zb_heuristic_curve.csv) everywhere; wherever that scheduler
 // leaves more than 1% of bubble, the search is strictly below it or the certified lower bound shows

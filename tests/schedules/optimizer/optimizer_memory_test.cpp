@@ -1,8 +1,8 @@
 // The optimizer's offload and recompute decisions (schedules/optimizer/memory_plan.h): the timing
 // model with copy engines and recomputation equals the engine's fixed-delay replay op for op; with
 // a PCIe link fast enough to hide the copies (PipeOffload's k = 1) and the limit p M_B, the bubble
-// is at most half of 1F1B's on every row of the zero-bubble paper's Table 5 (the claim);
-// recomputation makes a limit fit that the order alone cannot use well.
+// is at most half of 1F1B's on every row of the zero-bubble paper's Table 5 (the optimizer's
+// claim); recomputation makes a limit fit that the order alone cannot use well.
 #include <doctest/doctest.h>
 
 #include <random>

@@ -1,4 +1,4 @@
-// `optimized` with offload against PipeOffload's own interleaved schedule with offload (issue 19,
+// `optimized` with offload against PipeOffload's own interleaved schedule with offload (
 // docs/optimizer.md "PipeOffload"): at the peer's peak activation memory and its k, the engine's
 // replay of our plan is at or below the peer's stage span.
 //

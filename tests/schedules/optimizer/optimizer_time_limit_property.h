@@ -1,5 +1,5 @@
 #pragma once
-// The property "every search honours its time limit" (issue 35) for one small instance drawn from
+// The property "every search honours its time limit" for one small instance drawn from
 // a byte string: an `optimized` run (any placement, method, objective, offload and recompute
 // allowed or not, a budget from below M_B to far above m M_B) ends within its `time_limit` plus
 // one second, returns a table the engine replays within the budget (or refuses the instance as
@@ -49,9 +49,9 @@ struct TimeLimitCase {
 };
 
 /// The instance of `bytes`: p 2-8, m 1-32, op times of 0.1-3 ms (on a 0.1 ms grid or off it),
-/// a delay of 0-0.3 ms, M_W 0-1 M_B (M_W > M_B is issue 35's item 2, checked elsewhere), a budget
-/// of 0.5 M_B to 3 m M_B, every placement, method and objective, offload and recompute, and a
-/// time limit of `min_limit_s` to 2.5x that.
+/// a delay of 0-0.3 ms, M_W 0-1 M_B (M_W > M_B, sequence parallelism's case, is checked elsewhere),
+/// a budget of 0.5 M_B to 3 m M_B, every placement, method and objective, offload and recompute,
+/// and a time limit of `min_limit_s` to 2.5x that.
 inline TimeLimitCase time_limit_case(const std::uint8_t* bytes, std::size_t size,
                                      double min_limit_s) {
   BytePicker pick(bytes, size);

@@ -1,6 +1,6 @@
-// Every search honours its time limit (issue 35): a property test over random small instances
+// Every search honours its time limit: a property test over random small instances
 // (optimizer_time_limit_property.h; the same property is the fuzz target
-// tests/fuzz/fuzz_optimizer.cpp), the reproducers of the issue (a budget that holds every
+// tests/fuzz/fuzz_optimizer.cpp), the reproducers (a budget that holds every
 // microbatch, recompute allowed) and the zero-bubble heuristic's construction as a seed that a
 // short time limit never skips.
 #include <doctest/doctest.h>
@@ -22,8 +22,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-/// Issue 35's instance: p = 4, m = 8, F = B = W = 1 ms, 1 GiB activations, M_W 0.5 GiB, a fixed
-/// delay of 0.1 ms, `optimized` with a budget of `units` M_B.
+/// The instance that once ran minutes past its limit: p = 4, m = 8, F = B = W = 1 ms, 1 GiB
+/// activations, M_W 0.5 GiB, a fixed delay of 0.1 ms, `optimized` with a budget of `units` M_B.
 GeneratorInput issue_input(double units) {
   GeneratorInput in = generator_input(4, 8, stage_cost_ms(1, 1, 1, 1024, 512));
   in.delay = Time::from_seconds(0.1e-3);
@@ -47,7 +47,7 @@ TEST_CASE("optimized: every run ends within its time limit with a valid table (p
   }
 }
 
-TEST_CASE("optimized: a budget that holds every microbatch ends at its time limit (issue 35)") {
+TEST_CASE("optimized: a budget that holds every microbatch ends at its time limit") {
   // U >= m: CBC's first LP relaxation of the time-indexed MILP ran for minutes, past the limit.
   for (double units : {8.0, 12.0}) {
     CAPTURE(units);
@@ -70,7 +70,7 @@ TEST_CASE("optimized: a budget that holds every microbatch ends at its time limi
 }
 
 TEST_CASE("optimized: allowing recompute never gives a worse plan than not allowing it") {
-  // Issue 35: with recompute allowed p = 4, m = 8 came out at 30 ms where the plain problem gives
+  // With recompute allowed p = 4, m = 8 once came out at 30 ms where the plain problem gives
   // 24 ms. With the same evaluation budget the plan with recompute allowed is never worse (the
   // chain bound is off: it only costs time here).
   for (double units : {3.0, 4.0, 8.0}) {

@@ -1,4 +1,4 @@
-#include "schedules/optimizer/cbc_deadline.h"
+#include "schedules/optimizer/cbc_handle.h"
 
 #include <algorithm>
 #include <limits>
@@ -61,10 +61,20 @@ class CbcDeadline : public CbcEventHandler {
   Clock::time_point deadline_;
 };
 
+Cbc_Model* cbc(void* model) { return static_cast<Cbc_Model*>(model); }
+
 }  // namespace
 
-void cbc_add_rows(void* handle, const CbcRows& rows) {
-  auto* model = static_cast<Cbc_Model*>(handle);
+CbcHandle::CbcHandle() : model_(Cbc_newModel()) { Cbc_setLogLevel(cbc(model_), 0); }
+CbcHandle::~CbcHandle() { Cbc_deleteModel(cbc(model_)); }
+
+int CbcHandle::add_column(double lower, double upper, double objective, bool integer) {
+  Cbc_addCol(cbc(model_), "", lower, upper, objective, integer ? 1 : 0, 0, nullptr, nullptr);
+  return columns_++;
+}
+
+void CbcHandle::add_rows(const CbcRows& rows) {
+  Cbc_Model* model = cbc(model_);
   if (rows.size() == 0) return;
   (void)Cbc_getNumIntegers(model);  // moves the columns the C interface buffers into the solver
   model->model_->solver()->addRows(static_cast<int>(rows.size()), rows.starts.data(),
@@ -72,8 +82,18 @@ void cbc_add_rows(void* handle, const CbcRows& rows) {
                                    rows.upper.data());
 }
 
-bool cbc_solve_by(void* handle, Clock::time_point deadline, double max_seconds) {
-  auto* model = static_cast<Cbc_Model*>(handle);
+void CbcHandle::set_start(const std::vector<int>& columns, const std::vector<double>& values) {
+  Cbc_setMIPStartI(cbc(model_), static_cast<int>(columns.size()), columns.data(), values.data());
+}
+
+void CbcHandle::set_limits(std::int64_t nodes, double gap) {
+  if (nodes > 0)
+    Cbc_setMaximumNodes(cbc(model_), static_cast<int>(std::min<std::int64_t>(nodes, 1 << 30)));
+  Cbc_setAllowableGap(cbc(model_), gap);
+}
+
+bool CbcHandle::solve_by(Clock::time_point deadline, double max_seconds) {
+  Cbc_Model* model = cbc(model_);
   const double seconds = std::min(max_seconds, seconds_left(deadline));
   if (seconds <= 0) return false;
   const Clock::time_point stop = std::min(deadline, deadline_after(std::max(seconds, 0.01)));
@@ -87,9 +107,24 @@ bool cbc_solve_by(void* handle, Clock::time_point deadline, double max_seconds) 
   Cbc_solve(model);
   return true;
 }
-#else
-void cbc_add_rows(void*, const CbcRows&) {}
-bool cbc_solve_by(void*, Clock::time_point, double) { return false; }
+
+bool CbcHandle::proven_optimal() const { return Cbc_isProvenOptimal(cbc(model_)) != 0; }
+bool CbcHandle::proven_infeasible() const { return Cbc_isProvenInfeasible(cbc(model_)) != 0; }
+std::int64_t CbcHandle::nodes() const { return Cbc_getNodeCount(cbc(model_)); }
+double CbcHandle::objective() const { return Cbc_getObjValue(cbc(model_)); }
+double CbcHandle::best_possible() const { return Cbc_getBestPossibleObjValue(cbc(model_)); }
+const double* CbcHandle::best_solution() const {
+  Cbc_Model* model = cbc(model_);
+  if (const double* best = Cbc_bestSolution(model)) return best;
+  // A run stopped early may hold its incumbent only among the saved solutions, with the columns'
+  // solution set to it.
+  return Cbc_numberSavedSolutions(model) > 0 ? Cbc_getColSolution(model) : nullptr;
+}
+
+std::string CbcHandle::stop_reason() const {
+  if (proven_optimal()) return "optimal";
+  return Cbc_isSecondsLimitReached(cbc(model_)) != 0 ? "time limit" : "stopped";
+}
 #endif
 
 }  // namespace bubblesim::optimizer
