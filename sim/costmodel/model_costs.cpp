@@ -148,7 +148,8 @@ class StageBuilder {
         c.cp_steps * std::max(0.0, kv_dkv - attention_s(layer_.backward_input, true) / cp) + kv};
   }
 
-  StageBreakdown build(const Holding& hold) const {
+  /// `units`, when given, receives the stage's FSDP units (ModelCosts::shard_units).
+  StageBreakdown build(const Holding& hold, StageUnits* units_out = nullptr) const {
     const double n = static_cast<double>(hold.layers);
     // Dense and MoE layers of the stage: layer i is MoE from moe.dense_layers on.
     const std::int64_t dense_end =
@@ -163,7 +164,6 @@ class StageBuilder {
     const ComponentWork& block = mtp_.moe ? moe_ : layer_;
     const PassSeconds& block_s = mtp_.moe ? moe_s_ : layer_s_;
     auto sum = [&](double dense, double moe) { return nd * dense + nm * moe; };
-    const double e = static_cast<double>(in_.model.dtype.bytes);
     const RecomputeSettings& rc = in_.recompute;
     const bool selective = rc.policy == MemoryPolicy::Selective;
     StageBreakdown s;
@@ -332,30 +332,18 @@ class StageBuilder {
       s.memory.recompute_unit = to_bytes(r.unit);
       s.memory.not_stored = to_bytes(std::max(0.0, r.full_activation - r.activation));
     }
-    if (in_.collectives && in_.zero.dp > 1) {
-      const std::int32_t st = hold.pipeline_stage;
-      // Overlapped (zero_overlap, FSDP's prefetch): the stage's parameters move as `pieces`
-      // layer-sized pieces; the first piece's collective is exposed, each later one runs while
-      // the previous piece computes and shows only where it is longer. Not overlapped: one
-      // collective of the whole stage before (gathers) or after (reduce-scatter) the op. A hidden
-      // piece holds comm_sm_fraction f of the SMs: the compute beside it is f / (1 - f) longer.
-      const double pieces = in_.zero.overlap ? std::max(n, 1.0) : 1.0;
-      const double f = in_.comm_sm_fraction;
-      auto exposed = [&](double piece_s, const TimeParts& op) {
-        const double chunk = (op.seconds() - op.a2a) / pieces;  // behind compute, not all-to-all
-        return piece_s + (pieces - 1.0) * (std::max(0.0, piece_s - chunk) +
-                                           std::min(piece_s, chunk) * f / (1.0 - f));
-      };
-      if (in_.zero.level >= 3) {  // parameters gathered before every F and every B
-        const double gather = in_.collectives->parameter_gather(st, params * e / pieces).seconds();
-        s.forward.zero_comm = exposed(gather, s.forward);
-        s.backward_input.zero_comm = exposed(gather, s.backward_input);
-      }
-      if (in_.zero.level >= 2) {  // sharded gradients: reduce-scattered after every backward
-        const double scatter =
-            in_.collectives->gradient_reduce_scatter(st, params * 4.0 / pieces).seconds();
-        s.backward_weight.zero_comm = exposed(scatter, s.backward_weight);
-      }
+    // ZeRO 2/3's per-microbatch collectives, timed after the recompute inside B is known: FSDP
+    // gathers a unit once for its recompute and its backward, so the recompute is compute that
+    // hides the next unit's prefetched gather, never a second gather.
+    if (in_.collectives && in_.zero.dp > 1 && in_.sharded.any()) {
+      StageUnits units{hold.pipeline_stage, hold.embedding ? embedding_.parameters_per_gpu : 0.0};
+      units.head =
+          params - units.embedding - sum(layer_.parameters_per_gpu, moe_.parameters_per_gpu);
+      units.layers = params - units.embedding - units.head;
+      units.layer_count = hold.layers;
+      units.norm_per_layer = static_cast<double>(in_.model.hidden) * (in_.model.bias ? 4.0 : 2.0);
+      add_sharded_collectives(s, units, in_);
+      if (units_out) *units_out = units;
     }
 
     // A whole-stage R op (granularity stage) redoes the recomputed layers; otherwise an R op (the
@@ -455,7 +443,7 @@ ModelCosts model_costs(const ModelCostInputs& in) {
     h.lm_head = i == p - 1;
     h.tied_copy = has_vocab && in.model.embedding.tied && h.lm_head && p > 1;
     h.pipeline_stage = i;
-    out.stages.push_back(builder.build(h));
+    out.stages.push_back(builder.build(h, &out.shard_units.emplace_back()));
     out.profile.stages.push_back(out.stages.back().cost());
     out.profile.stages.back().moe.a2a_sm.share = in.comm_sm_fraction;
   }

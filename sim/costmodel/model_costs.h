@@ -16,6 +16,7 @@
 #include "schedules/stage_costs.h"
 #include "sim/costmodel/layer_work.h"
 #include "sim/costmodel/model_spec.h"
+#include "sim/costmodel/sharded_collectives.h"
 
 namespace bubblesim {
 
@@ -28,6 +29,25 @@ struct ZeroSpec {
   /// each layer's hidden behind the previous layer's compute as FSDP prefetches; off, each op
   /// waits for its whole stage's.
   bool overlap = true;
+  /// Bytes per parameter held unsharded beside the level's shards (FSDP2 under a pipeline keeps
+  /// the gathered weights and the unsharded gradients through the step; data_parallel_engine.h).
+  double unsharded_bytes = 0;
+};
+
+/// ZeRO 2/3's collectives inside every microbatch's ops (data_parallel_engine.h, PerMicrobatch),
+/// timed unit by unit by sharded_collectives.h.
+struct ShardedOps {
+  ShardedSchedule schedule;        // which collectives run; none: no per-op collective
+  double gather_bytes = 2;         // per parameter all-gathered
+  double reduce_bytes = 4;         // per gradient reduce-scattered
+  bool fp8_linear_gather = false;  // the linear layers' weights gathered as 1-byte FP8
+  bool replicate = false;          // HSDP: each gradient shard all-reduced over the replicate group
+  /// DeepSpeed: one reduce-scatter per this many gradient bytes (reduce_bucket_size); 0: one per
+  /// unit, as FSDP.
+  double reduce_bucket_bytes = 0;
+  bool any() const {
+    return schedule.gather_forward || schedule.gather_backward || schedule.reduce_scatter;
+  }
 };
 
 /// Static bytes per parameter on one GPU: weights (dtype bytes), fp32 gradients (4) and Adam
@@ -72,6 +92,11 @@ class CollectiveTimer {
   /// reduce-scatter of `bytes` of gradients.
   virtual Time parameter_gather(std::int32_t stage, double bytes) const = 0;
   virtual Time gradient_reduce_scatter(std::int32_t stage, double bytes) const = 0;
+  /// HSDP: an all-reduce of `bytes` of gradient shards over stage `stage`'s replicate group;
+  /// zero without one.
+  virtual Time replicate_all_reduce(std::int32_t /*stage*/, double /*bytes*/) const {
+    return Time::zero();
+  }
   /// One step of context parallelism's ring over stage `stage`'s CP group: every GPU sends
   /// `bytes` to the next at once; zero when there is no CP group.
   virtual Time context_parallel_step(std::int32_t /*stage*/, double /*bytes*/) const {
@@ -90,6 +115,7 @@ struct ModelCostInputs {
   std::int32_t stages = 0;
   Sharding sharding;
   ZeroSpec zero;
+  ShardedOps sharded;
   /// `memory.recompute` (memory_settings.h): selective and op make B redo their part of each
   /// layer's forward and F keep less; full recompute of `layers` / `unit_layers` / `every` makes R
   /// the recomputed layers' forward and, per unit inside B (granularity layer, the default),
@@ -126,6 +152,16 @@ struct TimeParts {
 };
 
 /// Everything one (virtual) stage costs on one of its GPUs.
+/// A stage's parameters on one GPU by FSDP unit (sharded_stage.cpp).
+struct StageUnits {
+  std::int32_t stage = 0;  // the pipeline stage, for the collectives' groups
+  double embedding = 0;    // the word embedding (first stage)
+  double head = 0;         // the final norm, the LM head or tied copy, the MTP modules
+  double layers = 0;       // the layers', all together
+  std::int64_t layer_count = 0;
+  double norm_per_layer = 0;  // of each layer's, the norms' (not linear weights)
+};
+
 struct StageBreakdown {
   std::int64_t layers = 0;
   bool embedding = false, lm_head = false;
@@ -179,11 +215,19 @@ struct ModelCosts {
   CostProfile profile;                                          // what the engine replays
   std::vector<StageBreakdown> stages;                           // per pipeline stage
   std::map<std::int32_t, std::vector<StageBreakdown>> chunked;  // per chunk count v: p x v
-  double parameters = 0;                                        // the whole model
+  /// Per pipeline stage: its FSDP units, when ZeRO 2/3 runs collectives inside its ops
+  /// (sharded_stage.cpp); empty units otherwise.
+  std::vector<StageUnits> shard_units;
+  double parameters = 0;  // the whole model
   /// costs.per_layer: the efficiency (of peak) the measured layer's F, B and W show, and the one
   /// the embedding / LM head GEMMs were timed at; empty otherwise.
   std::string efficiency_note;
 };
+
+/// ZeRO 2/3's per-microbatch collectives (inputs.sharded) of stage `units` into the zero_comm
+/// parts of `s`'s F, B and W (sharded_collectives.h).
+void add_sharded_collectives(StageBreakdown& s, const StageUnits& units,
+                             const ModelCostInputs& inputs);
 
 /// Throws std::invalid_argument for a layout that does not fit, a model shape TP cannot split,
 /// or a GPU without a positive peak.

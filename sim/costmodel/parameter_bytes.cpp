@@ -13,7 +13,7 @@ double static_bytes_per_parameter(std::int64_t dtype_bytes, const ZeroSpec& zero
   const double grads = 4.0;
   const double optimizer = dtype_bytes >= 4 ? 8.0 : 12.0;  // fp32 weights are the master copy
   return (zero.level >= 3 ? weights / dp : weights) + (zero.level >= 2 ? grads / dp : grads) +
-         (zero.level >= 1 ? optimizer / dp : optimizer);
+         (zero.level >= 1 ? optimizer / dp : optimizer) + zero.unsharded_bytes;
 }
 
 OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes, double gradient_bytes,

@@ -190,7 +190,7 @@ SimulationResult Engine::State::run() {
       for (const OpTiming& t : timings[d]) ready[d] = std::max(ready[d], t.end);
     }
     for (const auto& c : o.components) c->iteration_ready(m, ready);
-    const std::vector<Time>& step = in.sync ? in.sync->optimizer : plan.optimizer_step;
+    const std::vector<Time> step = in.sync ? in.sync->step_after_sync() : plan.optimizer_step;
     const IterationBoundary boundary = end_iteration(plan, ready, step, iteration, observers);
     completions.push_back(boundary.completion);
     start.device_start = boundary.next_start;

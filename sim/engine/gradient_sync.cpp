@@ -13,7 +13,10 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
                          const std::vector<EngineObserver*>& obs)
     : plan(p), table(t), index(t), topology(topo), port(fp), observers(obs) {
   const auto devices = static_cast<std::size_t>(table.devices);
+  per_device.first_compute.assign(devices, -1);
   per_device.last_compute.assign(devices, -1);
+  per_device.gather_due.assign(devices, std::nullopt);
+  per_device.gather_wait.assign(devices, Time::zero());
   per_device.compute_end.assign(devices, Time::zero());
   per_device.tp.assign(devices, Time::zero());
   per_device.in_flight.assign(devices, 0);
@@ -51,7 +54,10 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
         default:
           break;
       }
-      if (stream_of(op.kind) == Stream::Compute) per_device.last_compute[d] = pos;
+      if (stream_of(op.kind) == Stream::Compute) {
+        per_device.last_compute[d] = pos;
+        if (per_device.first_compute[d] < 0) per_device.first_compute[d] = pos;
+      }
     }
     for (const auto& [s, pos] : last) last_grad[{static_cast<std::int32_t>(d), pos}].push_back(s);
   }
@@ -67,18 +73,33 @@ GradientSync::Impl::Impl(const SyncPlan& p, const Table& t, const Topology& topo
 }
 
 void GradientSync::Impl::add_buckets(std::size_t s, Lane lane, Bytes total) {
-  const std::int64_t bucket = std::max<std::int64_t>(plan.bucket.count(), 1);
+  // The stage's own bucket size (zero: one bucket of everything), and DDP's small last bucket.
+  std::int64_t bucket = plan.end.bucket.count();
+  if (s < plan.end.stage_bucket.size()) bucket = plan.end.stage_bucket[s].count();
+  if (bucket <= 0) bucket = std::max<std::int64_t>(total.count(), 1);
+  const std::int64_t last =
+      plan.end.last_bucket.count() > 0 && total.count() > plan.end.last_bucket.count()
+          ? plan.end.last_bucket.count()
+          : 0;
   LaneState& ls = stages[s].lanes[lane];
   ls.bytes = total;
-  for (std::int64_t off = 0, b = 0; off < total.count(); off += bucket, ++b) {
+  auto add = [&](std::int64_t bytes) {
     Unit u;
     u.stage = static_cast<std::int32_t>(s);
-    u.bucket = static_cast<std::int32_t>(b);
+    u.bucket = static_cast<std::int32_t>(ls.units.size());
     u.lane = lane;
-    u.bytes = Bytes(std::min(bucket, total.count() - off));
+    u.bytes = Bytes(bytes);
     ls.units.push_back(units.size());
     units.push_back(u);
-  }
+  };
+  const std::int64_t body = total.count() - last;
+  for (std::int64_t off = 0; off < body; off += bucket) add(std::min(bucket, body - off));
+  if (last > 0) add(last);
+}
+
+SyncPlan::Ready GradientSync::Impl::readiness(std::size_t s) const {
+  if (s < plan.end.ready.size()) return plan.end.ready[s];
+  return plan.overlap.buckets ? SyncPlan::Ready::DuringBackward : SyncPlan::Ready::AfterCompute;
 }
 
 std::vector<std::vector<VertexId>> GradientSync::Impl::dp_groups(const Unit& unit,
@@ -121,7 +142,7 @@ std::uint32_t GradientSync::Impl::launch(std::size_t u, std::int32_t device, boo
                                          CollectiveAlgorithm algorithm) {
   const auto id = static_cast<std::uint32_t>(instances.list.size());
   const CollectiveKind kind =
-      units[u].phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
+      units[u].phase == Phase::DataParallel ? plan.end.kind : CollectiveKind::AllReduce;
   auto steps = collective_steps(kind, algorithm, units[u].bytes.as_double(),
                                 node_of_gpus(topology, ranks), plan.collective.ring_steps);
   instances.list.push_back(
@@ -150,7 +171,7 @@ Time GradientSync::Impl::closed_form(const Unit& unit, Phase phase,
     cache.alpha_beta[key] = ab;
   }
   const CollectiveKind kind =
-      phase == Phase::DataParallel ? plan.gradient_collective : CollectiveKind::AllReduce;
+      phase == Phase::DataParallel ? plan.end.kind : CollectiveKind::AllReduce;
   return collective_closed_form(kind, algorithm, unit.bytes.as_double(),
                                 static_cast<std::int32_t>(ranks.size()), it->second.second,
                                 cache.alpha_beta[key]);
@@ -174,7 +195,7 @@ void GradientSync::Impl::start_phase(std::size_t u, Time now) {
               closed_form(unit, Phase::Replica, ranks, CollectiveAlgorithm::Ring);
         launch(u, st.holders.front(), t == 0, std::move(ranks), CollectiveAlgorithm::Ring);
       }
-    } else if (unit.phase == Phase::DataParallel) {
+    } else if (unit.phase == Phase::DataParallel && plan.end.runs) {
       for (std::int32_t h : st.holders) {
         std::vector<std::vector<VertexId>> groups = dp_groups(unit, h);
         for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -220,7 +241,7 @@ void GradientSync::Impl::instance_done(std::uint32_t id, Time now) {
         fmt::format("{}{} {} stage {} bucket {}", unit.lane == kExperts ? "expert " : "",
                     unit.phase == Phase::Replica ? "replica" : "dp",
                     collective_kind_name(unit.phase == Phase::Replica ? CollectiveKind::AllReduce
-                                                                      : plan.gradient_collective),
+                                                                      : plan.end.kind),
                     unit.stage, unit.bucket);
     e.device = instances.device[id];
     e.start = c.start_time();
@@ -318,6 +339,46 @@ double GradientSync::compute_rate(std::int32_t device) const {
   return impl_->per_device.in_flight[static_cast<std::size_t>(device)] > 0
              ? 1.0 - impl_->plan.overlap.sm_share
              : 1.0;
+}
+
+Time GradientSync::first_op_ready(std::int32_t device, Time now, Time stream_free) {
+  const auto d = static_cast<std::size_t>(device);
+  std::optional<Time>& due = impl_->per_device.gather_due[d];
+  if (!due) {
+    const SyncPlan& plan = impl_->plan;
+    const Time gather =
+        d < plan.parameter_gather.per_device.size() &&
+                plan.parameter_gather.when != SyncPlan::ParameterGather::When::AfterStep
+            ? plan.parameter_gather.per_device[d]
+            : Time::zero();
+    const Time launched = plan.parameter_gather.when == SyncPlan::ParameterGather::When::AtStepStart
+                              ? stream_free
+                              : now;
+    due = launched + gather;
+    if (*due > now && !impl_->observers.empty()) {
+      CollectiveEvent e;
+      e.name = "parameter all-gather before the first forward (exposed)";
+      e.device = device;
+      e.start = now;
+      e.end = *due;
+      for (EngineObserver* o : impl_->observers) o->on_collective(e);
+    }
+    impl_->per_device.gather_wait[d] = std::max(Time::zero(), *due - now);
+  }
+  return std::max(now, *due);
+}
+
+std::int32_t GradientSync::first_compute(std::int32_t device) const {
+  return impl_->per_device.first_compute[static_cast<std::size_t>(device)];
+}
+
+std::vector<Time> SyncPlan::step_after_sync() const {
+  std::vector<Time> out = optimizer;
+  if (parameter_gather.when == ParameterGather::When::AfterStep) {
+    for (std::size_t d = 0; d < out.size() && d < parameter_gather.per_device.size(); ++d)
+      out[d] += parameter_gather.per_device[d];
+  }
+  return out;
 }
 
 std::vector<std::int32_t> GradientSync::take_rate_changes() {

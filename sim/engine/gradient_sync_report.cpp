@@ -13,30 +13,39 @@ void GradientSync::Impl::on_compute_start(std::int32_t device, std::int32_t posi
   if (!observers.empty() &&
       (!plan.tp_forward.empty() || !plan.tp_backward.empty() || !plan.a2a_costs.empty()))
     report_tp(device, position, start, end);
-  if (plan.overlap.buckets) {
-    auto it = last_grad.find({device, position});
-    if (it != last_grad.end()) {
-      for (std::int32_t s : it->second) {
-        // Each lane's buckets fill across the op (the layers hold dense and expert parameters).
-        for (const LaneState& lane : stages[static_cast<std::size_t>(s)].lanes) {
-          const auto k = static_cast<std::int64_t>(lane.units.size());
-          for (std::int64_t b = 0; b < k; ++b) {
-            ready_at(lane.units[static_cast<std::size_t>(b)],
-                     start + Time::from_ps((end - start).ps() * (b + 1) / k));
-          }
+  if (!observers.empty() && !plan.dp_in_ops.gather_forward.empty()) {
+    report_sharded(
+        device,
+        table.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(position)],
+        start, end);
+  }
+  auto it = last_grad.find({device, position});
+  if (it != last_grad.end()) {
+    for (std::int32_t s : it->second) {
+      const SyncPlan::Ready ready = readiness(static_cast<std::size_t>(s));
+      if (ready == SyncPlan::Ready::AfterCompute) continue;
+      // During: each lane's buckets fill across the op (the layers hold dense and expert
+      // parameters), the last layers' first. After: all of them when the op ends.
+      for (const LaneState& lane : stages[static_cast<std::size_t>(s)].lanes) {
+        const auto k = static_cast<std::int64_t>(lane.units.size());
+        for (std::int64_t b = 0; b < k; ++b) {
+          ready_at(lane.units[static_cast<std::size_t>(b)],
+                   ready == SyncPlan::Ready::AfterBackward
+                       ? end
+                       : start + Time::from_ps((end - start).ps() * (b + 1) / k));
         }
       }
     }
   }
   if (position == per_device.last_compute[d]) {
     per_device.compute_end[d] = end;
-    if (!plan.overlap.buckets) {
-      for (std::size_t s = 0; s < stages.size(); ++s) {
-        const auto& h = stages[s].holders;
-        if (std::find(h.begin(), h.end(), device) == h.end()) continue;
-        for (const LaneState& lane : stages[s].lanes)
-          for (std::size_t u : lane.units) ready_at(u, end);
-      }
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      const auto& h = stages[s].holders;
+      if (readiness(s) != SyncPlan::Ready::AfterCompute ||
+          std::find(h.begin(), h.end(), device) == h.end())
+        continue;
+      for (const LaneState& lane : stages[s].lanes)
+        for (std::size_t u : lane.units) ready_at(u, end);
     }
   }
 }
@@ -91,6 +100,44 @@ void GradientSync::Impl::report_tp(std::int32_t device, std::int32_t position, T
   for (EngineObserver* o : observers) o->on_collective(e);
 }
 
+void GradientSync::Impl::report_sharded(std::int32_t device, const Op& op, Time start, Time end) {
+  const SyncPlan::InOps& z = plan.dp_in_ops;
+  auto at = [](const std::vector<Time>& v, std::int32_t s) {
+    return v[static_cast<std::size_t>(s)];
+  };
+  auto tp = [&](const std::vector<Time>& v, std::int32_t s) {
+    return v.empty() ? Time::zero() : v[static_cast<std::size_t>(s)];
+  };
+  Time gather, scatter, tp_time;
+  switch (op.kind) {
+    case OpKind::Forward:
+      gather = at(z.gather_forward, op.stage);
+      break;
+    case OpKind::Backward:
+      // A full backward (its W inside unless the table has one) gathers and reduce-scatters.
+      gather = at(z.gather_backward, op.stage);
+      if (!index.has_weight(op.stage, op.microbatch)) scatter = at(z.reduce_scatter, op.stage);
+      tp_time = tp(plan.tp_backward, op.stage);
+      break;
+    case OpKind::Weight:
+      scatter = at(z.reduce_scatter, op.stage);
+      break;
+    case OpKind::ForwardBackward:
+      gather = at(z.gather_forward, op.stage) + at(z.gather_backward, op.backward_stage);
+      if (!index.has_weight(op.backward_stage, op.backward_microbatch))
+        scatter = at(z.reduce_scatter, op.backward_stage);
+      tp_time = tp(plan.tp_forward, op.stage) + tp(plan.tp_backward, op.backward_stage);
+      break;
+    default:
+      return;
+  }
+  report_collective(observers, fmt::format("dp all-gather {} (exposed)", to_string(op)), device,
+                    start, std::min(end, start + gather));
+  const Time to = end - std::min(end - start, tp_time);
+  report_collective(observers, fmt::format("dp reduce-scatter {} (exposed)", to_string(op)), device,
+                    std::max(start, to - scatter), to);
+}
+
 void GradientSync::Impl::report_experts(std::int32_t device, const Op& op, Time start, Time end) {
   if (plan.a2a_costs.empty()) return;
   // The op's routed-expert time at the scenario's imbalance and at uniform routing.
@@ -142,12 +189,10 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
                               lane.replica_time, lane.replica_closed});
       }
       const std::int32_t ranks = dp_group_size(static_cast<Lane>(l), st.holders.front());
-      if (ranks > 1 || l == kExperts) {  // the experts' line also when no GPU shares them
+      // Named by the collective it runs; the experts' line also when no GPU shares them.
+      if (plan.end.runs && (ranks > 1 || l == kExperts)) {
         sm.collectives.push_back(CollectiveSummary{
-            fmt::format("{}dp {} stage {}", what,
-                        l == kExperts ? collective_kind_name(plan.gradient_collective)
-                                      : std::string_view("all-reduce"),
-                        s),
+            fmt::format("{}dp {} stage {}", what, collective_kind_name(plan.end.kind), s),
             std::string(collective_algorithm_name(plan.collective.algorithm)), ranks, count,
             lane.bytes, lane.dp_time, lane.dp_closed});
       }
@@ -170,9 +215,14 @@ void GradientSync::Impl::finish(Metrics& m, bool completed) {
     last_sync = std::max(last_sync, sync_end);
     const Time opt = d < plan.optimizer.size() ? plan.optimizer[d] : Time::zero();
     sm.optimizer = std::max(sm.optimizer, opt);
-    const Time gather = d < plan.parameter_gather.size() ? plan.parameter_gather[d] : Time::zero();
+    // After the step the gather is exposed; before the next forward, what that op waited.
+    const bool after = plan.parameter_gather.when == SyncPlan::ParameterGather::When::AfterStep;
+    const Time gather = !after ? per_device.gather_wait[d]
+                        : d < plan.parameter_gather.per_device.size()
+                            ? plan.parameter_gather.per_device[d]
+                            : Time::zero();
     sm.parameter_gather = std::max(sm.parameter_gather, gather);
-    const Time opt_end = sync_end + opt + gather;
+    const Time opt_end = sync_end + opt + (after ? gather : Time::zero());
     sm.optimizer_end_per_device[d] = opt_end;
     m.makespan = std::max(m.makespan, opt_end);
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "schedules/table_index.h"
@@ -77,7 +78,11 @@ struct GradientSync::Impl {
   /// Per device: the position of its last compute op and that op's end, the TP time inside its
   /// ops, and its bucket collectives running now.
   struct PerDevice {
-    std::vector<std::int32_t> last_compute;
+    std::vector<std::int32_t> first_compute, last_compute;
+    /// When the first compute op's parameter all-gather ends (set when it is first asked), and
+    /// how long that op waited for it.
+    std::vector<std::optional<Time>> gather_due;
+    std::vector<Time> gather_wait;
     std::vector<Time> compute_end;
     std::vector<Time> tp;
     std::vector<std::int32_t> in_flight;
@@ -104,6 +109,7 @@ struct GradientSync::Impl {
   void instance_done(std::uint32_t id, Time now);
   void advance(std::int32_t s, Time now);
   void add_buckets(std::size_t s, Lane lane, Bytes total);
+  SyncPlan::Ready readiness(std::size_t s) const;
   /// The ranks of each data-parallel collective of `unit` launched from holder `h`.
   std::vector<std::vector<VertexId>> dp_groups(const Unit& unit, std::int32_t h) const;
   std::int32_t dp_group_size(Lane lane, std::int32_t h) const;
@@ -112,6 +118,9 @@ struct GradientSync::Impl {
   void ready_at(std::size_t u, Time at);
   void on_compute_start(std::int32_t device, std::int32_t position, Time start, Time end);
   void report_tp(std::int32_t device, std::int32_t position, Time start, Time end);
+  /// ZeRO 2/3's exposed all-gathers (at the op's start) and reduce-scatters (at its end, before
+  /// the TP slice) as slices on the device's sync lane (SyncPlan::dp_in_ops).
+  void report_sharded(std::int32_t device, const Op& op, Time start, Time end);
   /// The routed experts' phase of a MoE op as a slice on the device's phase lane (docs/moe.md).
   void report_experts(std::int32_t device, const Op& op, Time start, Time end);
   /// The all-to-all time `op` leaves exposed (plan.a2a_costs; zero without).

@@ -6,21 +6,6 @@
 #include <stdexcept>
 
 namespace bubblesim {
-namespace {
-
-void report(const std::vector<EngineObserver*>& observers, std::string name, std::int32_t device,
-            Time start, Time end) {
-  if (observers.empty() || end <= start) return;
-  CollectiveEvent e;
-  e.name = std::move(name);
-  e.device = device;
-  e.start = start;
-  e.end = end;
-  for (EngineObserver* o : observers) o->on_collective(e);
-}
-
-}  // namespace
-
 IterationBoundary end_iteration(const IterationPlan& plan, const std::vector<Time>& ready,
                                 const std::vector<Time>& step, std::int32_t iteration,
                                 const std::vector<EngineObserver*>& observers) {
@@ -35,8 +20,8 @@ IterationBoundary end_iteration(const IterationPlan& plan, const std::vector<Tim
     }
     const Time start = std::max(done[a], done[b]);
     const Time end = start + pair.duration;
-    report(observers, pair.name + suffix, pair.first, done[a], end);
-    if (b != a) report(observers, pair.name + suffix, pair.second, done[b], end);
+    report_collective(observers, pair.name + suffix, pair.first, done[a], end);
+    if (b != a) report_collective(observers, pair.name + suffix, pair.second, done[b], end);
     done[a] = done[b] = end;
   }
   if (plan.barrier == IterationBarrier::Global) {
@@ -45,7 +30,8 @@ IterationBoundary end_iteration(const IterationPlan& plan, const std::vector<Tim
     for (Time t : done) last = std::max(last, t);
     const Time end = last + plan.barrier_duration;
     for (std::size_t d = 0; d < devices; ++d) {
-      report(observers, "global barrier" + suffix, static_cast<std::int32_t>(d), done[d], end);
+      report_collective(observers, "global barrier" + suffix, static_cast<std::int32_t>(d), done[d],
+                        end);
       done[d] = end;
     }
   }
@@ -53,8 +39,8 @@ IterationBoundary end_iteration(const IterationPlan& plan, const std::vector<Tim
   out.next_start.resize(devices);
   for (std::size_t d = 0; d < devices; ++d) {
     const Time s = d < step.size() ? step[d] : Time::zero();
-    report(observers, "optimizer step" + suffix, static_cast<std::int32_t>(d), done[d],
-           done[d] + s);
+    report_collective(observers, "optimizer step" + suffix, static_cast<std::int32_t>(d), done[d],
+                      done[d] + s);
     out.next_start[d] = done[d] + s;
     out.completion = std::max(out.completion, out.next_start[d]);
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedules/op.h"
@@ -76,5 +77,19 @@ class EngineObserver {
   virtual void on_memory(std::int32_t /*device*/, Time /*time*/, Bytes /*activation*/,
                          Bytes /*total*/) {}
 };
+
+/// Tells every observer of a collective on `device` over [start, end) that names no bytes or
+/// links (a barrier, an optimizer step, an exposed slice of a collective inside an op); an empty
+/// interval tells nobody.
+inline void report_collective(const std::vector<EngineObserver*>& observers, std::string name,
+                              std::int32_t device, Time start, Time end) {
+  if (observers.empty() || end <= start) return;
+  CollectiveEvent e;
+  e.name = std::move(name);
+  e.device = device;
+  e.start = start;
+  e.end = end;
+  for (EngineObserver* o : observers) o->on_collective(e);
+}
 
 }  // namespace bubblesim

@@ -14,7 +14,7 @@ namespace bubblesim {
 /// One kind of collective of one stage, summed over its buckets: simulated against closed form.
 struct CollectiveSummary {
   std::string
-      name;  // "dp all-reduce stage 3", "replica all-reduce stage 0", "tp all-reduce stage 1"
+      name;  // "dp all-reduce stage 3", "dp reduce-scatter stage 0 (per B op)", "replica ..."
   std::string algorithm;  // ring, tree, hierarchical
   std::int32_t ranks = 0;
   std::int32_t count = 0;  // buckets (or ops for TP)

@@ -7,6 +7,42 @@
 namespace bubblesim {
 namespace {
 
+/// What the data-parallel engine runs (data_parallel_engine.h), as docs/outputs.md describes.
+nlohmann::json data_parallel_json(const ParallelismSpec& par) {
+  const DataParallelSemantics& s = par.data_parallel.semantics;
+  const char* readiness = s.end.readiness == BucketReadiness::DuringBackward  ? "during_backward"
+                          : s.end.readiness == BucketReadiness::AfterBackward ? "after_backward"
+                                                                              : "after_compute";
+  const char* gather = s.gather == ParameterGather::AfterStep       ? "after_step"
+                       : s.gather == ParameterGather::BehindForward ? "behind_forward"
+                       : s.gather == ParameterGather::BehindFill    ? "behind_fill"
+                                                                    : "none";
+  return {{"engine", std::string(data_parallel_engine_name(s.engine))},
+          {"engine_from", par.data_parallel.engine_from},
+          {"zero", s.zero},
+          {"shard_group", par.shard_group()},
+          {"replicate", par.data_parallel.replicate},
+          {"per_microbatch",
+           {{"all_gather_forward", s.per_microbatch.gather_forward},
+            {"all_gather_backward", s.per_microbatch.gather_backward},
+            {"reduce_scatter", s.per_microbatch.reduce_scatter},
+            {"prefetch", s.prefetch}}},
+          {"end_of_step",
+           s.end.runs ? nlohmann::json{{"collective",
+                                        s.end.reduce_scatter ? "reduce-scatter" : "all-reduce"},
+                                       {"buckets_ready", readiness}}
+                      : nlohmann::json(nullptr)},
+          {"parameter_gather", gather},
+          {"reduce_bytes_per_parameter", s.reduce_bytes},
+          {"gather_bytes_per_parameter", s.gather_bytes},
+          {"fp8_param_gather", s.fp8_param_gather},
+          {"description", describe(s)}};
+}
+
+}  // namespace
+
+namespace {
+
 nlohmann::json param_json(const ParamValue& v) {
   struct Visitor {
     nlohmann::json operator()(std::int64_t x) const { return x; }
@@ -147,13 +183,17 @@ nlohmann::json resolved_scenario_json(const ResolvedScenario& resolved) {
         {"dp", par.dp},
         {"tp", par.tp},
         {"order", par.order},
-        {"bucket_bytes", par.data_parallel.bucket.count()},
+        {"bucket_bytes", par.data_parallel.bucket
+                             .value_or(Bytes(default_bucket_bytes(par.data_parallel.semantics,
+                                                                  par.gradient_group())))
+                             .count()},
         {"overlap", par.data_parallel.overlap},
         {"algorithm", std::string(collective_algorithm_name(par.data_parallel.algorithm))},
         {"replica_sync", par.data_parallel.replica_sync},
         {"sp", par.sp},
         {"zero", par.zero.level}};
     if (par.cp > 1) j["parallelism"]["cp"] = par.cp;  // left out at 1, as before it existed
+    j["parallelism"]["data_parallel"] = data_parallel_json(par);
     if (par.zero.level >= 2) j["parallelism"]["zero_overlap"] = par.zero.overlap;
     if (par.data_parallel.ring_steps == RingSteps::Stepped)
       j["parallelism"]["ring_steps"] = "stepped";  // the default, pipelined, is left out

@@ -96,7 +96,7 @@ std::vector<Time> optimizer_steps(const Scenario& sc, const ResolvedScenario& r)
     // costs.gradient_bytes gives per parameter; fp16 runs under a loss scaler, bf16 does not.
     const bool loss_scaling = sc.model->dtype.name == "fp16";
     const double dp =
-        par.zero.level >= 1 ? static_cast<double>(std::max(par.gradient_group(), 1)) : 1.0;
+        par.zero.level >= 1 ? static_cast<double>(std::max(par.shard_group(), 1)) : 1.0;
     const double rate = sc.gpu->memory_bandwidth->bytes_per_second() * sc.gpu->efficiency.memory;
     const double t = static_cast<double>(std::max<std::int64_t>(par.tp, 1));
     for (std::size_t s = 0; s < r.model_costs->stages.size(); ++s) {

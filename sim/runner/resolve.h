@@ -59,7 +59,16 @@ struct SyncCosts {
   /// ZeRO >= 1: gradients reduce-scattered (not all-reduced); levels 1 and 2: the updated
   /// parameters all-gathered after the optimizer step, per GPU holding the stage.
   CollectiveKind gradient_collective = CollectiveKind::AllReduce;
+  /// false: no end-of-step gradient collective (ZeRO 2/3 reduce inside every microbatch's ops).
+  bool end_runs = true;
+  /// Per stage: the parameter all-gather's exposed time where the engine runs it
+  /// (DataParallelSemantics::gather); empty = none.
   std::vector<Time> parameter_gather;
+  /// Per stage: the FSDP units its gradients are reduce-scattered in (FSDP2 under a pipeline).
+  std::vector<std::int64_t> units;
+  /// Per stage: ZeRO 2/3's exposed collectives inside an F, a B and a W (their zero_comm parts);
+  /// empty = none.
+  std::vector<Time> dp_gather_forward, dp_gather_backward, dp_reduce_scatter;
 };
 
 /// A scenario with everything derived from it. Refers to the Scenario, which must outlive it.

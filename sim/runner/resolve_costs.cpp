@@ -11,6 +11,7 @@
 
 #include "sim/engine/collectives.h"
 #include "sim/runner/a2a_plan.h"
+#include "sim/runner/data_parallel_costs.h"
 #include "sim/units/overflow_error.h"
 
 namespace bubblesim {
@@ -18,10 +19,11 @@ namespace {
 
 /// Collectives of the cost model as flows on the otherwise idle topology, one stage's groups at
 /// a time (cached: every layer of a stage sends the same bytes over the same ranks).
-class TopologyCollectives : public CollectiveTimer {
-  /// The stage's groups a collective runs on: its first TP group, its data-parallel group with
-  /// the cp ranks (ParallelismSpec::gradient_group), its first CP ring.
-  enum class Group { Tensor, Data, Context };
+class TopologyCollectives : public CollectiveTimer, public DataParallelTimer {
+  /// The stage's groups a collective runs on: its first TP group, its first shard group (the
+  /// data-parallel ranks with their cp ranks, ParallelismSpec::shard_group), its first HSDP
+  /// replicate group, its first CP ring.
+  enum class Group { Tensor, Data, Replicate, Context };
 
  public:
   explicit TopologyCollectives(const Scenario& sc) : sc_(sc) {}
@@ -37,6 +39,14 @@ class TopologyCollectives : public CollectiveTimer {
   }
   Time gradient_reduce_scatter(std::int32_t stage, double bytes) const override {
     return timing(stage, Group::Data, CollectiveKind::ReduceScatter, bytes).simulated;
+  }
+  Time replicate_all_reduce(std::int32_t stage, double bytes) const override {
+    if (sc_.parallelism.data_parallel.replicate <= 1) return Time::zero();
+    return timing(stage, Group::Replicate, CollectiveKind::AllReduce, bytes).simulated;
+  }
+  CollectiveTiming shard_group(std::int32_t stage, CollectiveKind kind,
+                               double bytes) const override {
+    return timing(stage, Group::Data, kind, bytes);
   }
   /// A ring step of every CP rank sending `bytes` to the next: a ring all-gather of the cp
   /// blocks over the CP group is cp - 1 such steps (on the topology, or at NCCL's rate inside a
@@ -72,7 +82,7 @@ class TopologyCollectives : public CollectiveTimer {
   }
   /// ZeRO: the routed experts' updated parameters all-gathered over the stage's first expert
   /// data-parallel group (docs/moe.md); zero when that group is one GPU.
-  Time expert_parameter_gather(std::int32_t stage, double bytes) const {
+  Time expert_parameter_gather(std::int32_t stage, double bytes) const override {
     const ParallelismSpec& par = sc_.parallelism;
     std::vector<VertexId> group;
     for (std::size_t i : par.expert_group(sc_.stages, stage, 0)) group.push_back(par.gpus[i]);
@@ -104,9 +114,13 @@ class TopologyCollectives : public CollectiveTimer {
       case Group::Tensor:
         for (std::int32_t t = 0; t < par.tp; ++t) add(0, t, 0);
         break;
-      case Group::Data:
-        for (std::int32_t r = 0; r < par.dp; ++r)
+      case Group::Data:  // torchtitan's mesh: dp_replicate outside dp_shard outside cp
+        for (std::int32_t r = 0; r < par.dp / std::max(par.data_parallel.replicate, 1); ++r)
           for (std::int32_t c = 0; c < par.cp; ++c) add(r, 0, c);
+        break;
+      case Group::Replicate:
+        for (std::int32_t r = 0; r < par.dp; r += par.dp / std::max(par.data_parallel.replicate, 1))
+          add(r, 0, 0);
         break;
       case Group::Context:
         for (std::int32_t c = 0; c < par.cp; ++c) add(0, 0, c);
@@ -136,9 +150,10 @@ class TopologyCollectives : public CollectiveTimer {
       t = simulate_collective(*sc_.communication.topology, group, kind, CollectiveAlgorithm::Ring,
                               bytes, par.data_parallel.ring_steps);
     } catch (const std::invalid_argument& e) {
-      const char* key_name = g == Group::Data      ? "parallelism.zero"
-                             : g == Group::Context ? "parallelism.cp"
-                                                   : "parallelism.tp";
+      const char* key_name = g == Group::Data        ? "parallelism.zero"
+                             : g == Group::Replicate ? "data_parallel.replicate"
+                             : g == Group::Context   ? "parallelism.cp"
+                                                     : "parallelism.tp";
       throw InputError({Diagnostic{par.where, key_name, e.what()}});
     }
     if (const std::optional<Time> nccl = nccl_time(group, kind, bytes)) t.simulated = *nccl;
@@ -218,7 +233,20 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
   in.tp_comm_overlap = par.overlap.tp_comm;
   in.tp_comm_sm_share = par.overlap.tp_comm_sm_share(sc.gpu->measured.sms);
   in.gpus = par.world(sc.stages);  // dp = tp = cp = 1 without `parallelism:`
-  in.zero = ZeroSpec{par.zero.level, par.gradient_group(), par.zero.overlap};
+  const DataParallelSemantics& dps = par.data_parallel.semantics;
+  in.zero = ZeroSpec{par.zero.level, par.shard_group(), par.zero.overlap, dps.unsharded_bytes};
+  in.sharded.schedule.gather_forward = dps.per_microbatch.gather_forward;
+  in.sharded.schedule.gather_backward = dps.per_microbatch.gather_backward;
+  in.sharded.schedule.reduce_scatter = dps.per_microbatch.reduce_scatter;
+  in.sharded.schedule.prefetch = dps.prefetch;
+  in.sharded.gather_bytes = dps.gather_bytes;
+  in.sharded.reduce_bytes = dps.reduce_bytes;
+  in.sharded.fp8_linear_gather = dps.fp8_param_gather;
+  in.sharded.replicate = par.data_parallel.replicate > 1;
+  if (dps.engine == DataParallelEngine::DeepSpeed)
+    in.sharded.reduce_bucket_bytes = static_cast<double>(
+        par.data_parallel.bucket.value_or(Bytes(default_bucket_bytes(dps, par.gradient_group())))
+            .count());
   in.recompute = sc.memory.recompute;
   if (sc.costs.per_layer) {
     MeasuredLayer layer = *sc.costs.per_layer;
@@ -263,54 +291,9 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
     return;
   const auto p = static_cast<std::size_t>(sc.stages);
   SyncCosts& sync = r.sync;
-  sync.gradient_bytes.assign(p, Bytes::zero());
   sync.tp_forward.assign(p, Time::zero());
   sync.tp_backward.assign(p, Time::zero());
-  const double t = static_cast<double>(par.tp);
-  for (std::size_t s = 0; s < p; ++s) {
-    // fp32 gradients (Megatron's main_grad): 4 bytes per parameter of the GPU; without a model,
-    // 4 of the 18 bytes per parameter of the stage's static memory.
-    double grad = 0;
-    if (!par.given.gradient_bytes.empty())
-      grad = par.given.gradient_bytes[s].as_double() / t;
-    else if (r.model_costs)
-      grad = r.model_costs->stages[s].parameters_per_gpu * 4.0;
-    else
-      grad = sc.costs.profile.stages[s].static_memory.as_double() * 4.0 / 18.0 /
-             (sc.costs.per == CostBasis::Stage ? t : 1.0);
-    sync.gradient_bytes[s] = Bytes(static_cast<std::int64_t>(grad));
-  }
-  // The routed experts' gradients (docs/moe.md): held by the dp / ep replicas of the same EP rank
-  // (and every TP rank: experts are not split by TP), they sync over that group, not the dp group.
-  const bool experts_apart = par.ep > 1 || par.tp > 1;
-  if (par.given.gradient_bytes.empty() && r.model_costs && experts_apart &&
-      std::any_of(r.model_costs->stages.begin(), r.model_costs->stages.end(),
-                  [](const StageBreakdown& b) { return b.expert_parameters_per_gpu > 0; })) {
-    sync.expert_gradient_bytes.assign(p, Bytes::zero());
-    for (std::size_t s = 0; s < p; ++s) {
-      sync.expert_gradient_bytes[s] = Bytes(
-          static_cast<std::int64_t>(r.model_costs->stages[s].expert_parameters_per_gpu * 4.0));
-    }
-  }
-  // ZeRO (docs/models.md): sharded optimizer state turns the gradient all-reduce into a
-  // reduce-scatter; levels 1 and 2 then all-gather the updated parameters (level 3 gathers them
-  // before every F and B instead, inside those ops).
-  if (par.zero.level >= 1) sync.gradient_collective = CollectiveKind::ReduceScatter;
-  if (par.zero.level >= 1 && par.zero.level <= 2 && timer) {
-    const double e = sc.model ? static_cast<double>(sc.model->dtype.bytes) : 2.0;
-    sync.parameter_gather.assign(p, Time::zero());
-    for (std::size_t s = 0; s < p; ++s) {
-      const auto stage = static_cast<std::int32_t>(s);
-      // The experts' updated parameters are gathered over their own group, after the dense ones.
-      const double experts = sync.expert_gradient_bytes.empty()
-                                 ? 0.0
-                                 : sync.expert_gradient_bytes[s].as_double() / 4.0;
-      const double params = sync.gradient_bytes[s].as_double() / 4.0 - experts;
-      sync.parameter_gather[s] = timer->parameter_gather(stage, params * e);
-      if (experts > 0)
-        sync.parameter_gather[s] += timer->expert_parameter_gather(stage, experts * e);
-    }
-  }
+  resolve_data_parallel(sc, r, timer);
   if (r.model_costs && par.cp > 1 && timer) {
     // The ring's steps per F op: their time on an idle network (closed form beside it), and in
     // the op's own time only what the attention blocks leave exposed (forward.cp_comm).

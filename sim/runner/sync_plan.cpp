@@ -5,6 +5,63 @@
 #include "sim/runner/a2a_plan.h"
 
 namespace bubblesim {
+namespace {
+
+/// The engine's end-of-step rules per table stage (data_parallel_engine.h): bucket sizes, when
+/// the buckets may start, whether the collective runs, and where the parameter gather runs.
+void apply_engine(const ResolvedScenario& resolved, const Table& table, SyncPlan& plan) {
+  const ParallelismSpec& par = resolved.scenario->parallelism;
+  const DataParallelSemantics& dps = par.data_parallel.semantics;
+  const std::int64_t chunks = std::max(table.chunks, 1);
+  const auto stages = static_cast<std::size_t>(table.stages);
+  plan.end.runs = resolved.sync.end_runs;
+  // Without parallelism only the replica sync of a bidirectional schedule runs: 25 MiB buckets
+  // during the last backward (docs/parallelism.md, "Replica sync").
+  if (!par.enabled) return;
+  plan.end.bucket =
+      par.data_parallel.bucket.value_or(Bytes(default_bucket_bytes(dps, par.gradient_group())));
+  plan.end.last_bucket = Bytes(dps.end.last_bucket_bytes);
+  plan.overlap.buckets = dps.end.readiness != BucketReadiness::AfterCompute;
+  plan.end.stage_bucket.assign(stages, plan.end.bucket);
+  plan.end.ready.assign(stages, SyncPlan::Ready::DuringBackward);
+  for (std::size_t s = 0; s < stages; ++s) {
+    const std::size_t ps = s / static_cast<std::size_t>(chunks);
+    if (dps.end.per_unit && ps < resolved.sync.units.size()) {
+      // One reduce-scatter per FSDP unit: the chunk's share of the stage's units.
+      const std::int64_t units = std::max<std::int64_t>(1, resolved.sync.units[ps] / chunks);
+      plan.end.stage_bucket[s] = Bytes((plan.gradient_bytes[s].count() + units - 1) / units);
+    }
+    // Megatron buckets pp rank 0's first chunk only, and nothing without overlap_grad_reduce
+    // (bucket_size None); with align_grad_reduce (its default) the interleaved schedule launches
+    // each chunk's sync after that chunk's last backward.
+    const bool bucketed = !dps.end.bucket_first_stage_only ||
+                          (s == 0 && dps.end.readiness != BucketReadiness::AfterCompute);
+    if (!bucketed) plan.end.stage_bucket[s] = Bytes::zero();
+    SyncPlan::Ready ready =
+        dps.end.readiness == BucketReadiness::AfterCompute    ? SyncPlan::Ready::AfterCompute
+        : dps.end.readiness == BucketReadiness::AfterBackward ? SyncPlan::Ready::AfterBackward
+                                                              : SyncPlan::Ready::DuringBackward;
+    if (ready == SyncPlan::Ready::DuringBackward && dps.end.bucket_first_stage_only &&
+        (!bucketed || chunks > 1))
+      ready = SyncPlan::Ready::AfterBackward;
+    plan.end.ready[s] = ready;
+  }
+  switch (dps.gather) {
+    case ParameterGather::BehindForward:
+      // Megatron's interleaved schedule aligns the gathers at its start (align_param_gather).
+      plan.parameter_gather.when = chunks > 1 ? SyncPlan::ParameterGather::When::AtStepStart
+                                              : SyncPlan::ParameterGather::When::BeforeFirstForward;
+      break;
+    case ParameterGather::BehindFill:
+      plan.parameter_gather.when = SyncPlan::ParameterGather::When::AtStepStart;
+      break;
+    default:
+      plan.parameter_gather.when = SyncPlan::ParameterGather::When::AfterStep;
+      break;
+  }
+}
+
+}  // namespace
 
 std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
                                                const Table& table) {
@@ -63,15 +120,33 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
     plan->tp_forward.clear();
     plan->tp_backward.clear();
   }
+  if (!sync.dp_gather_forward.empty()) {
+    // ZeRO 2/3's exposed collectives inside the ops, a chunk's share of its stage's.
+    SyncPlan::InOps& z = plan->dp_in_ops;
+    for (std::size_t s = 0; s < stages; ++s) {
+      const std::size_t ps = profile(s);
+      z.gather_forward.push_back(Time::from_ps(sync.dp_gather_forward[ps].ps() / chunks));
+      z.gather_backward.push_back(Time::from_ps(sync.dp_gather_backward[ps].ps() / chunks));
+      z.reduce_scatter.push_back(Time::from_ps(sync.dp_reduce_scatter[ps].ps() / chunks));
+    }
+  }
   plan->optimizer.assign(devices, Time::zero());
-  if (!sync.parameter_gather.empty()) plan->parameter_gather.assign(devices, Time::zero());
+  if (!sync.parameter_gather.empty())
+    plan->parameter_gather.per_device.assign(devices, Time::zero());
   const auto held = table.placement.stages_by_device(table.devices);
+  // Megatron's interleaved schedule dispatches the first chunks' gathers at its start and every
+  // later chunk's ahead of its first forward (schedules.py, param_sync_func): only a device's
+  // first chunk waits.
+  const bool first_chunk_only = par.data_parallel.semantics.engine == DataParallelEngine::Megatron;
   for (std::size_t d = 0; d < devices; ++d) {
+    bool first = true;
     for (std::int32_t s : held[d]) {
       const std::size_t ps = profile(static_cast<std::size_t>(s));
       plan->optimizer[d] += Time::from_ps(sync.optimizer[ps].ps() / chunks);
-      if (!sync.parameter_gather.empty())
-        plan->parameter_gather[d] += Time::from_ps(sync.parameter_gather[ps].ps() / chunks);
+      if (!sync.parameter_gather.empty() && (first || !first_chunk_only))
+        plan->parameter_gather.per_device[d] +=
+            Time::from_ps(sync.parameter_gather[ps].ps() / chunks);
+      first = false;
     }
   }
   if (!sync.expert_gradient_bytes.empty() && par.enabled) {
@@ -90,9 +165,8 @@ std::shared_ptr<const SyncPlan> make_sync_plan(const ResolvedScenario& resolved,
       }
     }
   }
-  plan->gradient_collective = sync.gradient_collective;
-  plan->bucket = par.data_parallel.bucket;
-  plan->overlap.buckets = par.data_parallel.overlap;
+  plan->end.kind = sync.gradient_collective;
+  apply_engine(resolved, table, *plan);
   // With expert parallelism the share is the all-to-all's (docs/moe.md), whose exchange runs the
   // MoE ops; the buckets' SMs are modelled without it (docs/parallelism.md).
   plan->overlap.sm_share = par.ep > 1 ? 0.0 : par.overlap.comm_sm_fraction;

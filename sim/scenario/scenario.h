@@ -4,6 +4,7 @@
 // per stage, but nothing is derived from a topology or a collective here; the runner's resolve
 // step (sim/runner/resolve.h) turns a Scenario into generator and engine inputs.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "schedules/replay_settings.h"
 #include "schedules/stage_costs.h"
 #include "schedules/variability_settings.h"
+#include "sim/costmodel/data_parallel_engine.h"
 #include "sim/costmodel/model_costs.h"
 #include "sim/costmodel/model_spec.h"
 #include "sim/units/bytes.h"
@@ -90,12 +92,26 @@ struct FaultSpec {
 
 /// `data_parallel:` — how the gradients of the dp replicas are synchronized (docs/parallelism.md).
 struct DataParallelSpec {
-  Bytes bucket = Bytes(25LL * 1024 * 1024);  // gradient bytes per all-reduce
-  bool overlap = true;                       // buckets start as their gradients are ready
+  /// `data_parallel.bucket`: gradient bytes per bucket; unset = the engine's default
+  /// (default_bucket_bytes: DDP's 25 MiB, Megatron's max(40M, 1M x dp) parameters, DeepSpeed's
+  /// 5e8 elements).
+  std::optional<Bytes> bucket;
+  /// Buckets may start while the last backward runs (resolved: the engine's default unless
+  /// `data_parallel.overlap` says).
+  bool overlap = true;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   bool replica_sync = true;  // bidirectional schedules: all-reduce the replicas' gradients
   /// `data_parallel.ring_steps`: how every ring collective's steps are simulated.
   RingSteps ring_steps = RingSteps::Pipelined;
+  /// `data_parallel.replicate`: HSDP, parameters sharded over dp x cp / replicate GPUs and
+  /// replicated over `replicate` groups of them (1: every dp x cp GPU shares one shard group).
+  std::int32_t replicate = 1;
+  /// What the engine runs (data_parallel_engine.h), resolved from `data_parallel.engine` (else
+  /// the framework preset's, else `parallelism.zero`'s), the ZeRO level and the keys above.
+  DataParallelSemantics semantics;
+  /// Where the engine came from: "data_parallel.engine", "model.framework NAME" or
+  /// "parallelism.zero".
+  std::string engine_from = "parallelism.zero";
 };
 
 /// `parallelism:` and `data_parallel:` (docs/parallelism.md), plus the explicit per-stage sync
@@ -118,10 +134,12 @@ struct ParallelismSpec {
   /// `parallelism.sp_wgrad_input`: regather | keep (sim/costmodel/layer_work.h, docs/memory.md)
   SpWgradInput sp_wgrad_input = SpWgradInput::Regather;
   struct Zero {
-    std::int32_t level = 0;  // `parallelism.zero`: 0..3, sharding across the dp ranks
+    std::int32_t level = 0;  // `parallelism.zero`: 0..3, sharding across the dp x cp ranks
     /// `parallelism.zero_overlap`: levels 2 and 3 move their per-op collectives layer by layer
     /// behind the compute, as FSDP prefetches (docs/models.md); false: whole stage, exposed.
     bool overlap = true;
+    bool overlap_given = false;           // `zero_overlap` was in the scenario (else the engine's)
+    SourceLocation where, overlap_where;  // `parallelism.zero`, `zero_overlap` when given
   };
   Zero zero;
   /// `parallelism.ep`: expert parallelism over ep consecutive data-parallel ranks (docs/moe.md).
@@ -167,6 +185,9 @@ struct ParallelismSpec {
   /// their cp ranks (Megatron-Core's data-parallel group with context parallelism; ZeRO shards
   /// over it too).
   std::int32_t gradient_group() const { return dp * cp; }
+  /// The GPUs one shard of the parameters is split over: the gradient group, divided by the
+  /// HSDP replicate groups.
+  std::int32_t shard_group() const { return dp * cp / std::max(data_parallel.replicate, 1); }
   /// Index of (pipeline stage s, dp replica r, tp rank t, cp rank c) in `gpus` for the mixed
   /// radix `order`.
   std::size_t rank_index(std::int32_t stages, std::int32_t s, std::int32_t r, std::int32_t t,

@@ -152,7 +152,7 @@ SimulationResult replay_dp(const Table& table, const StageCost& c, const Topolog
   if (plan->gradient_bytes.size() == 1)
     plan->gradient_bytes.assign(static_cast<std::size_t>(table.stages), gradient[0]);
   plan->overlap.buckets = overlap;
-  plan->bucket = bucket;
+  plan->end.bucket = bucket;
   EngineInput in;
   in.table = &table;
   in.stage_costs = CostProfile::uniform(table.stages / table.chunks, c).for_table(table.chunks);

@@ -165,9 +165,12 @@ TEST_CASE("zero 3: parameters sharded dp x cp ways, its per-op collectives behin
     REQUIRE(r.model_costs);
     return r.model_costs->stages[0];
   };
+  // Megatron-FSDP (engine megatron at zero 3) gathers and reduce-scatters in every microbatch's
+  // ops also under a pipeline.
+  const std::string fsdp = "}\ndata_parallel: {engine: megatron";
   const StageBreakdown none = costs("dp: 2, cp: 2");
-  const StageBreakdown overlapped = costs("dp: 2, cp: 2, zero: 3");
-  const StageBreakdown exposed = costs("dp: 2, cp: 2, zero: 3, zero_overlap: false");
+  const StageBreakdown overlapped = costs("dp: 2, cp: 2, zero: 3" + fsdp);
+  const StageBreakdown exposed = costs("dp: 2, cp: 2, zero: 3, zero_overlap: false" + fsdp);
   // 18 bytes per parameter over dp x cp = 4 GPUs (docs/models.md).
   CHECK(overlapped.memory.static_memory.as_double() ==
         doctest::Approx(none.memory.static_memory.as_double() / 4).epsilon(1e-6));
@@ -267,10 +270,11 @@ TEST_CASE("overlap.tp_comm_sms: the GEMMs beside the reserving kernels run on th
 }
 
 TEST_CASE("overlap.comm_sm_fraction: ZeRO-3's hidden per-layer gathers slow the compute beside") {
-  // One stage of 8 layers, ZeRO-3 over 8 GPUs of a node: each op gathers its parameters layer by
-  // layer (zero_overlap), the first layer's exposed, the other 7 under the previous layer.
-  // The gradient buckets wait for the flush (data_parallel.overlap false): only ZeRO's
-  // collectives can hide under compute here.
+  // One stage of 8 layers, FSDP2 over 8 GPUs of a node: each op gathers its units (embedding,
+  // layers, head) one after another, the first exposed, each later one behind the unit before.
+  // No end-of-step gradient sync runs (FSDP reduce-scatters in every backward): only FSDP's
+  // collectives can hide under compute here. The per-unit arithmetic is sharded_exposure's
+  // (tests/costmodel/sharded_collectives_test.cpp).
   auto costs = [](const std::string& fraction, bool overlap = true) {
     const ResolvedScenario r = resolve(load_scenario_string(
         "name: zero-sm\n"
@@ -279,24 +283,28 @@ TEST_CASE("overlap.comm_sm_fraction: ZeRO-3's hidden per-layer gathers slow the 
         "cluster: {gpu: {preset: h100-sxm}}\n"
         "topology: topologies/dgx-h100.yaml\n"
         "parallelism: {dp: 8, zero: 3, zero_overlap: " +
-            std::string(overlap ? "true" : "false") + "}\ndata_parallel: {overlap: false}\n" +
-            fraction + "schedules: [1f1b]\n",
+            std::string(overlap ? "true" : "false") + "}\n" + fraction + "schedules: [1f1b]\n",
         "zero.yaml", source("scenarios"), registry()));
     REQUIRE(r.model_costs);
-    return r.model_costs->stages[0];
+    return r;
   };
-  const StageBreakdown none = costs("");
-  const StageBreakdown sm = costs("overlap: {comm_sm_fraction: 0.2}\n");
-  for (auto part : {&StageBreakdown::forward, &StageBreakdown::backward_input}) {
-    const TimeParts& a = none.*part;
-    const TimeParts& b = sm.*part;
-    CHECK(a.layers == b.layers);  // the compute itself is unchanged
-    // Each hidden gather shares min(gather, layer) with compute, 0.2 / 0.8 longer.
-    const double layer = (a.seconds() - a.zero_comm) / 8.0;
-    const double gather = a.zero_comm;  // all hidden: the first piece exposed only
-    CHECK(gather < layer);
-    CHECK(b.zero_comm - a.zero_comm == doctest::Approx(7.0 * gather * 0.25).epsilon(1e-6));
-  }
+  const ResolvedScenario none_r = costs("");
+  const ResolvedScenario sm_r = costs("overlap: {comm_sm_fraction: 0.2}\n");
+  const StageBreakdown& none = none_r.model_costs->stages[0];
+  const StageBreakdown& sm = sm_r.model_costs->stages[0];
+  // The gathers of one F: all 10 units' on an idle node (the collectives table's line).
+  double gathers = 0;
+  for (const CollectiveSummary& c : none_r.sync.tp_summaries)
+    if (c.name == "dp all-gather stage 0 (per F op)") gathers = c.simulated.seconds();
+  REQUIRE(gathers > 0);
+  const TimeParts& a = none.forward;
+  const TimeParts& b = sm.forward;
+  CHECK(a.layers == b.layers);  // the compute itself is unchanged
+  // F pays the first unit's gather g0 and what each later gather g_k exceeds the compute c of
+  // the unit before: a = g0 + sum max(0, g_k - c). The hidden parts, sum min(g_k, c), are then
+  // the gathers less a; each shares its time with compute at 0.2 of the SMs, 0.2 / 0.8 longer.
+  CHECK(b.zero_comm - a.zero_comm == doctest::Approx(0.25 * (gathers - a.zero_comm)).epsilon(1e-6));
+  CHECK(gathers - a.zero_comm > 0);
   // Without zero_overlap nothing hides, and without a collective to hide it is refused.
   try {
     costs("overlap: {comm_sm_fraction: 0.2}\n", false);

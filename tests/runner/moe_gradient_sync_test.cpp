@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "scenario_run_support.h"
 #include "schedules/builtin_generators.h"
 #include "sim/report/json_report.h"
 #include "sim/runner/scenario_runner.h"
@@ -48,13 +49,10 @@ nlohmann::json report(int ep, int zero) {
 
 /// The 1F1B result's collectives by name.
 std::map<std::string, nlohmann::json> collectives(const nlohmann::json& j) {
-  std::map<std::string, nlohmann::json> out;
-  for (const auto& c : j["results"][0]["simulation"]["collectives"])
-    out[c["name"].get<std::string>()] = c;
-  return out;
+  return scenario_test::collectives_by_name(j);
 }
 
-double num(const nlohmann::json& c, const char* key) { return c.at(key).get<double>(); }
+double num(const nlohmann::json& c, const char* key) { return scenario_test::number(c, key); }
 
 // All 64 routed experts of one MoE layer: SwiGLU MLPs of 3 x 2048 x 1408 weights each.
 constexpr double kExpertsPerLayer = 64.0 * 3.0 * 2048.0 * 1408.0;

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "schedules/builtin_generators.h"
@@ -30,5 +32,16 @@ inline const ScheduleRun& run_named(const ScenarioRun& run, const std::string& n
   FAIL("schedule not run: " << name);
   return run.runs.front();
 }
+
+/// The first result's collectives of a JSON report (scenario_report_json), by name.
+inline std::map<std::string, nlohmann::json> collectives_by_name(const nlohmann::json& report) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& c : report["results"][0]["simulation"]["collectives"])
+    out[c["name"].get<std::string>()] = c;
+  return out;
+}
+
+/// A number of a JSON object.
+inline double number(const nlohmann::json& j, const char* key) { return j.at(key).get<double>(); }
 
 }  // namespace bubblesim::scenario_test

@@ -62,9 +62,10 @@ def render_doc(rows, configs, ablations, order_kept, tflops):
         "the backward, one layer at a time, as `--recompute-method uniform` with one layer per "
         "checkpoint runs it (docs/memory.md); every row's peak then fits the A100's 80 GB, as "
         "the runs did (the budget is the GPU's; memory is not otherwise compared);",
-        "- data parallelism as Megatron of 2021 ran it: `--DDP-impl torch` (p = 1 rows): "
-        "`data_parallel: {overlap: true, bucket: 25MB}`; `--DDP-impl local`: one all-reduce of "
-        "the whole gradient buffer after the flush, `{overlap: false, bucket: 1TB}`; fp16 "
+        "- data parallelism as Megatron of 2021 ran it: `--DDP-impl torch` (p = 1 rows): PyTorch "
+        "DDP, `data_parallel: {engine: ddp, bucket: 25MB}`; `--DDP-impl local`: one all-reduce "
+        "of the whole gradient buffer after the flush, `{overlap: false}` (the framework "
+        "preset's engine, megatron, without overlap: one bucket; docs/parallelism.md); fp16 "
         "gradients (no `--accumulate-allreduce-grads-in-fp32`): `costs.gradient_bytes` = 2 bytes "
         "x the stage's parameters (eq. 2's terms);",
         "- `communication.p2p: blocking`, `iteration: {count: 2, barrier: global}` (Megatron's "

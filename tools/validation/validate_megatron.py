@@ -26,7 +26,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from megatron_doc import render_doc
-from validation_common import DEFAULT_BUBBLESIM, ROOT, run_scenario_text
+from validation_common import DEFAULT_BUBBLESIM, ROOT, multi_node_topology, run_scenario_text
 
 # Table 1 (weak scaling, the authors' launch script gives every setting) and Table 2's PTD-P rows
 # (one model on 1x, 2x and 4x the GPUs at a fixed global batch; setup partly assumed, see there).
@@ -49,15 +49,7 @@ MODEL_SETUP = "vocab: 51200, tied_embeddings: true, dtype: fp16, framework: mega
 # gpus_per_pcie_switch: 2 is the DGX A100 layout (two GPUs and two NICs per PCIe switch); GPU i
 # sends through NIC i as NCCL pairs them (docs/topologies.md). With 1 the rows come out the same
 # (no host traffic here), so there is no ablation row for it.
-TOPOLOGY = """topology:
-  builder: multi-node
-  nodes: {nodes}
-  gpus_per_node: 8
-  nvlink: {{bandwidth: 300GB/s, latency: 500ns}}
-  pcie: {{bandwidth: 32GB/s, latency: 1us}}
-  gpus_per_pcie_switch: {per_switch}
-  nic: {{bandwidth: 200Gbps, latency: 2us}}
-  network: {{latency: 1us}}"""
+
 
 
 def read_rows():
@@ -112,9 +104,9 @@ def scenario_text(row, fields):
     # gradient buffer after the pipeline flush) for the others; gradients in fp16 (the params'
     # dtype: no --accumulate-allreduce-grads-in-fp32).
     if row["ddp_impl"] == "torch":
-        ddp = "{overlap: true, bucket: 25MB}"
+        ddp = "{engine: ddp, bucket: 25MB}"
     else:
-        ddp = "{overlap: false, bucket: 1TB}"
+        ddp = "{overlap: false}"
     if fields["overlap"]:
         ddp = "{overlap: true, bucket: 25MB}"
     grad = [2 * n for n in stage_parameters(row)] if fields["fp16_grads"] else None
@@ -127,7 +119,8 @@ def scenario_text(row, fields):
         f"model: {{layers: {row['layers']}, hidden: {row['hidden']}, heads: {row['heads']}, "
         f"seq_len: {row['seq_len']}, micro_batch_size: {row['micro_batch']}, {setup}}}",
         f"cluster: {{gpu: {{preset: a100-80g{fields['efficiency']}{first_principles(fields)}}}}}",
-        TOPOLOGY.format(nodes=int(row["gpus"]) // 8, per_switch=fields["per_switch"]),
+        multi_node_topology(int(row["gpus"]) // 8, "300GB/s", "32GB/s", fields["per_switch"],
+                            "200Gbps"),
         f"parallelism: {{tp: {tp}, dp: {dp_eff}, order: [tp, pp, dp]}}",
         f"data_parallel: {ddp}",
     ]

@@ -21,7 +21,8 @@ import statistics
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from validation_common import ROOT, pct, published_rows, run_scenario_raw, validation_main
+from validation_common import (ROOT, closing_sections, pct, published_rows, run_scenario_raw,
+                               validation_main)
 
 PUBLISHED = os.path.join(ROOT, "scenarios", "validation", "recipes_published.csv")
 SCENARIOS = os.path.join(ROOT, "scenarios")
@@ -214,11 +215,7 @@ def doc_text(rows):
             value = predicted(r["row"], x)
             lines.append(f"| {r['row']['id']} | {name} | {what} | {value:.0f} | "
                          f"{pct(error(r['row'], value))} |")
-    lines += ["", "## What the scenarios leave out", ""]
-    for r in rows:
-        lines.append(f"- **{r['row']['id']}**: {r['row']['not_in_scenario']}.")
-    lines += ["", "## Reading the errors", "", READING, ""]
-    return "\n".join(lines)
+    return "\n".join(lines + closing_sections(rows, READING))
 
 
 READING = """\

@@ -77,6 +77,27 @@ def validation_main(description, doc, run_rows, doc_text, out_of_memory):
         sys.exit(1 if stale or bad else 0)
 
 
+def multi_node_topology(nodes, nvlink, pcie, per_switch, nic):
+    """The `topology:` block of a cluster of 8-GPU nodes (the `multi-node` builder): NVLink and
+    PCIe each way at `nvlink` and `pcie`, `per_switch` GPUs a PCIe switch, one NIC of `nic` per
+    GPU, the latencies of scenarios/topologies/dgx-h100-4nodes.yaml."""
+    return (f"topology:\n  builder: multi-node\n  nodes: {nodes}\n  gpus_per_node: 8\n"
+            f"  nvlink: {{bandwidth: {nvlink}, latency: 500ns}}\n"
+            f"  pcie: {{bandwidth: {pcie}, latency: 1us}}\n"
+            f"  gpus_per_pcie_switch: {per_switch}\n"
+            f"  nic: {{bandwidth: {nic}, latency: 2us}}\n"
+            f"  network: {{latency: 1us}}")
+
+
+def closing_sections(rows, reading):
+    """The doc's last two sections: what each row's scenario leaves out (its `not_in_scenario`)
+    and the discussion `reading`."""
+    lines = ["", "## What the scenarios leave out", ""]
+    for r in rows:
+        lines.append(f"- **{r['row']['id']}**: {r['row']['not_in_scenario']}.")
+    return lines + ["", "## Reading the errors", "", reading, ""]
+
+
 def pct(x):
     return f"{100 * x:+.1f}%"
 

@@ -23,10 +23,15 @@ class GradientSyncComponent final : public EngineComponent {
         sync_(*s.in.sync, *s.in.table, *s.in.topology_network()->topology, port, s.observers),
         share_(s.in.sync->overlap.sm_share),
         running_(static_cast<std::size_t>(s.in.table->devices)),
+        gather_scheduled_(static_cast<std::size_t>(s.in.table->devices), false),
         slowdown_(static_cast<std::size_t>(s.in.table->devices), Time::zero()) {}
 
   std::uint8_t event_priority() const override { return kPriorityNetwork; }
   void on_event(std::uint32_t token, Time now) override {
+    if ((token & GradientSync::kReadyBit) == 0 && (token & kGatherBit) != 0) {
+      host().try_start(token & ~kGatherBit, now);  // the slot's parameter all-gather is done
+      return;
+    }
     if ((token & GradientSync::kReadyBit) == 0 && (token & kComputeEndBit) != 0) {
       const Pending& e = pending_[token & ~kComputeEndBit];
       Running& r = running_[static_cast<std::size_t>(e.device)];
@@ -40,6 +45,19 @@ class GradientSyncComponent final : public EngineComponent {
     }
     sync_.on_token(token, now);
     for (std::int32_t d : sync_.take_rate_changes()) retime(d, now);
+  }
+  /// A device's first compute op waits for the parameter all-gather before it (ZeRO 1-2's
+  /// updated parameters, FSDP2's under a pipeline; SyncPlan::parameter_gather).
+  bool admits(std::size_t slot, std::uint32_t n, Time now) override {
+    const std::int32_t d = graph_.device(n);
+    if (graph_.position(n) != sync_.first_compute(d)) return true;
+    const Time due = sync_.first_op_ready(d, now, host().stream_free_at(slot));
+    if (due <= now) return true;
+    if (!gather_scheduled_[static_cast<std::size_t>(d)]) {
+      gather_scheduled_[static_cast<std::size_t>(d)] = true;
+      host().schedule(id(), due, kGatherBit | static_cast<std::uint32_t>(slot));
+    }
+    return false;
   }
   std::optional<Time> run(std::uint32_t n, Time now, Time duration) override {
     if (!(share_ > 0)) return std::nullopt;
@@ -74,8 +92,10 @@ class GradientSyncComponent final : public EngineComponent {
   bool reports_link_classes() const override { return true; }
 
  private:
-  /// Compute-end events among the flow tokens and readiness timers (their ids stay below 2^30).
+  /// Compute-end and gather-done events among the flow tokens and readiness timers (their ids
+  /// stay below 2^29).
   static constexpr std::uint32_t kComputeEndBit = 0x40000000u;
+  static constexpr std::uint32_t kGatherBit = 0x20000000u;
   /// The compute op a device runs now: its work left (ps at full speed) as of `since`.
   struct Running {
     std::uint32_t op = 0;
@@ -115,6 +135,7 @@ class GradientSyncComponent final : public EngineComponent {
   GradientSync sync_;
   double share_ = 0;
   std::vector<Running> running_;
+  std::vector<bool> gather_scheduled_;  // per device: its first op's gather-done event is due
   std::vector<Pending> pending_;
   std::vector<Time> slowdown_;  // per device: its ops' time beyond their full-speed durations
 };

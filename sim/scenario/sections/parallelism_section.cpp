@@ -7,6 +7,7 @@
 
 #include "sim/costmodel/layer_work.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/sections/data_parallel_section.h"
 
 namespace bubblesim {
 
@@ -130,10 +131,14 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
         }
       }
       if (auto n = m.get("zero")) {
+        spec.zero.where = n->location();
         if (auto v = n->as_integer(diags, 0, 3)) {
-          if (*v > 0 && spec.dp <= 1) {
-            n->error(diags, fmt::format("ZeRO level {} shards across data-parallel ranks: it "
-                                        "needs dp > 1",
+          // The dp replicas and their cp ranks hold the same parameters: ZeRO shards over all of
+          // them (Megatron-Core's data-parallel group with context parallelism; torchtitan's
+          // FSDP mesh over dp_shard x cp).
+          if (*v > 0 && spec.gradient_group() <= 1) {
+            n->error(diags, fmt::format("ZeRO level {} shards across the data-parallel and "
+                                        "context-parallel ranks: it needs dp x cp > 1",
                                         *v));
           } else {
             spec.zero.level = static_cast<std::int32_t>(*v);
@@ -149,6 +154,8 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
                                         spec.zero.level));
           } else {
             spec.zero.overlap = *v;
+            spec.zero.overlap_given = true;
+            spec.zero.overlap_where = n->location();
           }
         }
       }
@@ -232,40 +239,7 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
       }
     }
   }
-  if (data_parallel) {
-    spec.enabled = true;
-    if (spec.where.line == 0) spec.where = data_parallel->location();
-    MapReader m(*data_parallel, diags,
-                {"bucket", "overlap", "algorithm", "replica_sync", "ring_steps"});
-    if (data_parallel->is_map()) {
-      if (m.has("bucket")) {
-        if (auto b = m.bytes("bucket")) {
-          if (b->count() <= 0)
-            data_parallel->child("bucket").error(diags, "the bucket must be larger than 0 bytes");
-          else
-            spec.data_parallel.bucket = *b;
-        }
-      }
-      if (m.has("overlap")) {
-        if (auto v = m.boolean("overlap")) spec.data_parallel.overlap = *v;
-      }
-      if (m.has("replica_sync")) {
-        if (auto v = m.boolean("replica_sync")) spec.data_parallel.replica_sync = *v;
-      }
-      if (m.has("ring_steps")) {
-        if (auto r = m.choice("ring_steps", {"pipelined", "stepped"}))
-          spec.data_parallel.ring_steps =
-              *r == "stepped" ? RingSteps::Stepped : RingSteps::Pipelined;
-      }
-      if (m.has("algorithm")) {
-        if (auto a = m.choice("algorithm", {"ring", "tree", "hierarchical"})) {
-          spec.data_parallel.algorithm = *a == "ring"   ? CollectiveAlgorithm::Ring
-                                         : *a == "tree" ? CollectiveAlgorithm::Tree
-                                                        : CollectiveAlgorithm::Hierarchical;
-        }
-      }
-    }
-  }
+  read_data_parallel(context, sc, data_parallel);
   // One GPU holding every routed expert computes every token copy whatever the routing: an
   // imbalance between GPUs needs the experts split over expert-parallel ranks.
   if (sc.model && sc.model->moe && sc.model->moe->imbalance != 1.0 &&
@@ -282,8 +256,12 @@ void read_parallelism_section(LoadContext& context, Scenario& sc) {
     MapReader m(*overlap, diags, {"comm_sm_fraction", "tp_comm_sms"});
     if (auto n = overlap->is_map() ? m.get("comm_sm_fraction") : std::nullopt) {
       if (auto v = n->as_real(diags, 0.0, 0.9)) {
-        const bool zero_hidden = spec.zero.level >= 2 && spec.zero.overlap;
-        const bool buckets_hidden = spec.dp > 1 && spec.data_parallel.overlap;
+        const DataParallelSemantics& dps = spec.data_parallel.semantics;
+        const bool zero_hidden =
+            spec.gradient_group() > 1 && dps.prefetch &&
+            (dps.per_microbatch.gather_forward || dps.per_microbatch.reduce_scatter);
+        const bool buckets_hidden =
+            spec.gradient_group() > 1 && dps.end.runs && spec.data_parallel.overlap;
         if (*v > 0 && spec.ep <= 1 && !zero_hidden && !buckets_hidden) {
           n->error(diags,
                    "the share of SMs an overlapped collective's kernels hold: it needs one that "
