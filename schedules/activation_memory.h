@@ -8,9 +8,10 @@
 //   F   start: the activation M_B (only the stage input when it is recomputed before its B)
 //   R   start: M_B (the activation rebuilt)
 //   B   start: what a split backward's M_W exceeds M_B by (sequence parallelism: the
-//              weight-gradient inputs B makes and W needs outweigh what B frees; else nothing)
+//              weight-gradient inputs B makes and W needs outweigh what B frees; else nothing),
+//              plus one checkpointed unit's activations when B recomputes per unit (`unit`)
 //       end:   unsplit, everything; split under the Split convention all but M_W (and the stage
-//              input when recomputed), under BackwardComplete nothing
+//              input when recomputed), under BackwardComplete nothing; the unit in every case
 //   W   end:   everything the activation still holds (M_W under Split)
 //   O   end:   what the F kept (the D2H copy moved it); L start: the same, back
 
@@ -30,9 +31,13 @@ struct ActivationBytes {
   Bytes activation;   // M_B: held from F until the backward
   Bytes weight_grad;  // M_W: what a split backward holds until its W
   Bytes stage_input;  // what a recomputed F keeps until R rebuilds the activation
+  /// Recompute inside the backward (StageCost::backward_recompute): one checkpointed unit's
+  /// rebuilt activations, held while B runs (it recomputes a unit, runs back through it and
+  /// frees it before the next, so one unit at a time), freed at B's end.
+  Bytes unit;
 };
 inline ActivationBytes activation_bytes(const StageCost& c) {
-  return ActivationBytes{c.activation, c.weight_grad, c.stage_input};
+  return ActivationBytes{c.activation, c.weight_grad, c.stage_input, c.backward_recompute.unit};
 }
 
 /// What the op completing the forward allocates: the stage input only when the activation is
@@ -41,19 +46,21 @@ inline Bytes forward_allocation(const ActivationBytes& a, bool recomputed) {
   return recomputed ? a.stage_input : a.activation;
 }
 
-/// What a split backward allocates at its start: the part of M_W it creates beyond the M_B it
-/// holds, when M_W > M_B (the weight-gradient GEMMs' inputs, made by B and kept until W, outweigh
-/// what B frees; sequence parallelism, docs/memory.md). B then frees nothing and W frees M_W.
-/// Zero otherwise (and for an unsplit backward, which keeps nothing for a W).
+/// What a backward allocates at its start: the unit it recomputes (recompute inside B), and for
+/// a split backward the part of M_W it creates beyond the M_B it holds, when M_W > M_B (the
+/// weight-gradient GEMMs' inputs, made by B and kept until W, outweigh what B frees; sequence
+/// parallelism, docs/memory.md; B then frees nothing of it and W frees M_W). An unsplit backward
+/// keeps nothing for a W.
 inline Bytes backward_growth(const ActivationBytes& a, bool split) {
-  return split ? Bytes(replay_rules::split_backward_allocates(a.activation.count(),
-                                                              a.weight_grad.count()))
-               : Bytes::zero();
+  return a.unit + (split ? Bytes(replay_rules::split_backward_allocates(a.activation.count(),
+                                                                        a.weight_grad.count()))
+                         : Bytes::zero());
 }
 
 /// What the backward of an activation frees at its end (before clamping to what is resident),
 /// and whether it ends the activation's count; nullopt when it frees nothing (a split backward
-/// under BackwardComplete: the W frees everything).
+/// under BackwardComplete without a unit: the W frees everything). The unit recomputed inside B
+/// is freed at B's end under every convention.
 struct BackwardRelease {
   Bytes bytes;
   bool unit;
@@ -61,21 +68,28 @@ struct BackwardRelease {
 inline std::optional<BackwardRelease> backward_release(const ActivationBytes& a, bool split,
                                                        bool recomputed, ReleaseConvention release) {
   const Bytes input = recomputed ? a.stage_input : Bytes::zero();
-  if (!split) return BackwardRelease{a.activation + input, true};
+  if (!split) return BackwardRelease{a.activation + input + a.unit, true};
   if (release == ReleaseConvention::Split)
     return BackwardRelease{
         Bytes(replay_rules::split_backward_frees(a.activation.count(), a.weight_grad.count())) +
-            input,
+            input + a.unit,
         false};
+  if (a.unit > Bytes::zero()) return BackwardRelease{a.unit, false};
   return std::nullopt;
+}
+
+/// What an activation holds while its backward runs: what its F (and R) allocated and what its
+/// B allocates at its start (the most its backward frees, and what a W frees after B's part).
+inline Bytes held_during_backward(const ActivationBytes& a, bool split, bool recomputed) {
+  return forward_allocation(a, recomputed) + (recomputed ? a.activation : Bytes::zero()) +
+         backward_growth(a, split);
 }
 
 /// What the W of a split backward frees: everything the F, R and B allocated that the B did not
 /// free (M_W under Split; max(M_B, M_W), plus the stage input when recomputed, under
 /// BackwardComplete).
 inline Bytes weight_release(const ActivationBytes& a, bool recomputed, ReleaseConvention release) {
-  const Bytes held = forward_allocation(a, recomputed) +
-                     (recomputed ? a.activation : Bytes::zero()) + backward_growth(a, true);
+  const Bytes held = held_during_backward(a, true, recomputed);
   const std::optional<BackwardRelease> freed = backward_release(a, true, recomputed, release);
   return held - (freed ? freed->bytes : Bytes::zero());
 }
@@ -118,6 +132,9 @@ inline Bytes backward_growth(const StageCost& c, bool split) {
 inline std::optional<BackwardRelease> backward_release(const StageCost& c, bool split,
                                                        bool recomputed, ReleaseConvention release) {
   return backward_release(activation_bytes(c), split, recomputed, release);
+}
+inline Bytes held_during_backward(const StageCost& c, bool split, bool recomputed) {
+  return held_during_backward(activation_bytes(c), split, recomputed);
 }
 
 }  // namespace bubblesim

@@ -19,9 +19,10 @@ enum class ReleaseConvention {
   BackwardComplete,  // everything at the op completing the backward (W when split, else B)
 };
 
-enum class MemoryPolicy { None, Full, Selective };
+/// A memory policy. Offload uses none / full / selective; recompute also `op`.
+enum class MemoryPolicy { None, Full, Selective, Op };
 
-/// "none", "full", "selective".
+/// "none", "full", "selective", "op".
 constexpr std::string_view memory_policy_name(MemoryPolicy p) {
   switch (p) {
     case MemoryPolicy::None:
@@ -30,23 +31,55 @@ constexpr std::string_view memory_policy_name(MemoryPolicy p) {
       return "full";
     case MemoryPolicy::Selective:
       return "selective";
+    case MemoryPolicy::Op:
+      return "op";
   }
   return "?";
 }
 
+/// Where full recompute runs (`memory.recompute.granularity`, docs/memory.md).
+enum class RecomputeGranularity {
+  /// Per checkpointed unit, inside the backward, as every framework runs it (torch.utils.checkpoint
+  /// around each block, FSDP's checkpoint wrapper, Megatron's --recompute-granularity full): B
+  /// recomputes one unit, runs its backward, frees it. A change of costs (the resolve step): F
+  /// keeps the units' inputs, B lasts T_R longer and holds one unit's activations while it runs.
+  Layer,
+  /// One R op per (stage, microbatch), listed right before its B by the recompute pass: the
+  /// idealised op of schedule-optimisation papers (the `optimized` generator's R), which may run
+  /// before the gradient arrives and rebuilds the whole stage's activation at once.
+  Stage,
+};
+
+/// "layer", "stage".
+constexpr std::string_view recompute_granularity_name(RecomputeGranularity g) {
+  return g == RecomputeGranularity::Stage ? "stage" : "layer";
+}
+
 /// `memory.recompute` (docs/memory.md). `policy`:
-///   full       the recompute pass lists R(s, j) before every B of the chosen table stages (all,
-///              the listed `stages`, or the first ceil(fraction x stages)); F keeps the stage's
-///              input until R rebuilds the activation. With a transformer, `layers` of each
-///              stage are recomputed (R = their forward; F keeps the rest's activations).
-///   selective  Korthikanti et al.'s selective recompute of the attention core: a change of
-///              costs (B redoes the attention core, M_B drops its activations), made by the
-///              resolve step; the pass adds no R ops.
+///   full       every checkpointed unit's forward is redone: per unit inside B (granularity
+///              layer, the default) or as one R op per (stage, microbatch) (granularity stage, on
+///              all, the listed `stages`, or the first ceil(fraction x stages) table stages).
+///              With a transformer, which layers: all, one unit per `unit_layers` layers
+///              (Megatron's uniform method), the first `layers` of each stage (its block method) or
+///              every `every`-th layer (torchtitan's layer-frequency selective AC).
+///   selective  Korthikanti et al.'s selective recompute of the attention core: B redoes it.
+///   op         torchtitan's per-op selective AC: B redoes every forward op whose output the save
+///              list does not keep (every second matmul, the elementwise kernels).
+/// Every policy but granularity stage is a change of costs made by the resolve step; the pass
+/// adds R ops only for granularity stage.
 struct RecomputeSettings {
   MemoryPolicy policy = MemoryPolicy::None;
-  std::vector<std::int32_t> stages;    // full: explicit table stages (wins over fraction)
-  std::optional<double> fraction;      // full: the first ceil(fraction x stages) table stages
-  std::optional<std::int64_t> layers;  // full, transformer: layers per stage recomputed
+  RecomputeGranularity granularity = RecomputeGranularity::Layer;  // full only
+  std::vector<std::int32_t> stages;         // full, stage: explicit table stages (wins)
+  std::optional<double> fraction;           // full, stage: the first ceil(fraction x stages)
+  std::optional<std::int64_t> layers;       // full, transformer: the first layers of each stage
+  std::optional<std::int64_t> unit_layers;  // full, layer: layers per checkpointed unit
+  std::optional<std::int64_t> every;        // full, layer: every every-th layer of each stage
+  /// Recompute runs inside the backward (a change of costs, no R ops).
+  bool in_backward() const {
+    return policy == MemoryPolicy::Selective || policy == MemoryPolicy::Op ||
+           (policy == MemoryPolicy::Full && granularity == RecomputeGranularity::Layer);
+  }
 };
 
 /// `memory.offload`; d2h / h2d are derived per device by the runner's resolve step.

@@ -45,6 +45,9 @@ std::vector<StageCost> CostProfile::for_table(int chunks) const {
     part.static_memory = c.static_memory / chunks;
     part.moe.expert_static = c.moe.expert_static / chunks;
     part.moe.expert_activation = c.moe.expert_activation / chunks;
+    part.backward_recompute.time = c.backward_recompute.time / chunks;
+    part.backward_recompute.unit = c.backward_recompute.unit / chunks;
+    part.backward_recompute.not_stored = c.backward_recompute.not_stored / chunks;
     for (int k = 0; k < chunks; ++k) out.push_back(part);
   }
   return out;

@@ -14,7 +14,7 @@ struct StageCost {
   Time forward;          // T_F
   Time backward_input;   // T_B: backward for inputs (I)
   Time backward_weight;  // T_W: backward for weights
-  Time recompute;        // T_R: recomputed forward (defaults to T_F)
+  Time recompute;        // T_R: the forward an R op redoes (defaults to T_F)
   Time fused;            // T_F&B of an overlapped forward+backward pair; zero = T_F + T_B(full)
   Bytes activation;      // M_B: held from F until B
   Bytes weight_grad;     // M_W: part of M_B still held after B until W
@@ -55,6 +55,17 @@ struct StageCost {
     Bytes expert_static, expert_activation;
   };
   Moe moe;
+  /// Recompute inside the backward (`memory.recompute` except granularity stage; docs/memory.md):
+  /// the backward recomputes each checkpointed unit right before running back through it, so
+  /// F keeps only what `activation` says (the units' inputs, the saved outputs) and B holds one
+  /// unit's rebuilt activations while it runs. All zero without.
+  struct BackwardRecompute {
+    Time time;               // the part of backward_input that redoes forward work
+    std::int64_t units = 0;  // checkpointed units one B recomputes, one after the other
+    Bytes unit;              // one unit's rebuilt activations: held from B's start to its end
+    Bytes not_stored;        // what F no longer keeps for this (M_B without it - activation)
+  };
+  BackwardRecompute backward_recompute;
 
   Time full_backward() const { return backward_input + backward_weight; }
 };
@@ -95,8 +106,9 @@ struct CostProfile {
 
   /// Costs per table stage for a table with `chunks` table stages per profile stage: `chunked`'s
   /// list for that count when there is one; otherwise table stage s takes profile stage
-  /// s / chunks with times and bytes divided by `chunks` (p2p bytes are not divided: the
-  /// activation tensor between chunks has the same size).
+  /// s / chunks with times and bytes divided by `chunks` (p2p bytes and the stage input are not
+  /// divided: the activation tensor between chunks has the same size; recompute inside B keeps
+  /// its unit count, each chunk recomputing its share of every unit).
   std::vector<StageCost> for_table(int chunks) const;
   /// A profile where every one of `stages` stages has the same cost.
   static CostProfile uniform(int stages, const StageCost& cost);

@@ -23,9 +23,10 @@ class GeneratorInput:
 
     Attributes: ``devices`` (p), ``microbatches`` (m), ``params`` (dict of the generator's
     parameters, defaults filled in), ``costs`` (one dict per pipeline stage: forward_s,
-    backward_input_s, backward_weight_s, recompute_s, activation_bytes, weight_grad_bytes,
-    p2p_bytes, static_memory_bytes), ``delay_s`` (fixed stage-to-stage delay), ``memory_budget``
-    (bytes per device, empty when none), ``base_dir`` (the scenario's folder).
+    backward_input_s, backward_weight_s, recompute_s, backward_recompute_s, recompute_unit_bytes,
+    activation_bytes, weight_grad_bytes, p2p_bytes, static_memory_bytes), ``delay_s`` (fixed
+    stage-to-stage delay), ``memory_budget`` (bytes per device, empty when none), ``base_dir``
+    (the scenario's folder).
     """
 
     def __init__(self, devices: int, microbatches: int, params: Dict[str, Any],

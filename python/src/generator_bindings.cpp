@@ -55,6 +55,8 @@ py::dict stage_cost_dict(const StageCost& c) {
   d["backward_input_s"] = c.backward_input.seconds();
   d["backward_weight_s"] = c.backward_weight.seconds();
   d["recompute_s"] = c.recompute.seconds();
+  d["backward_recompute_s"] = c.backward_recompute.time.seconds();
+  d["recompute_unit_bytes"] = c.backward_recompute.unit.count();
   d["activation_bytes"] = c.activation.count();
   d["weight_grad_bytes"] = c.weight_grad.count();
   d["p2p_bytes"] = c.p2p.count();

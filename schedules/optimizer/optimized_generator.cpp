@@ -55,8 +55,10 @@ Problem make_problem(const GeneratorInput& in, PlacementKind placement) {
     pr.weight_ps.push_back(c.backward_weight.ps());
     pr.memory.activation_bytes.push_back(c.activation.count());
     // As the replay holds them (schedules/activation_memory.h): M_W may exceed M_B (sequence
-    // parallelism), and a recomputed F keeps its stage input.
+    // parallelism), a recomputed F keeps its stage input, and a B that recomputes per unit
+    // holds one unit while it runs.
     pr.memory.weight_grad_bytes.push_back(c.weight_grad.count());
+    pr.memory.unit_bytes.push_back(c.backward_recompute.unit.count());
     pr.memory_ops.recompute_ps.push_back(
         (c.recompute > Time::zero() ? c.recompute : c.forward).ps());
     pr.memory_ops.stage_input_bytes.push_back(c.stage_input.count());

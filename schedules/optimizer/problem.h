@@ -67,8 +67,11 @@ std::string_view placement_name(PlacementKind k);  // "straight", "v", "interlea
 /// The memory side of the ZB model: what one F keeps and one B leaves until its W, per stage, and
 /// what each device may hold.
 struct MemoryModel {
-  std::vector<std::int64_t> activation_bytes;            // per stage: M_B
-  std::vector<std::int64_t> weight_grad_bytes;           // per stage: M_W (may exceed M_B)
+  std::vector<std::int64_t> activation_bytes;   // per stage: M_B
+  std::vector<std::int64_t> weight_grad_bytes;  // per stage: M_W (may exceed M_B)
+  /// Per stage: the unit a backward that recomputes inside itself holds while it runs (empty:
+  /// none; StageCost::backward_recompute).
+  std::vector<std::int64_t> unit_bytes;
   std::vector<std::int64_t> limit_bytes;                 // per device: the activation limit
   ReleaseConvention release = ReleaseConvention::Split;  // `memory.release`, as the replay's
 };
@@ -177,7 +180,8 @@ struct Problem {
     const auto s = static_cast<std::size_t>(stage);
     return ActivationBytes{
         Bytes(memory.activation_bytes[s]), Bytes(memory.weight_grad_bytes[s]),
-        Bytes(s < memory_ops.stage_input_bytes.size() ? memory_ops.stage_input_bytes[s] : 0)};
+        Bytes(s < memory_ops.stage_input_bytes.size() ? memory_ops.stage_input_bytes[s] : 0),
+        Bytes(s < memory.unit_bytes.size() ? memory.unit_bytes[s] : 0)};
   }
   /// One op's allocation at its start and release at its end (schedules/activation_memory.h,
   /// the replay's rule), for an activation recomputed or not; F, B, W split as the optimizer's.

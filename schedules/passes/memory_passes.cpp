@@ -44,8 +44,29 @@ PassDecision empty_decision(PassKind kind, MemoryPolicy policy, const Table& tab
 PassResult apply_recompute_pass(const Table& table, const std::vector<StageCost>& stage_costs,
                                 const RecomputeSettings& settings) {
   PassResult out{table, empty_decision(PassKind::Recompute, settings.policy, table)};
-  // Selective recompute changes costs, not the table (memory_settings.h).
-  if (settings.policy != MemoryPolicy::Full) return out;
+  if (settings.policy == MemoryPolicy::None) return out;
+  // Recompute inside the backward changes costs, not the table (memory_settings.h): report it.
+  if (settings.in_backward()) {
+    out.decision.in_backward = true;
+    std::set<std::int32_t> stages;
+    for (std::size_t d = 0; d < table.device_ops.size(); ++d) {
+      for (const Op& op : table.device_ops[d]) {
+        auto b = backward_of(op);
+        if (!b) continue;
+        ++out.decision.candidates;
+        const StageCost::BackwardRecompute& r =
+            stage_costs[static_cast<std::size_t>(b->first)].backward_recompute;
+        if (r.time <= Time::zero() && r.units == 0) continue;
+        ++out.decision.count_per_device[d];
+        out.decision.bytes_per_device[d] += r.not_stored;
+        out.decision.units = std::max(out.decision.units, r.units);
+        out.decision.unit = std::max(out.decision.unit, r.unit);
+        stages.insert(b->first);
+      }
+    }
+    out.decision.stages.assign(stages.begin(), stages.end());
+    return out;
+  }
   const bool subset = !settings.stages.empty() || settings.fraction.has_value();
   std::vector<bool> chosen(static_cast<std::size_t>(table.stages), !subset);
   if (subset) {

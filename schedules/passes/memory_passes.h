@@ -3,10 +3,12 @@
 // table, so they combine with every schedule. Each returns the new table and a log of what it
 // decided (reported per result). See docs/memory.md.
 //
-//   recompute  full: every (stage, microbatch) gets R(s, j) listed right before its B, so F keeps
-//              only the stage input until R rebuilds the activation. selective: only some stages
-//              (an explicit list of table stages, or the first ceil(fraction * stages) ones, which
-//              hold the most activations in 1F1B-like schedules).
+//   recompute  granularity stage: every (stage, microbatch) of the chosen table stages (all, an
+//              explicit list, or the first ceil(fraction * stages) ones, which hold the most
+//              activations in 1F1B-like schedules) gets R(s, j) listed right before its B, so F
+//              keeps only the stage input until R rebuilds the activation. Every other policy
+//              recomputes inside the backward, a change of the stage costs made by the resolve
+//              step: the pass leaves the table alone and reports which backwards recompute.
 //   offload    full: every activation whose idle window on its device (F end to B start in the
 //              idealized replay given as data) is at least D2H + H2D copy time at the route's
 //              bandwidth + min_idle gets O(s, j) right after its F and L(s, j) right after the

@@ -31,6 +31,13 @@ std::string PassDecision::summary() const {
         count, candidates,
         rejected > 0 ? fmt::format(", {} left apart (would deadlock)", rejected) : std::string());
   }
+  if (in_backward) {
+    return fmt::format(
+        "recompute ({}, per unit inside B): {} of {} backwards on stages [{}] redo {} unit{} "
+        "each, {} not stored, one unit of {} held while each runs",
+        memory_policy_name(policy), count, candidates, fmt::join(stages, ", "), units,
+        units == 1 ? "" : "s", bytes, unit);
+  }
   return fmt::format("{} pass ({}): {} of {} activations on stages [{}], {} {}", pass_name(kind),
                      memory_policy_name(policy), count, candidates, fmt::join(stages, ", "), bytes,
                      kind == PassKind::Offload ? "moved" : "not stored");

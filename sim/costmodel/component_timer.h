@@ -12,7 +12,8 @@ namespace bubblesim {
 
 /// Seconds of each pass of one component.
 struct PassSeconds {
-  double forward = 0, backward_input = 0, backward_weight = 0, selective_recompute = 0;
+  double forward = 0, backward_input = 0, backward_weight = 0, selective_recompute = 0,
+         op_recompute = 0;
 };
 
 /// Times components on the GPU; with `costs.per_layer` and no explicit efficiency, GEMMs run at
@@ -37,7 +38,8 @@ class ComponentTimer {
     return {launch_bound(c.forward, seconds(c.forward, false)),
             launch_bound(c.backward_input, seconds(c.backward_input, true)),
             launch_bound(c.backward_weight, seconds(c.backward_weight, true, true)),
-            launch_bound(c.selective_recompute, seconds(c.selective_recompute, false))};
+            launch_bound(c.selective_recompute, seconds(c.selective_recompute, false)),
+            launch_bound(c.op.recompute, seconds(c.op.recompute, false))};
   }
 
   /// `gpu_s`, or the host's time to launch `w`'s kernels when that is longer.

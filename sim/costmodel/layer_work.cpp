@@ -6,6 +6,7 @@
 
 #include "sim/costmodel/framework_kernels.h"
 #include "sim/costmodel/layer_dims.h"
+#include "sim/costmodel/op_checkpoint.h"
 
 namespace bubblesim {
 
@@ -301,6 +302,8 @@ ComponentWork transformer_layer_work(const TransformerModel& m, const Sharding& 
   c.comm.tp_allreduce_forward = sh.tp > 1 ? 2 : 0;
   c.comm.tp_allreduce_backward = sh.tp > 1 ? 2 : 0;
   c.comm.tp_collective_bytes = T * h * e;
+  if (!moe_layer && !m.attention.mla && m.attention.kind == AttentionKind::Flash)
+    add_op_checkpoint(c, m, sh, x);
   return c;
 }
 

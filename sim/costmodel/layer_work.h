@@ -126,9 +126,17 @@ struct ComponentWork {
   /// FlashAttention, which keeps no scores: the two norms and the MLP activation functions
   /// (Megatron-Core's recompute_modules layernorm and moe_act).
   PassWork selective_recompute;
-  double activation_bytes = 0;    // M_B: kept from F until B
-  double selective_bytes = 0;     // the part of M_B selective recompute does not keep
-  double input_bytes = 0;         // the component's input (what full recompute keeps)
+  double activation_bytes = 0;  // M_B: kept from F until B
+  double selective_bytes = 0;   // the part of M_B selective recompute does not keep
+  double input_bytes = 0;       // the component's input (what full recompute keeps)
+  /// `memory.recompute.policy: op` (torchtitan's per-op selective checkpointing, op_checkpoint.h;
+  /// dense layers with fused attention only): the forward work B redoes, the all-reduce
+  /// equivalents it redoes, what F keeps per layer and what B rebuilds while it runs the layer.
+  struct OpCheckpoint {
+    PassWork recompute;
+    double recompute_tp = 0, saved_bytes = 0, unit_bytes = 0;
+  };
+  OpCheckpoint op;
   double weight_grad_bytes = 0;   // M_W: kept from B until W (GEMM inputs and output grads)
   double parameters = 0;          // the whole model's, before the TP split
   double parameters_per_gpu = 0;  // after the TP split (norms and row biases replicated)

@@ -11,35 +11,9 @@
 #include "sim/costmodel/mtp_work.h"
 #include "sim/costmodel/op_timing.h"
 #include "sim/costmodel/stage_layout.h"
+#include "sim/costmodel/stage_recompute.h"
 
 namespace bubblesim {
-
-StageCost StageBreakdown::cost() const {
-  StageCost c;
-  c.forward = forward.total();
-  c.backward_input = backward_input.total();
-  c.backward_weight = backward_weight.total();
-  c.recompute = recompute.total();
-  c.fused = Time::zero();
-  c.activation = memory.activation;
-  c.weight_grad = memory.weight_grad;
-  c.stage_input = memory.stage_input;
-  c.p2p = p2p;
-  c.static_memory = memory.static_memory;
-  c.moe.a2a_forward = Time::from_seconds(a2a.forward);
-  c.moe.a2a_backward = Time::from_seconds(a2a.backward);
-  c.moe.a2a_forward_exposed = Time::from_seconds(forward.a2a);
-  c.moe.a2a_backward_exposed = Time::from_seconds(backward_input.a2a);
-  c.moe.a2a_sm.forward_slowdown = Time::from_seconds(forward.a2a_sm);
-  c.moe.a2a_sm.backward_slowdown = Time::from_seconds(backward_input.a2a_sm);
-  c.moe.a2a_bytes = Bytes(static_cast<std::int64_t>(std::llround(a2a.bytes)));
-  c.moe.a2a_count_forward = a2a.count_forward;
-  c.moe.a2a_count_backward = a2a.count_backward;
-  c.moe.experts = experts;
-  c.moe.expert_static = memory.expert_static;
-  c.moe.expert_activation = memory.expert_activation;
-  return c;
-}
 
 namespace {
 
@@ -151,7 +125,6 @@ class StageBuilder {
 
   /// `units`, when given, receives the stage's FSDP units (ModelCosts::shard_units).
   StageBreakdown build(const Holding& hold, StageUnits* units_out = nullptr) const {
-    using G = RecomputeModel::Granularity;
     const double n = static_cast<double>(hold.layers);
     // Dense and MoE layers of the stage: layer i is MoE from moe.dense_layers on.
     const std::int64_t dense_end =
@@ -166,7 +139,8 @@ class StageBuilder {
     const ComponentWork& block = mtp_.moe ? moe_ : layer_;
     const PassSeconds& block_s = mtp_.moe ? moe_s_ : layer_s_;
     auto sum = [&](double dense, double moe) { return nd * dense + nm * moe; };
-    const bool selective = in_.recompute.granularity == G::Selective;
+    const RecomputeSettings& rc = in_.recompute;
+    const bool selective = rc.policy == MemoryPolicy::Selective;
     StageBreakdown s;
     s.layers = hold.layers;
     s.embedding = hold.embedding;
@@ -264,17 +238,6 @@ class StageBuilder {
     s.mtp.depth = hold.lm_head ? in_.model.embedding.mtp_depth : 0;
     s.mtp.static_memory =
         to_bytes((mtp_params - mtp_experts) * dense_bytes + mtp_experts * expert_bytes);
-    if (in_.collectives && in_.zero.dp > 1 && in_.sharded.any()) {
-      StageUnits units{hold.pipeline_stage, hold.embedding ? embedding_.parameters_per_gpu : 0.0};
-      units.head =
-          params - units.embedding - sum(layer_.parameters_per_gpu, moe_.parameters_per_gpu);
-      units.layers = params - units.embedding - units.head;
-      units.layer_count = hold.layers;
-      units.norm_per_layer = static_cast<double>(in_.model.hidden) * (in_.model.bias ? 4.0 : 2.0);
-      add_sharded_collectives(s, units, in_);
-      if (units_out) *units_out = units;
-    }
-
     auto experts = [&](const PassSeconds& pass) {
       return StageCost::Experts{Time::from_seconds(ne * pass.forward),
                                 Time::from_seconds(ne * pass.backward_input),
@@ -300,43 +263,68 @@ class StageBuilder {
     }
 
     // Memory: M_B, M_W, what a recomputing stage keeps, the p2p hidden state (sent as t shards).
-    const double layers_activation =
-        sum(layer_activation_ - (selective ? layer_.selective_bytes : 0.0),
-            moe_.activation_bytes - (selective ? moe_.selective_bytes : 0.0));
-    double kept_anyway = 0;  // parts full recompute does not recompute (embedding, LM head)
+    // Never recomputed: the embedding, the LM head, the MTP modules (kept whole under full and
+    // op recompute, their block treated as a layer under selective).
+    double kept_anyway = 0;
     if (hold.embedding) kept_anyway += embedding_.activation_bytes;
     if (hold.lm_head) kept_anyway += head_.activation_bytes;
-    // The MTP modules' activations are kept whole (full recompute leaves them, as the head's).
     const double block_activation = (mtp_.moe ? moe_.activation_bytes : layer_activation_) -
                                     (selective ? block.selective_bytes : 0.0);
     const double mtp_activation =
         depth * (mtp_.work.activation_bytes + block_activation + head_.activation_bytes);
     kept_anyway += mtp_activation;
     s.mtp.activation = to_bytes(mtp_activation);
-    s.memory.activation = to_bytes(layers_activation + kept_anyway);
+    auto bytes_of = [](const ComponentWork& w, double activation) {
+      return LayerBytes{activation, w.input_bytes, w.selective_bytes, w.op.saved_bytes,
+                        w.op.unit_bytes};
+    };
+    const StageRecompute r =
+        stage_recompute(rc, StageLayers{nd, nm, bytes_of(layer_, layer_activation_),
+                                        bytes_of(moe_, moe_.activation_bytes), kept_anyway});
+    s.memory.activation = to_bytes(r.activation);
+    s.memory.stage_input = to_bytes(r.stage_input);
     const double block_weight_grad = mtp_.moe ? moe_.weight_grad_bytes : layer_weight_grad_;
     s.memory.weight_grad = to_bytes(
         sum(layer_weight_grad_, moe_.weight_grad_bytes) +
         (hold.lm_head ? head_.weight_grad_bytes : 0.0) +
         depth * (mtp_.work.weight_grad_bytes + block_weight_grad + head_.weight_grad_bytes));
-    const double hidden = layer_.input_bytes;
     s.p2p = to_bytes(layer_.comm.tp_collective_bytes / static_cast<double>(in_.sharding.tp));
-    if (in_.recompute.granularity == G::Full) {
-      const auto recomputed =
-          static_cast<double>(std::min(hold.layers, in_.recompute.layers.value_or(hold.layers)));
-      // With dense and MoE layers in one stage, the recomputed ones cost the stage's mean.
-      const double share = n > 0 ? recomputed / n : 0.0;
-      s.recompute.layers = at(share * s.forward.layers);
-      s.recompute.tp_comm = tp_time(share * layers_tp_f, share * layers_tp_f);
-      s.recompute.a2a = share * s.a2a.forward;  // R runs alone: its all-to-all is exposed
-      s.recompute.cp_comm = share * n * ring.forward;
-      s.memory.stage_input =
-          to_bytes((1.0 - share) * sum(layer_activation_, moe_.activation_bytes) +
-                   recomputed * hidden + kept_anyway);
-    } else {
-      s.recompute = s.forward;  // R defaults to F
-      s.memory.stage_input = to_bytes(hidden);
+    if (rc.policy == MemoryPolicy::Op) {  // dense layers only (the scenario refuses the rest)
+      s.backward_input.recompute += n * layer_s_.op_recompute;
+      s.backward_input.recompute += n * layer_.op.recompute_tp * one_tp;
     }
+    if (rc.policy == MemoryPolicy::Full) {
+      // R: the recomputed layers' forward with its TP collectives, its all-to-all (exposed: R
+      // runs alone) and its ring attention.
+      s.recompute.layers = r.share * s.forward.layers;
+      s.recompute.tp_comm = tp_time(r.share * layers_tp_f, r.share * layers_tp_f);
+      s.recompute.a2a = r.share * s.a2a.forward;
+      s.recompute.cp_comm = r.share * n * ring.forward;
+      // Per unit inside B: the backward redoes it, one unit before running back through it.
+      if (rc.in_backward()) s.backward_input.recompute += s.recompute.seconds();
+    }
+    if (rc.in_backward()) {
+      s.memory.recompute_units = std::llround(r.units);
+      s.memory.recompute_unit = to_bytes(r.unit);
+      s.memory.not_stored = to_bytes(std::max(0.0, r.full_activation - r.activation));
+    }
+    // ZeRO 2/3's per-microbatch collectives, timed after the recompute inside B is known: FSDP
+    // gathers a unit once for its recompute and its backward, so the recompute is compute that
+    // hides the next unit's prefetched gather, never a second gather.
+    if (in_.collectives && in_.zero.dp > 1 && in_.sharded.any()) {
+      StageUnits units{hold.pipeline_stage, hold.embedding ? embedding_.parameters_per_gpu : 0.0};
+      units.head =
+          params - units.embedding - sum(layer_.parameters_per_gpu, moe_.parameters_per_gpu);
+      units.layers = params - units.embedding - units.head;
+      units.layer_count = hold.layers;
+      units.norm_per_layer = static_cast<double>(in_.model.hidden) * (in_.model.bias ? 4.0 : 2.0);
+      add_sharded_collectives(s, units, in_);
+      if (units_out) *units_out = units;
+    }
+
+    // A whole-stage R op (granularity stage) redoes the recomputed layers; otherwise an R op (the
+    // optimizer's) redoes the stage's forward from its input.
+    if (rc.policy != MemoryPolicy::Full || rc.in_backward()) s.recompute = s.forward;
     return s;
   }
 
@@ -411,8 +399,15 @@ ModelCosts model_costs(const ModelCostInputs& in) {
   ModelCosts out;
   out.parameters = model_parameters(in.model);
   out.efficiency_note = builder.timer().note();
+  // Megatron's block method recomputes N layers of every stage: a per-stage constant rather than
+  // a per-layer weight, so `balanced` weighs the layers without it.
+  ModelCostInputs unblocked = in;
+  if (in.recompute.layers) unblocked.recompute = RecomputeSettings{};
   std::optional<LayerWeights> weights;
-  if (in.model.split.balanced) weights.emplace(builder, in);
+  if (in.model.split.balanced && in.recompute.layers)
+    weights.emplace(StageBuilder(unblocked), in);
+  else if (in.model.split.balanced)
+    weights.emplace(builder, in);
   const std::vector<std::int64_t> layers = weights ? weights->split(p) : stage_layers(in.model, p);
   std::int64_t first = 0;
   for (std::int32_t i = 0; i < p; ++i) {

@@ -1,7 +1,7 @@
 #pragma once
 // Per-GPU stage costs of a transformer pipeline (docs/models.md): each stage's (and each chunk's)
 // F, B, W, R times, activation, weight-gradient and static memory, from the model, the GPU, the
-// stage layout, tensor/sequence parallelism, ZeRO, the recompute granularity, and optionally the
+// stage layout, tensor/sequence parallelism, ZeRO, the recompute policy, and optionally the
 // measured time of one layer (`costs.per_layer`). Every time is kept with its parts (layers,
 // embedding, LM head and loss, TP communication, ZeRO gathers, selective recompute) so reports
 // can show where a stage's time comes from.
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "schedules/memory_settings.h"
 #include "schedules/stage_costs.h"
 #include "sim/costmodel/layer_work.h"
 #include "sim/costmodel/model_spec.h"
@@ -73,15 +74,6 @@ OptimizerBytes megatron_optimizer_bytes(std::int64_t dtype_bytes, double gradien
 /// (tp x dp / ep of them: experts are split by EP, not by TP; docs/moe.md).
 ZeroSpec expert_zero(const ZeroSpec& zero, const Sharding& sharding);
 
-/// `memory.recompute.policy` in the cost model: selective adds the attention core's forward to B
-/// and drops its activations; full makes R the forward of `layers` layers per stage (all when
-/// unset) and F keep those layers' inputs only. An explicit `costs.recompute` is used as is.
-struct RecomputeModel {
-  enum class Granularity { None, Selective, Full };
-  Granularity granularity = Granularity::None;
-  std::optional<std::int64_t> layers;  // full: per stage (chunk), clamped to the layers it holds
-};
-
 /// `costs.per_layer`: measured costs of one transformer layer on one GPU (after TP).
 struct MeasuredLayer {
   Time forward, backward_input, backward_weight;
@@ -124,7 +116,11 @@ struct ModelCostInputs {
   Sharding sharding;
   ZeroSpec zero;
   ShardedOps sharded;
-  RecomputeModel recompute;
+  /// `memory.recompute` (memory_settings.h): selective and op make B redo their part of each
+  /// layer's forward and F keep less; full recompute of `layers` / `unit_layers` / `every` makes R
+  /// the recomputed layers' forward and, per unit inside B (granularity layer, the default),
+  /// moves it into B, F keeping the units' inputs only. StageCost::backward_recompute says what.
+  RecomputeSettings recompute;
   std::optional<MeasuredLayer> per_layer;
   const CollectiveTimer* collectives = nullptr;  // null: no TP / ZeRO communication time
   /// `overlap.comm_sm_fraction`: the share of SMs the all-to-all kernels hold while they run
@@ -174,6 +170,10 @@ struct StageBreakdown {
   /// B), M_W (its part held until W), what a recomputing stage keeps; and the static bytes.
   struct Memory {
     Bytes activation, weight_grad, stage_input, static_memory;
+    /// Recompute inside B (StageCost::backward_recompute): the unit a backward rebuilds while it
+    /// runs, what F no longer keeps for it, and how many units one backward rebuilds in turn.
+    Bytes recompute_unit, not_stored;
+    std::int64_t recompute_units = 0;
     /// The routed experts' share (docs/moe.md): their weights, gradients and optimizer state on
     /// this GPU (E / ep experts per MoE layer; part of static_memory), and the part of M_B their
     /// MLPs keep per microbatch (part of activation).

@@ -12,8 +12,10 @@ void add_sharded_collectives(StageBreakdown& s, const StageUnits& u, const Model
   // Units in forward order: the embedding (torchtitan wraps tok_embeddings alone; FSDP's root
   // holds it otherwise), each layer (every framework wraps the transformer block), the head
   // with the final norm. Each takes its part of the pass's compute; the layers share the rest.
+  // B's compute holds the recompute FSDP runs inside it (one gather serves both); the expert
+  // all-to-all is communication on another stream, not compute a gather hides behind.
   std::vector<ShardUnit> units;
-  auto pass_s = [](const TimeParts& p) { return p.seconds() - p.zero_comm; };
+  auto pass_s = [](const TimeParts& p) { return p.seconds() - p.zero_comm - p.a2a; };
   const double head_f = s.forward.lm_head + s.forward.mtp;
   const double head_b = s.backward_input.lm_head + s.backward_weight.lm_head +
                         s.backward_input.mtp + s.backward_weight.mtp;

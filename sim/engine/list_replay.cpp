@@ -90,11 +90,14 @@ std::vector<StageData> stage_data(const std::vector<StageCost>& costs, ReleaseCo
     sd.activation = c.activation;
     sd.stage_input = c.stage_input;
     sd.p2p = c.p2p;
-    sd.unsplit_free = std::min(backward_release(c, false, false, release)->bytes, c.activation);
+    sd.unsplit_free = std::min(backward_release(c, false, false, release)->bytes,
+                               held_during_backward(c, false, false));
     const std::optional<BackwardRelease> split = backward_release(c, true, false, release);
-    sd.split_free = split ? std::min(split->bytes, c.activation) : Bytes::zero();
+    const Bytes split_held = held_during_backward(c, true, false);
+    sd.split_free = split ? std::min(split->bytes, split_held) : Bytes::zero();
     sd.split_growth = backward_growth(c, true);
-    sd.weight_free = c.activation + sd.split_growth - sd.split_free;
+    sd.unsplit_growth = backward_growth(c, false);
+    sd.weight_free = split_held - sd.split_free;
     sd.cost = &c;
   }
   return stage;
@@ -269,8 +272,8 @@ class GeneralLoop {
     } else if (op.kind == OpKind::Recompute) {
       mem.allocate(sd.activation, false, Time::from_ps(start));
     }
-    if (split_b) {
-      const Bytes growth = stage(bs).split_growth;
+    if (backward) {
+      const Bytes growth = split_b ? stage(bs).split_growth : stage(bs).unsplit_growth;
       if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(start));
     }
     if (!in_.memory_budget.empty() && mem.total() > in_.memory_budget[dd]) return false;

@@ -29,7 +29,7 @@ struct StageData {
   // Without recompute: what a B frees (unsplit, or split under the release convention) and
   // what the W of a split backward frees then (device_memory.h's rules, clamped once here).
   Bytes unsplit_free, split_free, weight_free;
-  Bytes split_growth;  // backward_growth of a split B, allocated at its start
+  Bytes split_growth, unsplit_growth;  // backward_growth of a (un)split B, at its start
   const StageCost* cost;
 };
 

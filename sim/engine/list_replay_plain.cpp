@@ -64,8 +64,8 @@ struct PlainPolicy {
       mem.allocate(sd.activation, true, Time::from_ps(slot.start));
     } else if (op.kind == OpKind::Backward) {
       const bool split = ends.split(op.stage, op.microbatch);
-      if (split && sd.split_growth > Bytes::zero())
-        mem.allocate(sd.split_growth, false, Time::from_ps(slot.start));
+      const Bytes growth = split ? sd.split_growth : sd.unsplit_growth;  // recompute inside B
+      if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(slot.start));
       mem.release(split ? sd.split_free : sd.unsplit_free, !split);
     } else {
       mem.release(sd.weight_free, true);

@@ -16,6 +16,16 @@ std::vector<DeviceTimes> device_times(const Table& table, const OpTimings& timin
   return out;
 }
 
+Time backward_recompute_time(const std::vector<StageCost>& stage_costs, std::int32_t microbatches,
+                             const std::vector<std::int32_t>& stages) {
+  Time per_microbatch;
+  for (std::int32_t s : stages) {
+    if (s >= 0 && static_cast<std::size_t>(s) < stage_costs.size())
+      per_microbatch += stage_costs[static_cast<std::size_t>(s)].backward_recompute.time;
+  }
+  return per_microbatch * microbatches;
+}
+
 Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_costs,
                         const std::vector<DeviceTimes>& times, const MemoryPeaks& peaks,
                         const std::vector<Time>& exposed_comm) {
@@ -33,6 +43,9 @@ Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_
     m.stage_span_max = std::max(m.stage_span_max, m.span_per_device[d]);
     total_busy += m.busy_per_device[d];
   }
+  std::vector<std::int32_t> all(stage_costs.size());
+  for (std::size_t s = 0; s < all.size(); ++s) all[s] = static_cast<std::int32_t>(s);
+  m.recompute_time += backward_recompute_time(stage_costs, table.microbatches, all);
   const double work = static_cast<double>(total_busy.ps());
   if (m.makespan > Time::zero()) {
     m.bubble_ratio =

@@ -46,6 +46,12 @@ struct DeviceTimes {
 /// The DeviceTimes of every device from the timings (ops that never ran are skipped).
 std::vector<DeviceTimes> device_times(const Table& table, const OpTimings& timings);
 
+/// The recompute inside the backwards of `stages` (StageCost::backward_recompute, docs/memory.md):
+/// every (stage, microbatch) has one backward, which redoes its stage's part.
+Time backward_recompute_time(const std::vector<StageCost>& stage_costs, std::int32_t microbatches,
+                             const std::vector<std::int32_t>& stages);
+
+/// `recompute_time`: the R ops' durations and the recompute inside every backward.
 Metrics compute_metrics(const Table& table, const std::vector<StageCost>& stage_costs,
                         const std::vector<DeviceTimes>& times, const MemoryPeaks& peaks,
                         const std::vector<Time>& exposed_comm);

@@ -123,10 +123,13 @@ struct StreamPolicy {
   }
   bool start(const Op& op, const Slot& slot) {
     const StageCost& c = costs[static_cast<std::size_t>(op.stage)];
-    if (op.kind == OpKind::Forward)
-      mem.allocate(c.activation, true, Time::from_ps(slot.start));
-    else
-      mem.release(std::min(backward_release(c, false, false, release)->bytes, c.activation), true);
+    if (op.kind == OpKind::Forward) mem.allocate(c.activation, true, Time::from_ps(slot.start));
+    if (op.kind != OpKind::Backward) return true;
+    const Bytes growth = backward_growth(c, false);  // a unit recomputed inside B
+    if (growth > Bytes::zero()) mem.allocate(growth, false, Time::from_ps(slot.start));
+    mem.release(std::min(backward_release(c, false, false, release)->bytes,
+                         held_during_backward(c, false, false)),
+                true);
     return true;
   }
   void ended(const Op& /*op*/, const Slot& /*slot*/) const {}

@@ -264,6 +264,27 @@ std::string ChromeTraceWriter::to_json(const TraceContext& context) const {
     resource(p.device + 1, kPhaseOrder, "phases")
         .slices.push_back(Slice{p.start.ps(), p.end.ps(), p.name, "phase", p.args, -1});
   }
+  // Recompute inside the backward (docs/memory.md): each backward that recomputes per unit
+  // runs, unit after unit, the unit's recompute and then its backward; one "recompute unit k/N"
+  // phase per unit, at the unit's share of the op and the stage's recompute time per unit.
+  for (const OpRecord& r : context.stage_costs ? ops_ : std::vector<OpRecord>{}) {
+    if (!r.ended || r.op.kind != OpKind::Backward) continue;
+    const auto s = static_cast<std::size_t>(r.op.stage);
+    if (s >= context.stage_costs->size()) continue;
+    const StageCost::BackwardRecompute& b = (*context.stage_costs)[s].backward_recompute;
+    if (b.units <= 0 || b.time <= Time::zero()) continue;
+    const std::int64_t length = (r.end - r.start).ps(), redo = b.time.ps() / b.units;
+    for (std::int64_t k = 0; k < b.units; ++k) {
+      const std::int64_t from = r.start.ps() + length * k / b.units;
+      resource(r.device + 1, kPhaseOrder, "phases")
+          .slices.push_back(Slice{
+              from, std::min(r.end.ps(), from + redo),
+              fmt::format("recompute unit {}/{} of {}", k + 1, b.units, to_string(r.op)), "phase",
+              fmt::format(R"({{"unit":{},"units":{},"unit_bytes":{},"recompute_ms":{:.6f}}})",
+                          k + 1, b.units, b.unit.count(), Time::from_ps(redo).seconds() * 1e3),
+              -1});
+    }
+  }
   for (auto& [l, order] : link_order) {
     Resource& r = resources[{network_pid, 1000000 + l}];
     r.pid = network_pid;

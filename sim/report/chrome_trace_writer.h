@@ -8,6 +8,8 @@
 //   threads    per GPU: compute, D2H, H2D (when used) and "send" (outgoing transfers). A resource
 //              whose slices overlap in time (several transfers in flight on one link) gets extra
 //              lanes, "send #2", ..., so that complete ("X") events never overlap within a thread.
+//              A "phases" thread shows phases inside ops: a MoE op's routed experts, and one
+//              "recompute unit k/N" slice per unit of a backward that recomputes per unit.
 //   events     metadata first (process_name, process_sort_index, thread_name, thread_sort_index,
 //              by pid then tid), then X slices by (pid, tid, start), then memory counters ("C",
 //              per GPU: activation and total bytes), then flows ("s" on the send slice, "f" with
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "schedules/op.h"
+#include "schedules/stage_costs.h"
 #include "sim/engine/memory_timeline.h"
 #include "sim/engine/observer.h"
 #include "topologies/topology.h"
@@ -38,6 +41,8 @@ struct TraceContext {
   std::int32_t devices = 0;
   const Topology* topology = nullptr;   // topology model only: link threads
   std::vector<VertexId> device_vertex;  // topology model only: device -> GPU vertex
+  /// The replayed table's stage costs: backwards that recompute per unit get a phase per unit.
+  const std::vector<StageCost>* stage_costs = nullptr;
 };
 
 /// Exact decimal microseconds of an integer picosecond count, shortest form ("0", "1.5", "-2").

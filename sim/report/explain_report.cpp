@@ -80,11 +80,12 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
 
   // Memory decisions of the explained schedule, read from its replayed table.
   out += fmt::format(
-      "\nmemory decisions of {} (O, L, R ops of the replayed table; peaks at the simulation "
-      "level):\n",
+      "\nmemory decisions of {} (O, L, R ops of the replayed table, backwards that recompute "
+      "per unit; peaks at the simulation level):\n",
       visible_controls(subject.label));
-  TextTable mem({"device", "offloaded (O)", "reloaded (L)", "recomputed (R)", "bytes offloaded",
-                 "bytes reloaded", "not stored (R)", "peak act", "peak mem", "budget", "headroom"});
+  TextTable mem({"device", "offloaded (O)", "reloaded (L)", "recomputed (R)", "recomputing B",
+                 "units in B", "unit held in B", "bytes offloaded", "bytes reloaded", "not stored",
+                 "peak act", "peak mem", "budget", "headroom"});
   DeviceMemoryDecisions total;
   for (std::size_t d = 0; d < e.devices.size(); ++d) {
     const DeviceMemoryDecisions& x = e.devices[d];
@@ -94,23 +95,30 @@ std::string explain_report_text(const Scenario& scenario, const Generator& gener
                                             : "over by " + to_string(x.peak_memory - *x.budget);
     }
     mem.add_row({std::to_string(d), std::to_string(x.offloaded), std::to_string(x.reloaded),
-                 std::to_string(x.recomputed), to_string(x.offloaded_bytes),
-                 to_string(x.reloaded_bytes), to_string(x.recompute_saved),
-                 to_string(x.peak_activation), to_string(x.peak_memory),
-                 x.budget ? to_string(*x.budget) : "-", headroom});
+                 std::to_string(x.recomputed), std::to_string(x.recomputed_in_backward),
+                 std::to_string(x.recompute_units), to_string(x.recompute_unit),
+                 to_string(x.offloaded_bytes), to_string(x.reloaded_bytes),
+                 to_string(x.recompute_saved), to_string(x.peak_activation),
+                 to_string(x.peak_memory), x.budget ? to_string(*x.budget) : "-", headroom});
     total.offloaded += x.offloaded;
     total.reloaded += x.reloaded;
     total.recomputed += x.recomputed;
+    total.recomputed_in_backward += x.recomputed_in_backward;
+    total.recompute_units += x.recompute_units;
+    total.recompute_unit = std::max(total.recompute_unit, x.recompute_unit);
     total.offloaded_bytes += x.offloaded_bytes;
     total.reloaded_bytes += x.reloaded_bytes;
     total.recompute_saved += x.recompute_saved;
   }
   mem.add_row({"total", std::to_string(total.offloaded), std::to_string(total.reloaded),
-               std::to_string(total.recomputed), to_string(total.offloaded_bytes),
-               to_string(total.reloaded_bytes), to_string(total.recompute_saved), "", "", "", ""});
+               std::to_string(total.recomputed), std::to_string(total.recomputed_in_backward),
+               std::to_string(total.recompute_units), to_string(total.recompute_unit),
+               to_string(total.offloaded_bytes), to_string(total.reloaded_bytes),
+               to_string(total.recompute_saved), "", "", "", ""});
   // Tables fold to the width; prose is broken to it at the end.
   out += mem.render(width);
-  if (total.offloaded == 0 && total.reloaded == 0 && total.recomputed == 0) {
+  if (total.offloaded == 0 && total.reloaded == 0 && total.recomputed == 0 &&
+      total.recomputed_in_backward == 0) {
     out +=
         "  nothing is offloaded, reloaded or recomputed: the memory is shaped by the order of the "
         "ops alone\n";
@@ -213,6 +221,9 @@ nlohmann::json explain_report_json(const Scenario& scenario, const Generator& ge
          {"offloaded", x.offloaded},
          {"reloaded", x.reloaded},
          {"recomputed", x.recomputed},
+         {"recomputed_in_backward", x.recomputed_in_backward},
+         {"recompute_units", x.recompute_units},
+         {"recompute_unit_bytes", x.recompute_unit.count()},
          {"offloaded_bytes", x.offloaded_bytes.count()},
          {"reloaded_bytes", x.reloaded_bytes.count()},
          {"recompute_not_stored_bytes", x.recompute_saved.count()},
@@ -230,6 +241,11 @@ nlohmann::json explain_report_json(const Scenario& scenario, const Generator& ge
                       {"bytes_per_device", bytes},
                       {"stages", p.stages},
                       {"candidates", p.candidates}});
+    if (p.in_backward) {  // recompute inside the backward (docs/memory.md)
+      passes.back()["in_backward"] = true;
+      passes.back()["units_per_backward"] = p.units;
+      passes.back()["unit_bytes"] = p.unit.count();
+    }
   }
   j["memory_decisions"] = {{"devices", devices}, {"passes", passes}};
 

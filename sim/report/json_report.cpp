@@ -42,6 +42,11 @@ nlohmann::json pass_json(const PassDecision& d) {
                       {"stages", d.stages},
                       {"candidates", d.candidates}};
   if (d.kind == PassKind::A2aPairing) j["rejected"] = d.rejected;
+  if (d.in_backward) {  // recompute inside the backward (docs/memory.md)
+    j["in_backward"] = true;
+    j["units_per_backward"] = d.units;
+    j["unit_bytes"] = d.unit.count();
+  }
   if (d.kind == PassKind::Offload) {
     j["rejected"] = d.rejected;
     j["prefetch"] = d.prefetch;

@@ -167,7 +167,7 @@ const std::vector<Metric> kCentralMetrics = {
      "largest compute idle time of a device caused by data in flight",
      [](const MetricInput& in) { return number(in.sim().comm.exposed_comm); }},
     {"recompute_s", Level::Simulation, Unit::Seconds, kLower, Shape::Scalar, "",
-     "time spent recomputing activations, summed over devices",
+     "time spent recomputing activations (R ops and inside backwards), summed over devices",
      [](const MetricInput& in) { return number(in.sim().recompute_time); }},
     // Appended after the first version.
     {"stage_span_max_s", Level::Table, Unit::Seconds, kInfo, Shape::Scalar, "span",

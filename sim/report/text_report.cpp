@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "sim/engine/metrics.h"
 #include "sim/report/idle_split_report.h"
 #include "sim/report/metric_format.h"
 #include "sim/report/ranking.h"
@@ -126,6 +127,8 @@ std::string memory_text(const ScenarioRun& result, std::size_t width) {
         if (ops[i].kind == OpKind::Recompute && t.end >= t.start && t.start >= Time::zero())
           recompute += t.end - t.start;
       }
+      if (d < held.size())
+        recompute += backward_recompute_time(r.stage_costs, r.table.microbatches, held[d]);
       const std::vector<bool> used{true,
                                    true,
                                    true,

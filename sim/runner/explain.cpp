@@ -54,6 +54,16 @@ std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario,
         default:
           break;
       }
+      const bool backward = op.kind == OpKind::Backward || op.kind == OpKind::ForwardBackward;
+      const std::int32_t bs = op.kind == OpKind::ForwardBackward ? op.backward_stage : op.stage;
+      const StageCost::BackwardRecompute& r =
+          run.stage_costs.at(static_cast<std::size_t>(bs)).backward_recompute;
+      if (backward && (r.time > Time::zero() || r.units > 0)) {
+        ++dev.recomputed_in_backward;
+        dev.recompute_units += r.units;
+        dev.recompute_saved += r.not_stored;
+        dev.recompute_unit = std::max(dev.recompute_unit, r.unit);
+      }
     }
     if (d < m.memory.peak_activation_per_device.size())
       dev.peak_activation = m.memory.peak_activation_per_device[d];

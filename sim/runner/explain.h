@@ -4,7 +4,8 @@
 // the same scenario and memory budget: every other schedule the scenario lists, plus 1f1b, zb-h1
 // and zb-h2 when not listed (skipped, with the reason, when their generator refuses the shape).
 // The memory decisions are read from the replayed table's O / L / R ops, so they cover the
-// generator's own decisions and the scenario's memory passes alike, for any schedule.
+// generator's own decisions and the scenario's memory passes alike, for any schedule, and from
+// its backwards' stage costs where they recompute inside themselves.
 
 #include <array>
 #include <optional>
@@ -25,9 +26,14 @@ struct DeviceMemoryDecisions {
   std::int64_t recomputed = 0;  // R ops
   Bytes offloaded_bytes;        // sum of the offloaded activations' M_B (device -> host)
   Bytes reloaded_bytes;         // host -> device
-  Bytes recompute_saved;  // M_B - stage input per recomputed activation: not stored from F to R
-  Bytes peak_activation;  // simulation level
-  Bytes peak_memory;      // simulation level: static + activations
+  Bytes recompute_saved;        // what F does not store: M_B - stage input per R, not_stored per B
+  /// Recompute inside the backward (StageCost::backward_recompute): backwards that recompute,
+  /// the checkpointed units they rebuild in all, the largest unit one holds while it runs.
+  std::int64_t recomputed_in_backward = 0;
+  std::int64_t recompute_units = 0;
+  Bytes recompute_unit;
+  Bytes peak_activation;        // simulation level
+  Bytes peak_memory;            // simulation level: static + activations
   std::optional<Bytes> budget;  // the scenario's budget for this device
 };
 
@@ -54,7 +60,8 @@ inline constexpr std::array<std::string_view, 3> kExplainBaselines = {"1f1b", "z
 ScheduleExplanation explain_schedule(const Scenario& scenario, const Registry& registry,
                                      const std::string& name);
 
-/// Per device, the O / L / R ops of `run.table` with their bytes, and the simulation's peaks.
+/// Per device, the O / L / R ops of `run.table` with their bytes, the backwards that recompute
+/// inside themselves, and the simulation's peaks.
 std::vector<DeviceMemoryDecisions> memory_decisions(const Scenario& scenario,
                                                     const ScheduleRun& run);
 

@@ -200,17 +200,6 @@ class TopologyCollectives : public CollectiveTimer, public DataParallelTimer {
   mutable std::map<std::vector<std::int64_t>, Time> a2a_by_shape_;
 };
 
-RecomputeModel recompute_model(const MemorySpec& memory) {
-  RecomputeModel r;
-  if (memory.recompute.policy == MemoryPolicy::Selective)
-    r.granularity = RecomputeModel::Granularity::Selective;
-  if (memory.recompute.policy == MemoryPolicy::Full) {
-    r.granularity = RecomputeModel::Granularity::Full;
-    r.layers = memory.recompute.layers;
-  }
-  return r;
-}
-
 /// The explicit costs as one GPU sees them: `per: stage` values divided by t, recompute as given.
 StageCost per_gpu(const StageCost& given, std::int64_t t) {
   StageCost c = given;
@@ -271,7 +260,7 @@ ModelCosts derive_model_costs(const Scenario& sc, const TopologyCollectives* tim
     in.sharded.reduce_bucket_bytes = static_cast<double>(
         par.data_parallel.bucket.value_or(Bytes(default_bucket_bytes(dps, par.gradient_group())))
             .count());
-  in.recompute = recompute_model(sc.memory);
+  in.recompute = sc.memory.recompute;
   if (sc.costs.per_layer) {
     MeasuredLayer layer = *sc.costs.per_layer;
     if (sc.costs.per == CostBasis::Stage && par.tp * par.cp > 1) {
@@ -357,6 +346,43 @@ void resolve_sync(const Scenario& sc, ResolvedScenario& r, const TopologyCollect
   }
 }
 
+/// Recompute inside the backward with explicit costs (docs/memory.md): `costs.backward_input` is
+/// the backward without recompute and `costs.recompute` what B redoes (selective: the attention
+/// cores; full: the stage's forward, T_F unless given). Without a model the stage is one
+/// checkpointed unit: F keeps `stage_input_memory`, B rebuilds the rest of M_B while it runs.
+/// With a model, whose costs already hold the recompute in B, an explicit B or R replaces its
+/// part.
+void place_recompute_in_backward(const Scenario& sc, ResolvedScenario& r) {
+  const RecomputeSettings& rc = sc.memory.recompute;
+  if (!rc.in_backward()) return;
+  const CostFields& given = sc.costs.given;
+  if (rc.policy == MemoryPolicy::Selective && !sc.model && !given.recompute) {
+    throw InputError({Diagnostic{
+        sc.memory.recompute_where, "memory.recompute.policy",
+        "selective recompute with explicit costs needs costs.recompute: the time of "
+        "recomputing one microbatch's attention cores on the stage (it is added to B)"}});
+  }
+  for (std::size_t s = 0; s < r.costs.stages.size(); ++s) {
+    StageCost& c = r.costs.stages[s];
+    StageCost::BackwardRecompute& in_b = c.backward_recompute;
+    if (!r.model_costs) {
+      const Time redo = c.recompute > Time::zero() ? c.recompute : c.forward;
+      in_b.time = redo;
+      c.backward_input += redo;
+      if (rc.policy != MemoryPolicy::Full) continue;
+      const Bytes kept = std::min(c.stage_input, c.activation);
+      in_b.units = 1;
+      in_b.unit = in_b.not_stored = c.activation - kept;
+      c.activation = kept;  // M_W stays: W needs the GEMM inputs B rebuilt
+      continue;
+    }
+    if (!given.recompute && !given.backward_input) continue;
+    const Time base = given.backward_input ? c.backward_input : c.backward_input - in_b.time;
+    if (given.recompute) in_b.time = c.recompute;
+    c.backward_input = base + in_b.time;
+  }
+}
+
 }  // namespace
 
 void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
@@ -385,22 +411,6 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
   }
   // Per-chunk costs describe the model alone; explicit values are per stage.
   if (given.any()) r.costs.chunked.clear();
-  if (sc.memory.recompute.policy == MemoryPolicy::Selective) {
-    // B redoes the attention core: the model's (already in B), or the explicit R's time.
-    if (!sc.model && !given.recompute) {
-      throw InputError({Diagnostic{
-          sc.memory.recompute_where, "memory.recompute.policy",
-          "selective recompute with explicit costs needs costs.recompute: the time of "
-          "recomputing one microbatch's attention cores on the stage (it is added to B)"}});
-    }
-    for (std::size_t s = 0; s < p && given.recompute; ++s) {
-      StageCost& c = r.costs.stages[s];
-      if (r.model_costs) {
-        c.backward_input -= Time::from_seconds(r.model_costs->stages[s].backward_input.recompute);
-      }
-      c.backward_input += sc.costs.profile.stages[s].recompute;
-    }
-  }
   // Derived costs may keep more from B until W than F keeps for B (sequence parallelism: each
   // GEMM's output gradient kept for W outweighs the sharded activations B frees); the engine
   // allocates the difference at B (device_memory.h: backward_growth). Explicit M_W is the part
@@ -413,6 +423,7 @@ void resolve_costs(const Scenario& sc, ResolvedScenario& r) {
                     fmt::format("stage {}: weight_grad_memory ({}) exceeds activation_memory ({})",
                                 s, c.weight_grad, c.activation)}});
   }
+  place_recompute_in_backward(sc, r);
   resolve_sync(sc, r, timer ? &*timer : nullptr);
 }
 

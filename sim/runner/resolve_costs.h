@@ -3,14 +3,15 @@
 // (docs/models.md, docs/parallelism.md).
 //
 //   with `model:`  sim/costmodel/model_costs.h at the scenario's tensor / sequence parallelism,
-//                  ZeRO level, recompute granularity and `costs.per_layer`, the TP and ZeRO
+//                  ZeRO level, recompute policy and `costs.per_layer`, the TP and ZeRO
 //                  collectives timed as flows on each stage's groups of the topology; explicit
 //                  `costs` values then replace the derived ones.
 //   without        the explicit (or profiled) costs.
 // Explicit values are one GPU's with `costs.per: gpu`; with `per: stage` (the default) times and
 // sizes are divided by the TP degree, except `recompute`, which is the time of one recompute and
-// never rescaled. `memory.recompute.policy: selective` makes B longer by the attention core's
-// recompute (the model's, or an explicit `costs.recompute`).
+// never rescaled. Recompute inside the backward (`memory.recompute` but `granularity: stage`)
+// makes B longer by what it redoes (the model's, or an explicit `costs.recompute`; without a
+// model full recompute checkpoints the stage as one unit) and F keep less.
 
 #include "sim/runner/resolve.h"
 

@@ -17,7 +17,7 @@ std::string why_not_before(const ResolvedScenario& resolved, const Generator& ge
   if (!generator.stream) return "its generator cannot emit its order as a stream";
   if (observed) return "--trace and --html record every op";
   for (const TablePass* pass : wanted_passes(resolved, resolved.costs.stages))
-    if (!pass->stream_refusal.empty()) return std::string(pass->stream_refusal);
+    if (pass->stream_refusal != nullptr) return std::string(pass->stream_refusal(resolved));
   if (scenario.variability) return "variability replays Monte Carlo samples of the table";
   if (scenario.communication.kind == CommunicationKind::Topology)
     return "the streamed replay does not cover a topology (flows may contend: the event loop "

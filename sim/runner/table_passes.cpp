@@ -96,6 +96,15 @@ bool wants_offload(const ResolvedScenario& r, const std::vector<StageCost>& /*co
   return r.scenario->memory.offload.policy != MemoryPolicy::None;
 }
 
+std::string_view recompute_refusal(const ResolvedScenario& r) {
+  return r.scenario->memory.recompute.in_backward()
+             ? "memory.recompute's pass logs every backward of the table"
+             : "memory.recompute with granularity stage rewrites the whole table";
+}
+std::string_view offload_refusal(const ResolvedScenario& /*r*/) {
+  return "memory.offload rewrites the whole table";
+}
+
 }  // namespace
 
 std::span<const TablePass> table_passes() {
@@ -103,9 +112,9 @@ std::span<const TablePass> table_passes() {
   // the idealized timings of the recomputed table. Pairing needs no stream refusal of its own:
   // the all-to-all it pairs already keeps a schedule from the streamed replay.
   static const TablePass passes[] = {
-      {"a2a-pairing", wants_pairing, "", pair_for_a2a_overlap},
-      {"recompute", wants_recompute, "memory.recompute rewrites the whole table", recompute},
-      {"offload", wants_offload, "memory.offload rewrites the whole table", offload},
+      {"a2a-pairing", wants_pairing, nullptr, pair_for_a2a_overlap},
+      {"recompute", wants_recompute, recompute_refusal, recompute},
+      {"offload", wants_offload, offload_refusal, offload},
   };
   return passes;
 }

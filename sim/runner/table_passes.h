@@ -41,9 +41,10 @@ struct TablePass {
   std::string_view name;
   /// Whether the scenario asks for it, for a schedule whose table stages cost `stage_costs`.
   bool (*wanted)(const ResolvedScenario& resolved, const std::vector<StageCost>& stage_costs);
-  /// Why a schedule with this pass cannot be replayed from its order stream (stream_choice.h);
-  /// empty when another check already refuses every scenario that asks for it.
-  std::string_view stream_refusal;
+  /// Why a schedule with this pass cannot be replayed from its order stream (stream_choice.h),
+  /// in the scenario's terms; null when another check already refuses every scenario that asks
+  /// for it.
+  std::string_view (*stream_refusal)(const ResolvedScenario& resolved);
   /// Transforms ctx.table; what it decided for the reports, or nullopt when it changed nothing.
   std::optional<PassDecision> (*run)(PassContext& ctx);
 };

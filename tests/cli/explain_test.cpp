@@ -185,6 +185,44 @@ TEST_CASE("explain reads offload, reload and recompute decisions from the replay
   CHECK(run(std::string("explain 1f1b ") + kPasses + " --format json").out == a.out);
 }
 
+TEST_CASE("explain shows recompute per unit inside B, and the offload of the checkpoints") {
+  Result a = run("explain 1f1b tests/cli/explain_recompute_per_unit.yaml --format json");
+  REQUIRE(a.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(a.out);
+  const nlohmann::json& devices = j["memory_decisions"]["devices"];
+  REQUIRE(devices.size() == 4);
+  // One layer, per GPU (T = s b = 1024 tokens, h = 1024, f = 4096, 2-byte elements): its input
+  // H = T h 2 = 2 MiB, and M_B = 4H (norm and GEMM inputs) + Q, K, V, attention output (4H)
+  // + gate, up and product (3 T f 2 = 24 MiB) + the fp32 log-sum-exp (4 x 16 heads x 1024).
+  const std::int64_t mib = std::int64_t{1} << 20, H = 2 * mib;
+  const std::int64_t layer = 4 * H + 4 * H + 24 * mib + 4 * 16 * 1024;
+  for (int d = 0; d < 4; ++d) {
+    CAPTURE(d);
+    // Every backward of the stage's 8 microbatches recomputes its 2 layers, one at a time.
+    CHECK(devices[d]["recomputed"] == 0);  // no R op
+    CHECK(devices[d]["recomputed_in_backward"] == 8);
+    CHECK(devices[d]["recompute_units"] == 8 * 2);
+    CHECK(devices[d]["recompute_unit_bytes"] == layer - H);  // its input is the checkpoint
+    CHECK(devices[d]["recompute_not_stored_bytes"] == 8 * 2 * (layer - H));
+  }
+  // The offload pass moves what F keeps: two checkpoints per activation.
+  const std::int64_t offloaded = devices[0]["offloaded"];
+  CHECK(offloaded > 0);
+  CHECK(devices[0]["offloaded_bytes"] == offloaded * 2 * H);
+  const nlohmann::json& passes = j["memory_decisions"]["passes"];
+  REQUIRE(passes.size() == 2);
+  CHECK(passes[0]["name"] == "recompute");
+  CHECK(passes[0]["in_backward"] == true);
+  CHECK(passes[0]["units_per_backward"] == 2);
+  CHECK(passes[0]["unit_bytes"] == layer - H);
+  CHECK(passes[1]["name"] == "offload");
+
+  Result text = run("explain 1f1b tests/cli/explain_recompute_per_unit.yaml");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("recompute (full, per unit inside B): 32 of 32 backwards on stages [0, 1, "
+                      "2, 3] redo 2") != std::string::npos);
+}
+
 TEST_CASE("explain SCENARIO errors: unknown schedule, bad scenario, json without a scenario") {
   Result bad = run(std::string("explain gpip ") + kSmall);
   CHECK(bad.code == 2);

@@ -352,7 +352,7 @@ TEST_CASE("recompute: selective adds the attention core to B, full keeps layer i
   m.attention.kind = AttentionKind::Standard;
   ModelCostInputs in = inputs(m, a100(0.5), 8);
   const ModelCosts none = model_costs(in);
-  in.recompute.granularity = RecomputeModel::Granularity::Selective;
+  in.recompute.policy = MemoryPolicy::Selective;
   const ModelCosts selective = model_costs(in);
   const double s = 1024, b = 6, h = 2304, a = 24;
   CHECK(selective.stages[1].backward_input.recompute ==
@@ -360,12 +360,93 @@ TEST_CASE("recompute: selective adds the attention core to B, full keeps layer i
   CHECK(none.stages[1].memory.activation.as_double() -
             selective.stages[1].memory.activation.as_double() ==
         3 * 5 * a * s * s * b);
-  in.recompute.granularity = RecomputeModel::Granularity::Full;
+  // A whole-stage R op (granularity stage) of the first layer of each stage.
+  in.recompute.policy = MemoryPolicy::Full;
+  in.recompute.granularity = RecomputeGranularity::Stage;
   in.recompute.layers = 1;
   const ModelCosts full = model_costs(in);
   CHECK(full.stages[1].recompute.total() == none.stages[1].forward.total() / 3);
   CHECK(full.stages[1].memory.stage_input.as_double() ==
         doctest::Approx(2.0 / 3 * none.stages[1].memory.activation.as_double() + b * s * h * 2));
+  CHECK(full.stages[1].memory.activation == none.stages[1].memory.activation);
+  CHECK(full.stages[1].backward_input.total() == none.stages[1].backward_input.total());
+}
+
+TEST_CASE("recompute per unit inside B: F keeps the units' inputs, B redoes them and holds one") {
+  TransformerModel m = zb_1p5b();  // GeLU, no dropout
+  m.attention.kind = AttentionKind::Flash;
+  ModelCostInputs in = inputs(m, a100(0.5), 8);
+  const ModelCosts none = model_costs(in);
+  const double s = 1024, b = 6, h = 2304, e = 2;
+  const double input = s * b * h * e;  // one layer's input, its checkpoint
+  // Stage 1 holds 3 layers (22 on 8 stages, Megatron's split); one layer's M_B:
+  const double layer = none.stages[1].memory.activation.as_double() / 3;
+  in.recompute.policy = MemoryPolicy::Full;  // granularity layer, one unit per layer
+  const ModelCosts full = model_costs(in);
+  const StageBreakdown& one = full.stages[1];
+  CHECK(one.memory.activation.as_double() == doctest::Approx(3 * input));
+  CHECK(one.memory.recompute_units == 3);
+  CHECK(one.memory.recompute_unit.as_double() == doctest::Approx(layer - input));
+  CHECK(one.memory.not_stored.as_double() == doctest::Approx(3 * layer - 3 * input));
+  // B redoes the three layers' forward (no TP, no ZeRO here: the forward is the layers').
+  CHECK(one.backward_input.recompute == doctest::Approx(none.stages[1].forward.seconds()));
+  CHECK(one.backward_input.total() == Time::from_seconds(none.stages[1].backward_input.seconds() +
+                                                         none.stages[1].forward.seconds()));
+  const StageCost c = one.cost();
+  CHECK(c.backward_recompute.units == 3);
+  CHECK(c.backward_recompute.time == Time::from_seconds(one.backward_input.recompute));
+  // R (the optimizer's whole-stage op) redoes the stage's forward from its input.
+  CHECK(c.recompute == c.forward);
+
+  // Megatron's uniform method with 2 layers a unit: ceil(3 / 2) = 2 units, the first of 2 layers.
+  in.recompute.unit_layers = 2;
+  const StageBreakdown two = model_costs(in).stages[1];
+  CHECK(two.memory.recompute_units == 2);
+  CHECK(two.memory.activation.as_double() == doctest::Approx(2 * input));
+  CHECK(two.memory.recompute_unit.as_double() == doctest::Approx(2 * layer - input));
+  in.recompute.unit_layers.reset();
+  // Megatron's block method: only the first layer; the other two keep their activations.
+  in.recompute.layers = 1;
+  const StageBreakdown block = model_costs(in).stages[1];
+  CHECK(block.memory.recompute_units == 1);
+  CHECK(block.memory.activation.as_double() == doctest::Approx(2 * layer + input));
+  CHECK(block.backward_input.recompute == doctest::Approx(none.stages[1].forward.layers / 3));
+  in.recompute.layers.reset();
+  // torchtitan's every-second layer: floor(3 / 2) = 1 layer of the three.
+  in.recompute.every = 2;
+  const StageBreakdown every = model_costs(in).stages[1];
+  CHECK(every.memory.recompute_units == 1);
+  CHECK(every.memory.activation.as_double() == doctest::Approx(2 * layer + input));
+}
+
+TEST_CASE("recompute op: torchtitan's save list keeps wq, wv, w1, w2 and the attention output") {
+  TransformerModel m = zb_1p5b();
+  m.attention.kind = AttentionKind::Flash;
+  m.mlp.kind = MlpKind::Swiglu;
+  m.mlp.ffn_hidden = 6144;
+  m.bias = false;
+  const ComponentWork layer = transformer_layer_work(m, Sharding{});
+  const double s = 1024, b = 6, h = 2304, a = 24, f = 6144, e = 2, T = s * b;
+  // Saved per layer: the input (T h), Q and V (T h each: no GQA), the attention output (T h),
+  // its fp32 log-sum-exp (4 b a s), w1's output (T f) and w2's (T h).
+  CHECK(layer.op.saved_bytes == doctest::Approx(T * e * (h + h + h + h + f + h) + 4 * b * a * s));
+  // Rebuilt while B runs the layer: the rest of its M_B (norm outputs 3 T h of the 4 norm and
+  // GEMM inputs, K, w3's output and the product).
+  CHECK(layer.op.unit_bytes ==
+        doctest::Approx(layer.activation_bytes - T * e * (h + h + h + h + f) - 4 * b * a * s));
+  // Recomputed: the even matmuls wk, wo, w3 (2 T h h, 2 T h h, 2 T h f FLOPs) and the
+  // memory-bound forward kernels.
+  CHECK(layer.op.recompute.gemm_flops() == doctest::Approx(2 * T * h * (h + h + f)));
+  CHECK(layer.op.recompute.memory_bytes() == doctest::Approx(layer.forward.memory_bytes()));
+  ModelCostInputs in = inputs(m, a100(0.5), 8);
+  const ModelCosts none = model_costs(in);
+  in.recompute.policy = MemoryPolicy::Op;
+  const ModelCosts op = model_costs(in);
+  CHECK(op.stages[1].memory.activation.as_double() == doctest::Approx(3 * layer.op.saved_bytes));
+  CHECK(op.stages[1].memory.recompute_units == 3);
+  CHECK(op.stages[1].backward_input.recompute ==
+        doctest::Approx(3 * layer.op.recompute.flops() / 156e12));
+  CHECK(op.stages[1].backward_input.recompute < none.stages[1].forward.seconds() / 2);
 }
 
 TEST_CASE("recompute: selective under FlashAttention redoes the norms and activation functions") {
@@ -378,7 +459,7 @@ TEST_CASE("recompute: selective under FlashAttention redoes the norms and activa
   gpu.efficiency.memory = 1.0;
   ModelCostInputs in = inputs(m, gpu, 8);
   const ModelCosts none = model_costs(in);
-  in.recompute.granularity = RecomputeModel::Granularity::Selective;
+  in.recompute.policy = MemoryPolicy::Selective;
   const ModelCosts selective = model_costs(in);
   const double s = 1024, b = 6, h = 2304, f = 4 * h, e = 2;
   // Per layer M_B drops both norm outputs (2 s b h e) and the GeLU output (s b f e); stage 1

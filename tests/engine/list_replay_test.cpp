@@ -182,9 +182,19 @@ TEST_CASE("list scheduling: stragglers, recompute, budgets and deadlocks") {
   SUBCASE("full recompute (R ops)") {
     RecomputeSettings settings;
     settings.policy = MemoryPolicy::Full;
+    settings.granularity = RecomputeGranularity::Stage;
     Table r = apply_recompute_pass(t, costs, settings).table;
     in.table = &r;
     CHECK(check_both_ways(in, true));
+  }
+  SUBCASE("recompute per unit inside B: one unit held while each backward runs") {
+    std::vector<StageCost> per_unit = costs;
+    for (StageCost& k : per_unit) k.backward_recompute.unit = Bytes(64 << 20);
+    in.stage_costs = per_unit;
+    CHECK(check_both_ways(in, true));
+    // 1F1B device 0 holds 4 forwards' activations when its first B starts, and that B's unit.
+    CHECK(simulate(in).metrics.memory.peak_activation_per_device[0] ==
+          c.activation * 4 + Bytes(64 << 20));
   }
   SUBCASE("a budget that overflows: the event loop reports it") {
     in.memory_budget.assign(4, Bytes(std::int64_t{1} << 30) + Bytes(5 << 20));

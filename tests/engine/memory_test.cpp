@@ -140,11 +140,14 @@ TEST_CASE("full recomputation: peak activation falls to the stored inputs, busy 
   Table t = generate("1f1b", p, m, c);
   EngineInput in = input_for(t, c);
   SimulationResult base = simulate(in);
-  PassResult full = apply_recompute_pass(
-      t, in.stage_costs, RecomputeSettings{MemoryPolicy::Full, {}, std::nullopt, std::nullopt});
+  RecomputeSettings whole;  // one R op per (stage, microbatch)
+  whole.policy = MemoryPolicy::Full;
+  whole.granularity = RecomputeGranularity::Stage;
+  PassResult full = apply_recompute_pass(t, in.stage_costs, whole);
   REQUIRE(validate_table(full.table).empty());
   SimulationResult rf = simulate(input_for(full.table, c));
-  RecomputeSettings sel{MemoryPolicy::Full, {}, 0.5, std::nullopt};  // the first half
+  RecomputeSettings sel = whole;
+  sel.fraction = 0.5;  // the first half
   PassResult half = apply_recompute_pass(t, in.stage_costs, sel);
   SimulationResult rs = simulate(input_for(half.table, c));
   REQUIRE(rf.status == RunStatus::Ok);

@@ -101,7 +101,8 @@ std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
 }
 
 // Per table stage: random durations (picoseconds that do not round) and memory with M_W <= M_B
-// (the zero-bubble memory model the timing model shares with the engine's split release).
+// (the zero-bubble memory model the timing model shares with the engine's split release), some
+// stages with a unit their backwards hold (recompute inside B).
 std::vector<StageCost> random_costs(std::int32_t stages, std::mt19937_64& rng) {
   std::vector<StageCost> costs(static_cast<std::size_t>(stages));
   for (StageCost& c : costs) {
@@ -110,6 +111,9 @@ std::vector<StageCost> random_costs(std::int32_t stages, std::mt19937_64& rng) {
     c.backward_weight = Time::from_ps(uniform(rng, 1'000'000, 3'000'000'000));
     c.activation = Bytes(uniform(rng, 1, std::int64_t{1} << 32));
     c.weight_grad = Bytes(uniform(rng, 0, c.activation.count()));
+    // A third of the stages recompute per unit inside their backwards, holding a unit meanwhile.
+    const std::int64_t unit = uniform(rng, 1, std::int64_t{1} << 31);
+    if (rng() % 3 == 0) c.backward_recompute.unit = Bytes(unit);
   }
   return costs;
 }
@@ -158,6 +162,7 @@ optimizer::Problem problem_of(const Case& c, const std::vector<StageCost>& costs
     pr.weight_ps.push_back(s.backward_weight.ps());
     pr.memory.activation_bytes.push_back(s.activation.count());
     pr.memory.weight_grad_bytes.push_back(s.weight_grad.count());
+    pr.memory.unit_bytes.push_back(s.backward_recompute.unit.count());
   }
   pr.memory.limit_bytes.assign(static_cast<std::size_t>(c.p), std::int64_t{1} << 62);
   pr.set_uniform_comm(std::max<std::int64_t>(c.delay_ps, 0));

@@ -244,6 +244,7 @@ int run_command(const Registry& registry, const RunOptions& options) {
       TraceContext context;
       context.label = run.label;
       context.devices = run.table.devices;
+      context.stage_costs = &run.stage_costs;
       if (scenario.communication.kind == CommunicationKind::Topology) {
         context.topology = scenario.communication.topology.get();
         context.device_vertex = scenario.communication.placement;

@@ -11,6 +11,7 @@
 namespace bubblesim {
 namespace {
 
+/// An offload policy.
 MemoryPolicy policy_of(const std::string& s) {
   return s == "full"        ? MemoryPolicy::Full
          : s == "selective" ? MemoryPolicy::Selective
@@ -46,34 +47,114 @@ std::optional<std::vector<std::int32_t>> read_stage_list(const YamlNode& n, Diag
   return out;
 }
 
-// `memory.recompute: {policy: none | full | selective, stages | fraction, layers}`: full is the
-// recompute pass (R ops) on all, the listed, or the first fraction of the table stages, with
-// `layers` per stage under a transformer; selective is Korthikanti et al.'s attention-core
-// recompute, a change of costs (memory_settings.h, docs/memory.md).
+/// Why `memory.recompute.policy: op` cannot price this model, or "": torchtitan's save list is
+/// written for a dense transformer block with fused attention (SDPA, FlashAttention); its
+/// per-op decisions are not modelled for MoE layers, MLA, an unfused attention core or a measured
+/// layer (costs.per_layer gives no ops).
+std::string op_policy_refusal(const Scenario& sc) {
+  if (!sc.model) return "it needs 'model:' (the layer's ops and their outputs come from it)";
+  if (sc.model->moe) return "model.moe: it is modelled for dense layers only";
+  if (sc.model->attention.mla) return "model.mla: it is modelled for multi-head attention only";
+  if (sc.model->attention.kind != AttentionKind::Flash)
+    return "model.attention is 'standard': the save list keeps a fused attention kernel's output "
+           "(SDPA, FlashAttention); use 'flash'";
+  if (sc.costs.per_layer) return "costs.per_layer: a measured layer has no ops to choose from";
+  return "";
+}
+
+/// One of `layers`, `unit_layers`, `every` (full recompute of a transformer): a whole number of
+/// layers, and only with a model.
+void read_layer_count(const YamlNode& n, const char* key, const Scenario& sc,
+                      std::optional<std::int64_t>& out, DiagnosticList& diags) {
+  if (!sc.model) {
+    n.error(diags, fmt::format("'{}' needs 'model:' (the layers of a stage and their forward come "
+                               "from it)",
+                               key));
+  } else if (auto v = n.as_integer(diags, 1, 1'000'000)) {
+    out = *v;
+  }
+}
+
+// `memory.recompute: {policy: none | full | selective | op, granularity: layer | stage,
+// unit_layers | layers | every, stages | fraction}` (memory_settings.h, docs/memory.md). Every key
+// that does not apply to the policy (and granularity) is refused, naming what it applies to.
 void read_recompute(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
-  MapReader r(node, diags, {"policy", "stages", "fraction", "layers"});
+  MapReader r(node, diags,
+              {"policy", "granularity", "stages", "fraction", "layers", "unit_layers", "every"});
   if (!node.is_map()) return;
   sc.memory.recompute_where = node.location();
-  auto policy = r.choice("policy", {"none", "full", "selective"});
+  auto policy = r.choice("policy", {"none", "full", "selective", "op"});
   if (!policy) {
     if (!r.has("policy")) r.require("policy");
     return;
   }
   RecomputeSettings& rs = sc.memory.recompute;
-  rs.policy = policy_of(*policy);
+  rs.policy = *policy == "full"        ? MemoryPolicy::Full
+              : *policy == "selective" ? MemoryPolicy::Selective
+              : *policy == "op"        ? MemoryPolicy::Op
+                                       : MemoryPolicy::None;
+  const char* keys[] = {"granularity", "stages", "fraction", "layers", "unit_layers", "every"};
+  if (rs.policy != MemoryPolicy::Full) {
+    for (const char* key : keys) {
+      if (std::optional<YamlNode> n = r.get(key)) {
+        n->error(diags,
+                 fmt::format(
+                     "'{}' is only used with 'policy: full' (policy is '{}'; {})", key, *policy,
+                     rs.policy == MemoryPolicy::Selective
+                         ? "selective recompute recomputes the attention core of every "
+                           "layer"
+                     : rs.policy == MemoryPolicy::Op ? "op recompute decides per op in every layer"
+                                                     : "nothing is recomputed"));
+      }
+    }
+    if (rs.policy == MemoryPolicy::Op) {
+      if (const std::string why = op_policy_refusal(sc); !why.empty()) {
+        r.get("policy")->error(
+            diags, fmt::format("'policy: op' (torchtitan's per-op selective recompute) cannot be "
+                               "priced here: {}",
+                               why));
+      }
+    }
+    return;
+  }
+  if (r.has("granularity")) {
+    if (auto g = r.choice("granularity", {"layer", "stage"}))
+      rs.granularity = *g == "stage" ? RecomputeGranularity::Stage : RecomputeGranularity::Layer;
+  }
+  const bool stage = rs.granularity == RecomputeGranularity::Stage;
   std::optional<YamlNode> stages = r.get("stages");
   std::optional<YamlNode> fraction = r.get("fraction");
-  std::optional<YamlNode> layers = r.get("layers");
-  for (const auto& [key, n] : {std::pair{"stages", stages}, std::pair{"fraction", fraction},
-                               std::pair{"layers", layers}}) {
-    if (n && rs.policy != MemoryPolicy::Full) {
+  for (const auto& [key, n] : {std::pair{"stages", stages}, std::pair{"fraction", fraction}}) {
+    if (n && !stage) {
       n->error(diags,
-               fmt::format("'{}' is only used with 'policy: full' (policy is '{}'; selective "
-                           "recompute recomputes the attention core of every layer)",
-                           key, *policy));
+               fmt::format("'{}' is only used with 'granularity: stage' (the R op of chosen table "
+                           "stages); recompute per layer applies to every stage as frameworks "
+                           "apply it: recompute fewer layers with 'layers' or 'every'",
+                           key));
     }
   }
-  if (rs.policy != MemoryPolicy::Full) return;
+  std::optional<YamlNode> layer_keys[] = {r.get("layers"), r.get("unit_layers"), r.get("every")};
+  const char* layer_names[] = {"layers", "unit_layers", "every"};
+  std::optional<std::int64_t>* layer_out[] = {&rs.layers, &rs.unit_layers, &rs.every};
+  const char* given = nullptr;
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!layer_keys[i]) continue;
+    if (stage && i > 0) {
+      layer_keys[i]->error(diags, fmt::format("'{}' is only used with 'granularity: layer' (the "
+                                              "stage's R op recomputes its layers at once)",
+                                              layer_names[i]));
+      continue;
+    }
+    if (given) {
+      layer_keys[i]->error(diags, fmt::format("give one of 'layers', 'unit_layers' and 'every', "
+                                              "not both '{}' and '{}'",
+                                              given, layer_names[i]));
+      continue;
+    }
+    given = layer_names[i];
+    read_layer_count(*layer_keys[i], layer_names[i], sc, *layer_out[i], diags);
+  }
+  if (!stage) return;
   if (stages && fraction) {
     fraction->error(diags, "give either 'stages' or 'fraction', not both");
     return;
@@ -88,15 +169,6 @@ void read_recompute(const YamlNode& node, Scenario& sc, DiagnosticList& diags) {
                                          fraction->describe()));
     } else if (f) {
       rs.fraction = *f;
-    }
-  }
-  if (layers) {
-    if (!sc.model) {
-      layers->error(diags,
-                    "'layers' needs 'model:' (the layers of a stage and their forward come from "
-                    "it)");
-    } else if (auto v = layers->as_integer(diags, 1, 1'000'000)) {
-      rs.layers = *v;
     }
   }
 }

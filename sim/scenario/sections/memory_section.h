@@ -1,7 +1,8 @@
 #pragma once
 // Section reader `memory` (docs/memory.md):
 //   memory: {budget: 80GiB | [per device], host_capacity, release: split|backward-complete,
-//            recompute: {policy: none|full|selective, stages | fraction},
+//            recompute: {policy: none|full|selective|op, granularity: layer|stage,
+//                       unit_layers | layers | every, stages | fraction},
 //            offload: {policy: none|full|selective, prefetch, stages, min_idle, bandwidth}}
 // Offloading needs a host: `offload.bandwidth` under fixed-delay, or a host vertex reachable from
 // every placed GPU. Sets Scenario::memory.
