@@ -17,14 +17,15 @@ using namespace bubblesim::scenario_test;
 
 namespace {
 
-// 1F1B on 4 devices, 4 microbatches; M_B 1 GiB, stage input 0.25 GiB, T_R = T_F.
+// 1F1B on 4 devices, 4 microbatches; M_B 1 GiB, stage input 0.25 GiB, T_R = T_F; the whole
+// stage recomputed in one R op before its backward (the pass inserts it into the table).
 const std::string kScenario =
     "name: passes\n"
     "pipeline: {stages: 4, microbatches: 4}\n"
     "costs: {forward: 1ms, backward_input: 1ms, backward_weight: 1ms, activation_memory: 1GiB,\n"
     "        stage_input_memory: 0.25GiB}\n"
     "communication: {delay: 0.1ms}\n"
-    "memory: {recompute: {policy: full}}\n"
+    "memory: {recompute: {policy: full, granularity: stage}}\n"
     "schedules: [1f1b]\n";
 
 constexpr Bytes kGiB = Bytes(std::int64_t{1} << 30);
