@@ -85,7 +85,8 @@ def scenario_text(r, change=None):
     schedule = "1f1b" if chunks == 1 else \
         f"{{name: interleaved-1f1b, params: {{chunks: {chunks}}}}}"
     recompute = {"none": "", "full": ", recompute: {policy: full}",
-                 "selective": ", recompute: {policy: selective}"}[r["recompute"]]
+                 "selective": ", recompute: {policy: selective}",
+                 "op": ", recompute: {policy: op}"}[r["recompute"]]
     gpu = f"{{preset: {r['gpu']}}}"
     if section == "cluster.gpu":
         gpu = f"{{preset: {r['gpu']}, {key}: {value}}}"
@@ -316,11 +317,14 @@ the subject of another change:
    2-2.5x too slow; over every NIC they hide behind the compute and those rows are as fast as the
    same models inside one node (cause 2). The Megatron rows put one or two GPUs of a
    data-parallel group on each node, so every NIC carries a ring either way.
-2. *The compute of eager PyTorch models.* Inside one node (mpt-7b, mpt-13b, mpt-1b at 8 GPUs,
-   torchtitan-8b at 8 GPUs) nothing data-parallel is exposed, and the predictions run 45-100%
-   too fast: the roofline times these models' kernels at the preset's GEMM and attention
-   efficiencies without eager PyTorch's launch and framework overheads (no framework preset for
-   PyTorch eager or Composer is used here), so every MPT and torchtitan row inherits it.
+2. *The compute of the PyTorch models.* Inside one node (mpt-7b, mpt-13b, mpt-1b at 8 GPUs,
+   torchtitan-8b at 8 GPUs) nothing data-parallel is exposed, and the predictions still run
+   35-67% too fast. Each row names its framework preset (`model.framework`: llm-foundry for the
+   MPT rows, pytorch-eager for torchtitan's FSDP tables, pytorch-compile for its torch.compile
+   runs; docs/models.md, "Frameworks"), which adds the unfused kernels and the host's launch
+   floor each framework runs, and torchtitan's per-op selective checkpointing
+   (`memory.recompute.policy: op`); that moved the rows 3-27 points, not the rest of the way.
+   MPT's ALiBi and low-precision LayerNorm are not modeled.
 3. *The torchtitan H100 rows ran 500 W H100 96GB (HBM2e)* parts whose peak the benchmark puts
    between SXM and NVL; no preset measures that chip, and the h100-sxm numbers stand in.
 
