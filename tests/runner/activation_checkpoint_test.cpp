@@ -104,8 +104,8 @@ TEST_CASE("the trace shows each unit's recompute inside B and the unit in the me
   const ScheduleRun run =
       run_schedule(r, *registry().find("1f1b"), sc.schedules.front(), {&writer});
   REQUIRE(run.simulation.status == RunStatus::Ok);
-  const StageCost::BackwardRecompute& b = run.stage_costs[0].backward_recompute;
-  REQUIRE(b.units == 2);
+  const StageCost::BackwardRecompute& redo = run.stage_costs[0].backward_recompute;
+  REQUIRE(redo.units == 2);
   TraceContext context;
   context.label = run.label;
   context.devices = run.table.devices;
@@ -113,32 +113,33 @@ TEST_CASE("the trace shows each unit's recompute inside B and the unit in the me
   const nlohmann::json events = nlohmann::json::parse(writer.to_json(context)).at("traceEvents");
   double b_start = -1, b_dur = 0;
   std::vector<std::pair<double, double>> units;  // (ts, dur) of B0.0's unit phases on GPU 0
-  for (const auto& e : events) {
-    if (e.at("ph") != "X" || e.at("pid") != 1) continue;
-    const std::string name = e.at("name");
+  for (const auto& event : events) {
+    if (event.at("ph") != "X" || event.at("pid") != 1) continue;
+    const std::string name = event.at("name");
     if (name == "B0.0") {
-      b_start = e.at("ts").get<double>();
-      b_dur = e.at("dur").get<double>();
+      b_start = event.at("ts").get<double>();
+      b_dur = event.at("dur").get<double>();
     }
     if (name.rfind("recompute unit ", 0) == 0 && name.find("of B0.0") != std::string::npos) {
-      units.emplace_back(e.at("ts").get<double>(), e.at("dur").get<double>());
-      CHECK(e.at("args").at("unit_bytes") == b.unit.count());
+      units.emplace_back(event.at("ts").get<double>(), event.at("dur").get<double>());
+      CHECK(event.at("args").at("unit_bytes") == redo.unit.count());
     }
   }
   REQUIRE(b_start >= 0);
   REQUIRE(units.size() == 2);
   // Unit k starts at B's start + k / 2 of B and lasts half of B's recompute.
-  const double redo_us = b.time.seconds() * 1e6 / 2;
+  const double redo_us = redo.time.seconds() * 1e6 / 2;
   CHECK(units[0].first == doctest::Approx(b_start));
   CHECK(units[1].first == doctest::Approx(b_start + b_dur / 2));
   CHECK(units[0].second == doctest::Approx(redo_us));
   // The memory counter steps up by the unit when B0.0 starts (device 0 then holds the
   // checkpoints of the 4 forwards 1F1B ran before it: 4 M_B), and down when it ends.
   bool up = false;
-  for (const auto& e : events) {
-    if (e.at("ph") != "C" || e.at("pid") != 1 || e.at("ts").get<double>() != b_start) continue;
-    up = up || e.at("args").at("activation_bytes").get<std::int64_t>() ==
-                   (run.stage_costs[0].activation * 4 + b.unit).count();
+  for (const auto& event : events) {
+    if (event.at("ph") != "C" || event.at("pid") != 1 || event.at("ts").get<double>() != b_start)
+      continue;
+    up = up || event.at("args").at("activation_bytes").get<std::int64_t>() ==
+                   (run.stage_costs[0].activation * 4 + redo.unit).count();
   }
   CHECK(up);
 }
