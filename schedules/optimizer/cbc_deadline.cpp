@@ -63,6 +63,16 @@ class CbcDeadline : public CbcEventHandler {
 
 }  // namespace
 
+void CbcModelDeleter::operator()(void* model) const {
+  Cbc_deleteModel(static_cast<Cbc_Model*>(model));
+}
+
+CbcModelOwner cbc_new_model() {
+  Cbc_Model* model = Cbc_newModel();
+  Cbc_setLogLevel(model, 0);
+  return CbcModelOwner(model);
+}
+
 void cbc_add_rows(void* handle, const CbcRows& rows) {
   auto* model = static_cast<Cbc_Model*>(handle);
   if (rows.size() == 0) return;
@@ -88,6 +98,8 @@ bool cbc_solve_by(void* handle, Clock::time_point deadline, double max_seconds) 
   return true;
 }
 #else
+void CbcModelDeleter::operator()(void*) const {}
+CbcModelOwner cbc_new_model() { return CbcModelOwner(nullptr); }
 void cbc_add_rows(void*, const CbcRows&) {}
 bool cbc_solve_by(void*, Clock::time_point, double) { return false; }
 #endif

@@ -8,11 +8,23 @@
 // run once the deadline has passed. A stopped run keeps what it found; without a solution the
 // caller keeps its warm start.
 
+#include <memory>
 #include <vector>
 
 #include "schedules/optimizer/deadline.h"
 
 namespace bubblesim::optimizer {
+
+/// Deletes a Cbc_Model* (Cbc_deleteModel).
+struct CbcModelDeleter {
+  void operator()(void* model) const;
+};
+/// Owns one CBC model of the C interface (a Cbc_Model*, held as void* so that this header needs
+/// no COIN-OR header): every way out of a MILP driver frees it, the early ones included.
+using CbcModelOwner = std::unique_ptr<void, CbcModelDeleter>;
+
+/// A new CBC model that logs nothing (Cbc_newModel with log level 0).
+CbcModelOwner cbc_new_model();
 
 /// Rows to add to a CBC model at once. Cbc_addRow appends one row to the column-major matrix at a
 /// time, which copies the matrix again and again: on the time-indexed MILP's windows building the

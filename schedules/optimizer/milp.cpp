@@ -137,8 +137,8 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
                          (pr.objective == Objective::Iteration && !pr.iteration.global_barrier);
   const double horizon = span_like ? t(upper) * S + 1.0 : t(upper);
 
-  Cbc_Model* model = Cbc_newModel();
-  Cbc_setLogLevel(model, 0);
+  const CbcModelOwner owner = cbc_new_model();  // freed on every way out
+  auto* model = static_cast<Cbc_Model*>(owner.get());
   auto dur = [&](std::int32_t v) { return pr.duration(g.kind(v), g.stage(v)); };
   // Columns 0..n-1: end times; n: z; then binaries.
   for (std::int32_t v = 0; v < n; ++v)
@@ -178,7 +178,6 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
                         ? fmt::format("not run: {} order binaries, more than the {} it can search",
                                       result.binaries, kMaxBigMBinaries)
                         : "time limit before the model was built";
-    Cbc_deleteModel(model);
     return result;
   }
   for (std::size_t k = 0; k < pair_u.size(); ++k) {
@@ -301,7 +300,6 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   start_values.push_back(t(upper));
   if (passed(limits.deadline)) {
     result.status = "time limit while the model was built";
-    Cbc_deleteModel(model);
     return result;
   }
   cbc_add_rows(model, rows);
@@ -312,7 +310,6 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   Cbc_setAllowableGap(model, 1e-7);
   if (!cbc_solve_by(model, limits.deadline, limits.seconds)) {
     result.status = "time limit before CBC started";
-    Cbc_deleteModel(model);
     return result;
   }
 
@@ -351,7 +348,6 @@ MilpResult solve_milp(const Problem& pr, const Order& warm_start, const MilpLimi
   if (result.proven_optimal && pr.objective == Objective::Iteration)
     result.status += " for the first iteration's end";
   if (!result.solved) result.status += ", no solution read back";
-  Cbc_deleteModel(model);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

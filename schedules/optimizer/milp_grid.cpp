@@ -321,8 +321,8 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   gm.horizon = offset + upper / gm.grid + 1;
   define_jobs(pr, gm, warm, warm_plan, upper, window);
 
-  Cbc_Model* model = Cbc_newModel();
-  Cbc_setLogLevel(model, 0);
+  const CbcModelOwner owner = cbc_new_model();  // freed on every way out
+  auto* model = static_cast<Cbc_Model*>(owner.get());
   int next = 0;
   std::vector<int> start_cols;
   std::vector<double> start_values;
@@ -374,7 +374,6 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   });
   if (late) {
     result.status = "time limit while the model was built";
-    Cbc_deleteModel(model);
     return result;
   }
   cbc_add_rows(model, rows);
@@ -388,7 +387,6 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   Cbc_setAllowableGap(model, pr.objective == Objective::Iteration ? 1e-6 : 1.0 - 1e-6);
   if (!cbc_solve_by(model, limits.deadline, limits.seconds)) {
     result.status = "time limit before CBC started";
-    Cbc_deleteModel(model);
     return result;
   }
 
@@ -431,7 +429,6 @@ MilpResult solve_grid_milp(const Problem& pr, const Order& warm_start, const Mem
   if (result.proven_optimal && pr.objective == Objective::Iteration)
     result.status += " for the first iteration's end";
   if (!result.solved && !infeasible) result.status += ", no solution read back";
-  Cbc_deleteModel(model);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
