@@ -164,6 +164,7 @@ CollectiveTiming simulate_planned(const CollectivePlanner& planner,
   out.simulated = c.end_time() - c.start_time();
   out.closed_form = plan.predicted;
   out.link_slices = c.link_slices();
+  out.algorithm = plan_name(plan);
   if (plan_out) *plan_out = std::move(plan);
   return out;
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -156,6 +157,9 @@ class CollectiveInstance {
 struct CollectiveTiming {
   Time simulated;
   Time closed_form;
+  /// What ran, as reports name it ("ring", "tree/LL128": collective_plan.h's plan_name); empty
+  /// where no planner chose it.
+  std::string algorithm;
   std::vector<CollectiveLinkSlice> link_slices;
 };
 

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/engine/collective_plan.h"
 
 namespace bubblesim {
 namespace {
@@ -52,16 +56,23 @@ CollectiveSummary per_op_summary(std::string name, std::int32_t ranks,
                                  const std::vector<double>& unit_bytes, CollectiveKind kind,
                                  std::int32_t stage, const DataParallelTimer& timer) {
   CollectiveSummary c{
-      std::move(name), "ring",       ranks,       static_cast<std::int32_t>(unit_bytes.size()),
+      std::move(name), "",           ranks,       static_cast<std::int32_t>(unit_bytes.size()),
       Bytes::zero(),   Time::zero(), Time::zero()};
-  double bytes = 0;
+  double bytes = 0, bus = 0;
+  std::vector<std::string> algorithms;  // each once, in the order the units first ran them
   for (double b : unit_bytes) {
     const CollectiveTiming t = timer.shard_group(stage, kind, b);
     bytes += b;
+    bus += bus_bytes(kind, b, ranks);
     c.simulated += t.simulated;
     c.closed_form += t.closed_form;
+    const std::string a = t.algorithm.empty() ? std::string("ring") : t.algorithm;
+    if (std::find(algorithms.begin(), algorithms.end(), a) == algorithms.end())
+      algorithms.push_back(a);
   }
+  for (const std::string& a : algorithms) c.algorithm += (c.algorithm.empty() ? "" : ", ") + a;
   c.bytes = Bytes(static_cast<std::int64_t>(bytes));
+  if (c.simulated > Time::zero()) c.bus_bandwidth = bus / c.simulated.seconds();
   return c;
 }
 

@@ -160,7 +160,10 @@ class TopologyCollectives : public CollectiveTimer, public DataParallelTimer {
                                                      : "parallelism.tp";
       throw InputError({Diagnostic{par.where, key_name, e.what()}});
     }
-    if (const std::optional<Time> nccl = nccl_time(group, kind, bytes)) t.simulated = *nccl;
+    if (const std::optional<Time> nccl = nccl_time(group, kind, bytes)) {
+      t.simulated = *nccl;
+      t.algorithm = nvls_inside_node(kind, group.size()) ? "nvls" : "ring";
+    }
     return cache_.emplace(key, t).first->second;
   }
 
@@ -179,11 +182,15 @@ class TopologyCollectives : public CollectiveTimer, public DataParallelTimer {
     // 2 (n-1) and n-1 (NCCL src/graph/tuning.cc: nsteps).
     const double share = kind == CollectiveKind::AllReduce ? 2.0 * (n - 1.0) / n : (n - 1.0) / n;
     const double steps = kind == CollectiveKind::AllReduce ? 2.0 * (n - 1.0) : n - 1.0;
-    const double busbw = kind == CollectiveKind::AllReduce && n > 4 && hw.nvls_busbw > 0
-                             ? hw.nvls_busbw
-                             : hw.nvlink_busbw;
+    const double busbw = nvls_inside_node(kind, group.size()) ? hw.nvls_busbw : hw.nvlink_busbw;
     return Time::from_seconds(hw.nccl_base_latency_s + steps * hw.nccl_step_latency_s +
                               share * bytes / busbw);
+  }
+
+  /// Whether nccl_time takes an all-reduce of `ranks` GPUs of one node at NVLS's bus bandwidth
+  /// (the preset measured one, more than 4 ranks), else as a ring at NVLink's.
+  bool nvls_inside_node(CollectiveKind kind, std::size_t ranks) const {
+    return kind == CollectiveKind::AllReduce && ranks > 4 && sc_.gpu->measured.nvls_busbw > 0;
   }
 
   /// Plans the collectives as the scenario asks (collective_options.h); made on first use.

@@ -124,6 +124,32 @@ TEST_CASE("FSDP units: per-op all-gather and reduce-scatter bytes, unit by unit"
         doctest::Approx(2 * kParams).epsilon(1e-9));
 }
 
+TEST_CASE("per-op collectives: named by the algorithm that ran, with their bus bandwidth") {
+  // Each unit's collective is planned as the gradient buckets are (NCCL's choice under auto);
+  // the line names what ran and its nccl-tests bus bandwidth: (n - 1) / n of the bytes of an
+  // all-gather or reduce-scatter over n ranks, summed over the units, over the summed time.
+  for (const char* asked : {"auto", "ring"}) {
+    const std::string algorithm = asked;
+    CAPTURE(algorithm);
+    const auto c =
+        collectives(report(gpt("dp: 16, zero: 3", "engine: fsdp2, algorithm: " + algorithm)));
+    for (const char* line_name :
+         {"dp all-gather stage 0 (per F op)", "dp reduce-scatter stage 0 (per B op)"}) {
+      const std::string name = line_name;
+      CAPTURE(name);
+      const nlohmann::json& line = c.at(name);
+      const std::string ran = line.at("algorithm");
+      CHECK(!ran.empty());
+      // Forced ring: every unit rings, in the protocol NCCL picks for its size ("ring/LL128").
+      if (algorithm == "ring")
+        CHECK((ran == "ring" || ran == "ring/LL128" || ran == "ring, ring/LL128" ||
+               ran == "ring/LL128, ring"));
+      const double bus = 15.0 / 16.0 * num(line, "bytes") / num(line, "simulated_s");
+      CHECK(num(line, "bus_bandwidth_bytes_per_s") == doctest::Approx(bus).epsilon(1e-9));
+    }
+  }
+}
+
 TEST_CASE("the end-of-step collective is named by what it runs, its bytes those it moves") {
   // zero 0 (DDP): an all-reduce of the fp32 gradients; zero 1 (Megatron's distributed
   // optimizer): a reduce-scatter of the same bytes.
